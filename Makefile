@@ -1,0 +1,51 @@
+# Veredicto — run `make run` for the example, `make test` for the checks.
+GO       ?= go
+NPM      ?= npm
+BIN      := bin/veredicto
+NODE     := node_modules/.bin/node
+
+.PHONY: all run test test-go test-node vet bench build-cli clean
+
+all: build-cli
+
+build-cli:
+	$(GO) build -o $(BIN) ./cmd/veredicto
+
+# The main job on the built-in example. Until the executive-search workflow
+# lands this runs the gate demo state machine through the local engine.
+run: build-cli
+	./$(BIN) states run statemachines/gates_demo.asl.json --input examples/states/gates_demo.input.json
+
+# Every check CI runs: vet, the Go tests with the race detector (conformance
+# corpus included), and the Node checks (asl-validator on every definition,
+# the corpus cross-checked against aws-local-stepfunctions).
+test: vet test-go test-node
+
+vet:
+	@test -z "$$(gofmt -l cmd internal)" || { echo "gofmt needed:"; gofmt -l cmd internal; exit 1; }
+	$(GO) vet ./...
+
+test-go:
+	$(GO) test -race -count=1 ./...
+
+# npm tools are pinned in package.json / package-lock.json and installed on
+# first use. Without npm the Node checks are skipped locally, never in CI.
+node_modules/.installed: package.json package-lock.json
+	$(NPM) ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+test-node:
+	@if ! command -v $(NPM) >/dev/null 2>&1; then \
+	  if [ -n "$$CI" ]; then echo "npm is required in CI"; exit 1; fi; \
+	  echo "npm not found: skipping asl-validator and the aws-local-stepfunctions cross-check"; \
+	else \
+	  $(MAKE) --no-print-directory node_modules/.installed && \
+	  bash scripts/validate-asl.sh && \
+	  $(NODE) scripts/crosscheck.mjs testdata/conformance; \
+	fi
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -cpu 1 ./internal/asl
+
+clean:
+	rm -rf bin node_modules
