@@ -1,0 +1,65 @@
+package asl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// passChain builds a definition of n Pass states in a row, each doing the
+// usual input/output processing (Parameters with a path, ResultPath).
+func passChain(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"StartAt":"S0","States":{`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		next := fmt.Sprintf(`"Next":"S%d"`, i+1)
+		if i == n-1 {
+			next = `"End":true`
+		}
+		fmt.Fprintf(&b, `"S%d":{"Type":"Pass","Parameters":{"v.$":"$.v","step":%d},"ResultPath":"$.last",%s}`, i, i, next)
+	}
+	b.WriteString(`}}`)
+	return b.String()
+}
+
+func benchRun(b *testing.B, def, input string) {
+	b.Helper()
+	sm, err := Parse([]byte(def))
+	if err != nil {
+		b.Fatal(err)
+	}
+	eng := New(NewRegistry())
+	ctx := context.Background()
+	transitions := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := eng.Run(ctx, sm, json.RawMessage(input), StartOptions{Name: "bench"})
+		if err != nil || res.Status != StatusSucceeded {
+			b.Fatalf("run: %v %+v", err, res)
+		}
+		transitions += res.Transitions
+	}
+	b.ReportMetric(float64(transitions)/b.Elapsed().Seconds(), "transitions/s")
+}
+
+// BenchmarkPassChain: 1,000 Pass states in a row.
+func BenchmarkPassChain(b *testing.B) {
+	benchRun(b, passChain(1000), `{"v":{"name":"c-001","score":7}}`)
+}
+
+// BenchmarkMap1000: a Map over 1,000 items, each a two-state processor.
+func BenchmarkMap1000(b *testing.B) {
+	items := make([]string, 1000)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"id":"c-%04d","score":%d}`, i, i%10)
+	}
+	def := `{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.items","ItemSelector":{"item.$":"$$.Map.Item.Value","i.$":"$$.Map.Item.Index"},
+	  "ItemProcessor":{"StartAt":"A","States":{"A":{"Type":"Pass","Parameters":{"id.$":"$.item.id"},"ResultPath":"$.r","Next":"B"},"B":{"Type":"Pass","OutputPath":"$.r","End":true}}},"End":true}}}`
+	benchRun(b, def, `{"items":[`+strings.Join(items, ",")+`]}`)
+}

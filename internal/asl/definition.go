@@ -1,0 +1,759 @@
+package asl
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// StateMachine is a parsed, validated state machine (or a Parallel branch or
+// Map item processor, which have the same shape).
+type StateMachine struct {
+	Comment        string
+	StartAt        string
+	TimeoutSeconds int64
+	States         map[string]*State
+	order          []string // state names in definition order
+}
+
+// State is one parsed state. Only the fields of its Type are set.
+type State struct {
+	Name string
+	Type string
+	Next string
+	End  bool
+
+	InputPath      optPath
+	OutputPath     optPath
+	ResultPath     optPath
+	Parameters     *template
+	ResultSelector *template
+	Result         any
+	hasResult      bool
+
+	// Task
+	Resource           string
+	TimeoutSeconds     int64
+	TimeoutSecondsPath *path
+	HeartbeatSeconds   int64
+	Retry              []*retrier
+	Catch              []*catcher
+
+	// Choice
+	Choices []*choiceRule
+	Default string
+
+	// Wait
+	Seconds       int64
+	hasSeconds    bool
+	SecondsPath   *path
+	Timestamp     time.Time
+	hasTimestamp  bool
+	TimestampPath *path
+
+	// Fail
+	Error     string
+	Cause     string
+	ErrorPath *template
+	CausePath *template
+
+	// Parallel
+	Branches []*StateMachine
+
+	// Map
+	Processor          *StateMachine
+	ItemsPath          *path
+	ItemSelector       *template
+	MaxConcurrency     int64
+	MaxConcurrencyPath *path
+}
+
+type retrier struct {
+	ErrorEquals     []string
+	IntervalSeconds float64
+	MaxAttempts     int
+	BackoffRate     float64
+	MaxDelaySeconds float64
+	JitterFull      bool
+}
+
+type catcher struct {
+	ErrorEquals []string
+	ResultPath  optPath
+	Next        string
+}
+
+// DefinitionError reports everything wrong with a definition at load time.
+type DefinitionError struct {
+	Problems []string
+}
+
+func (e *DefinitionError) Error() string {
+	return "invalid state machine definition:\n  - " + strings.Join(e.Problems, "\n  - ")
+}
+
+// Parse parses and validates an ASL definition (JSONPath query language).
+// Every problem found is reported, each naming its state.
+func Parse(data []byte) (*StateMachine, error) {
+	raw, err := parseJSON(data)
+	if err != nil {
+		return nil, &DefinitionError{Problems: []string{fmt.Sprintf("not valid JSON: %v", err)}}
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, &DefinitionError{Problems: []string{fmt.Sprintf("the definition must be a JSON object, got %s", typeName(raw))}}
+	}
+	v := &validator{}
+	sm := v.machine(m, "", true)
+	if len(v.problems) > 0 {
+		return nil, &DefinitionError{Problems: v.problems}
+	}
+	return sm, nil
+}
+
+type validator struct {
+	problems []string
+}
+
+func (v *validator) addf(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+var (
+	machineFields = set("Comment", "StartAt", "States", "Version", "TimeoutSeconds", "QueryLanguage")
+	branchFields  = set("Comment", "StartAt", "States", "ProcessorConfig", "QueryLanguage")
+	commonFields  = set("Type", "Comment", "QueryLanguage")
+	stateFields   = map[string]map[string]bool{
+		"Pass":     set("Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result"),
+		"Task":     set("Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath", "Retry", "Catch", "Credentials"),
+		"Choice":   set("InputPath", "OutputPath", "Choices", "Default"),
+		"Wait":     set("Next", "End", "InputPath", "OutputPath", "Seconds", "SecondsPath", "Timestamp", "TimestampPath"),
+		"Succeed":  set("InputPath", "OutputPath"),
+		"Fail":     set("Error", "ErrorPath", "Cause", "CausePath"),
+		"Parallel": set("Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Branches", "Retry", "Catch"),
+		"Map":      set("Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ItemSelector", "ResultSelector", "ItemsPath", "ItemProcessor", "Iterator", "MaxConcurrency", "MaxConcurrencyPath", "Retry", "Catch", "ItemReader", "ResultWriter", "ItemBatcher", "ToleratedFailurePercentage", "ToleratedFailureCount", "ToleratedFailurePercentagePath", "ToleratedFailureCountPath", "Label"),
+	}
+)
+
+func set(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// machine validates a top-level machine (top=true) or a branch/processor.
+// prefix locates nested machines in messages ("state \"Fan\" branch 1: ").
+func (v *validator) machine(m map[string]any, prefix string, top bool) *StateMachine {
+	allowed := branchFields
+	if top {
+		allowed = machineFields
+	}
+	for _, k := range sortedKeys(m) {
+		if !allowed[k] {
+			v.addf("%sunknown top-level field %q", prefix, k)
+		}
+	}
+	if ql, ok := m["QueryLanguage"]; ok {
+		if ql == "JSONata" {
+			v.addf("%sQueryLanguage \"JSONata\" is not supported by this engine: use the JSONPath query language (the default)", prefix)
+		} else if ql != "JSONPath" {
+			v.addf("%sQueryLanguage must be \"JSONPath\", got %v", prefix, ql)
+		}
+	}
+	sm := &StateMachine{States: map[string]*State{}}
+	sm.Comment, _ = m["Comment"].(string)
+	if top {
+		if t, ok := m["TimeoutSeconds"]; ok {
+			n, ok := asInt(t)
+			if !ok || n <= 0 {
+				v.addf("%sTimeoutSeconds must be a positive integer", prefix)
+			}
+			sm.TimeoutSeconds = n
+		}
+	}
+	start, ok := m["StartAt"].(string)
+	if !ok || start == "" {
+		v.addf("%sStartAt is missing or not a string", prefix)
+	}
+	sm.StartAt = start
+	states, ok := m["States"].(map[string]any)
+	if !ok || len(states) == 0 {
+		v.addf("%sStates is missing or empty", prefix)
+		return sm
+	}
+	sm.order = sortedKeys(states)
+	for _, name := range sm.order {
+		where := fmt.Sprintf("%sstate %q", prefix, name)
+		if len(name) > 80 {
+			v.addf("%s: state names are limited to 80 characters", where)
+		}
+		sd, ok := states[name].(map[string]any)
+		if !ok {
+			v.addf("%s: must be an object", where)
+			continue
+		}
+		if st := v.state(name, sd, where); st != nil {
+			sm.States[name] = st
+		}
+	}
+	if start != "" && states[start] == nil {
+		v.addf("%sStartAt %q names no state", prefix, start)
+	}
+	v.transitions(sm, prefix)
+	return sm
+}
+
+// transitions checks that every transition target exists and every state
+// is reachable from StartAt.
+func (v *validator) transitions(sm *StateMachine, prefix string) {
+	targets := func(st *State) []string {
+		var t []string
+		if st.Next != "" {
+			t = append(t, st.Next)
+		}
+		for _, c := range st.Choices {
+			t = append(t, c.Next)
+		}
+		if st.Default != "" {
+			t = append(t, st.Default)
+		}
+		for _, c := range st.Catch {
+			t = append(t, c.Next)
+		}
+		return t
+	}
+	for _, name := range sm.order {
+		st := sm.States[name]
+		if st == nil {
+			continue
+		}
+		for _, t := range targets(st) {
+			if _, ok := sm.States[t]; !ok && t != "" {
+				v.addf("%sstate %q: transition to %q, which is not a state of this machine (a branch or item processor cannot leave its own States)", prefix, name, t)
+			}
+		}
+	}
+	if _, ok := sm.States[sm.StartAt]; !ok {
+		return
+	}
+	seen := map[string]bool{sm.StartAt: true}
+	queue := []string{sm.StartAt}
+	for len(queue) > 0 {
+		st := sm.States[queue[0]]
+		queue = queue[1:]
+		if st == nil {
+			continue
+		}
+		for _, t := range targets(st) {
+			if !seen[t] {
+				seen[t] = true
+				queue = append(queue, t)
+			}
+		}
+	}
+	for _, name := range sm.order {
+		if !seen[name] && sm.States[name] != nil {
+			v.addf("%sstate %q is unreachable from StartAt %q", prefix, name, sm.StartAt)
+		}
+	}
+}
+
+func (v *validator) state(name string, m map[string]any, where string) *State {
+	typ, _ := m["Type"].(string)
+	fields, ok := stateFields[typ]
+	if !ok {
+		if typ == "" {
+			v.addf("%s: Type is missing", where)
+		} else {
+			v.addf("%s: unknown Type %q (want Pass, Task, Choice, Wait, Succeed, Fail, Parallel or Map)", where, typ)
+		}
+		return nil
+	}
+	for _, k := range sortedKeys(m) {
+		if !fields[k] && !commonFields[k] {
+			v.addf("%s: field %q is not allowed in a %s state", where, k, typ)
+		}
+	}
+	if ql, ok := m["QueryLanguage"]; ok && ql != "JSONPath" {
+		v.addf("%s: QueryLanguage %v is not supported by this engine: use JSONPath", where, ql)
+	}
+	st := &State{Name: name, Type: typ}
+
+	// Transitions.
+	terminal := typ == "Choice" || typ == "Succeed" || typ == "Fail"
+	next, hasNext := m["Next"]
+	end, hasEnd := m["End"]
+	if !terminal {
+		switch {
+		case hasNext && hasEnd:
+			v.addf("%s: has both Next and End", where)
+		case hasNext:
+			s, ok := next.(string)
+			if !ok || s == "" {
+				v.addf("%s: Next must be a non-empty string", where)
+			}
+			st.Next = s
+		case hasEnd:
+			if end != true {
+				v.addf("%s: End must be true", where)
+			}
+			st.End = true
+		default:
+			v.addf("%s: needs Next or \"End\": true", where)
+		}
+	}
+
+	st.InputPath = v.optPath(m, "InputPath", where, false)
+	st.OutputPath = v.optPath(m, "OutputPath", where, false)
+	st.ResultPath = v.optPath(m, "ResultPath", where, true)
+	if p, ok := m["Parameters"]; ok && typ != "Map" {
+		st.Parameters = v.template(p, where+": Parameters")
+	}
+	if p, ok := m["ResultSelector"]; ok {
+		if _, isObj := p.(map[string]any); !isObj {
+			v.addf("%s: ResultSelector must be an object", where)
+		}
+		st.ResultSelector = v.template(p, where+": ResultSelector")
+	}
+	if r, ok := m["Result"]; ok {
+		st.Result, st.hasResult = r, true
+	}
+	if typ == "Task" || typ == "Parallel" || typ == "Map" {
+		st.Retry = v.retriers(m["Retry"], where)
+		st.Catch = v.catchers(m["Catch"], where)
+	}
+
+	switch typ {
+	case "Task":
+		v.task(st, m, where)
+	case "Choice":
+		v.choice(st, m, where)
+	case "Wait":
+		v.wait(st, m, where)
+	case "Fail":
+		v.fail(st, m, where)
+	case "Parallel":
+		branches, ok := m["Branches"].([]any)
+		if !ok || len(branches) == 0 {
+			v.addf("%s: Branches must be a non-empty array", where)
+		}
+		for i, b := range branches {
+			bm, ok := b.(map[string]any)
+			if !ok {
+				v.addf("%s: branch %d must be an object", where, i+1)
+				continue
+			}
+			st.Branches = append(st.Branches, v.machine(bm, fmt.Sprintf("%s branch %d: ", where, i+1), false))
+		}
+	case "Map":
+		v.mapState(st, m, where)
+	}
+	return st
+}
+
+func (v *validator) optPath(m map[string]any, field, where string, reference bool) optPath {
+	raw, ok := m[field]
+	if !ok {
+		return optPath{p: rootPath}
+	}
+	if raw == nil {
+		return optPath{null: true}
+	}
+	s, ok := raw.(string)
+	if !ok {
+		v.addf("%s: %s must be a string or null", where, field)
+		return optPath{p: rootPath}
+	}
+	p := v.path(s, where+": "+field)
+	if p == nil {
+		return optPath{p: rootPath}
+	}
+	if reference {
+		if p.context {
+			v.addf("%s: %s %q cannot point into the context object", where, field, s)
+		} else if err := p.mustReference(); err != nil {
+			v.addf("%s: %s: %v", where, field, err)
+		}
+	}
+	return optPath{p: p}
+}
+
+func (v *validator) path(s, where string) *path {
+	p, err := compilePath(s)
+	if err != nil {
+		v.addf("%s: %v", where, err)
+		return nil
+	}
+	return p
+}
+
+func (v *validator) template(raw any, where string) *template {
+	t, err := compileTemplate(raw, where)
+	if err != nil {
+		v.addf("%v", err)
+		return nil
+	}
+	return t
+}
+
+func (v *validator) task(st *State, m map[string]any, where string) {
+	res, ok := m["Resource"].(string)
+	if !ok || res == "" {
+		v.addf("%s: Resource must be a non-empty string", where)
+	}
+	st.Resource = res
+	if t, ok := m["TimeoutSeconds"]; ok {
+		n, ok := asInt(t)
+		if !ok || n <= 0 {
+			v.addf("%s: TimeoutSeconds must be a positive integer", where)
+		}
+		st.TimeoutSeconds = n
+	}
+	if t, ok := m["TimeoutSecondsPath"]; ok {
+		if _, dup := m["TimeoutSeconds"]; dup {
+			v.addf("%s: TimeoutSeconds and TimeoutSecondsPath are mutually exclusive", where)
+		}
+		st.TimeoutSecondsPath = v.refPath(t, where+": TimeoutSecondsPath")
+	}
+	if t, ok := m["HeartbeatSeconds"]; ok {
+		n, ok := asInt(t)
+		if !ok || n <= 0 {
+			v.addf("%s: HeartbeatSeconds must be a positive integer", where)
+		}
+		st.HeartbeatSeconds = n
+		if st.TimeoutSeconds > 0 && n >= st.TimeoutSeconds {
+			v.addf("%s: HeartbeatSeconds must be smaller than TimeoutSeconds", where)
+		}
+	}
+}
+
+func (v *validator) refPath(raw any, where string) *path {
+	s, ok := raw.(string)
+	if !ok {
+		v.addf("%s: must be a path string", where)
+		return nil
+	}
+	p := v.path(s, where)
+	if p != nil {
+		if err := p.mustReference(); err != nil {
+			v.addf("%s: %v", where, err)
+			return nil
+		}
+	}
+	return p
+}
+
+func (v *validator) choice(st *State, m map[string]any, where string) {
+	choices, ok := m["Choices"].([]any)
+	if !ok || len(choices) == 0 {
+		v.addf("%s: Choices must be a non-empty array", where)
+	}
+	for i, c := range choices {
+		cm, ok := c.(map[string]any)
+		if !ok {
+			v.addf("%s: choice rule %d must be an object", where, i+1)
+			continue
+		}
+		r, err := parseChoiceRule(cm, true, fmt.Sprintf("%s: choice rule %d", where, i+1))
+		if err != nil {
+			v.addf("%v", err)
+			continue
+		}
+		st.Choices = append(st.Choices, r)
+	}
+	if d, ok := m["Default"]; ok {
+		s, ok := d.(string)
+		if !ok || s == "" {
+			v.addf("%s: Default must be a state name", where)
+		}
+		st.Default = s
+	}
+}
+
+func (v *validator) wait(st *State, m map[string]any, where string) {
+	n := 0
+	if s, ok := m["Seconds"]; ok {
+		n++
+		sec, ok := asInt(s)
+		if !ok || sec < 0 {
+			v.addf("%s: Seconds must be a non-negative integer", where)
+		}
+		st.Seconds, st.hasSeconds = sec, true
+	}
+	if s, ok := m["SecondsPath"]; ok {
+		n++
+		st.SecondsPath = v.refPath(s, where+": SecondsPath")
+	}
+	if s, ok := m["Timestamp"]; ok {
+		n++
+		str, _ := s.(string)
+		ts, err := time.Parse(time.RFC3339Nano, str)
+		if err != nil {
+			v.addf("%s: Timestamp %v is not an RFC3339 timestamp", where, s)
+		}
+		st.Timestamp, st.hasTimestamp = ts, true
+	}
+	if s, ok := m["TimestampPath"]; ok {
+		n++
+		st.TimestampPath = v.refPath(s, where+": TimestampPath")
+	}
+	if n != 1 {
+		v.addf("%s: a Wait state needs exactly one of Seconds, SecondsPath, Timestamp, TimestampPath (has %d)", where, n)
+	}
+}
+
+func (v *validator) fail(st *State, m map[string]any, where string) {
+	pair := func(lit, dyn string) (string, *template) {
+		l, hasL := m[lit]
+		d, hasD := m[dyn]
+		if hasL && hasD {
+			v.addf("%s: %s and %s are mutually exclusive", where, lit, dyn)
+		}
+		var s string
+		if hasL {
+			var ok bool
+			if s, ok = l.(string); !ok {
+				v.addf("%s: %s must be a string", where, lit)
+			}
+		}
+		var t *template
+		if hasD {
+			ds, ok := d.(string)
+			if !ok {
+				v.addf("%s: %s must be a path or intrinsic function string", where, dyn)
+				return s, nil
+			}
+			var err error
+			t, err = compileDynamic(ds)
+			if err != nil {
+				v.addf("%s: %s: %v", where, dyn, err)
+			}
+		}
+		return s, t
+	}
+	st.Error, st.ErrorPath = pair("Error", "ErrorPath")
+	st.Cause, st.CausePath = pair("Cause", "CausePath")
+}
+
+func (v *validator) mapState(st *State, m map[string]any, where string) {
+	proc, hasProc := m["ItemProcessor"]
+	iter, hasIter := m["Iterator"]
+	switch {
+	case hasProc && hasIter:
+		v.addf("%s: ItemProcessor and Iterator are mutually exclusive", where)
+	case !hasProc && !hasIter:
+		v.addf("%s: a Map state needs ItemProcessor (or the legacy Iterator)", where)
+	}
+	body := proc
+	if !hasProc {
+		body = iter
+	}
+	if bm, ok := body.(map[string]any); ok {
+		if pc, ok := bm["ProcessorConfig"].(map[string]any); ok {
+			if mode, ok := pc["Mode"]; ok && mode != "INLINE" {
+				v.addf("%s: ProcessorConfig Mode %v is not supported locally: only INLINE (distributed maps read from S3)", where, mode)
+			}
+		}
+		st.Processor = v.machine(bm, where+" item processor: ", false)
+	} else if hasProc || hasIter {
+		v.addf("%s: ItemProcessor must be an object", where)
+	}
+	for _, f := range []string{"ItemReader", "ResultWriter", "ItemBatcher", "ToleratedFailurePercentage", "ToleratedFailureCount", "ToleratedFailurePercentagePath", "ToleratedFailureCountPath"} {
+		if _, ok := m[f]; ok {
+			v.addf("%s: %s is not supported by this engine yet", where, f)
+		}
+	}
+	if p, ok := m["ItemsPath"]; ok {
+		st.ItemsPath = v.refPath(p, where+": ItemsPath")
+	}
+	sel, hasSel := m["ItemSelector"]
+	params, hasParams := m["Parameters"]
+	if hasSel && hasParams {
+		v.addf("%s: ItemSelector and the legacy Parameters are mutually exclusive", where)
+	}
+	if hasParams {
+		sel, hasSel = params, true
+	}
+	if hasSel {
+		st.ItemSelector = v.template(sel, where+": ItemSelector")
+	}
+	if c, ok := m["MaxConcurrency"]; ok {
+		n, ok := asInt(c)
+		if !ok || n < 0 {
+			v.addf("%s: MaxConcurrency must be a non-negative integer", where)
+		}
+		st.MaxConcurrency = n
+	}
+	if c, ok := m["MaxConcurrencyPath"]; ok {
+		if _, dup := m["MaxConcurrency"]; dup {
+			v.addf("%s: MaxConcurrency and MaxConcurrencyPath are mutually exclusive", where)
+		}
+		st.MaxConcurrencyPath = v.refPath(c, where+": MaxConcurrencyPath")
+	}
+}
+
+func (v *validator) retriers(raw any, where string) []*retrier {
+	if raw == nil {
+		return nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		v.addf("%s: Retry must be an array", where)
+		return nil
+	}
+	var out []*retrier
+	for i, e := range list {
+		w := fmt.Sprintf("%s: Retry[%d]", where, i)
+		m, ok := e.(map[string]any)
+		if !ok {
+			v.addf("%s must be an object", w)
+			continue
+		}
+		for _, k := range sortedKeys(m) {
+			switch k {
+			case "ErrorEquals", "IntervalSeconds", "MaxAttempts", "BackoffRate", "MaxDelaySeconds", "JitterStrategy", "Comment":
+			default:
+				v.addf("%s: unknown field %q", w, k)
+			}
+		}
+		r := &retrier{IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2}
+		r.ErrorEquals = v.errorEquals(m["ErrorEquals"], w, i == len(list)-1)
+		if x, ok := m["IntervalSeconds"]; ok {
+			n, ok := asInt(x)
+			if !ok || n < 1 || n > 99999999 {
+				v.addf("%s: IntervalSeconds must be an integer from 1 to 99999999", w)
+			}
+			r.IntervalSeconds = float64(n)
+		}
+		if x, ok := m["MaxAttempts"]; ok {
+			n, ok := asInt(x)
+			if !ok || n < 0 || n > 99999999 {
+				v.addf("%s: MaxAttempts must be an integer from 0 to 99999999", w)
+			}
+			r.MaxAttempts = int(n)
+		}
+		if x, ok := m["BackoffRate"]; ok {
+			f, ok := asFloat(x)
+			if !ok || f < 1 {
+				v.addf("%s: BackoffRate must be a number >= 1.0", w)
+			}
+			r.BackoffRate = f
+		}
+		if x, ok := m["MaxDelaySeconds"]; ok {
+			n, ok := asInt(x)
+			if !ok || n < 1 || n > 31622400 {
+				v.addf("%s: MaxDelaySeconds must be an integer from 1 to 31622400", w)
+			}
+			r.MaxDelaySeconds = float64(n)
+		}
+		if x, ok := m["JitterStrategy"]; ok {
+			switch x {
+			case "FULL":
+				r.JitterFull = true
+			case "NONE":
+			default:
+				v.addf("%s: JitterStrategy must be FULL or NONE", w)
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func (v *validator) catchers(raw any, where string) []*catcher {
+	if raw == nil {
+		return nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		v.addf("%s: Catch must be an array", where)
+		return nil
+	}
+	var out []*catcher
+	for i, e := range list {
+		w := fmt.Sprintf("%s: Catch[%d]", where, i)
+		m, ok := e.(map[string]any)
+		if !ok {
+			v.addf("%s must be an object", w)
+			continue
+		}
+		for _, k := range sortedKeys(m) {
+			switch k {
+			case "ErrorEquals", "ResultPath", "Next", "Comment":
+			default:
+				v.addf("%s: unknown field %q", w, k)
+			}
+		}
+		c := &catcher{}
+		c.ErrorEquals = v.errorEquals(m["ErrorEquals"], w, i == len(list)-1)
+		c.ResultPath = v.optPath(m, "ResultPath", w, true)
+		next, ok := m["Next"].(string)
+		if !ok || next == "" {
+			v.addf("%s: Next must be a state name", w)
+		}
+		c.Next = next
+		out = append(out, c)
+	}
+	return out
+}
+
+func (v *validator) errorEquals(raw any, where string, last bool) []string {
+	list, ok := raw.([]any)
+	if !ok || len(list) == 0 {
+		v.addf("%s: ErrorEquals must be a non-empty array of error names", where)
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok || s == "" {
+			v.addf("%s: ErrorEquals entries must be non-empty strings", where)
+			continue
+		}
+		if s == ErrAll && (len(list) != 1 || !last) {
+			v.addf("%s: States.ALL must appear alone and in the last retrier or catcher", where)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// asInt accepts an integral JSON number.
+func asInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case float64:
+		if x == math.Trunc(x) && !math.IsInf(x, 0) {
+			return int64(x), true
+		}
+	}
+	return 0, false
+}
+
+func asFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}

@@ -1,0 +1,269 @@
+package asl
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ohler55/ojg/jp"
+)
+
+// path is a compiled JSONPath as used by InputPath, OutputPath, ItemsPath,
+// the values of ".$" fields, Choice variables and the other "…Path" fields.
+// Paths starting with "$$" select from the context object instead of the
+// state input.
+type path struct {
+	raw      string
+	context  bool    // "$$…": evaluated against the context object
+	expr     jp.Expr // compiled expression, rooted at "$"
+	simple   []any   // non-nil when the path is only child names and indexes: fast lookup
+	definite bool    // selects at most one value (no wildcard, slice, filter, union, descent)
+	identity bool    // "$" (or "$$"): the whole document
+}
+
+// compilePath parses a JSONPath. The error names the path and the problem.
+func compilePath(raw string) (*path, error) {
+	p := &path{raw: raw}
+	src := raw
+	switch {
+	case strings.HasPrefix(raw, "$$"):
+		p.context = true
+		src = raw[1:]
+	case strings.HasPrefix(raw, "$"):
+	default:
+		return nil, fmt.Errorf("path %q must start with $", raw)
+	}
+	expr, err := jp.ParseString(bracketNames(src))
+	if err != nil {
+		return nil, fmt.Errorf("path %q: %v", raw, err)
+	}
+	p.expr = expr
+	p.definite = true
+	simple := make([]any, 0, len(expr))
+	for i, f := range expr {
+		switch x := f.(type) {
+		case jp.Root:
+			if i != 0 {
+				return nil, fmt.Errorf("path %q: $ may only start a path", raw)
+			}
+		case jp.Child:
+			simple = append(simple, string(x))
+		case jp.Nth:
+			simple = append(simple, int(x))
+		case jp.Bracket:
+			// notation marker only
+		default:
+			p.definite = false
+			simple = nil
+		}
+		if !p.definite {
+			break
+		}
+	}
+	if p.definite {
+		p.simple = simple
+		p.identity = len(simple) == 0
+	}
+	return p, nil
+}
+
+// mustReference checks that p is a reference path: it selects a single node
+// by names and indexes only (required by ResultPath and by "…Path" fields
+// that must point at one value).
+func (p *path) mustReference() error {
+	if p.simple == nil {
+		return fmt.Errorf("path %q must be a reference path (only names and indexes, no wildcards, filters or slices)", p.raw)
+	}
+	return nil
+}
+
+// get selects from doc (the state input, or the context object for "$$"
+// paths; the caller passes the right one). found is false when a definite
+// path selects nothing. An indefinite path always returns an array.
+func (p *path) get(doc any) (val any, found bool) {
+	if p.identity {
+		return doc, true
+	}
+	if p.simple != nil {
+		cur := doc
+		for _, step := range p.simple {
+			switch s := step.(type) {
+			case string:
+				m, ok := cur.(map[string]any)
+				if !ok {
+					return nil, false
+				}
+				cur, ok = m[s]
+				if !ok {
+					return nil, false
+				}
+			case int:
+				a, ok := cur.([]any)
+				if !ok {
+					return nil, false
+				}
+				i := s
+				if i < 0 {
+					i += len(a)
+				}
+				if i < 0 || i >= len(a) {
+					return nil, false
+				}
+				cur = a[i]
+			}
+		}
+		return cur, true
+	}
+	res := p.expr.Get(doc)
+	if res == nil {
+		res = []any{}
+	}
+	return res, true
+}
+
+// set returns a copy of doc with val placed at the reference path p,
+// creating missing objects along the way. Containers on the path are copied;
+// doc itself is never modified. It fails when an existing node on the path is
+// not an object (or an index is out of range), as ResultPath requires.
+func (p *path) set(doc, val any) (any, error) {
+	if p.identity {
+		return val, nil
+	}
+	return setAt(doc, p.simple, val, p.raw)
+}
+
+func setAt(cur any, steps []any, val any, raw string) (any, error) {
+	if len(steps) == 0 {
+		return val, nil
+	}
+	switch s := steps[0].(type) {
+	case string:
+		var m map[string]any
+		switch c := cur.(type) {
+		case map[string]any:
+			m = make(map[string]any, len(c)+1)
+			for k, v := range c {
+				m[k] = v
+			}
+		case nil:
+			m = make(map[string]any, 1)
+		default:
+			return nil, fmt.Errorf("cannot set %q: field %q is inside a %s, not an object", raw, s, typeName(cur))
+		}
+		child, err := setAt(m[s], steps[1:], val, raw)
+		if err != nil {
+			return nil, err
+		}
+		m[s] = child
+		return m, nil
+	case int:
+		a, ok := cur.([]any)
+		if !ok {
+			return nil, fmt.Errorf("cannot set %q: index %d is applied to a %s, not an array", raw, s, typeName(cur))
+		}
+		i := s
+		if i < 0 {
+			i += len(a)
+		}
+		if i < 0 || i >= len(a) {
+			return nil, fmt.Errorf("cannot set %q: index %d out of range (length %d)", raw, s, len(a))
+		}
+		cp := make([]any, len(a))
+		copy(cp, a)
+		child, err := setAt(a[i], steps[1:], val, raw)
+		if err != nil {
+			return nil, err
+		}
+		cp[i] = child
+		return cp, nil
+	}
+	return nil, fmt.Errorf("cannot set %q", raw)
+}
+
+// optPath is an optional path field (InputPath, OutputPath, ResultPath):
+// absent means "$", JSON null means "discard".
+type optPath struct {
+	p    *path // nil when null
+	null bool
+}
+
+var rootPath = &path{raw: "$", definite: true, identity: true, simple: []any{}}
+
+// bracketNames rewrites dot-notation member names that the JSONPath parser
+// does not accept unquoted (such as "$.delivery-partner", which Step
+// Functions allows) into bracket notation: "$['delivery-partner']".
+// Brackets and filters are copied verbatim.
+func bracketNames(src string) string {
+	if !needsBrackets(src) {
+		return src
+	}
+	var b strings.Builder
+	depth := 0
+	var quote byte
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if depth > 0 {
+			b.WriteByte(c)
+			switch {
+			case quote != 0:
+				if c == quote {
+					quote = 0
+				}
+			case c == '\'' || c == '"':
+				quote = c
+			case c == '[':
+				depth++
+			case c == ']':
+				depth--
+			}
+			continue
+		}
+		switch {
+		case c == '[':
+			depth++
+			b.WriteByte(c)
+		case c == '.' && i+1 < len(src) && src[i+1] != '.' && src[i+1] != '[':
+			j := i + 1
+			for j < len(src) && src[j] != '.' && src[j] != '[' {
+				j++
+			}
+			name := src[i+1 : j]
+			if plainName(name) {
+				b.WriteString(src[i:j])
+			} else {
+				b.WriteString("['")
+				b.WriteString(strings.ReplaceAll(name, "'", "\\'"))
+				b.WriteString("']")
+			}
+			i = j - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func needsBrackets(src string) bool {
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c == '[' {
+			return true // be safe: let the scanner decide
+		}
+		if !(c == '$' || c == '.' || c == '_' || c == '*' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+			return true
+		}
+	}
+	return false
+}
+
+func plainName(name string) bool {
+	if name == "*" || name == "" {
+		return true
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}

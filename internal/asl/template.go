@@ -1,0 +1,215 @@
+package asl
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// template is a compiled payload template: the value of Parameters,
+// ItemSelector or ResultSelector. Fields whose names end in ".$" take their
+// value from a path or an intrinsic function; everything else is literal.
+type template struct {
+	kind      tmplKind
+	literal   any
+	fields    []tmplField
+	items     []*template
+	path      *path
+	intrinsic *intrinsic
+}
+
+type tmplKind int
+
+const (
+	tmplLiteral tmplKind = iota
+	tmplObject
+	tmplArray
+	tmplPath
+	tmplIntrinsic
+)
+
+type tmplField struct {
+	key   string
+	value *template
+	raw   string // the ".$" field name, for error messages
+}
+
+// compileTemplate compiles a payload template; where names the field for
+// load-time error messages.
+func compileTemplate(v any, where string) (*template, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		t := &template{kind: tmplObject, fields: make([]tmplField, 0, len(x))}
+		seen := make(map[string]string, len(x))
+		for _, k := range sortedKeys(x) {
+			e := x[k]
+			key := k
+			var val *template
+			if strings.HasSuffix(k, ".$") {
+				key = strings.TrimSuffix(k, ".$")
+				s, ok := e.(string)
+				if !ok {
+					return nil, fmt.Errorf("%s: field %q ends in .$ so its value must be a path or an intrinsic function string, got %s", where, k, typeName(e))
+				}
+				dyn, err := compileDynamic(s)
+				if err != nil {
+					return nil, fmt.Errorf("%s: field %q: %v", where, k, err)
+				}
+				val = dyn
+			} else {
+				lit, err := compileTemplate(e, where+"."+k)
+				if err != nil {
+					return nil, err
+				}
+				val = lit
+			}
+			if prev, dup := seen[key]; dup {
+				return nil, fmt.Errorf("%s: fields %q and %q both produce %q", where, prev, k, key)
+			}
+			seen[key] = k
+			t.fields = append(t.fields, tmplField{key: key, value: val, raw: k})
+		}
+		if allLiteral(t.fields) {
+			return &template{kind: tmplLiteral, literal: x}, nil
+		}
+		return t, nil
+	case []any:
+		t := &template{kind: tmplArray, items: make([]*template, len(x))}
+		lit := true
+		for i, e := range x {
+			it, err := compileTemplate(e, fmt.Sprintf("%s[%d]", where, i))
+			if err != nil {
+				return nil, err
+			}
+			t.items[i] = it
+			lit = lit && it.kind == tmplLiteral
+		}
+		if lit {
+			return &template{kind: tmplLiteral, literal: x}, nil
+		}
+		return t, nil
+	default:
+		return &template{kind: tmplLiteral, literal: v}, nil
+	}
+}
+
+func allLiteral(fs []tmplField) bool {
+	for _, f := range fs {
+		if f.value.kind != tmplLiteral || strings.HasSuffix(f.raw, ".$") {
+			return false
+		}
+	}
+	return true
+}
+
+// compileDynamic compiles the string value of a ".$" field: a path or an
+// intrinsic function call.
+func compileDynamic(s string) (*template, error) {
+	if isIntrinsic(s) {
+		f, err := parseIntrinsic(s)
+		if err != nil {
+			return nil, err
+		}
+		return &template{kind: tmplIntrinsic, intrinsic: f}, nil
+	}
+	p, err := compilePath(s)
+	if err != nil {
+		return nil, err
+	}
+	return &template{kind: tmplPath, path: p}, nil
+}
+
+// scope is what paths are evaluated against: the state's effective input and
+// a lazily built context object.
+type scope struct {
+	input   any
+	context func() any
+}
+
+func (s *scope) lookup(p *path) (any, bool) {
+	if p.context {
+		return p.get(s.context())
+	}
+	return p.get(s.input)
+}
+
+// resolvePath is the resolver handed to intrinsic functions and Choice rules.
+func (s *scope) resolvePath(raw string) (any, bool, error) {
+	p, err := compilePath(raw)
+	if err != nil {
+		return nil, false, newError(ErrRuntime, "%v", err)
+	}
+	v, ok := s.lookup(p)
+	return v, ok, nil
+}
+
+// missingPathError is a ".$" path that selected nothing; the enclosing
+// object turns it into a States.Runtime error naming the field.
+type missingPathError struct{ path string }
+
+func (e *missingPathError) Error() string {
+	return fmt.Sprintf("The JSONPath '%s' could not be found in the input", e.path)
+}
+
+// eval renders the template. A path that selects nothing fails with
+// States.Runtime naming the field, as Step Functions does.
+func (t *template) eval(s *scope) (any, error) {
+	v, err := t.evalInner(s)
+	var mp *missingPathError
+	if errors.As(err, &mp) {
+		return nil, newError(ErrRuntime, "%s", mp.Error())
+	}
+	return v, err
+}
+
+func (t *template) evalInner(s *scope) (any, error) {
+	switch t.kind {
+	case tmplLiteral:
+		return t.literal, nil
+	case tmplPath:
+		v, ok := s.lookup(t.path)
+		if !ok {
+			return nil, &missingPathError{path: t.path.raw}
+		}
+		return v, nil
+	case tmplIntrinsic:
+		return t.intrinsic.eval(func(raw string) (any, error) {
+			v, ok, err := s.resolvePath(raw)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, newError(ErrRuntime, "The JSONPath '%s' used as an intrinsic function argument could not be found in the input", raw)
+			}
+			return v, nil
+		})
+	case tmplArray:
+		out := make([]any, len(t.items))
+		for i, it := range t.items {
+			v, err := it.evalInner(s)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	case tmplObject:
+		out := make(map[string]any, len(t.fields))
+		for _, f := range t.fields {
+			v, err := f.value.evalInner(s)
+			if err != nil {
+				var mp *missingPathError
+				if errors.As(err, &mp) {
+					// Step Functions fails the state with States.Runtime here
+					// (not the States.ParameterPathFailure of the spec text), so
+					// States.ALL does not catch it.
+					return nil, newError(ErrRuntime, "The JSONPath '%s' specified for the field '%s' could not be found in the input", mp.path, f.raw)
+				}
+				return nil, err
+			}
+			out[f.key] = v
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown template kind %d", t.kind)
+}

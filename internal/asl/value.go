@@ -1,0 +1,149 @@
+package asl
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/ohler55/ojg/oj"
+)
+
+// JSON values inside the engine are plain Go values: map[string]any, []any,
+// string, int64, float64, bool and nil. They are parsed once (with ojg, which
+// keeps integers as int64) and passed between states without re-marshalling.
+// Values are never mutated in place: a state that changes a value copies the
+// containers along the changed path.
+
+// parseJSON parses JSON text into an engine value.
+func parseJSON(b []byte) (any, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, fmt.Errorf("empty JSON document")
+	}
+	return oj.Parse(b)
+}
+
+// marshalJSON renders an engine value as compact JSON without HTML escaping,
+// the way Step Functions shows payloads.
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// jsonSize returns the length in bytes of v's compact JSON encoding, as
+// marshalJSON would produce it, without allocating the encoding. It is used to
+// enforce the 256 KiB payload limit on every state transition.
+func jsonSize(v any) int {
+	switch x := v.(type) {
+	case nil:
+		return 4
+	case bool:
+		if x {
+			return 4
+		}
+		return 5
+	case string:
+		return jsonStringSize(x)
+	case int64:
+		var buf [24]byte
+		return len(strconv.AppendInt(buf[:0], x, 10))
+	case int:
+		var buf [24]byte
+		return len(strconv.AppendInt(buf[:0], int64(x), 10))
+	case float64:
+		return floatSize(x)
+	case map[string]any:
+		n := 2 // braces
+		first := true
+		for k, e := range x {
+			if !first {
+				n++ // comma
+			}
+			first = false
+			n += jsonStringSize(k) + 1 + jsonSize(e)
+		}
+		return n
+	case []any:
+		n := 2
+		for i, e := range x {
+			if i > 0 {
+				n++
+			}
+			n += jsonSize(e)
+		}
+		return n
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return 0
+		}
+		return len(b)
+	}
+}
+
+func floatSize(f float64) int {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return 4
+	}
+	b, _ := json.Marshal(f)
+	return len(b)
+}
+
+// jsonStringSize is the encoded size of s as a JSON string literal, matching
+// encoding/json with HTML escaping off.
+func jsonStringSize(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+				n += 2
+			case c < 0x20:
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6 // \ufffd
+		case r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
+// typeName names a value's JSON type for error messages.
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case int64, int, float64:
+		return "number"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
