@@ -1,0 +1,116 @@
+// Package blob holds documents and reports: a folder on this machine, or S3
+// in AWS (same keys, same layout).
+package blob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// NotFoundError is a key with no object.
+type NotFoundError struct{ Key string }
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("blob %q not found", e.Key) }
+
+// Dir is a blob store rooted at a folder: key "a/b.md" is file root/a/b.md.
+// Writes go to a temporary file renamed into place, so a reader never sees
+// half a document. Safe for concurrent use.
+type Dir struct {
+	root string
+}
+
+// NewDir returns a store rooted at root (created on first write).
+func NewDir(root string) *Dir { return &Dir{root: root} }
+
+// Root is the folder behind the store.
+func (d *Dir) Root() string { return d.root }
+
+func (d *Dir) path(key string) (string, error) {
+	clean := filepath.ToSlash(filepath.Clean("/" + key))[1:]
+	if clean == "" || clean != strings.TrimSuffix(key, "/") || strings.HasPrefix(clean, "../") {
+		return "", fmt.Errorf("blob key %q is not a clean relative path", key)
+	}
+	return filepath.Join(d.root, filepath.FromSlash(clean)), nil
+}
+
+// Get reads an object.
+func (d *Dir) Get(_ context.Context, key string) ([]byte, error) {
+	p, err := d.path(key)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &NotFoundError{Key: key}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get blob %s: %w", key, err)
+	}
+	return b, nil
+}
+
+// List returns the keys under prefix, sorted.
+func (d *Dir) List(_ context.Context, prefix string) ([]string, error) {
+	var keys []string
+	err := filepath.WalkDir(d.root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == d.root {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if e.IsDir() {
+			if strings.HasPrefix(e.Name(), ".") && p != d.root {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		rel, err := filepath.Rel(d.root, p)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if strings.HasPrefix(key, prefix) && !strings.HasPrefix(e.Name(), ".") {
+			keys = append(keys, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list blobs %s: %w", prefix, err)
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// Put writes an object atomically, replacing any previous version.
+func (d *Dir) Put(_ context.Context, key string, data []byte, _ string) error {
+	p, err := d.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("put blob %s: %w", key, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("put blob %s: %w", key, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("put blob %s: %w", key, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("put blob %s: %w", key, err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return fmt.Errorf("put blob %s: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package llm_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/llm/llmtest"
+)
+
+type verdict struct {
+	Recommendation string   `json:"recommendation" enum:"SI,NO"`
+	Score          int      `json:"score_dimension"`
+	Confidence     float64  `json:"confidence"`
+	Sources        []string `json:"sources"`
+	Note           *string  `json:"note,omitempty"`
+}
+
+func newClient(t *testing.T, srv *llmtest.Server) *llm.OpenAI {
+	t.Helper()
+	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "test", BaseURL: srv.BaseURL(), Model: "gpt-4o-mini", Backoff: time.Millisecond, MaxAttempts: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestSchemaForIsStrict(t *testing.T) {
+	s, err := llm.SchemaFor(verdict{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(s, &got); err != nil {
+		t.Fatal(err)
+	}
+	req := fmt.Sprint(got["required"])
+	if req != "[recommendation score_dimension confidence sources note]" {
+		t.Errorf("required %s: every field must be required, omitempty included", req)
+	}
+	if got["additionalProperties"] != false {
+		t.Errorf("additionalProperties %v, want false", got["additionalProperties"])
+	}
+	note := got["properties"].(map[string]any)["note"].(map[string]any)
+	if fmt.Sprint(note["type"]) != "[string null]" {
+		t.Errorf("pointer field type %v, want [string null]", note["type"])
+	}
+}
+
+func TestValidateNamesTheProblem(t *testing.T) {
+	s := llm.MustSchemaFor(verdict{})
+	tests := []struct{ doc, want string }{
+		{`{"recommendation":"SI","score_dimension":7,"confidence":0.8,"sources":["cv.md"],"note":null}`, ""},
+		{`{"recommendation":"QUIZAS","score_dimension":7,"confidence":0.8,"sources":[],"note":null}`, `$.recommendation: "QUIZAS" is not one of`},
+		{`{"recommendation":"SI","score_dimension":7.5,"confidence":0.8,"sources":[],"note":null}`, `$.score_dimension: want an integer`},
+		{`{"recommendation":"SI","confidence":0.8,"sources":[],"note":null}`, `$.score_dimension: required field is missing`},
+		{`{"recommendation":"SI","score_dimension":7,"confidence":0.8,"sources":[1],"note":null,"extra":1}`, `$: unexpected field "extra"`},
+		{`{"recommendation":"SI","score_dimension":7,"confidence":0.8,"sources":[1],"note":null}`, `$.sources[0]: want a string`},
+		{`not json`, `not valid JSON`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			err := llm.Validate(s, []byte(tt.doc))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("got %v, want valid", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("got %v, want error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestGenerateReasksOnceWithTheProblem(t *testing.T) {
+	srv := llmtest.NewServer(t, func(c llmtest.Call) llmtest.Reply {
+		if c.N == 1 {
+			return llmtest.Reply{Content: `{"recommendation":"SI","score_dimension":7,"confidence":0.8,"sources":["inventado.md"],"note":null}`, PromptTokens: 100, CompletionTokens: 20}
+		}
+		return llmtest.Reply{Content: `{"recommendation":"SI","score_dimension":7,"confidence":0.8,"sources":["cv.md"],"note":null}`, PromptTokens: 130, CachedTokens: 100, CompletionTokens: 20}
+	})
+	check := func(v *verdict) error {
+		for _, s := range v.Sources {
+			if s != "cv.md" {
+				return fmt.Errorf("source %q is not in the sources index", s)
+			}
+		}
+		return nil
+	}
+	got, usage, err := llm.Generate(context.Background(), newClient(t, srv), llm.Request{Schema: "gem3", System: "s", User: "u"}, check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Sources[0] != "cv.md" {
+		t.Errorf("sources %v", got.Sources)
+	}
+	calls := srv.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("%d calls, want 2", len(calls))
+	}
+	if calls[0].Schema != "gem3" || !calls[0].Strict || len(calls[0].JSONSchema) == 0 {
+		t.Errorf("first call: schema %q strict %v: want gem3, strict, with a schema", calls[0].Schema, calls[0].Strict)
+	}
+	last := calls[1].Messages[len(calls[1].Messages)-1].Content
+	if !strings.Contains(last, `source "inventado.md" is not in the sources index`) {
+		t.Errorf("re-ask %q does not carry the problem", last)
+	}
+	if usage.Calls != 2 || usage.PromptTokens != 230 || usage.CachedTokens != 100 || usage.CompletionTokens != 40 {
+		t.Errorf("usage %+v", usage)
+	}
+	// gpt-4o-mini: (130 uncached × 0.15 + 100 cached × 0.075 + 40 × 0.60) / 1e6
+	if want := (130*0.15 + 100*0.075 + 40*0.60) / 1e6; fmt.Sprintf("%.10f", usage.CostUSD) != fmt.Sprintf("%.10f", want) {
+		t.Errorf("cost %v, want %v", usage.CostUSD, want)
+	}
+}
+
+func TestGenerateFailsAfterSecondInvalidAnswer(t *testing.T) {
+	srv := llmtest.NewServer(t, func(c llmtest.Call) llmtest.Reply {
+		return llmtest.Reply{Content: `{"recommendation":"TAL VEZ"}`}
+	})
+	_, usage, err := llm.Generate[verdict](context.Background(), newClient(t, srv), llm.Request{Schema: "gem3"}, nil)
+	var ie *llm.InvalidOutputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("got %v, want *InvalidOutputError", err)
+	}
+	if usage.Calls != 2 {
+		t.Errorf("%d calls, want 2", usage.Calls)
+	}
+}
+
+func TestOpenAIRetriesTransientFailures(t *testing.T) {
+	tests := []struct {
+		name      string
+		statuses  []int
+		wantErr   any
+		wantCalls int
+	}{
+		{"429 then ok", []int{429, 200}, nil, 2},
+		{"500 502 then ok", []int{500, 502, 200}, nil, 3},
+		{"always 503", []int{503, 503, 503}, &llm.TransientError{}, 3},
+		{"401 is not retried", []int{401}, &llm.ProviderError{}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t, func(c llmtest.Call) llmtest.Reply {
+				st := tt.statuses[min(c.N, len(tt.statuses))-1]
+				return llmtest.Reply{Status: st, Content: `{}`}
+			})
+			_, err := newClient(t, srv).Complete(context.Background(), llm.Request{Schema: "x", JSONSchema: json.RawMessage(`{"type":"object"}`)})
+			switch want := tt.wantErr.(type) {
+			case nil:
+				if err != nil {
+					t.Errorf("got %v, want success", err)
+				}
+			case *llm.TransientError:
+				if !errors.As(err, &want) {
+					t.Errorf("got %T %v, want *TransientError", err, err)
+				}
+			case *llm.ProviderError:
+				if !errors.As(err, &want) {
+					t.Errorf("got %T %v, want *ProviderError", err, err)
+				}
+			}
+			if n := len(srv.Calls()); n != tt.wantCalls {
+				t.Errorf("%d calls, want %d", n, tt.wantCalls)
+			}
+		})
+	}
+}
+
+func TestOpenAITimeoutIsTransient(t *testing.T) {
+	srv := llmtest.NewServer(t, func(c llmtest.Call) llmtest.Reply {
+		return llmtest.Reply{Delay: 2 * time.Second, Content: `{}`}
+	})
+	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "k", BaseURL: srv.BaseURL(), Model: "m", Backoff: time.Millisecond, MaxAttempts: 2, CallTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Complete(context.Background(), llm.Request{Schema: "x", JSONSchema: json.RawMessage(`{}`)})
+	var te *llm.TransientError
+	if !errors.As(err, &te) {
+		t.Fatalf("got %v, want *TransientError", err)
+	}
+	if n := len(srv.Calls()); n != 2 {
+		t.Errorf("%d calls, want 2", n)
+	}
+}

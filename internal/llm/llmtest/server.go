@@ -1,0 +1,153 @@
+// Package llmtest provides an OpenAI-compatible HTTP server for tests: each
+// chat completion is answered by a script, so tests drive agents, retries and
+// re-asks through the real go-openai adapter.
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Message is one chat message of a captured call.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Call is a chat-completion request as the server received it.
+type Call struct {
+	N          int // 1-based, in arrival order
+	Model      string
+	Schema     string // response_format.json_schema.name
+	Strict     bool
+	JSONSchema json.RawMessage
+	Messages   []Message
+}
+
+// User returns the content of the first user message.
+func (c Call) User() string {
+	for _, m := range c.Messages {
+		if m.Role == "user" {
+			return m.Content
+		}
+	}
+	return ""
+}
+
+// System returns the content of the system message.
+func (c Call) System() string {
+	for _, m := range c.Messages {
+		if m.Role == "system" {
+			return m.Content
+		}
+	}
+	return ""
+}
+
+// Reply scripts the answer to one call.
+type Reply struct {
+	Status           int // HTTP status; 0 means 200
+	Content          string
+	PromptTokens     int
+	CachedTokens     int
+	CompletionTokens int
+	Delay            time.Duration
+}
+
+// Server is a scripted OpenAI-compatible endpoint.
+type Server struct {
+	*httptest.Server
+	mu      sync.Mutex
+	calls   []Call
+	respond func(Call) Reply
+}
+
+// NewServer starts a server on 127.0.0.1 that answers with respond; it is
+// closed when the test ends.
+func NewServer(tb testing.TB, respond func(Call) Reply) *Server {
+	tb.Helper()
+	s := &Server{respond: respond}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// URL is the base URL to configure as OPENAI_BASE_URL.
+func (s *Server) BaseURL() string { return s.Server.URL + "/v1" }
+
+// Calls returns the calls received so far.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+type chatRequest struct {
+	Model          string    `json:"model"`
+	Messages       []Message `json:"messages"`
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+			Strict bool            `json:"strict"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost {
+		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
+		return
+	}
+	var req chatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"message":"bad json","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	c := Call{N: len(s.calls) + 1, Model: req.Model, Messages: req.Messages}
+	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil {
+		c.Schema, c.Strict, c.JSONSchema = rf.JSONSchema.Name, rf.JSONSchema.Strict, rf.JSONSchema.Schema
+	}
+	s.calls = append(s.calls, c)
+	s.mu.Unlock()
+
+	rep := s.respond(c)
+	if rep.Delay > 0 {
+		select {
+		case <-time.After(rep.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if rep.Status != 0 && rep.Status != http.StatusOK {
+		w.WriteHeader(rep.Status)
+		fmt.Fprintf(w, `{"error":{"message":"scripted failure %d","type":"server_error"}}`, rep.Status)
+		return
+	}
+	resp := map[string]any{
+		"id":      fmt.Sprintf("chatcmpl-%d", c.N),
+		"object":  "chat.completion",
+		"created": 0,
+		"model":   req.Model,
+		"choices": []any{map[string]any{
+			"index":         0,
+			"finish_reason": "stop",
+			"message":       map[string]any{"role": "assistant", "content": rep.Content},
+		}},
+		"usage": map[string]any{
+			"prompt_tokens":         rep.PromptTokens,
+			"completion_tokens":     rep.CompletionTokens,
+			"total_tokens":          rep.PromptTokens + rep.CompletionTokens,
+			"prompt_tokens_details": map[string]any{"cached_tokens": rep.CachedTokens},
+		},
+	}
+	_ = json.NewEncoder(w).Encode(resp)
+}

@@ -1,0 +1,194 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Price is what a model costs per million tokens, in US dollars.
+type Price struct {
+	InputPerMTok  float64
+	CachedPerMTok float64
+	OutputPerMTok float64
+}
+
+// knownPrices are list prices used to estimate cost when the operator sets
+// none. Unknown models are estimated at zero cost and say so in reports
+// through Usage.CostUSD == 0.
+var knownPrices = map[string]Price{
+	"gpt-4o-mini":  {InputPerMTok: 0.15, CachedPerMTok: 0.075, OutputPerMTok: 0.60},
+	"gpt-4o":       {InputPerMTok: 2.50, CachedPerMTok: 1.25, OutputPerMTok: 10.00},
+	"gpt-4.1-mini": {InputPerMTok: 0.40, CachedPerMTok: 0.10, OutputPerMTok: 1.60},
+	"gpt-4.1":      {InputPerMTok: 2.00, CachedPerMTok: 0.50, OutputPerMTok: 8.00},
+}
+
+// OpenAIConfig configures the OpenAI-compatible adapter.
+type OpenAIConfig struct {
+	APIKey  string
+	BaseURL string // any OpenAI-compatible endpoint; empty for OpenAI
+	Model   string
+	// MaxAttempts bounds tries per call on 429, 5xx and timeouts (default 4).
+	MaxAttempts int
+	// Backoff is the first retry delay, doubled each time (default 1s).
+	Backoff time.Duration
+	// CallTimeout bounds one HTTP call (default 120s); the caller's ctx
+	// deadline still wins when it is sooner.
+	CallTimeout time.Duration
+	// Price overrides the price table for cost estimates.
+	Price  *Price
+	Logger *slog.Logger
+}
+
+// OpenAI is the go-openai adapter of the port, with strict structured
+// outputs. Safe for concurrent use.
+type OpenAI struct {
+	client *openai.Client
+	cfg    OpenAIConfig
+	price  Price
+}
+
+var _ Client = (*OpenAI)(nil)
+
+// NewOpenAI validates cfg and builds the adapter.
+func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
+	if cfg.APIKey == "" {
+		return nil, errors.New("openai: OPENAI_API_KEY is empty")
+	}
+	if cfg.Model == "" {
+		return nil, errors.New("openai: no model configured (set OPENAI_MODEL or --model)")
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = 4
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = time.Second
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = 120 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	oc := openai.DefaultConfig(cfg.APIKey)
+	if cfg.BaseURL != "" {
+		oc.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
+	}
+	price := knownPrices[cfg.Model]
+	if cfg.Price != nil {
+		price = *cfg.Price
+	}
+	return &OpenAI{client: openai.NewClientWithConfig(oc), cfg: cfg, price: price}, nil
+}
+
+// Info names the provider and model.
+func (o *OpenAI) Info() Info { return Info{Provider: "openai", Model: o.cfg.Model} }
+
+// reaskTemplate is appended (in Spanish, the language of the prompts) when
+// an answer failed validation.
+const reaskTemplate = "Tu respuesta anterior no es válida: %s. Corrígela y responde únicamente con un JSON que cumpla el esquema %q."
+
+// Complete makes one structured completion, retrying rate limits, server
+// errors and timeouts with exponential backoff.
+func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
+	msgs := []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleSystem, Content: req.System},
+		{Role: openai.ChatMessageRoleUser, Content: req.User},
+	}
+	if req.Retry != nil {
+		msgs = append(msgs,
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: req.Retry.Previous},
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: fmt.Sprintf(reaskTemplate, req.Retry.Problem, req.Schema)},
+		)
+	}
+	creq := openai.ChatCompletionRequest{
+		Model:    o.cfg.Model,
+		Messages: msgs,
+		ResponseFormat: &openai.ChatCompletionResponseFormat{
+			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
+				Name:   req.Schema,
+				Schema: rawSchema(req.JSONSchema),
+				Strict: true,
+			},
+		},
+	}
+	var lastErr error
+	delay := o.cfg.Backoff
+	for attempt := 1; attempt <= o.cfg.MaxAttempts; attempt++ {
+		resp, err := o.call(ctx, creq)
+		if err == nil {
+			if len(resp.Choices) == 0 {
+				return Response{}, &ProviderError{Op: "openai " + req.Schema, Err: errors.New("the response has no choices")}
+			}
+			u := o.usage(resp.Usage)
+			return Response{Content: []byte(resp.Choices[0].Message.Content), Usage: u}, nil
+		}
+		if ctx.Err() != nil {
+			return Response{}, &TransientError{Op: "openai " + req.Schema, Err: ctx.Err()}
+		}
+		if !retryable(err) {
+			return Response{}, &ProviderError{Op: "openai " + req.Schema, Err: err}
+		}
+		lastErr = err
+		if attempt == o.cfg.MaxAttempts {
+			break
+		}
+		o.cfg.Logger.WarnContext(ctx, "llm call failed, retrying", "schema", req.Schema, "attempt", attempt, "delay", delay, "error", err)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return Response{}, &TransientError{Op: "openai " + req.Schema, Err: ctx.Err()}
+		}
+		delay *= 2
+	}
+	return Response{}, &TransientError{Op: fmt.Sprintf("openai %s after %d attempts", req.Schema, o.cfg.MaxAttempts), Err: lastErr}
+}
+
+func (o *OpenAI) call(ctx context.Context, creq openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	cctx, cancel := context.WithTimeout(ctx, o.cfg.CallTimeout)
+	defer cancel()
+	return o.client.CreateChatCompletion(cctx, creq)
+}
+
+func (o *OpenAI) usage(u openai.Usage) Usage {
+	cached := 0
+	if u.PromptTokensDetails != nil {
+		cached = u.PromptTokensDetails.CachedTokens
+	}
+	cost := (float64(u.PromptTokens-cached)*o.price.InputPerMTok +
+		float64(cached)*o.price.CachedPerMTok +
+		float64(u.CompletionTokens)*o.price.OutputPerMTok) / 1e6
+	return Usage{Calls: 1, PromptTokens: u.PromptTokens, CachedTokens: cached, CompletionTokens: u.CompletionTokens, CostUSD: cost}
+}
+
+// retryable: rate limits, server errors, timeouts and connection failures.
+func retryable(err error) bool {
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.HTTPStatusCode == http.StatusTooManyRequests || apiErr.HTTPStatusCode >= 500
+	}
+	var reqErr *openai.RequestError
+	if errors.As(err, &reqErr) {
+		return reqErr.HTTPStatusCode == http.StatusTooManyRequests || reqErr.HTTPStatusCode >= 500
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr)
+}
+
+// rawSchema lets a ready JSON schema travel as go-openai's json.Marshaler.
+type rawSchema []byte
+
+func (r rawSchema) MarshalJSON() ([]byte, error) { return r, nil }

@@ -1,0 +1,59 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Generate asks c for a value of type T. It attaches T's strict schema
+// (unless req.JSONSchema is set), validates the answer against it, decodes
+// it and runs check (citations, ranges, the caller's own rules). On any
+// problem it re-asks once, carrying the problem back to the model; a second
+// failure is an *InvalidOutputError. The returned Usage covers every call.
+func Generate[T any](ctx context.Context, c Client, req Request, check func(*T) error) (T, Usage, error) {
+	var zero T
+	if req.JSONSchema == nil {
+		s, err := SchemaFor(zero)
+		if err != nil {
+			return zero, Usage{}, fmt.Errorf("generate %s: %w", req.Schema, err)
+		}
+		req.JSONSchema = s
+	}
+	var total Usage
+	for attempt := 0; attempt < 2; attempt++ {
+		resp, err := c.Complete(ctx, req)
+		total.Add(resp.Usage)
+		if err != nil {
+			return zero, total, fmt.Errorf("generate %s: %w", req.Schema, err)
+		}
+		out, problem := decode[T](req.JSONSchema, resp.Content, check)
+		if problem == "" {
+			return out, total, nil
+		}
+		if attempt == 1 {
+			return zero, total, &InvalidOutputError{Schema: req.Schema, Problem: problem}
+		}
+		req.Retry = &Reask{Previous: string(resp.Content), Problem: problem}
+	}
+	panic("unreachable")
+}
+
+func decode[T any](schema json.RawMessage, content []byte, check func(*T) error) (T, string) {
+	var out T
+	if err := Validate(schema, content); err != nil {
+		return out, err.Error()
+	}
+	dec := json.NewDecoder(bytes.NewReader(content))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		return out, err.Error()
+	}
+	if check != nil {
+		if err := check(&out); err != nil {
+			return out, err.Error()
+		}
+	}
+	return out, ""
+}

@@ -1,0 +1,136 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/veredicto/veredicto/internal/blob"
+)
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestLoadBlocksWithoutJDOrKickoff(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"no jd", map[string]string{"kickoff.md": "k", "candidates/c1/cv.md": "cv"}, "jd.md"},
+		{"no kickoff", map[string]string{"jd.md": "j", "candidates/c1/cv.md": "cv"}, "kickoff.md"},
+		{"neither", map[string]string{"candidates/c1/cv.md": "cv"}, "jd.md, kickoff.md"},
+		{"empty jd", map[string]string{"jd.md": "  \n", "kickoff.md": "k"}, "jd.md (empty)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(context.Background(), blob.NewDir(writeFiles(t, tt.files)), "", "s")
+			var mi *MissingInputError
+			if !errors.As(err, &mi) {
+				t.Fatalf("got %v, want *MissingInputError", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not name %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadReadsSearchAndDeclaresMissingDocuments(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"search.yaml":                 "search_id: cfo-1\nclient: ACME\nrole: CFO\ngates:\n  gem4: 8\n",
+		"jd.md":                       "JD",
+		"kickoff.md":                  "Kickoff",
+		"culture.md":                  "Cultura",
+		"notes.txt":                   "ignored",
+		"candidates/c-2/cv.md":        "CV2",
+		"candidates/c-1/cv.md":        "CV1",
+		"candidates/c-1/interview.md": "Entrevista",
+	})
+	s, err := Load(context.Background(), blob.NewDir(dir), "", "fallback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Docs.SearchID != "cfo-1" || s.Docs.Client != "ACME" {
+		t.Errorf("search %+v", s.Docs)
+	}
+	if s.Gates != (Gates{Gem1: 6, Gem2: 6, Gem3: 6, Gem4: 8, MaxQARetries: 2}) {
+		t.Errorf("gates %+v: want defaults with gem4 overridden to 8", s.Gates)
+	}
+	if len(s.Candidates) != 2 || s.Candidates[0].CandidateID != "c-1" {
+		t.Fatalf("candidates %+v", s.Candidates)
+	}
+	c := s.Candidates[0]
+	if c.CV.ID != "candidates/c-1/cv.md" || c.CV.Missing || !c.Tests.Missing || c.Tests.ID != "candidates/c-1/tests.md" {
+		t.Errorf("candidate docs %+v", c)
+	}
+	if !s.Index["candidates/c-1/interview.md"] || s.Index["candidates/c-1/tests.md"] || !s.Index["culture.md"] || s.Index["company.md"] {
+		t.Errorf("index %v", s.Index)
+	}
+	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "notes.txt") {
+		t.Errorf("warnings %v", s.Warnings)
+	}
+}
+
+func TestLoadRejectsBadConfig(t *testing.T) {
+	tests := []struct {
+		yaml string
+		want string
+	}{
+		{"gates:\n  gem1: 11\n", "search.yaml: gates.gem1: 11 is out of range 0–10"},
+		{"gates:\n  max_qa_retries: 3\n", "gates.max_qa_retries: 3 is out of range 0–2"},
+		{"serch_id: x\n", "field serch_id not found"},
+		{"search_id: 'a b'\n", "search.yaml: search_id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"search.yaml": tt.yaml, "jd.md": "j", "kickoff.md": "k"})
+			_, err := Load(context.Background(), blob.NewDir(dir), "", "s")
+			var ie *InvalidInputError
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want *InvalidInputError containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckCitations(t *testing.T) {
+	index := map[string]bool{"cv.md": true, "jd.md": true}
+	tests := []struct {
+		name  string
+		in    Gem1Content
+		want  string
+		cited string
+	}{
+		{"all cited", Gem1Content{Trajectory: []Claim{{Text: "a", Sources: []string{"cv.md"}}}, Achievements: []Achievement{{Sources: []string{"jd.md"}}}}, "", "[cv.md jd.md]"},
+		{"unknown source", Gem1Content{Trajectory: []Claim{{Text: "a", Sources: []string{"otro.md"}}}}, `trayectoria[0] cites "otro.md"`, "[]"},
+		{"declared gap", Gem1Content{EvidenceGaps: []Claim{{Text: NotInSources + ": métricas de caja"}}}, "", "[]"},
+		{"unsourced claim", Gem1Content{ContinuityRisks: []Claim{{Text: "riesgo"}}}, "riesgos_continuidad[0] has no source", "[]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cited, err := CheckCitations("gem1", Answer[Gem1Content]{Content: tt.in}, index)
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+			if got := strings.Join(cited, " "); "["+got+"]" != tt.cited {
+				t.Errorf("cited [%s], want %s", got, tt.cited)
+			}
+		})
+	}
+}

@@ -1,0 +1,329 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/veredicto/veredicto/internal/llm"
+)
+
+// Reasons a candidate's evaluation ended, recorded with the decision.
+const (
+	ReasonGate1          = "gate_gem1"
+	ReasonGate2          = "gate_gem2"
+	ReasonGate3          = "gate_gem3"
+	ReasonQAPassed       = "qa_aprobado"
+	ReasonQABlocks       = "bloqueos_qa_consecutivos"
+	ReasonContradiction  = "contradiccion_critica_irresoluble"
+	ReasonNoEvidence     = "falta_estructural_evidencia"
+	ReasonAmbiguousGem3  = "recomendacion_ambigua"
+	ReasonTechnicalError = "error_tecnico"
+)
+
+// Outcome is set by the workflow's Pass states when a candidate's path ends.
+type Outcome struct {
+	Decision string      `json:"decision"`
+	Reason   string      `json:"reason"`
+	Error    *StateError `json:"error,omitempty"`
+}
+
+// StateError is the {Error, Cause} object a Catch places in the state.
+type StateError struct {
+	Error string `json:"Error"`
+	Cause string `json:"Cause"`
+}
+
+// ReportTask writes a candidate's reports.
+type ReportTask struct {
+	CandidateTask
+	ReportPrefix string  `json:"report_prefix"`
+	Thresholds   Gates   `json:"thresholds"`
+	Outcome      Outcome `json:"outcome"`
+}
+
+// CandidateResult is the small summary of a candidate the workflow collects.
+type CandidateResult struct {
+	CandidateID    string         `json:"candidate_id"`
+	Decision       string         `json:"decision"`
+	Reason         string         `json:"reason"`
+	Scores         map[string]int `json:"scores"`
+	QAScore        *int           `json:"qa_score"`
+	Usage          llm.Usage      `json:"usage"`
+	DurationMS     int64          `json:"duration_ms"`
+	Claims         int            `json:"claims"`
+	SourcedClaims  int            `json:"sourced_claims"`
+	DeclaredGaps   int            `json:"declared_gaps"`
+	Contradictions int            `json:"contradictions"`
+	Outputs        int            `json:"outputs"`
+	CitedOutputs   int            `json:"outputs_with_complete_citations"`
+	ReportKey      string         `json:"report_key"`
+}
+
+// Report is report.json.
+type Report struct {
+	SearchID    string                     `json:"search_id"`
+	CandidateID string                     `json:"candidate_id"`
+	Decision    string                     `json:"decision"`
+	Reason      string                     `json:"reason"`
+	Thresholds  Gates                      `json:"thresholds"`
+	Stages      map[string]json.RawMessage `json:"stages"`
+	StageOrder  []string                   `json:"stage_order"`
+	Escalation  *Escalation                `json:"escalation,omitempty"`
+	Error       *StateError                `json:"error,omitempty"`
+	Usage       llm.Usage                  `json:"usage"`
+	LLM         llm.Info                   `json:"llm"`
+	Baseline    string                     `json:"baseline,omitempty"`
+	DurationMS  int64                      `json:"duration_ms"`
+	Missing     []string                   `json:"missing_documents"`
+}
+
+// Escalation is the package for the senior consultant (seed §8).
+type Escalation struct {
+	Reason           string   `json:"motivo"`
+	ExecutiveSummary string   `json:"resumen_ejecutivo"`
+	Attempts         []string `json:"bloqueos_y_correcciones"`
+	ForcedCloseRisks []string `json:"riesgos_si_se_fuerza_cierre"`
+}
+
+// OfflineBaselineNotice labels every report made without a model.
+const OfflineBaselineNotice = "Línea base offline: análisis léxico determinista, no es un juicio de un modelo de lenguaje. Úsese como referencia, no como decisión."
+
+// Report loads the stages the candidate ran (never calling an agent) and
+// writes report.json and report.md under the report prefix.
+func (svc *Service) Report(ctx context.Context, t ReportTask) (CandidateResult, error) {
+	if !validDecision(t.Outcome.Decision) {
+		return CandidateResult{}, &InvalidInputError{File: "state input", Field: "outcome.decision", Problem: fmt.Sprintf("%q is not a protocol decision", t.Outcome.Decision)}
+	}
+	ch, err := svc.newChain(ctx, t.CandidateTask, true)
+	if err != nil && !errors.Is(err, errNotRun) {
+		return CandidateResult{}, err
+	}
+	if ch != nil {
+		if _, err := ch.runQA(ctx, t.Counters.Gem3, t.Counters.QA, true); err != nil && !errors.Is(err, errNotRun) {
+			return CandidateResult{}, err
+		}
+	}
+	s, err := svc.load(ctx, t.InputPrefix, t.SearchID)
+	if err != nil {
+		return CandidateResult{}, err
+	}
+	cand, err := s.candidate(t.CandidateID)
+	if err != nil {
+		return CandidateResult{}, err
+	}
+	rep := Report{SearchID: t.SearchID, CandidateID: t.CandidateID, Decision: t.Outcome.Decision, Reason: t.Outcome.Reason,
+		Thresholds: t.Thresholds, Stages: map[string]json.RawMessage{}, Error: t.Outcome.Error, LLM: svc.Analyst.Info(), Missing: []string{}}
+	if rep.LLM.Provider == "offline" {
+		rep.Baseline = OfflineBaselineNotice
+	}
+	for _, d := range cand.All() {
+		if d.Missing {
+			rep.Missing = append(rep.Missing, d.ID)
+		}
+	}
+	var records []StageRecord
+	if ch != nil {
+		records = ch.records
+	}
+	for _, r := range records {
+		if r.CandidateID != t.CandidateID { // GEM5: search-level, in the summary
+			continue
+		}
+		if _, dup := rep.Stages[r.Stage]; !dup {
+			rep.StageOrder = append(rep.StageOrder, r.Stage)
+		}
+		rep.Stages[r.Stage] = r.Output
+		rep.Usage.Add(r.Usage)
+		rep.DurationMS += r.DurationMS
+	}
+	view, err := decodeView(rep)
+	if err != nil {
+		return CandidateResult{}, err
+	}
+	if rep.Decision == DecisionEscalated {
+		rep.Escalation = buildEscalation(rep, view)
+	}
+	res := summarize(rep, view)
+	res.ReportKey = path.Join(t.ReportPrefix, t.CandidateID, "report.json")
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return CandidateResult{}, fmt.Errorf("encode report %s: %w", t.CandidateID, err)
+	}
+	md := RenderReport(rep, view, s.Docs)
+	// Markdown first, JSON last: the JSON is the record that the report is
+	// complete, so a crash between the two never leaves a JSON without its
+	// Markdown.
+	if err := svc.Reports.Put(ctx, path.Join(t.ReportPrefix, t.CandidateID, "report.md"), []byte(md), "text/markdown; charset=utf-8"); err != nil {
+		return CandidateResult{}, fmt.Errorf("write report.md for %s: %w", t.CandidateID, err)
+	}
+	if err := svc.Reports.Put(ctx, res.ReportKey, append(js, '\n'), "application/json"); err != nil {
+		return CandidateResult{}, fmt.Errorf("write report.json for %s: %w", t.CandidateID, err)
+	}
+	return res, nil
+}
+
+func validDecision(d string) bool {
+	switch d {
+	case DecisionApproved, DecisionDiscarded1, DecisionDiscarded2, DecisionDiscarded3, DecisionEscalated:
+		return true
+	}
+	return false
+}
+
+// reportView is the report's stages decoded for rendering and metrics.
+type reportView struct {
+	gem1   *Contract[Gem1Content]
+	gem2   *Contract[Gem2Content]
+	gem3   *Contract[Gem3Content]
+	audits []namedAudit
+	corrs  []Contract[CorrectionContent]
+}
+
+type namedAudit struct {
+	stage string
+	c     Contract[Gem4Content]
+}
+
+func decodeView(rep Report) (reportView, error) {
+	var v reportView
+	for _, st := range rep.StageOrder {
+		raw := rep.Stages[st]
+		var err error
+		switch {
+		case st == "gem1":
+			v.gem1 = new(Contract[Gem1Content])
+			err = json.Unmarshal(raw, v.gem1)
+		case st == "gem2":
+			v.gem2 = new(Contract[Gem2Content])
+			err = json.Unmarshal(raw, v.gem2)
+		case st == "gem3" || st == "gem3_reask":
+			v.gem3 = new(Contract[Gem3Content])
+			err = json.Unmarshal(raw, v.gem3)
+		case st == "gem4" || len(st) > 10 && st[:10] == "gem4_retry":
+			var c Contract[Gem4Content]
+			err = json.Unmarshal(raw, &c)
+			v.audits = append(v.audits, namedAudit{stage: st, c: c})
+		default:
+			var c Contract[CorrectionContent]
+			err = json.Unmarshal(raw, &c)
+			v.corrs = append(v.corrs, c)
+		}
+		if err != nil {
+			return v, fmt.Errorf("decode stage %s: %w", st, err)
+		}
+	}
+	return v, nil
+}
+
+func buildEscalation(rep Report, v reportView) *Escalation {
+	e := &Escalation{Reason: rep.Reason, Attempts: []string{}, ForcedCloseRisks: []string{}}
+	summary := fmt.Sprintf("Candidato %s escalado a consultor senior (%s).", rep.CandidateID, reasonText(rep.Reason))
+	if v.gem3 != nil {
+		summary += fmt.Sprintf(" GEM3 recomienda %s con puntaje %d/10: %s", v.gem3.Content.Recommendation, scoreOf(v.gem3.Scores), v.gem3.Content.StrategicFit.Text)
+	}
+	e.ExecutiveSummary = summary
+	for i, a := range v.audits {
+		e.Attempts = append(e.Attempts, fmt.Sprintf("%s: QA %d/10, decisión %s, %d claims sin sustento, %d frases de fluff, %d vacíos críticos, %d contradicciones",
+			a.stage, scoreOf(a.c.Scores), a.c.Content.Decision, len(a.c.Content.UnsupportedClaims), len(a.c.Content.Fluff), len(a.c.Content.CriticalGaps), len(a.c.Content.Contradictions)))
+		if i < len(v.corrs) {
+			e.Attempts = append(e.Attempts, fmt.Sprintf("corrección %d: %d cambios", i+1, len(v.corrs[i].Content.Changes)))
+		}
+	}
+	if rep.Error != nil {
+		e.Attempts = append(e.Attempts, fmt.Sprintf("error técnico: %s", rep.Error.Error))
+	}
+	if last := lastAudit(v); last != nil {
+		for _, c := range last.Content.Contradictions {
+			e.ForcedCloseRisks = append(e.ForcedCloseRisks, "Contradicción sin resolver: "+c.Text)
+		}
+		for _, c := range last.Content.CriticalGaps {
+			e.ForcedCloseRisks = append(e.ForcedCloseRisks, "Vacío crítico: "+c.Text)
+		}
+	}
+	if v.gem3 != nil {
+		for _, r := range v.gem3.Content.Risks {
+			e.ForcedCloseRisks = append(e.ForcedCloseRisks, "Riesgo: "+r.Text)
+		}
+	}
+	if len(e.ForcedCloseRisks) == 0 {
+		e.ForcedCloseRisks = append(e.ForcedCloseRisks, "Cerrar sin evidencia adicional expone la decisión a información no verificada por las fuentes.")
+	}
+	return e
+}
+
+func lastAudit(v reportView) *Contract[Gem4Content] {
+	if len(v.audits) == 0 {
+		return nil
+	}
+	return &v.audits[len(v.audits)-1].c
+}
+
+func reasonText(r string) string {
+	switch r {
+	case ReasonGate1:
+		return "no supera el gate de GEM1"
+	case ReasonGate2:
+		return "no supera el gate de GEM2"
+	case ReasonGate3:
+		return "no supera el gate de GEM3"
+	case ReasonQAPassed:
+		return "QA aprobado"
+	case ReasonQABlocks:
+		return "bloqueos QA consecutivos tras los reintentos de corrección"
+	case ReasonContradiction:
+		return "contradicción crítica irresoluble entre fuentes"
+	case ReasonNoEvidence:
+		return "falta estructural de evidencia para una recomendación final"
+	case ReasonAmbiguousGem3:
+		return "recomendación de GEM3 ambigua tras una nueva consulta"
+	case ReasonTechnicalError:
+		return "error técnico durante la evaluación"
+	}
+	return r
+}
+
+// summarize computes the candidate's figures for the summary and the seed
+// §7 metrics.
+func summarize(rep Report, v reportView) CandidateResult {
+	res := CandidateResult{CandidateID: rep.CandidateID, Decision: rep.Decision, Reason: rep.Reason, Scores: map[string]int{},
+		Usage: rep.Usage, DurationMS: rep.DurationMS}
+	count := func(stage string, answer any, contradictions int) {
+		st := claimStats(answer)
+		res.Claims += st.claims
+		res.SourcedClaims += st.sourced
+		res.DeclaredGaps += st.gaps
+		res.Outputs++
+		if st.claims == st.sourced+st.gaps {
+			res.CitedOutputs++
+		}
+		res.Contradictions += contradictions
+	}
+	if v.gem1 != nil {
+		res.Scores["gem1"] = scoreOf(v.gem1.Scores)
+		count("gem1", v.gem1.Content, 0)
+	}
+	if v.gem2 != nil {
+		res.Scores["gem2"] = scoreOf(v.gem2.Scores)
+		count("gem2", v.gem2.Content, len(v.gem2.Content.Contradictions))
+	}
+	if v.gem3 != nil {
+		res.Scores["gem3"] = scoreOf(v.gem3.Scores)
+		n := 0
+		for _, r := range v.gem3.Content.References {
+			if r.Status == "contradice" {
+				n++
+			}
+		}
+		count("gem3", v.gem3.Content, n)
+	}
+	if last := lastAudit(v); last != nil {
+		q := scoreOf(last.Scores)
+		res.QAScore = &q
+		res.Scores["gem4"] = q
+		count("gem4", last.Content, len(last.Content.Contradictions))
+	}
+	return res
+}

@@ -1,0 +1,196 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/veredicto/veredicto/internal/llm"
+)
+
+// KV is the context store port: single-item conditional writes.
+type KV interface {
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	PutIfAbsent(ctx context.Context, key string, value []byte) (bool, error)
+}
+
+// StageRecord is one persisted stage output. It is keyed by
+// search/candidate/stage/attempt and the hash of everything that went into
+// it (documents, upstream outputs, prompt version, model), so a retried task
+// or a re-run finds it and never pays twice; a changed input gets a new key
+// and nothing is overwritten.
+type StageRecord struct {
+	SearchID    string          `json:"search_id"`
+	CandidateID string          `json:"candidate_id"`
+	Stage       string          `json:"stage"`
+	Attempt     int             `json:"attempt"`
+	InputHash   string          `json:"input_hash"`
+	Output      json.RawMessage `json:"output"`
+	Usage       llm.Usage       `json:"usage"`
+	LLM         llm.Info        `json:"llm"`
+	StartedAt   string          `json:"started_at"`
+	DurationMS  int64           `json:"duration_ms"`
+}
+
+func stageKey(searchID, candidateID, stage string, attempt int, hash string) string {
+	if candidateID == "" {
+		candidateID = "-"
+	}
+	return fmt.Sprintf("stage/%s/%s/%s/%d/%s", searchID, candidateID, stage, attempt, hash)
+}
+
+// chainHash hashes the parts that determine a stage's output.
+func chainHash(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s;", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// docHashes lists the hashes of docs ("absent" for missing ones).
+func docHashes(s *Search, docs ...Doc) []string {
+	out := make([]string, 0, len(docs))
+	for _, d := range docs {
+		if d.Missing {
+			out = append(out, d.ID+"=absent")
+			continue
+		}
+		out = append(out, d.ID+"="+s.Hashes[d.ID])
+	}
+	return out
+}
+
+// stage names as persisted and reported.
+func stageName(agent string, attempt int) string {
+	switch {
+	case agent == AgentGem4 && attempt > 0:
+		return fmt.Sprintf("gem4_retry_%d", attempt)
+	case agent == AgentCorrection:
+		return fmt.Sprintf("correction_%d", attempt)
+	case agent == AgentGem3 && attempt > 0:
+		return "gem3_reask"
+	}
+	return agent
+}
+
+// runStage returns the stored output for (stage, hash) or computes it with
+// call and stores it. Concurrent or repeated runs of the same stage converge
+// on the first stored record.
+func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, agent string, attempt int, hash string,
+	call func() (Answer[C], llm.Usage, error)) (Contract[C], StageRecord, error) {
+	key := stageKey(s.Docs.SearchID, candidateID, agent, attempt, hash)
+	if rec, c, ok, err := loadStage[C](ctx, svc.Store, key); err != nil || ok {
+		return c, rec, err
+	}
+	if call == nil {
+		return Contract[C]{}, StageRecord{}, errNotRun
+	}
+	start := svc.now()
+	ans, usage, err := call()
+	if err != nil {
+		// The error goes back unwrapped: its type name is the ASL error name
+		// that Retry and Catch match, here and on AWS Lambda.
+		svc.logger().ErrorContext(ctx, "agent call failed", "search_id", s.Docs.SearchID,
+			"candidate_id", candidateID, "stage", stageName(agent, attempt), "error_type", fmt.Sprintf("%T", err))
+		return Contract[C]{}, StageRecord{}, err
+	}
+	cited, err := CheckCitations(agent, ans, s.Index)
+	if err != nil {
+		return Contract[C]{}, StageRecord{}, &InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
+	}
+	if err := checkScores(agent, ans.Scores); err != nil {
+		return Contract[C]{}, StageRecord{}, &InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
+	}
+	c := Contract[C]{
+		Meta: Meta{SearchID: s.Docs.SearchID, CandidateID: candidateID, Gem: agent, Timestamp: start.UTC().Format("2006-01-02T15:04:05Z"),
+			PromptVersion: svc.PromptVersion(agent), Sources: cited},
+		Content: ans.Content, Scores: ans.Scores, IssuesFound: nonNil(ans.IssuesFound), Blockers: nonNil(ans.Blockers),
+	}
+	out, err := json.Marshal(c)
+	if err != nil {
+		return Contract[C]{}, StageRecord{}, fmt.Errorf("encode %s: %w", agent, err)
+	}
+	rec := StageRecord{SearchID: s.Docs.SearchID, CandidateID: candidateID, Stage: stageName(agent, attempt), Attempt: attempt,
+		InputHash: hash, Output: out, Usage: usage, LLM: svc.Analyst.Info(), StartedAt: c.Meta.Timestamp,
+		DurationMS: svc.now().Sub(start).Milliseconds()}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return Contract[C]{}, StageRecord{}, fmt.Errorf("encode stage record: %w", err)
+	}
+	wrote, err := svc.Store.PutIfAbsent(ctx, key, b)
+	if err != nil {
+		return Contract[C]{}, StageRecord{}, fmt.Errorf("put stage %s/%s: %w", candidateID, rec.Stage, err)
+	}
+	if !wrote { // another attempt finished first: use what it stored
+		rec2, c2, ok, err := loadStage[C](ctx, svc.Store, key)
+		if err != nil || !ok {
+			return Contract[C]{}, StageRecord{}, fmt.Errorf("reload stage %s/%s: %v", candidateID, rec.Stage, err)
+		}
+		return c2, rec2, nil
+	}
+	return c, rec, nil
+}
+
+func loadStage[C any](ctx context.Context, kv KV, key string) (StageRecord, Contract[C], bool, error) {
+	var rec StageRecord
+	var c Contract[C]
+	b, ok, err := kv.Get(ctx, key)
+	if err != nil || !ok {
+		return rec, c, false, err
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return rec, c, false, fmt.Errorf("decode stage %s: %w", key, err)
+	}
+	if err := json.Unmarshal(rec.Output, &c); err != nil {
+		return rec, c, false, fmt.Errorf("decode stage output %s: %w", key, err)
+	}
+	return rec, c, true, nil
+}
+
+func nonNil(is []Issue) []Issue {
+	if is == nil {
+		return []Issue{}
+	}
+	return is
+}
+
+// checkScores enforces the contract's score ranges: score_dimension an
+// integer 0–10 (null for GEM5 only), confidence 0–1.
+func checkScores(agent string, s Scores) error {
+	var problems []string
+	switch {
+	case agent == AgentGem5 && s.ScoreDimension != nil:
+		problems = append(problems, "score_dimension must be null for gem5")
+	case agent != AgentGem5 && agent != AgentCorrection && s.ScoreDimension == nil:
+		problems = append(problems, "score_dimension is missing")
+	case s.ScoreDimension != nil && (*s.ScoreDimension < 0 || *s.ScoreDimension > 10):
+		problems = append(problems, fmt.Sprintf("score_dimension %d is outside 0–10", *s.ScoreDimension))
+	}
+	if s.Confidence < 0 || s.Confidence > 1 {
+		problems = append(problems, fmt.Sprintf("confidence %v is outside 0–1", s.Confidence))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s: %s", agent, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// errNotRun ends a load-only chain at the first stage that did not run.
+var errNotRun = errors.New("stage did not run")
+
+// InvalidOutputError is an agent output that fails the contract after the
+// LLM layer's own re-ask (citations or score ranges).
+type InvalidOutputError struct {
+	Agent       string
+	CandidateID string
+	Problem     string
+}
+
+func (e *InvalidOutputError) Error() string {
+	return fmt.Sprintf("%s output for candidate %q breaks the contract: %s", e.Agent, e.CandidateID, e.Problem)
+}

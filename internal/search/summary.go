@@ -1,0 +1,214 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/veredicto/veredicto/internal/llm"
+)
+
+// SummaryTask writes the search summary from the candidates' results.
+type SummaryTask struct {
+	SearchID     string            `json:"search_id"`
+	InputPrefix  string            `json:"input_prefix"`
+	ReportPrefix string            `json:"report_prefix"`
+	Thresholds   Gates             `json:"thresholds"`
+	Results      []CandidateResult `json:"results"`
+}
+
+// Metrics are the protocol's operational metrics (seed §7).
+type Metrics struct {
+	Candidates int `json:"candidates"`
+	// QAPassRate: of the candidates GEM4 audited, the share whose last QA
+	// score is ≥ the QA threshold.
+	QAAudited  int     `json:"qa_audited"`
+	QAPassRate float64 `json:"qa_pass_rate"`
+	// CompleteCitationRate: share of agent outputs in which every claim
+	// either cites a source or declares the gap.
+	CompleteCitationRate float64 `json:"complete_citation_rate"`
+	// SourcedClaimRate: share of all claims that cite at least one source.
+	SourcedClaimRate       float64   `json:"sourced_claim_rate"`
+	ContradictionsDeclared int       `json:"contradictions_declared"`
+	AvgDurationMS          float64   `json:"avg_duration_ms_per_candidate"`
+	AvgCostUSD             float64   `json:"avg_cost_usd_per_candidate"`
+	EscalationRate         float64   `json:"escalation_rate"`
+	Usage                  llm.Usage `json:"usage"`
+}
+
+// Summary is summary.json.
+type Summary struct {
+	SearchID string            `json:"search_id"`
+	Client   string            `json:"client,omitempty"`
+	Role     string            `json:"role,omitempty"`
+	Mandate  json.RawMessage   `json:"mandate"`
+	Ranking  []CandidateResult `json:"ranking"`
+	Metrics  Metrics           `json:"metrics"`
+	LLM      llm.Info          `json:"llm"`
+	Baseline string            `json:"baseline,omitempty"`
+}
+
+var decisionRank = map[string]int{
+	DecisionApproved: 0, DecisionEscalated: 1, DecisionDiscarded3: 2, DecisionDiscarded2: 3, DecisionDiscarded1: 4,
+}
+
+// Rank orders candidates: decision first (approved, escalated, then later
+// discards before earlier ones), then QA score, then the sum of the stage
+// scores, then id.
+func Rank(rs []CandidateResult) []CandidateResult {
+	out := append([]CandidateResult(nil), rs...)
+	sum := func(r CandidateResult) int {
+		n := 0
+		for _, s := range r.Scores {
+			n += s
+		}
+		return n
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if decisionRank[a.Decision] != decisionRank[b.Decision] {
+			return decisionRank[a.Decision] < decisionRank[b.Decision]
+		}
+		qa, qb := -1, -1
+		if a.QAScore != nil {
+			qa = *a.QAScore
+		}
+		if b.QAScore != nil {
+			qb = *b.QAScore
+		}
+		if qa != qb {
+			return qa > qb
+		}
+		if sum(a) != sum(b) {
+			return sum(a) > sum(b)
+		}
+		return a.CandidateID < b.CandidateID
+	})
+	return out
+}
+
+// ComputeMetrics derives the seed §7 metrics.
+func ComputeMetrics(rs []CandidateResult, qaThreshold int) Metrics {
+	m := Metrics{Candidates: len(rs)}
+	outputs, cited, claims, sourced, escalated := 0, 0, 0, 0, 0
+	var dur int64
+	for _, r := range rs {
+		if r.QAScore != nil {
+			m.QAAudited++
+			if *r.QAScore >= qaThreshold {
+				m.QAPassRate++
+			}
+		}
+		outputs += r.Outputs
+		cited += r.CitedOutputs
+		claims += r.Claims
+		sourced += r.SourcedClaims
+		m.ContradictionsDeclared += r.Contradictions
+		m.Usage.Add(r.Usage)
+		dur += r.DurationMS
+		if r.Decision == DecisionEscalated {
+			escalated++
+		}
+	}
+	ratio := func(a, b int) float64 {
+		if b == 0 {
+			return 0
+		}
+		return round3(float64(a) / float64(b))
+	}
+	m.QAPassRate = ratio(int(m.QAPassRate), m.QAAudited)
+	m.CompleteCitationRate = ratio(cited, outputs)
+	m.SourcedClaimRate = ratio(sourced, claims)
+	m.EscalationRate = ratio(escalated, len(rs))
+	if len(rs) > 0 {
+		m.AvgDurationMS = round3(float64(dur) / float64(len(rs)))
+		m.AvgCostUSD = m.Usage.CostUSD / float64(len(rs))
+	}
+	return m
+}
+
+func round3(f float64) float64 {
+	return float64(int64(f*1000+0.5)) / 1000
+}
+
+// Summarize writes summary.json and summary.md.
+func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (Metrics, error) {
+	s, err := svc.load(ctx, t.InputPrefix, t.SearchID)
+	if err != nil {
+		return Metrics{}, err
+	}
+	g5, _, rec, err := svc.gem5(ctx, s, true)
+	if err != nil {
+		return Metrics{}, fmt.Errorf("summary %s: load gem5: %w", t.SearchID, err)
+	}
+	sum := Summary{SearchID: t.SearchID, Client: s.Docs.Client, Role: s.Docs.Role, Mandate: rec.Output,
+		Ranking: Rank(t.Results), Metrics: ComputeMetrics(t.Results, t.Thresholds.Gem4), LLM: svc.Analyst.Info()}
+	sum.Metrics.Usage.Add(rec.Usage)
+	if len(t.Results) > 0 {
+		sum.Metrics.AvgCostUSD = sum.Metrics.Usage.CostUSD / float64(len(t.Results))
+	}
+	if sum.LLM.Provider == "offline" {
+		sum.Baseline = OfflineBaselineNotice
+	}
+	js, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return Metrics{}, fmt.Errorf("encode summary: %w", err)
+	}
+	if err := svc.Reports.Put(ctx, path.Join(t.ReportPrefix, "summary.md"), []byte(RenderSummary(sum, g5.Content)), "text/markdown; charset=utf-8"); err != nil {
+		return Metrics{}, fmt.Errorf("write summary.md: %w", err)
+	}
+	if err := svc.Reports.Put(ctx, path.Join(t.ReportPrefix, "summary.json"), append(js, '\n'), "application/json"); err != nil {
+		return Metrics{}, fmt.Errorf("write summary.json: %w", err)
+	}
+	return sum.Metrics, nil
+}
+
+// RenderSummary writes the search summary in Spanish.
+func RenderSummary(sum Summary, mandate Gem5Content) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Resumen de búsqueda `%s`", sum.SearchID)
+	if sum.Role != "" {
+		fmt.Fprintf(&b, ": %s", sum.Role)
+	}
+	b.WriteString("\n\n")
+	if sum.Client != "" {
+		fmt.Fprintf(&b, "Cliente: %s\n\n", sum.Client)
+	}
+	if sum.Baseline != "" {
+		fmt.Fprintf(&b, "> ⚠️ %s\n\n", sum.Baseline)
+	}
+	b.WriteString("## Ranking de candidatos\n\n| # | Candidato | Decisión | GEM1 | GEM2 | GEM3 | QA | Motivo |\n|---|---|---|---|---|---|---|---|\n")
+	score := func(r CandidateResult, k string) string {
+		if v, ok := r.Scores[k]; ok {
+			return fmt.Sprint(v)
+		}
+		return "—"
+	}
+	for i, r := range sum.Ranking {
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, r.CandidateID, r.Decision,
+			score(r, "gem1"), score(r, "gem2"), score(r, "gem3"), score(r, "gem4"), reasonText(r.Reason))
+	}
+	b.WriteString("\n## Mandato (GEM5)\n\n")
+	fmt.Fprintf(&b, "- **Problema real:** %s\n", cite(mandate.RealProblem.Text, mandate.RealProblem.Sources))
+	fmt.Fprintf(&b, "- **Desafío crítico:** %s\n", cite(mandate.KeyChallenge.Text, mandate.KeyChallenge.Sources))
+	for _, k := range mandate.ExpectedSuccesses {
+		fmt.Fprintf(&b, "- **Éxito esperado:** %s — KPI: %s (%s)\n", cite(k.Description, k.Sources), oneLine(k.KPI), oneLine(k.Horizon))
+	}
+	claimList(&b, "No-fits", mandate.NoFits)
+	claimList(&b, "Criterios de decisión final", mandate.DecisionCriteria)
+	claimList(&b, "Riesgos del mandato", mandate.MandateRisks)
+
+	m := sum.Metrics
+	b.WriteString("\n## Métricas del protocolo\n\n")
+	fmt.Fprintf(&b, "- Calidad: tasa de aprobación QA ≥ umbral: %.0f%% (%d auditados)\n", m.QAPassRate*100, m.QAAudited)
+	fmt.Fprintf(&b, "- Confiabilidad: salidas con citas completas: %.0f%%; afirmaciones con fuente: %.0f%%\n", m.CompleteCitationRate*100, m.SourcedClaimRate*100)
+	fmt.Fprintf(&b, "- Consistencia: contradicciones declaradas: %d\n", m.ContradictionsDeclared)
+	fmt.Fprintf(&b, "- Eficiencia: tiempo medio por candidato %.0f ms; costo medio por candidato US$%.4f; costo total US$%.4f (%d llamadas, %d tokens de entrada, %d de salida)\n",
+		m.AvgDurationMS, m.AvgCostUSD, m.Usage.CostUSD, m.Usage.Calls, m.Usage.PromptTokens, m.Usage.CompletionTokens)
+	fmt.Fprintf(&b, "- Escalamiento: %.0f%% de los candidatos requieren consultor senior\n", m.EscalationRate*100)
+	fmt.Fprintf(&b, "\n---\nModelo: %s/%s\n", sum.LLM.Provider, sum.LLM.Model)
+	return b.String()
+}

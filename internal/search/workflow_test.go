@@ -1,0 +1,296 @@
+package search_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/blob"
+	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/store"
+	"github.com/veredicto/veredicto/statemachines"
+)
+
+// qa scripts one GEM4 audit.
+type qa struct {
+	score        int
+	blocked      bool
+	irresolvable bool
+	structural   bool
+}
+
+// script is one candidate's scripted answers, by attempt.
+type script struct {
+	gem1, gem2 int
+	gem3       []int    // per GEM3 attempt
+	rec        []string // per GEM3 attempt
+	gem4       []qa     // per GEM4 attempt
+	failAt     string   // agent that fails with a non-transient error
+}
+
+// scripted is a hand-written Analyst fake: scores come from the script,
+// contents cite the candidate's CV so the citation checks pass.
+type scripted struct {
+	mu      sync.Mutex
+	scripts map[string]script
+	calls   map[string]int // "c-001/gem4" → calls
+}
+
+func (s *scripted) count(cand, agent string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls[cand+"/"+agent]++
+}
+
+func (s *scripted) Calls(cand, agent string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[cand+"/"+agent]
+}
+
+func claim(src string) search.Claim { return search.Claim{Text: "evidencia", Sources: []string{src}} }
+
+func score(n int) search.Scores { return search.Scores{ScoreDimension: &n, Confidence: 0.8} }
+
+type failure struct{ msg string }
+
+func (f *failure) Error() string { return f.msg }
+
+func (s *scripted) Gem5(_ context.Context, in search.Gem5Input) (search.Answer[search.Gem5Content], llm.Usage, error) {
+	s.count("-", "gem5")
+	jd := claim(in.Search.JD.ID)
+	return search.Answer[search.Gem5Content]{Content: search.Gem5Content{RealProblem: jd, KeyChallenge: jd},
+		Scores: search.Scores{Confidence: 0.9}}, llm.Usage{Calls: 1, PromptTokens: 100}, nil
+}
+
+func (s *scripted) Gem1(_ context.Context, in search.Gem1Input) (search.Answer[search.Gem1Content], llm.Usage, error) {
+	c := in.Candidate.CandidateID
+	s.count(c, "gem1")
+	if s.scripts[c].failAt == "gem1" {
+		return search.Answer[search.Gem1Content]{}, llm.Usage{}, &failure{"scripted failure"}
+	}
+	return search.Answer[search.Gem1Content]{Content: search.Gem1Content{Trajectory: []search.Claim{claim(in.Candidate.CV.ID)}},
+		Scores: score(s.scripts[c].gem1)}, llm.Usage{Calls: 1, PromptTokens: 200, CompletionTokens: 50}, nil
+}
+
+func (s *scripted) Gem2(_ context.Context, in search.Gem2Input) (search.Answer[search.Gem2Content], llm.Usage, error) {
+	c := in.Candidate.CandidateID
+	s.count(c, "gem2")
+	return search.Answer[search.Gem2Content]{Content: search.Gem2Content{ChallengeFit: claim(in.Candidate.CV.ID)},
+		Scores: score(s.scripts[c].gem2)}, llm.Usage{Calls: 1}, nil
+}
+
+func (s *scripted) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[search.Gem3Content], llm.Usage, error) {
+	c := in.Candidate.CandidateID
+	s.count(c, "gem3")
+	a := 0
+	if in.Reask != "" {
+		a = 1
+	}
+	sc := s.scripts[c]
+	return search.Answer[search.Gem3Content]{Content: search.Gem3Content{StrategicFit: claim(in.Candidate.CV.ID), CulturalFit: claim(in.Candidate.CV.ID),
+		Recommendation: sc.rec[a]}, Scores: score(sc.gem3[a])}, llm.Usage{Calls: 1}, nil
+}
+
+func (s *scripted) Gem4(_ context.Context, in search.Gem4Input) (search.Answer[search.Gem4Content], llm.Usage, error) {
+	c := in.Candidate.CandidateID
+	s.count(c, "gem4")
+	q := s.scripts[c].gem4[in.Attempt]
+	d := search.QAApproved
+	if q.blocked {
+		d = search.QABlocked
+	}
+	return search.Answer[search.Gem4Content]{Content: search.Gem4Content{Decision: d, IrresolvableContradiction: q.irresolvable, StructuralEvidenceGap: q.structural},
+		Scores: score(q.score)}, llm.Usage{Calls: 1}, nil
+}
+
+func (s *scripted) Correct(_ context.Context, in search.CorrectionInput) (search.Answer[search.CorrectionContent], llm.Usage, error) {
+	c := in.Candidate.CandidateID
+	s.count(c, "correction")
+	return search.Answer[search.CorrectionContent]{Content: search.CorrectionContent{Gem1: in.Gem1.Content, Gem2: in.Gem2.Content, Gem3: in.Gem3.Content,
+		Changes: []search.Claim{claim(in.Candidate.CV.ID)}}}, llm.Usage{Calls: 1}, nil
+}
+
+func (s *scripted) Info() llm.Info { return llm.Info{Provider: "scripted", Model: "test"} }
+
+// writeSearch makes a search folder with the given candidates.
+func writeSearch(t *testing.T, dir string, ids ...string) {
+	t.Helper()
+	files := map[string]string{
+		"jd.md":       "# CFO\nLiderar finanzas.",
+		"kickoff.md":  "Prioridad: caja.",
+		"search.yaml": "search_id: s-test\nclient: ACME\nrole: CFO\n",
+	}
+	for _, id := range ids {
+		files["candidates/"+id+"/cv.md"] = "CV de " + id
+		files["candidates/"+id+"/references.md"] = "Referencias de " + id
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type runResult struct {
+	res     *asl.Result
+	out     string
+	kv      *store.Memory
+	analyst *scripted
+}
+
+func runWorkflow(t *testing.T, scripts map[string]script, kv *store.Memory, out string) runResult {
+	t.Helper()
+	in := t.TempDir()
+	ids := make([]string, 0, len(scripts))
+	for id := range scripts {
+		ids = append(ids, id)
+	}
+	writeSearch(t, in, ids...)
+	if kv == nil {
+		kv = store.NewMemory()
+	}
+	if out == "" {
+		out = t.TempDir()
+	}
+	an := &scripted{scripts: scripts, calls: map[string]int{}}
+	svc := &search.Service{Inputs: blob.NewDir(in), Reports: blob.NewDir(out), Store: kv, Analyst: an,
+		PromptVersions: func(a string) string { return a + "-test" }}
+	sm, err := asl.Parse(statemachines.ExecutiveSearch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	input, _ := json.Marshal(search.StartInput{SearchID: "s-test"})
+	res, err := asl.New(catalog.Registry(catalog.Search(svc))).Run(ctx, sm, input, asl.StartOptions{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != asl.StatusSucceeded {
+		t.Fatalf("execution %s: %s: %s", res.Status, res.Error, res.Cause)
+	}
+	return runResult{res: res, out: out, kv: kv, analyst: an}
+}
+
+func readReport(t *testing.T, out, id string) search.Report {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, id, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r search.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestWorkflowPaths(t *testing.T) {
+	pass := qa{score: 8}
+	block := qa{score: 5, blocked: true}
+	tests := []struct {
+		name       string
+		script     script
+		decision   string
+		reason     string
+		stages     string
+		gem4Calls  int
+		correction int
+	}{
+		{"approved at first audit", script{gem1: 7, gem2: 7, gem3: []int{7}, rec: []string{"SI"}, gem4: []qa{pass}},
+			search.DecisionApproved, search.ReasonQAPassed, "gem1 gem2 gem3 gem4", 1, 0},
+		{"gem1 gate at 5 of 6", script{gem1: 5}, search.DecisionDiscarded1, search.ReasonGate1, "gem1", 0, 0},
+		{"gem1 exactly 6 passes, gem2 gate", script{gem1: 6, gem2: 5}, search.DecisionDiscarded2, search.ReasonGate2, "gem1 gem2", 0, 0},
+		{"gem3 gate with a consistent NO", script{gem1: 8, gem2: 8, gem3: []int{4}, rec: []string{"NO"}}, search.DecisionDiscarded3, search.ReasonGate3, "gem1 gem2 gem3", 0, 0},
+		{"QA 7 exactly but BLOQUEADO then approved after one correction", script{gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 7, blocked: true}, pass}},
+			search.DecisionApproved, search.ReasonQAPassed, "gem1 gem2 gem3 gem4 correction_1 gem4_retry_1", 2, 1},
+		{"three QA blocks in a row escalate", script{gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{block, block, block}},
+			search.DecisionEscalated, search.ReasonQABlocks, "gem1 gem2 gem3 gem4 correction_1 gem4_retry_1 correction_2 gem4_retry_2", 3, 2},
+		{"irresolvable contradiction escalates at once", script{gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 4, blocked: true, irresolvable: true}}},
+			search.DecisionEscalated, search.ReasonContradiction, "gem1 gem2 gem3 gem4", 1, 0},
+		{"structural lack of evidence escalates", script{gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 3, blocked: true, structural: true}}},
+			search.DecisionEscalated, search.ReasonNoEvidence, "gem1 gem2 gem3 gem4", 1, 0},
+		{"GEM3 SI below its gate is re-asked, then consistent NO", script{gem1: 8, gem2: 8, gem3: []int{5, 5}, rec: []string{"SI", "NO"}},
+			search.DecisionDiscarded3, search.ReasonGate3, "gem1 gem2 gem3 gem3_reask", 0, 0},
+		{"GEM3 stays ambiguous after the re-ask", script{gem1: 8, gem2: 8, gem3: []int{8, 8}, rec: []string{"NO", "NO"}},
+			search.DecisionEscalated, search.ReasonAmbiguousGem3, "gem1 gem2 gem3 gem3_reask", 0, 0},
+		{"a failing agent escalates with the error", script{failAt: "gem1"}, search.DecisionEscalated, search.ReasonTechnicalError, "", 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runWorkflow(t, map[string]script{"c-001": tt.script}, nil, "")
+			rep := readReport(t, r.out, "c-001")
+			if rep.Decision != tt.decision || rep.Reason != tt.reason {
+				t.Errorf("decision %s (%s), want %s (%s)", rep.Decision, rep.Reason, tt.decision, tt.reason)
+			}
+			if got := strings.Join(rep.StageOrder, " "); got != tt.stages {
+				t.Errorf("stages %q, want %q", got, tt.stages)
+			}
+			if n := r.analyst.Calls("c-001", "gem4"); n != tt.gem4Calls {
+				t.Errorf("gem4 calls %d, want %d", n, tt.gem4Calls)
+			}
+			if n := r.analyst.Calls("c-001", "correction"); n != tt.correction {
+				t.Errorf("corrections %d, want %d", n, tt.correction)
+			}
+			if (rep.Decision == search.DecisionEscalated) != (rep.Escalation != nil) {
+				t.Errorf("escalation package present=%v for decision %s", rep.Escalation != nil, rep.Decision)
+			}
+			if tt.reason == search.ReasonTechnicalError && (rep.Error == nil || rep.Error.Error != "failure") {
+				t.Errorf("error %+v, want the agent's error type name", rep.Error)
+			}
+			if _, err := os.Stat(filepath.Join(r.out, "c-001", "report.md")); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func TestRerunReusesFinishedStages(t *testing.T) {
+	scripts := map[string]script{
+		"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 5, blocked: true}, {score: 9}}},
+		"c-002": {gem1: 3},
+	}
+	kv := store.NewMemory()
+	first := runWorkflow(t, scripts, kv, "")
+	if n := first.analyst.Calls("c-001", "gem4"); n != 2 {
+		t.Fatalf("first run: gem4 calls %d, want 2", n)
+	}
+	second := runWorkflow(t, scripts, kv, "")
+	for _, agent := range []string{"gem1", "gem2", "gem3", "gem4", "correction"} {
+		if n := second.analyst.Calls("c-001", agent); n != 0 {
+			t.Errorf("re-run called %s %d times, want 0 (stage stored)", agent, n)
+		}
+	}
+	if n := second.analyst.Calls("-", "gem5"); n != 0 {
+		t.Errorf("re-run called gem5 %d times, want 0", n)
+	}
+	a, b := readReport(t, first.out, "c-001"), readReport(t, second.out, "c-001")
+	if a.Decision != b.Decision || fmt.Sprint(a.StageOrder) != fmt.Sprint(b.StageOrder) {
+		t.Errorf("re-run report differs: %s %v vs %s %v", a.Decision, a.StageOrder, b.Decision, b.StageOrder)
+	}
+	sum, err := os.ReadFile(filepath.Join(second.out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s search.Summary
+	if err := json.Unmarshal(sum, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Ranking) != 2 || s.Ranking[0].CandidateID != "c-001" || s.Metrics.EscalationRate != 0 {
+		t.Errorf("summary ranking %+v metrics %+v", s.Ranking, s.Metrics)
+	}
+}
