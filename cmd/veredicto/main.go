@@ -1,0 +1,63 @@
+// Command veredicto runs the project's workflows on one machine.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	m := NewMain()
+	os.Exit(m.Run(ctx, os.Args[1:]))
+}
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1 // the work ran and failed (e.g. a failed execution)
+	exitUsage  = 2 // bad invocation or bad input: nothing ran
+)
+
+// Main holds the program's streams so tests can run commands in-process.
+type Main struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// NewMain returns a Main wired to the process's standard streams.
+func NewMain() *Main {
+	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+}
+
+const usage = `veredicto runs Veredicto's hiring workflows on one machine.
+
+Usage:
+  veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
+      Run an Amazon States Language definition in-process.
+
+Run "veredicto COMMAND -h" for a command's flags.
+`
+
+// Run dispatches args to a command and returns the exit code.
+func (m *Main) Run(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(m.Stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "states":
+		return m.runStates(ctx, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprint(m.Stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(m.Stderr, "veredicto: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+}

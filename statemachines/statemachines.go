@@ -1,0 +1,15 @@
+// Package statemachines embeds the project's ASL definitions, so the CLI and
+// the tests run exactly the files that Step Functions deploys.
+package statemachines
+
+import _ "embed"
+
+// ExecutiveSearch is executive_search.asl.json (seed 000).
+//
+//go:embed executive_search.asl.json
+var ExecutiveSearch []byte
+
+// GatesDemo is gates_demo.asl.json, the engine demo.
+//
+//go:embed gates_demo.asl.json
+var GatesDemo []byte
