@@ -11,10 +11,11 @@ all: build-cli
 build-cli:
 	$(GO) build -o $(BIN) ./cmd/veredicto
 
-# The main job on the built-in example. Until the executive-search workflow
-# lands this runs the gate demo state machine through the local engine.
+# The main job on the built-in example: the executive-search evaluation of
+# examples/search-demo (offline baseline unless OPENAI_API_KEY is set).
+# Reports land in out/demo-cfo-andina/.
 run: build-cli
-	./$(BIN) states run statemachines/gates_demo.asl.json --input examples/states/gates_demo.input.json
+	./$(BIN) search run examples/search-demo --out out/demo-cfo-andina
 
 # Every check CI runs: vet, the Go tests with the race detector (conformance
 # corpus included), and the Node checks (asl-validator on every definition,
@@ -22,7 +23,7 @@ run: build-cli
 test: vet test-go test-node
 
 vet:
-	@test -z "$$(gofmt -l cmd internal)" || { echo "gofmt needed:"; gofmt -l cmd internal; exit 1; }
+	@test -z "$$(gofmt -l cmd internal prompts statemachines)" || { echo "gofmt needed:"; gofmt -l cmd internal prompts statemachines; exit 1; }
 	$(GO) vet ./...
 
 test-go:

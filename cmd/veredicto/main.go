@@ -38,6 +38,8 @@ func NewMain() *Main {
 const usage = `veredicto runs Veredicto's hiring workflows on one machine.
 
 Usage:
+  veredicto search run DIR [--out OUT] [--llm offline|openai] [--model M] [--concurrency N]
+      Evaluate the candidates of an executive search (seed 000).
   veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
       Run an Amazon States Language definition in-process.
 
@@ -53,6 +55,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	switch args[0] {
 	case "states":
 		return m.runStates(ctx, args[1:])
+	case "search":
+		return m.runSearch(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(m.Stdout, usage)
 		return exitOK

@@ -5,8 +5,13 @@
 package catalog
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/statemachines"
 )
 
 // Entry is one function of the project.
@@ -41,4 +46,20 @@ func Search(svc *search.Service) []Entry {
 		{"ReportFunction", asl.Typed(svc.Report)},
 		{"SummaryFunction", asl.Typed(svc.Summarize)},
 	}
+}
+
+// RunSearch runs statemachines/executive_search.asl.json through the local
+// engine with the search functions bound to svc: the same definition and
+// handlers Step Functions and Lambda run in AWS.
+func RunSearch(ctx context.Context, svc *search.Service, in search.StartInput, onEvent func(asl.Event)) (*asl.Result, error) {
+	sm, err := asl.Parse(statemachines.ExecutiveSearch)
+	if err != nil {
+		return nil, fmt.Errorf("executive_search.asl.json: %w", err)
+	}
+	input, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	eng := asl.New(Registry(Search(svc)))
+	return eng.Run(ctx, sm, input, asl.StartOptions{Name: in.SearchID, StateMachineName: "executive_search", OnEvent: onEvent})
 }

@@ -77,6 +77,9 @@ type Gem3Input struct {
 	Gem2Input
 	Gem2  Answer[Gem2Content]
 	Reask string
+	// Gate is GEM3's advance threshold: the recommendation must be SI
+	// exactly when score_dimension reaches it.
+	Gate int
 }
 
 // Gem4Input: GEM1–GEM3 outputs (possibly corrected) and the sources index.
@@ -85,6 +88,8 @@ type Gem4Input struct {
 	Gem3         Answer[Gem3Content]
 	SourcesIndex []string
 	Attempt      int // 0 for the first audit, 1 and 2 for re-audits
+	// Gate is the QA approval threshold (seed: 7).
+	Gate int
 }
 
 // CorrectionInput: what was audited and the audit that blocked it.

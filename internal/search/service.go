@@ -340,7 +340,7 @@ func reaskNote(prev Contract[Gem3Content]) string {
 }
 
 func (ch *candidateChain) input3(reask string) Gem3Input {
-	return Gem3Input{Gem2Input: ch.input2(), Gem2: answerOf(ch.gem2), Reask: reask}
+	return Gem3Input{Gem2Input: ch.input2(), Gem2: answerOf(ch.gem2), Reask: reask, Gate: ch.s.Gates.Gem3}
 }
 
 func (ch *candidateChain) runGem3(ctx context.Context, attempt int) error {
@@ -349,7 +349,7 @@ func (ch *candidateChain) runGem3(ctx context.Context, attempt int) error {
 	}
 	upstream, reask := ch.gem2Hash, ""
 	for a := 0; a <= attempt; a++ {
-		h := ch.hash(AgentGem3, upstream, a, ch.cand.References, ch.s.Docs.Culture)
+		h := ch.hash(AgentGem3, upstream+"|gate="+strconv.Itoa(ch.s.Gates.Gem3), a, ch.cand.References, ch.s.Docs.Culture)
 		c, rec, err := runStage(ctx, ch.svc, ch.s, ch.cand.CandidateID, AgentGem3, a, h, live(ch.loadOnly, func() (Answer[Gem3Content], llm.Usage, error) {
 			return ch.svc.Analyst.Gem3(ctx, ch.input3(reask))
 		}))
@@ -380,7 +380,7 @@ func (ch *candidateChain) runQA(ctx context.Context, gem3Attempt, qaAttempt int,
 	cur := audited{gem1: answerOf(ch.gem1), gem2: answerOf(ch.gem2), gem3: answerOf(ch.gem3)}
 	index := sortedIndex(ch.s.Index)
 	input := func(a int) Gem4Input {
-		in := Gem4Input{Gem3Input: ch.input3(""), Gem3: cur.gem3, SourcesIndex: index, Attempt: a}
+		in := Gem4Input{Gem3Input: ch.input3(""), Gem3: cur.gem3, SourcesIndex: index, Attempt: a, Gate: ch.s.Gates.Gem4}
 		in.Gem1, in.Gem2 = cur.gem1, cur.gem2
 		return in
 	}
@@ -404,7 +404,7 @@ func (ch *candidateChain) runQA(ctx context.Context, gem3Attempt, qaAttempt int,
 		if a == qaAttempt && !finalAudit {
 			break
 		}
-		h := ch.hash(AgentGem4, upstream, a)
+		h := ch.hash(AgentGem4, upstream+"|gate="+strconv.Itoa(ch.s.Gates.Gem4), a)
 		in := input(a)
 		c, rec, err := runStage(ctx, ch.svc, ch.s, ch.cand.CandidateID, AgentGem4, a, h, live(ch.loadOnly, func() (Answer[Gem4Content], llm.Usage, error) {
 			return ch.svc.Analyst.Gem4(ctx, in)

@@ -103,7 +103,7 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 	if err != nil {
 		return Contract[C]{}, StageRecord{}, &InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
 	}
-	if err := checkScores(agent, ans.Scores); err != nil {
+	if err := CheckScores(agent, ans.Scores); err != nil {
 		return Contract[C]{}, StageRecord{}, &InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
 	}
 	c := Contract[C]{
@@ -159,9 +159,9 @@ func nonNil(is []Issue) []Issue {
 	return is
 }
 
-// checkScores enforces the contract's score ranges: score_dimension an
+// CheckScores enforces the contract's score ranges: score_dimension an
 // integer 0–10 (null for GEM5 only), confidence 0–1.
-func checkScores(agent string, s Scores) error {
+func CheckScores(agent string, s Scores) error {
 	var problems []string
 	switch {
 	case agent == AgentGem5 && s.ScoreDimension != nil:

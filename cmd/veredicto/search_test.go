@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/veredicto/veredicto/internal/llm/llmtest"
+)
+
+func TestSearchRunExample(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, "", "search", "run", "../../examples/search-demo", "--out", out, "--llm", "offline")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, id := range []string{"c-001", "c-002", "c-003", "c-004", "c-005", "c-006"} {
+		if !strings.Contains(stdout, id) {
+			t.Errorf("stdout does not list %s:\n%s", id, stdout)
+		}
+		for _, f := range []string{"report.json", "report.md"} {
+			if _, err := os.Stat(filepath.Join(out, id, f)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	for _, f := range []string{"summary.json", "summary.md"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if !strings.Contains(stderr, "offline lexical baseline") || !strings.Contains(stderr, "c-003") {
+		t.Errorf("stderr lacks the offline notice or per-candidate progress:\n%s", stderr)
+	}
+}
+
+func TestSearchRunBlocksOnMissingRequiredDocument(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "jd.md", "# CFO\n## Requisitos\n- SAP\n")
+	writeFile(t, dir, "candidates/c-001/cv.md", "### CFO — X (2015–2020)\n")
+	srv := llmtest.NewServer(t, func(llmtest.Call) llmtest.Reply { return llmtest.Reply{Status: 500} })
+	env := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": srv.BaseURL(), "OPENAI_MODEL": "m"}
+	var stdout, stderr bytes.Buffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}
+	cfg := searchRunConfig{dir: dir, out: t.TempDir()}
+	code := m.searchRun(context.Background(), cfg, func(k string) string { return env[k] })
+	if code != exitUsage || !strings.Contains(stderr.String(), "kickoff.md") {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming kickoff.md", code, stderr.String())
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("%d LLM calls on a blocked search, want none", n)
+	}
+}
+
+func TestSearchRunBadInvocations(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"search", "run", "../../examples/search-demo", "--llm", "magic"}, "--llm must be offline or openai"},
+		{[]string{"search", "run", "../../examples/search-demo", "--concurrency", "-1"}, "--concurrency must be positive"},
+		{[]string{"search", "run", "nope-folder"}, "nope-folder is not a folder"},
+		{[]string{"search", "run"}, "want exactly one search folder"},
+		{[]string{"search"}, "Usage: veredicto search run"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runCLI(t, "", tt.args...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
