@@ -133,7 +133,20 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 		}
 		return c2, rec2, nil
 	}
+	// Only the write that stored the stage books its cost, so a retried
+	// task never counts a call twice.
+	if ledger, ok := svc.Store.(UsageLedger); ok && usage.Calls > 0 {
+		if err := ledger.AddUsage(ctx, s.Docs.SearchID, usage); err != nil {
+			svc.logger().WarnContext(ctx, "usage ledger", "search_id", s.Docs.SearchID, "stage", rec.Stage, "error", err)
+		}
+	}
 	return c, rec, nil
+}
+
+// UsageLedger is an optional capability of the context store: a running
+// total of tokens and cost per search (DynamoDB in AWS).
+type UsageLedger interface {
+	AddUsage(ctx context.Context, searchID string, u llm.Usage) error
 }
 
 func loadStage[C any](ctx context.Context, kv KV, key string) (StageRecord, Contract[C], bool, error) {

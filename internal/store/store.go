@@ -10,8 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 )
 
@@ -26,10 +29,59 @@ type Local struct {
 // NewLocal returns a store in dir (created on first write).
 func NewLocal(dir string) *Local { return &Local{dir: dir} }
 
+// file maps a key to its file: each "/"-separated segment is path-escaped,
+// so keys keep their hierarchy on disk and List can walk a prefix. An empty
+// key or segment (impossible to map faithfully) is hashed instead.
 func (l *Local) file(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	h := hex.EncodeToString(sum[:])
-	return filepath.Join(l.dir, h[:2], h+".json")
+	segs := strings.Split(key, "/")
+	for i, s := range segs {
+		if s == "" || s == "." || s == ".." {
+			sum := sha256.Sum256([]byte(key))
+			return filepath.Join(l.dir, "_hashed", hex.EncodeToString(sum[:])+valueExt)
+		}
+		segs[i] = url.PathEscape(s)
+	}
+	return filepath.Join(l.dir, filepath.Join(segs...)+valueExt)
+}
+
+const valueExt = ".value"
+
+// List returns the keys that start with prefix, sorted.
+func (l *Local) List(_ context.Context, prefix string) ([]string, error) {
+	var keys []string
+	err := filepath.WalkDir(l.dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == l.dir {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if e.IsDir() || !strings.HasSuffix(p, valueExt) || strings.HasPrefix(e.Name(), ".") {
+			return nil
+		}
+		rel, err := filepath.Rel(l.dir, strings.TrimSuffix(p, valueExt))
+		if err != nil {
+			return err
+		}
+		segs := strings.Split(filepath.ToSlash(rel), "/")
+		if segs[0] == "_hashed" {
+			return nil
+		}
+		for i, s := range segs {
+			if segs[i], err = url.PathUnescape(s); err != nil {
+				return nil
+			}
+		}
+		if key := strings.Join(segs, "/"); strings.HasPrefix(key, prefix) {
+			keys = append(keys, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	sort.Strings(keys)
+	return keys, nil
 }
 
 // Get returns the value stored under key.
@@ -100,6 +152,20 @@ func (m *Memory) PutIfAbsent(_ context.Context, key string, value []byte) (bool,
 	}
 	m.data[key] = append([]byte(nil), value...)
 	return true, nil
+}
+
+// List returns the keys that start with prefix, sorted.
+func (m *Memory) List(_ context.Context, prefix string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var keys []string
+	for k := range m.data {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys, nil
 }
 
 // Len is the number of keys (for tests).

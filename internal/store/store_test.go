@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -49,5 +50,29 @@ func TestPutIfAbsentWritesOnce(t *testing.T) {
 				t.Errorf("Get = %q %v %v, want the winner %q", got, ok, err, winners[0])
 			}
 		})
+	}
+}
+
+func TestListByPrefix(t *testing.T) {
+	ctx := context.Background()
+	for name, kv := range map[string]interface {
+		PutIfAbsent(context.Context, string, []byte) (bool, error)
+		List(context.Context, string) ([]string, error)
+	}{"local": NewLocal(t.TempDir()), "memory": NewMemory()} {
+		for _, k := range []string{"stage/s-1/c-002/gem1/0/h", "stage/s-1/c-001/gem1/0/h", "stage/s-10/c-001/gem1/0/h", "search/s-1", "odd/a b/ñ%/x"} {
+			if _, err := kv.PutIfAbsent(ctx, k, []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := kv.List(ctx, "stage/s-1/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, ",") != "stage/s-1/c-001/gem1/0/h,stage/s-1/c-002/gem1/0/h" {
+			t.Errorf("%s: List = %v", name, got)
+		}
+		if got, _ := kv.List(ctx, "odd/"); len(got) != 1 || got[0] != "odd/a b/ñ%/x" {
+			t.Errorf("%s: escaped key listed as %v", name, got)
+		}
 	}
 }

@@ -1,0 +1,181 @@
+package gems_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/blob"
+	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/gems"
+	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/store"
+	"github.com/veredicto/veredicto/prompts"
+)
+
+// scriptedClient is an in-process LLM with a fixed latency: every
+// candidate passes every gate (GEM1–GEM3 8, SI, QA 8), five calls each.
+type scriptedClient struct {
+	latency time.Duration
+	calls   atomic.Int64
+}
+
+func (c *scriptedClient) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	c.calls.Add(1)
+	if c.latency > 0 {
+		select {
+		case <-time.After(c.latency):
+		case <-ctx.Done():
+			return llm.Response{}, ctx.Err()
+		}
+	}
+	id := "-"
+	if m := candidateRE.FindStringSubmatch(req.User); m != nil {
+		id = m[1]
+	}
+	// Cite only the CV: every candidate of the example has one.
+	cv := "candidates/" + id + "/cv.md"
+	var v any
+	switch req.Schema {
+	case "gem5":
+		v = answer(search.Gem5Content{RealProblem: claim("jd.md"), ExpectedSuccesses: []search.KPI{}, NoFits: none(),
+			Stakeholders: none(), MarketMap: none(), MandateRisks: none(), DecisionCriteria: none(),
+			KeyChallenge: claim("kickoff.md"), Requirements: []search.Claim{claim("jd.md")}}, scores(nil))
+	case "gem1":
+		v = gem1(cv, 8)
+	case "gem2":
+		v = gem2(cv, 8)
+	case "gem3":
+		s := 8
+		v = answer(gem3Content(cv, "SI"), scores(&s))
+	case "gem4":
+		v = gem4(8, false)
+	default:
+		return llm.Response{}, fmt.Errorf("unexpected schema %s", req.Schema)
+	}
+	b, _ := json.Marshal(v)
+	return llm.Response{Content: b, Usage: llm.Usage{Calls: 1, PromptTokens: 1200, CompletionTokens: 300}}, nil
+}
+
+func syntheticSearch(b *testing.B, n int) string {
+	b.Helper()
+	dir := b.TempDir()
+	write := func(name, text string) {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	write("jd.md", "# CFO\n## Requisitos\n- Refinanciamiento de deuda\n- SAP\n")
+	write("kickoff.md", "## Desafío crítico\n- Refinanciar la deuda en 18 meses\n")
+	for i := range n {
+		id := fmt.Sprintf("c-%03d", i)
+		write("candidates/"+id+"/cv.md", "### CFO — Empresa (2015–2024)\n- Refinancié 40 MM USD de deuda.\n")
+		write("candidates/"+id+"/references.md", "## Referencia 1\n- Confirma la refinanciación.\n")
+	}
+	return dir
+}
+
+func benchSearch(b *testing.B, candidates, concurrency int, latency time.Duration) {
+	dir := syntheticSearch(b, candidates)
+	var calls int64
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		client := &scriptedClient{latency: latency}
+		svc := &search.Service{Inputs: blob.NewDir(dir), Reports: blob.NewDir(b.TempDir()), Store: store.NewMemory(),
+			Analyst: gems.New(client, llm.Info{Provider: "scripted", Model: "bench"}), PromptVersions: prompts.PromptVersion}
+		b.StartTimer()
+		res, err := catalog.RunSearch(context.Background(), svc, search.StartInput{SearchID: "bench", Concurrency: concurrency}, nil)
+		if err != nil || res.Status != asl.StatusSucceeded {
+			b.Fatalf("run: %v %+v", err, res)
+		}
+		calls = client.calls.Load()
+	}
+	perCand := b.Elapsed() / time.Duration(b.N*candidates)
+	b.ReportMetric(float64(perCand.Microseconds())/1000, "ms/candidate")
+	if latency > 0 {
+		ideal := time.Duration(float64(calls) / float64(concurrency) * float64(latency))
+		b.ReportMetric(float64(b.Elapsed()/time.Duration(b.N))/float64(ideal), "x-ideal")
+	}
+}
+
+// BenchmarkSearch200NoLatency: the platform's own overhead per candidate
+// (engine, stage store, citations, reports) with an instant LLM.
+func BenchmarkSearch200NoLatency(b *testing.B) { benchSearch(b, 200, 20, 0) }
+
+// BenchmarkSearch200Latency100ms: wall time against the ideal
+// calls ÷ concurrency × latency, at --concurrency 20.
+func BenchmarkSearch200Latency100ms(b *testing.B) { benchSearch(b, 200, 20, 100*time.Millisecond) }
+
+// recordingClient answers like scriptedClient and records prompt sizes.
+type recordingClient struct {
+	scriptedClient
+	mu      sync.Mutex
+	byCand  map[string]int // prompt characters (system + user) per candidate
+	prefix  map[string]int // per agent: characters shared by every candidate's call
+	firstOf map[string]string
+}
+
+func (r *recordingClient) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	id := "-"
+	if m := candidateRE.FindStringSubmatch(req.User); m != nil {
+		id = m[1]
+	}
+	r.mu.Lock()
+	r.byCand[id] += len(req.System) + len(req.User)
+	full := req.System + req.User
+	if prev, ok := r.firstOf[req.Schema]; !ok {
+		r.firstOf[req.Schema] = full
+		r.prefix[req.Schema] = len(full)
+	} else {
+		n := 0
+		for n < len(prev) && n < len(full) && prev[n] == full[n] {
+			n++
+		}
+		r.prefix[req.Schema] = min(r.prefix[req.Schema], n)
+	}
+	r.mu.Unlock()
+	return r.scriptedClient.Complete(ctx, req)
+}
+
+// BenchmarkExamplePromptSize measures the prompts the LLM analyst sends for
+// examples/search-demo: characters per candidate (≈ 4 characters per token
+// for Spanish with GPT-4-class tokenizers, an estimate) and the share that
+// is a prefix identical across candidates, which providers cache.
+func BenchmarkExamplePromptSize(b *testing.B) {
+	for range b.N {
+		rc := &recordingClient{byCand: map[string]int{}, prefix: map[string]int{}, firstOf: map[string]string{}}
+		svc := &search.Service{Inputs: blob.NewDir("../../examples/search-demo"), Reports: blob.NewDir(b.TempDir()), Store: store.NewMemory(),
+			Analyst: gems.New(rc, llm.Info{Provider: "scripted", Model: "bench"}), PromptVersions: prompts.PromptVersion}
+		res, err := catalog.RunSearch(context.Background(), svc, search.StartInput{SearchID: "demo-cfo-andina"}, nil)
+		if err != nil || res.Status != asl.StatusSucceeded {
+			b.Fatalf("run: %v %+v", err, res)
+		}
+		total, cands := 0, 0
+		for id, n := range rc.byCand {
+			if id != "-" {
+				total += n
+				cands++
+			}
+		}
+		shared := 0
+		for agent, n := range rc.prefix {
+			if agent != "gem5" {
+				shared += n
+			}
+		}
+		b.ReportMetric(float64(total)/float64(cands), "prompt-chars/candidate")
+		b.ReportMetric(float64(total)/float64(cands)/4, "est-tokens/candidate")
+		b.ReportMetric(100*float64(shared)/(float64(total)/float64(cands)), "cacheable-%")
+	}
+}

@@ -1,0 +1,122 @@
+// Package starter starts and describes executions of a state machine:
+// Step Functions in AWS, the in-process engine on one machine. Execution
+// names are deterministic, so a duplicated request (an S3 event delivered
+// twice, a retried API call) finds the execution already there instead of
+// starting a second one.
+package starter
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+)
+
+// Execution is a started (or already existing) execution.
+type Execution struct {
+	Name    string `json:"name"`
+	ARN     string `json:"arn,omitempty"`
+	Started bool   `json:"started"` // false when the name already existed
+}
+
+// Status is what Describe reports.
+type Status struct {
+	Name      string    `json:"name"`
+	Status    string    `json:"status"` // RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED
+	StartedAt time.Time `json:"started_at"`
+	StoppedAt time.Time `json:"stopped_at,omitzero"`
+	Error     string    `json:"error,omitempty"`
+	Cause     string    `json:"cause,omitempty"`
+}
+
+// NotFoundError is an execution name with no execution.
+type NotFoundError struct{ Name string }
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("execution %q not found", e.Name) }
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// ExecutionName is the deterministic name of a search's evaluation for a
+// tenant: Step Functions allows 80 characters of [A-Za-z0-9_-]; a longer or
+// rewritten name ends in a hash of the original so distinct searches never
+// share a name.
+func ExecutionName(tenant, searchID string) string {
+	raw := tenant + "--" + searchID
+	name := unsafeName.ReplaceAllString(raw, "_")
+	if name == raw && len(name) <= 80 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(raw))
+	h := hex.EncodeToString(sum[:])[:12]
+	if len(name) > 67 {
+		name = name[:67]
+	}
+	return name + "-" + h
+}
+
+// SFNAPI is the part of the Step Functions client the starter uses.
+type SFNAPI interface {
+	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
+	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
+}
+
+var _ SFNAPI = (*sfn.Client)(nil)
+
+// SFN starts executions of one state machine on Step Functions.
+type SFN struct {
+	client          SFNAPI
+	stateMachineARN string
+}
+
+// NewSFN returns a starter for the state machine stateMachineARN.
+func NewSFN(client SFNAPI, stateMachineARN string) *SFN {
+	return &SFN{client: client, stateMachineARN: stateMachineARN}
+}
+
+// executionARN derives an execution's ARN from the state machine's.
+func (s *SFN) executionARN(name string) string {
+	return strings.Replace(s.stateMachineARN, ":stateMachine:", ":execution:", 1) + ":" + name
+}
+
+// Start starts the execution name with input. When an execution of that
+// name exists (same input: Step Functions treats the call as idempotent, or
+// ExecutionAlreadyExists) it returns it with Started false.
+func (s *SFN) Start(ctx context.Context, name string, input []byte) (Execution, error) {
+	out, err := s.client.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(s.stateMachineARN),
+		Name:            aws.String(name),
+		Input:           aws.String(string(input)),
+	})
+	var exists *types.ExecutionAlreadyExists
+	switch {
+	case errors.As(err, &exists):
+		return Execution{Name: name, ARN: s.executionARN(name), Started: false}, nil
+	case err != nil:
+		return Execution{}, fmt.Errorf("start execution %s: %w", name, err)
+	}
+	return Execution{Name: name, ARN: aws.ToString(out.ExecutionArn), Started: true}, nil
+}
+
+// Describe reports the status of the execution name.
+func (s *SFN) Describe(ctx context.Context, name string) (Status, error) {
+	out, err := s.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(s.executionARN(name))})
+	var missing *types.ExecutionDoesNotExist
+	if errors.As(err, &missing) {
+		return Status{}, &NotFoundError{Name: name}
+	}
+	if err != nil {
+		return Status{}, fmt.Errorf("describe execution %s: %w", name, err)
+	}
+	return Status{
+		Name: name, Status: string(out.Status), StartedAt: aws.ToTime(out.StartDate), StoppedAt: aws.ToTime(out.StopDate),
+		Error: aws.ToString(out.Error), Cause: aws.ToString(out.Cause),
+	}, nil
+}
