@@ -4,7 +4,7 @@ NPM      ?= npm
 BIN      := bin/veredicto
 NODE     := node_modules/.bin/node
 
-.PHONY: all run test test-go test-node vet bench build-cli clean
+.PHONY: all run test test-go test-node node-tools vet bench build-cli clean
 
 all: build-cli
 
@@ -18,9 +18,16 @@ run: build-cli
 	./$(BIN) search run examples/search-demo --out out/demo-cfo-andina
 
 # Every check CI runs: vet, the Go tests with the race detector (conformance
-# corpus included), and the Node checks (asl-validator on every definition,
-# the corpus cross-checked against aws-local-stepfunctions).
-test: vet test-go test-node
+# corpus included; the DynamoDB adapter tests start dynalite from the npm
+# tools, so those are installed first), and the Node checks (asl-validator
+# on every definition, the corpus cross-checked against
+# aws-local-stepfunctions).
+test: vet node-tools test-go test-node
+
+node-tools:
+	@if command -v $(NPM) >/dev/null 2>&1; then $(MAKE) --no-print-directory node_modules/.installed; \
+	elif [ -n "$$CI" ]; then echo "npm is required in CI"; exit 1; \
+	else echo "npm not found: DynamoDB adapter tests will skip"; fi
 
 vet:
 	@test -z "$$(gofmt -l cmd internal prompts statemachines)" || { echo "gofmt needed:"; gofmt -l cmd internal prompts statemachines; exit 1; }

@@ -40,6 +40,8 @@ const usage = `veredicto runs Veredicto's hiring workflows on one machine.
 Usage:
   veredicto search run DIR [--out OUT] [--llm offline|openai] [--model M] [--concurrency N]
       Evaluate the candidates of an executive search (seed 000).
+  veredicto lambda invoke LOGICAL_ID --event FILE [--data DIR]
+      Run a function of template.yaml in-process, like "sam local invoke".
   veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
       Run an Amazon States Language definition in-process.
 
@@ -53,6 +55,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	switch args[0] {
+	case "lambda":
+		return m.runLambda(ctx, args[1:])
 	case "states":
 		return m.runStates(ctx, args[1:])
 	case "search":

@@ -12,12 +12,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/blob"
 	"github.com/veredicto/veredicto/internal/catalog"
-	"github.com/veredicto/veredicto/internal/gems"
-	"github.com/veredicto/veredicto/internal/llm"
-	"github.com/veredicto/veredicto/internal/offline"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/store"
 	"github.com/veredicto/veredicto/prompts"
@@ -106,33 +104,6 @@ func parseSearchRun(args []string, stderr io.Writer) (searchRunConfig, error) {
 	return cfg, nil
 }
 
-// newAnalyst picks the LLM adapter: openai when asked for or when a key is
-// set, otherwise the offline baseline (with a one-line notice).
-func newAnalyst(provider, model string, getenv func(string) string) (search.Analyst, string, error) {
-	key := getenv("OPENAI_API_KEY")
-	if provider == "" {
-		provider = "offline"
-		if key != "" {
-			provider = "openai"
-		}
-	}
-	if provider == "offline" {
-		notice := "LLM: offline lexical baseline (no OPENAI_API_KEY set): reports are labelled as a baseline, not a model judgment"
-		return offline.New(), notice, nil
-	}
-	if model == "" {
-		model = getenv("OPENAI_MODEL")
-	}
-	if model == "" {
-		model = "gpt-4o-mini"
-	}
-	client, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: getenv("OPENAI_BASE_URL"), Model: model})
-	if err != nil {
-		return nil, "", err
-	}
-	return gems.New(client, client.Info()), "LLM: openai-compatible, model " + model, nil
-}
-
 func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(string) string) int {
 	fail := func(code int, format string, args ...any) int {
 		fmt.Fprintf(m.Stderr, "veredicto search run: "+format+"\n", args...)
@@ -156,7 +127,7 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	for _, w := range s.Warnings {
 		fmt.Fprintf(m.Stderr, "warning: %s\n", w)
 	}
-	analyst, notice, err := newAnalyst(cfg.provider, cfg.model, getenv)
+	analyst, notice, err := app.ChooseAnalyst(cfg.provider, cfg.model, getenv)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}

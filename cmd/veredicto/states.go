@@ -12,8 +12,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/blob"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/store"
+	"github.com/veredicto/veredicto/prompts"
 )
 
 const statesUsage = `Usage: veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
@@ -39,7 +44,26 @@ func (m *Main) runStates(ctx context.Context, args []string) int {
 		fmt.Fprintf(m.Stderr, "veredicto states run: %v\n", err)
 		return exitUsage
 	}
-	return m.statesRun(ctx, cfg, catalog.Registry())
+	reg, err := projectRegistry(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "veredicto states run: %v\n", err)
+		return exitUsage
+	}
+	return m.statesRun(ctx, cfg, reg)
+}
+
+// projectRegistry binds every Task handler of the project, with local
+// adapters: documents are read and reports written relative to the current
+// folder (input_prefix and report_prefix in the execution input), stage
+// records kept under .veredicto-local/context.
+func projectRegistry(getenv func(string) string) (*asl.Registry, error) {
+	analyst, _, err := app.ChooseAnalyst("", "", getenv)
+	if err != nil {
+		return nil, err
+	}
+	svc := &search.Service{Inputs: blob.NewDir("."), Reports: blob.NewDir("."), Store: store.NewLocal(filepath.Join(".veredicto-local", "context")),
+		Analyst: analyst, PromptVersions: prompts.PromptVersion}
+	return catalog.Registry(catalog.Search(svc)), nil
 }
 
 type statesRunConfig struct {

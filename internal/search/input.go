@@ -112,6 +112,9 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 // "searches/<id>/" in S3). defaultID names the search when search.yaml
 // does not.
 func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search, error) {
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
 	keys, err := r.List(ctx, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("load search %s: %w", prefix, err)

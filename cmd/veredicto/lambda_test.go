@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/veredicto/veredicto/internal/app"
+)
+
+// localData uploads examples/search-demo to a local inputs bucket as
+// searches/demo-cfo-andina/.
+func localData(t *testing.T) string {
+	t.Helper()
+	data := t.TempDir()
+	inputs, _, _ := app.LocalLayout(data)
+	src := "../../examples/search-demo"
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		writeFile(t, filepath.Join(inputs, "searches", "demo-cfo-andina"), rel, string(b))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func invoke(t *testing.T, data, id, event string) (int, string, string) {
+	t.Helper()
+	var out, errb strings.Builder
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
+	code := m.lambdaInvoke(context.Background(), lambdaConfig{logicalID: id, event: event, data: data}, func(string) string { return "" })
+	return code, out.String(), errb.String()
+}
+
+// TestLambdaInvokeEveryEvent runs every function on its events/ sample, in
+// the order a real evaluation would, and checks what each returns.
+func TestLambdaInvokeEveryEvent(t *testing.T) {
+	data := localData(t)
+	steps := []struct {
+		id, event string
+		want      string
+	}{
+		{"ValidateFunction", "validate.json", `"candidates": [`},
+		{"Gem5Function", "gem5.json", `"confidence"`},
+		{"Gem1Function", "gem1.json", `"score"`},
+		{"Gem2Function", "gem2.json", `"score"`},
+		{"Gem3Function", "gem3.json", `"recommendation": "SI"`},
+		{"Gem4Function", "gem4.json", `"decision": "APROBADO"`},
+		{"CorrectionFunction", "correction.json", `"score"`},
+		{"ReportFunction", "report.json", `"decision": "DESCARTADO_GEM1"`},
+		{"SummaryFunction", "summary.json", `"escalation_rate"`},
+	}
+	for _, s := range steps {
+		code, out, errs := invoke(t, data, s.id, filepath.Join("../../events", s.event))
+		if code != exitOK || !strings.Contains(out, s.want) {
+			t.Errorf("%s %s: exit %d, stdout %s, stderr %s; want %q", s.id, s.event, code, out, errs, s.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(data, "reports", "reports", "demo-cfo-andina", "c-002", "report.md")); err != nil {
+		t.Errorf("ReportFunction wrote no report.md in the local reports bucket: %v", err)
+	}
+
+	// The S3 trigger runs the whole evaluation; a duplicate delivery starts nothing.
+	inputs, _, _ := app.LocalLayout(data)
+	writeFile(t, inputs, "searches/demo-cfo-andina/READY", "")
+	for i, want := range []string{`"started": true`, `"started": false`} {
+		code, out, errs := invoke(t, data, "TriggerFunction", "../../events/trigger-s3-ready.json")
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Fatalf("trigger delivery %d: exit %d, %s %s; want %s", i+1, code, out, errs, want)
+		}
+	}
+	api := []struct{ event, want string }{
+		{"api-post-searches.json", `"statusCode": 200`}, // already started by the trigger
+		{"api-get-search.json", `SUCCEEDED`},
+		{"api-get-report.json", `Decisión: APROBADO`},
+	}
+	for _, a := range api {
+		code, out, errs := invoke(t, data, "ApiFunction", filepath.Join("../../events", a.event))
+		if code != exitOK || !strings.Contains(out, a.want) {
+			t.Errorf("%s: exit %d, %s %s; want %q", a.event, code, out, errs, a.want)
+		}
+	}
+}
+
+func TestLambdaInvokeErrors(t *testing.T) {
+	data := localData(t)
+	code, _, errs := invoke(t, data, "NopeFunction", "../../events/gem1.json")
+	if code != exitUsage || !strings.Contains(errs, `no function "NopeFunction"`) {
+		t.Errorf("unknown function: exit %d, %s", code, errs)
+	}
+	ev := writeFile(t, t.TempDir(), "bad.json", `{"search_id":"demo-cfo-andina","input_prefix":"searches/demo-cfo-andina","candidate_id":"c-999"}`)
+	code, out, _ := invoke(t, data, "Gem1Function", ev)
+	var resp struct{ ErrorMessage, ErrorType string }
+	json.Unmarshal([]byte(out), &resp)
+	if code != exitFailed || resp.ErrorType != "InvalidInputError" || !strings.Contains(resp.ErrorMessage, "c-999") {
+		t.Errorf("handler error: exit %d, %s", code, out)
+	}
+	code, _, errs = invoke(t, data, "Gem1Function", writeFile(t, t.TempDir(), "x.json", "{"))
+	if code != exitUsage || !strings.Contains(errs, "not valid JSON") {
+		t.Errorf("bad event: exit %d, %s", code, errs)
+	}
+}

@@ -1,0 +1,274 @@
+// Package app assembles the project's services from configuration: the AWS
+// adapters (S3, DynamoDB, Step Functions, Secrets Manager) inside Lambda,
+// or the embedded local adapters (folders, the in-process engine) on one
+// machine. Both expose the same handlers by template logical id, so a
+// Lambda's main.go and `veredicto lambda invoke` run identical code.
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/blob"
+	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/dynamo"
+	"github.com/veredicto/veredicto/internal/gems"
+	"github.com/veredicto/veredicto/internal/intake"
+	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/offline"
+	"github.com/veredicto/veredicto/internal/s3blob"
+	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/starter"
+	"github.com/veredicto/veredicto/internal/store"
+	"github.com/veredicto/veredicto/prompts"
+)
+
+// Config is read once from the environment (template.yaml sets it).
+type Config struct {
+	InputsBucket    string // INPUTS_BUCKET
+	ReportsBucket   string // REPORTS_BUCKET
+	ContextTable    string // CONTEXT_TABLE
+	StateMachineARN string // STATE_MACHINE_ARN (trigger and API)
+	LLMSecretARN    string // LLM_SECRET_ARN: Secrets Manager secret holding the API key
+	Model           string // OPENAI_MODEL
+	BaseURL         string // OPENAI_BASE_URL
+	TenantClaim     string // TENANT_CLAIM (default custom:tenant)
+}
+
+// ConfigFromEnv reads the Lambda configuration; missing required settings
+// are named.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	c := Config{
+		InputsBucket: getenv("INPUTS_BUCKET"), ReportsBucket: getenv("REPORTS_BUCKET"), ContextTable: getenv("CONTEXT_TABLE"),
+		StateMachineARN: getenv("STATE_MACHINE_ARN"), LLMSecretARN: getenv("LLM_SECRET_ARN"), Model: getenv("OPENAI_MODEL"),
+		BaseURL: getenv("OPENAI_BASE_URL"), TenantClaim: getenv("TENANT_CLAIM"),
+	}
+	var missing []string
+	for name, v := range map[string]string{"INPUTS_BUCKET": c.InputsBucket, "REPORTS_BUCKET": c.ReportsBucket, "CONTEXT_TABLE": c.ContextTable} {
+		if v == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return c, fmt.Errorf("configuration: environment variable(s) %s not set", strings.Join(missing, ", "))
+	}
+	if c.TenantClaim == "" {
+		c.TenantClaim = "custom:tenant"
+	}
+	if c.Model == "" {
+		c.Model = "gpt-4o-mini"
+	}
+	return c, nil
+}
+
+// App holds the assembled services.
+type App struct {
+	Search *search.Service
+	Intake *intake.Service
+	API    *intake.API
+}
+
+// Handler returns the Lambda handler of a template logical id.
+func (a *App) Handler(logicalID string) (any, error) {
+	switch logicalID {
+	case "TriggerFunction":
+		return a.Intake.HandleS3, nil
+	case "ApiFunction":
+		return a.API.Handle, nil
+	}
+	for _, e := range catalog.Search(a.Search) {
+		if e.LogicalID == logicalID {
+			return typedHandler(a.Search, logicalID), nil
+		}
+	}
+	return nil, fmt.Errorf("no function %q (known: %s)", logicalID, strings.Join(LogicalIDs(), ", "))
+}
+
+// typedHandler returns the typed method behind a search function, which
+// aws-lambda-go decodes and encodes exactly as Step Functions passes state.
+func typedHandler(svc *search.Service, id string) any {
+	switch id {
+	case "ValidateFunction":
+		return svc.Validate
+	case "Gem5Function":
+		return svc.Gem5
+	case "Gem1Function":
+		return svc.Gem1
+	case "Gem2Function":
+		return svc.Gem2
+	case "Gem3Function":
+		return svc.Gem3
+	case "Gem4Function":
+		return svc.Gem4
+	case "CorrectionFunction":
+		return svc.Correct
+	case "ReportFunction":
+		return svc.Report
+	case "SummaryFunction":
+		return svc.Summarize
+	}
+	return nil
+}
+
+// LogicalIDs lists the functions this package can serve.
+func LogicalIDs() []string {
+	ids := []string{"TriggerFunction", "ApiFunction"}
+	for _, e := range catalog.Search(&search.Service{}) {
+		ids = append(ids, e.LogicalID)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Start runs the Lambda runtime loop for logicalID with the AWS adapters.
+// Configuration errors end the process with a message (a Lambda init
+// failure), never a panic.
+func Start(logicalID string) {
+	ctx := context.Background()
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	slog.SetDefault(logger)
+	cfg, err := ConfigFromEnv(os.Getenv)
+	if err == nil {
+		var a *App
+		if a, err = NewAWS(ctx, cfg); err == nil {
+			var h any
+			if h, err = a.Handler(logicalID); err == nil {
+				lambda.Start(h)
+				return
+			}
+		}
+	}
+	logger.Error("init failed", "function", logicalID, "error", err)
+	os.Exit(1)
+}
+
+// NewAWS assembles the services on AWS.
+func NewAWS(ctx context.Context, cfg Config) (*App, error) {
+	ac, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("aws config: %w", err)
+	}
+	s3c := s3.NewFromConfig(ac)
+	inputs := s3blob.New(s3c, cfg.InputsBucket, "")
+	reports := s3blob.New(s3c, cfg.ReportsBucket, "")
+	kv := dynamo.New(dynamodb.NewFromConfig(ac), cfg.ContextTable, reports)
+	analyst, err := awsAnalyst(ctx, ac, cfg)
+	if err != nil {
+		return nil, err
+	}
+	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion}
+	var st intake.Starter = missingStarter{}
+	if cfg.StateMachineARN != "" {
+		st = starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)
+	}
+	in := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
+	return &App{Search: svc, Intake: in, API: &intake.API{Service: in, TenantClaim: cfg.TenantClaim}}, nil
+}
+
+// awsAnalyst reads the LLM key from Secrets Manager (a plain string, or
+// JSON with "api_key"); without a secret the offline baseline runs.
+func awsAnalyst(ctx context.Context, ac aws.Config, cfg Config) (search.Analyst, error) {
+	if cfg.LLMSecretARN == "" {
+		return offline.New(), nil
+	}
+	out, err := secretsmanager.NewFromConfig(ac).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(cfg.LLMSecretARN)})
+	if err != nil {
+		return nil, fmt.Errorf("read LLM secret: %w", err)
+	}
+	key := strings.TrimSpace(aws.ToString(out.SecretString))
+	var js struct {
+		APIKey string `json:"api_key"`
+	}
+	if json.Unmarshal([]byte(key), &js) == nil && js.APIKey != "" {
+		key = js.APIKey
+	}
+	return newLLMAnalyst(key, cfg.BaseURL, cfg.Model)
+}
+
+func newLLMAnalyst(key, baseURL, model string) (search.Analyst, error) {
+	client, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: baseURL, Model: model})
+	if err != nil {
+		return nil, err
+	}
+	return gems.New(client, client.Info()), nil
+}
+
+// missingStarter fails clearly when a function that starts executions was
+// deployed without STATE_MACHINE_ARN.
+type missingStarter struct{}
+
+func (missingStarter) Start(context.Context, string, []byte) (starter.Execution, error) {
+	return starter.Execution{}, fmt.Errorf("configuration: STATE_MACHINE_ARN is not set for this function")
+}
+
+func (missingStarter) Describe(context.Context, string) (starter.Status, error) {
+	return starter.Status{}, fmt.Errorf("configuration: STATE_MACHINE_ARN is not set for this function")
+}
+
+// LocalLayout is where the local adapters keep data under a folder: the
+// inputs "bucket", the reports "bucket" and the context store.
+func LocalLayout(dir string) (inputs, reports, context string) {
+	return filepath.Join(dir, "inputs"), filepath.Join(dir, "reports"), filepath.Join(dir, "context")
+}
+
+// NewLocal assembles the services on this machine under dir, with the
+// given analyst. Executions run in-process through the engine.
+func NewLocal(dir string, analyst search.Analyst) *App {
+	in, rep, ctxDir := LocalLayout(dir)
+	inputs, reports := blob.NewDir(in), blob.NewDir(rep)
+	kv := store.NewLocal(ctxDir)
+	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion}
+	run := func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
+		var si search.StartInput
+		if err := json.Unmarshal(input, &si); err != nil {
+			return nil, fmt.Errorf("execution input: %w", err)
+		}
+		return catalog.RunSearch(ctx, svc, si, nil)
+	}
+	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: starter.NewLocal(kv, run)}
+	return &App{Search: svc, Intake: is, API: &intake.API{Service: is, TenantClaim: "custom:tenant"}}
+}
+
+// ChooseAnalyst picks the LLM adapter for runs on this machine: the named
+// provider, or openai when OPENAI_API_KEY is set and offline otherwise. The
+// notice is the one line shown to the user.
+func ChooseAnalyst(provider, model string, getenv func(string) string) (search.Analyst, string, error) {
+	key := getenv("OPENAI_API_KEY")
+	if provider == "" {
+		provider = "offline"
+		if key != "" {
+			provider = "openai"
+		}
+	}
+	switch provider {
+	case "offline":
+		return offline.New(), "LLM: offline lexical baseline (no OPENAI_API_KEY set): reports are labelled as a baseline, not a model judgment", nil
+	case "openai":
+	default:
+		return nil, "", fmt.Errorf("unknown LLM provider %q (want offline or openai)", provider)
+	}
+	if model == "" {
+		model = getenv("OPENAI_MODEL")
+	}
+	if model == "" {
+		model = "gpt-4o-mini"
+	}
+	a, err := newLLMAnalyst(key, getenv("OPENAI_BASE_URL"), model)
+	return a, "LLM: openai-compatible, model " + model, err
+}

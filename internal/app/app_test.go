@@ -1,0 +1,54 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/veredicto/veredicto/internal/offline"
+)
+
+func TestConfigFromEnvNamesMissingSettings(t *testing.T) {
+	_, err := ConfigFromEnv(func(k string) string {
+		if k == "REPORTS_BUCKET" {
+			return "r"
+		}
+		return ""
+	})
+	if err == nil || !strings.Contains(err.Error(), "CONTEXT_TABLE, INPUTS_BUCKET") {
+		t.Errorf("error %v, want it to name CONTEXT_TABLE and INPUTS_BUCKET", err)
+	}
+	env := map[string]string{"INPUTS_BUCKET": "i", "REPORTS_BUCKET": "r", "CONTEXT_TABLE": "t"}
+	c, err := ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil || c.TenantClaim != "custom:tenant" || c.Model != "gpt-4o-mini" {
+		t.Errorf("defaults: %+v %v", c, err)
+	}
+}
+
+func TestEveryLogicalIDHasAHandler(t *testing.T) {
+	a := NewLocal(t.TempDir(), offline.New())
+	for _, id := range LogicalIDs() {
+		if h, err := a.Handler(id); err != nil || h == nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	if _, err := a.Handler("Gem9Function"); err == nil || !strings.Contains(err.Error(), "Gem1Function") {
+		t.Errorf("unknown id: %v, want the list of known functions", err)
+	}
+}
+
+func TestChooseAnalyst(t *testing.T) {
+	env := map[string]string{}
+	get := func(k string) string { return env[k] }
+	a, notice, err := ChooseAnalyst("", "", get)
+	if err != nil || a.Info().Provider != "offline" || !strings.Contains(notice, "offline") {
+		t.Errorf("no key: %v %q %v", a.Info(), notice, err)
+	}
+	env["OPENAI_API_KEY"] = "k"
+	a, _, err = ChooseAnalyst("", "m-1", get)
+	if err != nil || a.Info().Provider != "openai" || a.Info().Model != "m-1" {
+		t.Errorf("with key: %v %v", a.Info(), err)
+	}
+	if _, _, err := ChooseAnalyst("magic", "", get); err == nil {
+		t.Error("unknown provider accepted")
+	}
+}

@@ -1,0 +1,526 @@
+package dynamo
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/s3blob"
+)
+
+var _ Large = (*s3blob.Store)(nil)
+
+// dynalite is the package's DynamoDB peer: one process started on first
+// use and stopped by TestMain.
+var dynalite struct {
+	once     sync.Once
+	endpoint string
+	missing  string // why dynalite cannot run here (not installed)
+	err      error
+	cmd      *exec.Cmd
+	exited   chan struct{}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	stopDynalite()
+	os.Exit(code)
+}
+
+func stopDynalite() {
+	if dynalite.cmd == nil {
+		return
+	}
+	_ = dynalite.cmd.Process.Kill()
+	<-dynalite.exited
+}
+
+// dynamoClient returns a client for the package's dynalite, starting it on
+// first use. Without dynalite installed the test is skipped, or fails
+// when CI is set.
+func dynamoClient(t *testing.T) *dynamodb.Client {
+	t.Helper()
+	dynalite.once.Do(startDynalite)
+	if dynalite.missing != "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal(dynalite.missing)
+		}
+		t.Skip(dynalite.missing)
+	}
+	if dynalite.err != nil {
+		t.Fatalf("start dynalite: %v", dynalite.err)
+	}
+	return dynamodb.New(dynamodb.Options{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+		BaseEndpoint: aws.String(dynalite.endpoint),
+	})
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// dynaliteCLI is the script named by "bin" in dynalite's package.json.
+func dynaliteCLI(pkgDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(pkgDir, "package.json"))
+	if err != nil {
+		return "", err
+	}
+	var pkg struct {
+		Bin json.RawMessage `json:"bin"`
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		return "", fmt.Errorf("dynalite package.json: %w", err)
+	}
+	var one string
+	if err := json.Unmarshal(pkg.Bin, &one); err == nil && one != "" {
+		return filepath.Join(pkgDir, one), nil
+	}
+	var many map[string]string
+	if err := json.Unmarshal(pkg.Bin, &many); err == nil && many["dynalite"] != "" {
+		return filepath.Join(pkgDir, many["dynalite"]), nil
+	}
+	return "", fmt.Errorf("dynalite package.json has no usable \"bin\": %s", pkg.Bin)
+}
+
+func startDynalite() {
+	root, err := repoRoot()
+	if err != nil {
+		dynalite.err = err
+		return
+	}
+	node := filepath.Join(root, "node_modules", ".bin", "node")
+	pkgDir := filepath.Join(root, "node_modules", "dynalite")
+	_, errNode := os.Stat(node)
+	_, errPkg := os.Stat(filepath.Join(pkgDir, "package.json"))
+	if errNode != nil || errPkg != nil {
+		dynalite.missing = fmt.Sprintf("dynalite or node 22 is not installed in %s: run `npm ci` in %s", filepath.Join(root, "node_modules"), root)
+		return
+	}
+	cli, err := dynaliteCLI(pkgDir)
+	if err != nil {
+		dynalite.err = err
+		return
+	}
+	// The free port can be taken between probing and dynalite's bind: try
+	// a few.
+	for range 3 {
+		if dynalite.err = launchDynalite(node, cli); dynalite.err == nil {
+			return
+		}
+	}
+}
+
+func launchDynalite(node, cli string) error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+
+	var out bytes.Buffer
+	cmd := exec.Command(node, cli, "--host", "127.0.0.1", "--port", port,
+		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("run %s: %w", node, err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+
+	addr := net.JoinHostPort("127.0.0.1", port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case <-exited:
+			return fmt.Errorf("dynalite exited before listening on %s: %v\n%s", addr, waitErr, out.String())
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			c.Close()
+			dynalite.cmd, dynalite.exited, dynalite.endpoint = cmd, exited, "http://"+addr
+			return nil
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-exited
+			return fmt.Errorf("dynalite did not listen on %s within 10s\n%s", addr, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var tableSeq atomic.Int64
+
+// newStore creates a fresh table and returns a store on it.
+func newStore(t *testing.T, large Large) (*Store, *dynamodb.Client, string) {
+	t.Helper()
+	client := dynamoClient(t)
+	table := fmt.Sprintf("context-%d", tableSeq.Add(1))
+	if err := EnsureTable(t.Context(), client, table); err != nil {
+		t.Fatalf("EnsureTable %s: %v", table, err)
+	}
+	return New(client, table, large), client, table
+}
+
+// newLarge returns an s3blob store on an in-process gofakes3 server.
+func newLarge(t *testing.T) *s3blob.Store {
+	t.Helper()
+	srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
+	t.Cleanup(srv.Close)
+	client := s3.New(s3.Options{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+		BaseEndpoint: aws.String(srv.URL),
+		UsePathStyle: true,
+	})
+	if _, err := client.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String("large")}); err != nil {
+		t.Fatalf("create bucket: %v", err)
+	}
+	return s3blob.New(client, "large", "ctx/")
+}
+
+func TestDynamoEnsureTable(t *testing.T) {
+	ctx := t.Context()
+	client := dynamoClient(t)
+	for i := range 2 {
+		if err := EnsureTable(ctx, client, "ensure-twice"); err != nil {
+			t.Fatalf("EnsureTable call %d: %v", i+1, err)
+		}
+	}
+	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String("ensure-twice")})
+	if err != nil {
+		t.Fatalf("DescribeTable: %v", err)
+	}
+	if out.Table.TableStatus != types.TableStatusActive {
+		t.Errorf("table status: got %s, want ACTIVE", out.Table.TableStatus)
+	}
+
+	// A table of the same name with another key schema is reported.
+	wrong := TableSchema("wrong-keys")
+	wrong.KeySchema = wrong.KeySchema[:1]
+	wrong.AttributeDefinitions = wrong.AttributeDefinitions[:1]
+	if _, err := client.CreateTable(ctx, wrong); err != nil {
+		t.Fatalf("CreateTable wrong-keys: %v", err)
+	}
+	if err := EnsureTable(ctx, client, "wrong-keys"); err == nil || !strings.Contains(err.Error(), "key schema") {
+		t.Errorf("EnsureTable on a table with another key schema: got %v, want a key schema error", err)
+	}
+}
+
+func TestDynamoGetPutIfAbsent(t *testing.T) {
+	ctx := t.Context()
+	st, client, table := newStore(t, nil)
+	const key = "stage/s-1/c-001/gem1/0/abc"
+
+	if v, ok, err := st.Get(ctx, key); err != nil || ok || v != nil {
+		t.Fatalf("Get missing: got %q, %v, %v; want nil, false, nil", v, ok, err)
+	}
+	if wrote, err := st.PutIfAbsent(ctx, key, []byte(`{"n":1}`)); err != nil || !wrote {
+		t.Fatalf("first PutIfAbsent: got %v, %v; want true, nil", wrote, err)
+	}
+	if wrote, err := st.PutIfAbsent(ctx, key, []byte(`{"n":2}`)); err != nil || wrote {
+		t.Fatalf("second PutIfAbsent: got %v, %v; want false, nil", wrote, err)
+	}
+	if v, ok, err := st.Get(ctx, key); err != nil || !ok || string(v) != `{"n":1}` {
+		t.Fatalf("Get: got %q, %v, %v; want the first value", v, ok, err)
+	}
+
+	// The item layout: pk is the first two segments, sk the rest or "#".
+	for _, tt := range []struct{ key, pk, sk string }{
+		{key, "stage/s-1", "c-001/gem1/0/abc"},
+		{"stage/s-1", "stage/s-1", "#"},
+		{"single", "single", "#"},
+	} {
+		if tt.key != key {
+			if _, err := st.PutIfAbsent(ctx, tt.key, []byte("x")); err != nil {
+				t.Fatalf("PutIfAbsent %s: %v", tt.key, err)
+			}
+		}
+		out, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: itemKey(tt.pk, tt.sk)})
+		if err != nil || out.Item == nil {
+			t.Errorf("item for %s at pk %q sk %q: got %v, %v; want it there", tt.key, tt.pk, tt.sk, out, err)
+			continue
+		}
+		if _, ok := out.Item["v"].(*types.AttributeValueMemberB); !ok {
+			t.Errorf("item for %s: v is %T, want B", tt.key, out.Item["v"])
+		}
+	}
+
+	// An empty value is a value.
+	if wrote, err := st.PutIfAbsent(ctx, "stage/s-1/empty", nil); err != nil || !wrote {
+		t.Fatalf("PutIfAbsent empty: got %v, %v", wrote, err)
+	}
+	if v, ok, err := st.Get(ctx, "stage/s-1/empty"); err != nil || !ok || v == nil || len(v) != 0 {
+		t.Errorf("Get empty: got %q (nil %v), %v, %v; want empty, true", v, v == nil, ok, err)
+	}
+
+	for _, bad := range []string{"", "/stage/s-1", "stage//x", "stage/s-1/", "stage/s-1/#", "usage/s-1", "usage/s-1/x"} {
+		if _, err := st.PutIfAbsent(ctx, bad, []byte("x")); err == nil || !strings.Contains(err.Error(), "dynamo put "+bad+":") {
+			t.Errorf("PutIfAbsent(%q): got %v, want an error naming the key", bad, err)
+		}
+		if _, _, err := st.Get(ctx, bad); err == nil {
+			t.Errorf("Get(%q): got nil error, want one", bad)
+		}
+	}
+}
+
+func TestDynamoConcurrentPutIfAbsent(t *testing.T) {
+	ctx := t.Context()
+	st, _, _ := newStore(t, nil)
+	const key = "stage/s-race/c-001/gem2/0/h"
+
+	var wins atomic.Int64
+	var winner atomic.Value
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			v := fmt.Appendf(nil, "writer %d", i)
+			wrote, err := st.PutIfAbsent(ctx, key, v)
+			if err != nil {
+				t.Errorf("writer %d: %v", i, err)
+				return
+			}
+			if wrote {
+				wins.Add(1)
+				winner.Store(string(v))
+			}
+		})
+	}
+	wg.Wait()
+	if n := wins.Load(); n != 1 {
+		t.Fatalf("writers that won: got %d, want 1", n)
+	}
+	if v, ok, err := st.Get(ctx, key); err != nil || !ok || string(v) != winner.Load() {
+		t.Errorf("stored value: got %q, %v, %v; want the winner's %q", v, ok, err, winner.Load())
+	}
+}
+
+func TestDynamoList(t *testing.T) {
+	ctx := t.Context()
+	st, client, table := newStore(t, nil)
+	queries := &countingQueries{API: client}
+	st = New(queries, table, nil)
+	st.pageSize = 2
+	keys := []string{
+		"stage/s-1/c-002/gem1/0/h",
+		"stage/s-1/c-001/gem2/0/h",
+		"stage/s-1/c-001/gem1/1/h",
+		"stage/s-1/c-001/gem1/0/h",
+		"stage/s-1/-/gem5/0/h",
+		"stage/s-1",
+		"stage/s-10/c-001/gem1/0/h",
+		"stage/s-2/c-001/gem1/0/h",
+		"report/s-1/summary",
+	}
+	for _, k := range keys {
+		if _, err := st.PutIfAbsent(ctx, k, []byte(k)); err != nil {
+			t.Fatalf("PutIfAbsent %s: %v", k, err)
+		}
+	}
+	tests := []struct {
+		prefix string
+		want   []string
+	}{
+		{"stage/s-1/", []string{
+			"stage/s-1/-/gem5/0/h",
+			"stage/s-1/c-001/gem1/0/h",
+			"stage/s-1/c-001/gem1/1/h",
+			"stage/s-1/c-001/gem2/0/h",
+			"stage/s-1/c-002/gem1/0/h",
+		}},
+		{"stage/s-1/c-001/", []string{"stage/s-1/c-001/gem1/0/h", "stage/s-1/c-001/gem1/1/h", "stage/s-1/c-001/gem2/0/h"}},
+		{"stage/s-1/c-001/gem1", []string{"stage/s-1/c-001/gem1/0/h", "stage/s-1/c-001/gem1/1/h"}},
+		{"stage/s-10/", []string{"stage/s-10/c-001/gem1/0/h"}},
+		{"stage/s-3/", nil},
+		{"report/s-1/", []string{"report/s-1/summary"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.prefix, func(t *testing.T) {
+			got, err := st.List(ctx, tt.prefix)
+			if err != nil {
+				t.Fatalf("List(%q): %v", tt.prefix, err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("List(%q):\n got %q\nwant %q", tt.prefix, got, tt.want)
+			}
+		})
+	}
+	if n := queries.calls.Load(); n < int64(len(tests)+4) {
+		t.Errorf("Query calls: got %d for %d lists with page size 2, want pagination", n, len(tests))
+	}
+	for _, bad := range []string{"", "stage", "stage/", "stage/s-1", "/s-1/"} {
+		if _, err := st.List(ctx, bad); err == nil {
+			t.Errorf("List(%q): got nil error, want one (prefix must name a partition)", bad)
+		}
+	}
+}
+
+// countingQueries counts Query calls.
+type countingQueries struct {
+	API
+	calls atomic.Int64
+}
+
+func (c *countingQueries) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	c.calls.Add(1)
+	return c.API.Query(ctx, in, optFns...)
+}
+
+func TestDynamoLargeValue(t *testing.T) {
+	ctx := t.Context()
+	large := newLarge(t)
+	st, client, table := newStore(t, large)
+
+	big := make([]byte, 500<<10)
+	rand.Read(big)
+	// The peer enforces DynamoDB's item size limit, so the pointer matters.
+	_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "raw/x"}, "sk": &types.AttributeValueMemberS{Value: "#"},
+		"v": &types.AttributeValueMemberB{Value: big},
+	}})
+	if err == nil {
+		t.Fatalf("raw PutItem of 500 KB: got nil error, want the item size limit")
+	}
+	const key = "stage/s-1/c-001/gem1/0/big"
+	if wrote, err := st.PutIfAbsent(ctx, key, big); err != nil || !wrote {
+		t.Fatalf("PutIfAbsent 500 KB: got %v, %v; want true, nil", wrote, err)
+	}
+	got, ok, err := st.Get(ctx, key)
+	if err != nil || !ok || !bytes.Equal(got, big) {
+		t.Fatalf("Get 500 KB: got %d bytes, %v, %v; want the same 500 KB", len(got), ok, err)
+	}
+	// The item holds a pointer, the bytes are in Large.
+	out, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: itemKey("stage/s-1", "c-001/gem1/0/big")})
+	if err != nil {
+		t.Fatalf("GetItem: %v", err)
+	}
+	ref, ok := out.Item["ref"].(*types.AttributeValueMemberS)
+	if _, hasV := out.Item["v"]; !ok || hasV {
+		t.Fatalf("item: got %v, want ref and no v", out.Item)
+	}
+	if ref.Value != largeKey(big) {
+		t.Errorf("ref: got %q, want %q", ref.Value, largeKey(big))
+	}
+	if objs, err := large.List(ctx, "context/"); err != nil || !slices.Equal(objs, []string{ref.Value}) {
+		t.Errorf("Large objects: got %q, %v; want [%s]", objs, err, ref.Value)
+	}
+	// A second writer of the key loses and changes nothing.
+	other := bytes.Repeat([]byte("z"), 400<<10)
+	if wrote, err := st.PutIfAbsent(ctx, key, other); err != nil || wrote {
+		t.Fatalf("second PutIfAbsent: got %v, %v; want false, nil", wrote, err)
+	}
+	if got, _, _ := st.Get(ctx, key); !bytes.Equal(got, big) {
+		t.Errorf("value changed after losing PutIfAbsent")
+	}
+
+	// MaxInline bytes still fit in the item.
+	edge := bytes.Repeat([]byte("e"), MaxInline)
+	if _, err := st.PutIfAbsent(ctx, "stage/s-1/edge", edge); err != nil {
+		t.Fatalf("PutIfAbsent MaxInline bytes: %v", err)
+	}
+	out, err = client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: itemKey("stage/s-1", "edge")})
+	if err != nil || out.Item["v"] == nil {
+		t.Errorf("MaxInline value: got %v, %v; want it inline in v", out, err)
+	}
+
+	// A corrupted large object is detected, not returned.
+	if err := large.Put(ctx, ref.Value, []byte("tampered"), ""); err != nil {
+		t.Fatalf("overwrite large object: %v", err)
+	}
+	if _, _, err := st.Get(ctx, key); err == nil || !strings.Contains(err.Error(), "does not match") {
+		t.Errorf("Get with corrupted large object: got %v, want a hash mismatch error", err)
+	}
+
+	// Without a Large store, a big value is a clear error.
+	small := New(client, table, nil)
+	if _, err := small.PutIfAbsent(ctx, "stage/s-1/too-big", big); err == nil || !strings.Contains(err.Error(), "no large-value store") {
+		t.Errorf("PutIfAbsent 500 KB without Large: got %v, want a no large-value store error", err)
+	}
+}
+
+func TestDynamoUsage(t *testing.T) {
+	ctx := t.Context()
+	st, _, _ := newStore(t, nil)
+
+	if u, err := st.Usage(ctx, "unknown"); err != nil || u != (llm.Usage{}) {
+		t.Fatalf("Usage of unknown search: got %+v, %v; want zero", u, err)
+	}
+	adds := []llm.Usage{
+		{Calls: 1, PromptTokens: 1200, CachedTokens: 1000, CompletionTokens: 300, CostUSD: 0.1},
+		{Calls: 2, PromptTokens: 800, CachedTokens: 0, CompletionTokens: 150, CostUSD: 0.2},
+	}
+	for _, u := range adds {
+		if err := st.AddUsage(ctx, "s-1", u); err != nil {
+			t.Fatalf("AddUsage: %v", err)
+		}
+	}
+	want := llm.Usage{Calls: 3, PromptTokens: 2000, CachedTokens: 1000, CompletionTokens: 450, CostUSD: 0.3}
+	if got, err := st.Usage(ctx, "s-1"); err != nil || got != want {
+		t.Fatalf("Usage: got %+v, %v; want %+v (exact)", got, err, want)
+	}
+
+	// Concurrent adds accumulate exactly.
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			if err := st.AddUsage(ctx, "s-2", llm.Usage{Calls: 1, PromptTokens: 7, CostUSD: 0.000123}); err != nil {
+				t.Errorf("AddUsage: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	want = llm.Usage{Calls: 10, PromptTokens: 70, CostUSD: 0.00123}
+	if got, err := st.Usage(ctx, "s-2"); err != nil || got != want {
+		t.Errorf("Usage after concurrent adds: got %+v, %v; want %+v", got, err, want)
+	}
+	// The ledger is not a context-store key.
+	if keys, err := st.List(ctx, "usage/s-1/"); err != nil || len(keys) != 0 {
+		t.Errorf("List usage/s-1/: got %q, %v; want nothing", keys, err)
+	}
+	for _, bad := range []string{"", "a/b"} {
+		if err := st.AddUsage(ctx, bad, llm.Usage{Calls: 1}); err == nil {
+			t.Errorf("AddUsage(%q): got nil error, want one", bad)
+		}
+	}
+}

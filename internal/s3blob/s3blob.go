@@ -1,0 +1,226 @@
+// Package s3blob is the blob store on S3: the same keys, layout and methods
+// as blob.Dir, with objects in one bucket under an optional key prefix.
+package s3blob
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/veredicto/veredicto/internal/blob"
+)
+
+// API is the part of the S3 client the store uses.
+type API interface {
+	GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+}
+
+var _ API = (*s3.Client)(nil)
+
+// Store is a blob store in one S3 bucket. Key "a/b.md" is object
+// prefix+"a/b.md". It is immutable after New and safe for concurrent use.
+type Store struct {
+	client API
+	bucket string
+	prefix string
+	// pageSize is MaxKeys for each ListObjectsV2 call; 0 lets S3 choose
+	// (1000). Tests set it small to exercise pagination.
+	pageSize int32
+}
+
+// New returns a store for bucket. prefix ("" or e.g. "reports/") is
+// prepended to every key and stripped from List results.
+func New(client API, bucket, prefix string) *Store {
+	return &Store{client: client, bucket: bucket, prefix: prefix}
+}
+
+// conflictRetries bounds the retries of a conditional put that S3 answers
+// with 409 ConditionalRequestConflict (a concurrent write to the same key
+// is in flight).
+const conflictRetries = 4
+
+// cleanKey validates key the way blob.Dir does: a clean relative path,
+// without "..", "." or empty elements. A trailing "/" is tolerated and
+// dropped, as blob.Dir maps "a/b/" to the file "a/b".
+func cleanKey(op, key string) (string, error) {
+	clean := path.Clean("/" + key)[1:]
+	if clean == "" || clean != strings.TrimSuffix(key, "/") || strings.HasPrefix(clean, "../") {
+		return "", fmt.Errorf("%s blob %q: key is not a clean relative path", op, key)
+	}
+	return clean, nil
+}
+
+// Get reads an object. A missing object is a *blob.NotFoundError.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	k, err := cleanKey("get", key)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.prefix + k)})
+	if err != nil {
+		if isNotFound(err) {
+			return nil, &blob.NotFoundError{Key: key}
+		}
+		return nil, fmt.Errorf("get blob %s: %w", key, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, fmt.Errorf("get blob %s: read body: %w", key, err)
+	}
+	return b, nil
+}
+
+// List returns the keys under prefix, relative to the store prefix and
+// sorted. Like blob.Dir it leaves out hidden objects (any path element
+// starting with ".") and anything that is not a clean key (such as "dir/"
+// folder markers), so every listed key can be passed to Get.
+func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
+	in := &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix + prefix)}
+	if s.pageSize > 0 {
+		in.MaxKeys = aws.Int32(s.pageSize)
+	}
+	var keys []string
+	p := s3.NewListObjectsV2Paginator(s.client, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list blobs %s: %w", prefix, err)
+		}
+		for _, o := range page.Contents {
+			full := aws.ToString(o.Key)
+			if !strings.HasPrefix(full, s.prefix) {
+				continue
+			}
+			key := strings.TrimPrefix(full, s.prefix)
+			if hidden(key) {
+				continue
+			}
+			if _, err := cleanKey("list", key); err != nil || strings.HasSuffix(key, "/") {
+				continue
+			}
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// hidden reports whether any path element of key starts with ".", the
+// objects blob.Dir leaves out of List (dot files and dot folders).
+func hidden(key string) bool {
+	for el := range strings.SplitSeq(key, "/") {
+		if strings.HasPrefix(el, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// Put writes an object, replacing any previous version. S3 makes the new
+// version visible all at once.
+func (s *Store) Put(ctx context.Context, key string, data []byte, contentType string) error {
+	k, err := cleanKey("put", key)
+	if err != nil {
+		return err
+	}
+	if _, err := s.client.PutObject(ctx, s.putInput(k, data, contentType)); err != nil {
+		return fmt.Errorf("put blob %s: %w", key, err)
+	}
+	return nil
+}
+
+// PutIfAbsent writes an object unless the key exists (a conditional
+// "If-None-Match: *" put); it reports whether it wrote. The existing
+// object is left untouched.
+func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte, contentType string) (bool, error) {
+	k, err := cleanKey("put", key)
+	if err != nil {
+		return false, err
+	}
+	for attempt := 0; ; attempt++ {
+		in := s.putInput(k, data, contentType)
+		in.IfNoneMatch = aws.String("*")
+		_, err := s.client.PutObject(ctx, in)
+		switch {
+		case err == nil:
+			return true, nil
+		case isPreconditionFailed(err):
+			return false, nil
+		case isConditionalConflict(err) && attempt < conflictRetries:
+			// Another conditional write to the key is in flight; once it
+			// settles, the retry either wins or gets 412.
+			select {
+			case <-ctx.Done():
+				return false, fmt.Errorf("put blob %s if absent: %w", key, ctx.Err())
+			case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+			}
+		default:
+			return false, fmt.Errorf("put blob %s if absent: %w", key, err)
+		}
+	}
+}
+
+func (s *Store) putInput(k string, data []byte, contentType string) *s3.PutObjectInput {
+	in := &s3.PutObjectInput{
+		Bucket:        aws.String(s.bucket),
+		Key:           aws.String(s.prefix + k),
+		Body:          bytes.NewReader(data),
+		ContentLength: aws.Int64(int64(len(data))),
+	}
+	if contentType != "" {
+		in.ContentType = aws.String(contentType)
+	}
+	return in
+}
+
+// isNotFound reports a missing object: NoSuchKey, or a bare 404 (S3 sends
+// no error code for some requests). A missing bucket is not "not found":
+// it is a configuration error and must surface as such.
+func isNotFound(err error) bool {
+	var nsk *types.NoSuchKey
+	if errors.As(err, &nsk) {
+		return true
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "NoSuchBucket" {
+		return false
+	}
+	return statusCode(err) == http.StatusNotFound
+}
+
+func isPreconditionFailed(err error) bool {
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "PreconditionFailed" {
+		return true
+	}
+	return statusCode(err) == http.StatusPreconditionFailed
+}
+
+func isConditionalConflict(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == "ConditionalRequestConflict"
+}
+
+func statusCode(err error) int {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
