@@ -25,7 +25,8 @@ func claimsOf(g1 *search.Gem1Content, g2 *search.Gem2Content, g3 *search.Gem3Con
 	}
 	add(g1.Trajectory)
 	for i := range g1.Achievements {
-		out = append(out, claimRef{&g1.Achievements[i].Action, g1.Achievements[i].Sources})
+		a := &g1.Achievements[i]
+		out = append(out, claimRef{&a.Action, a.Sources}, claimRef{&a.Result, a.Sources})
 	}
 	add(g1.ContinuityRisks)
 	add(g1.EvidenceGaps)

@@ -79,7 +79,10 @@ func words(s string) []string {
 
 // stopwords are Spanish function words and words too common in this domain
 // to signal a match.
-var stopwords = set(`a al algo algun alguna algunas alguno algunos ante antes aun bajo bien cada casi como con contra cual cuales cuando de del desde donde dos durante e el ella ellas ellos en entre era eran es esa esas ese eso esos esta estaba estan estar estas este esto estos fue fueron gran ha habia han hasta hay la las le les lo los mas me mi mientras muy mucho nada ni no nos o otra otras otro otros para pero poco por porque que se segun ser si sido sin sobre son su sus tambien tan tanto te tiene tienen todo todos tras tu un una unas uno unos y ya anos ano experiencia empresa cargo rol trabajo area persona personas candidato candidata segun dijo comenta indica senala`)
+var stopwords = set(`a al algo algun alguna algunas alguno algunos ante antes aun bajo bien cada casi como con contra cual cuales cuando de del desde donde dos durante e el ella ellas ellos en entre era eran es esa esas ese eso esos esta estaba estan estar estas este esto estos fue fueron gran ha habia han hasta hay la las le les lo los mas me mi mientras muy mucho nada ni no nos o otra otras otro otros para pero poco por porque que se segun ser si sido sin sobre son su sus tambien tan tanto te tiene tienen todo todos tras tu un una unas uno unos y ya anos ano experiencia empresa cargo rol trabajo area persona personas candidato candidata segun dijo comenta indica senala soy muy ` +
+	// Words of the generic phrases (fluffPhrases): they must not make two
+	// unrelated sentences look like the same fact.
+	`orientado orientada resultados proactivo proactiva apasionado apasionada nato nata excelentes habilidades pensamiento estrategico estrategica desempeno sinergia dinamico dinamica resiliente integral motivado motivada altamente innovador innovadora mentalidad`)
 
 func set(list string) map[string]bool {
 	m := map[string]bool{}
@@ -202,7 +205,8 @@ func numbersIn(text string) []string {
 // §4 rule 2). Matched on folded text.
 var fluffPhrases = []string{
 	"orientado a resultados", "orientada a resultados", "lider nato", "lider nata", "proactivo", "proactiva",
-	"apasionado", "apasionada", "excelentes habilidades", "pensamiento estrategico", "alto desempeno",
+	"apasionado", "apasionada", "excelentes habilidades de comunicacion", "habilidades de comunicacion",
+	"excelentes habilidades", "pensamiento estrategico", "alto desempeno",
 	"trabajo en equipo", "vision estrategica", "perfil integral", "gran capacidad", "altamente motivado",
 	"altamente motivada", "sinergia", "dinamico", "dinamica", "resiliente", "capacidad de adaptacion",
 	"enfoque en el cliente", "mentalidad de crecimiento", "innovador", "innovadora",
@@ -229,7 +233,11 @@ func removeFluff(text string) string {
 	for _, p := range fluffPhrases {
 		out = removeFolded(out, p)
 	}
+	out = strings.Join(strings.Fields(out), " ")
+	out = residueRE.ReplaceAllString(out, "$1")
 	out = leadInRE.ReplaceAllString(out, "")
+	out = strayRE.ReplaceAllString(out, "")
+	out = residueRE.ReplaceAllString(out, "$1")
 	out = strings.Join(strings.Fields(out), " ")
 	out = strings.TrimLeft(out, " ,;:-")
 	out = strings.ReplaceAll(out, " ,", ",")
@@ -244,6 +252,14 @@ func removeFluff(text string) string {
 // leadInRE removes what generic phrases leave behind at the start of a
 // sentence ("Como líder y , …").
 var leadInRE = regexp.MustCompile(`(?i)^\s*(?:como\s+(?:un|una)?\s*(?:l[ií]der|profesional|ejecutiv[oa])?\s*(?:(?:y|,)\s*)*)+,?\s*`)
+
+// strayRE removes what generic phrases leave inside a sentence or quote:
+// "Como soy un y, reduje…" → "reduje…", "un y" and dangling conjunctions.
+var strayRE = regexp.MustCompile(`(?i)\bcomo\s+(?:soy\s+)?(?:(?:un|una|muy)\s+)*(?:(?:l[ií]der|profesional|ejecutiv[oa])\s+)?(?:(?:y|e)\s*)?,\s*|\b(?:un|una|muy)\s+(?:y|e)\b\s*,?|\s+(?:y|e)\s*(?:,)`)
+
+// residueRE removes a run of function words left before a comma at the
+// start of a sentence or quote: "Con mi, refinanciamos" → "refinanciamos".
+var residueRE = regexp.MustCompile(`(?i)(^|["«“(]\s*)(?:(?:con|de|mi|soy|muy|un|una|como|y|e|tan|el|la)\s*)+,\s*`)
 
 // removeFolded removes every occurrence of phrase (folded) from s, matching
 // on folded text; fold keeps rune positions, so the cut maps back exactly.

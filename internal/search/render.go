@@ -101,6 +101,9 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 	if rep.Error != nil {
 		fmt.Fprintf(&b, "\nError técnico: `%s` — %s\n", rep.Error.Error, oneLine(rep.Error.Cause))
 	}
+	if n := len(v.corrs); n > 0 {
+		fmt.Fprintf(&b, "\nEl contenido de GEM1–GEM3 que sigue es el corregido tras %d bloqueo(s) de QA; los puntajes son los originales de cada agente.\n", n)
+	}
 
 	b.WriteString("\n## Puntajes\n\n| Etapa | Puntaje | Umbral | Confianza | Resultado |\n|---|---|---|---|---|\n")
 	row := func(stage string, s Scores, threshold int, extra string) {

@@ -210,6 +210,17 @@ func decodeView(rep Report) (reportView, error) {
 			var c Contract[CorrectionContent]
 			err = json.Unmarshal(raw, &c)
 			v.corrs = append(v.corrs, c)
+			// What the next audit judged is the corrected content (scores
+			// stay the agents'): the report shows that version.
+			if v.gem1 != nil {
+				v.gem1.Content = c.Content.Gem1
+			}
+			if v.gem2 != nil {
+				v.gem2.Content = c.Content.Gem2
+			}
+			if v.gem3 != nil {
+				v.gem3.Content = c.Content.Gem3
+			}
 		}
 		if err != nil {
 			return v, fmt.Errorf("decode stage %s: %w", st, err)
