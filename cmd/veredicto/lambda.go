@@ -55,20 +55,12 @@ func (m *Main) runLambda(ctx context.Context, args []string) int {
 	}
 	fs.StringVar(&cfg.event, "event", "", "event JSON file (\"-\" for stdin)")
 	fs.StringVar(&cfg.data, "data", ".veredicto-local", "folder holding the local buckets and context store")
-	var positional []string
-	rest := args[1:]
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			if err == flag.ErrHelp {
-				return exitOK
-			}
-			return exitUsage
-		}
-		rest = fs.Args()
-		if len(rest) > 0 {
-			positional = append(positional, rest[0])
-			rest = rest[1:]
-		}
+	positional, err := parseInterleaved(fs, args[1:])
+	if err == flag.ErrHelp {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
 	}
 	if len(positional) != 1 || cfg.event == "" {
 		fs.Usage()

@@ -77,16 +77,9 @@ func parseSearchRun(args []string, stderr io.Writer) (searchRunConfig, error) {
 	fs.StringVar(&cfg.provider, "llm", "", "offline or openai (default: openai when OPENAI_API_KEY is set, else offline)")
 	fs.StringVar(&cfg.model, "model", "", "model name for openai (default: $OPENAI_MODEL or gpt-4o-mini)")
 	fs.IntVar(&cfg.concurrency, "concurrency", 0, "candidates evaluated at once (default 4)")
-	var positional []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return cfg, err
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			positional = append(positional, args[0])
-			args = args[1:]
-		}
+	positional, err := parseInterleaved(fs, args)
+	if err != nil {
+		return cfg, err
 	}
 	if len(positional) != 1 {
 		fs.Usage()

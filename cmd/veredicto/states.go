@@ -82,17 +82,9 @@ func parseStatesRun(args []string, stderr io.Writer) (statesRunConfig, error) {
 	}
 	fs.StringVar(&cfg.input, "input", "", "execution input JSON file (\"-\" for stdin; default {})")
 	fs.StringVar(&cfg.history, "history", "", "write the execution history to this file as JSON lines")
-	// Accept the definition before or after the flags.
-	var positional []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return cfg, err
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			positional = append(positional, args[0])
-			args = args[1:]
-		}
+	positional, err := parseInterleaved(fs, args)
+	if err != nil {
+		return cfg, err
 	}
 	if len(positional) != 1 {
 		fs.Usage()
