@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/flags"
+	"github.com/veredicto/veredicto/internal/llm"
+	"gopkg.in/yaml.v3"
+)
+
+const flagsUsage = `Usage: veredicto flags --questions Q.yaml --transcript T.yaml [--transcript T2.yaml] [--context C.yaml] [--llm offline|openai] [--model M] [--hedging FILE]
+
+Classifies interview answers into the Flags of seed 002 and prints the Flags
+YAML on stdout: flags_id, generated_at, summary and by_question in
+question-set order. Flags describe; they never explain or recommend.
+
+Q.yaml is the question set (question_set_id; questions: question_id, target
+rrhh|tecnico, question_text, closure_rule, max_words). Each T.yaml is a
+transcript (transcript_id, target, answers: question_id, answer_text,
+forced_closure); when two transcripts answer the same question the first one
+given wins. C.yaml is the optional context pack (context_pack_id; facts: id,
+text): without it contradiction_with_context is false ("no comparable").
+--hedging replaces the default doubt lexicon with FILE, one marker per line.
+
+contradiction_with_context is judged by an LLM ("openai", the default when
+OPENAI_API_KEY is set; OPENAI_BASE_URL and OPENAI_MODEL configure any
+OpenAI-compatible endpoint) or by the offline judge (number and negation
+mismatches on shared terms). Every other flag is computed by fixed rules.
+
+A question with no answer is flagged conservatively and named in a warning
+on stderr. Bad input (a malformed file, an unknown or missing field, an
+answer to a question not in the set) exits 2; a failed LLM call exits 1.
+
+Flags:
+`
+
+type flagsConfig struct {
+	questions   string
+	transcripts []string
+	context     string
+	provider    string
+	model       string
+	hedging     string
+	// now is the clock for generated_at; nil means time.Now.
+	now func() time.Time
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}
+
+func (m *Main) runFlags(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(m.Stderr, strings.Replace(flagsUsage, "\nFlags:\n", "", 1))
+		return exitUsage
+	}
+	cfg, err := parseFlagsArgs(args, m.Stderr)
+	if err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		fmt.Fprintf(m.Stderr, "veredicto flags: %v\n", err)
+		return exitUsage
+	}
+	return m.flagsRun(ctx, cfg, os.Getenv)
+}
+
+func parseFlagsArgs(args []string, stderr io.Writer) (flagsConfig, error) {
+	var cfg flagsConfig
+	fs := flag.NewFlagSet("flags", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, flagsUsage)
+		fs.PrintDefaults()
+	}
+	var transcripts stringList
+	fs.StringVar(&cfg.questions, "questions", "", "question set YAML (required)")
+	fs.Var(&transcripts, "transcript", "transcript YAML (required; repeat for several)")
+	fs.StringVar(&cfg.context, "context", "", "context pack YAML (optional)")
+	fs.StringVar(&cfg.provider, "llm", "", "contradiction judge: offline or openai (default: openai when OPENAI_API_KEY is set, else offline)")
+	fs.StringVar(&cfg.model, "model", "", "model name for openai (default: $OPENAI_MODEL or gpt-4o-mini)")
+	fs.StringVar(&cfg.hedging, "hedging", "", "doubt lexicon file, one marker per line (default: the built-in lexicon)")
+	positional, err := parseInterleaved(fs, args)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.transcripts = transcripts
+	switch {
+	case len(positional) > 0:
+		return cfg, fmt.Errorf("unexpected argument %q (inputs are given with --questions and --transcript)", positional[0])
+	case cfg.questions == "":
+		return cfg, errors.New("--questions is required")
+	case len(cfg.transcripts) == 0:
+		return cfg, errors.New("at least one --transcript is required")
+	}
+	switch cfg.provider {
+	case "", "offline", "openai":
+	default:
+		return cfg, fmt.Errorf("--llm must be offline or openai, got %q", cfg.provider)
+	}
+	return cfg, nil
+}
+
+func (m *Main) flagsRun(ctx context.Context, cfg flagsConfig, getenv func(string) string) int {
+	fail := func(code int, format string, args ...any) int {
+		fmt.Fprintf(m.Stderr, "veredicto flags: "+format+"\n", args...)
+		return code
+	}
+	var inputs [][]byte
+	read := func(path string) ([]byte, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, data)
+		return data, nil
+	}
+
+	data, err := read(cfg.questions)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	qs, err := flags.ParseQuestionSet(cfg.questions, data)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	transcripts := make([]flags.Transcript, 0, len(cfg.transcripts))
+	for _, p := range cfg.transcripts {
+		data, err := read(p)
+		if err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+		t, err := flags.ParseTranscript(p, data)
+		if err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+		transcripts = append(transcripts, t)
+	}
+	var pack *flags.ContextPack
+	if cfg.context != "" {
+		data, err := read(cfg.context)
+		if err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+		p, err := flags.ParseContextPack(cfg.context, data)
+		if err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+		pack = &p
+	}
+	var markers []string
+	if cfg.hedging != "" {
+		data, err := read(cfg.hedging)
+		if err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+		if markers, err = flags.ParseMarkers(cfg.hedging, data); err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+	}
+
+	judge, notice, err := chooseJudge(cfg.provider, cfg.model, getenv)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if pack != nil {
+		fmt.Fprintln(m.Stderr, notice)
+	}
+	now := cfg.now
+	if now == nil {
+		now = time.Now
+	}
+	res, warnings, err := flags.Classify(ctx, qs, transcripts, pack, judge, flags.Options{
+		FlagsID:        flags.NewID(inputs...),
+		Now:            now,
+		HedgingMarkers: markers,
+	})
+	if err != nil {
+		var ie *flags.InvalidInputError
+		if errors.As(err, &ie) {
+			return fail(exitUsage, "%v", err)
+		}
+		return fail(exitFailed, "%v", err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(m.Stderr, "warning: %s\n", w)
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(res); err != nil {
+		return fail(exitFailed, "encode flags: %v", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fail(exitFailed, "encode flags: %v", err)
+	}
+	if _, err := m.Stdout.Write(buf.Bytes()); err != nil {
+		return fail(exitFailed, "write flags: %v", err)
+	}
+	return exitOK
+}
+
+// chooseJudge picks the contradiction judge: openai when asked, or by
+// default when OPENAI_API_KEY is set; the offline judge otherwise.
+func chooseJudge(provider, model string, getenv func(string) string) (flags.ContradictionJudge, string, error) {
+	key := getenv("OPENAI_API_KEY")
+	if provider == "" {
+		provider = "offline"
+		if key != "" {
+			provider = "openai"
+		}
+	}
+	switch provider {
+	case "offline":
+		return flags.OfflineJudge{}, "contradiction judge: offline (number and negation mismatches on shared terms)", nil
+	case "openai":
+	default:
+		return nil, "", fmt.Errorf("unknown LLM provider %q (want offline or openai)", provider)
+	}
+	if model == "" {
+		model = getenv("OPENAI_MODEL")
+	}
+	if model == "" {
+		model = "gpt-4o-mini"
+	}
+	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: getenv("OPENAI_BASE_URL"), Model: model})
+	if err != nil {
+		return nil, "", err
+	}
+	return flags.LLMJudge{Client: c}, "contradiction judge: openai-compatible, model " + model, nil
+}
