@@ -61,6 +61,7 @@ func TestLambdaInvokeEveryEvent(t *testing.T) {
 		{"CorrectionFunction", "correction.json", `"score"`},
 		{"ReportFunction", "report.json", `"decision": "DESCARTADO_GEM1"`},
 		{"SummaryFunction", "summary.json", `"escalation_rate"`},
+		{"FlagsFunction", "flags-post.json", `\"overall_verbal_risk\": \"alto\"`},
 	}
 	for _, s := range steps {
 		code, out, errs := invoke(t, data, s.id, filepath.Join("../../events", s.event))

@@ -41,6 +41,8 @@ const usage = `veredicto runs Veredicto's hiring workflows on one machine.
 Usage:
   veredicto search run DIR [--out OUT] [--llm offline|openai] [--model M] [--concurrency N]
       Evaluate the candidates of an executive search (seed 000).
+  veredicto flags --questions Q.yaml --transcript T.yaml [--transcript T2.yaml] [--context C.yaml]
+      Classify interview answers with the Flags schema v1.1 (seed 002).
   veredicto lambda invoke LOGICAL_ID --event FILE [--data DIR]
       Run a function of template.yaml in-process, like "sam local invoke".
   veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
@@ -56,6 +58,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	switch args[0] {
+	case "flags":
+		return m.runFlags(ctx, args[1:])
 	case "lambda":
 		return m.runLambda(ctx, args[1:])
 	case "states":

@@ -27,6 +27,7 @@ import (
 	"github.com/veredicto/veredicto/internal/blob"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/dynamo"
+	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/gems"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -82,6 +83,7 @@ type App struct {
 	Search *search.Service
 	Intake *intake.Service
 	API    *intake.API
+	Flags  *flags.Handler
 }
 
 // Handler returns the Lambda handler of a template logical id.
@@ -91,6 +93,8 @@ func (a *App) Handler(logicalID string) (any, error) {
 		return a.Intake.HandleS3, nil
 	case "ApiFunction":
 		return a.API.Handle, nil
+	case "FlagsFunction":
+		return a.Flags.Handle, nil
 	}
 	for _, e := range catalog.Search(a.Search) {
 		if e.LogicalID == logicalID {
@@ -128,7 +132,7 @@ func typedHandler(svc *search.Service, id string) any {
 
 // LogicalIDs lists the functions this package can serve.
 func LogicalIDs() []string {
-	ids := []string{"TriggerFunction", "ApiFunction"}
+	ids := []string{"TriggerFunction", "ApiFunction", "FlagsFunction"}
 	for _, e := range catalog.Search(&search.Service{}) {
 		ids = append(ids, e.LogicalID)
 	}
@@ -168,24 +172,26 @@ func NewAWS(ctx context.Context, cfg Config) (*App, error) {
 	inputs := s3blob.New(s3c, cfg.InputsBucket, "")
 	reports := s3blob.New(s3c, cfg.ReportsBucket, "")
 	kv := dynamo.New(dynamodb.NewFromConfig(ac), cfg.ContextTable, reports)
-	analyst, err := awsAnalyst(ctx, ac, cfg)
+	client, err := awsLLM(ctx, ac, cfg)
 	if err != nil {
 		return nil, err
 	}
+	analyst, judge := analystAndJudge(client)
 	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion}
 	var st intake.Starter = missingStarter{}
 	if cfg.StateMachineARN != "" {
 		st = starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)
 	}
 	in := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
-	return &App{Search: svc, Intake: in, API: &intake.API{Service: in, TenantClaim: cfg.TenantClaim}}, nil
+	return &App{Search: svc, Intake: in, API: &intake.API{Service: in, TenantClaim: cfg.TenantClaim}, Flags: &flags.Handler{Judge: judge}}, nil
 }
 
-// awsAnalyst reads the LLM key from Secrets Manager (a plain string, or
-// JSON with "api_key"); without a secret the offline baseline runs.
-func awsAnalyst(ctx context.Context, ac aws.Config, cfg Config) (search.Analyst, error) {
+// awsLLM reads the LLM key from Secrets Manager (a plain string, or JSON
+// with "api_key") and returns the client; without a secret it returns nil
+// and the offline baselines run.
+func awsLLM(ctx context.Context, ac aws.Config, cfg Config) (*llm.OpenAI, error) {
 	if cfg.LLMSecretARN == "" {
-		return offline.New(), nil
+		return nil, nil
 	}
 	out, err := secretsmanager.NewFromConfig(ac).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(cfg.LLMSecretARN)})
 	if err != nil {
@@ -198,15 +204,16 @@ func awsAnalyst(ctx context.Context, ac aws.Config, cfg Config) (search.Analyst,
 	if json.Unmarshal([]byte(key), &js) == nil && js.APIKey != "" {
 		key = js.APIKey
 	}
-	return newLLMAnalyst(key, cfg.BaseURL, cfg.Model)
+	return llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: cfg.BaseURL, Model: cfg.Model})
 }
 
-func newLLMAnalyst(key, baseURL, model string) (search.Analyst, error) {
-	client, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: baseURL, Model: model})
-	if err != nil {
-		return nil, err
+// analystAndJudge returns the LLM analyst and contradiction judge on
+// client, or the offline ones when client is nil.
+func analystAndJudge(client *llm.OpenAI) (search.Analyst, flags.ContradictionJudge) {
+	if client == nil {
+		return offline.New(), flags.OfflineJudge{}
 	}
-	return gems.New(client, client.Info()), nil
+	return gems.New(client, client.Info()), flags.LLMJudge{Client: client}
 }
 
 // missingStarter fails clearly when a function that starts executions was
@@ -242,7 +249,11 @@ func NewLocal(dir string, analyst search.Analyst) *App {
 		return catalog.RunSearch(ctx, svc, si, nil)
 	}
 	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: starter.NewLocal(kv, run)}
-	return &App{Search: svc, Intake: is, API: &intake.API{Service: is, TenantClaim: "custom:tenant"}}
+	var judge flags.ContradictionJudge = flags.OfflineJudge{}
+	if g, ok := analyst.(*gems.Analyst); ok {
+		judge = flags.LLMJudge{Client: g.Client()}
+	}
+	return &App{Search: svc, Intake: is, API: &intake.API{Service: is, TenantClaim: "custom:tenant"}, Flags: &flags.Handler{Judge: judge}}
 }
 
 // ChooseAnalyst picks the LLM adapter for runs on this machine: the named
@@ -269,6 +280,9 @@ func ChooseAnalyst(provider, model string, getenv func(string) string) (search.A
 	if model == "" {
 		model = "gpt-4o-mini"
 	}
-	a, err := newLLMAnalyst(key, getenv("OPENAI_BASE_URL"), model)
-	return a, "LLM: openai-compatible, model " + model, err
+	client, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: getenv("OPENAI_BASE_URL"), Model: model})
+	if err != nil {
+		return nil, "", err
+	}
+	return gems.New(client, client.Info()), "LLM: openai-compatible, model " + model, nil
 }

@@ -777,7 +777,8 @@ func fieldPaths(data []byte) map[int]string {
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
 				p := fmt.Sprintf("%s[%d]", path, i)
-				if _, ok := paths[c.Line]; !ok || c.Kind == yaml.ScalarNode {
+				// A root sequence is the document's own error, not its first item's.
+				if _, ok := paths[c.Line]; path != "" && (!ok || c.Kind == yaml.ScalarNode) {
 					paths[c.Line] = p
 				}
 				walk(c, p)

@@ -1,0 +1,59 @@
+package flags
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+func postFlags(t *testing.T, body string) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	h := &Handler{Judge: OfflineJudge{}, Now: func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }}
+	req := events.APIGatewayV2HTTPRequest{RawPath: "/flags", Body: body}
+	req.RequestContext.HTTP.Method = "POST"
+	resp, err := h.Handle(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func TestHTTPHandlerClassifiesTheExampleEvent(t *testing.T) {
+	b, err := os.ReadFile("../../events/flags-post.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatal(err)
+	}
+	resp := postFlags(t, ev.Body)
+	var got Flags
+	if err := json.Unmarshal([]byte(resp.Body), &got); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%d %s %v", resp.StatusCode, resp.Body, err)
+	}
+	if len(got.ByQuestion) != 6 || got.Summary.OverallVerbalRisk != "alto" || !strings.HasPrefix(got.FlagsID, "fl_") {
+		t.Errorf("flags %+v", got)
+	}
+}
+
+func TestHTTPHandlerRejectsBadDocuments(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{`{"questions": 1`, "body must be JSON"},
+		{`{"questions": {}, "transcripts": [], "extra": 1}`, "unknown field"},
+		{`{"questions": {"question_set_id": "q", "questions": []}}`, "at least one entry"},
+		{`{"questions": {"question_set_id": "q", "questions": [{"question_id": "a", "target": "rrhh", "question_text": "¿x?", "closure_rule": "abierta"}]},
+		  "transcripts": [{"transcript_id": "t", "target": "rrhh", "answers": [{"question_id": "zz", "answer_text": "x", "forced_closure": false}]}]}`, "transcripts[0]"},
+	}
+	for _, tt := range tests {
+		resp := postFlags(t, tt.body)
+		if resp.StatusCode != 400 || !strings.Contains(resp.Body, tt.want) {
+			t.Errorf("%s: %d %s; want 400 mentioning %q", tt.body, resp.StatusCode, resp.Body, tt.want)
+		}
+	}
+}
