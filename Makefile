@@ -8,6 +8,9 @@ NODE     := node_modules/.bin/node
 
 all: build-cli
 
+# Lambda build targets (build-<LogicalId>, build, sizes) used by `sam build`.
+include build.mk
+
 build-cli:
 	$(GO) build -o $(BIN) ./cmd/veredicto
 
@@ -30,7 +33,7 @@ node-tools:
 	else echo "npm not found: DynamoDB adapter tests will skip"; fi
 
 vet:
-	@test -z "$$(gofmt -l cmd internal prompts statemachines)" || { echo "gofmt needed:"; gofmt -l cmd internal prompts statemachines; exit 1; }
+	@test -z "$$(gofmt -l cmd internal prompts statemachines functions infra)" || { echo "gofmt needed:"; gofmt -l cmd internal prompts statemachines functions infra; exit 1; }
 	$(GO) vet ./...
 
 test-go:

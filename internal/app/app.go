@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -49,6 +50,7 @@ type Config struct {
 	Model           string // OPENAI_MODEL
 	BaseURL         string // OPENAI_BASE_URL
 	TenantClaim     string // TENANT_CLAIM (default custom:tenant)
+	MaxConcurrency  int    // MAX_CONCURRENCY: candidates at once when a start does not say
 }
 
 // ConfigFromEnv reads the Lambda configuration; missing required settings
@@ -68,6 +70,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if len(missing) > 0 {
 		sort.Strings(missing)
 		return c, fmt.Errorf("configuration: environment variable(s) %s not set", strings.Join(missing, ", "))
+	}
+	if v := getenv("MAX_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 40 {
+			return c, fmt.Errorf("configuration: MAX_CONCURRENCY %q must be an integer from 1 to 40", v)
+		}
+		c.MaxConcurrency = n
 	}
 	if c.TenantClaim == "" {
 		c.TenantClaim = "custom:tenant"
@@ -177,7 +186,8 @@ func NewAWS(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	analyst, judge := analystAndJudge(client)
-	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion}
+	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion,
+		DefaultConcurrency: cfg.MaxConcurrency}
 	var st intake.Starter = missingStarter{}
 	if cfg.StateMachineARN != "" {
 		st = starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)

@@ -30,6 +30,9 @@ type Service struct {
 	PromptVersions func(agent string) string
 	Logger         *slog.Logger
 	Now            func() time.Time
+	// DefaultConcurrency is how many candidates run at once when the
+	// execution input does not say (DefaultConcurrency when zero).
+	DefaultConcurrency int
 
 	searches sync.Map // input prefix → *loadedSearch
 }
@@ -140,6 +143,9 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (Plan, error) {
 		*dst = v
 	}
 	conc := in.Concurrency
+	if conc <= 0 {
+		conc = svc.DefaultConcurrency
+	}
 	if conc <= 0 {
 		conc = DefaultConcurrency
 	}
