@@ -154,7 +154,11 @@ func LogicalIDs() []string {
 // failure), never a panic.
 func Start(logicalID string) {
 	ctx := context.Background()
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	var level slog.Level // LOG_LEVEL: DEBUG, INFO (default), WARN, ERROR
+	if err := level.UnmarshalText([]byte(os.Getenv("LOG_LEVEL"))); err != nil {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
 	cfg, err := ConfigFromEnv(os.Getenv)
 	if err == nil {
