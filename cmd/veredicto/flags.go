@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/flags"
-	"github.com/veredicto/veredicto/internal/llm"
 	"gopkg.in/yaml.v3"
 )
 
@@ -216,29 +216,12 @@ func (m *Main) flagsRun(ctx context.Context, cfg flagsConfig, getenv func(string
 // chooseJudge picks the contradiction judge: openai when asked, or by
 // default when OPENAI_API_KEY is set; the offline judge otherwise.
 func chooseJudge(provider, model string, getenv func(string) string) (flags.ContradictionJudge, string, error) {
-	key := getenv("OPENAI_API_KEY")
-	if provider == "" {
-		provider = "offline"
-		if key != "" {
-			provider = "openai"
-		}
-	}
-	switch provider {
-	case "offline":
-		return flags.OfflineJudge{}, "contradiction judge: offline (number and negation mismatches on shared terms)", nil
-	case "openai":
-	default:
-		return nil, "", fmt.Errorf("unknown LLM provider %q (want offline or openai)", provider)
-	}
-	if model == "" {
-		model = getenv("OPENAI_MODEL")
-	}
-	if model == "" {
-		model = "gpt-4o-mini"
-	}
-	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: getenv("OPENAI_BASE_URL"), Model: model})
+	client, err := app.ChooseLLM(provider, model, getenv)
 	if err != nil {
 		return nil, "", err
 	}
-	return flags.LLMJudge{Client: c}, "contradiction judge: openai-compatible, model " + model, nil
+	if client == nil {
+		return flags.OfflineJudge{}, "contradiction judge: offline (number and negation mismatches on shared terms)", nil
+	}
+	return flags.LLMJudge{Client: client}, "contradiction judge: openai-compatible, model " + client.Info().Model, nil
 }

@@ -270,10 +270,11 @@ func NewLocal(dir string, analyst search.Analyst) *App {
 	return &App{Search: svc, Intake: is, API: &intake.API{Service: is, TenantClaim: "custom:tenant"}, Flags: &flags.Handler{Judge: judge}}
 }
 
-// ChooseAnalyst picks the LLM adapter for runs on this machine: the named
-// provider, or openai when OPENAI_API_KEY is set and offline otherwise. The
-// notice is the one line shown to the user.
-func ChooseAnalyst(provider, model string, getenv func(string) string) (search.Analyst, string, error) {
+// ChooseLLM resolves the LLM for runs on this machine: the named provider,
+// or openai when OPENAI_API_KEY is set and offline otherwise. For offline it
+// returns a nil client; for openai a client on OPENAI_BASE_URL with model
+// (default $OPENAI_MODEL, then gpt-4o-mini).
+func ChooseLLM(provider, model string, getenv func(string) string) (*llm.OpenAI, error) {
 	key := getenv("OPENAI_API_KEY")
 	if provider == "" {
 		provider = "offline"
@@ -283,10 +284,10 @@ func ChooseAnalyst(provider, model string, getenv func(string) string) (search.A
 	}
 	switch provider {
 	case "offline":
-		return offline.New(), "LLM: offline lexical baseline (no OPENAI_API_KEY set): reports are labelled as a baseline, not a model judgment", nil
+		return nil, nil
 	case "openai":
 	default:
-		return nil, "", fmt.Errorf("unknown LLM provider %q (want offline or openai)", provider)
+		return nil, fmt.Errorf("unknown LLM provider %q (want offline or openai)", provider)
 	}
 	if model == "" {
 		model = getenv("OPENAI_MODEL")
@@ -294,9 +295,18 @@ func ChooseAnalyst(provider, model string, getenv func(string) string) (search.A
 	if model == "" {
 		model = "gpt-4o-mini"
 	}
-	client, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: getenv("OPENAI_BASE_URL"), Model: model})
+	return llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: getenv("OPENAI_BASE_URL"), Model: model})
+}
+
+// ChooseAnalyst picks the executive-search analyst like ChooseLLM; the
+// notice is the one line shown to the user.
+func ChooseAnalyst(provider, model string, getenv func(string) string) (search.Analyst, string, error) {
+	client, err := ChooseLLM(provider, model, getenv)
 	if err != nil {
 		return nil, "", err
 	}
-	return gems.New(client, client.Info()), "LLM: openai-compatible, model " + model, nil
+	if client == nil {
+		return offline.New(), "LLM: offline lexical baseline (no OPENAI_API_KEY set): reports are labelled as a baseline, not a model judgment", nil
+	}
+	return gems.New(client, client.Info()), "LLM: openai-compatible, model " + client.Info().Model, nil
 }
