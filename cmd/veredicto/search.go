@@ -178,7 +178,7 @@ func newProgress(w io.Writer) func(asl.Event) {
 			fmt.Fprintln(w, "mandate   gem5")
 		case ev.Type == "TaskScheduled" && ev.Scope != "":
 			id := candidateOf(ev.Scope, candidates)
-			fmt.Fprintf(w, "%-9s %s\n", id, stageLabel(ev.State))
+			fmt.Fprintf(w, "%-9s %s\n", id, stageLabel(ev.State, ev.Input))
 		case ev.Type == "TaskSucceeded" && ev.State == "Report":
 			if m, ok := ev.Output.(map[string]any); ok {
 				fmt.Fprintf(w, "%-9s → %v (%v)\n", m["candidate_id"], m["decision"], m["reason"])
@@ -189,8 +189,38 @@ func newProgress(w io.Writer) func(asl.Event) {
 	}
 }
 
-func stageLabel(state string) string {
-	return strings.ToLower(state)
+// stageLabel names a candidate stage for the progress display, with the
+// attempt read from the task's loop counters.
+func stageLabel(state string, input any) string {
+	label := strings.ToLower(state)
+	var qa, gem3 float64
+	if m, ok := input.(map[string]any); ok {
+		if c, ok := m["counters"].(map[string]any); ok {
+			qa, _ = toFloat(c["qa"])
+			gem3, _ = toFloat(c["gem3"])
+		}
+	}
+	switch {
+	case state == "Gem4" && qa > 0:
+		label += fmt.Sprintf(" (re-audit %d)", int(qa))
+	case state == "Correction":
+		label += fmt.Sprintf(" %d", int(qa))
+	case state == "Gem3" && gem3 > 0:
+		label += " (re-ask)"
+	}
+	return label
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	}
+	return 0, false
 }
 
 // candidateOf maps a history scope ("Candidates/item[3]") to its candidate.

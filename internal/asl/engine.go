@@ -775,7 +775,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	if err != nil {
 		return nil, newError(ErrRuntime, "state %q: cannot encode the task input: %v", st.Name, err)
 	}
-	r.x.emit(Event{Type: "TaskScheduled", State: st.Name, Scope: r.fr.scope, Resource: st.Resource, Attempt: r.retry + 1})
+	r.x.emit(Event{Type: "TaskScheduled", State: st.Name, Scope: r.fr.scope, Resource: st.Resource, Attempt: r.retry + 1, Input: payload})
 	info := TaskInfo{ExecutionID: r.x.ID, State: st.Name, Resource: st.Resource, Attempt: r.retry + 1, Token: r.token}
 	raw, herr := invoke(context.WithValue(tctx, taskInfoKey{}, info), h, in)
 	if herr == nil && !callback {
