@@ -196,6 +196,9 @@ func (s *Service) record(ctx context.Context, searchID string) (SearchRecord, er
 // visible returns the record when tenant owns it; otherwise NotFound, so a
 // caller cannot probe other tenants' search ids.
 func (s *Service) visible(ctx context.Context, tenant, searchID string) (SearchRecord, error) {
+	if !searchIDRE.MatchString(searchID) {
+		return SearchRecord{}, &NotFoundError{What: fmt.Sprintf("search %q", searchID)}
+	}
 	rec, err := s.record(ctx, searchID)
 	if err != nil {
 		return rec, err

@@ -149,6 +149,7 @@ func TestAPI(t *testing.T) {
 		{"state", apiRequest("GET", "/searches/demo-cfo-andina", "acme", "", nil), 200, `"status": "SUCCEEDED"`},
 		{"state of another tenant", apiRequest("GET", "/searches/demo-cfo-andina", "zeta", "", nil), 404, "not found"},
 		{"unknown search", apiRequest("GET", "/searches/nope", "acme", "", nil), 404, "not found"},
+		{"malformed search id", apiRequest("GET", "/searches/%2e%2e", "acme", "", nil), 404, "not found"},
 		{"report json", apiRequest("GET", "/searches/demo-cfo-andina/candidates/c-001/report", "acme", "", nil), 200, `"decision": "APROBADO"`},
 		{"report markdown", apiRequest("GET", "/searches/demo-cfo-andina/candidates/c-001/report", "acme", "", map[string]string{"Accept": "text/markdown"}), 200, "## Decisión: APROBADO"},
 		{"unknown candidate", apiRequest("GET", "/searches/demo-cfo-andina/candidates/c-999/report", "acme", "", nil), 404, "c-999"},
