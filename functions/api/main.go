@@ -5,4 +5,4 @@ package main
 
 import "github.com/veredicto/veredicto/internal/app"
 
-func main() { app.Start("ApiFunction") }
+func main() { app.StartIntake("ApiFunction") }

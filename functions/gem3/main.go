@@ -5,4 +5,4 @@ package main
 
 import "github.com/veredicto/veredicto/internal/app"
 
-func main() { app.Start("Gem3Function") }
+func main() { app.StartSearch("Gem3Function") }

@@ -5,4 +5,4 @@ package main
 
 import "github.com/veredicto/veredicto/internal/app"
 
-func main() { app.Start("Gem5Function") }
+func main() { app.StartSearch("Gem5Function") }

@@ -149,10 +149,12 @@ func LogicalIDs() []string {
 	return ids
 }
 
-// Start runs the Lambda runtime loop for logicalID with the AWS adapters.
+// start runs the Lambda runtime loop with the handler build returns. Each
+// function kind has its own entry point (StartSearch, StartIntake,
+// StartFlags) so a bootstrap links only the AWS clients it uses.
 // Configuration errors end the process with a message (a Lambda init
 // failure), never a panic.
-func Start(logicalID string) {
+func start(logicalID string, build func(ctx context.Context, cfg Config, ac aws.Config) (any, error)) {
 	ctx := context.Background()
 	var level slog.Level // LOG_LEVEL: DEBUG, INFO (default), WARN, ERROR
 	if err := level.UnmarshalText([]byte(os.Getenv("LOG_LEVEL"))); err != nil {
@@ -162,42 +164,83 @@ func Start(logicalID string) {
 	slog.SetDefault(logger)
 	cfg, err := ConfigFromEnv(os.Getenv)
 	if err == nil {
-		var a *App
-		if a, err = NewAWS(ctx, cfg); err == nil {
+		var ac aws.Config
+		if ac, err = awsconfig.LoadDefaultConfig(ctx); err == nil {
 			var h any
-			if h, err = a.Handler(logicalID); err == nil {
+			if h, err = build(ctx, cfg, ac); err == nil {
 				lambda.Start(h)
 				return
 			}
+		} else {
+			err = fmt.Errorf("aws config: %w", err)
 		}
 	}
 	logger.Error("init failed", "function", logicalID, "error", err)
 	os.Exit(1)
 }
 
-// NewAWS assembles the services on AWS.
-func NewAWS(ctx context.Context, cfg Config) (*App, error) {
-	ac, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("aws config: %w", err)
-	}
+// storage builds the S3 and DynamoDB adapters.
+func storage(cfg Config, ac aws.Config) (inputs, reports *s3blob.Store, kv *dynamo.Store) {
 	s3c := s3.NewFromConfig(ac)
-	inputs := s3blob.New(s3c, cfg.InputsBucket, "")
-	reports := s3blob.New(s3c, cfg.ReportsBucket, "")
-	kv := dynamo.New(dynamodb.NewFromConfig(ac), cfg.ContextTable, reports)
-	client, err := awsLLM(ctx, ac, cfg)
-	if err != nil {
-		return nil, err
-	}
-	analyst, judge := analystAndJudge(client)
-	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion,
-		DefaultConcurrency: cfg.MaxConcurrency}
-	var st intake.Starter = missingStarter{}
-	if cfg.StateMachineARN != "" {
-		st = starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)
-	}
-	in := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
-	return &App{Search: svc, Intake: in, API: &intake.API{Service: in, TenantClaim: cfg.TenantClaim}, Flags: &flags.Handler{Judge: judge}}, nil
+	inputs = s3blob.New(s3c, cfg.InputsBucket, "")
+	reports = s3blob.New(s3c, cfg.ReportsBucket, "")
+	return inputs, reports, dynamo.New(dynamodb.NewFromConfig(ac), cfg.ContextTable, reports)
+}
+
+// StartSearch runs one of the executive-search task functions
+// (ValidateFunction … SummaryFunction).
+func StartSearch(logicalID string) {
+	start(logicalID, func(ctx context.Context, cfg Config, ac aws.Config) (any, error) {
+		inputs, reports, kv := storage(cfg, ac)
+		client, err := awsLLM(ctx, ac, cfg)
+		if err != nil {
+			return nil, err
+		}
+		var analyst search.Analyst = offline.New()
+		if client != nil {
+			analyst = gems.New(client, client.Info())
+		}
+		svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion,
+			DefaultConcurrency: cfg.MaxConcurrency}
+		if h := typedHandler(svc, logicalID); h != nil {
+			return h, nil
+		}
+		return nil, fmt.Errorf("%s is not an executive-search function", logicalID)
+	})
+}
+
+// StartIntake runs TriggerFunction or ApiFunction.
+func StartIntake(logicalID string) {
+	start(logicalID, func(ctx context.Context, cfg Config, ac aws.Config) (any, error) {
+		inputs, reports, kv := storage(cfg, ac)
+		var st intake.Starter = missingStarter{}
+		if cfg.StateMachineARN != "" {
+			st = starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)
+		}
+		in := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
+		switch logicalID {
+		case "TriggerFunction":
+			return in.HandleS3, nil
+		case "ApiFunction":
+			return (&intake.API{Service: in, TenantClaim: cfg.TenantClaim}).Handle, nil
+		}
+		return nil, fmt.Errorf("%s is not an intake function", logicalID)
+	})
+}
+
+// StartFlags runs FlagsFunction.
+func StartFlags() {
+	start("FlagsFunction", func(ctx context.Context, cfg Config, ac aws.Config) (any, error) {
+		client, err := awsLLM(ctx, ac, cfg)
+		if err != nil {
+			return nil, err
+		}
+		var judge flags.ContradictionJudge = flags.OfflineJudge{}
+		if client != nil {
+			judge = flags.LLMJudge{Client: client}
+		}
+		return (&flags.Handler{Judge: judge}).Handle, nil
+	})
 }
 
 // awsLLM reads the LLM key from Secrets Manager (a plain string, or JSON
@@ -219,15 +262,6 @@ func awsLLM(ctx context.Context, ac aws.Config, cfg Config) (*llm.OpenAI, error)
 		key = js.APIKey
 	}
 	return llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: cfg.BaseURL, Model: cfg.Model})
-}
-
-// analystAndJudge returns the LLM analyst and contradiction judge on
-// client, or the offline ones when client is nil.
-func analystAndJudge(client *llm.OpenAI) (search.Analyst, flags.ContradictionJudge) {
-	if client == nil {
-		return offline.New(), flags.OfflineJudge{}
-	}
-	return gems.New(client, client.Info()), flags.LLMJudge{Client: client}
 }
 
 // missingStarter fails clearly when a function that starts executions was

@@ -1,6 +1,9 @@
 package app
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -50,5 +53,43 @@ func TestChooseAnalyst(t *testing.T) {
 	}
 	if _, _, err := ChooseAnalyst("magic", "", get); err == nil {
 		t.Error("unknown provider accepted")
+	}
+}
+
+// TestFunctionMainsStartTheirOwnHandler: every functions/<folder>/main.go
+// starts the handler of the logical id build.mk builds it as, through the
+// entry point of its kind, so a copy-paste slip fails here and not at a
+// Lambda's init.
+func TestFunctionMainsStartTheirOwnHandler(t *testing.T) {
+	mk, err := os.ReadFile("../../build.mk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := regexp.MustCompile(`(\w+Function):(\w+)`).FindAllStringSubmatch(string(mk), -1)
+	if len(pairs) == 0 {
+		t.Fatal("no LogicalId:folder pairs in build.mk")
+	}
+	svc := NewLocal(t.TempDir(), offline.New()).Search
+	for _, p := range pairs {
+		id, folder := p[1], p[2]
+		src, err := os.ReadFile(filepath.Join("../../functions", folder, "main.go"))
+		if err != nil {
+			t.Errorf("%s: %v", id, err)
+			continue
+		}
+		main := string(src)
+		switch {
+		case strings.Contains(main, `app.StartSearch("`+id+`")`):
+			if typedHandler(svc, id) == nil {
+				t.Errorf("%s: StartSearch has no handler for it", id)
+			}
+		case strings.Contains(main, `app.StartIntake("`+id+`")`):
+			if id != "TriggerFunction" && id != "ApiFunction" {
+				t.Errorf("%s: StartIntake serves only TriggerFunction and ApiFunction", id)
+			}
+		case id == "FlagsFunction" && strings.Contains(main, "app.StartFlags()"):
+		default:
+			t.Errorf("functions/%s/main.go does not start %s", folder, id)
+		}
 	}
 }
