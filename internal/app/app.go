@@ -254,14 +254,31 @@ func awsLLM(ctx context.Context, ac aws.Config, cfg Config) (*llm.OpenAI, error)
 	if err != nil {
 		return nil, fmt.Errorf("read LLM secret: %w", err)
 	}
-	key := strings.TrimSpace(aws.ToString(out.SecretString))
-	var js struct {
-		APIKey string `json:"api_key"`
-	}
-	if json.Unmarshal([]byte(key), &js) == nil && js.APIKey != "" {
-		key = js.APIKey
+	key, err := apiKeyFromSecret(aws.ToString(out.SecretString))
+	if err != nil {
+		return nil, fmt.Errorf("LLM secret %s: %w", cfg.LLMSecretARN, err)
 	}
 	return llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: cfg.BaseURL, Model: cfg.Model})
+}
+
+// apiKeyFromSecret reads the API key from a secret's string: the key
+// itself, or a JSON object with "api_key". The error never quotes the
+// secret.
+func apiKeyFromSecret(secret string) (string, error) {
+	secret = strings.TrimSpace(secret)
+	if strings.HasPrefix(secret, "{") {
+		var js struct {
+			APIKey string `json:"api_key"`
+		}
+		if err := json.Unmarshal([]byte(secret), &js); err != nil || strings.TrimSpace(js.APIKey) == "" {
+			return "", fmt.Errorf("the secret is a JSON object without a non-empty \"api_key\"")
+		}
+		return strings.TrimSpace(js.APIKey), nil
+	}
+	if secret == "" {
+		return "", fmt.Errorf("the secret is empty")
+	}
+	return secret, nil
 }
 
 // missingStarter fails clearly when a function that starts executions was
