@@ -174,3 +174,21 @@ func TestAPI(t *testing.T) {
 		t.Errorf("candidates %+v", st.Candidates)
 	}
 }
+
+func TestTriggerRejectsIncompleteUploadsWithoutFailing(t *testing.T) {
+	data := t.TempDir()
+	inputs, _, _ := app.LocalLayout(data)
+	os.MkdirAll(filepath.Join(inputs, "searches", "half"), 0o755)
+	os.WriteFile(filepath.Join(inputs, "searches", "half", "jd.md"), []byte("# JD\n"), 0o644)
+	os.WriteFile(filepath.Join(inputs, "searches", "half", "READY"), []byte(""), 0o644)
+	os.MkdirAll(filepath.Join(inputs, "searches", "odd"), 0o755)
+	os.WriteFile(filepath.Join(inputs, "searches", "odd", "READY"), []byte("tenant: [x\n"), 0o644)
+	a := app.NewLocal(data, offline.New())
+	res, err := a.Intake.HandleS3(context.Background(), s3Event("searches/half/READY", "searches/odd/READY"))
+	if err != nil {
+		t.Fatalf("an incomplete upload failed the invocation (S3 would retry it for nothing): %v", err)
+	}
+	if len(res.Started) != 0 || len(res.Rejected) != 2 || !strings.Contains(res.Rejected[0], "searches/half/kickoff.md") || !strings.Contains(res.Rejected[1], "READY must be empty or YAML") {
+		t.Errorf("result %+v", res)
+	}
+}

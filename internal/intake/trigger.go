@@ -22,15 +22,16 @@ type ReadyFile struct {
 
 // TriggerResult lists what an S3 notification started.
 type TriggerResult struct {
-	Started []Started `json:"started"`
-	Ignored []string  `json:"ignored"`
+	Started  []Started `json:"started"`
+	Ignored  []string  `json:"ignored"`
+	Rejected []string  `json:"rejected"` // READY markers of searches that cannot start, with why
 }
 
 // HandleS3 starts one evaluation per READY marker in the notification.
 // Other keys are ignored. A duplicated delivery finds the execution name
 // taken and starts nothing new.
 func (s *Service) HandleS3(ctx context.Context, ev events.S3Event) (TriggerResult, error) {
-	res := TriggerResult{Started: []Started{}, Ignored: []string{}}
+	res := TriggerResult{Started: []Started{}, Ignored: []string{}, Rejected: []string{}}
 	var errs []error
 	for _, r := range ev.Records {
 		key, err := url.QueryUnescape(r.S3.Object.Key) // S3 event keys are URL-encoded
@@ -52,7 +53,7 @@ func (s *Service) HandleS3(ctx context.Context, ev events.S3Event) (TriggerResul
 		dec := yaml.NewDecoder(strings.NewReader(string(b)))
 		dec.KnownFields(true)
 		if err := dec.Decode(&ready); err != nil && err.Error() != "EOF" {
-			errs = append(errs, &InvalidRequestError{Field: key, Problem: "READY must be empty or YAML with tenant, concurrency, thresholds: " + err.Error(), Status: 400})
+			res.Rejected = append(res.Rejected, key+": READY must be empty or YAML with tenant, concurrency, thresholds: "+err.Error())
 			continue
 		}
 		tenant := ready.Tenant
@@ -60,7 +61,17 @@ func (s *Service) HandleS3(ctx context.Context, ev events.S3Event) (TriggerResul
 			tenant = DefaultTenant
 		}
 		st, err := s.Start(ctx, tenant, "s3", StartRequest{SearchID: parts[1], Concurrency: ready.Concurrency, Thresholds: ready.Thresholds})
-		if err != nil {
+		var bad *InvalidRequestError
+		var taken *ConflictError
+		switch {
+		case errors.As(err, &bad) || errors.As(err, &taken):
+			// The upload itself is wrong (a required document missing, a
+			// bad id, another tenant's id): retrying the event cannot help,
+			// so it is reported, not failed.
+			s.logger().WarnContext(ctx, "search not started", "key", key, "reason", err.Error())
+			res.Rejected = append(res.Rejected, key+": "+err.Error())
+			continue
+		case err != nil:
 			errs = append(errs, fmt.Errorf("start %s: %w", parts[1], err))
 			continue
 		}
