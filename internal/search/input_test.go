@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,5 +133,44 @@ func TestCheckCitations(t *testing.T) {
 				t.Errorf("cited [%s], want %s", got, tt.cited)
 			}
 		})
+	}
+}
+
+// flakyReader fails its first List, as S3 can.
+type flakyReader struct {
+	BlobReader
+	fails int
+}
+
+func (f *flakyReader) List(ctx context.Context, prefix string) ([]string, error) {
+	if f.fails > 0 {
+		f.fails--
+		return nil, errors.New("s3: 503 slow down")
+	}
+	return f.BlobReader.List(ctx, prefix)
+}
+
+func TestServiceRetriesAFailedLoadAndBoundsItsCache(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"jd.md": "# JD\n", "kickoff.md": "# K\n", "candidates/c-001/cv.md": "CV\n"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &flakyReader{BlobReader: blob.NewDir(dir), fails: 1}
+	svc := &Service{Inputs: r}
+	ctx := context.Background()
+	if _, err := svc.Validate(ctx, StartInput{SearchID: "s-test"}); err == nil {
+		t.Fatal("first validate succeeded despite the failing read")
+	}
+	if _, err := svc.Validate(ctx, StartInput{SearchID: "s-test"}); err != nil {
+		t.Fatalf("the retry reused the failed load: %v", err)
+	}
+	for i := range maxCachedSearches + 3 {
+		svc.load(ctx, fmt.Sprintf("p%d/", i), "")
+	}
+	if n := len(svc.searches); n > maxCachedSearches || n != len(svc.order) {
+		t.Errorf("cache holds %d searches (order %d), want at most %d", n, len(svc.order), maxCachedSearches)
 	}
 }

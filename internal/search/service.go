@@ -34,7 +34,9 @@ type Service struct {
 	// execution input does not say (DefaultConcurrency when zero).
 	DefaultConcurrency int
 
-	searches sync.Map // input prefix → *loadedSearch
+	mu       sync.Mutex
+	searches map[string]*loadedSearch // input prefix → loaded search (at most maxCachedSearches)
+	order    []string                 // prefixes, oldest first
 }
 
 type loadedSearch struct {
@@ -65,13 +67,42 @@ func (svc *Service) PromptVersion(agent string) string {
 	return svc.PromptVersions(agent)
 }
 
+// maxCachedSearches bounds the searches a long-lived process (a warm
+// Lambda) keeps in memory.
+const maxCachedSearches = 8
+
 // load reads a search once per process: documents are immutable once a
-// search is submitted, and every task of the execution needs them.
+// search is submitted, and every task of the execution needs them. A failed
+// load is not kept, so a retried task reads again.
 func (svc *Service) load(ctx context.Context, prefix, searchID string) (*Search, error) {
-	v, _ := svc.searches.LoadOrStore(prefix, &loadedSearch{})
-	ls := v.(*loadedSearch)
+	svc.mu.Lock()
+	if svc.searches == nil {
+		svc.searches = map[string]*loadedSearch{}
+	}
+	ls := svc.searches[prefix]
+	if ls == nil {
+		ls = &loadedSearch{}
+		svc.searches[prefix] = ls
+		svc.order = append(svc.order, prefix)
+		if len(svc.order) > maxCachedSearches {
+			delete(svc.searches, svc.order[0])
+			svc.order = svc.order[1:]
+		}
+	}
+	svc.mu.Unlock()
 	ls.once.Do(func() { ls.s, ls.err = Load(ctx, svc.Inputs, prefix, searchID) })
 	if ls.err != nil {
+		svc.mu.Lock()
+		if svc.searches[prefix] == ls {
+			delete(svc.searches, prefix)
+			for i, p := range svc.order {
+				if p == prefix {
+					svc.order = append(svc.order[:i], svc.order[i+1:]...)
+					break
+				}
+			}
+		}
+		svc.mu.Unlock()
 		return nil, ls.err
 	}
 	if searchID != "" && ls.s.Docs.SearchID != searchID {
