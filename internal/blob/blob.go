@@ -114,3 +114,13 @@ func (d *Dir) Put(_ context.Context, key string, data []byte, _ string) error {
 	}
 	return nil
 }
+
+// TransientError is a storage failure worth retrying: throttling, a server
+// error, a timeout. Its name is the ASL error name the workflows retry
+// (the same name as the LLM layer's), so a task that failed on storage is
+// retried with backoff instead of failing the candidate.
+type TransientError struct{ Err error }
+
+func (e *TransientError) Error() string { return e.Err.Error() }
+
+func (e *TransientError) Unwrap() error { return e.Err }

@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/veredicto/veredicto/internal/awsretry"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
@@ -187,7 +188,7 @@ func itemKey(pk, sk string) map[string]types.AttributeValue {
 func (s *Store) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	pk, sk, err := splitKey(key)
 	if err != nil {
-		return nil, false, fmt.Errorf("dynamo get %s: %w", key, err)
+		return nil, false, fmt.Errorf("dynamo get %s: %w", key, awsretry.Classify(err))
 	}
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
@@ -195,7 +196,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, bool, error) {
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("dynamo get %s: %w", key, err)
+		return nil, false, fmt.Errorf("dynamo get %s: %w", key, awsretry.Classify(err))
 	}
 	if out.Item == nil {
 		return nil, false, nil
@@ -236,7 +237,7 @@ func largeKey(value []byte) string {
 func (s *Store) PutIfAbsent(ctx context.Context, key string, value []byte) (bool, error) {
 	pk, sk, err := splitKey(key)
 	if err != nil {
-		return false, fmt.Errorf("dynamo put %s: %w", key, err)
+		return false, fmt.Errorf("dynamo put %s: %w", key, awsretry.Classify(err))
 	}
 	item := itemKey(pk, sk)
 	if len(value) <= MaxInline {
@@ -266,7 +267,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, value []byte) (bool
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("dynamo put %s: %w", key, err)
+		return false, fmt.Errorf("dynamo put %s: %w", key, awsretry.Classify(err))
 	}
 	return true, nil
 }
@@ -303,7 +304,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("dynamo list %s: %w", prefix, err)
+			return nil, fmt.Errorf("dynamo list %s: %w", prefix, awsretry.Classify(err))
 		}
 		for _, it := range page.Items {
 			sk, ok := it["sk"].(*types.AttributeValueMemberS)
@@ -336,7 +337,7 @@ func usageKey(searchID string) (map[string]types.AttributeValue, error) {
 func (s *Store) AddUsage(ctx context.Context, searchID string, u llm.Usage) error {
 	key, err := usageKey(searchID)
 	if err != nil {
-		return fmt.Errorf("dynamo add usage %s: %w", searchID, err)
+		return fmt.Errorf("dynamo add usage %s: %w", searchID, awsretry.Classify(err))
 	}
 	n := func(v int64) types.AttributeValue {
 		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
@@ -358,7 +359,7 @@ func (s *Store) AddUsage(ctx context.Context, searchID string, u llm.Usage) erro
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("dynamo add usage %s: %w", searchID, err)
+		return fmt.Errorf("dynamo add usage %s: %w", searchID, awsretry.Classify(err))
 	}
 	return nil
 }
@@ -368,7 +369,7 @@ func (s *Store) AddUsage(ctx context.Context, searchID string, u llm.Usage) erro
 func (s *Store) Usage(ctx context.Context, searchID string) (llm.Usage, error) {
 	key, err := usageKey(searchID)
 	if err != nil {
-		return llm.Usage{}, fmt.Errorf("dynamo usage %s: %w", searchID, err)
+		return llm.Usage{}, fmt.Errorf("dynamo usage %s: %w", searchID, awsretry.Classify(err))
 	}
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
@@ -376,7 +377,7 @@ func (s *Store) Usage(ctx context.Context, searchID string) (llm.Usage, error) {
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return llm.Usage{}, fmt.Errorf("dynamo usage %s: %w", searchID, err)
+		return llm.Usage{}, fmt.Errorf("dynamo usage %s: %w", searchID, awsretry.Classify(err))
 	}
 	var perr error
 	num := func(name string) int64 {

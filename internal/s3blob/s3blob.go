@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/veredicto/veredicto/internal/awsretry"
 	"github.com/veredicto/veredicto/internal/blob"
 )
 
@@ -76,7 +77,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 		if isNotFound(err) {
 			return nil, &blob.NotFoundError{Key: key}
 		}
-		return nil, fmt.Errorf("get blob %s: %w", key, err)
+		return nil, fmt.Errorf("get blob %s: %w", key, awsretry.Classify(err))
 	}
 	defer out.Body.Close()
 	b, err := io.ReadAll(out.Body)
@@ -100,7 +101,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("list blobs %s: %w", prefix, err)
+			return nil, fmt.Errorf("list blobs %s: %w", prefix, awsretry.Classify(err))
 		}
 		for _, o := range page.Contents {
 			full := aws.ToString(o.Key)
@@ -140,7 +141,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, contentType st
 		return err
 	}
 	if _, err := s.client.PutObject(ctx, s.putInput(k, data, contentType)); err != nil {
-		return fmt.Errorf("put blob %s: %w", key, err)
+		return fmt.Errorf("put blob %s: %w", key, awsretry.Classify(err))
 	}
 	return nil
 }
@@ -171,7 +172,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte, conten
 			case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
 			}
 		default:
-			return false, fmt.Errorf("put blob %s if absent: %w", key, err)
+			return false, fmt.Errorf("put blob %s if absent: %w", key, awsretry.Classify(err))
 		}
 	}
 }

@@ -174,3 +174,26 @@ func TestServiceRetriesAFailedLoadAndBoundsItsCache(t *testing.T) {
 		t.Errorf("cache holds %d searches (order %d), want at most %d", n, len(svc.order), maxCachedSearches)
 	}
 }
+
+// unavailableReader fails every List with a storage outage.
+type unavailableReader struct{ BlobReader }
+
+func (unavailableReader) List(context.Context, string) ([]string, error) {
+	return nil, &blob.TransientError{Err: errors.New("S3 ListObjectsV2: 503 SlowDown")}
+}
+
+func TestStorageOutageLeavesTheTaskAsTransientError(t *testing.T) {
+	svc := &Service{Inputs: unavailableReader{}}
+	_, err := svc.Validate(context.Background(), StartInput{SearchID: "s-test"})
+	te, ok := err.(*blob.TransientError)
+	if !ok {
+		t.Fatalf("error %T %v, want *blob.TransientError at the task boundary (the name the ASL retries)", err, err)
+	}
+	if !strings.Contains(te.Error(), "load search") || !strings.Contains(te.Error(), "503") {
+		t.Errorf("message %q lost its context", te.Error())
+	}
+	_, err = svc.Gem1(context.Background(), CandidateTask{SearchID: "s-test", CandidateID: "c-001"})
+	if _, ok := err.(*blob.TransientError); !ok {
+		t.Errorf("Gem1: error %T, want *blob.TransientError", err)
+	}
+}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/veredicto/veredicto/internal/blob"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
@@ -65,6 +67,18 @@ func (svc *Service) PromptVersion(agent string) string {
 		return "unversioned"
 	}
 	return svc.PromptVersions(agent)
+}
+
+// boundary is applied to every task handler's error: a storage failure
+// worth retrying, however deeply wrapped, goes out as *blob.TransientError,
+// whose type name the workflow's Retry matches. Other errors keep their own
+// type (their name is what Catch and the report see).
+func boundary(err error) error {
+	var te *blob.TransientError
+	if errors.As(err, &te) && err != error(te) {
+		return &blob.TransientError{Err: err}
+	}
+	return err
 }
 
 // maxCachedSearches bounds the searches a long-lived process (a warm
@@ -145,7 +159,8 @@ const DefaultConcurrency = 4
 // Validate is the first task: it loads the search, blocks it when jd.md or
 // kickoff.md is missing (MissingInputError), and resolves the thresholds:
 // execution input over search.yaml over the seed's defaults.
-func (svc *Service) Validate(ctx context.Context, in StartInput) (Plan, error) {
+func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err error) {
+	defer func() { err = boundary(err) }()
 	s, err := svc.load(ctx, in.InputPrefix, in.SearchID)
 	if err != nil {
 		return Plan{}, err
@@ -206,7 +221,8 @@ type MandateResult struct {
 }
 
 // Gem5 runs the mandate analysis once per search.
-func (svc *Service) Gem5(ctx context.Context, in SearchTask) (MandateResult, error) {
+func (svc *Service) Gem5(ctx context.Context, in SearchTask) (_ MandateResult, err error) {
+	defer func() { err = boundary(err) }()
 	s, err := svc.load(ctx, in.InputPrefix, in.SearchID)
 	if err != nil {
 		return MandateResult{}, err
@@ -469,7 +485,8 @@ func answerOf[C any](c Contract[C]) Answer[C] {
 }
 
 // Gem1 runs trajectory and achievements.
-func (svc *Service) Gem1(ctx context.Context, t CandidateTask) (StageResult, error) {
+func (svc *Service) Gem1(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
+	defer func() { err = boundary(err) }()
 	ch, err := svc.chain(ctx, t)
 	if err != nil {
 		return StageResult{}, err
@@ -481,7 +498,8 @@ func (svc *Service) Gem1(ctx context.Context, t CandidateTask) (StageResult, err
 }
 
 // Gem2 runs the business assessment.
-func (svc *Service) Gem2(ctx context.Context, t CandidateTask) (StageResult, error) {
+func (svc *Service) Gem2(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
+	defer func() { err = boundary(err) }()
 	ch, err := svc.chain(ctx, t)
 	if err != nil {
 		return StageResult{}, err
@@ -493,7 +511,8 @@ func (svc *Service) Gem2(ctx context.Context, t CandidateTask) (StageResult, err
 }
 
 // Gem3 runs the verdict (attempt counters.gem3: 1 is the re-ask).
-func (svc *Service) Gem3(ctx context.Context, t CandidateTask) (StageResult, error) {
+func (svc *Service) Gem3(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
+	defer func() { err = boundary(err) }()
 	ch, err := svc.chain(ctx, t)
 	if err != nil {
 		return StageResult{}, err
@@ -505,7 +524,8 @@ func (svc *Service) Gem3(ctx context.Context, t CandidateTask) (StageResult, err
 }
 
 // Gem4 runs the QA audit attempt counters.qa, with the corrections before it.
-func (svc *Service) Gem4(ctx context.Context, t CandidateTask) (StageResult, error) {
+func (svc *Service) Gem4(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
+	defer func() { err = boundary(err) }()
 	ch, err := svc.chain(ctx, t)
 	if err != nil {
 		return StageResult{}, err
@@ -519,7 +539,8 @@ func (svc *Service) Gem4(ctx context.Context, t CandidateTask) (StageResult, err
 }
 
 // Correct runs the correction before GEM4 attempt counters.qa.
-func (svc *Service) Correct(ctx context.Context, t CandidateTask) (StageResult, error) {
+func (svc *Service) Correct(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
+	defer func() { err = boundary(err) }()
 	if t.Counters.QA < 1 {
 		return StageResult{}, &InvalidInputError{File: "state input", Field: "counters.qa", Problem: "a correction needs a GEM4 attempt of 1 or more"}
 	}

@@ -135,7 +135,8 @@ func round3(f float64) float64 {
 }
 
 // Summarize writes summary.json and summary.md.
-func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (Metrics, error) {
+func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, err error) {
+	defer func() { err = boundary(err) }()
 	s, err := svc.load(ctx, t.InputPrefix, t.SearchID)
 	if err != nil {
 		return Metrics{}, err
