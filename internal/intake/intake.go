@@ -42,6 +42,11 @@ type Records interface {
 	List(ctx context.Context, prefix string) ([]string, error)
 }
 
+// UsageReader is the optional usage ledger of the context store.
+type UsageReader interface {
+	Usage(ctx context.Context, searchID string) (llm.Usage, error)
+}
+
 // Starter starts and describes executions by deterministic name.
 type Starter interface {
 	Start(ctx context.Context, name string, input []byte) (starter.Execution, error)
@@ -254,6 +259,14 @@ func (s *Service) State(ctx context.Context, tenant, searchID string) (SearchSta
 	if err != nil {
 		return SearchState{}, fmt.Errorf("list stages of %s: %w", searchID, err)
 	}
+	// With a usage ledger (DynamoDB) the totals are one read; otherwise
+	// they are summed from the stage records.
+	ledger, _ := s.Records.(UsageReader)
+	if ledger != nil {
+		if st.Usage, err = ledger.Usage(ctx, searchID); err != nil {
+			return SearchState{}, fmt.Errorf("read usage of %s: %w", searchID, err)
+		}
+	}
 	byCand := map[string]*CandidateState{}
 	for _, k := range keys {
 		// stage/<search>/<candidate>/<stage>/<attempt>/<hash>
@@ -261,14 +274,16 @@ func (s *Service) State(ctx context.Context, tenant, searchID string) (SearchSta
 		if len(parts) != 6 {
 			continue
 		}
-		b, ok, err := s.Records.Get(ctx, k)
-		if err != nil {
-			return SearchState{}, fmt.Errorf("read %s: %w", k, err)
-		}
-		if ok {
-			var r search.StageRecord
-			if json.Unmarshal(b, &r) == nil {
-				st.Usage.Add(r.Usage)
+		if ledger == nil {
+			b, ok, err := s.Records.Get(ctx, k)
+			if err != nil {
+				return SearchState{}, fmt.Errorf("read %s: %w", k, err)
+			}
+			if ok {
+				var r search.StageRecord
+				if json.Unmarshal(b, &r) == nil {
+					st.Usage.Add(r.Usage)
+				}
 			}
 		}
 		if parts[2] == "-" {

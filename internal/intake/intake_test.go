@@ -13,10 +13,13 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/blob"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/offline"
 	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/starter"
+	"github.com/veredicto/veredicto/internal/store"
 )
 
 // copyExample uploads examples/search-demo to the local inputs bucket as
@@ -190,5 +193,42 @@ func TestTriggerRejectsIncompleteUploadsWithoutFailing(t *testing.T) {
 	}
 	if len(res.Started) != 0 || len(res.Rejected) != 2 || !strings.Contains(res.Rejected[0], "searches/half/kickoff.md") || !strings.Contains(res.Rejected[1], "READY must be empty or YAML") {
 		t.Errorf("result %+v", res)
+	}
+}
+
+// ledgerStore is a context store with a usage ledger that counts reads.
+type ledgerStore struct {
+	*store.Memory
+	gets int
+}
+
+func (l *ledgerStore) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	l.gets++
+	return l.Memory.Get(ctx, key)
+}
+
+func (l *ledgerStore) Usage(context.Context, string) (llm.Usage, error) {
+	return llm.Usage{Calls: 7, PromptTokens: 7000}, nil
+}
+
+func TestStateReadsUsageFromTheLedger(t *testing.T) {
+	ctx := context.Background()
+	kv := &ledgerStore{Memory: store.NewMemory()}
+	rec, _ := json.Marshal(intake.SearchRecord{SearchID: "s1", Tenant: "acme", Execution: "acme--s1"})
+	kv.PutIfAbsent(ctx, "search/s1", rec)
+	for _, k := range []string{"stage/s1/c-001/gem1/0/h1", "stage/s1/c-001/gem2/0/h2", "stage/s1/c-002/gem1/0/h3"} {
+		kv.PutIfAbsent(ctx, k, []byte(`{"usage":{"calls":1}}`))
+	}
+	svc := &intake.Service{Inputs: blob.NewDir(t.TempDir()), Reports: blob.NewDir(t.TempDir()), Records: kv,
+		Starter: starter.NewLocal(store.NewMemory(), nil)}
+	st, err := svc.State(ctx, "acme", "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Usage.Calls != 7 || len(st.Candidates) != 2 || st.Candidates[0].LastStage != "gem2" {
+		t.Errorf("state %+v", st)
+	}
+	if kv.gets != 1 {
+		t.Errorf("%d reads, want 1 (the search record): stage records must not be read one by one", kv.gets)
 	}
 }
