@@ -77,7 +77,10 @@ func (m *message) doc(d search.Doc) {
 		return
 	}
 	m.index[d.ID] = true
-	fmt.Fprintf(&m.b, "### Fuente: %s\n<<<\n%s\n>>>\n\n", d.ID, strings.TrimSpace(d.Text))
+	// A document cannot open or close a block of its own: the marks in
+	// the message are only the ones the code writes.
+	text := strings.NewReplacer(">>>", "> > >", "<<<", "< < <").Replace(strings.TrimSpace(d.Text))
+	fmt.Fprintf(&m.b, "### Fuente: %s\n<<<\n%s\n>>>\n\n", d.ID, text)
 }
 
 // cite registers ids the answer may cite without sending the document
