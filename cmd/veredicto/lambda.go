@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/asl"
 )
 
 const lambdaUsage = `Usage: veredicto lambda invoke LOGICAL_ID --event FILE [--data DIR]
@@ -106,7 +107,7 @@ func (m *Main) lambdaInvoke(ctx context.Context, cfg lambdaConfig, getenv func(s
 	out, err := lambda.NewHandler(h).Invoke(ctx, payload)
 	if err != nil {
 		// The shape Lambda returns for a function error.
-		resp := messages.InvokeResponse_Error{Message: err.Error(), Type: errorType(err)}
+		resp := messages.InvokeResponse_Error{Message: err.Error(), Type: asl.ErrorName(err)}
 		b, _ := json.Marshal(resp)
 		fmt.Fprintf(m.Stdout, "%s\n", b)
 		return exitFailed
@@ -118,16 +119,4 @@ func (m *Main) lambdaInvoke(ctx context.Context, cfg lambdaConfig, getenv func(s
 	}
 	fmt.Fprintf(m.Stdout, "%s\n", pretty.Bytes())
 	return exitOK
-}
-
-// errorType names an error as aws-lambda-go does.
-func errorType(err error) string {
-	if ie, ok := err.(messages.InvokeResponse_Error); ok {
-		return ie.Type
-	}
-	if ie, ok := err.(*messages.InvokeResponse_Error); ok {
-		return ie.Type
-	}
-	t := fmt.Sprintf("%T", err)
-	return t[strings.LastIndex(t, ".")+1:]
 }

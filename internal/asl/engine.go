@@ -822,7 +822,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 			// engine-made, sent with SendTaskFailure, or declared by the
 			// handler with its exact name and cause
 		default:
-			name := errorName(herr)
+			name := ErrorName(herr)
 			cause, _ := marshalJSON(map[string]any{"errorMessage": herr.Error(), "errorType": name})
 			se = &StatesError{Name: name, Cause: string(cause)}
 		}

@@ -101,8 +101,8 @@ func TestErrorNameMatchesLambdaErrorType(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			if got := errorName(tt.err); got != tt.want {
-				t.Errorf("errorName(%T) = %q, want %q", tt.err, got, tt.want)
+			if got := ErrorName(tt.err); got != tt.want {
+				t.Errorf("ErrorName(%T) = %q, want %q", tt.err, got, tt.want)
 			}
 		})
 	}

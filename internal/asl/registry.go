@@ -88,12 +88,12 @@ func (e *UnboundError) Error() string {
 	return fmt.Sprintf("state %q: no handler is registered for resource %q (looked for %q)", e.State, e.Resource, e.Binding)
 }
 
-// errorName is the ASL error name of a handler error, exactly as the Go
+// ErrorName is the ASL error name of a handler error, exactly as the Go
 // Lambda runtime (aws-lambda-go) reports it as errorType: the declared Type of
 // a messages.InvokeResponse_Error, otherwise the name of the error's dynamic
 // type (pointer types by their element name). Wrapping changes the name, as it
 // does in Lambda: return the typed error itself at the task boundary.
-func errorName(err error) string {
+func ErrorName(err error) string {
 	switch ir := err.(type) {
 	case messages.InvokeResponse_Error:
 		return ir.Type
