@@ -105,38 +105,10 @@ func (a *App) Handler(logicalID string) (any, error) {
 	case "FlagsFunction":
 		return a.Flags.Handle, nil
 	}
-	for _, e := range catalog.Search(a.Search) {
-		if e.LogicalID == logicalID {
-			return typedHandler(a.Search, logicalID), nil
-		}
+	if h := catalog.Lambda(a.Search, logicalID); h != nil {
+		return h, nil
 	}
 	return nil, fmt.Errorf("no function %q (known: %s)", logicalID, strings.Join(LogicalIDs(), ", "))
-}
-
-// typedHandler returns the typed method behind a search function, which
-// aws-lambda-go decodes and encodes exactly as Step Functions passes state.
-func typedHandler(svc *search.Service, id string) any {
-	switch id {
-	case "ValidateFunction":
-		return svc.Validate
-	case "Gem5Function":
-		return svc.Gem5
-	case "Gem1Function":
-		return svc.Gem1
-	case "Gem2Function":
-		return svc.Gem2
-	case "Gem3Function":
-		return svc.Gem3
-	case "Gem4Function":
-		return svc.Gem4
-	case "CorrectionFunction":
-		return svc.Correct
-	case "ReportFunction":
-		return svc.Report
-	case "SummaryFunction":
-		return svc.Summarize
-	}
-	return nil
 }
 
 // LogicalIDs lists the functions this package can serve.
@@ -202,7 +174,7 @@ func StartSearch(logicalID string) {
 		}
 		svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion,
 			DefaultConcurrency: cfg.MaxConcurrency}
-		if h := typedHandler(svc, logicalID); h != nil {
+		if h := catalog.Lambda(svc, logicalID); h != nil {
 			return h, nil
 		}
 		return nil, fmt.Errorf("%s is not an executive-search function", logicalID)

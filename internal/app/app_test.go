@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/offline"
 )
 
@@ -80,7 +81,7 @@ func TestFunctionMainsStartTheirOwnHandler(t *testing.T) {
 		main := string(src)
 		switch {
 		case strings.Contains(main, `app.StartSearch("`+id+`")`):
-			if typedHandler(svc, id) == nil {
+			if catalog.Lambda(svc, id) == nil {
 				t.Errorf("%s: StartSearch has no handler for it", id)
 			}
 		case strings.Contains(main, `app.StartIntake("`+id+`")`):

@@ -18,8 +18,17 @@ import (
 type Entry struct {
 	// LogicalID is the template logical id, e.g. "Gem1Function".
 	LogicalID string
-	// Handler serves the function's events.
+	// Handler serves the function's events in the local engine.
 	Handler asl.Handler
+	// Lambda is the same handler as a typed func(ctx, In) (Out, error), the
+	// form lambda.Start takes: aws-lambda-go decodes and encodes it exactly
+	// as Step Functions passes state.
+	Lambda any
+}
+
+// entry registers a typed handler under its logical id in both forms.
+func entry[In, Out any](id string, f func(context.Context, In) (Out, error)) Entry {
+	return Entry{LogicalID: id, Handler: asl.Typed(f), Lambda: f}
 }
 
 // Registry returns a registry holding every entry.
@@ -36,16 +45,27 @@ func Registry(entries ...[]Entry) *asl.Registry {
 // Search lists the executive-search functions (statemachines/executive_search.asl.json).
 func Search(svc *search.Service) []Entry {
 	return []Entry{
-		{"ValidateFunction", asl.Typed(svc.Validate)},
-		{"Gem5Function", asl.Typed(svc.Gem5)},
-		{"Gem1Function", asl.Typed(svc.Gem1)},
-		{"Gem2Function", asl.Typed(svc.Gem2)},
-		{"Gem3Function", asl.Typed(svc.Gem3)},
-		{"Gem4Function", asl.Typed(svc.Gem4)},
-		{"CorrectionFunction", asl.Typed(svc.Correct)},
-		{"ReportFunction", asl.Typed(svc.Report)},
-		{"SummaryFunction", asl.Typed(svc.Summarize)},
+		entry("ValidateFunction", svc.Validate),
+		entry("Gem5Function", svc.Gem5),
+		entry("Gem1Function", svc.Gem1),
+		entry("Gem2Function", svc.Gem2),
+		entry("Gem3Function", svc.Gem3),
+		entry("Gem4Function", svc.Gem4),
+		entry("CorrectionFunction", svc.Correct),
+		entry("ReportFunction", svc.Report),
+		entry("SummaryFunction", svc.Summarize),
 	}
+}
+
+// Lambda returns the typed handler of a search function, or nil when
+// logicalID is not one.
+func Lambda(svc *search.Service, logicalID string) any {
+	for _, e := range Search(svc) {
+		if e.LogicalID == logicalID {
+			return e.Lambda
+		}
+	}
+	return nil
 }
 
 // RunSearch runs statemachines/executive_search.asl.json through the local
