@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -89,8 +88,6 @@ type SearchRecord struct {
 
 func recordKey(searchID string) string { return "search/" + searchID }
 
-var searchIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // InvalidRequestError is a request the caller must fix (HTTP 400/422).
 type InvalidRequestError struct {
 	Field   string
@@ -135,7 +132,7 @@ type Started struct {
 // deterministic execution name. Repeating it is harmless: the record and
 // the execution name are claimed once.
 func (s *Service) Start(ctx context.Context, tenant, origin string, req StartRequest) (Started, error) {
-	if !searchIDRE.MatchString(req.SearchID) {
+	if !search.ValidID(req.SearchID) {
 		return Started{}, &InvalidRequestError{Field: "search_id", Problem: fmt.Sprintf("%q must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit", req.SearchID), Status: 400}
 	}
 	if req.Concurrency < 0 || req.Concurrency > 40 {
@@ -201,7 +198,7 @@ func (s *Service) record(ctx context.Context, searchID string) (SearchRecord, er
 // visible returns the record when tenant owns it; otherwise NotFound, so a
 // caller cannot probe other tenants' search ids.
 func (s *Service) visible(ctx context.Context, tenant, searchID string) (SearchRecord, error) {
-	if !searchIDRE.MatchString(searchID) {
+	if !search.ValidID(searchID) {
 		return SearchRecord{}, &NotFoundError{What: fmt.Sprintf("search %q", searchID)}
 	}
 	rec, err := s.record(ctx, searchID)
@@ -333,7 +330,7 @@ func (s *Service) Report(ctx context.Context, tenant, searchID, candidateID stri
 	if err != nil {
 		return nil, err
 	}
-	if !searchIDRE.MatchString(candidateID) {
+	if !search.ValidID(candidateID) {
 		return nil, &InvalidRequestError{Field: "candidate_id", Problem: fmt.Sprintf("%q is not a valid candidate id", candidateID), Status: 400}
 	}
 	name := "report.json"

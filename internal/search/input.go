@@ -108,6 +108,10 @@ var candidateFiles = map[string]bool{FileCV: true, FileInterview: true, FileTest
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
+// ValidID reports whether s is a valid search or candidate id: 1–64
+// letters, digits, '.', '_' or '-', starting with a letter or digit.
+func ValidID(s string) bool { return idPattern.MatchString(s) }
+
 // Load reads the search under prefix ("" for a folder's root,
 // "searches/<id>/" in S3). defaultID names the search when search.yaml
 // does not.
