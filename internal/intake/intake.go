@@ -298,19 +298,49 @@ func (s *Service) State(ctx context.Context, tenant, searchID string) (SearchSta
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	// A finished search has every decision in summary.json (one read);
+	// while it runs, each decided candidate has its report.json.
+	var sum search.Summary
+	if err := s.readReport(ctx, path.Join(rec.Input.ReportPrefix, "summary.json"), &sum); err != nil {
+		return SearchState{}, err
+	}
+	decided := map[string]search.CandidateResult{}
+	for _, r := range sum.Ranking {
+		decided[r.CandidateID] = r
+	}
 	for _, id := range ids {
 		c := byCand[id]
 		sort.SliceStable(c.Stages, func(i, j int) bool { return stageOrder(c.Stages[i]) < stageOrder(c.Stages[j]) })
 		c.LastStage = c.Stages[len(c.Stages)-1]
-		if b, err := s.Reports.Get(ctx, path.Join(rec.Input.ReportPrefix, id, "report.json")); err == nil {
+		if r, ok := decided[id]; ok {
+			c.Decision, c.Reason = r.Decision, r.Reason
+		} else {
 			var r search.Report
-			if json.Unmarshal(b, &r) == nil {
-				c.Decision, c.Reason = r.Decision, r.Reason
+			if err := s.readReport(ctx, path.Join(rec.Input.ReportPrefix, id, "report.json"), &r); err != nil {
+				return SearchState{}, err
 			}
+			c.Decision, c.Reason = r.Decision, r.Reason
 		}
 		st.Candidates = append(st.Candidates, *c)
 	}
 	return st, nil
+}
+
+// readReport decodes a report file into v; a report not written yet
+// leaves v zero. Storage errors are returned, not taken for "no report".
+func (s *Service) readReport(ctx context.Context, key string, v any) error {
+	b, err := s.Reports.Get(ctx, key)
+	var nf *blob.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode %s: %w", key, err)
+	}
+	return nil
 }
 
 // stageOrder sorts stage names in the order the protocol runs them.

@@ -214,18 +214,23 @@ func (l *ledgerStore) Usage(context.Context, string) (llm.Usage, error) {
 func TestStateReadsUsageFromTheLedger(t *testing.T) {
 	ctx := context.Background()
 	kv := &ledgerStore{Memory: store.NewMemory()}
-	rec, _ := json.Marshal(intake.SearchRecord{SearchID: "s1", Tenant: "acme", Execution: "acme--s1"})
+	reports := t.TempDir()
+	// Still running: no summary.json, one candidate already reported.
+	os.MkdirAll(filepath.Join(reports, "reports", "s1", "c-002"), 0o755)
+	os.WriteFile(filepath.Join(reports, "reports", "s1", "c-002", "report.json"), []byte(`{"decision":"DESCARTADO_GEM1","reason":"gate_gem1"}`), 0o644)
+	rec, _ := json.Marshal(intake.SearchRecord{SearchID: "s1", Tenant: "acme", Execution: "acme--s1", Input: search.StartInput{ReportPrefix: "reports/s1"}})
 	kv.PutIfAbsent(ctx, "search/s1", rec)
 	for _, k := range []string{"stage/s1/c-001/gem1/0/h1", "stage/s1/c-001/gem2/0/h2", "stage/s1/c-002/gem1/0/h3"} {
 		kv.PutIfAbsent(ctx, k, []byte(`{"usage":{"calls":1}}`))
 	}
-	svc := &intake.Service{Inputs: blob.NewDir(t.TempDir()), Reports: blob.NewDir(t.TempDir()), Records: kv,
+	svc := &intake.Service{Inputs: blob.NewDir(t.TempDir()), Reports: blob.NewDir(reports), Records: kv,
 		Starter: starter.NewLocal(store.NewMemory(), nil)}
 	st, err := svc.State(ctx, "acme", "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Usage.Calls != 7 || len(st.Candidates) != 2 || st.Candidates[0].LastStage != "gem2" {
+	if st.Usage.Calls != 7 || len(st.Candidates) != 2 || st.Candidates[0].LastStage != "gem2" ||
+		st.Candidates[0].Decision != "" || st.Candidates[1].Decision != "DESCARTADO_GEM1" {
 		t.Errorf("state %+v", st)
 	}
 	if kv.gets != 1 {
