@@ -605,32 +605,44 @@ func (v *validator) mapState(st *State, m map[string]any, where string) {
 	}
 }
 
-func (v *validator) retriers(raw any, where string) []*retrier {
+// errorHandlers walks a Retry or Catch array: each element must be an
+// object with only the allowed fields; f gets it with its location and
+// whether it is the last one (where States.ALL must stand).
+func (v *validator) errorHandlers(raw any, where, field string, allowed map[string]bool, f func(m map[string]any, w string, last bool)) {
 	if raw == nil {
-		return nil
+		return
 	}
 	list, ok := raw.([]any)
 	if !ok {
-		v.addf("%s: Retry must be an array", where)
-		return nil
+		v.addf("%s: %s must be an array", where, field)
+		return
 	}
-	var out []*retrier
 	for i, e := range list {
-		w := fmt.Sprintf("%s: Retry[%d]", where, i)
+		w := fmt.Sprintf("%s: %s[%d]", where, field, i)
 		m, ok := e.(map[string]any)
 		if !ok {
 			v.addf("%s must be an object", w)
 			continue
 		}
 		for _, k := range sortedKeys(m) {
-			switch k {
-			case "ErrorEquals", "IntervalSeconds", "MaxAttempts", "BackoffRate", "MaxDelaySeconds", "JitterStrategy", "Comment":
-			default:
+			if !allowed[k] {
 				v.addf("%s: unknown field %q", w, k)
 			}
 		}
+		f(m, w, i == len(list)-1)
+	}
+}
+
+var (
+	retrierFields = set("ErrorEquals", "IntervalSeconds", "MaxAttempts", "BackoffRate", "MaxDelaySeconds", "JitterStrategy", "Comment")
+	catcherFields = set("ErrorEquals", "ResultPath", "Next", "Comment")
+)
+
+func (v *validator) retriers(raw any, where string) []*retrier {
+	var out []*retrier
+	v.errorHandlers(raw, where, "Retry", retrierFields, func(m map[string]any, w string, last bool) {
 		r := &retrier{IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2}
-		r.ErrorEquals = v.errorEquals(m["ErrorEquals"], w, i == len(list)-1)
+		r.ErrorEquals = v.errorEquals(m["ErrorEquals"], w, last)
 		if x, ok := m["IntervalSeconds"]; ok {
 			n, ok := asInt(x)
 			if !ok || n < 1 || n > 99999999 {
@@ -669,36 +681,15 @@ func (v *validator) retriers(raw any, where string) []*retrier {
 			}
 		}
 		out = append(out, r)
-	}
+	})
 	return out
 }
 
 func (v *validator) catchers(raw any, where string) []*catcher {
-	if raw == nil {
-		return nil
-	}
-	list, ok := raw.([]any)
-	if !ok {
-		v.addf("%s: Catch must be an array", where)
-		return nil
-	}
 	var out []*catcher
-	for i, e := range list {
-		w := fmt.Sprintf("%s: Catch[%d]", where, i)
-		m, ok := e.(map[string]any)
-		if !ok {
-			v.addf("%s must be an object", w)
-			continue
-		}
-		for _, k := range sortedKeys(m) {
-			switch k {
-			case "ErrorEquals", "ResultPath", "Next", "Comment":
-			default:
-				v.addf("%s: unknown field %q", w, k)
-			}
-		}
+	v.errorHandlers(raw, where, "Catch", catcherFields, func(m map[string]any, w string, last bool) {
 		c := &catcher{}
-		c.ErrorEquals = v.errorEquals(m["ErrorEquals"], w, i == len(list)-1)
+		c.ErrorEquals = v.errorEquals(m["ErrorEquals"], w, last)
 		c.ResultPath = v.optPath(m, "ResultPath", w, true)
 		next, ok := m["Next"].(string)
 		if !ok || next == "" {
@@ -706,7 +697,7 @@ func (v *validator) catchers(raw any, where string) []*catcher {
 		}
 		c.Next = next
 		out = append(out, c)
-	}
+	})
 	return out
 }
 
