@@ -266,9 +266,8 @@ func (s *Service) State(ctx context.Context, tenant, searchID string) (SearchSta
 	}
 	byCand := map[string]*CandidateState{}
 	for _, k := range keys {
-		// stage/<search>/<candidate>/<stage>/<attempt>/<hash>
-		parts := strings.Split(k, "/")
-		if len(parts) != 6 {
+		cand, stage, ok := search.ParseStageKey(k)
+		if !ok {
 			continue
 		}
 		if ledger == nil {
@@ -283,15 +282,15 @@ func (s *Service) State(ctx context.Context, tenant, searchID string) (SearchSta
 				}
 			}
 		}
-		if parts[2] == "-" {
+		if cand == "-" {
 			continue // search-level stage (gem5)
 		}
-		c := byCand[parts[2]]
+		c := byCand[cand]
 		if c == nil {
-			c = &CandidateState{CandidateID: parts[2]}
-			byCand[parts[2]] = c
+			c = &CandidateState{CandidateID: cand}
+			byCand[cand] = c
 		}
-		c.Stages = append(c.Stages, parts[3])
+		c.Stages = append(c.Stages, stage)
 	}
 	ids := make([]string, 0, len(byCand))
 	for id := range byCand {

@@ -101,6 +101,9 @@ func TestDuplicateS3EventStartsOneEvaluation(t *testing.T) {
 		if c.Decision == "" || c.LastStage == "" {
 			t.Errorf("candidate %+v lacks decision or stage", c)
 		}
+		if c.CandidateID == "c-006" && strings.Join(c.Stages, " ") != "gem1 gem2 gem3 gem4 correction_1 gem4_retry_1" {
+			t.Errorf("c-006 stages %v, want them named and ordered as the report does", c.Stages)
+		}
 	}
 	if _, err := a.Intake.State(ctx, "other-tenant", "demo-cfo-andina"); !isNotFound(err) {
 		t.Errorf("other tenant sees the search: %v", err)

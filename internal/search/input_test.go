@@ -197,3 +197,30 @@ func TestStorageOutageLeavesTheTaskAsTransientError(t *testing.T) {
 		t.Errorf("Gem1: error %T, want *blob.TransientError", err)
 	}
 }
+
+func TestParseStageKey(t *testing.T) {
+	tests := []struct {
+		agent   string
+		attempt int
+		cand    string
+		want    string
+	}{
+		{AgentGem1, 0, "c-1", "gem1"}, {AgentGem3, 1, "c-1", "gem3_reask"}, {AgentGem4, 2, "c-1", "gem4_retry_2"},
+		{AgentCorrection, 1, "c-1", "correction_1"}, {AgentGem5, 0, "", "gem5"},
+	}
+	for _, tt := range tests {
+		cand, stage, ok := ParseStageKey(stageKey("s-1", tt.cand, tt.agent, tt.attempt, "abc"))
+		wantCand := tt.cand
+		if wantCand == "" {
+			wantCand = "-"
+		}
+		if !ok || cand != wantCand || stage != tt.want {
+			t.Errorf("%s/%d: got %q %q %v, want %q %q", tt.agent, tt.attempt, cand, stage, ok, wantCand, tt.want)
+		}
+	}
+	for _, bad := range []string{"search/s-1", "stage/s-1/c/gem1/x/h", "stage/s-1/c/gem1/0"} {
+		if _, _, ok := ParseStageKey(bad); ok {
+			t.Errorf("%q parsed as a stage key", bad)
+		}
+	}
+}

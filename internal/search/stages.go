@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/veredicto/veredicto/internal/llm"
@@ -41,6 +42,21 @@ func stageKey(searchID, candidateID, stage string, attempt int, hash string) str
 		candidateID = "-"
 	}
 	return fmt.Sprintf("stage/%s/%s/%s/%d/%s", searchID, candidateID, stage, attempt, hash)
+}
+
+// ParseStageKey reads a stage record key back: the candidate ("-" for
+// search-level stages such as gem5) and the stage name as reports show it
+// ("gem4_retry_1", "correction_1", "gem3_reask").
+func ParseStageKey(key string) (candidateID, stage string, ok bool) {
+	parts := strings.Split(key, "/")
+	if len(parts) != 6 || parts[0] != "stage" {
+		return "", "", false
+	}
+	attempt, err := strconv.Atoi(parts[4])
+	if err != nil {
+		return "", "", false
+	}
+	return parts[2], stageName(parts[3], attempt), true
 }
 
 // chainHash hashes the parts that determine a stage's output.
