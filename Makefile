@@ -33,7 +33,7 @@ node-tools:
 	else echo "npm not found: DynamoDB adapter tests will skip"; fi
 
 vet:
-	@test -z "$$(gofmt -l cmd internal prompts statemachines functions infra)" || { echo "gofmt needed:"; gofmt -l cmd internal prompts statemachines functions infra; exit 1; }
+	@test -z "$$(gofmt -l *.go cmd internal prompts statemachines functions infra)" || { echo "gofmt needed:"; gofmt -l *.go cmd internal prompts statemachines functions infra; exit 1; }
 	$(GO) vet ./...
 
 test-go:

@@ -1,0 +1,141 @@
+package veredicto
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// Named is an error that carries the ASL error name Retry and Catch match in
+// ErrorEquals. Every error kind of this package implements it; so may a
+// package's own kind (for example the LLM's InvalidOutputError).
+type Named interface {
+	error
+	ErrorName() string
+}
+
+// ASL error names of the project's error kinds, as written in ErrorEquals.
+const (
+	NameTransient    = "TransientError"
+	NameInvalidInput = "InvalidInputError"
+	NameMissingInput = "MissingInputError"
+	NameNotFound     = "NotFoundError"
+	NameConflict     = "ConflictError"
+)
+
+// ErrorName is the ASL error name of err: the name of the first Named error in
+// its chain (errors.As order, through fmt.Errorf %w and errors.Join), so a
+// typed error keeps its name however it was wrapped. Without one it is the
+// name of err's own dynamic type, pointer types by their element name, as the
+// Go Lambda runtime reports it. It is "" for a nil error.
+func ErrorName(err error) string {
+	if err == nil {
+		return ""
+	}
+	var n Named
+	if errors.As(err, &n) {
+		return n.ErrorName()
+	}
+	t := reflect.TypeOf(err)
+	if t.Kind() == reflect.Pointer {
+		return t.Elem().Name()
+	}
+	return t.Name()
+}
+
+// TransientError is a failure worth retrying later: a rate limit, a server
+// error, a timeout, a storage outage that persisted through the client's own
+// retries. The workflows retry it with backoff before anything escalates.
+type TransientError struct {
+	// Op names the operation that failed ("llm gem1", "get blob jd.md").
+	Op  string
+	Err error
+	// RetryAfter is how long the peer asked us to wait (a 429's
+	// Retry-After), zero when it did not say.
+	RetryAfter time.Duration
+}
+
+func (e *TransientError) Error() string {
+	msg := "temporary failure"
+	if e.Err != nil {
+		msg = e.Err.Error()
+	}
+	if e.Op != "" {
+		msg = e.Op + ": " + msg
+	}
+	if e.RetryAfter > 0 {
+		msg += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
+	}
+	return msg
+}
+
+func (e *TransientError) Unwrap() error   { return e.Err }
+func (*TransientError) ErrorName() string { return NameTransient }
+
+// InvalidInputError is bad input: a malformed file, a missing or unknown
+// field, a value out of range. It names the file and, when there is one, the
+// field ("gates.gem1", "answers[2].question_id").
+type InvalidInputError struct {
+	File    string
+	Field   string
+	Problem string
+}
+
+func (e *InvalidInputError) Error() string {
+	file := e.File
+	if file == "" {
+		file = "(input)"
+	}
+	if e.Field == "" {
+		return fmt.Sprintf("%s: %s", file, e.Problem)
+	}
+	return fmt.Sprintf("%s: %s: %s", file, e.Field, e.Problem)
+}
+
+func (*InvalidInputError) ErrorName() string { return NameInvalidInput }
+
+// MissingInputError names required documents that are absent, so the work is
+// blocked before anything runs.
+type MissingInputError struct {
+	Files []string
+}
+
+func (e *MissingInputError) Error() string {
+	return fmt.Sprintf("required document(s) missing: %s", strings.Join(e.Files, ", "))
+}
+
+func (*MissingInputError) ErrorName() string { return NameMissingInput }
+
+// NotFoundError is something the caller cannot see: absent, or another
+// tenant's (the two answer alike, so existence never leaks).
+type NotFoundError struct {
+	// What names it for a person: "search s-1", "blob searches/t/s-1/jd.md".
+	What string
+}
+
+func (e *NotFoundError) Error() string   { return e.What + " not found" }
+func (*NotFoundError) ErrorName() string { return NameNotFound }
+
+// ConflictError is a write that lost to an earlier one: an id already in use,
+// a confirmation already resolved, a record written concurrently.
+type ConflictError struct {
+	What    string
+	Problem string
+}
+
+func (e *ConflictError) Error() string {
+	if e.Problem == "" {
+		return e.What + ": conflict"
+	}
+	return e.What + ": " + e.Problem
+}
+
+func (*ConflictError) ErrorName() string { return NameConflict }
+
+// Names lists the ASL error names of this package's kinds, for the check that
+// every name an ErrorEquals uses exists in the vocabulary.
+func Names() []string {
+	return []string{NameTransient, NameInvalidInput, NameMissingInput, NameNotFound, NameConflict}
+}
