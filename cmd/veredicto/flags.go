@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/flags"
 	"gopkg.in/yaml.v3"
@@ -189,7 +190,7 @@ func (m *Main) flagsRun(ctx context.Context, cfg flagsConfig, getenv func(string
 		HedgingMarkers: markers,
 	})
 	if err != nil {
-		var ie *flags.InvalidInputError
+		var ie *veredicto.InvalidInputError
 		if errors.As(err, &ie) {
 			return fail(exitUsage, "%v", err)
 		}

@@ -297,12 +297,12 @@ func TestFlagsBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"answer to unknown question", []string{"--questions", q, "--transcript", unknownQ}, unknownQ + `: answers[2].question_id "tec_q9" is not in question set qs_cfo_001`},
-		{"unknown field", []string{"--questions", q, "--transcript", unknownField}, unknownField + ": answers[0].score is not a known field"},
-		{"missing answer_text", []string{"--questions", q, "--transcript", noText}, noText + ": answers[0].answer_text is required"},
-		{"missing closure_rule", []string{"--questions", badQuestions, "--transcript", tr}, badQuestions + ": questions[0].closure_rule is required"},
-		{"fact without id", []string{"--questions", q, "--transcript", tr, "--context", badCtx}, badCtx + ": facts[0].id is required"},
-		{"bad hedging file", []string{"--questions", q, "--transcript", tr, "--hedging", badHedges}, badHedges + ": line 2 has no letters or digits"},
+		{"answer to unknown question", []string{"--questions", q, "--transcript", unknownQ}, unknownQ + `: answers[2].question_id: "tec_q9" is not in question set qs_cfo_001`},
+		{"unknown field", []string{"--questions", q, "--transcript", unknownField}, unknownField + ": answers[0].score: is not a known field"},
+		{"missing answer_text", []string{"--questions", q, "--transcript", noText}, noText + ": answers[0].answer_text: is required"},
+		{"missing closure_rule", []string{"--questions", badQuestions, "--transcript", tr}, badQuestions + ": questions[0].closure_rule: is required"},
+		{"fact without id", []string{"--questions", q, "--transcript", tr, "--context", badCtx}, badCtx + ": facts[0].id: is required"},
+		{"bad hedging file", []string{"--questions", q, "--transcript", tr, "--hedging", badHedges}, badHedges + ": line 2: has no letters or digits"},
 		{"missing file", []string{"--questions", filepath.Join(dir, "nope.yaml"), "--transcript", tr}, "nope.yaml"},
 		{"no questions", []string{"--transcript", tr}, "--questions is required"},
 		{"no transcript", []string{"--questions", q}, "at least one --transcript is required"},

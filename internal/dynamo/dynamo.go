@@ -28,8 +28,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/awsretry"
-	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // API is the part of the DynamoDB client the store uses.
@@ -334,7 +334,7 @@ func usageKey(searchID string) (map[string]types.AttributeValue, error) {
 // integer micro-dollars, so sums do not drift; each call's cost is rounded
 // to the nearest micro-dollar. ADD is not idempotent: call it once per
 // persisted stage record (for example only when PutIfAbsent wrote).
-func (s *Store) AddUsage(ctx context.Context, searchID string, u llm.Usage) error {
+func (s *Store) AddUsage(ctx context.Context, searchID string, u veredicto.Usage) error {
 	key, err := usageKey(searchID)
 	if err != nil {
 		return fmt.Errorf("dynamo add usage %s: %w", searchID, awsretry.Classify(err))
@@ -366,10 +366,10 @@ func (s *Store) AddUsage(ctx context.Context, searchID string, u llm.Usage) erro
 
 // Usage returns the ledger of searchID (read consistently); zero when the
 // search has none.
-func (s *Store) Usage(ctx context.Context, searchID string) (llm.Usage, error) {
+func (s *Store) Usage(ctx context.Context, searchID string) (veredicto.Usage, error) {
 	key, err := usageKey(searchID)
 	if err != nil {
-		return llm.Usage{}, fmt.Errorf("dynamo usage %s: %w", searchID, awsretry.Classify(err))
+		return veredicto.Usage{}, fmt.Errorf("dynamo usage %s: %w", searchID, awsretry.Classify(err))
 	}
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
@@ -377,7 +377,7 @@ func (s *Store) Usage(ctx context.Context, searchID string) (llm.Usage, error) {
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return llm.Usage{}, fmt.Errorf("dynamo usage %s: %w", searchID, awsretry.Classify(err))
+		return veredicto.Usage{}, fmt.Errorf("dynamo usage %s: %w", searchID, awsretry.Classify(err))
 	}
 	var perr error
 	num := func(name string) int64 {
@@ -396,7 +396,7 @@ func (s *Store) Usage(ctx context.Context, searchID string) (llm.Usage, error) {
 		}
 		return v
 	}
-	u := llm.Usage{
+	u := veredicto.Usage{
 		Calls:            int(num("calls")),
 		PromptTokens:     int(num("prompt_tokens")),
 		CachedTokens:     int(num("cached_prompt_tokens")),
@@ -404,7 +404,7 @@ func (s *Store) Usage(ctx context.Context, searchID string) (llm.Usage, error) {
 		CostUSD:          float64(num("cost_micro_usd")) / microUSD,
 	}
 	if perr != nil {
-		return llm.Usage{}, fmt.Errorf("dynamo usage %s: %w", searchID, perr)
+		return veredicto.Usage{}, fmt.Errorf("dynamo usage %s: %w", searchID, perr)
 	}
 	return u, nil
 }

@@ -28,7 +28,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/s3blob"
 )
 
@@ -483,10 +483,10 @@ func TestDynamoUsage(t *testing.T) {
 	ctx := t.Context()
 	st, _, _ := newStore(t, nil)
 
-	if u, err := st.Usage(ctx, "unknown"); err != nil || u != (llm.Usage{}) {
+	if u, err := st.Usage(ctx, "unknown"); err != nil || u != (veredicto.Usage{}) {
 		t.Fatalf("Usage of unknown search: got %+v, %v; want zero", u, err)
 	}
-	adds := []llm.Usage{
+	adds := []veredicto.Usage{
 		{Calls: 1, PromptTokens: 1200, CachedTokens: 1000, CompletionTokens: 300, CostUSD: 0.1},
 		{Calls: 2, PromptTokens: 800, CachedTokens: 0, CompletionTokens: 150, CostUSD: 0.2},
 	}
@@ -495,7 +495,7 @@ func TestDynamoUsage(t *testing.T) {
 			t.Fatalf("AddUsage: %v", err)
 		}
 	}
-	want := llm.Usage{Calls: 3, PromptTokens: 2000, CachedTokens: 1000, CompletionTokens: 450, CostUSD: 0.3}
+	want := veredicto.Usage{Calls: 3, PromptTokens: 2000, CachedTokens: 1000, CompletionTokens: 450, CostUSD: 0.3}
 	if got, err := st.Usage(ctx, "s-1"); err != nil || got != want {
 		t.Fatalf("Usage: got %+v, %v; want %+v (exact)", got, err, want)
 	}
@@ -504,13 +504,13 @@ func TestDynamoUsage(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			if err := st.AddUsage(ctx, "s-2", llm.Usage{Calls: 1, PromptTokens: 7, CostUSD: 0.000123}); err != nil {
+			if err := st.AddUsage(ctx, "s-2", veredicto.Usage{Calls: 1, PromptTokens: 7, CostUSD: 0.000123}); err != nil {
 				t.Errorf("AddUsage: %v", err)
 			}
 		})
 	}
 	wg.Wait()
-	want = llm.Usage{Calls: 10, PromptTokens: 70, CostUSD: 0.00123}
+	want = veredicto.Usage{Calls: 10, PromptTokens: 70, CostUSD: 0.00123}
 	if got, err := st.Usage(ctx, "s-2"); err != nil || got != want {
 		t.Errorf("Usage after concurrent adds: got %+v, %v; want %+v", got, err, want)
 	}
@@ -519,7 +519,7 @@ func TestDynamoUsage(t *testing.T) {
 		t.Errorf("List usage/s-1/: got %q, %v; want nothing", keys, err)
 	}
 	for _, bad := range []string{"", "a/b"} {
-		if err := st.AddUsage(ctx, bad, llm.Usage{Calls: 1}); err == nil {
+		if err := st.AddUsage(ctx, bad, veredicto.Usage{Calls: 1}); err == nil {
 			t.Errorf("AddUsage(%q): got nil error, want one", bad)
 		}
 	}

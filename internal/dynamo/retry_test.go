@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/blob"
-	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/offline"
 	"github.com/veredicto/veredicto/internal/search"
 )
@@ -19,7 +19,7 @@ type billedAnalyst struct {
 	calls map[string]int
 }
 
-var bill = llm.Usage{Calls: 1, PromptTokens: 1000, CompletionTokens: 200, CostUSD: 0.0012}
+var bill = veredicto.Usage{Calls: 1, PromptTokens: 1000, CompletionTokens: 200, CostUSD: 0.0012}
 
 func (b *billedAnalyst) count(agent string) {
 	b.mu.Lock()
@@ -27,13 +27,13 @@ func (b *billedAnalyst) count(agent string) {
 	b.mu.Unlock()
 }
 
-func (b *billedAnalyst) Gem5(ctx context.Context, in search.Gem5Input) (search.Answer[search.Gem5Content], llm.Usage, error) {
+func (b *billedAnalyst) Gem5(ctx context.Context, in search.Gem5Input) (search.Answer[search.Gem5Content], veredicto.Usage, error) {
 	b.count("gem5")
 	a, _, err := b.Analyst.Gem5(ctx, in)
 	return a, bill, err
 }
 
-func (b *billedAnalyst) Gem1(ctx context.Context, in search.Gem1Input) (search.Answer[search.Gem1Content], llm.Usage, error) {
+func (b *billedAnalyst) Gem1(ctx context.Context, in search.Gem1Input) (search.Answer[search.Gem1Content], veredicto.Usage, error) {
 	b.count("gem1")
 	a, _, err := b.Analyst.Gem1(ctx, in)
 	return a, bill, err

@@ -70,6 +70,8 @@ import (
 	"unicode"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/veredicto/veredicto"
 )
 
 // Target is the interview a question belongs to.
@@ -240,26 +242,6 @@ type Options struct {
 	Stopwords []string
 }
 
-// InvalidInputError is bad input: a malformed file, a missing or unknown
-// field, an answer to a question that is not in the set. It names the file
-// and, when there is one, the field ("answers[2].question_id").
-type InvalidInputError struct {
-	File    string
-	Field   string
-	Problem string
-}
-
-func (e *InvalidInputError) Error() string {
-	file := e.File
-	if file == "" {
-		file = "(input)"
-	}
-	if e.Field == "" {
-		return fmt.Sprintf("%s: %s", file, e.Problem)
-	}
-	return fmt.Sprintf("%s: %s %s", file, e.Field, e.Problem)
-}
-
 // NewID returns a deterministic flags_id for the given inputs: "fl_" and
 // the first 12 hex digits of the SHA-256 of the inputs, each
 // length-prefixed so that moving bytes between inputs changes the id.
@@ -314,12 +296,12 @@ func ParseMarkers(name string, data []byte) ([]string, error) {
 			continue
 		}
 		if len(words(line)) == 0 {
-			return nil, &InvalidInputError{File: name, Field: fmt.Sprintf("line %d", i+1), Problem: "has no letters or digits"}
+			return nil, &veredicto.InvalidInputError{File: name, Field: fmt.Sprintf("line %d", i+1), Problem: "has no letters or digits"}
 		}
 		markers = append(markers, line)
 	}
 	if len(markers) == 0 {
-		return nil, &InvalidInputError{File: name, Problem: "holds no markers"}
+		return nil, &veredicto.InvalidInputError{File: name, Problem: "holds no markers"}
 	}
 	return markers, nil
 }
@@ -327,7 +309,7 @@ func ParseMarkers(name string, data []byte) ([]string, error) {
 // Validate checks the required fields of the set.
 func (qs QuestionSet) Validate() error {
 	bad := func(field, problem string) error {
-		return &InvalidInputError{File: qs.Source, Field: field, Problem: problem}
+		return &veredicto.InvalidInputError{File: qs.Source, Field: field, Problem: problem}
 	}
 	if blank(qs.QuestionSetID) {
 		return bad("question_set_id", "is required")
@@ -363,7 +345,7 @@ func (qs QuestionSet) Validate() error {
 // Validate checks the required fields of the transcript.
 func (t Transcript) Validate() error {
 	bad := func(field, problem string) error {
-		return &InvalidInputError{File: t.source(), Field: field, Problem: problem}
+		return &veredicto.InvalidInputError{File: t.source(), Field: field, Problem: problem}
 	}
 	switch {
 	case blank(string(t.Target)):
@@ -405,12 +387,12 @@ func (p ContextPack) Validate() error {
 		at := fmt.Sprintf("facts[%d].", i)
 		switch {
 		case blank(f.ID):
-			return &InvalidInputError{File: p.Source, Field: at + "id", Problem: "is required"}
+			return &veredicto.InvalidInputError{File: p.Source, Field: at + "id", Problem: "is required"}
 		case blank(f.Text):
-			return &InvalidInputError{File: p.Source, Field: at + "text", Problem: "is required"}
+			return &veredicto.InvalidInputError{File: p.Source, Field: at + "text", Problem: "is required"}
 		}
 		if j, ok := seen[f.ID]; ok {
-			return &InvalidInputError{File: p.Source, Field: at + "id", Problem: fmt.Sprintf("%q repeats facts[%d]", f.ID, j)}
+			return &veredicto.InvalidInputError{File: p.Source, Field: at + "id", Problem: fmt.Sprintf("%q repeats facts[%d]", f.ID, j)}
 		}
 		seen[f.ID] = i
 	}
@@ -471,7 +453,7 @@ func Classify(ctx context.Context, qs QuestionSet, transcripts []Transcript, pac
 		for i, a := range t.Answers {
 			q, ok := questions[a.QuestionID]
 			if !ok {
-				return Flags{}, nil, &InvalidInputError{File: t.source(), Field: fmt.Sprintf("answers[%d].question_id", i),
+				return Flags{}, nil, &veredicto.InvalidInputError{File: t.source(), Field: fmt.Sprintf("answers[%d].question_id", i),
 					Problem: fmt.Sprintf("%q is not in question set %s", a.QuestionID, qs.QuestionSetID)}
 			}
 			if prev, ok := answers[a.QuestionID]; ok {
@@ -701,12 +683,12 @@ func words(s string) []string {
 }
 
 // decodeStrict decodes one YAML document into out, rejecting unknown
-// fields, and turns decoder errors into *InvalidInputError naming the field
+// fields, and turns decoder errors into *veredicto.InvalidInputError naming the field
 // path where the line allows it. Values are left out of messages: they may
 // be interview text.
 func decodeStrict(name string, data []byte, out any) error {
 	if blank(string(data)) {
-		return &InvalidInputError{File: name, Problem: "is empty"}
+		return &veredicto.InvalidInputError{File: name, Problem: "is empty"}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -715,11 +697,11 @@ func decodeStrict(name string, data []byte, out any) error {
 		return nil
 	}
 	if errors.Is(err, io.EOF) {
-		return &InvalidInputError{File: name, Problem: "is empty"}
+		return &veredicto.InvalidInputError{File: name, Problem: "is empty"}
 	}
 	var te *yaml.TypeError
 	if !errors.As(err, &te) || len(te.Errors) == 0 {
-		return &InvalidInputError{File: name, Problem: "is not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+		return &veredicto.InvalidInputError{File: name, Problem: "is not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	msg := te.Errors[0]
 	more := ""
@@ -738,9 +720,9 @@ func decodeStrict(name string, data []byte, out any) error {
 		problem = "is not a known field"
 	}
 	if field == "" {
-		return &InvalidInputError{File: name, Problem: fmt.Sprintf("line %d: %s%s", line, msg, more)}
+		return &veredicto.InvalidInputError{File: name, Problem: fmt.Sprintf("line %d: %s%s", line, msg, more)}
 	}
-	return &InvalidInputError{File: name, Field: field, Problem: fmt.Sprintf("%s (line %d)%s", problem, line, more)}
+	return &veredicto.InvalidInputError{File: name, Field: field, Problem: fmt.Sprintf("%s (line %d)%s", problem, line, more)}
 }
 
 var (

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/veredicto/veredicto"
 )
 
 // fakeJudge is a scripted ContradictionJudge that records its calls.
@@ -300,11 +302,11 @@ func TestClassifyUnknownQuestion(t *testing.T) {
 		{QuestionID: "tec_q9", AnswerText: "Texto"},
 	}}
 	_, _, err := Classify(context.Background(), twoQuestions(), []Transcript{tr}, nil, nil, Options{})
-	var ie *InvalidInputError
+	var ie *veredicto.InvalidInputError
 	if !errors.As(err, &ie) {
-		t.Fatalf("error %v (%T), want *InvalidInputError", err, err)
+		t.Fatalf("error %v (%T), want *veredicto.InvalidInputError", err, err)
 	}
-	want := `transcript.yaml: answers[2].question_id "tec_q9" is not in question set qs_001`
+	want := `transcript.yaml: answers[2].question_id: "tec_q9" is not in question set qs_001`
 	if err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
@@ -390,7 +392,7 @@ func TestParseMarkers(t *testing.T) {
 		t.Errorf("markers %q", got)
 	}
 	_, err = ParseMarkers("hedges.txt", []byte("creo\n---\n"))
-	var ie *InvalidInputError
+	var ie *veredicto.InvalidInputError
 	if !errors.As(err, &ie) || ie.File != "hedges.txt" || ie.Field != "line 2" {
 		t.Errorf("error %v, want hedges.txt line 2", err)
 	}
@@ -472,9 +474,9 @@ func TestParseErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.parse(tt.file, []byte(tt.yaml))
-			var ie *InvalidInputError
+			var ie *veredicto.InvalidInputError
 			if !errors.As(err, &ie) {
-				t.Fatalf("error %v (%T), want *InvalidInputError", err, err)
+				t.Fatalf("error %v (%T), want *veredicto.InvalidInputError", err, err)
 			}
 			if ie.File != tt.file || ie.Field != tt.field || !strings.Contains(ie.Problem, tt.problem) {
 				t.Errorf("got file %q field %q problem %q; want %q %q containing %q", ie.File, ie.Field, ie.Problem, tt.file, tt.field, tt.problem)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/veredicto/veredicto"
 )
 
 // Request is the body of POST /flags: the same three documents as the CLI
@@ -77,7 +79,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		inputs = append(inputs, body.Context)
 	}
 	res, warnings, err := Classify(ctx, qs, ts, pack, h.Judge, Options{FlagsID: NewID(inputs...), Now: h.Now})
-	var bad *InvalidInputError
+	var bad *veredicto.InvalidInputError
 	switch {
 	case errors.As(err, &bad):
 		return errorResponse(http.StatusBadRequest, err.Error()), nil

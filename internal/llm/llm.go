@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/veredicto/veredicto"
 )
 
 // Request asks for one structured completion.
@@ -39,45 +41,36 @@ type Response struct {
 	Usage   Usage
 }
 
-// Usage is what one or more calls consumed.
-type Usage struct {
-	Calls            int     `json:"calls"`
-	PromptTokens     int     `json:"prompt_tokens"`
-	CachedTokens     int     `json:"cached_prompt_tokens"`
-	CompletionTokens int     `json:"completion_tokens"`
-	CostUSD          float64 `json:"cost_usd"`
-}
-
-// Add accumulates u2 into u.
-func (u *Usage) Add(u2 Usage) {
-	u.Calls += u2.Calls
-	u.PromptTokens += u2.PromptTokens
-	u.CachedTokens += u2.CachedTokens
-	u.CompletionTokens += u2.CompletionTokens
-	u.CostUSD += u2.CostUSD
-}
+// Usage is what one or more calls consumed: the vocabulary's type, named
+// here so the port reads on its own.
+type Usage = veredicto.Usage
 
 // Client is the port: one structured completion per call.
 type Client interface {
 	Complete(ctx context.Context, req Request) (Response, error)
 }
 
-// Info names a client's provider and model for reports.
-type Info struct {
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-}
+// Info names a client's provider and model for reports: the vocabulary's
+// ModelInfo.
+type Info = veredicto.ModelInfo
 
-// TransientError is a provider failure worth retrying later (rate limit,
-// server error, timeout) that persisted through the client's own retries.
-// Its name is the ASL error name Retry matches.
-type TransientError struct {
-	Op  string
-	Err error
-}
+// A provider failure worth retrying later (rate limit, server error,
+// timeout) that persisted through the client's own retries is a
+// *veredicto.TransientError, whose name the workflows' Retry matches.
 
-func (e *TransientError) Error() string { return fmt.Sprintf("%s: %v", e.Op, e.Err) }
-func (e *TransientError) Unwrap() error { return e.Err }
+// ASL error names of this package's own kinds.
+const (
+	NameInvalidOutput = "InvalidOutputError"
+	NameProvider      = "ProviderError"
+)
+
+// Names lists the ASL error names this package declares.
+func Names() []string { return []string{NameInvalidOutput, NameProvider} }
+
+var (
+	_ veredicto.Named = (*InvalidOutputError)(nil)
+	_ veredicto.Named = (*ProviderError)(nil)
+)
 
 // InvalidOutputError is an answer that failed validation even after the
 // re-ask that carried the error back to the model.
@@ -90,6 +83,9 @@ func (e *InvalidOutputError) Error() string {
 	return fmt.Sprintf("model output for schema %q is invalid after one re-ask: %s", e.Schema, e.Problem)
 }
 
+// ErrorName is the ASL error name a workflow may Catch.
+func (*InvalidOutputError) ErrorName() string { return NameInvalidOutput }
+
 // ProviderError is a non-retryable provider failure (bad key, bad request).
 type ProviderError struct {
 	Op  string
@@ -98,3 +94,6 @@ type ProviderError struct {
 
 func (e *ProviderError) Error() string { return fmt.Sprintf("%s: %v", e.Op, e.Err) }
 func (e *ProviderError) Unwrap() error { return e.Err }
+
+// ErrorName is the ASL error name a workflow may Catch.
+func (*ProviderError) ErrorName() string { return NameProvider }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/llm/llmtest"
 )
@@ -141,7 +142,7 @@ func TestOpenAIRetriesTransientFailures(t *testing.T) {
 	}{
 		{"429 then ok", []int{429, 200}, nil, 2},
 		{"500 502 then ok", []int{500, 502, 200}, nil, 3},
-		{"always 503", []int{503, 503, 503}, &llm.TransientError{}, 3},
+		{"always 503", []int{503, 503, 503}, &veredicto.TransientError{}, 3},
 		{"401 is not retried", []int{401}, &llm.ProviderError{}, 1},
 	}
 	for _, tt := range tests {
@@ -156,7 +157,7 @@ func TestOpenAIRetriesTransientFailures(t *testing.T) {
 				if err != nil {
 					t.Errorf("got %v, want success", err)
 				}
-			case *llm.TransientError:
+			case *veredicto.TransientError:
 				if !errors.As(err, &want) {
 					t.Errorf("got %T %v, want *TransientError", err, err)
 				}
@@ -181,11 +182,45 @@ func TestOpenAITimeoutIsTransient(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Complete(context.Background(), llm.Request{Schema: "x", JSONSchema: json.RawMessage(`{}`)})
-	var te *llm.TransientError
+	var te *veredicto.TransientError
 	if !errors.As(err, &te) {
 		t.Fatalf("got %v, want *TransientError", err)
 	}
 	if n := len(srv.Calls()); n != 2 {
 		t.Errorf("%d calls, want 2", n)
+	}
+}
+
+func TestOpenAIErrorsCarryTheirASLName(t *testing.T) {
+	tests := []struct {
+		name       string
+		reply      llmtest.Reply
+		want       string
+		retryAfter time.Duration
+	}{
+		{"429 with Retry-After seconds", llmtest.Reply{Status: 429, RetryAfter: "7"}, "TransientError", 7 * time.Second},
+		{"503 without Retry-After", llmtest.Reply{Status: 503}, "TransientError", 0},
+		{"400 is the provider's", llmtest.Reply{Status: 400}, "ProviderError", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t, func(llmtest.Call) llmtest.Reply { return tt.reply })
+			// MaxRetryAfter keeps the client's own waits short; the error
+			// still reports what the server asked for.
+			c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "k", BaseURL: srv.BaseURL(), Model: "m",
+				Backoff: time.Millisecond, MaxAttempts: 2, MaxRetryAfter: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Complete(context.Background(), llm.Request{Schema: "x", JSONSchema: json.RawMessage(`{}`)})
+			wrapped := fmt.Errorf("gem1 c-001: %w", err)
+			if got := veredicto.ErrorName(wrapped); got != tt.want {
+				t.Errorf("ErrorName(%v) = %q, want %q", wrapped, got, tt.want)
+			}
+			var te *veredicto.TransientError
+			if errors.As(err, &te) && te.RetryAfter != tt.retryAfter {
+				t.Errorf("RetryAfter = %v, want %v", te.RetryAfter, tt.retryAfter)
+			}
+		})
 	}
 }

@@ -7,10 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/veredicto/veredicto"
 )
 
 // Price is what a model costs per million tokens, in US dollars.
@@ -37,8 +40,13 @@ type OpenAIConfig struct {
 	Model   string
 	// MaxAttempts bounds tries per call on 429, 5xx and timeouts (default 4).
 	MaxAttempts int
-	// Backoff is the first retry delay, doubled each time (default 1s).
+	// Backoff is the first retry delay, doubled each time (default 1s). A
+	// longer Retry-After from the server wins, up to MaxRetryAfter.
 	Backoff time.Duration
+	// MaxRetryAfter bounds how long one retry waits for a server's
+	// Retry-After (default 30s); a longer ask is left to the workflow's own
+	// Retry, which sees it in the *veredicto.TransientError.
+	MaxRetryAfter time.Duration
 	// CallTimeout bounds one HTTP call (default 120s); the caller's ctx
 	// deadline still wins when it is sooner.
 	CallTimeout time.Duration
@@ -71,6 +79,9 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = time.Second
 	}
+	if cfg.MaxRetryAfter <= 0 {
+		cfg.MaxRetryAfter = 30 * time.Second
+	}
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = 120 * time.Second
 	}
@@ -81,6 +92,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.BaseURL != "" {
 		oc.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
 	}
+	oc.HTTPClient = &http.Client{Transport: retryAfterTransport{next: http.DefaultTransport}}
 	price := knownPrices[cfg.Model]
 	if cfg.Price != nil {
 		price = *cfg.Price
@@ -120,44 +132,53 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 			},
 		},
 	}
-	var lastErr error
+	op := "openai " + req.Schema
+	var (
+		lastErr    error
+		retryAfter time.Duration // the last failure's Retry-After
+	)
 	delay := o.cfg.Backoff
 	for attempt := 1; attempt <= o.cfg.MaxAttempts; attempt++ {
-		resp, err := o.call(ctx, creq)
+		resp, ra, err := o.call(ctx, creq)
 		if err == nil {
 			if len(resp.Choices) == 0 {
-				return Response{}, &ProviderError{Op: "openai " + req.Schema, Err: errors.New("the response has no choices")}
+				return Response{}, &ProviderError{Op: op, Err: errors.New("the response has no choices")}
 			}
 			u := o.usage(resp.Usage)
 			return Response{Content: []byte(resp.Choices[0].Message.Content), Usage: u}, nil
 		}
 		if ctx.Err() != nil {
-			return Response{}, &TransientError{Op: "openai " + req.Schema, Err: ctx.Err()}
+			return Response{}, &veredicto.TransientError{Op: op, Err: ctx.Err(), RetryAfter: retryAfter}
 		}
 		if !retryable(err) {
-			return Response{}, &ProviderError{Op: "openai " + req.Schema, Err: err}
+			return Response{}, &ProviderError{Op: op, Err: err}
 		}
-		lastErr = err
+		lastErr, retryAfter = err, ra
 		if attempt == o.cfg.MaxAttempts {
 			break
 		}
-		o.cfg.Logger.WarnContext(ctx, "llm call failed, retrying", "schema", req.Schema, "attempt", attempt, "delay", delay, "error", err)
-		t := time.NewTimer(delay)
+		wait := retryWait(delay, ra, o.cfg.MaxRetryAfter)
+		o.cfg.Logger.WarnContext(ctx, "llm call failed, retrying", "schema", req.Schema, "attempt", attempt, "delay", wait, "error", err)
+		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return Response{}, &TransientError{Op: "openai " + req.Schema, Err: ctx.Err()}
+			return Response{}, &veredicto.TransientError{Op: op, Err: ctx.Err(), RetryAfter: retryAfter}
 		}
 		delay *= 2
 	}
-	return Response{}, &TransientError{Op: fmt.Sprintf("openai %s after %d attempts", req.Schema, o.cfg.MaxAttempts), Err: lastErr}
+	return Response{}, &veredicto.TransientError{Op: fmt.Sprintf("%s after %d attempts", op, o.cfg.MaxAttempts), Err: lastErr, RetryAfter: retryAfter}
 }
 
-func (o *OpenAI) call(ctx context.Context, creq openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+// call makes one HTTP call; on failure it also returns the response's
+// Retry-After, zero when it had none.
+func (o *OpenAI) call(ctx context.Context, creq openai.ChatCompletionRequest) (openai.ChatCompletionResponse, time.Duration, error) {
 	cctx, cancel := context.WithTimeout(ctx, o.cfg.CallTimeout)
 	defer cancel()
-	return o.client.CreateChatCompletion(cctx, creq)
+	var hint retryHint
+	resp, err := o.client.CreateChatCompletion(context.WithValue(cctx, retryHintKey{}, &hint), creq)
+	return resp, hint.after, err
 }
 
 func (o *OpenAI) usage(u openai.Usage) Usage {
@@ -192,3 +213,49 @@ func retryable(err error) bool {
 type rawSchema []byte
 
 func (r rawSchema) MarshalJSON() ([]byte, error) { return r, nil }
+
+// retryWait is how long the client waits before its next try: its own
+// backoff, or the server's Retry-After when that is longer, up to bound.
+func retryWait(backoff, retryAfter, bound time.Duration) time.Duration {
+	return max(backoff, min(retryAfter, bound))
+}
+
+// retryHint receives the Retry-After of one call's failed response. go-openai
+// does not expose response headers on errors, so the transport records it
+// into the hint the call put in the request's context.
+type retryHint struct{ after time.Duration }
+
+type retryHintKey struct{}
+
+// retryAfterTransport records Retry-After on 429 and 5xx responses.
+type retryAfterTransport struct{ next http.RoundTripper }
+
+func (t retryAfterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500) {
+		return resp, err
+	}
+	if hint, ok := req.Context().Value(retryHintKey{}).(*retryHint); ok {
+		hint.after = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	return resp, nil
+}
+
+// parseRetryAfter reads an HTTP Retry-After value: delay seconds or an HTTP
+// date (RFC 9110 §10.2.3). It is zero when absent, malformed or past.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return time.Duration(min(secs, int64(24*time.Hour/time.Second))) * time.Second
+	}
+	if at, err := http.ParseTime(v); err == nil && at.After(now) {
+		return at.Sub(now)
+	}
+	return 0
+}

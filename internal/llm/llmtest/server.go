@@ -51,7 +51,9 @@ func (c Call) System() string {
 
 // Reply scripts the answer to one call.
 type Reply struct {
-	Status           int // HTTP status; 0 means 200
+	Status int // HTTP status; 0 means 200
+	// RetryAfter, when set, is sent as the Retry-After header of a failure.
+	RetryAfter       string
 	Content          string
 	PromptTokens     int
 	CachedTokens     int
@@ -128,6 +130,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if rep.Status != 0 && rep.Status != http.StatusOK {
+		if rep.RetryAfter != "" {
+			w.Header().Set("Retry-After", rep.RetryAfter)
+		}
 		w.WriteHeader(rep.Status)
 		fmt.Fprintf(w, `{"error":{"message":"scripted failure %d","type":"server_error"}}`, rep.Status)
 		return
