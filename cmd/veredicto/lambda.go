@@ -17,6 +17,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/catalog"
 )
 
 const lambdaUsage = `Usage: veredicto lambda invoke LOGICAL_ID --event FILE [--data DIR]
@@ -52,7 +53,7 @@ func (m *Main) runLambda(ctx context.Context, args []string) int {
 	fs.Usage = func() {
 		fmt.Fprint(m.Stderr, lambdaUsage)
 		fs.PrintDefaults()
-		fmt.Fprintf(m.Stderr, "\nFunctions: %s\n", strings.Join(app.LogicalIDs(), ", "))
+		fmt.Fprintf(m.Stderr, "\nFunctions: %s\n", strings.Join(catalog.LogicalIDs(), ", "))
 	}
 	fs.StringVar(&cfg.event, "event", "", "event JSON file (\"-\" for stdin)")
 	fs.StringVar(&cfg.data, "data", ".veredicto-local", "folder holding the local buckets and context store")
@@ -90,11 +91,12 @@ func (m *Main) lambdaInvoke(ctx context.Context, cfg lambdaConfig, getenv func(s
 	if !json.Valid(payload) {
 		return fail("event %s is not valid JSON", cfg.event)
 	}
-	analyst, _, err := app.ChooseAnalyst("", "", getenv)
+	client, err := app.ChooseLLM("", "", getenv)
 	if err != nil {
 		return fail("%v", err)
 	}
-	h, err := app.NewLocal(cfg.data, analyst).Handler(cfg.logicalID)
+	analyst, _ := app.Analyst(client)
+	h, err := app.NewLocal(cfg.data, analyst, client).Handler(cfg.logicalID)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -106,8 +108,12 @@ func (m *Main) lambdaInvoke(ctx context.Context, cfg lambdaConfig, getenv func(s
 	defer cancel()
 	out, err := lambda.NewHandler(h).Invoke(ctx, payload)
 	if err != nil {
-		// The shape Lambda returns for a function error.
-		resp := messages.InvokeResponse_Error{Message: err.Error(), Type: asl.ErrorName(err)}
+		// The shape Lambda returns for a function error (catalog handlers
+		// already return it, named by the error chain).
+		resp, ok := err.(messages.InvokeResponse_Error)
+		if !ok {
+			resp = messages.InvokeResponse_Error{Message: err.Error(), Type: asl.ErrorName(err)}
+		}
 		b, _ := json.Marshal(resp)
 		fmt.Fprintf(m.Stdout, "%s\n", b)
 		return exitFailed

@@ -63,7 +63,7 @@ func projectRegistry(getenv func(string) string) (*asl.Registry, error) {
 	}
 	svc := &search.Service{Inputs: blob.NewDir("."), Reports: blob.NewDir("."), Store: store.NewLocal(filepath.Join(".veredicto-local", "context")),
 		Analyst: analyst, PromptVersions: prompts.PromptVersion}
-	return catalog.Registry(catalog.Search(svc)), nil
+	return catalog.SearchRegistry(svc), nil
 }
 
 type statesRunConfig struct {

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -89,66 +90,86 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 
 // App holds the assembled services.
 type App struct {
-	Search *search.Service
-	Intake *intake.Service
-	API    *intake.API
-	Flags  *flags.Handler
+	catalog.Services
 }
 
 // Handler returns the Lambda handler of a template logical id.
 func (a *App) Handler(logicalID string) (any, error) {
-	switch logicalID {
-	case "TriggerFunction":
-		return a.Intake.HandleS3, nil
-	case "ApiFunction":
-		return a.API.Handle, nil
-	case "FlagsFunction":
-		return a.Flags.Handle, nil
+	f, err := catalog.Lookup(logicalID)
+	if err != nil {
+		return nil, err
 	}
-	if h := catalog.Lambda(a.Search, logicalID); h != nil {
-		return h, nil
-	}
-	return nil, fmt.Errorf("no function %q (known: %s)", logicalID, strings.Join(LogicalIDs(), ", "))
+	return f.Lambda(&a.Services)
 }
 
-// LogicalIDs lists the functions this package can serve.
-func LogicalIDs() []string {
-	ids := []string{"TriggerFunction", "ApiFunction", "FlagsFunction"}
-	for _, e := range catalog.Search(&search.Service{}) {
-		ids = append(ids, e.LogicalID)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-// start runs the Lambda runtime loop with the handler build returns. Each
-// function kind has its own entry point (StartSearch, StartIntake,
-// StartFlags) so a bootstrap links only the AWS clients it uses.
-// Configuration errors end the process with a message (a Lambda init
-// failure), never a panic.
-func start(logicalID string, build func(ctx context.Context, cfg Config, ac aws.Config) (any, error)) {
+// start runs the Lambda runtime loop with the handler of logicalID, a
+// function of kind, bound to the services build assembles. Each kind has its
+// own entry point (StartSearch, StartIntake, StartFlags) so a bootstrap links
+// only the AWS clients it uses. Configuration errors end the process with a
+// message (a Lambda init failure), never a panic.
+func start(logicalID string, kind catalog.Kind, build func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error)) {
 	ctx := context.Background()
-	var level slog.Level // LOG_LEVEL: DEBUG, INFO (default), WARN, ERROR
-	if err := level.UnmarshalText([]byte(os.Getenv("LOG_LEVEL"))); err != nil {
-		level = slog.LevelInfo
-	}
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	logger := lambdaLogger(os.Getenv("LOG_LEVEL"))
 	slog.SetDefault(logger)
-	cfg, err := ConfigFromEnv(os.Getenv)
+	h, err := lambdaHandler(ctx, logicalID, kind, build)
 	if err == nil {
-		var ac aws.Config
-		if ac, err = awsconfig.LoadDefaultConfig(ctx); err == nil {
-			var h any
-			if h, err = build(ctx, cfg, ac); err == nil {
-				lambda.Start(h)
-				return
-			}
-		} else {
-			err = fmt.Errorf("aws config: %w", err)
-		}
+		lambda.Start(h)
+		return
 	}
 	logger.Error("init failed", "function", logicalID, "error", err)
 	os.Exit(1)
+}
+
+func lambdaHandler(ctx context.Context, logicalID string, kind catalog.Kind, build func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error)) (any, error) {
+	f, err := catalog.Lookup(logicalID)
+	if err != nil {
+		return nil, err
+	}
+	if f.Kind != kind {
+		return nil, fmt.Errorf("%s is a %s function, not %s", logicalID, f.Kind, kind)
+	}
+	cfg, err := ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	ac, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("aws config: %w", err)
+	}
+	svcs, err := build(ctx, cfg, ac)
+	if err != nil {
+		return nil, err
+	}
+	return f.Lambda(&svcs)
+}
+
+// lambdaLogger logs JSON to stderr at LOG_LEVEL (DEBUG, INFO (default),
+// WARN, ERROR), with the Lambda request id of the invocation on every
+// record logged with its context.
+func lambdaLogger(level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(requestIDHandler{slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})})
+}
+
+// requestIDHandler adds "request_id" from the invocation's lambdacontext.
+type requestIDHandler struct{ slog.Handler }
+
+func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
+	if lc, ok := lambdacontext.FromContext(ctx); ok && lc.AwsRequestID != "" {
+		r.AddAttrs(slog.String("request_id", lc.AwsRequestID))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return requestIDHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h requestIDHandler) WithGroup(name string) slog.Handler {
+	return requestIDHandler{h.Handler.WithGroup(name)}
 }
 
 // storage builds the S3 and DynamoDB adapters.
@@ -160,59 +181,54 @@ func storage(cfg Config, ac aws.Config) (inputs, reports *s3blob.Store, kv *dyna
 }
 
 // StartSearch runs one of the executive-search task functions
-// (ValidateFunction … SummaryFunction).
+// (catalog.KindSearch).
 func StartSearch(logicalID string) {
-	start(logicalID, func(ctx context.Context, cfg Config, ac aws.Config) (any, error) {
+	start(logicalID, catalog.KindSearch, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		inputs, reports, kv := storage(cfg, ac)
 		client, err := awsLLM(ctx, ac, cfg)
 		if err != nil {
-			return nil, err
+			return catalog.Services{}, err
 		}
 		var analyst search.Analyst = offline.New()
 		if client != nil {
 			analyst = gems.New(client, client.Info())
 		}
-		svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion,
-			DefaultConcurrency: cfg.MaxConcurrency}
-		if h := catalog.Lambda(svc, logicalID); h != nil {
-			return h, nil
-		}
-		return nil, fmt.Errorf("%s is not an executive-search function", logicalID)
+		return catalog.Services{Search: &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst,
+			PromptVersions: prompts.PromptVersion, DefaultConcurrency: cfg.MaxConcurrency}}, nil
 	})
 }
 
-// StartIntake runs TriggerFunction or ApiFunction.
+// StartIntake runs TriggerFunction or ApiFunction (catalog.KindIntake).
 func StartIntake(logicalID string) {
-	start(logicalID, func(ctx context.Context, cfg Config, ac aws.Config) (any, error) {
+	start(logicalID, catalog.KindIntake, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		inputs, reports, kv := storage(cfg, ac)
 		var st intake.Starter = missingStarter{}
 		if cfg.StateMachineARN != "" {
 			st = starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)
 		}
 		in := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
-		switch logicalID {
-		case "TriggerFunction":
-			return in.HandleS3, nil
-		case "ApiFunction":
-			return (&intake.API{Service: in, TenantClaim: cfg.TenantClaim}).Handle, nil
-		}
-		return nil, fmt.Errorf("%s is not an intake function", logicalID)
+		return catalog.Services{Intake: in, API: &intake.API{Service: in, TenantClaim: cfg.TenantClaim}}, nil
 	})
 }
 
-// StartFlags runs FlagsFunction.
-func StartFlags() {
-	start("FlagsFunction", func(ctx context.Context, cfg Config, ac aws.Config) (any, error) {
+// StartFlags runs FlagsFunction (catalog.KindFlags).
+func StartFlags(logicalID string) {
+	start(logicalID, catalog.KindFlags, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		client, err := awsLLM(ctx, ac, cfg)
 		if err != nil {
-			return nil, err
+			return catalog.Services{}, err
 		}
-		var judge flags.ContradictionJudge = flags.OfflineJudge{}
-		if client != nil {
-			judge = flags.LLMJudge{Client: client}
-		}
-		return (&flags.Handler{Judge: judge}).Handle, nil
+		return catalog.Services{Flags: &flags.Handler{Judge: judge(client)}}, nil
 	})
+}
+
+// judge is the flags contradiction judge: the LLM's when there is a
+// client, otherwise the offline one.
+func judge(client *llm.OpenAI) flags.ContradictionJudge {
+	if client == nil {
+		return flags.OfflineJudge{}
+	}
+	return flags.LLMJudge{Client: client}
 }
 
 // awsLLM reads the LLM key from Secrets Manager (a plain string, or JSON
@@ -272,8 +288,9 @@ func LocalLayout(dir string) (inputs, reports, context string) {
 }
 
 // NewLocal assembles the services on this machine under dir, with the
-// given analyst. Executions run in-process through the engine.
-func NewLocal(dir string, analyst search.Analyst) *App {
+// given analyst and, for the flags judge, the LLM client (nil: offline).
+// Executions run in-process through the engine.
+func NewLocal(dir string, analyst search.Analyst, client *llm.OpenAI) *App {
 	in, rep, ctxDir := LocalLayout(dir)
 	inputs, reports := blob.NewDir(in), blob.NewDir(rep)
 	kv := store.NewLocal(ctxDir)
@@ -286,11 +303,8 @@ func NewLocal(dir string, analyst search.Analyst) *App {
 		return catalog.RunSearch(ctx, svc, si, nil)
 	}
 	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: starter.NewLocal(kv, run)}
-	var judge flags.ContradictionJudge = flags.OfflineJudge{}
-	if g, ok := analyst.(*gems.Analyst); ok {
-		judge = flags.LLMJudge{Client: g.Client()}
-	}
-	return &App{Search: svc, Intake: is, API: &intake.API{Service: is, TenantClaim: "custom:tenant"}, Flags: &flags.Handler{Judge: judge}}
+	return &App{catalog.Services{Search: svc, Intake: is, API: &intake.API{Service: is, TenantClaim: "custom:tenant"},
+		Flags: &flags.Handler{Judge: judge(client)}}}
 }
 
 // ChooseLLM resolves the LLM for runs on this machine: the named provider,
@@ -328,8 +342,16 @@ func ChooseAnalyst(provider, model string, getenv func(string) string) (search.A
 	if err != nil {
 		return nil, "", err
 	}
+	a, notice := Analyst(client)
+	return a, notice, nil
+}
+
+// Analyst is the executive-search analyst of a client: the LLM agents, or
+// the offline baseline when client is nil. The notice is the one line
+// shown to the user.
+func Analyst(client *llm.OpenAI) (search.Analyst, string) {
 	if client == nil {
-		return offline.New(), "LLM: offline lexical baseline (no OPENAI_API_KEY set): reports are labelled as a baseline, not a model judgment", nil
+		return offline.New(), "LLM: offline lexical baseline (no OPENAI_API_KEY set): reports are labelled as a baseline, not a model judgment"
 	}
-	return gems.New(client, client.Info()), "LLM: openai-compatible, model " + client.Info().Model, nil
+	return gems.New(client, client.Info()), "LLM: openai-compatible, model " + client.Info().Model
 }

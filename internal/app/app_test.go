@@ -1,11 +1,14 @@
 package app
 
 import (
-	"os"
-	"path/filepath"
-	"regexp"
+	"bytes"
+	"context"
+	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/offline"
@@ -28,9 +31,9 @@ func TestConfigFromEnvNamesMissingSettings(t *testing.T) {
 	}
 }
 
-func TestEveryLogicalIDHasAHandler(t *testing.T) {
-	a := NewLocal(t.TempDir(), offline.New())
-	for _, id := range LogicalIDs() {
+func TestEveryFunctionHasAHandler(t *testing.T) {
+	a := NewLocal(t.TempDir(), offline.New(), nil)
+	for _, id := range catalog.LogicalIDs() {
 		if h, err := a.Handler(id); err != nil || h == nil {
 			t.Errorf("%s: %v", id, err)
 		}
@@ -57,40 +60,44 @@ func TestChooseAnalyst(t *testing.T) {
 	}
 }
 
-// TestFunctionMainsStartTheirOwnHandler: every functions/<folder>/main.go
-// starts the handler of the logical id build.mk builds it as, through the
-// entry point of its kind, so a copy-paste slip fails here and not at a
-// Lambda's init.
-func TestFunctionMainsStartTheirOwnHandler(t *testing.T) {
-	mk, err := os.ReadFile("../../build.mk")
-	if err != nil {
-		t.Fatal(err)
+// TestEntryPointsServeTheirKindOnly: each Lambda entry point builds the
+// dependencies of one kind, so it refuses a function of another kind at
+// init, before any AWS call.
+func TestEntryPointsServeTheirKindOnly(t *testing.T) {
+	build := func(context.Context, Config, aws.Config) (catalog.Services, error) {
+		t.Error("build called for a function of another kind")
+		return catalog.Services{}, nil
 	}
-	pairs := regexp.MustCompile(`(\w+Function):(\w+)`).FindAllStringSubmatch(string(mk), -1)
-	if len(pairs) == 0 {
-		t.Fatal("no LogicalId:folder pairs in build.mk")
+	tests := []struct {
+		id   string
+		kind catalog.Kind
+		want string
+	}{
+		{"Gem1Function", catalog.KindIntake, "Gem1Function is a search function, not intake"},
+		{"FlagsFunction", catalog.KindSearch, "FlagsFunction is a flags function, not search"},
+		{"Gem9Function", catalog.KindSearch, `no function "Gem9Function"`},
 	}
-	svc := NewLocal(t.TempDir(), offline.New()).Search
-	for _, p := range pairs {
-		id, folder := p[1], p[2]
-		src, err := os.ReadFile(filepath.Join("../../functions", folder, "main.go"))
-		if err != nil {
-			t.Errorf("%s: %v", id, err)
-			continue
+	for _, tt := range tests {
+		_, err := lambdaHandler(context.Background(), tt.id, tt.kind, build)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s as %s: got %v, want %q", tt.id, tt.kind, err, tt.want)
 		}
-		main := string(src)
-		switch {
-		case strings.Contains(main, `app.StartSearch("`+id+`")`):
-			if catalog.Lambda(svc, id) == nil {
-				t.Errorf("%s: StartSearch has no handler for it", id)
-			}
-		case strings.Contains(main, `app.StartIntake("`+id+`")`):
-			if id != "TriggerFunction" && id != "ApiFunction" {
-				t.Errorf("%s: StartIntake serves only TriggerFunction and ApiFunction", id)
-			}
-		case id == "FlagsFunction" && strings.Contains(main, "app.StartFlags()"):
-		default:
-			t.Errorf("functions/%s/main.go does not start %s", folder, id)
+	}
+}
+
+func TestLogsCarryTheLambdaRequestID(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(requestIDHandler{slog.NewJSONHandler(&buf, nil)}).With("function", "Gem1Function")
+	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-42"})
+	log.InfoContext(ctx, "stage done", "stage", "gem1")
+	log.InfoContext(context.Background(), "outside an invocation")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d log lines, want 2: %s", len(lines), buf.String())
+	}
+	for i, want := range []string{`"request_id":"req-42"`, ""} {
+		if got := strings.Contains(lines[i], `"request_id"`); got != (want != "") || (want != "" && !strings.Contains(lines[i], want)) {
+			t.Errorf("line %d: %s; want request_id %q", i, lines[i], want)
 		}
 	}
 }

@@ -1,85 +1,314 @@
-// Package catalog is the project's list of Task handlers: every function of
-// template.yaml, registered under its logical id ("Gem1Function") so the
-// local engine resolves "${Gem1FunctionArn}" to the same handler the Lambda
-// wraps.
+// Package catalog is the one list of the project's functions. Each Function
+// names what the three worlds share: the template logical id
+// ("Gem1Function", also the ASL resource "${Gem1FunctionArn}"), the folder
+// functions/<Folder>, the handler and its input and output types, the state
+// machines that invoke it and its sample events under events/.
+//
+// Everything else derives from this list or is checked against it:
+//   - functions/<Folder>/main.go and build.mk are generated from it
+//     (go generate ./internal/catalog; a test fails when they are stale);
+//   - template.yaml's functions, DefinitionSubstitutions and invoke policies
+//     are checked against it (infra tests);
+//   - events/ holds exactly the samples the entries name, and each decodes
+//     into its function's input type;
+//   - the local engine and `veredicto lambda invoke` bind handlers from it;
+//     internal/app builds the dependencies by Kind.
+//
+// Errors cross both runtimes by name: every handler returned here reports
+// veredicto.ErrorName(err), the name of the typed error anywhere in the
+// chain, never a wrapper's type name.
+//
+// # Adding a function
+//
+//  1. Write the handler, func(ctx, In) (Out, error), in its domain package.
+//  2. Add one entry to All below with fn(...). If it needs dependencies no
+//     Kind builds yet, add a Kind, a field of Services, and a Start<Kind>
+//     entry point in internal/app (entryPoints below names it).
+//  3. Run go generate ./internal/catalog: it writes functions/<Folder>/main.go
+//     and build.mk.
+//  4. Add the resource to template.yaml (and, for a Task, its
+//     DefinitionSubstitutions key and LambdaInvokePolicy) and a sample under
+//     events/. `go test ./internal/catalog ./infra` says what is missing.
 package catalog
 
+//go:generate go run ./gen -root ../..
+
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"sort"
+	"strings"
 
+	"github.com/aws/aws-lambda-go/lambda/messages"
+
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/flags"
+	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/statemachines"
 )
 
-// Entry is one function of the project.
-type Entry struct {
-	// LogicalID is the template logical id, e.g. "Gem1Function".
+// Kind groups functions by the dependencies their handlers need, which is
+// also the internal/app entry point that builds them (so each Lambda binary
+// links only the AWS clients its kind uses).
+type Kind string
+
+// Kinds.
+const (
+	// KindSearch: a Task of the executive-search workflow (storage + LLM).
+	KindSearch Kind = "search"
+	// KindIntake: the S3 trigger and the HTTP API (storage + starter).
+	KindIntake Kind = "intake"
+	// KindFlags: interview flags over HTTP (LLM).
+	KindFlags Kind = "flags"
+)
+
+// entryPoints names the internal/app function that starts a Lambda of each
+// kind; generated main.go files call it with the logical id.
+var entryPoints = map[Kind]string{
+	KindSearch: "StartSearch",
+	KindIntake: "StartIntake",
+	KindFlags:  "StartFlags",
+}
+
+// EntryPoint is the internal/app function that starts a Lambda of kind k.
+func EntryPoint(k Kind) string { return entryPoints[k] }
+
+// State machine files (statemachines/), as Function.StateMachines names them.
+const (
+	ExecutiveSearch = "executive_search.asl.json"
+)
+
+// Services are the assembled dependencies the handlers are bound to. A
+// Lambda entry point fills only what its Kind needs.
+type Services struct {
+	Search *search.Service
+	Intake *intake.Service
+	API    *intake.API
+	Flags  *flags.Handler
+}
+
+// Function is one function of the project.
+type Function struct {
+	// LogicalID is the template logical id, e.g. "Gem1Function"; the ASL
+	// resource "${Gem1FunctionArn}" binds to it.
 	LogicalID string
-	// Handler serves the function's events in the local engine.
-	Handler asl.Handler
-	// Lambda is the same handler as a typed func(ctx, In) (Out, error), the
-	// form lambda.Start takes: aws-lambda-go decodes and encodes it exactly
-	// as Step Functions passes state.
-	Lambda any
+	// Folder is the folder under functions/ that builds its bootstrap.
+	Folder string
+	Kind   Kind
+	// Doc completes "Command <Folder> is the <LogicalID> Lambda: …".
+	Doc string
+	// StateMachines lists the statemachines/ files whose Tasks invoke it.
+	StateMachines []string
+	// Events lists its sample events under events/.
+	Events []string
+	// In and Out are the handler's input and output types.
+	In, Out reflect.Type
+
+	lambda func(*Services) (any, error)
+	task   func(*Services) (asl.Handler, error)
 }
 
-// entry registers a typed handler under its logical id in both forms.
-func entry[In, Out any](id string, f func(context.Context, In) (Out, error)) Entry {
-	return Entry{LogicalID: id, Handler: asl.Typed(f), Lambda: f}
+// Lambda returns the typed handler, func(ctx, In) (Out, error), bound to s:
+// the form lambda.Start takes. Its errors are messages.InvokeResponse_Error
+// values whose Type is the chain's ASL error name.
+func (f Function) Lambda(s *Services) (any, error) { return f.lambda(s) }
+
+// Task returns the same handler for the local engine.
+func (f Function) Task(s *Services) (asl.Handler, error) { return f.task(s) }
+
+// All lists every function, in template order.
+func All() []Function {
+	search1 := func(id, folder, doc, sample string) Function {
+		return Function{LogicalID: id, Folder: folder, Kind: KindSearch, Doc: doc,
+			StateMachines: []string{ExecutiveSearch}, Events: []string{sample}}
+	}
+	return []Function{
+		fn(search1("ValidateFunction", "validate", "validates a search's inputs and plans the evaluation.", "validate.json"),
+			searchDeps, (*search.Service).Validate),
+		fn(search1("Gem5Function", "gem5", "GEM5 mandate analysis, once per search.", "gem5.json"),
+			searchDeps, (*search.Service).Gem5),
+		fn(search1("Gem1Function", "gem1", "GEM1 trajectory and achievements.", "gem1.json"),
+			searchDeps, (*search.Service).Gem1),
+		fn(search1("Gem2Function", "gem2", "GEM2 business assessment.", "gem2.json"),
+			searchDeps, (*search.Service).Gem2),
+		fn(search1("Gem3Function", "gem3", "GEM3 verdict and 360 references.", "gem3.json"),
+			searchDeps, (*search.Service).Gem3),
+		fn(search1("Gem4Function", "gem4", "GEM4 QA audit.", "gem4.json"),
+			searchDeps, (*search.Service).Gem4),
+		fn(search1("CorrectionFunction", "correction", "the correction step after a blocking QA audit.", "correction.json"),
+			searchDeps, (*search.Service).Correct),
+		fn(search1("ReportFunction", "report", "a candidate's decision and reports.", "report.json"),
+			searchDeps, (*search.Service).Report),
+		fn(search1("SummaryFunction", "summary", "the search summary and protocol metrics.", "summary.json"),
+			searchDeps, (*search.Service).Summarize),
+		fn(Function{LogicalID: "TriggerFunction", Folder: "trigger", Kind: KindIntake,
+			Doc:    "starts one evaluation per searches/<id>/READY upload.",
+			Events: []string{"trigger-s3-ready.json"}},
+			func(s *Services) *intake.Service { return s.Intake }, (*intake.Service).HandleS3),
+		fn(Function{LogicalID: "ApiFunction", Folder: "api", Kind: KindIntake,
+			Doc:    "the HTTP API (start searches, read state and reports).",
+			Events: []string{"api-get-report.json", "api-get-search.json", "api-post-searches.json"}},
+			func(s *Services) *intake.API { return s.API }, (*intake.API).Handle),
+		fn(Function{LogicalID: "FlagsFunction", Folder: "flags", Kind: KindFlags,
+			Doc:    "POST /flags classifies interview answers with the Flags schema v1.1 (seed 002).",
+			Events: []string{"flags-post.json"}},
+			func(s *Services) *flags.Handler { return s.Flags }, (*flags.Handler).Handle),
+	}
 }
 
-// Registry returns a registry holding every entry.
-func Registry(entries ...[]Entry) *asl.Registry {
-	r := asl.NewRegistry()
-	for _, es := range entries {
-		for _, e := range es {
-			r.Register(e.LogicalID, e.Handler)
+func searchDeps(s *Services) *search.Service { return s.Search }
+
+// Lookup returns the function of a logical id.
+func Lookup(logicalID string) (Function, error) {
+	for _, f := range All() {
+		if f.LogicalID == logicalID {
+			return f, nil
 		}
+	}
+	return Function{}, fmt.Errorf("no function %q (known: %s)", logicalID, strings.Join(LogicalIDs(), ", "))
+}
+
+// LogicalIDs lists every function's logical id, sorted.
+func LogicalIDs() []string {
+	var ids []string
+	for _, f := range All() {
+		ids = append(ids, f.LogicalID)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Of lists the functions of one kind.
+func Of(k Kind) []Function {
+	var out []Function
+	for _, f := range All() {
+		if f.Kind == k {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// InvokedBy lists the functions whose Tasks a state machine file invokes.
+func InvokedBy(machine string) []Function {
+	var out []Function
+	for _, f := range All() {
+		for _, m := range f.StateMachines {
+			if m == machine {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// Registry returns a registry for the local engine holding the Task
+// handlers of fns bound to s. A function whose dependency s lacks is
+// registered as a handler that fails with that error.
+func Registry(s *Services, fns []Function) *asl.Registry {
+	r := asl.NewRegistry()
+	for _, f := range fns {
+		h, err := f.Task(s)
+		if err != nil {
+			h = func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, err }
+		}
+		r.Register(f.LogicalID, h)
 	}
 	return r
 }
 
-// Search lists the executive-search functions (statemachines/executive_search.asl.json).
-func Search(svc *search.Service) []Entry {
-	return []Entry{
-		entry("ValidateFunction", svc.Validate),
-		entry("Gem5Function", svc.Gem5),
-		entry("Gem1Function", svc.Gem1),
-		entry("Gem2Function", svc.Gem2),
-		entry("Gem3Function", svc.Gem3),
-		entry("Gem4Function", svc.Gem4),
-		entry("CorrectionFunction", svc.Correct),
-		entry("ReportFunction", svc.Report),
-		entry("SummaryFunction", svc.Summarize),
-	}
-}
-
-// Lambda returns the typed handler of a search function, or nil when
-// logicalID is not one.
-func Lambda(svc *search.Service, logicalID string) any {
-	for _, e := range Search(svc) {
-		if e.LogicalID == logicalID {
-			return e.Lambda
-		}
-	}
-	return nil
+// SearchRegistry is the registry of the executive-search workflow's
+// functions bound to svc.
+func SearchRegistry(svc *search.Service) *asl.Registry {
+	return Registry(&Services{Search: svc}, InvokedBy(ExecutiveSearch))
 }
 
 // RunSearch runs statemachines/executive_search.asl.json through the local
-// engine with the search functions bound to svc: the same definition and
-// handlers Step Functions and Lambda run in AWS.
+// engine with its functions bound to svc: the same definition and handlers
+// Step Functions and Lambda run in AWS.
 func RunSearch(ctx context.Context, svc *search.Service, in search.StartInput, onEvent func(asl.Event)) (*asl.Result, error) {
 	sm, err := asl.Parse(statemachines.ExecutiveSearch)
 	if err != nil {
-		return nil, fmt.Errorf("executive_search.asl.json: %w", err)
+		return nil, fmt.Errorf("%s: %w", ExecutiveSearch, err)
 	}
 	input, err := json.Marshal(in)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s input: %w", ExecutiveSearch, err)
 	}
-	eng := asl.New(Registry(Search(svc)))
-	return eng.Run(ctx, sm, input, asl.StartOptions{Name: in.SearchID, StateMachineName: "executive_search", OnEvent: onEvent})
+	return asl.New(SearchRegistry(svc)).Run(ctx, sm, input, asl.StartOptions{Name: in.SearchID, StateMachineName: "executive_search", OnEvent: onEvent})
+}
+
+// fn completes f with the handler: method m of the dependency dep picks
+// from the services.
+func fn[D, In, Out any](f Function, dep func(*Services) *D, m func(*D, context.Context, In) (Out, error)) Function {
+	f.In, f.Out = reflect.TypeFor[In](), reflect.TypeFor[Out]()
+	bound := func(s *Services) (func(context.Context, In) (Out, error), error) {
+		d := dep(s)
+		if d == nil {
+			return nil, fmt.Errorf("%s: no %s in the assembled services", f.LogicalID, reflect.TypeFor[*D]())
+		}
+		return func(ctx context.Context, in In) (Out, error) { return m(d, ctx, in) }, nil
+	}
+	f.lambda = func(s *Services) (any, error) {
+		h, err := bound(s)
+		if err != nil {
+			return nil, err
+		}
+		return Named(h), nil
+	}
+	f.task = func(s *Services) (asl.Handler, error) {
+		h, err := bound(s)
+		if err != nil {
+			return nil, err
+		}
+		return EngineHandler(h), nil
+	}
+	return f
+}
+
+// EngineHandler is Named for the local engine: h as an asl.Handler whose
+// errors are named like Named's.
+func EngineHandler[In, Out any](h func(context.Context, In) (Out, error)) asl.Handler {
+	return engineNamed(asl.Typed(h))
+}
+
+// Named wraps a typed handler so that a returned error leaves it as a
+// messages.InvokeResponse_Error value whose Type is veredicto.ErrorName(err):
+// aws-lambda-go reports such a value with its declared Type, and the local
+// engine names it the same way, so a TransientError wrapped by
+// fmt.Errorf("gem1 %s: %w", …) is still "TransientError" to Retry and Catch.
+func Named[In, Out any](h func(context.Context, In) (Out, error)) func(context.Context, In) (Out, error) {
+	return func(ctx context.Context, in In) (Out, error) {
+		out, err := h(ctx, in)
+		if err != nil {
+			return out, messages.InvokeResponse_Error{Type: veredicto.ErrorName(err), Message: err.Error()}
+		}
+		return out, nil
+	}
+}
+
+// engineNamed is Named for the local engine: a failed task ends as the
+// *asl.StatesError a Lambda error becomes in Step Functions, named
+// veredicto.ErrorName(err), with the cause Step Functions shows (the
+// runtime's errorMessage and errorType as JSON).
+func engineNamed(h asl.Handler) asl.Handler {
+	return func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
+		out, err := h(ctx, in)
+		if err != nil {
+			name := veredicto.ErrorName(err)
+			var cause bytes.Buffer
+			enc := json.NewEncoder(&cause)
+			enc.SetEscapeHTML(false)
+			if enc.Encode(messages.InvokeResponse_Error{Type: name, Message: err.Error()}) != nil {
+				return nil, &asl.StatesError{Name: name, Cause: err.Error()}
+			}
+			return nil, &asl.StatesError{Name: name, Cause: strings.TrimSuffix(cause.String(), "\n")}
+		}
+		return out, nil
+	}
 }

@@ -76,7 +76,7 @@ func TestDuplicateS3EventStartsOneEvaluation(t *testing.T) {
 	inputs, _, _ := app.LocalLayout(data)
 	os.WriteFile(filepath.Join(inputs, "searches", "demo-cfo-andina", "READY"), []byte("tenant: acme\nconcurrency: 3\n"), 0o644)
 	an := &countingAnalyst{Analyst: offline.New()}
-	a := app.NewLocal(data, an)
+	a := app.NewLocal(data, an, nil)
 	ctx := context.Background()
 	ev := s3Event("searches/demo-cfo-andina/READY", "searches/demo-cfo-andina/jd.md")
 	first, err := a.Intake.HandleS3(ctx, ev)
@@ -129,7 +129,7 @@ func apiRequest(method, path, tenant, body string, headers map[string]string) ev
 func TestAPI(t *testing.T) {
 	data := t.TempDir()
 	copyExample(t, data, "demo-cfo-andina")
-	a := app.NewLocal(data, offline.New())
+	a := app.NewLocal(data, offline.New(), nil)
 	ctx := context.Background()
 	call := func(req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 		t.Helper()
@@ -189,7 +189,7 @@ func TestTriggerRejectsIncompleteUploadsWithoutFailing(t *testing.T) {
 	os.WriteFile(filepath.Join(inputs, "searches", "half", "READY"), []byte(""), 0o644)
 	os.MkdirAll(filepath.Join(inputs, "searches", "odd"), 0o755)
 	os.WriteFile(filepath.Join(inputs, "searches", "odd", "READY"), []byte("tenant: [x\n"), 0o644)
-	a := app.NewLocal(data, offline.New())
+	a := app.NewLocal(data, offline.New(), nil)
 	res, err := a.Intake.HandleS3(context.Background(), s3Event("searches/half/READY", "searches/odd/READY"))
 	if err != nil {
 		t.Fatalf("an incomplete upload failed the invocation (S3 would retry it for nothing): %v", err)

@@ -176,7 +176,7 @@ func runWorkflow(t *testing.T, scripts map[string]script, kv *store.Memory, out 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	input, _ := json.Marshal(search.StartInput{SearchID: "s-test"})
-	res, err := asl.New(catalog.Registry(catalog.Search(svc))).Run(ctx, sm, input, asl.StartOptions{Name: "t"})
+	res, err := asl.New(catalog.SearchRegistry(svc)).Run(ctx, sm, input, asl.StartOptions{Name: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
