@@ -1,5 +1,5 @@
 // Package prompts embeds the agents' system prompts (Spanish, one Markdown
-// file per agent) and versions them by content, so every contract records
+// file per agent or schema: gem1…gem5, correction, flags_contradiction) and versions them by content, so every contract records
 // the exact prompt it was produced with and a changed prompt never reuses a
 // stage computed with the old one.
 package prompts
@@ -9,8 +9,6 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
-	"sort"
-	"strings"
 )
 
 //go:embed *.md
@@ -34,17 +32,4 @@ func PromptVersion(agent string) string {
 	}
 	sum := sha256.Sum256(b)
 	return agent + "@" + hex.EncodeToString(sum[:])[:12]
-}
-
-// Agents lists the agents that have a prompt, sorted.
-func Agents() []string {
-	entries, _ := files.ReadDir(".")
-	var out []string
-	for _, e := range entries {
-		if name, ok := strings.CutSuffix(e.Name(), ".md"); ok {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

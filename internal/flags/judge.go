@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/prompts"
 )
 
 var (
@@ -141,20 +142,17 @@ func subset(a, b map[string]bool) bool {
 // ContradictionSchema is the schema name of the LLM judge's calls.
 const ContradictionSchema = "flags_contradiction"
 
-// contradictionSystem is the LLM judge's instruction (Spanish, like the
-// project's other prompts). It stays identical across calls so providers
-// can cache it.
-const contradictionSystem = `Eres el clasificador de contradicciones de Veredicto (Flags, seed 002).
-Recibes la respuesta de un candidato en una entrevista y una lista de hechos o decisiones del ContextPack_BASE, cada uno con su id.
-
-Tarea: decide si la respuesta CONTRADICE alguno de los hechos.
-- Contradice: afirma algo incompatible con un hecho (otra cifra para la misma magnitud, lo contrario de una decisión, una negación de lo que el hecho afirma).
-- No contradice: es consistente, habla de otra cosa o no es comparable con ningún hecho. Ante un tema no tratado por los hechos, responde false.
-- No infieras intención, no valores la respuesta, no expliques.
-
-Responde solo con JSON según el esquema "flags_contradiction":
-- contradicts: true si contradice al menos un hecho.
-- fact_ids: los ids de los hechos contradichos, tal como aparecen en la entrada; lista vacía si contradicts es false.`
+// contradictionSystem is the LLM judge's instruction,
+// prompts/flags_contradiction.md (Spanish, like the project's other
+// prompts; versioned by prompts.PromptVersion(ContradictionSchema)). It stays
+// identical across calls so providers can cache it.
+func contradictionSystem() (string, error) {
+	s, err := prompts.System(ContradictionSchema)
+	if err != nil {
+		return "", fmt.Errorf("llm judge: %w", err)
+	}
+	return strings.TrimSuffix(s, "\n"), nil
+}
 
 // contradictionVerdict is the LLM judge's structured answer.
 type contradictionVerdict struct {
@@ -213,9 +211,13 @@ func (j LLMJudge) Contradicts(ctx context.Context, answer string, facts []Fact) 
 		}
 		return nil
 	}
+	system, err := contradictionSystem()
+	if err != nil {
+		return false, err
+	}
 	v, _, err := llm.Generate(ctx, j.Client, llm.Request{
 		Schema: ContradictionSchema,
-		System: contradictionSystem,
+		System: system,
 		User:   string(user),
 	}, check)
 	if err != nil {
