@@ -1,0 +1,249 @@
+package flags
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/veredicto/veredicto"
+)
+
+// Classify computes the flags of every question of qs, in question-set
+// order, from the transcripts (earlier transcripts win on a question
+// answered twice) contrasted with pack (nil: no contrast). A nil judge means
+// OfflineJudge. The warnings name questions and files, never answer text.
+func Classify(ctx context.Context, qs QuestionSet, transcripts []Transcript, pack *ContextPack, judge ContradictionJudge, opts Options) (Flags, []string, error) {
+	if err := qs.Validate(); err != nil {
+		return Flags{}, nil, err
+	}
+	for _, t := range transcripts {
+		if err := t.Validate(); err != nil {
+			return Flags{}, nil, err
+		}
+	}
+	var facts []Fact
+	if pack != nil {
+		if err := pack.Validate(); err != nil {
+			return Flags{}, nil, err
+		}
+		facts = pack.Facts
+	}
+	if judge == nil {
+		judge = OfflineJudge{}
+	}
+	hedges, err := compileMarkers(opts.HedgingMarkers)
+	if err != nil {
+		return Flags{}, nil, err
+	}
+	stop := opts.Stopwords
+	if stop == nil {
+		stop = DefaultStopwords
+	}
+	stopset := map[string]bool{}
+	for _, w := range stop {
+		for _, t := range words(w) {
+			stopset[t] = true
+		}
+	}
+
+	questions := map[string]Question{}
+	for _, q := range qs.Questions {
+		questions[q.QuestionID] = q
+	}
+	type found struct {
+		answer Answer
+		from   string
+	}
+	answers := map[string]found{}
+	var warnings []string
+	for _, t := range transcripts {
+		for i, a := range t.Answers {
+			q, ok := questions[a.QuestionID]
+			if !ok {
+				return Flags{}, nil, &veredicto.InvalidInputError{File: t.source(), Field: fmt.Sprintf("answers[%d].question_id", i),
+					Problem: fmt.Sprintf("%q is not in question set %s", a.QuestionID, qs.QuestionSetID)}
+			}
+			if prev, ok := answers[a.QuestionID]; ok {
+				warnings = append(warnings, fmt.Sprintf("question %s is answered in %s and in %s; using %s", a.QuestionID, prev.from, t.source(), prev.from))
+				continue
+			}
+			if q.Target != t.Target {
+				warnings = append(warnings, fmt.Sprintf("question %s (target %s) is answered in %s (target %s)", a.QuestionID, q.Target, t.source(), t.Target))
+			}
+			answers[a.QuestionID] = found{answer: a, from: t.source()}
+		}
+	}
+
+	out := Flags{FlagsID: opts.FlagsID, ByQuestion: make([]QuestionFlags, 0, len(qs.Questions))}
+	for _, q := range qs.Questions {
+		f, ok := answers[q.QuestionID]
+		if !ok {
+			warnings = append(warnings, fmt.Sprintf("question %s has no answer in any transcript: flagged closure_ok=false, drift_detected=true", q.QuestionID))
+			out.ByQuestion = append(out.ByQuestion, derive(QuestionFlags{QuestionID: q.QuestionID, Target: q.Target, DriftDetected: true}))
+			continue
+		}
+		a := f.answer
+		qf := QuestionFlags{
+			QuestionID:      q.QuestionID,
+			Target:          q.Target,
+			ClosureOK:       !a.ForcedClosure,
+			OverExplanation: overExplained(a.AnswerText, q.MaxWords),
+			HedgingDetected: hedged(a.AnswerText, hedges),
+			DriftDetected:   drifted(q, a.AnswerText, stopset),
+		}
+		if len(facts) > 0 {
+			c, err := judge.Contradicts(ctx, a.AnswerText, facts)
+			if err != nil {
+				return Flags{}, nil, fmt.Errorf("contradiction of %s (%s): %w", q.QuestionID, f.from, err)
+			}
+			qf.ContradictionWithContext = c
+		}
+		out.ByQuestion = append(out.ByQuestion, derive(qf))
+	}
+	out.Summary = summarize(out.ByQuestion)
+
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	out.GeneratedAt = now().UTC().Truncate(time.Second)
+	if out.FlagsID == "" {
+		canon, err := json.Marshal(struct {
+			QS          QuestionSet  `json:"qs"`
+			Transcripts []Transcript `json:"transcripts"`
+			Pack        *ContextPack `json:"pack"`
+			Hedges      []string     `json:"hedges"`
+			Stop        []string     `json:"stop"`
+		}{qs, transcripts, pack, opts.HedgingMarkers, opts.Stopwords})
+		if err != nil {
+			return Flags{}, nil, fmt.Errorf("flags id: %w", err)
+		}
+		out.FlagsID = NewID(canon)
+	}
+	return out, warnings, nil
+}
+
+// derive fills the authority level and verbal risk from the boolean flags.
+func derive(f QuestionFlags) QuestionFlags {
+	f.AuthorityLevel = authorityLevel(f.ClosureOK, f.HedgingDetected, f.DriftDetected)
+	f.VerbalRisk = verbalRisk(f.ContradictionWithContext, f.OverExplanation, f.HedgingDetected)
+	return f
+}
+
+func authorityLevel(closureOK, hedging, drift bool) Level {
+	n := 0
+	for _, neg := range []bool{!closureOK, hedging, drift} {
+		if neg {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return LevelAlta
+	case 1:
+		return LevelMedia
+	default:
+		return LevelBaja
+	}
+}
+
+func verbalRisk(contradiction, overExplanation, hedging bool) Risk {
+	switch {
+	case contradiction || (overExplanation && hedging):
+		return RiskAlto
+	case overExplanation || hedging:
+		return RiskMedio
+	default:
+		return RiskBajo
+	}
+}
+
+// levels and risks are in ascending order; ties resolve to the earlier one.
+var (
+	levels      = []Level{LevelBaja, LevelMedia, LevelAlta}
+	levelWeight = map[Level]int{LevelBaja: 1, LevelMedia: 2, LevelAlta: 3}
+	risks       = []Risk{RiskBajo, RiskMedio, RiskAlto}
+)
+
+func summarize(qf []QuestionFlags) Summary {
+	s := Summary{OverallClosure: ClosureFail, OverallAuthority: LevelBaja, OverallVerbalRisk: RiskBajo}
+	ok := 0
+	count := map[Level]int{}
+	riskRank := map[Risk]int{}
+	for i, r := range risks {
+		riskRank[r] = i
+	}
+	for _, f := range qf {
+		if f.ClosureOK {
+			ok++
+		}
+		count[f.AuthorityLevel]++
+		if riskRank[f.VerbalRisk] > riskRank[s.OverallVerbalRisk] {
+			s.OverallVerbalRisk = f.VerbalRisk
+		}
+	}
+	// ok/total >= 80% in integers: exactly 80% is ok.
+	if len(qf) > 0 && ok*5 >= len(qf)*4 {
+		s.OverallClosure = ClosureOK
+	}
+	best := -1
+	for _, l := range levels {
+		if score := count[l] * levelWeight[l]; score > best {
+			best, s.OverallAuthority = score, l
+		}
+	}
+	return s
+}
+
+func overExplained(answer string, maxWords int) bool {
+	if maxWords <= 0 {
+		maxWords = DefaultMaxWords
+	}
+	return wordCount(answer) > maxWords
+}
+
+func hedged(answer string, markers [][]string) bool {
+	w := words(answer)
+	for _, m := range markers {
+		if containsRun(w, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsRun reports whether run occurs in w as contiguous elements.
+func containsRun(w, run []string) bool {
+	for i := 0; i+len(run) <= len(w); i++ {
+		match := true
+		for j := range run {
+			if w[i+j] != run[j] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+func drifted(q Question, answer string, stop map[string]bool) bool {
+	if strings.ToLower(strings.TrimSpace(q.ClosureRule)) == ClosureBinario {
+		a := compose(strings.TrimSpace(answer))
+		return !strings.EqualFold(a, "Sí") && !strings.EqualFold(a, "No")
+	}
+	have := map[string]bool{}
+	for _, w := range words(answer) {
+		have[w] = true
+	}
+	for _, w := range words(q.QuestionText) {
+		if !stop[w] && have[w] {
+			return false
+		}
+	}
+	return true
+}
