@@ -34,10 +34,6 @@ func New(client llm.Client, info llm.Info) *Analyst {
 
 var _ search.Analyst = (*Analyst)(nil)
 
-// Client is the LLM client the analyst calls (shared with other agents,
-// such as the flags contradiction judge).
-func (a *Analyst) Client() llm.Client { return a.client }
-
 // Info names the provider and model.
 func (a *Analyst) Info() llm.Info { return a.info }
 
