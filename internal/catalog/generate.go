@@ -26,8 +26,8 @@ func Generated() (map[string][]byte, error) {
 		var b bytes.Buffer
 		if err := mainTemplate.Execute(&b, struct {
 			Function
-			Entry, Header string
-		}{f, entry, GeneratedHeader}); err != nil {
+			Entry, Header, Doc string
+		}{f, entry, GeneratedHeader, comment(fmt.Sprintf("Command %s is the %s Lambda: %s", f.Folder, f.LogicalID, f.Doc))}); err != nil {
 			return nil, fmt.Errorf("%s main.go: %w", f.LogicalID, err)
 		}
 		src, err := format.Source(b.Bytes())
@@ -50,9 +50,23 @@ func Generated() (map[string][]byte, error) {
 	return out, nil
 }
 
+// comment wraps text into // lines of at most 80 columns.
+func comment(text string) string {
+	var lines []string
+	line := "//"
+	for _, w := range strings.Fields(text) {
+		if len(line)+1+len(w) > 80 && line != "//" {
+			lines = append(lines, line)
+			line = "//"
+		}
+		line += " " + w
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
 var mainTemplate = template.Must(template.New("main.go").Option("missingkey=error").Parse(`// {{.Header}}
 
-// Command {{.Folder}} is the {{.LogicalID}} Lambda: {{.Doc}}
+{{.Doc}}
 // Wiring only: internal/catalog lists it and binds its handler, internal/app
 // builds its dependencies.
 package main
