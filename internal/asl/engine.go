@@ -42,9 +42,6 @@ type Option func(*Engine)
 // WithLogger sets the engine's logger (default: slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.logger = l } }
 
-// WithClock replaces time.Now for event timestamps and the context object.
-func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = now } }
-
 // New returns an engine that dispatches Task states through reg.
 func New(reg *Registry, opts ...Option) *Engine {
 	e := &Engine{registry: reg, logger: slog.Default(), now: time.Now, pending: map[string]chan taskOutcome{}}

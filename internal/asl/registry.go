@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 	"sync"
 
@@ -35,18 +34,6 @@ func (r *Registry) Register(name string, h Handler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.handlers[name] = h
-}
-
-// Names lists the registered names, sorted.
-func (r *Registry) Names() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]string, 0, len(r.handlers))
-	for n := range r.handlers {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func (r *Registry) lookup(name string) (Handler, bool) {
