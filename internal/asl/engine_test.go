@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-lambda-go/lambda/messages"
 )
 
 func mustParse(t *testing.T, def string) *StateMachine {
@@ -86,27 +84,6 @@ func (e *InvalidInputError) Error() string { return "invalid " + e.Field }
 type TransientError struct{}
 
 func (TransientError) Error() string { return "try again" }
-
-func TestErrorNameMatchesLambdaErrorType(t *testing.T) {
-	tests := []struct {
-		err  error
-		want string
-	}{
-		{&InvalidInputError{Field: "jd"}, "InvalidInputError"},
-		{TransientError{}, "TransientError"},
-		{messages.InvokeResponse_Error{Type: "Declared", Message: "m"}, "Declared"},
-		{&messages.InvokeResponse_Error{Type: "DeclaredPtr", Message: "m"}, "DeclaredPtr"},
-		{fmt.Errorf("wrapped: %w", &InvalidInputError{}), "wrapError"},
-		{errors.New("plain"), "errorString"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			if got := ErrorName(tt.err); got != tt.want {
-				t.Errorf("ErrorName(%T) = %q, want %q", tt.err, got, tt.want)
-			}
-		})
-	}
-}
 
 func TestTypedHandlerErrorIsCaughtByName(t *testing.T) {
 	reg := NewRegistry()
