@@ -21,8 +21,10 @@ type Execution struct {
 	onEvent func(Event)
 	cancel  context.CancelFunc
 
-	mu     sync.Mutex
-	events []Event
+	mu        sync.Mutex
+	events    []Event
+	count     int          // events emitted, recorded or not
+	overLimit *StatesError // set once the history quota is reached
 
 	done   chan struct{}
 	result *Result
@@ -51,10 +53,31 @@ func (x *Execution) History() []Event {
 	return append([]Event(nil), x.events...)
 }
 
-func (x *Execution) emit(ev Event) {
+// MaxHistoryEvents is Step Functions' quota on the events of one execution's
+// history. Reaching it fails the execution with States.Runtime; the final
+// ExecutionFailed event is the last one, so no history exceeds the quota.
+// Events are counted as they are emitted, whoever records or streams them.
+const MaxHistoryEvents = 25000
+
+// emit records a non-terminal history event. Once the quota is reached it
+// records nothing more and stops the run; run reports the failure.
+func (x *Execution) emit(ev Event) { x.record(ev, false) }
+
+func (x *Execution) record(ev Event, terminal bool) {
 	ev.Timestamp = x.engine.now()
 	x.mu.Lock()
-	ev.ID = len(x.events) + 1
+	if !terminal && x.overLimit != nil {
+		x.mu.Unlock()
+		return
+	}
+	if !terminal && x.count >= MaxHistoryEvents-1 {
+		x.overLimit = newError(ErrRuntime, "execution history exceeded %d events (Step Functions quota): the definition probably loops without end", MaxHistoryEvents)
+		x.mu.Unlock()
+		x.cancel()
+		return
+	}
+	x.count++
+	ev.ID = x.count
 	x.events = append(x.events, ev)
 	x.mu.Unlock()
 	if x.onEvent != nil {
@@ -62,12 +85,22 @@ func (x *Execution) emit(ev Event) {
 	}
 }
 
+// historyLimit returns the quota failure, if the run reached it.
+func (x *Execution) historyLimit() *StatesError {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.overLimit
+}
+
 func (x *Execution) run(ctx context.Context) {
 	defer close(x.done)
 	x.emit(Event{Type: "ExecutionStarted", Input: x.input})
 	out, err := x.runMachine(ctx, x.sm, x.input, rootFrame)
 	res := &Result{}
-	switch {
+	switch limit := x.historyLimit(); {
+	case limit != nil:
+		res.Status, res.Error, res.Cause = StatusFailed, limit.Name, limit.Cause
+		x.record(Event{Type: "ExecutionFailed", Error: limit.Name, Cause: limit.Cause}, true)
 	case err == nil:
 		b, merr := marshalJSON(out)
 		if merr != nil {
@@ -75,18 +108,18 @@ func (x *Execution) run(ctx context.Context) {
 			break
 		}
 		res.Status, res.Output = StatusSucceeded, b
-		x.emit(Event{Type: "ExecutionSucceeded", Output: out})
+		x.record(Event{Type: "ExecutionSucceeded", Output: out}, true)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.Status, res.Error = StatusTimedOut, ErrTimeout
 		res.Cause = fmt.Sprintf("the execution ran longer than its TimeoutSeconds (%d)", x.sm.TimeoutSeconds)
-		x.emit(Event{Type: "ExecutionTimedOut", Error: res.Error, Cause: res.Cause})
+		x.record(Event{Type: "ExecutionTimedOut", Error: res.Error, Cause: res.Cause}, true)
 	case errors.Is(ctx.Err(), context.Canceled):
 		res.Status, res.Error, res.Cause = StatusAborted, "States.Aborted", "the execution was stopped"
-		x.emit(Event{Type: "ExecutionAborted"})
+		x.record(Event{Type: "ExecutionAborted"}, true)
 	default:
 		se := toStatesError(err)
 		res.Status, res.Error, res.Cause = StatusFailed, se.Name, se.Cause
-		x.emit(Event{Type: "ExecutionFailed", Error: se.Name, Cause: se.Cause})
+		x.record(Event{Type: "ExecutionFailed", Error: se.Name, Cause: se.Cause}, true)
 	}
 	res.History = x.History()
 	res.Transitions = Transitions(res.History)
