@@ -58,7 +58,8 @@ type StartOptions struct {
 	// StateMachineName names the machine in $$.StateMachine and ARNs.
 	StateMachineName string
 	// OnEvent, when set, is called with every history event as it is
-	// recorded (for progress display). It must not block for long.
+	// recorded (for progress display, streaming), one event at a time and
+	// in ID order. It must not block for long.
 	OnEvent func(Event)
 }
 

@@ -21,9 +21,10 @@ type Execution struct {
 	onEvent func(Event)
 	cancel  context.CancelFunc
 
+	order     sync.Mutex // held while an event is numbered and delivered
 	mu        sync.Mutex
 	events    []Event
-	count     int          // events emitted, recorded or not
+	emitted   int          // events emitted, kept or not
 	overLimit *StatesError // set once the history quota is reached
 
 	done   chan struct{}
@@ -63,21 +64,26 @@ const MaxHistoryEvents = 25000
 // records nothing more and stops the run; run reports the failure.
 func (x *Execution) emit(ev Event) { x.record(ev, false) }
 
+// record numbers ev, keeps it and hands it to OnEvent. Parallel branches and
+// Map iterations emit concurrently; OnEvent still sees events one at a time,
+// in ID order.
 func (x *Execution) record(ev Event, terminal bool) {
+	x.order.Lock()
+	defer x.order.Unlock()
 	ev.Timestamp = x.engine.now()
 	x.mu.Lock()
 	if !terminal && x.overLimit != nil {
 		x.mu.Unlock()
 		return
 	}
-	if !terminal && x.count >= MaxHistoryEvents-1 {
+	if !terminal && x.emitted >= MaxHistoryEvents-1 {
 		x.overLimit = newError(ErrRuntime, "execution history exceeded %d events (Step Functions quota): the definition probably loops without end", MaxHistoryEvents)
 		x.mu.Unlock()
 		x.cancel()
 		return
 	}
-	x.count++
-	ev.ID = x.count
+	x.emitted++
+	ev.ID = x.emitted
 	x.events = append(x.events, ev)
 	x.mu.Unlock()
 	if x.onEvent != nil {

@@ -54,19 +54,26 @@ func TestEndlessLoopsFailAtTheHistoryQuota(t *testing.T) {
 }
 
 func TestHistoryQuotaCountsEventsNobodyRecords(t *testing.T) {
-	// OnEvent sees every event, numbered from 1 without gaps, and the
-	// quota failure arrives whether or not the caller keeps History.
-	var seen int
+	// OnEvent sees every event, numbered from 1 without gaps and in order
+	// although Map iterations emit concurrently, and the quota failure
+	// arrives whether or not the caller keeps History.
+	var (
+		seen     int
+		disorder string
+	)
 	ctx := context.Background()
-	sm := mustParse(t, `{"StartAt":"P","States":{"P":{"Type":"Pass","Next":"P"}}}`)
-	res, err := New(NewRegistry()).Run(ctx, sm, json.RawMessage(`{}`), StartOptions{OnEvent: func(ev Event) {
+	sm := mustParse(t, `{"StartAt":"M","States":{"M":{"Type":"Map","ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","Next":"P"}}},"End":true}}}`)
+	res, err := New(NewRegistry()).Run(ctx, sm, json.RawMessage(`[1,2,3,4,5,6,7,8]`), StartOptions{OnEvent: func(ev Event) {
 		seen++
-		if ev.ID != seen {
-			t.Errorf("event #%d delivered as the %dth", ev.ID, seen)
+		if ev.ID != seen && disorder == "" {
+			disorder = fmt.Sprintf("event #%d delivered as the %dth", ev.ID, seen)
 		}
 	}})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+	if disorder != "" {
+		t.Error(disorder)
 	}
 	if res.Error != ErrRuntime || seen != MaxHistoryEvents {
 		t.Errorf("got %s after %d events, want %s after %d", res.Error, seen, ErrRuntime, MaxHistoryEvents)
