@@ -324,3 +324,15 @@ func TestJSONSizeMatchesEncoding(t *testing.T) {
 		}
 	}
 }
+
+func TestMalformedHandlerOutputFailsTheTask(t *testing.T) {
+	// ojg alone panics on this document; the engine must report it.
+	reg := NewRegistry()
+	reg.Register("Fn", func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"a":{"b":},"":true}`), nil
+	})
+	res := run(t, reg, `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"${FnArn}","End":true}}}`, `{}`)
+	if res.Status != StatusFailed || res.Error != ErrRuntime || !strings.Contains(res.Cause, "returned invalid JSON") {
+		t.Errorf("got %s %s %q, want FAILED %s naming invalid JSON", res.Status, res.Error, res.Cause, ErrRuntime)
+	}
+}

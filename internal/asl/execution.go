@@ -77,7 +77,7 @@ func (x *Execution) record(ev Event, terminal bool) {
 		return
 	}
 	if !terminal && x.emitted >= MaxHistoryEvents-1 {
-		x.overLimit = newError(ErrRuntime, "execution history exceeded %d events (Step Functions quota): the definition probably loops without end", MaxHistoryEvents)
+		x.overLimit = newError(ErrRuntime, "execution history exceeded %d events (Step Functions quota)", MaxHistoryEvents)
 		x.mu.Unlock()
 		x.cancel()
 		return
