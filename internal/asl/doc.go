@@ -1,0 +1,32 @@
+// Package asl is Veredicto's in-process Amazon States Language engine: it
+// loads the definitions in statemachines/ (JSONPath query language) and runs
+// them the way AWS Step Functions (Standard workflows) does, binding each
+// Task to the same Go handler its Lambda function wraps.
+//
+// Parse loads and validates a definition into a StateMachine. An Engine runs
+// StateMachines; its Registry maps Task resources to Handlers
+// ("${Gem1FunctionArn}" → the handler registered as "Gem1Function"). Errors
+// cross the Task boundary by name, exactly as the Go Lambda runtime names
+// them (see ErrorName), so Retry and Catch match the same strings in both
+// runtimes.
+//
+// The engine is organised by concern:
+//
+//   - engine.go: the Engine, its options, binding checks and Start/Run;
+//   - execution.go: an Execution, its history and the run loop that moves
+//     from state to state, with InputPath/Parameters/ResultPath/OutputPath;
+//   - states.go: Pass, Wait, Succeed, Fail and Choice;
+//   - task.go: Task states, handler invocation and task tokens
+//     (.waitForTaskToken, SendTaskSuccess, SendTaskFailure);
+//   - retry.go: Retry and Catch, and ErrorEquals matching;
+//   - fanout.go: Parallel branches and Map iterations;
+//   - definition.go, path.go, template.go, choice.go, intrinsic.go: loading
+//     a definition, JSONPath, payload templates, Choice rules and intrinsic
+//     functions.
+//
+// Step Functions' quotas are enforced: payloads between states are limited
+// to MaxPayloadBytes (States.DataLimitExceeded) and an execution's history to
+// MaxHistoryEvents (States.Runtime, which no Catch handles), so a definition
+// that loops without end fails in bounded time and memory. Parallel and Map
+// states nest at most MaxNestingDepth levels (refused by Parse).
+package asl

@@ -1,0 +1,341 @@
+package asl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Execution is one running (or finished) execution.
+type Execution struct {
+	ID        string
+	Name      string
+	StartTime time.Time
+
+	engine  *Engine
+	sm      *StateMachine
+	smName  string
+	input   any
+	onEvent func(Event)
+	cancel  context.CancelFunc
+
+	order     sync.Mutex // held while an event is numbered and delivered
+	mu        sync.Mutex
+	events    []Event
+	emitted   int          // events emitted, kept or not
+	overLimit *StatesError // set once the history quota is reached
+
+	done   chan struct{}
+	result *Result
+}
+
+// Stop aborts a running execution.
+func (x *Execution) Stop() { x.cancel() }
+
+// Done is closed when the execution has finished.
+func (x *Execution) Done() <-chan struct{} { return x.done }
+
+// Wait blocks until the execution finishes or ctx ends.
+func (x *Execution) Wait(ctx context.Context) (*Result, error) {
+	select {
+	case <-x.done:
+		return x.result, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// History returns a copy of the events recorded so far.
+func (x *Execution) History() []Event {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return append([]Event(nil), x.events...)
+}
+
+// MaxHistoryEvents is Step Functions' quota on the events of one execution's
+// history. Reaching it fails the execution with States.Runtime; the final
+// ExecutionFailed event is the last one, so no history exceeds the quota.
+// Events are counted as they are emitted, whoever records or streams them.
+const MaxHistoryEvents = 25000
+
+// emit records a non-terminal history event. Once the quota is reached it
+// records nothing more and stops the run; run reports the failure.
+func (x *Execution) emit(ev Event) { x.record(ev, false) }
+
+// record numbers ev, keeps it and hands it to OnEvent. Parallel branches and
+// Map iterations emit concurrently; OnEvent still sees events one at a time,
+// in ID order.
+func (x *Execution) record(ev Event, terminal bool) {
+	x.order.Lock()
+	defer x.order.Unlock()
+	ev.Timestamp = x.engine.now()
+	x.mu.Lock()
+	if !terminal && x.overLimit != nil {
+		x.mu.Unlock()
+		return
+	}
+	if !terminal && x.emitted >= MaxHistoryEvents-1 {
+		x.overLimit = newError(ErrRuntime, "execution history exceeded %d events (Step Functions quota)", MaxHistoryEvents)
+		x.mu.Unlock()
+		x.cancel()
+		return
+	}
+	x.emitted++
+	ev.ID = x.emitted
+	x.events = append(x.events, ev)
+	x.mu.Unlock()
+	if x.onEvent != nil {
+		x.onEvent(ev)
+	}
+}
+
+// historyLimit returns the quota failure, if the run reached it.
+func (x *Execution) historyLimit() *StatesError {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.overLimit
+}
+
+func (x *Execution) run(ctx context.Context) {
+	defer close(x.done)
+	x.emit(Event{Type: "ExecutionStarted", Input: x.input})
+	out, err := x.runMachine(ctx, x.sm, x.input, rootFrame)
+	res := &Result{}
+	switch limit := x.historyLimit(); {
+	case limit != nil:
+		res.Status, res.Error, res.Cause = StatusFailed, limit.Name, limit.Cause
+		x.record(Event{Type: "ExecutionFailed", Error: limit.Name, Cause: limit.Cause}, true)
+	case err == nil:
+		b, merr := marshalJSON(out)
+		if merr != nil {
+			res.Status, res.Error, res.Cause = StatusFailed, ErrRuntime, merr.Error()
+			break
+		}
+		res.Status, res.Output = StatusSucceeded, b
+		x.record(Event{Type: "ExecutionSucceeded", Output: out}, true)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.Status, res.Error = StatusTimedOut, ErrTimeout
+		res.Cause = fmt.Sprintf("the execution ran longer than its TimeoutSeconds (%d)", x.sm.TimeoutSeconds)
+		x.record(Event{Type: "ExecutionTimedOut", Error: res.Error, Cause: res.Cause}, true)
+	case errors.Is(ctx.Err(), context.Canceled):
+		res.Status, res.Error, res.Cause = StatusAborted, "States.Aborted", "the execution was stopped"
+		x.record(Event{Type: "ExecutionAborted"}, true)
+	default:
+		se := toStatesError(err)
+		res.Status, res.Error, res.Cause = StatusFailed, se.Name, se.Cause
+		x.record(Event{Type: "ExecutionFailed", Error: se.Name, Cause: se.Cause}, true)
+	}
+	res.History = x.History()
+	res.Transitions = Transitions(res.History)
+	x.result = res
+}
+
+// toStatesError gives any error an ASL name: a *StatesError keeps its own.
+func toStatesError(err error) *StatesError {
+	var se *StatesError
+	if errors.As(err, &se) {
+		return se
+	}
+	return &StatesError{Name: ErrRuntime, Cause: err.Error()}
+}
+
+// frame locates a nested machine run (a Parallel branch or Map iteration).
+type frame struct {
+	scope string
+}
+
+var rootFrame = &frame{}
+
+func (f *frame) child(s string) *frame {
+	if f.scope == "" {
+		return &frame{scope: s}
+	}
+	return &frame{scope: f.scope + "/" + s}
+}
+
+func (x *Execution) runMachine(ctx context.Context, sm *StateMachine, input any, fr *frame) (any, error) {
+	name := sm.StartAt
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		st := sm.States[name]
+		out, next, err := x.runState(ctx, st, input, fr)
+		if err != nil {
+			return nil, err
+		}
+		if next == "" {
+			return out, nil
+		}
+		input, name = out, next
+	}
+}
+
+// stateRun carries what one attempt of a state needs.
+type stateRun struct {
+	x       *Execution
+	st      *State
+	fr      *frame
+	entered time.Time
+	retry   int
+	token   string
+	mapItem *mapItem
+}
+
+type mapItem struct {
+	index int
+	value any
+}
+
+// context builds the context object ($$) for this state attempt.
+func (r *stateRun) context() any {
+	x := r.x
+	state := map[string]any{
+		"Name":        r.st.Name,
+		"EnteredTime": formatTime(r.entered),
+		"RetryCount":  int64(r.retry),
+	}
+	c := map[string]any{
+		"Execution": map[string]any{
+			"Id":           x.ID,
+			"Name":         x.Name,
+			"Input":        x.input,
+			"StartTime":    formatTime(x.StartTime),
+			"RoleArn":      "arn:aws:iam::000000000000:role/local",
+			"RedriveCount": int64(0),
+		},
+		"StateMachine": map[string]any{
+			"Id":   "arn:aws:states:local:000000000000:stateMachine:" + x.smName,
+			"Name": x.smName,
+		},
+		"State": state,
+	}
+	if r.token != "" {
+		c["Task"] = map[string]any{"Token": r.token}
+	}
+	if r.mapItem != nil {
+		c["Map"] = map[string]any{"Item": map[string]any{"Index": int64(r.mapItem.index), "Value": r.mapItem.value}}
+	}
+	return c
+}
+
+func formatTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+func (r *stateRun) scope(input any) *scope {
+	var cached any
+	return &scope{input: input, context: func() any {
+		if cached == nil {
+			cached = r.context()
+		}
+		return cached
+	}}
+}
+
+func (x *Execution) runState(ctx context.Context, st *State, input any, fr *frame) (any, string, error) {
+	r := &stateRun{x: x, st: st, fr: fr, entered: x.engine.now()}
+	x.emit(Event{Type: st.Type + "StateEntered", State: st.Name, Scope: fr.scope, Input: input})
+
+	var (
+		out  any
+		next string
+		err  error
+	)
+	switch st.Type {
+	case "Pass":
+		out, err = r.pass(input)
+		next = st.Next
+	case "Choice":
+		out, next, err = r.choice(input)
+	case "Wait":
+		out, err = r.wait(ctx, input)
+		next = st.Next
+	case "Succeed":
+		out, err = r.succeed(input)
+	case "Fail":
+		err = r.fail(input)
+		if err != nil {
+			return nil, "", err
+		}
+	case "Task", "Parallel", "Map":
+		out, next, err = r.withRetry(ctx, input)
+	default:
+		err = newError(ErrRuntime, "state %q has unsupported type %q", st.Name, st.Type)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if n := jsonSize(out); n > MaxPayloadBytes {
+		return nil, "", newError(ErrDataLimitExceeded, "the output of state %q is %d bytes, over the %d-byte limit between states", st.Name, n, MaxPayloadBytes)
+	}
+	x.emit(Event{Type: st.Type + "StateExited", State: st.Name, Scope: fr.scope, Output: out})
+	return out, next, nil
+}
+
+// applyInputPath selects the effective input. A null InputPath yields {}.
+func (r *stateRun) applyInputPath(input any) (any, error) {
+	ip := r.st.InputPath
+	if ip.null {
+		return map[string]any{}, nil
+	}
+	v, ok := r.scope(input).lookup(ip.p)
+	if !ok {
+		return nil, newError(ErrRuntime, "an error occurred while executing the state %q: invalid InputPath %q: the path selects nothing in the state input", r.st.Name, ip.p.raw)
+	}
+	return v, nil
+}
+
+func (r *stateRun) applyOutputPath(v any) (any, error) {
+	op := r.st.OutputPath
+	if op.null {
+		return map[string]any{}, nil
+	}
+	out, ok := r.scope(v).lookup(op.p)
+	if !ok {
+		return nil, newError(ErrRuntime, "an error occurred while executing the state %q: invalid OutputPath %q: the path selects nothing in the state output", r.st.Name, op.p.raw)
+	}
+	return out, nil
+}
+
+// applyResultPath combines the raw state input with the result.
+func (r *stateRun) applyResultPath(rp optPath, input, result any) (any, error) {
+	if rp.null {
+		return input, nil
+	}
+	out, err := rp.p.set(input, result)
+	if err != nil {
+		return nil, newError(ErrResultPathMatchFailure, "state %q: unable to apply ResultPath %q to the state input: %v", r.st.Name, rp.p.raw, err)
+	}
+	return out, nil
+}
+
+// effectiveInput applies InputPath then Parameters.
+func (r *stateRun) effectiveInput(input any) (any, error) {
+	v, err := r.applyInputPath(input)
+	if err != nil {
+		return nil, err
+	}
+	if r.st.Parameters != nil {
+		return r.st.Parameters.eval(r.scope(v))
+	}
+	return v, nil
+}
+
+// finish applies ResultSelector, ResultPath and OutputPath to a result.
+func (r *stateRun) finish(input, result any) (any, error) {
+	if r.st.ResultSelector != nil {
+		sel, err := r.st.ResultSelector.eval(r.scope(result))
+		if err != nil {
+			return nil, err
+		}
+		result = sel
+	}
+	out, err := r.applyResultPath(r.st.ResultPath, input, result)
+	if err != nil {
+		return nil, err
+	}
+	return r.applyOutputPath(out)
+}

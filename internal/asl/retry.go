@@ -1,0 +1,92 @@
+package asl
+
+import (
+	"context"
+	"math"
+	mrand "math/rand/v2"
+	"time"
+)
+
+// withRetry runs a Task, Parallel or Map state with its Retry and Catch.
+func (r *stateRun) withRetry(ctx context.Context, input any) (any, string, error) {
+	st := r.st
+	attempts := make([]int, len(st.Retry))
+	for {
+		var (
+			out any
+			err error
+		)
+		switch st.Type {
+		case "Task":
+			out, err = r.task(ctx, input)
+		case "Parallel":
+			out, err = r.parallel(ctx, input)
+		case "Map":
+			out, err = r.mapState(ctx, input)
+		}
+		if err == nil {
+			return out, st.Next, nil
+		}
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		se := toStatesError(err)
+		if i := matchIndex(st.Retry, se.Name); i >= 0 && attempts[i] < st.Retry[i].MaxAttempts {
+			rt := st.Retry[i]
+			delay := rt.IntervalSeconds * math.Pow(rt.BackoffRate, float64(attempts[i]))
+			if rt.MaxDelaySeconds > 0 && delay > rt.MaxDelaySeconds {
+				delay = rt.MaxDelaySeconds
+			}
+			if rt.JitterFull {
+				delay = mrand.Float64() * delay
+			}
+			attempts[i]++
+			r.retry++
+			r.x.engine.logger.DebugContext(ctx, "retrying state", "state", st.Name, "error", se.Name, "attempt", r.retry)
+			if err := sleep(ctx, time.Duration(delay*float64(time.Second))); err != nil {
+				return nil, "", err
+			}
+			r.entered = r.x.engine.now()
+			continue
+		}
+		for _, c := range st.Catch {
+			if !errorMatches(c.ErrorEquals, se.Name) {
+				continue
+			}
+			errOut := map[string]any{"Error": se.Name, "Cause": se.Cause}
+			out, perr := r.applyResultPath(c.ResultPath, input, errOut)
+			if perr != nil {
+				return nil, "", perr
+			}
+			return out, c.Next, nil
+		}
+		return nil, "", se
+	}
+}
+
+func matchIndex(rs []*retrier, name string) int {
+	for i, rt := range rs {
+		if errorMatches(rt.ErrorEquals, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// errorMatches applies ErrorEquals: exact names, States.ALL (any error but
+// the terminal States.Runtime and States.DataLimitExceeded) and
+// States.TaskFailed (any of those but States.Timeout).
+func errorMatches(list []string, name string) bool {
+	terminal := name == ErrRuntime || name == ErrDataLimitExceeded
+	for _, e := range list {
+		switch {
+		case e == name && name != ErrRuntime:
+			return true
+		case e == ErrAll && !terminal:
+			return true
+		case e == ErrTaskFailed && !terminal && name != ErrTimeout:
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,141 @@
+package asl
+
+import (
+	"context"
+	"time"
+)
+
+func (r *stateRun) pass(input any) (any, error) {
+	eff, err := r.effectiveInput(input)
+	if err != nil {
+		return nil, err
+	}
+	result := eff
+	if r.st.hasResult {
+		result = r.st.Result
+	}
+	return r.finish(input, result)
+}
+
+func (r *stateRun) succeed(input any) (any, error) {
+	v, err := r.applyInputPath(input)
+	if err != nil {
+		return nil, err
+	}
+	return r.applyOutputPath(v)
+}
+
+func (r *stateRun) choice(input any) (any, string, error) {
+	v, err := r.applyInputPath(input)
+	if err != nil {
+		return nil, "", err
+	}
+	sc := r.scope(v)
+	next := ""
+	for _, rule := range r.st.Choices {
+		ok, err := rule.match(sc)
+		if err != nil {
+			return nil, "", err
+		}
+		if ok {
+			next = rule.Next
+			break
+		}
+	}
+	if next == "" {
+		next = r.st.Default
+	}
+	if next == "" {
+		return nil, "", newError(ErrNoChoiceMatched, "no Choice rule of state %q matched the input and it has no Default", r.st.Name)
+	}
+	out, err := r.applyOutputPath(v)
+	return out, next, err
+}
+
+func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
+	v, err := r.applyInputPath(input)
+	if err != nil {
+		return nil, err
+	}
+	st := r.st
+	var until time.Time
+	now := r.x.engine.now()
+	switch {
+	case st.hasSeconds:
+		until = now.Add(time.Duration(st.Seconds) * time.Second)
+	case st.hasTimestamp:
+		until = st.Timestamp
+	case st.SecondsPath != nil:
+		raw, ok := r.scope(v).lookup(st.SecondsPath)
+		n, isInt := asInt(raw)
+		if !ok || !isInt || n < 0 {
+			return nil, newError(ErrRuntime, "state %q: SecondsPath %q must select a non-negative integer, got %s", st.Name, st.SecondsPath.raw, describe(raw, ok))
+		}
+		until = now.Add(time.Duration(n) * time.Second)
+	case st.TimestampPath != nil:
+		raw, ok := r.scope(v).lookup(st.TimestampPath)
+		s, isStr := raw.(string)
+		ts, perr := time.Parse(time.RFC3339Nano, s)
+		if !ok || !isStr || perr != nil {
+			return nil, newError(ErrRuntime, "state %q: TimestampPath %q must select an RFC3339 timestamp, got %s", st.Name, st.TimestampPath.raw, describe(raw, ok))
+		}
+		until = ts
+	}
+	if d := until.Sub(now); d > 0 {
+		if err := sleep(ctx, d); err != nil {
+			return nil, err
+		}
+	}
+	return r.applyOutputPath(v)
+}
+
+func describe(v any, found bool) string {
+	if !found {
+		return "nothing"
+	}
+	b, err := marshalJSON(v)
+	if err != nil || len(b) > 80 {
+		return typeName(v)
+	}
+	return string(b)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *stateRun) fail(input any) error {
+	st := r.st
+	name, cause := st.Error, st.Cause
+	sc := r.scope(input)
+	if st.ErrorPath != nil {
+		v, err := st.ErrorPath.eval(sc)
+		if err != nil {
+			return err
+		}
+		s, ok := v.(string)
+		if !ok {
+			return newError(ErrRuntime, "state %q: ErrorPath must produce a string, got %s", st.Name, typeName(v))
+		}
+		name = s
+	}
+	if st.CausePath != nil {
+		v, err := st.CausePath.eval(sc)
+		if err != nil {
+			return err
+		}
+		s, ok := v.(string)
+		if !ok {
+			return newError(ErrRuntime, "state %q: CausePath must produce a string, got %s", st.Name, typeName(v))
+		}
+		cause = s
+	}
+	return &StatesError{Name: name, Cause: cause}
+}

@@ -1,0 +1,237 @@
+package asl
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda/messages"
+)
+
+// taskOutcome is what SendTaskSuccess / SendTaskFailure deliver.
+type taskOutcome struct {
+	output any
+	err    *StatesError
+}
+
+func (r *stateRun) task(ctx context.Context, input any) (any, error) {
+	st := r.st
+	base := strings.TrimSuffix(st.Resource, waitForTaskToken)
+	callback := base != st.Resource
+	if callback {
+		r.token = newToken()
+	}
+	eff, err := r.effectiveInput(input)
+	if err != nil {
+		return nil, err
+	}
+	binding, payload := bindingName(base), eff
+	if base == lambdaInvoke {
+		params, _ := eff.(map[string]any)
+		fn, _ := params["FunctionName"].(string)
+		if fn == "" {
+			return nil, newError(ErrRuntime, "state %q: lambda:invoke needs Parameters.FunctionName", st.Name)
+		}
+		binding = bindingName(fn)
+		payload = params["Payload"]
+		if payload == nil {
+			payload = map[string]any{}
+		}
+	}
+	h, ok := r.x.engine.registry.lookup(binding)
+	if !ok {
+		return nil, newError(ErrRuntime, "state %q: no handler is registered for %q", st.Name, binding)
+	}
+
+	timeout := time.Duration(st.TimeoutSeconds) * time.Second
+	if st.TimeoutSecondsPath != nil {
+		v, found := r.scope(input).lookup(st.TimeoutSecondsPath)
+		n, isInt := asInt(v)
+		if !found || !isInt || n <= 0 {
+			return nil, newError(ErrRuntime, "state %q: TimeoutSecondsPath %q must select a positive integer, got %s", st.Name, st.TimeoutSecondsPath.raw, describe(v, found))
+		}
+		timeout = time.Duration(n) * time.Second
+	}
+	tctx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		tctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+
+	var wait chan taskOutcome
+	if callback {
+		wait = r.x.engine.register(r.token)
+		defer r.x.engine.unregister(r.token)
+	}
+	in, err := marshalJSON(payload)
+	if err != nil {
+		return nil, newError(ErrRuntime, "state %q: cannot encode the task input: %v", st.Name, err)
+	}
+	r.x.emit(Event{Type: "TaskScheduled", State: st.Name, Scope: r.fr.scope, Resource: st.Resource, Attempt: r.retry + 1, Input: payload})
+	info := TaskInfo{ExecutionID: r.x.ID, State: st.Name, Resource: st.Resource, Attempt: r.retry + 1, Token: r.token}
+	raw, herr := invoke(context.WithValue(tctx, taskInfoKey{}, info), h, in)
+	if herr == nil && !callback {
+		result, perr := parseJSON(raw)
+		if len(raw) == 0 {
+			result, perr = nil, nil
+		}
+		if perr != nil {
+			herr = &StatesError{Name: ErrRuntime, Cause: fmt.Sprintf("the handler of %q returned invalid JSON: %v", binding, perr)}
+		} else {
+			if base == lambdaInvoke {
+				result = map[string]any{"ExecutedVersion": "$LATEST", "Payload": result, "StatusCode": int64(200)}
+			}
+			if n := jsonSize(result); n > MaxPayloadBytes {
+				return nil, newError(ErrDataLimitExceeded, "the result of task %q is %d bytes, over the %d-byte limit", st.Name, n, MaxPayloadBytes)
+			}
+			r.x.emit(Event{Type: "TaskSucceeded", State: st.Name, Scope: r.fr.scope, Output: result})
+			return r.finish(input, result)
+		}
+	}
+	var result any
+	if herr == nil { // callback: wait for SendTaskSuccess / SendTaskFailure
+		select {
+		case o := <-wait:
+			if o.err != nil {
+				herr = o.err
+			} else {
+				result = o.output
+			}
+		case <-tctx.Done():
+			herr = tctx.Err()
+		}
+	}
+	if herr != nil {
+		var se *StatesError
+		switch {
+		case errors.Is(herr, context.DeadlineExceeded) && ctx.Err() == nil:
+			se = newError(ErrTimeout, "state %q did not finish within %s", st.Name, timeout)
+			r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope, Error: se.Name, Cause: se.Cause})
+			return nil, se
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.As(herr, &se):
+			// engine-made, sent with SendTaskFailure, or declared by the
+			// handler with its exact name and cause
+		default:
+			name := ErrorName(herr)
+			cause, _ := marshalJSON(map[string]any{"errorMessage": herr.Error(), "errorType": name})
+			se = &StatesError{Name: name, Cause: string(cause)}
+		}
+		r.x.emit(Event{Type: "TaskFailed", State: st.Name, Scope: r.fr.scope, Error: se.Name, Cause: se.Cause})
+		return nil, se
+	}
+	r.x.emit(Event{Type: "TaskSucceeded", State: st.Name, Scope: r.fr.scope, Output: result})
+	return r.finish(input, result)
+}
+
+// TaskInfo describes the Task attempt a handler is serving.
+type TaskInfo struct {
+	ExecutionID string
+	State       string
+	Resource    string
+	Attempt     int    // 1 for the first attempt, 2 for the first retry…
+	Token       string // the task token of a .waitForTaskToken task
+}
+
+type taskInfoKey struct{}
+
+// TaskFromContext returns the Task attempt a handler was invoked for by the
+// local engine (false under Lambda, where lambdacontext carries the request).
+func TaskFromContext(ctx context.Context) (TaskInfo, bool) {
+	ti, ok := ctx.Value(taskInfoKey{}).(TaskInfo)
+	return ti, ok
+}
+
+// invoke calls a handler, turning a panic into an error the way the Lambda
+// runtime reports one (lambdaPanicResponse): the Type of a
+// messages.InvokeResponse_Error value, otherwise the name of the panic
+// value's type, a pointer by its element name.
+func invoke(ctx context.Context, h Handler, in json.RawMessage) (out json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			var name string
+			if ir, ok := p.(messages.InvokeResponse_Error); ok {
+				name = ir.Type
+			} else if t := reflect.TypeOf(p); t.Kind() == reflect.Pointer {
+				name = t.Elem().Name()
+			} else {
+				name = t.Name()
+			}
+			err = &StatesError{Name: name, Cause: fmt.Sprintf("handler panicked: %v", p)}
+		}
+	}()
+	return h(ctx, in)
+}
+
+// Task tokens.
+
+func newToken() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err)) // never happens on supported platforms
+	}
+	return hex.EncodeToString(b[:])
+}
+
+func (e *Engine) register(token string) chan taskOutcome {
+	ch := make(chan taskOutcome, 1)
+	e.mu.Lock()
+	e.pending[token] = ch
+	e.mu.Unlock()
+	return ch
+}
+
+func (e *Engine) unregister(token string) {
+	e.mu.Lock()
+	delete(e.pending, token)
+	e.mu.Unlock()
+}
+
+// TaskTimedOut is returned by SendTaskSuccess and SendTaskFailure for a token
+// that is unknown, already used, or whose task has ended (the name Step
+// Functions gives this error).
+type TaskTimedOut struct{ Token string }
+
+func (e *TaskTimedOut) Error() string {
+	return "task token is unknown or its task is no longer waiting"
+}
+
+func (e *Engine) deliver(token string, o taskOutcome) error {
+	e.mu.Lock()
+	ch, ok := e.pending[token]
+	if ok {
+		delete(e.pending, token)
+	}
+	e.mu.Unlock()
+	if !ok {
+		return &TaskTimedOut{Token: token}
+	}
+	ch <- o
+	return nil
+}
+
+// SendTaskSuccess completes the waiting Task whose $$.Task.Token is token
+// with output as its result.
+func (e *Engine) SendTaskSuccess(token string, output json.RawMessage) error {
+	v, err := parseJSON(output)
+	if err != nil {
+		return fmt.Errorf("send task success: output is not valid JSON: %w", err)
+	}
+	return e.deliver(token, taskOutcome{output: v})
+}
+
+// SendTaskFailure fails the waiting Task whose $$.Task.Token is token with
+// the given error name and cause.
+func (e *Engine) SendTaskFailure(token, errName, cause string) error {
+	if errName == "" {
+		errName = ErrTaskFailed
+	}
+	return e.deliver(token, taskOutcome{err: &StatesError{Name: errName, Cause: cause}})
+}
