@@ -291,18 +291,25 @@ func SignHS256(key []byte, c Claims, tenantClaim string) (string, error) {
 	return in + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), nil
 }
 
-type tenantKey struct{}
+type claimsKey struct{}
 
-// WithTenant returns ctx carrying a verified tenant.
-func WithTenant(ctx context.Context, tenant string) context.Context {
-	return context.WithValue(ctx, tenantKey{}, tenant)
+// WithClaims returns ctx carrying verified claims.
+func WithClaims(ctx context.Context, c Claims) context.Context {
+	return context.WithValue(ctx, claimsKey{}, c)
+}
+
+// ClaimsFrom returns the claims the middleware verified, false when the
+// request did not go through it.
+func ClaimsFrom(ctx context.Context) (Claims, bool) {
+	c, ok := ctx.Value(claimsKey{}).(Claims)
+	return c, ok && c.Tenant != ""
 }
 
 // TenantFrom returns the tenant the middleware verified, false when the
 // request did not go through it.
 func TenantFrom(ctx context.Context) (string, bool) {
-	t, ok := ctx.Value(tenantKey{}).(string)
-	return t, ok && t != ""
+	c, ok := ClaimsFrom(ctx)
+	return c.Tenant, ok
 }
 
 // MiddlewareOptions tune Middleware.
@@ -341,7 +348,7 @@ func Middleware(v Verifier, opts MiddlewareOptions) func(http.Handler) http.Hand
 				writeError(w, http.StatusUnauthorized, it.Error())
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(WithTenant(r.Context(), c.Tenant)))
+			next.ServeHTTP(w, r.WithContext(WithClaims(r.Context(), c)))
 		})
 	}
 }
