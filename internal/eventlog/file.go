@@ -279,3 +279,6 @@ func (f *File) Watch(tenant, stream string) (<-chan struct{}, func()) {
 		f.mu.Unlock()
 	}
 }
+
+// Dir is the folder the log keeps its streams in.
+func (f *File) Dir() string { return f.dir }
