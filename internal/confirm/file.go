@@ -90,7 +90,7 @@ func (f *FileStore) List(_ context.Context, tenant string, limit int) ([]Record,
 			_ = os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	sortByCreated(out)
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
@@ -155,4 +155,8 @@ func (f *FileStore) Put(_ context.Context, r Record, expect int) error {
 		d.Close()
 	}
 	return nil
+}
+
+func sortByCreated(rs []Record) {
+	sort.Slice(rs, func(i, j int) bool { return rs[i].CreatedAt.Before(rs[j].CreatedAt) })
 }
