@@ -160,3 +160,9 @@ func (f *FileStore) Put(_ context.Context, r Record, expect int) error {
 func sortByCreated(rs []Record) {
 	sort.Slice(rs, func(i, j int) bool { return rs[i].CreatedAt.Before(rs[j].CreatedAt) })
 }
+
+// LocalStore is the store "veredicto serve" and "veredicto confirm" share
+// under a data folder: DATA/confirmations.
+func LocalStore(dataDir string) *FileStore {
+	return NewFileStore(filepath.Join(dataDir, "confirmations"))
+}

@@ -282,3 +282,7 @@ func (f *File) Watch(tenant, stream string) (<-chan struct{}, func()) {
 
 // Dir is the folder the log keeps its streams in.
 func (f *File) Dir() string { return f.dir }
+
+// Local is the log "veredicto serve" and "veredicto confirm" share under a
+// data folder: DATA/events.
+func Local(dataDir string) *File { return NewFile(filepath.Join(dataDir, "events")) }
