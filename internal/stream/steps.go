@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -223,6 +224,22 @@ func (r *Recorder) Record(ctx context.Context, tenant, executionARN string, ev a
 		return fmt.Errorf("record finish of %s: %w", executionARN, err)
 	}
 	return nil
+}
+
+// Hook adapts Record to serve's history hook, called with every persisted
+// history event: a failed append is logged (with ids only), never fatal to
+// the execution. Calling it again for events already recorded (after a
+// restart, for the tail of a history) appends nothing twice.
+func (r *Recorder) Hook(logger *slog.Logger) func(tenant, executionARN string, ev asl.Event) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return func(tenant, executionARN string, ev asl.Event) {
+		if err := r.Record(context.Background(), tenant, executionARN, ev); err != nil {
+			logger.Error("cannot record a history event on the event stream", "tenant", tenant,
+				"execution", executionARN, "history_id", ev.ID, "error", err)
+		}
+	}
 }
 
 // AgentsOf maps every state of an ASL definition (Parallel branches and Map
