@@ -156,3 +156,45 @@ func TestFunctionURLStreamsFromDynamoDB(t *testing.T) {
 		}
 	})
 }
+
+// TestSampleEvent serves events/stream.json (a Function URL request that
+// resumes after event 3) with a real token in place of the sample's.
+func TestSampleEvent(t *testing.T) {
+	b, err := os.ReadFile("../../events/stream.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req events.LambdaFunctionURLRequest
+	if err := json.Unmarshal(b, &req); err != nil {
+		t.Fatal(err)
+	}
+	exec := req.QueryStringParameters["execution"]
+	log := eventlog.NewFile(t.TempDir())
+	for i := 1; i <= 5; i++ {
+		typ := eventlog.TypeExecutionStep
+		if i == 5 {
+			typ = eventlog.TypeFinish
+		}
+		ev, _ := eventlog.New(typ, "", map[string]int{"n": i})
+		if _, err := log.Append(t.Context(), "default", exec, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	is := newIssuer(t)
+	req.Headers["authorization"] = "Bearer " + is.token(t, "default")
+	v := &auth.JWKS{URL: is.srv.URL, Client: is.srv.Client()}
+	h := FunctionURL(&Handler{Log: log, Logger: slog.New(slog.DiscardHandler)}, v, slog.New(slog.DiscardHandler))
+	resp, err := h(t.Context(), &req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("status %d, %v", resp.StatusCode, err)
+	}
+	msgs := make(chan sseMsg, 10)
+	go readSSE(resp.Body, msgs, nil)
+	var ids []string
+	for m := range msgs {
+		ids = append(ids, m.id)
+	}
+	if got := strings.Join(ids, ","); got != "4,5" {
+		t.Errorf("ids = %s, want 4,5 (after the sample's Last-Event-ID 3)", got)
+	}
+}
