@@ -214,7 +214,10 @@ func scan(r io.ReaderAt, fn func(Event) bool) error {
 	return sc.Err()
 }
 
-// Read returns up to limit events with ids above after, in order.
+// Read returns up to limit events with ids above after, in order. A live
+// reader is served from the cached tail (one fstat, no lock, no copy of
+// the tail); the file is read only when another process appended or the
+// reader is far behind.
 func (f *File) Read(ctx context.Context, tenant, stream string, after int64, limit int) ([]Event, error) {
 	limit = clampLimit(limit)
 	p := f.path(tenant, stream)
@@ -226,6 +229,13 @@ func (f *File) Read(ctx context.Context, tenant, stream string, after int64, lim
 		return nil, fmt.Errorf("read %s/%s: %w", tenant, stream, err)
 	}
 	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read %s/%s: %w", tenant, stream, err)
+	}
+	if out, ok := f.fromTail(p, info.Size(), after, limit); ok {
+		return out, nil
+	}
 	// A shared lock: never read a line another process is half-way writing.
 	if err := syscall.Flock(int(fh.Fd()), syscall.LOCK_SH); err != nil {
 		return nil, fmt.Errorf("lock %s/%s: %w", tenant, stream, err)
@@ -235,13 +245,7 @@ func (f *File) Read(ctx context.Context, tenant, stream string, after int64, lim
 	if err != nil {
 		return nil, fmt.Errorf("read %s/%s: %w", tenant, stream, err)
 	}
-	if len(t.events) > 0 && after >= t.events[0].ID-1 {
-		var out []Event
-		for _, ev := range t.events {
-			if ev.ID > after && len(out) < limit {
-				out = append(out, ev)
-			}
-		}
+	if out, ok := f.fromTail(p, t.size, after, limit); ok {
 		return out, nil
 	}
 	var out []Event
@@ -255,6 +259,26 @@ func (f *File) Read(ctx context.Context, tenant, stream string, after int64, lim
 		return nil, fmt.Errorf("read %s/%s: %w", tenant, stream, err)
 	}
 	return out, nil
+}
+
+// fromTail answers a read from the cached tail of p when it reflects a
+// file of size bytes and holds every event after after.
+func (f *File) fromTail(p string, size, after int64, limit int) ([]Event, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.tails[p]
+	if !ok || t.size != size {
+		return nil, false
+	}
+	if after >= t.count {
+		return nil, true
+	}
+	if len(t.events) == 0 || after < t.events[0].ID-1 {
+		return nil, false
+	}
+	start := int(after - (t.events[0].ID - 1))
+	end := min(len(t.events), start+limit)
+	return append([]Event(nil), t.events[start:end]...), true
 }
 
 // Watch returns a channel that receives a signal after events are appended

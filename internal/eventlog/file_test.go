@@ -213,3 +213,33 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestFileReadFarBehindTheTail(t *testing.T) {
+	ctx := t.Context()
+	l := NewFile(t.TempDir())
+	for range tailCap + 10 {
+		if _, err := l.Append(ctx, "acme", "s", mustEvent(t, "x", "", map[string]int{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := l.Read(ctx, "acme", "s", 3, 4)
+	if err != nil || fmt.Sprint(ids(got)) != "[4 5 6 7]" {
+		t.Errorf("read behind the cached tail = %v (%v), want [4 5 6 7]", ids(got), err)
+	}
+	got, err = l.Read(ctx, "acme", "s", tailCap+8, 10)
+	if err != nil || fmt.Sprint(ids(got)) != fmt.Sprint([]int64{tailCap + 9, tailCap + 10}) {
+		t.Errorf("read at the end = %v (%v)", ids(got), err)
+	}
+}
+
+// BenchmarkFileAppend is one fsynced append: the floor of a stream's
+// write rate on this disk.
+func BenchmarkFileAppend(b *testing.B) {
+	l := NewFile(b.TempDir())
+	ev, _ := New(TypeExecutionStep, "", map[string]any{"step": map[string]string{"agent": "Gem1Function", "action": "started"}})
+	for b.Loop() {
+		if _, err := l.Append(b.Context(), "acme", "s", ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
