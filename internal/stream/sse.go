@@ -51,6 +51,9 @@ type Handler struct {
 	// Resolve, when nil, takes the parameter as the stream name and
 	// answers 404 for a stream with no events.
 	Resolve Resolver
+	// Refresh, when set, brings the stream up to date before each read
+	// (on AWS, Executions mirrors the Step Functions history).
+	Refresh Refresher
 	// Poll is how often the log is re-read without a signal (default 1 s),
 	// Heartbeat how often an idle connection gets a comment (default 15 s),
 	// Batch the most events read and written at once (default 64),
@@ -216,6 +219,11 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, tenant, stre
 	}
 	var buf []byte
 	for {
+		if h.Refresh != nil {
+			if err := h.Refresh.Refresh(ctx, tenant, stream); err != nil && ctx.Err() == nil {
+				h.logger().WarnContext(ctx, "refresh event stream", "tenant", tenant, "stream", stream, "error", err)
+			}
+		}
 		evs, err := h.Log.Read(ctx, tenant, stream, after, batch)
 		if err != nil {
 			if ctx.Err() == nil {
