@@ -37,7 +37,7 @@ type File struct {
 type tail struct {
 	size   int64   // file size the tail reflects
 	count  int64   // events in the file
-	events []Event // the last ≤ tailCap events
+	events []Event // the last tailCap to 2×tailCap events
 
 	endsWithNewline bool
 }
@@ -120,7 +120,7 @@ func (f *File) Append(ctx context.Context, tenant, stream string, ev Event) (Eve
 	t.count++
 	t.endsWithNewline = true
 	t.events = append(t.events, ev)
-	if len(t.events) > tailCap {
+	if len(t.events) > 2*tailCap { // trimmed now and then, not on every append
 		t.events = append([]Event(nil), t.events[len(t.events)-tailCap:]...)
 	}
 	f.store(p, t)
@@ -146,7 +146,10 @@ func (f *File) store(p string, t *tail) {
 }
 
 // tailOf returns the cached tail of p if it still matches the file's size,
-// else rebuilds it by reading the file.
+// else rebuilds it by reading the file. The tail is shared, not copied: the
+// caller holds a flock on p (exclusive to append, shared to read), so only
+// an Append, which holds it exclusively, changes a tail, and it does so
+// under mu, which fromTail reads under.
 func (f *File) tailOf(p string, fh *os.File) (*tail, error) {
 	info, err := fh.Stat()
 	if err != nil {
@@ -156,9 +159,7 @@ func (f *File) tailOf(p string, fh *os.File) (*tail, error) {
 	t, ok := f.tails[p]
 	f.mu.Unlock()
 	if ok && t.size == info.Size() {
-		c := *t
-		c.events = append([]Event(nil), t.events...)
-		return &c, nil
+		return t, nil
 	}
 	nt := &tail{}
 	err = scan(fh, func(ev Event) bool {
@@ -186,9 +187,7 @@ func (f *File) tailOf(p string, fh *os.File) (*tail, error) {
 	f.mu.Lock()
 	f.store(p, nt)
 	f.mu.Unlock()
-	c := *nt
-	c.events = append([]Event(nil), nt.events...)
-	return &c, nil
+	return nt, nil
 }
 
 // scan calls fn with every well-formed event of r in order, skipping torn
