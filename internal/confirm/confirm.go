@@ -389,8 +389,11 @@ type Resolution struct {
 //     (conditional) before each SendTask call, so two deliveries never run
 //     at once;
 //  3. SendTaskSuccess / SendTaskFailure is called;
-//  4. the outcome is written (resolving → approved | rejected | expired)
-//     and confirmation-resolved is appended (keyed, so once).
+//  4. the outcome is written (resolving → approved | rejected | expired).
+//
+// confirmation-resolved is appended between 2 and 3 (keyed, so once
+// however often delivery is retried): the stream shows the decision before
+// anything the resumed workflow does.
 //
 // If SendTask fails for a transient reason the record stays resolving and
 // Resolve returns a TransientError; the same POST again (or Redeliver)
@@ -488,6 +491,10 @@ func (s *Service) deliver(ctx context.Context, rec Record) (View, error) {
 	if err := s.put(ctx, &rec); err != nil {
 		return View{}, err
 	}
+	// The decision is announced before the workflow resumes, so the stream
+	// shows it ahead of what the workflow does next (and before its finish,
+	// after which the stream closes). Keyed: a redelivery does not repeat it.
+	s.emitResolved(ctx, rec)
 	d := rec.Decision
 	var err error
 	if d.Approved {
@@ -522,7 +529,9 @@ func (s *Service) deliver(ctx context.Context, rec Record) (View, error) {
 	if err := s.put(ctx, &rec); err != nil {
 		return View{}, err
 	}
-	s.emitResolved(ctx, rec)
+	if rec.Status == StatusExpired {
+		s.emitResolved(ctx, rec) // the decision came too late: say so
+	}
 	s.logger().InfoContext(ctx, "confirmation resolved", "confirmation_id", rec.ID, "tenant", rec.Tenant, "status", rec.Status, "attempt", rec.Attempts)
 	if rec.Status == StatusExpired {
 		return View{}, &ExpiredError{ID: rec.ID}
@@ -530,14 +539,22 @@ func (s *Service) deliver(ctx context.Context, rec Record) (View, error) {
 	return rec.View(now), nil
 }
 
-// emitResolved appends confirmation-resolved; the record is the source of
-// truth, so a failed append is logged, not returned.
+// emitResolved appends confirmation-resolved: the decision (status
+// approved or rejected, keyed "resolved:<id>") as soon as it is recorded,
+// or that the confirmation expired (keyed "expired:<id>"), so each is on
+// the stream once. The record is the source of truth: a failed append is
+// logged, not returned.
 func (s *Service) emitResolved(ctx context.Context, rec Record) {
-	ev := resolved{ID: rec.ID, Status: rec.Status}
+	ev := resolved{ID: rec.ID, Status: StatusExpired}
+	key := "expired:" + rec.ID
 	if d := rec.Decision; d != nil && rec.Status != StatusExpired {
+		ev.Status, key = StatusRejected, "resolved:"+rec.ID
+		if d.Approved {
+			ev.Status = StatusApproved
+		}
 		ev.Approved, ev.DecidedBy, ev.DecidedAt, ev.Comment = d.Approved, d.DecidedBy, &d.DecidedAt, d.Comment
 	}
-	if err := s.emit(ctx, rec, eventlog.TypeConfirmationResolved, "resolved:"+rec.ID, ev); err != nil {
+	if err := s.emit(ctx, rec, eventlog.TypeConfirmationResolved, key, ev); err != nil {
 		s.logger().ErrorContext(ctx, "cannot append confirmation-resolved", "confirmation_id", rec.ID, "error", err)
 	}
 }
