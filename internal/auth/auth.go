@@ -332,7 +332,7 @@ func Middleware(v Verifier, opts MiddlewareOptions) func(http.Handler) http.Hand
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			token, ok := bearer(r.Header.Get("Authorization"))
 			if !ok && opts.QueryToken && r.Method == http.MethodGet {
 				token = r.URL.Query().Get("access_token")
 			}
@@ -351,6 +351,16 @@ func Middleware(v Verifier, opts MiddlewareOptions) func(http.Handler) http.Hand
 			next.ServeHTTP(w, r.WithContext(WithClaims(r.Context(), c)))
 		})
 	}
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" header;
+// the scheme is case-insensitive (RFC 9110).
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

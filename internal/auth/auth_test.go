@@ -197,6 +197,7 @@ func TestMiddleware(t *testing.T) {
 		wantBody   string
 	}{
 		{"bearer", "GET", "/api/x", "Bearer " + tok, 200, "acme"},
+		{"bearer in lower case", "GET", "/api/x", "bearer " + tok, 200, "acme"},
 		{"query token on GET", "GET", "/api/x?access_token=" + tok, "", 200, "acme"},
 		{"query token on POST", "POST", "/api/x?access_token=" + tok, "", 401, `"error"`},
 		{"missing", "GET", "/api/x", "", 401, `"error":"invalid token: no token"`},
