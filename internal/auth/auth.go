@@ -73,8 +73,8 @@ type Policy struct {
 // header is a JWS protected header.
 type header struct {
 	Alg string `json:"alg"`
-	Typ string `json:"typ"`
-	Kid string `json:"kid"`
+	Typ string `json:"typ,omitempty"`
+	Kid string `json:"kid,omitempty"`
 }
 
 // parsed is a token split and decoded, not yet verified.
