@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,8 +57,18 @@ func NewFile(dir string) *File {
 }
 
 func (f *File) path(tenant, stream string) string {
-	enc := base64.RawURLEncoding.EncodeToString
-	return filepath.Join(f.dir, enc([]byte(tenant)), enc([]byte(stream))+".jsonl")
+	return filepath.Join(f.dir, fileName(tenant), fileName(stream)+".jsonl")
+}
+
+// fileName encodes a tenant or stream as one path segment: base64url, or a
+// SHA-256 when that would be too long for a file name (an execution ARN
+// can reach 250 characters; file names stop at 255 bytes).
+func fileName(s string) string {
+	if enc := base64.RawURLEncoding.EncodeToString([]byte(s)); len(enc) <= 200 {
+		return enc
+	}
+	sum := sha256.Sum256([]byte(s))
+	return "sha256-" + hex.EncodeToString(sum[:])
 }
 
 // Append adds ev to the stream and returns it with its id. An event with a

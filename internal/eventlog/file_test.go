@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -242,5 +243,21 @@ func BenchmarkFileAppend(b *testing.B) {
 		if _, err := l.Append(b.Context(), "acme", "s", ev); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestFileLongStreamNames(t *testing.T) {
+	ctx := t.Context()
+	l := NewFile(t.TempDir())
+	long := "arn:aws:states:us-east-1:123456789012:execution:" + strings.Repeat("m", 80) + ":" + strings.Repeat("e", 80)
+	other := long[:len(long)-1] + "f"
+	for _, s := range []string{long, other} {
+		if _, err := l.Append(ctx, "acme", s, mustEvent(t, "x", "", map[string]string{"s": s[len(s)-1:]})); err != nil {
+			t.Fatalf("append to a %d-byte stream name: %v", len(s), err)
+		}
+	}
+	got, err := l.Read(ctx, "acme", long, 0, 10)
+	if err != nil || len(got) != 1 || !strings.Contains(string(got[0].Data), `"s":"e"`) {
+		t.Errorf("read %+v, %v; want the one event of its own stream", got, err)
 	}
 }
