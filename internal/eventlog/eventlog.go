@@ -79,6 +79,8 @@ func validate(tenant, stream string, ev Event) error {
 	switch {
 	case tenant == "":
 		return &veredicto.InvalidInputError{Field: "tenant", Problem: "is empty"}
+	case len(tenant) > 128:
+		return &veredicto.InvalidInputError{Field: "tenant", Problem: "is longer than 128 bytes"}
 	case stream == "":
 		return &veredicto.InvalidInputError{Field: "stream", Problem: "is empty"}
 	case len(stream) > 1024:

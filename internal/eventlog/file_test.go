@@ -201,6 +201,8 @@ func TestValidate(t *testing.T) {
 		ev     Event
 	}{
 		{"no tenant", "", "s", Event{Type: "x", Data: []byte(`{}`)}},
+		{"long tenant", strings.Repeat("t", 129), "s", Event{Type: "x", Data: []byte(`{}`)}},
+		{"long stream", "t", strings.Repeat("s", 1025), Event{Type: "x", Data: []byte(`{}`)}},
 		{"no stream", "t", "", Event{Type: "x", Data: []byte(`{}`)}},
 		{"no type", "t", "s", Event{Data: []byte(`{}`)}},
 		{"not json", "t", "s", Event{Type: "x", Data: []byte(`{`)}},
