@@ -23,6 +23,10 @@ const (
 	NameMissingInput = "MissingInputError"
 	NameNotFound     = "NotFoundError"
 	NameConflict     = "ConflictError"
+	// NameConfirmationRejected is the error a workflow's confirmation Task
+	// fails with when a person rejects the action (SendTaskFailure), so a
+	// Catch can take the fallback path.
+	NameConfirmationRejected = "ConfirmationRejected"
 )
 
 // ErrorName is the ASL error name of err: the name of the first Named error in
@@ -134,8 +138,28 @@ func (e *ConflictError) Error() string {
 
 func (*ConflictError) ErrorName() string { return NameConflict }
 
+// ConfirmationRejected is a person's "no" to a sensitive action that a
+// workflow asked to confirm. It reaches the waiting Task through
+// SendTaskFailure under its name, which the workflow catches for its
+// fallback.
+type ConfirmationRejected struct {
+	// ID is the confirmation's id; Comment what the person wrote, if anything.
+	ID      string
+	Comment string
+}
+
+func (e *ConfirmationRejected) Error() string {
+	msg := "confirmation " + e.ID + " rejected"
+	if e.Comment != "" {
+		msg += ": " + e.Comment
+	}
+	return msg
+}
+
+func (*ConfirmationRejected) ErrorName() string { return NameConfirmationRejected }
+
 // Names lists the ASL error names of this package's kinds, for the check that
 // every name an ErrorEquals uses exists in the vocabulary.
 func Names() []string {
-	return []string{NameTransient, NameInvalidInput, NameMissingInput, NameNotFound, NameConflict}
+	return []string{NameTransient, NameInvalidInput, NameMissingInput, NameNotFound, NameConflict, NameConfirmationRejected}
 }

@@ -45,7 +45,7 @@ func TestErrorNameWalksTheChain(t *testing.T) {
 func TestNamesMatchTypes(t *testing.T) {
 	kinds := []veredicto.Named{
 		&veredicto.TransientError{}, &veredicto.InvalidInputError{}, &veredicto.MissingInputError{},
-		&veredicto.NotFoundError{}, &veredicto.ConflictError{},
+		&veredicto.NotFoundError{}, &veredicto.ConflictError{}, &veredicto.ConfirmationRejected{},
 	}
 	names := veredicto.Names()
 	if len(names) != len(kinds) {

@@ -49,6 +49,10 @@ Usage:
       Run a function of template.yaml in-process, like "sam local invoke".
   veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
       Run an Amazon States Language definition in-process.
+  veredicto token --tenant T [--data DIR] [--ttl D]
+      Print a token the local server accepts.
+  veredicto confirm list|approve ID|reject ID [--comment C] [--data DIR] [--endpoint URL]
+      List and resolve the confirmations workflows wait for.
 
 Run "veredicto COMMAND -h" for a command's flags.
 `
@@ -68,6 +72,10 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.runStates(ctx, args[1:])
 	case "search":
 		return m.runSearch(ctx, args[1:])
+	case "token":
+		return m.runToken(ctx, args[1:])
+	case "confirm":
+		return m.runConfirm(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(m.Stdout, usage)
 		return exitOK

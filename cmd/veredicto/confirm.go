@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/eventlog"
+)
+
+const confirmUsage = `Usage:
+  veredicto confirm list [--tenant T] [--data DIR] [--json]
+  veredicto confirm approve ID [--comment C] [--tenant T] [--data DIR] [--endpoint URL]
+  veredicto confirm reject ID [--comment C] [--tenant T] [--data DIR] [--endpoint URL]
+
+Lists and resolves the confirmations workflows wait for (seed 004 §3),
+from another shell than "veredicto serve --data DIR". The decision goes
+through the same local store and the Step Functions API of the running
+server (SendTaskSuccess on approve; SendTaskFailure with
+ConfirmationRejected on reject), exactly as POST /api/confirmations does.
+
+Exit status: 0 resolved; 1 not found, already resolved, expired, or the
+server could not be reached (the decision is then recorded: run the same
+command again to deliver it); 2 bad usage.
+
+Flags:
+`
+
+type confirmConfig struct {
+	action   string // list, approve, reject
+	id       string
+	tenant   string
+	data     string
+	endpoint string
+	comment  string
+	by       string
+	json     bool
+}
+
+func (m *Main) runConfirm(ctx context.Context, args []string) int {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "approve" && args[0] != "reject") {
+		fmt.Fprint(m.Stderr, strings.Replace(confirmUsage, "\nFlags:\n", "", 1))
+		return exitUsage
+	}
+	cfg := confirmConfig{action: args[0]}
+	fs := flag.NewFlagSet("confirm "+cfg.action, flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() { fmt.Fprint(m.Stderr, confirmUsage); fs.PrintDefaults() }
+	fs.StringVar(&cfg.tenant, "tenant", "default", "tenant whose confirmations to see")
+	fs.StringVar(&cfg.data, "data", ".veredicto-local", "data folder of the server")
+	fs.StringVar(&cfg.endpoint, "endpoint", "http://127.0.0.1:8080", "Step Functions endpoint of the running server")
+	fs.StringVar(&cfg.comment, "comment", "", "comment recorded with the decision")
+	fs.StringVar(&cfg.by, "by", "", "who decides (default: local:$USER)")
+	fs.BoolVar(&cfg.json, "json", false, "list as JSON, previews in full")
+	positional, err := parseInterleaved(fs, args[1:])
+	if err == flag.ErrHelp {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	want := 1
+	if cfg.action == "list" {
+		want = 0
+	}
+	if len(positional) != want {
+		fs.Usage()
+		fmt.Fprintf(m.Stderr, "veredicto confirm %s: want %d argument(s), got %d\n", cfg.action, want, len(positional))
+		return exitUsage
+	}
+	if want == 1 {
+		cfg.id = positional[0]
+	}
+	if !tenantPattern.MatchString(cfg.tenant) {
+		fmt.Fprintln(m.Stderr, "veredicto confirm: --tenant must be 1-64 letters, digits or _.-")
+		return exitUsage
+	}
+	if cfg.by == "" {
+		cfg.by = "local:" + localUser()
+	}
+	tasks := sfn.New(sfn.Options{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		BaseEndpoint: aws.String(cfg.endpoint),
+	})
+	return m.confirmRun(ctx, cfg, tasks)
+}
+
+func (m *Main) confirmRun(ctx context.Context, cfg confirmConfig, tasks confirm.TaskSender) int {
+	svc := &confirm.Service{
+		Store:  confirm.LocalStore(cfg.data),
+		Events: eventlog.Local(cfg.data),
+		Tasks:  tasks,
+		Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if cfg.action == "list" {
+		list, err := svc.List(ctx, cfg.tenant)
+		if err != nil {
+			fmt.Fprintf(m.Stderr, "veredicto confirm list: %v\n", err)
+			return exitFailed
+		}
+		if cfg.json {
+			enc := json.NewEncoder(m.Stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(list)
+			return exitOK
+		}
+		printConfirmations(m.Stdout, list)
+		return exitOK
+	}
+	v, err := svc.Resolve(ctx, cfg.tenant, confirm.Resolution{ID: cfg.id, Approved: cfg.action == "approve", Comment: cfg.comment, By: cfg.by})
+	if err != nil {
+		var tr *veredicto.TransientError
+		if errors.As(err, &tr) {
+			fmt.Fprintf(m.Stderr, "veredicto confirm %s: %v\nThe decision is recorded; run the same command again (with the server running at %s) to deliver it.\n", cfg.action, err, cfg.endpoint)
+			return exitFailed
+		}
+		fmt.Fprintf(m.Stderr, "veredicto confirm %s: %v\n", cfg.action, err)
+		return exitFailed
+	}
+	fmt.Fprintf(m.Stdout, "%s %s (execution %s)\n", v.ID, v.Status, v.Execution)
+	return exitOK
+}
+
+func printConfirmations(w io.Writer, list []confirm.View) {
+	if len(list) == 0 {
+		fmt.Fprintln(w, "no pending confirmations")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tTOOL\tCATEGORY\tSENSITIVITY\tUNDOABLE\tCREATED\tEXECUTION")
+	for _, c := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", c.ID, c.Status, c.ToolName, c.Category, c.Sensitivity,
+			c.Undoable, c.CreatedAt.Format("2006-01-02 15:04"), c.Execution)
+	}
+	tw.Flush()
+	for _, c := range list {
+		fmt.Fprintf(w, "\n%s preview: %s\n", c.ID, shorten(string(c.Preview), 300))
+	}
+}
+
+// shorten cuts s to at most n bytes on a rune boundary.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "… (--json shows it all)"
+}

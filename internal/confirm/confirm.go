@@ -1,0 +1,575 @@
+// Package confirm is the confirmations domain (seed 004 §3): a workflow asks
+// a person before a sensitive action with a .waitForTaskToken Task on
+// ConfirmFunction; the person approves or rejects through
+// /api/confirmations (or "veredicto confirm"), which resumes the workflow
+// with SendTaskSuccess or fails its Task with ConfirmationRejected.
+//
+// Every confirmation is stored per tenant with its task token, which stays
+// server-side: clients only ever see the confirmation's id, derived from
+// the token by a hash.
+package confirm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/smithy-go"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/eventlog"
+)
+
+// Status of a confirmation.
+const (
+	StatusPending = "pending"
+	// StatusResolving: a decision is recorded and being delivered to the
+	// workflow; a later POST (or Redeliver) finishes the delivery.
+	StatusResolving = "resolving"
+	StatusApproved  = "approved"
+	StatusRejected  = "rejected"
+	// StatusExpired: the workflow stopped waiting (Task TimeoutSeconds,
+	// or the execution ended) before a decision reached it.
+	StatusExpired = "expired"
+)
+
+// DefaultTimeout is how long a confirmation waits when the request does
+// not say: the default TimeoutSeconds of a confirmation Task.
+const DefaultTimeout = 7 * 24 * time.Hour
+
+// Bounds.
+const (
+	MaxPreviewBytes = 32 << 10
+	MaxCommentBytes = 2000
+	MaxTokenBytes   = 1024 // Step Functions task tokens are at most 1024 characters
+	MaxList         = 500
+	// deliveryLease bounds one SendTask attempt: no second delivery of the
+	// same decision starts before it lapses.
+	deliveryLease = 30 * time.Second
+	// Retention is how long a resolved confirmation is kept (DynamoDB TTL,
+	// pruned locally).
+	Retention = 30 * 24 * time.Hour
+)
+
+// Request is ConfirmFunction's input: the Payload of a
+// "arn:aws:states:::lambda:invoke.waitForTaskToken" Task.
+type Request struct {
+	TaskToken   string          `json:"task_token"`
+	ToolName    string          `json:"toolName"`
+	Category    string          `json:"category"`
+	Sensitivity string          `json:"sensitivity"`
+	Undoable    *bool           `json:"undoable"`
+	Preview     json.RawMessage `json:"preview"`
+	// Tenant defaults to "default".
+	Tenant string `json:"tenant,omitempty"`
+	// Execution is the execution ARN ("execution.$": "$$.Execution.Id");
+	// the local engine supplies it when absent.
+	Execution string `json:"execution,omitempty"`
+	// TimeoutSeconds should repeat the Task's TimeoutSeconds, so the
+	// confirmation shows as expired when the workflow stops waiting.
+	TimeoutSeconds int64 `json:"timeout_seconds,omitempty"`
+}
+
+// Response is ConfirmFunction's output. Step Functions ignores it (the
+// Task waits for the token), but it names the confirmation in logs and in
+// "lambda invoke".
+type Response struct {
+	ID      string `json:"id"`
+	Created bool   `json:"created"`
+}
+
+// Decision is what a person decided.
+type Decision struct {
+	Approved  bool      `json:"approved"`
+	DecidedBy string    `json:"decided_by"`
+	DecidedAt time.Time `json:"decided_at"`
+	Comment   string    `json:"comment,omitempty"`
+}
+
+// Record is a stored confirmation, token included. Version increases by
+// one with every write; stores write conditionally on it.
+type Record struct {
+	ID          string          `json:"id"`
+	Tenant      string          `json:"tenant"`
+	Execution   string          `json:"execution"`
+	ToolName    string          `json:"toolName"`
+	Category    string          `json:"category"`
+	Sensitivity string          `json:"sensitivity"`
+	Undoable    bool            `json:"undoable"`
+	Preview     json.RawMessage `json:"preview"`
+	CreatedAt   time.Time       `json:"created_at"`
+	ExpiresAt   time.Time       `json:"expires_at"`
+	Status      string          `json:"status"`
+	Decision    *Decision       `json:"decision,omitempty"`
+	// Attempts counts deliveries started (SendTask calls about to be made).
+	Attempts int `json:"attempts,omitempty"`
+	// LeaseUntil: a delivery is under way until then; no other may start
+	// (it is released when an attempt fails, and lapses after a crash).
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
+	// Delivery is "unconfirmed" when a redelivery found the token used and
+	// an earlier attempt may have delivered the decision.
+	Delivery   string    `json:"delivery,omitempty"`
+	ResolvedAt time.Time `json:"resolved_at,omitzero"`
+	TaskToken  string    `json:"task_token"`
+	Version    int       `json:"version"`
+}
+
+// View is a confirmation as clients see it: never the task token.
+type View struct {
+	ID          string          `json:"id"`
+	Execution   string          `json:"execution"`
+	ToolName    string          `json:"toolName"`
+	Category    string          `json:"category"`
+	Sensitivity string          `json:"sensitivity"`
+	Undoable    bool            `json:"undoable"`
+	Preview     json.RawMessage `json:"preview"`
+	CreatedAt   time.Time       `json:"created_at"`
+	ExpiresAt   time.Time       `json:"expires_at"`
+	Status      string          `json:"status"`
+	Approved    *bool           `json:"approved,omitempty"`
+	DecidedBy   string          `json:"decided_by,omitempty"`
+	DecidedAt   *time.Time      `json:"decided_at,omitempty"`
+	Comment     string          `json:"comment,omitempty"`
+	Delivery    string          `json:"delivery,omitempty"`
+}
+
+// View returns what clients see of r at now (a pending confirmation past
+// its expiry shows as expired).
+func (r Record) View(now time.Time) View {
+	v := View{ID: r.ID, Execution: r.Execution, ToolName: r.ToolName, Category: r.Category,
+		Sensitivity: r.Sensitivity, Undoable: r.Undoable, Preview: r.Preview,
+		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, Status: r.Status, Delivery: r.Delivery}
+	if r.Status == StatusPending && !now.Before(r.ExpiresAt) {
+		v.Status = StatusExpired
+	}
+	if d := r.Decision; d != nil && r.Status != StatusExpired {
+		v.Approved, v.DecidedBy, v.DecidedAt, v.Comment = &d.Approved, d.DecidedBy, &d.DecidedAt, d.Comment
+	}
+	return v
+}
+
+// Store keeps confirmations, keyed by tenant and id.
+type Store interface {
+	// Get returns a confirmation; a *veredicto.NotFoundError when the
+	// tenant has none with that id.
+	Get(ctx context.Context, tenant, id string) (Record, error)
+	// List returns up to limit of the tenant's confirmations that are not
+	// resolved, oldest first.
+	List(ctx context.Context, tenant string, limit int) ([]Record, error)
+	// Put writes r with Version expect+1 if the stored version is expect
+	// (0: absent), else returns a *veredicto.ConflictError.
+	Put(ctx context.Context, r Record, expect int) error
+}
+
+// Appender appends to the event log.
+type Appender interface {
+	Append(ctx context.Context, tenant, stream string, ev eventlog.Event) (eventlog.Event, error)
+}
+
+// TaskSender resumes waiting Tasks: the methods of the aws-sdk-go-v2 sfn
+// client, so the real client serves in AWS and against "veredicto serve".
+type TaskSender interface {
+	SendTaskSuccess(ctx context.Context, in *sfn.SendTaskSuccessInput, optFns ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error)
+	SendTaskFailure(ctx context.Context, in *sfn.SendTaskFailureInput, optFns ...func(*sfn.Options)) (*sfn.SendTaskFailureOutput, error)
+}
+
+var _ TaskSender = (*sfn.Client)(nil)
+
+// Service creates and resolves confirmations. Its fields are set once;
+// it is safe for concurrent use.
+type Service struct {
+	Store  Store
+	Events Appender
+	// Tasks is needed to resolve, not to create.
+	Tasks  TaskSender
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
+}
+
+// ExpiredError is a confirmation whose workflow stopped waiting.
+type ExpiredError struct{ ID string }
+
+func (e *ExpiredError) Error() string {
+	return "confirmation " + e.ID + " expired: its workflow stopped waiting (timeout or end of execution)"
+}
+
+var (
+	namePattern   = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+	tenantPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	idPattern     = regexp.MustCompile(`^cf_[0-9a-f]{32}$`)
+)
+
+// ValidID reports whether id has the shape of a confirmation id.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// IDFor derives a confirmation's id from its tenant and task token, so a
+// retried ConfirmFunction invoke lands on the same record.
+func IDFor(tenant, token string) string {
+	sum := sha256.Sum256([]byte(tenant + "\x00" + token))
+	return "cf_" + hex.EncodeToString(sum[:16])
+}
+
+func bad(field, problem string) error {
+	return &veredicto.InvalidInputError{File: "ConfirmFunction payload", Field: field, Problem: problem}
+}
+
+// validate checks every field of the request and fills defaults.
+func (s *Service) validate(ctx context.Context, in *Request) error {
+	switch {
+	case in.TaskToken == "":
+		return bad("task_token", `is required ("task_token.$": "$$.Task.Token")`)
+	case len(in.TaskToken) > MaxTokenBytes:
+		return bad("task_token", fmt.Sprintf("is longer than %d characters", MaxTokenBytes))
+	case !namePattern.MatchString(in.ToolName):
+		return bad("toolName", "is required: 1-64 letters, digits or _.:-")
+	case !namePattern.MatchString(in.Category):
+		return bad("category", "is required: 1-64 letters, digits or _.:- (e.g. data_write, email_send, decision)")
+	case in.Sensitivity != "low" && in.Sensitivity != "medium" && in.Sensitivity != "high":
+		return bad("sensitivity", "must be low, medium or high")
+	case in.Undoable == nil:
+		return bad("undoable", "is required (true or false)")
+	case len(in.Preview) == 0 || string(in.Preview) == "null":
+		return bad("preview", "is required: what the person is asked to confirm")
+	case len(in.Preview) > MaxPreviewBytes:
+		return bad("preview", fmt.Sprintf("is %d bytes, over %d", len(in.Preview), MaxPreviewBytes))
+	case in.Tenant != "" && !tenantPattern.MatchString(in.Tenant):
+		return bad("tenant", "must be 1-64 letters, digits or _.-")
+	case len(in.Execution) > 2048:
+		return bad("execution", "is longer than 2048 characters")
+	case in.TimeoutSeconds < 0 || in.TimeoutSeconds > 366*24*3600:
+		return bad("timeout_seconds", "must be between 0 (default: 7 days) and one year")
+	}
+	if in.Tenant == "" {
+		in.Tenant = "default"
+	}
+	if in.Execution == "" {
+		if ti, ok := asl.TaskFromContext(ctx); ok {
+			in.Execution = ti.ExecutionID
+		}
+	}
+	if in.Execution == "" {
+		return bad("execution", `is required on AWS ("execution.$": "$$.Execution.Id")`)
+	}
+	return nil
+}
+
+// Confirm is ConfirmFunction: it stores a pending confirmation (once per
+// task token, however often Step Functions invokes it) and announces it on
+// the execution's event stream.
+func (s *Service) Confirm(ctx context.Context, in Request) (Response, error) {
+	if err := s.validate(ctx, &in); err != nil {
+		return Response{}, err
+	}
+	now := s.now()
+	timeout := DefaultTimeout
+	if in.TimeoutSeconds > 0 {
+		timeout = time.Duration(in.TimeoutSeconds) * time.Second
+	}
+	rec := Record{
+		ID: IDFor(in.Tenant, in.TaskToken), Tenant: in.Tenant, Execution: in.Execution,
+		ToolName: in.ToolName, Category: in.Category, Sensitivity: in.Sensitivity,
+		Undoable: *in.Undoable, Preview: in.Preview, CreatedAt: now, ExpiresAt: now.Add(timeout),
+		Status: StatusPending, TaskToken: in.TaskToken,
+	}
+	created := true
+	if err := s.Store.Put(ctx, rec, 0); err != nil {
+		var ce *veredicto.ConflictError
+		if !errors.As(err, &ce) {
+			return Response{}, &veredicto.TransientError{Op: "store confirmation " + rec.ID, Err: err}
+		}
+		// A retried invoke: the first one stored it.
+		if rec, err = s.Store.Get(ctx, in.Tenant, rec.ID); err != nil {
+			return Response{}, &veredicto.TransientError{Op: "read confirmation " + rec.ID, Err: err}
+		}
+		created = false
+	}
+	// Appended even when the record existed: a crash between the two
+	// writes must not lose the event; its key makes it appear once.
+	if err := s.emit(ctx, rec, eventlog.TypePendingConfirmation, "pending:"+rec.ID, pendingEvent(rec)); err != nil {
+		return Response{}, &veredicto.TransientError{Op: "announce confirmation " + rec.ID, Err: err}
+	}
+	s.logger().InfoContext(ctx, "confirmation pending", "confirmation_id", rec.ID, "tenant", rec.Tenant,
+		"execution", rec.Execution, "tool", rec.ToolName, "sensitivity", rec.Sensitivity, "created", created)
+	return Response{ID: rec.ID, Created: created}, nil
+}
+
+type pending struct {
+	ID          string          `json:"id"`
+	Execution   string          `json:"execution"`
+	ToolName    string          `json:"toolName"`
+	Category    string          `json:"category"`
+	Sensitivity string          `json:"sensitivity"`
+	Undoable    bool            `json:"undoable"`
+	Preview     json.RawMessage `json:"preview"`
+	CreatedAt   time.Time       `json:"created_at"`
+	ExpiresAt   time.Time       `json:"expires_at"`
+}
+
+func pendingEvent(r Record) pending {
+	return pending{ID: r.ID, Execution: r.Execution, ToolName: r.ToolName, Category: r.Category,
+		Sensitivity: r.Sensitivity, Undoable: r.Undoable, Preview: r.Preview, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
+}
+
+type resolved struct {
+	ID        string     `json:"id"`
+	Approved  bool       `json:"approved"`
+	Status    string     `json:"status"`
+	DecidedBy string     `json:"decided_by,omitempty"`
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
+	Comment   string     `json:"comment,omitempty"`
+}
+
+func (s *Service) emit(ctx context.Context, r Record, typ, key string, v any) error {
+	if s.Events == nil {
+		return nil
+	}
+	ev, err := eventlog.New(typ, key, v)
+	if err != nil {
+		return err
+	}
+	_, err = s.Events.Append(ctx, r.Tenant, r.Execution, ev)
+	return err
+}
+
+// List returns the tenant's confirmations awaiting a decision or its
+// delivery, oldest first. Expired ones are left out.
+func (s *Service) List(ctx context.Context, tenant string) ([]View, error) {
+	recs, err := s.Store.List(ctx, tenant, MaxList)
+	if err != nil {
+		return nil, &veredicto.TransientError{Op: "list confirmations", Err: err}
+	}
+	now := s.now()
+	out := []View{}
+	for _, r := range recs {
+		if v := r.View(now); v.Status == StatusPending || v.Status == StatusResolving {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// Resolution is a person's answer to one confirmation.
+type Resolution struct {
+	ID       string
+	Approved bool
+	Comment  string
+	// By names who decided (the token's subject, the CLI user).
+	By string
+}
+
+// Resolve records a decision and delivers it to the waiting workflow,
+// exactly once:
+//
+//  1. the decision is written first (pending → resolving, conditional on
+//     the version read), so two concurrent POSTs cannot both win and a
+//     crash after this point does not lose the decision;
+//  2. the attempt counter and a short delivery lease are written
+//     (conditional) before each SendTask call, so two deliveries never run
+//     at once;
+//  3. SendTaskSuccess / SendTaskFailure is called;
+//  4. the outcome is written (resolving → approved | rejected | expired).
+//
+// confirmation-resolved is appended between 2 and 3 (keyed, so once
+// however often delivery is retried): the stream shows the decision before
+// anything the resumed workflow does.
+//
+// If SendTask fails for a transient reason the record stays resolving and
+// Resolve returns a TransientError; the same POST again (or Redeliver)
+// resumes at step 2 with the recorded decision, not a new one. A task token
+// is accepted by Step Functions once, so a redelivery can never resume the
+// workflow twice. If a redelivery finds the token already used (TaskTimedOut
+// / InvalidToken), an earlier attempt may have reached the workflow just
+// before a crash: the decision is kept and marked delivery "unconfirmed".
+// On the first attempt the same answer means the workflow stopped waiting:
+// the confirmation is expired (ExpiredError, HTTP 410).
+func (s *Service) Resolve(ctx context.Context, tenant string, res Resolution) (View, error) {
+	if !ValidID(res.ID) {
+		return View{}, &veredicto.NotFoundError{What: "confirmation " + res.ID}
+	}
+	if len(res.Comment) > MaxCommentBytes {
+		return View{}, &veredicto.InvalidInputError{Field: "comment", Problem: fmt.Sprintf("is longer than %d bytes", MaxCommentBytes)}
+	}
+	rec, err := s.Store.Get(ctx, tenant, res.ID)
+	if err != nil {
+		return View{}, err
+	}
+	now := s.now()
+	switch rec.Status {
+	case StatusPending:
+		if !now.Before(rec.ExpiresAt) {
+			rec.Status, rec.ResolvedAt = StatusExpired, now
+			if err := s.Store.Put(ctx, rec, rec.Version); err != nil {
+				return View{}, err
+			}
+			s.emitResolved(ctx, rec)
+			return View{}, &ExpiredError{ID: rec.ID}
+		}
+		rec.Status = StatusResolving
+		rec.Decision = &Decision{Approved: res.Approved, DecidedBy: res.By, DecidedAt: now, Comment: res.Comment}
+		if err := s.put(ctx, &rec); err != nil {
+			return View{}, err // a concurrent POST won: 409
+		}
+		s.logger().InfoContext(ctx, "confirmation decided", "confirmation_id", rec.ID, "tenant", tenant, "approved", res.Approved)
+		return s.deliver(ctx, rec)
+	case StatusResolving:
+		d := rec.Decision
+		if d.Approved != res.Approved || d.DecidedBy != res.By {
+			return View{}, conflict(rec)
+		}
+		return s.deliver(ctx, rec) // the same decision again: finish delivering it
+	case StatusExpired:
+		return View{}, &ExpiredError{ID: rec.ID}
+	default:
+		s.emitResolved(ctx, rec) // in case a crash lost it; keyed, so once
+		return View{}, conflict(rec)
+	}
+}
+
+func conflict(r Record) error {
+	d := r.Decision
+	verb := "rejected"
+	if d.Approved {
+		verb = "approved"
+	}
+	return &veredicto.ConflictError{What: "confirmation " + r.ID,
+		Problem: fmt.Sprintf("already %s by %s at %s", verb, d.DecidedBy, d.DecidedAt.Format(time.RFC3339))}
+}
+
+// put writes rec conditionally on its version and bumps it.
+func (s *Service) put(ctx context.Context, rec *Record) error {
+	if err := s.Store.Put(ctx, *rec, rec.Version); err != nil {
+		return err
+	}
+	rec.Version++
+	return nil
+}
+
+// Redeliver finishes the delivery of a recorded decision (a confirmation
+// left resolving by a crash or a failed SendTask).
+func (s *Service) Redeliver(ctx context.Context, tenant, id string) (View, error) {
+	rec, err := s.Store.Get(ctx, tenant, id)
+	if err != nil {
+		return View{}, err
+	}
+	if rec.Status != StatusResolving {
+		return rec.View(s.now()), nil
+	}
+	return s.deliver(ctx, rec)
+}
+
+func (s *Service) deliver(ctx context.Context, rec Record) (View, error) {
+	if s.Tasks == nil {
+		return View{}, errors.New("confirm: no TaskSender configured")
+	}
+	if start := s.now(); start.Before(rec.LeaseUntil) {
+		return View{}, &veredicto.ConflictError{What: "confirmation " + rec.ID, Problem: "its decision is being delivered; retry shortly"}
+	}
+	rec.Attempts++
+	rec.LeaseUntil = s.now().Add(deliveryLease)
+	if err := s.put(ctx, &rec); err != nil {
+		return View{}, err
+	}
+	// The decision is announced before the workflow resumes, so the stream
+	// shows it ahead of what the workflow does next (and before its finish,
+	// after which the stream closes). Keyed: a redelivery does not repeat it.
+	s.emitResolved(ctx, rec)
+	d := rec.Decision
+	var err error
+	if d.Approved {
+		out, _ := json.Marshal(map[string]any{"approved": true, "decided_by": d.DecidedBy, "decided_at": d.DecidedAt, "comment": d.Comment})
+		_, err = s.Tasks.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: &rec.TaskToken, Output: ptr(string(out))})
+	} else {
+		cause, _ := json.Marshal(map[string]any{"id": rec.ID, "approved": false, "decided_by": d.DecidedBy, "decided_at": d.DecidedAt, "comment": d.Comment})
+		_, err = s.Tasks.SendTaskFailure(ctx, &sfn.SendTaskFailureInput{TaskToken: &rec.TaskToken,
+			Error: ptr(veredicto.NameConfirmationRejected), Cause: ptr(string(cause))})
+	}
+	now := s.now()
+	switch {
+	case err == nil:
+		rec.Status = StatusRejected
+		if d.Approved {
+			rec.Status = StatusApproved
+		}
+	case tokenGone(err) && rec.Attempts > 1:
+		rec.Status, rec.Delivery = StatusRejected, "unconfirmed"
+		if d.Approved {
+			rec.Status = StatusApproved
+		}
+	case tokenGone(err):
+		rec.Status = StatusExpired
+	default:
+		s.logger().WarnContext(ctx, "confirmation delivery failed; the decision is kept", "confirmation_id", rec.ID, "attempt", rec.Attempts, "error", err)
+		rec.LeaseUntil = time.Time{}
+		_ = s.put(ctx, &rec) // release the lease; if this fails it lapses
+		return View{}, &veredicto.TransientError{Op: "deliver confirmation " + rec.ID + " (decision recorded; retry to deliver it)", Err: err}
+	}
+	rec.ResolvedAt, rec.LeaseUntil = now, time.Time{}
+	if err := s.put(ctx, &rec); err != nil {
+		return View{}, err
+	}
+	if rec.Status == StatusExpired {
+		s.emitResolved(ctx, rec) // the decision came too late: say so
+	}
+	s.logger().InfoContext(ctx, "confirmation resolved", "confirmation_id", rec.ID, "tenant", rec.Tenant, "status", rec.Status, "attempt", rec.Attempts)
+	if rec.Status == StatusExpired {
+		return View{}, &ExpiredError{ID: rec.ID}
+	}
+	return rec.View(now), nil
+}
+
+// emitResolved appends confirmation-resolved: the decision (status
+// approved or rejected, keyed "resolved:<id>") as soon as it is recorded,
+// or that the confirmation expired (keyed "expired:<id>"), so each is on
+// the stream once. The record is the source of truth: a failed append is
+// logged, not returned.
+func (s *Service) emitResolved(ctx context.Context, rec Record) {
+	ev := resolved{ID: rec.ID, Status: StatusExpired}
+	key := "expired:" + rec.ID
+	if d := rec.Decision; d != nil && rec.Status != StatusExpired {
+		ev.Status, key = StatusRejected, "resolved:"+rec.ID
+		if d.Approved {
+			ev.Status = StatusApproved
+		}
+		ev.Approved, ev.DecidedBy, ev.DecidedAt, ev.Comment = d.Approved, d.DecidedBy, &d.DecidedAt, d.Comment
+	}
+	if err := s.emit(ctx, rec, eventlog.TypeConfirmationResolved, key, ev); err != nil {
+		s.logger().ErrorContext(ctx, "cannot append confirmation-resolved", "confirmation_id", rec.ID, "error", err)
+	}
+}
+
+// tokenGone reports whether Step Functions refused the token because its
+// task no longer waits (timed out, execution ended, token used).
+func tokenGone(err error) bool {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "TaskTimedOut", "InvalidToken", "TaskDoesNotExist":
+			return true
+		}
+	}
+	return false
+}
+
+func ptr[T any](v T) *T { return &v }

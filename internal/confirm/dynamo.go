@@ -1,0 +1,158 @@
+package confirm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/veredicto/veredicto"
+)
+
+// DynamoAPI is the part of the DynamoDB client the store uses.
+type DynamoAPI interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+var _ DynamoAPI = (*dynamodb.Client)(nil)
+
+// DynamoStore keeps confirmations as items of the context table (string
+// keys pk, sk): pk "confirmation#<tenant>", sk the id, the record as JSON
+// in doc, with version and status beside it for conditions and filters. A
+// resolved confirmation gets expires_at (the table's TTL attribute) so
+// DynamoDB deletes it after Retention.
+type DynamoStore struct {
+	client DynamoAPI
+	table  string
+}
+
+var _ Store = (*DynamoStore)(nil)
+
+// NewDynamoStore returns a store on the context table.
+func NewDynamoStore(client DynamoAPI, table string) *DynamoStore {
+	return &DynamoStore{client: client, table: table}
+}
+
+func confirmPK(tenant string) string { return "confirmation#" + tenant }
+
+// maxListPages bounds the pages a List reads (resolved items are filtered
+// out after the read).
+const maxListPages = 20
+
+// Get returns a confirmation of tenant.
+func (d *DynamoStore) Get(ctx context.Context, tenant, id string) (Record, error) {
+	if !ValidID(id) {
+		return Record{}, notFound(id)
+	}
+	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(d.table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: confirmPK(tenant)},
+			"sk": &types.AttributeValueMemberS{Value: id},
+		},
+	})
+	if err != nil {
+		return Record{}, fmt.Errorf("get confirmation %s: %w", id, err)
+	}
+	if out.Item == nil {
+		return Record{}, notFound(id)
+	}
+	return decodeRecord(out.Item)
+}
+
+func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
+	doc, ok := item["doc"].(*types.AttributeValueMemberS)
+	if !ok {
+		return Record{}, errors.New("confirmation item without doc")
+	}
+	var r Record
+	if err := json.Unmarshal([]byte(doc.Value), &r); err != nil {
+		return Record{}, fmt.Errorf("decode confirmation: %w", err)
+	}
+	return r, nil
+}
+
+// List returns up to limit unresolved confirmations of tenant, oldest
+// first (ids do not sort by time, so the page is sorted here).
+func (d *DynamoStore) List(ctx context.Context, tenant string, limit int) ([]Record, error) {
+	if limit <= 0 || limit > MaxList {
+		limit = MaxList
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                aws.String(d.table),
+		KeyConditionExpression:   aws.String("pk = :pk"),
+		FilterExpression:         aws.String("#st IN (:pending, :resolving)"),
+		ExpressionAttributeNames: map[string]string{"#st": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk":        &types.AttributeValueMemberS{Value: confirmPK(tenant)},
+			":pending":   &types.AttributeValueMemberS{Value: StatusPending},
+			":resolving": &types.AttributeValueMemberS{Value: StatusResolving},
+		},
+		ConsistentRead: aws.Bool(true),
+	}
+	var out []Record
+	for range maxListPages {
+		resp, err := d.client.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("list confirmations: %w", err)
+		}
+		for _, item := range resp.Items {
+			r, err := decodeRecord(item)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		if resp.LastEvaluatedKey == nil || len(out) >= limit {
+			break
+		}
+		in.ExclusiveStartKey = resp.LastEvaluatedKey
+	}
+	sortByCreated(out)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// Put writes r if the stored version is expect (0: absent).
+func (d *DynamoStore) Put(ctx context.Context, r Record, expect int) error {
+	r.Version = expect + 1
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode confirmation %s: %w", r.ID, err)
+	}
+	item := map[string]types.AttributeValue{
+		"pk":      &types.AttributeValueMemberS{Value: confirmPK(r.Tenant)},
+		"sk":      &types.AttributeValueMemberS{Value: r.ID},
+		"doc":     &types.AttributeValueMemberS{Value: string(doc)},
+		"status":  &types.AttributeValueMemberS{Value: r.Status},
+		"version": &types.AttributeValueMemberN{Value: strconv.Itoa(r.Version)},
+	}
+	if !r.ResolvedAt.IsZero() {
+		item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(r.ResolvedAt.Add(Retention).Unix(), 10)}
+	}
+	in := &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: item}
+	if expect == 0 {
+		in.ConditionExpression = aws.String("attribute_not_exists(pk)")
+	} else {
+		in.ConditionExpression = aws.String("version = :v")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(expect)}}
+	}
+	_, err = d.client.PutItem(ctx, in)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return &veredicto.ConflictError{What: "confirmation " + r.ID, Problem: "written concurrently"}
+	}
+	if err != nil {
+		return fmt.Errorf("put confirmation %s: %w", r.ID, err)
+	}
+	return nil
+}

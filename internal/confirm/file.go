@@ -1,0 +1,168 @@
+package confirm
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/veredicto/veredicto"
+)
+
+// FileStore keeps one JSON file per confirmation under
+// dir/<tenant>/<id>.json. Put holds an exclusive flock on the tenant's
+// lock file while it compares versions and replaces the file (write to a
+// temporary file, fsync, rename), so serve and "veredicto confirm" in
+// another shell can both write. Resolved confirmations older than
+// Retention are pruned by List.
+type FileStore struct {
+	dir string
+	now func() time.Time
+}
+
+var _ Store = (*FileStore)(nil)
+
+// NewFileStore returns a store under dir.
+func NewFileStore(dir string) *FileStore { return &FileStore{dir: dir, now: time.Now} }
+
+func (f *FileStore) tenantDir(tenant string) string {
+	return filepath.Join(f.dir, base64.RawURLEncoding.EncodeToString([]byte(tenant)))
+}
+
+func notFound(id string) error { return &veredicto.NotFoundError{What: "confirmation " + id} }
+
+// Get returns a confirmation of tenant.
+func (f *FileStore) Get(_ context.Context, tenant, id string) (Record, error) {
+	if !ValidID(id) {
+		return Record{}, notFound(id)
+	}
+	return readRecord(filepath.Join(f.tenantDir(tenant), id+".json"), id)
+}
+
+func readRecord(path, id string) (Record, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Record{}, notFound(id)
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("read confirmation %s: %w", id, err)
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Record{}, fmt.Errorf("decode confirmation %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// List returns up to limit unresolved confirmations of tenant, oldest first.
+func (f *FileStore) List(_ context.Context, tenant string, limit int) ([]Record, error) {
+	dir := f.tenantDir(tenant)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list confirmations: %w", err)
+	}
+	var out []Record
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !ValidID(id) {
+			continue
+		}
+		r, err := readRecord(filepath.Join(dir, e.Name()), id)
+		if err != nil {
+			continue // removed meanwhile, or unreadable: not listed
+		}
+		if r.Status == StatusPending || r.Status == StatusResolving {
+			out = append(out, r)
+			continue
+		}
+		if !r.ResolvedAt.IsZero() && f.now().Sub(r.ResolvedAt) > Retention {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+	sortByCreated(out)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// Put writes r if the stored version is expect (0: absent).
+func (f *FileStore) Put(_ context.Context, r Record, expect int) error {
+	if !ValidID(r.ID) || r.Tenant == "" {
+		return fmt.Errorf("put confirmation %q: invalid id or tenant", r.ID)
+	}
+	dir := f.tenantDir(r.Tenant)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("put confirmation %s: %w", r.ID, err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("put confirmation %s: %w", r.ID, err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("lock confirmations: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+
+	path := filepath.Join(dir, r.ID+".json")
+	cur, err := readRecord(path, r.ID)
+	var nf *veredicto.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		cur.Version = 0
+	case err != nil:
+		return err
+	}
+	if cur.Version != expect {
+		return &veredicto.ConflictError{What: "confirmation " + r.ID, Problem: "written concurrently"}
+	}
+	r.Version = expect + 1
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode confirmation %s: %w", r.ID, err)
+	}
+	tmp, err := os.CreateTemp(dir, ".put-*")
+	if err != nil {
+		return fmt.Errorf("put confirmation %s: %w", r.ID, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("put confirmation %s: %w", r.ID, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // the rename itself is durable
+		d.Close()
+	}
+	return nil
+}
+
+func sortByCreated(rs []Record) {
+	sort.Slice(rs, func(i, j int) bool { return rs[i].CreatedAt.Before(rs[j].CreatedAt) })
+}
+
+// LocalStore is the store "veredicto serve" and "veredicto confirm" share
+// under a data folder: DATA/confirmations.
+func LocalStore(dataDir string) *FileStore {
+	return NewFileStore(filepath.Join(dataDir, "confirmations"))
+}

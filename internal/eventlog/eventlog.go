@@ -1,0 +1,103 @@
+// Package eventlog is the durable event log behind the event stream: one
+// append-only stream per execution (or conversation) and tenant, with ids
+// that increase by one from 1, so a client that reconnects with the last id
+// it saw reads exactly what it missed. File is the local adapter (one
+// fsynced JSON-lines file per stream under --data); Dynamo is the AWS one
+// (one item per event, the id as numeric sort key).
+package eventlog
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/veredicto/veredicto"
+)
+
+// Event is one message of a stream.
+type Event struct {
+	// ID is assigned by Append: 1 for a stream's first event, then +1.
+	ID int64 `json:"id"`
+	// Type is the message type ("execution-step", "pending-confirmation",
+	// "confirmation-resolved", "finish").
+	Type string `json:"type"`
+	// Key, when set, makes Append idempotent: an event whose key is
+	// already among the stream's last DedupeWindow events is not appended
+	// again (a retried task, a replayed history hook).
+	Key  string    `json:"key,omitempty"`
+	Time time.Time `json:"time"`
+	// Data is the message's JSON object as clients receive it.
+	Data json.RawMessage `json:"data"`
+}
+
+// Bounds.
+const (
+	// MaxEventBytes bounds one event's Data.
+	MaxEventBytes = 64 << 10
+	// MaxEvents bounds a stream (Step Functions bounds a history at 25 000
+	// events; a stream holds fewer).
+	MaxEvents = 25000
+	// DedupeWindow is how many of a stream's last events Append checks for
+	// a repeated Key.
+	DedupeWindow = 256
+	// MaxReadLimit bounds one Read.
+	MaxReadLimit = 1000
+)
+
+// Finished reports whether ev ends its stream.
+func (ev Event) Finished() bool { return ev.Type == TypeFinish }
+
+// Message types.
+const (
+	TypeExecutionStep        = "execution-step"
+	TypePendingConfirmation  = "pending-confirmation"
+	TypeConfirmationResolved = "confirmation-resolved"
+	TypeFinish               = "finish"
+)
+
+// New builds an event of typ whose data is v with "type" added; v must
+// encode as a JSON object.
+func New(typ, key string, v any) (Event, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Event{}, fmt.Errorf("encode %s event: %w", typ, err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		return Event{}, fmt.Errorf("encode %s event: data is not a JSON object", typ)
+	}
+	m["type"], _ = json.Marshal(typ)
+	data, err := json.Marshal(m)
+	if err != nil {
+		return Event{}, fmt.Errorf("encode %s event: %w", typ, err)
+	}
+	return Event{Type: typ, Key: key, Data: data}, nil
+}
+
+// validate checks what Append may store.
+func validate(tenant, stream string, ev Event) error {
+	switch {
+	case tenant == "":
+		return &veredicto.InvalidInputError{Field: "tenant", Problem: "is empty"}
+	case len(tenant) > 128:
+		return &veredicto.InvalidInputError{Field: "tenant", Problem: "is longer than 128 bytes"}
+	case stream == "":
+		return &veredicto.InvalidInputError{Field: "stream", Problem: "is empty"}
+	case len(stream) > 1024:
+		return &veredicto.InvalidInputError{Field: "stream", Problem: "is longer than 1024 bytes"}
+	case ev.Type == "":
+		return &veredicto.InvalidInputError{Field: "type", Problem: "is empty"}
+	case len(ev.Data) > MaxEventBytes:
+		return &veredicto.InvalidInputError{Field: "data", Problem: fmt.Sprintf("is %d bytes, over %d", len(ev.Data), MaxEventBytes)}
+	case !json.Valid(ev.Data):
+		return &veredicto.InvalidInputError{Field: "data", Problem: "is not JSON"}
+	}
+	return nil
+}
+
+func clampLimit(limit int) int {
+	if limit <= 0 || limit > MaxReadLimit {
+		return MaxReadLimit
+	}
+	return limit
+}

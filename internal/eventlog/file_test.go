@@ -1,0 +1,265 @@
+package eventlog
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func mustEvent(t *testing.T, typ, key string, v any) Event {
+	t.Helper()
+	ev, err := New(typ, key, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func ids(evs []Event) []int64 {
+	out := make([]int64, len(evs))
+	for i, e := range evs {
+		out[i] = e.ID
+	}
+	return out
+}
+
+func TestFileAppendRead(t *testing.T) {
+	ctx := t.Context()
+	l := NewFile(t.TempDir())
+	for i := range 5 {
+		ev, err := l.Append(ctx, "acme", "arn:exec:1", mustEvent(t, TypeExecutionStep, "", map[string]int{"n": i}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.ID != int64(i+1) {
+			t.Fatalf("append %d got id %d, want %d", i, ev.ID, i+1)
+		}
+	}
+	tests := []struct {
+		name  string
+		after int64
+		limit int
+		want  []int64
+	}{
+		{"from start", 0, 0, []int64{1, 2, 3, 4, 5}},
+		{"after 3", 3, 10, []int64{4, 5}},
+		{"limit", 1, 2, []int64{2, 3}},
+		{"at end", 5, 10, []int64{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := l.Read(ctx, "acme", "arn:exec:1", tt.after, tt.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(ids(got)) != fmt.Sprint(tt.want) {
+				t.Errorf("ids = %v, want %v", ids(got), tt.want)
+			}
+		})
+	}
+	// Tenants do not share streams.
+	got, err := l.Read(ctx, "other", "arn:exec:1", 0, 10)
+	if err != nil || len(got) != 0 {
+		t.Errorf("another tenant reads %d events (%v), want none", len(got), err)
+	}
+	var data map[string]any
+	first, _ := l.Read(ctx, "acme", "arn:exec:1", 0, 1)
+	if err := json.Unmarshal(first[0].Data, &data); err != nil || data["type"] != TypeExecutionStep || data["n"] != 0.0 {
+		t.Errorf("data = %s, want the payload with its type", first[0].Data)
+	}
+}
+
+func TestFileDedupeAndReopen(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	l := NewFile(dir)
+	a, err := l.Append(ctx, "acme", "s", mustEvent(t, TypePendingConfirmation, "pending:c1", map[string]string{"id": "c1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second process (a fresh File) sees the same stream and dedupes too.
+	l2 := NewFile(dir)
+	b, err := l2.Append(ctx, "acme", "s", mustEvent(t, TypePendingConfirmation, "pending:c1", map[string]string{"id": "c1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.ID != a.ID {
+		t.Errorf("repeated key appended as %d, want the stored %d", b.ID, a.ID)
+	}
+	c, err := l2.Append(ctx, "acme", "s", mustEvent(t, TypeFinish, "", map[string]string{"status": "SUCCEEDED"}))
+	if err != nil || c.ID != 2 {
+		t.Fatalf("append after dedupe: id %d, %v; want 2", c.ID, err)
+	}
+	// The first File's cached tail is stale; it must notice the other append.
+	got, err := l.Read(ctx, "acme", "s", 0, 10)
+	if err != nil || fmt.Sprint(ids(got)) != "[1 2]" {
+		t.Errorf("read through a stale cache = %v (%v), want [1 2]", ids(got), err)
+	}
+}
+
+func TestFileTornLine(t *testing.T) {
+	ctx := t.Context()
+	l := NewFile(t.TempDir())
+	if _, err := l.Append(ctx, "acme", "s", mustEvent(t, "x", "", map[string]int{})); err != nil {
+		t.Fatal(err)
+	}
+	// A crash mid-write leaves half a line.
+	fh, err := os.OpenFile(l.path("acme", "s"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteString(`{"id":2,"type":"x","da`)
+	fh.Close()
+	l = NewFile(l.dir)
+	ev, err := l.Append(ctx, "acme", "s", mustEvent(t, "y", "", map[string]int{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.ID != 2 {
+		t.Errorf("id after a torn line = %d, want 2", ev.ID)
+	}
+	got, err := l.Read(ctx, "acme", "s", 0, 10)
+	if err != nil || fmt.Sprint(ids(got)) != "[1 2]" || got[1].Type != "y" {
+		t.Errorf("read = %v (%v), want [1 2] ending with y", ids(got), err)
+	}
+}
+
+func TestFileConcurrentAppendsAreDense(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	logs := []*File{NewFile(dir), NewFile(dir)} // two "processes"
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for range 25 {
+				if _, err := logs[w%2].Append(ctx, "acme", "s", mustEvent(t, "x", "", map[string]int{"w": w})); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var all []Event
+	var after int64
+	for {
+		got, err := NewFile(dir).Read(ctx, "acme", "s", after, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 {
+			break
+		}
+		all = append(all, got...)
+		after = got[len(got)-1].ID
+	}
+	if len(all) != 200 {
+		t.Fatalf("read %d events, want 200", len(all))
+	}
+	for i, ev := range all {
+		if ev.ID != int64(i+1) {
+			t.Fatalf("event %d has id %d: ids must be dense", i, ev.ID)
+		}
+	}
+}
+
+func TestFileWatchSignals(t *testing.T) {
+	ctx := t.Context()
+	l := NewFile(t.TempDir())
+	ch, cancel := l.Watch("acme", "s")
+	defer cancel()
+	for range 3 { // never blocks, whatever the reader does
+		if _, err := l.Append(ctx, "acme", "s", mustEvent(t, "x", "", map[string]int{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("no signal after appends")
+	}
+	select {
+	case <-ch:
+		t.Fatal("signals pile up: want at most one pending")
+	default:
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ctx := t.Context()
+	l := NewFile(t.TempDir())
+	big := make([]byte, MaxEventBytes+1)
+	for i := range big {
+		big[i] = ' '
+	}
+	tests := []struct {
+		name   string
+		tenant string
+		stream string
+		ev     Event
+	}{
+		{"no tenant", "", "s", Event{Type: "x", Data: []byte(`{}`)}},
+		{"long tenant", strings.Repeat("t", 129), "s", Event{Type: "x", Data: []byte(`{}`)}},
+		{"long stream", "t", strings.Repeat("s", 1025), Event{Type: "x", Data: []byte(`{}`)}},
+		{"no stream", "t", "", Event{Type: "x", Data: []byte(`{}`)}},
+		{"no type", "t", "s", Event{Data: []byte(`{}`)}},
+		{"not json", "t", "s", Event{Type: "x", Data: []byte(`{`)}},
+		{"too big", "t", "s", Event{Type: "x", Data: big}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := l.Append(ctx, tt.tenant, tt.stream, tt.ev); err == nil {
+				t.Error("Append accepted it")
+			}
+		})
+	}
+}
+
+func TestFileReadFarBehindTheTail(t *testing.T) {
+	ctx := t.Context()
+	l := NewFile(t.TempDir())
+	const n = 2*tailCap + 10 // past a trim of the cached tail
+	for range n {
+		if _, err := l.Append(ctx, "acme", "s", mustEvent(t, "x", "", map[string]int{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := l.Read(ctx, "acme", "s", 3, 4)
+	if err != nil || fmt.Sprint(ids(got)) != "[4 5 6 7]" {
+		t.Errorf("read behind the cached tail = %v (%v), want [4 5 6 7]", ids(got), err)
+	}
+	got, err = l.Read(ctx, "acme", "s", n-2, 10)
+	if err != nil || fmt.Sprint(ids(got)) != fmt.Sprint([]int64{n - 1, n}) {
+		t.Errorf("read at the end = %v (%v)", ids(got), err)
+	}
+}
+
+// BenchmarkFileAppend is one fsynced append: the floor of a stream's
+// write rate on this disk.
+func BenchmarkFileAppend(b *testing.B) {
+	l := NewFile(b.TempDir())
+	ev, _ := New(TypeExecutionStep, "", map[string]any{"step": map[string]string{"agent": "Gem1Function", "action": "started"}})
+	for b.Loop() {
+		if _, err := l.Append(b.Context(), "acme", "s", ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestFileLongStreamNames(t *testing.T) {
+	ctx := t.Context()
+	l := NewFile(t.TempDir())
+	long := "arn:aws:states:us-east-1:123456789012:execution:" + strings.Repeat("m", 80) + ":" + strings.Repeat("e", 80)
+	other := long[:len(long)-1] + "f"
+	for _, s := range []string{long, other} {
+		if _, err := l.Append(ctx, "acme", s, mustEvent(t, "x", "", map[string]string{"s": s[len(s)-1:]})); err != nil {
+			t.Fatalf("append to a %d-byte stream name: %v", len(s), err)
+		}
+	}
+	got, err := l.Read(ctx, "acme", long, 0, 10)
+	if err != nil || len(got) != 1 || !strings.Contains(string(got[0].Data), `"s":"e"`) {
+		t.Errorf("read %+v, %v; want the one event of its own stream", got, err)
+	}
+}

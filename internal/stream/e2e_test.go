@@ -1,0 +1,145 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/eventlog"
+)
+
+// TestConfirmationWorkflowOnTheStream runs a workflow that asks for a
+// confirmation through the local engine, with the history recorded on the
+// stream as serve records it, and follows it as a browser would: the
+// stream shows the steps, the pending confirmation, its resolution and the
+// finish, in that order, and closes.
+func TestConfirmationWorkflowOnTheStream(t *testing.T) {
+	const def = `{"StartAt":"Prepare","States":{
+	  "Prepare":{"Type":"Pass","Result":{"candidate":"c-004"},"ResultPath":"$.package","Next":"AskReview"},
+	  "AskReview":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+	    "Parameters":{"FunctionName":"ConfirmFunction","Payload":{"task_token.$":"$$.Task.Token","toolName":"senior_review",
+	      "category":"decision","sensitivity":"high","undoable":false,"preview.$":"$.package","tenant":"acme"}},
+	    "TimeoutSeconds":3600,"ResultPath":"$.review","Next":"Done"},
+	  "Done":{"Type":"Succeed"}}}`
+	f := newSSE(t, &Handler{})
+	svc := &confirm.Service{Store: confirm.NewFileStore(t.TempDir()), Events: f.log, Logger: slog.New(slog.DiscardHandler)}
+	reg := asl.NewRegistry()
+	reg.Register("ConfirmFunction", asl.Typed(svc.Confirm))
+	eng := asl.New(reg)
+	svc.Tasks = engineSender{eng}
+	agents, err := AgentsOf([]byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm, err := asl.Parse([]byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var execARN string
+	rec := &Recorder{Log: f.log, AgentsFor: func(string) map[string]string { return agents }}
+	hook := rec.Hook(slog.New(slog.DiscardHandler))
+	started := make(chan struct{})
+	x, err := eng.Start(t.Context(), sm, json.RawMessage(`{}`), asl.StartOptions{Name: "review-1", StateMachineName: "Review",
+		OnEvent: func(ev asl.Event) { <-started; hook("acme", execARN, ev) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	execARN = x.ID
+	close(started)
+
+	// Wait for the confirmation, then follow the stream from its start.
+	var id string
+	for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if list, _ := svc.List(t.Context(), "acme"); len(list) == 1 {
+			id = list[0].ID
+		}
+	}
+	if id == "" {
+		t.Fatal("no pending confirmation")
+	}
+	resp, err := f.open(t, t.Context(), "acme", execARN, "")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("open stream: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	msgs := make(chan sseMsg, 64)
+	go readSSE(resp.Body, msgs, nil)
+
+	tok, _ := auth.SignHS256(f.key, auth.Claims{Subject: "ana", Tenant: "acme", ExpiresAt: time.Now().Add(time.Hour)}, "")
+	h := auth.Middleware(&auth.HS256{Key: f.key}, auth.MiddlewareOptions{})(&confirm.Handler{Service: svc, Logger: slog.New(slog.DiscardHandler)})
+	req, _ := http.NewRequest("POST", "/api/confirmations", strings.NewReader(`{"id":"`+id+`","approved":true}`))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	w := &recorderWriter{header: http.Header{}}
+	h.ServeHTTP(w, req)
+	if w.status != http.StatusOK {
+		t.Fatalf("approve: %d %s", w.status, w.body.String())
+	}
+
+	var got []string
+	for m := range msgs {
+		var d struct {
+			Type string `json:"type"`
+			Step Step   `json:"step"`
+			ID   string `json:"id"`
+		}
+		json.Unmarshal([]byte(m.data), &d)
+		switch d.Type {
+		case eventlog.TypeExecutionStep:
+			got = append(got, d.Step.Content)
+		default:
+			got = append(got, d.Type)
+		}
+	}
+	want := []string{
+		"execution started",
+		"Prepare started", "Prepare finished",
+		"ConfirmFunction started",
+		"pending-confirmation",
+		"confirmation-resolved",
+		"ConfirmFunction finished",
+		"Done started", "Done finished",
+		"execution succeeded",
+		"finish",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("stream:\n%s\n\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// engineSender resumes the local engine's tasks with the sfn client's
+// method shapes.
+type engineSender struct{ eng *asl.Engine }
+
+func (e engineSender) SendTaskSuccess(_ context.Context, in *sfn.SendTaskSuccessInput, _ ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error) {
+	return &sfn.SendTaskSuccessOutput{}, e.eng.SendTaskSuccess(*in.TaskToken, json.RawMessage(*in.Output))
+}
+
+func (e engineSender) SendTaskFailure(_ context.Context, in *sfn.SendTaskFailureInput, _ ...func(*sfn.Options)) (*sfn.SendTaskFailureOutput, error) {
+	return &sfn.SendTaskFailureOutput{}, e.eng.SendTaskFailure(*in.TaskToken, *in.Error, *in.Cause)
+}
+
+type recorderWriter struct {
+	header http.Header
+	status int
+	body   strings.Builder
+}
+
+func (r *recorderWriter) Header() http.Header { return r.header }
+func (r *recorderWriter) WriteHeader(s int) {
+	if r.status == 0 {
+		r.status = s
+	}
+}
+func (r *recorderWriter) Write(b []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(b)
+}
