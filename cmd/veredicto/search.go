@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/blob"
@@ -110,8 +111,8 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	// the search at once, with no LLM call.
 	s, err := search.Load(ctx, inputs, "", filepath.Base(filepath.Clean(cfg.dir)))
 	if err != nil {
-		var mi *search.MissingInputError
-		var ii *search.InvalidInputError
+		var mi *veredicto.MissingInputError
+		var ii *veredicto.InvalidInputError
 		if errors.As(err, &mi) || errors.As(err, &ii) {
 			return fail(exitUsage, "%s: %v", cfg.dir, err)
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/veredicto/veredicto"
 )
 
 type loadedSearch struct {
@@ -51,7 +53,7 @@ func (svc *Service) load(ctx context.Context, prefix, searchID string) (*Search,
 		return nil, ls.err
 	}
 	if searchID != "" && ls.s.Docs.SearchID != searchID {
-		return nil, &InvalidInputError{File: FileConfig, Field: "search_id", Problem: fmt.Sprintf("%q does not match the execution's search_id %q", ls.s.Docs.SearchID, searchID)}
+		return nil, &veredicto.InvalidInputError{File: FileConfig, Field: "search_id", Problem: fmt.Sprintf("%q does not match the execution's search_id %q", ls.s.Docs.SearchID, searchID)}
 	}
 	return ls.s, nil
 }
@@ -62,5 +64,5 @@ func (s *Search) candidate(id string) (CandidateDocs, error) {
 			return c, nil
 		}
 	}
-	return CandidateDocs{}, &InvalidInputError{File: dirCandidates + "/" + id, Problem: "no such candidate folder"}
+	return CandidateDocs{}, &veredicto.InvalidInputError{File: dirCandidates + "/" + id, Problem: "no such candidate folder"}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
@@ -54,10 +55,10 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 		case "max_qa_retries":
 			dst, hi = &g.MaxQARetries, 2
 		default:
-			return Plan{}, &InvalidInputError{File: "execution input", Field: "thresholds." + k, Problem: "unknown threshold (want gem1, gem2, gem3, gem4 or max_qa_retries)"}
+			return Plan{}, &veredicto.InvalidInputError{File: "execution input", Field: "thresholds." + k, Problem: "unknown threshold (want gem1, gem2, gem3, gem4 or max_qa_retries)"}
 		}
 		if v < 0 || v > hi {
-			return Plan{}, &InvalidInputError{File: "execution input", Field: "thresholds." + k, Problem: fmt.Sprintf("%d is out of range 0–%d", v, hi)}
+			return Plan{}, &veredicto.InvalidInputError{File: "execution input", Field: "thresholds." + k, Problem: fmt.Sprintf("%d is out of range 0–%d", v, hi)}
 		}
 		*dst = v
 	}
@@ -73,7 +74,7 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 		p.Candidates = append(p.Candidates, c.CandidateID)
 	}
 	if len(p.Candidates) == 0 {
-		return Plan{}, &InvalidInputError{File: dirCandidates + "/", Problem: "the search has no candidate folders with documents"}
+		return Plan{}, &veredicto.InvalidInputError{File: dirCandidates + "/", Problem: "the search has no candidate folders with documents"}
 	}
 	for _, w := range s.Warnings {
 		svc.logger().WarnContext(ctx, "search input", "search_id", s.Docs.SearchID, "warning", w)
@@ -215,7 +216,7 @@ func (svc *Service) Gem4(ctx context.Context, t CandidateTask) (_ StageResult, e
 func (svc *Service) Correct(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
 	defer func() { err = boundary(err) }()
 	if t.Counters.QA < 1 {
-		return StageResult{}, &InvalidInputError{File: "state input", Field: "counters.qa", Problem: "a correction needs a GEM4 attempt of 1 or more"}
+		return StageResult{}, &veredicto.InvalidInputError{File: "state input", Field: "counters.qa", Problem: "a correction needs a GEM4 attempt of 1 or more"}
 	}
 	ch, err := svc.chain(ctx, t)
 	if err != nil {

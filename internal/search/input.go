@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/blob"
 )
 
@@ -63,30 +64,6 @@ type Search struct {
 	Hashes map[string]string
 	// Warnings are problems that do not stop the search (ignored files).
 	Warnings []string
-}
-
-// MissingInputError: a required search document is absent. The search is
-// blocked at once (seed: BLOCK inmediato) and no agent runs.
-type MissingInputError struct {
-	Files []string
-}
-
-func (e *MissingInputError) Error() string {
-	return fmt.Sprintf("search blocked: required document(s) missing: %s", strings.Join(e.Files, ", "))
-}
-
-// InvalidInputError names a malformed input file and field.
-type InvalidInputError struct {
-	File    string
-	Field   string
-	Problem string
-}
-
-func (e *InvalidInputError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("%s: %s", e.File, e.Problem)
-	}
-	return fmt.Sprintf("%s: %s: %s", e.File, e.Field, e.Problem)
 }
 
 // Document file names.
@@ -139,7 +116,7 @@ func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search,
 			}
 		case len(parts) == 3 && parts[0] == dirCandidates && candidateFiles[parts[2]]:
 			if !idPattern.MatchString(parts[1]) {
-				return nil, &InvalidInputError{File: rel, Problem: fmt.Sprintf("candidate folder name %q must be letters, digits, '.', '_' or '-'", parts[1])}
+				return nil, &veredicto.InvalidInputError{File: rel, Problem: fmt.Sprintf("candidate folder name %q must be letters, digits, '.', '_' or '-'", parts[1])}
 			}
 			cands[parts[1]] = true
 		default:
@@ -153,7 +130,7 @@ func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search,
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &MissingInputError{Files: missing}
+		return nil, &veredicto.MissingInputError{Files: missing}
 	}
 
 	cfg := Config{}
@@ -170,7 +147,7 @@ func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search,
 		cfg.SearchID = defaultID
 	}
 	if !idPattern.MatchString(cfg.SearchID) {
-		return nil, &InvalidInputError{File: FileConfig, Field: "search_id", Problem: fmt.Sprintf("%q must be 1–64 letters, digits, '.', '_' or '-'", cfg.SearchID)}
+		return nil, &veredicto.InvalidInputError{File: FileConfig, Field: "search_id", Problem: fmt.Sprintf("%q must be 1–64 letters, digits, '.', '_' or '-'", cfg.SearchID)}
 	}
 
 	doc := func(id string) (Doc, error) {
@@ -211,7 +188,7 @@ func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search,
 				empty = append(empty, d.ID+" (empty)")
 			}
 		}
-		return nil, &MissingInputError{Files: empty}
+		return nil, &veredicto.MissingInputError{Files: empty}
 	}
 	ids := make([]string, 0, len(cands))
 	for id := range cands {
@@ -234,7 +211,7 @@ func parseConfig(b []byte, cfg *Config, g *Gates) error {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return &InvalidInputError{File: FileConfig, Problem: err.Error()}
+		return &veredicto.InvalidInputError{File: FileConfig, Problem: err.Error()}
 	}
 	if cfg.Gates == nil {
 		return nil
@@ -244,7 +221,7 @@ func parseConfig(b []byte, cfg *Config, g *Gates) error {
 			return nil
 		}
 		if *v < lo || *v > hi {
-			return &InvalidInputError{File: FileConfig, Field: "gates." + field, Problem: fmt.Sprintf("%d is out of range %d–%d", *v, lo, hi)}
+			return &veredicto.InvalidInputError{File: FileConfig, Field: "gates." + field, Problem: fmt.Sprintf("%d is out of range %d–%d", *v, lo, hi)}
 		}
 		*dst = *v
 		return nil

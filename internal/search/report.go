@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
@@ -96,7 +97,7 @@ const OfflineBaselineNotice = "Línea base offline: análisis léxico determinis
 func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult, err error) {
 	defer func() { err = boundary(err) }()
 	if !validDecision(t.Outcome.Decision) {
-		return CandidateResult{}, &InvalidInputError{File: "state input", Field: "outcome.decision", Problem: fmt.Sprintf("%q is not a protocol decision", t.Outcome.Decision)}
+		return CandidateResult{}, &veredicto.InvalidInputError{File: "state input", Field: "outcome.decision", Problem: fmt.Sprintf("%q is not a protocol decision", t.Outcome.Decision)}
 	}
 	ch, err := svc.newChain(ctx, t.CandidateTask, true)
 	if err != nil && !errors.Is(err, errNotRun) {

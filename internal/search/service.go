@@ -7,7 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/blob"
+	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // BlobWriter stores reports (a folder locally, S3 in AWS).
@@ -59,14 +61,30 @@ func (svc *Service) PromptVersion(agent string) string {
 	return svc.PromptVersions(agent)
 }
 
-// boundary is applied to every task handler's error: a storage failure
-// worth retrying, however deeply wrapped, goes out as *blob.TransientError,
-// whose type name the workflow's Retry matches. Other errors keep their own
-// type (their name is what Catch and the report see).
+// boundary is applied to every task handler's error. A failure worth
+// retrying anywhere in the chain (storage or LLM, however deeply wrapped)
+// goes out as a *veredicto.TransientError, whose name the workflow's Retry
+// matches. Every other error keeps its chain intact, so veredicto.ErrorName
+// still finds the typed error inside (InvalidInputError, MissingInputError…)
+// when the catalog names it at the Lambda boundary.
 func boundary(err error) error {
-	var te *blob.TransientError
-	if errors.As(err, &te) && err != error(te) {
-		return &blob.TransientError{Err: err}
+	if err == nil || transientType(err) {
+		return err
+	}
+	var bt *blob.TransientError
+	var lt *llm.TransientError
+	if veredicto.ErrorName(err) == veredicto.NameTransient || errors.As(err, &bt) || errors.As(err, &lt) {
+		return &veredicto.TransientError{Err: err}
 	}
 	return err
+}
+
+// transientType reports whether err itself (not a wrapper) is one of the
+// transient kinds.
+func transientType(err error) bool {
+	switch err.(type) {
+	case *veredicto.TransientError, *blob.TransientError, *llm.TransientError:
+		return true
+	}
+	return false
 }
