@@ -48,6 +48,7 @@ type searchRunConfig struct {
 	provider    string
 	model       string
 	concurrency int
+	limits      search.Limits
 }
 
 func (m *Main) runSearch(ctx context.Context, args []string) int {
@@ -78,6 +79,9 @@ func parseSearchRun(args []string, stderr io.Writer) (searchRunConfig, error) {
 	fs.StringVar(&cfg.provider, "llm", "", "offline or openai (default: openai when OPENAI_API_KEY is set, else offline)")
 	fs.StringVar(&cfg.model, "model", "", "model name for openai (default: $OPENAI_MODEL or gpt-4o-mini)")
 	fs.IntVar(&cfg.concurrency, "concurrency", 0, "candidates evaluated at once (default 4)")
+	var docKiB, searchKiB int64
+	fs.Int64Var(&docKiB, "max-document-kib", search.DefaultLimits.DocumentBytes>>10, "largest document accepted, in KiB")
+	fs.Int64Var(&searchKiB, "max-search-kib", search.DefaultLimits.SearchBytes>>10, "largest total of a search's documents, in KiB")
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
 		return cfg, err
@@ -90,6 +94,10 @@ func parseSearchRun(args []string, stderr io.Writer) (searchRunConfig, error) {
 	if cfg.concurrency < 0 {
 		return cfg, fmt.Errorf("--concurrency must be positive, got %d", cfg.concurrency)
 	}
+	if docKiB <= 0 || searchKiB <= 0 {
+		return cfg, fmt.Errorf("--max-document-kib and --max-search-kib must be positive")
+	}
+	cfg.limits = search.Limits{DocumentBytes: docKiB << 10, SearchBytes: searchKiB << 10}
 	switch cfg.provider {
 	case "", "offline", "openai":
 	default:
@@ -106,10 +114,12 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	if st, err := os.Stat(cfg.dir); err != nil || !st.IsDir() {
 		return fail(exitUsage, "%s is not a folder", cfg.dir)
 	}
-	inputs := blob.NewDir(cfg.dir)
+	// The folder reader refuses symbolic links that leave DIR and reads no
+	// more of a document than the limit.
+	inputs := search.NewFolder(cfg.dir, cfg.limits.DocumentBytes)
 	// Validate before anything else: a missing jd.md or kickoff.md blocks
 	// the search at once, with no LLM call.
-	s, err := search.Load(ctx, inputs, "", filepath.Base(filepath.Clean(cfg.dir)))
+	s, err := search.LoadWithin(ctx, inputs, "", filepath.Base(filepath.Clean(cfg.dir)), cfg.limits)
 	if err != nil {
 		var mi *veredicto.MissingInputError
 		var ii *veredicto.InvalidInputError
@@ -121,6 +131,9 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	for _, w := range s.Warnings {
 		fmt.Fprintf(m.Stderr, "warning: %s\n", w)
 	}
+	if len(s.Candidates) == 0 {
+		return fail(exitUsage, "%s has no candidates: add a folder candidates/<id>/ with cv.md (or interview.md, tests.md, case.md, references.md) for each one", cfg.dir)
+	}
 	analyst, notice, err := app.ChooseAnalyst(cfg.provider, cfg.model, getenv)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
@@ -130,19 +143,23 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	if out == "" {
 		out = filepath.Join("out", s.Docs.SearchID)
 	}
+	if st, err := os.Stat(out); err == nil && !st.IsDir() {
+		return fail(exitUsage, "--out %s is a file; give a folder for the reports", out)
+	}
 	svc := &search.Service{
 		Inputs:         inputs,
 		Reports:        blob.NewDir(out),
 		Store:          store.NewLocal(filepath.Join(out, ".veredicto", "context")),
 		Analyst:        analyst,
 		PromptVersions: prompts.PromptVersion,
+		Limits:         cfg.limits,
 	}
 	res, err := catalog.RunSearch(ctx, svc, search.StartInput{SearchID: s.Docs.SearchID, Concurrency: cfg.concurrency}, newProgress(m.Stderr))
 	if err != nil {
 		return fail(exitFailed, "%v", err)
 	}
 	if res.Status != asl.StatusSucceeded {
-		return fail(exitFailed, "execution %s: %s: %s", res.Status, res.Error, res.Cause)
+		return fail(exitFailed, "the evaluation did not finish (%s): %s", strings.ToLower(string(res.Status)), causeMessage(res.Cause))
 	}
 	var done struct {
 		Results []search.CandidateResult `json:"results"`
@@ -231,4 +248,17 @@ func candidateOf(scope string, candidates []string) string {
 		return candidates[i]
 	}
 	return scope
+}
+
+// causeMessage is the sentence inside an execution's cause: the Lambda
+// runtime's {"errorMessage", "errorType"} JSON is unwrapped to its message,
+// so no JSON or Go type name reaches the user.
+func causeMessage(cause string) string {
+	var c struct {
+		ErrorMessage string `json:"errorMessage"`
+	}
+	if json.Unmarshal([]byte(cause), &c) == nil && c.ErrorMessage != "" {
+		return c.ErrorMessage
+	}
+	return cause
 }

@@ -37,7 +37,7 @@ func (svc *Service) load(ctx context.Context, prefix, searchID string) (*Search,
 		}
 	}
 	svc.mu.Unlock()
-	ls.once.Do(func() { ls.s, ls.err = Load(ctx, svc.Inputs, prefix, searchID) })
+	ls.once.Do(func() { ls.s, ls.err = LoadWithin(ctx, svc.Inputs, prefix, searchID, svc.Limits) })
 	if ls.err != nil {
 		svc.mu.Lock()
 		if svc.searches[prefix] == ls {

@@ -30,6 +30,9 @@ type Service struct {
 	PromptVersions func(agent string) string
 	Logger         *slog.Logger
 	Now            func() time.Time
+	// Limits bound the documents a search may load (DefaultLimits when
+	// zero): larger documents or searches are refused by name.
+	Limits Limits
 	// DefaultConcurrency is how many candidates run at once when the
 	// execution input does not say (DefaultConcurrency when zero).
 	DefaultConcurrency int
