@@ -154,7 +154,8 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 		PromptVersions: prompts.PromptVersion,
 		Limits:         cfg.limits,
 	}
-	res, err := catalog.RunSearch(ctx, svc, search.StartInput{SearchID: s.Docs.SearchID, Concurrency: cfg.concurrency}, newProgress(m.Stderr))
+	prog := newProgress(m.Stderr)
+	res, err := catalog.RunSearch(ctx, svc, search.StartInput{SearchID: s.Docs.SearchID, Concurrency: cfg.concurrency}, prog.event)
 	if err != nil {
 		return fail(exitFailed, "%v", err)
 	}
@@ -172,39 +173,78 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 		fmt.Fprintf(m.Stdout, "  %-12s %-26s %s\n", r.CandidateID, r.Decision, filepath.Join(out, r.CandidateID, "report.md"))
 	}
 	fmt.Fprintf(m.Stdout, "Summary: %s\n", filepath.Join(out, "summary.md"))
+	if n := prog.Reused(); n > 0 {
+		fmt.Fprintf(m.Stdout, "Reused from the cache (%s): %d stages; delete that folder to recompute them\n", filepath.Join(out, ".veredicto"), n)
+	}
 	return exitOK
 }
 
-// newProgress prints one line per candidate stage as the workflow moves.
-func newProgress(w io.Writer) func(asl.Event) {
-	var mu sync.Mutex
-	var candidates []string
-	return func(ev asl.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case ev.Type == "TaskSucceeded" && ev.State == "Validate":
-			if m, ok := ev.Output.(map[string]any); ok {
-				if cs, ok := m["candidates"].([]any); ok {
-					for _, c := range cs {
-						candidates = append(candidates, fmt.Sprint(c))
-					}
-					fmt.Fprintf(w, "search %v: %d candidates\n", m["search_id"], len(candidates))
+// progress prints one line per candidate stage as the workflow moves, and
+// counts the stages a re-run read from the cache instead of computing.
+type progress struct {
+	w          io.Writer
+	mu         sync.Mutex
+	candidates []string
+	reused     map[string][]string // candidate ("-" for the mandate) → reused stage labels
+	total      int
+}
+
+func newProgress(w io.Writer) *progress {
+	return &progress{w: w, reused: map[string][]string{}}
+}
+
+// reusedOutput reports whether a task's output says it was read from the cache.
+func reusedOutput(out any) bool {
+	m, ok := out.(map[string]any)
+	return ok && m["reused"] == true
+}
+
+func (p *progress) event(ev asl.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.w
+	switch {
+	case ev.Type == "TaskSucceeded" && ev.State == "Validate":
+		if m, ok := ev.Output.(map[string]any); ok {
+			if cs, ok := m["candidates"].([]any); ok {
+				for _, c := range cs {
+					p.candidates = append(p.candidates, fmt.Sprint(c))
 				}
+				fmt.Fprintf(w, "search %v: %d candidates\n", m["search_id"], len(p.candidates))
 			}
-		case ev.Type == "TaskScheduled" && ev.State == "Gem5":
-			fmt.Fprintln(w, "mandate   gem5")
-		case ev.Type == "TaskScheduled" && ev.Scope != "":
-			id := candidateOf(ev.Scope, candidates)
-			fmt.Fprintf(w, "%-9s %s\n", id, stageLabel(ev.State, ev.Input))
-		case ev.Type == "TaskSucceeded" && ev.State == "Report":
-			if m, ok := ev.Output.(map[string]any); ok {
-				fmt.Fprintf(w, "%-9s → %v (%v)\n", m["candidate_id"], m["decision"], m["reason"])
-			}
-		case ev.Type == "TaskScheduled" && ev.State == "Summary":
-			fmt.Fprintln(w, "summary")
 		}
+	case ev.Type == "TaskScheduled" && ev.State == "Gem5":
+		fmt.Fprintln(w, "mandate   gem5")
+	case ev.Type == "TaskSucceeded" && ev.State == "Gem5" && reusedOutput(ev.Output):
+		p.reused["-"] = append(p.reused["-"], "gem5")
+		p.total++
+		fmt.Fprintln(w, "mandate   gem5 reused from the cache")
+	case ev.Type == "TaskScheduled" && ev.Scope != "":
+		id := candidateOf(ev.Scope, p.candidates)
+		fmt.Fprintf(w, "%-9s %s\n", id, stageLabel(ev.State, ev.Input))
+	case ev.Type == "TaskSucceeded" && ev.Scope != "" && ev.State != "Report" && reusedOutput(ev.Output):
+		id := candidateOf(ev.Scope, p.candidates)
+		p.reused[id] = append(p.reused[id], strings.ToLower(ev.State))
+		p.total++
+	case ev.Type == "TaskSucceeded" && ev.State == "Report":
+		if m, ok := ev.Output.(map[string]any); ok {
+			id := fmt.Sprint(m["candidate_id"])
+			note := ""
+			if r := p.reused[id]; len(r) > 0 {
+				note = fmt.Sprintf(" — reused from the cache: %s", strings.Join(r, ", "))
+			}
+			fmt.Fprintf(w, "%-9s → %v (%v)%s\n", id, m["decision"], m["reason"], note)
+		}
+	case ev.Type == "TaskScheduled" && ev.State == "Summary":
+		fmt.Fprintln(w, "summary")
 	}
+}
+
+// Reused is how many stages were read from the cache.
+func (p *progress) Reused() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.total
 }
 
 // stageLabel names a candidate stage for the progress display, with the

@@ -117,3 +117,26 @@ func TestSearchRunFriendlyErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestSearchRerunSaysWhatWasReused(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"search", "run", "../../examples/search-demo", "--out", out, "--llm", "offline"}
+	code, stdout, _ := runCLI(t, "", args...)
+	if code != exitOK || strings.Contains(stdout, "Reused from the cache") {
+		t.Fatalf("first run: exit %d, stdout %q; want success with nothing reused", code, stdout)
+	}
+	code, stdout, stderr := runCLI(t, "", args...)
+	if code != exitOK {
+		t.Fatalf("re-run: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"Reused from the cache", ".veredicto"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("re-run stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, want := range []string{"mandate   gem5 reused from the cache", "c-002     → DESCARTADO_GEM1 (gate_gem1) — reused from the cache: gem1\n"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("re-run stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}

@@ -208,3 +208,9 @@ func sortedIndex(idx map[string]bool) []string {
 func answerOf[C any](c Contract[C]) Answer[C] {
 	return Answer[C]{Content: c.Content, Scores: c.Scores, IssuesFound: c.IssuesFound, Blockers: c.Blockers}
 }
+
+// lastReused reports whether the chain's last stage, the one its task
+// asked for, was read from the store rather than computed.
+func (ch *candidateChain) lastReused() bool {
+	return len(ch.records) > 0 && ch.records[len(ch.records)-1].Reused
+}

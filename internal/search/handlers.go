@@ -92,6 +92,8 @@ type SearchTask struct {
 type MandateResult struct {
 	Confidence       float64 `json:"confidence"`
 	CriticalBlockers int     `json:"critical_blockers"`
+	// Reused: the mandate was read from the store, not computed in this run.
+	Reused bool `json:"reused"`
 }
 
 // Gem5 runs the mandate analysis once per search.
@@ -101,7 +103,7 @@ func (svc *Service) Gem5(ctx context.Context, in SearchTask) (_ MandateResult, e
 	if err != nil {
 		return MandateResult{}, err
 	}
-	c, _, _, err := svc.gem5(ctx, s, false)
+	c, _, rec, err := svc.gem5(ctx, s, false)
 	if err != nil {
 		return MandateResult{}, err
 	}
@@ -111,7 +113,7 @@ func (svc *Service) Gem5(ctx context.Context, in SearchTask) (_ MandateResult, e
 			n++
 		}
 	}
-	return MandateResult{Confidence: c.Scores.Confidence, CriticalBlockers: n}, nil
+	return MandateResult{Confidence: c.Scores.Confidence, CriticalBlockers: n, Reused: rec.Reused}, nil
 }
 
 func (svc *Service) gem5(ctx context.Context, s *Search, loadOnly bool) (Contract[Gem5Content], string, StageRecord, error) {
@@ -149,6 +151,8 @@ type StageResult struct {
 	Decision                  string  `json:"decision,omitempty"`
 	IrresolvableContradiction bool    `json:"irresolvable_contradiction"`
 	StructuralEvidenceGap     bool    `json:"structural_evidence_gap"`
+	// Reused: the stage was read from the store, not computed in this run.
+	Reused bool `json:"reused"`
 }
 
 func scoreOf(s Scores) int {
@@ -168,7 +172,7 @@ func (svc *Service) Gem1(ctx context.Context, t CandidateTask) (_ StageResult, e
 	if err := ch.runGem1(ctx); err != nil {
 		return StageResult{}, err
 	}
-	return StageResult{Score: scoreOf(ch.gem1.Scores), Confidence: ch.gem1.Scores.Confidence}, nil
+	return StageResult{Score: scoreOf(ch.gem1.Scores), Confidence: ch.gem1.Scores.Confidence, Reused: ch.lastReused()}, nil
 }
 
 // Gem2 runs the business assessment.
@@ -181,7 +185,7 @@ func (svc *Service) Gem2(ctx context.Context, t CandidateTask) (_ StageResult, e
 	if err := ch.runGem2(ctx); err != nil {
 		return StageResult{}, err
 	}
-	return StageResult{Score: scoreOf(ch.gem2.Scores), Confidence: ch.gem2.Scores.Confidence}, nil
+	return StageResult{Score: scoreOf(ch.gem2.Scores), Confidence: ch.gem2.Scores.Confidence, Reused: ch.lastReused()}, nil
 }
 
 // Gem3 runs the verdict (attempt counters.gem3: 1 is the re-ask).
@@ -194,7 +198,7 @@ func (svc *Service) Gem3(ctx context.Context, t CandidateTask) (_ StageResult, e
 	if err := ch.runGem3(ctx, t.Counters.Gem3); err != nil {
 		return StageResult{}, err
 	}
-	return StageResult{Score: scoreOf(ch.gem3.Scores), Confidence: ch.gem3.Scores.Confidence, Recommendation: ch.gem3.Content.Recommendation}, nil
+	return StageResult{Score: scoreOf(ch.gem3.Scores), Confidence: ch.gem3.Scores.Confidence, Recommendation: ch.gem3.Content.Recommendation, Reused: ch.lastReused()}, nil
 }
 
 // Gem4 runs the QA audit attempt counters.qa, with the corrections before it.
@@ -209,7 +213,7 @@ func (svc *Service) Gem4(ctx context.Context, t CandidateTask) (_ StageResult, e
 		return StageResult{}, err
 	}
 	return StageResult{Score: scoreOf(audit.Scores), Confidence: audit.Scores.Confidence, Decision: audit.Content.Decision,
-		IrresolvableContradiction: audit.Content.IrresolvableContradiction, StructuralEvidenceGap: audit.Content.StructuralEvidenceGap}, nil
+		IrresolvableContradiction: audit.Content.IrresolvableContradiction, StructuralEvidenceGap: audit.Content.StructuralEvidenceGap, Reused: ch.lastReused()}, nil
 }
 
 // Correct runs the correction before GEM4 attempt counters.qa.
@@ -225,5 +229,5 @@ func (svc *Service) Correct(ctx context.Context, t CandidateTask) (_ StageResult
 	if _, err := ch.runQA(ctx, t.Counters.Gem3, t.Counters.QA, false); err != nil {
 		return StageResult{}, err
 	}
-	return StageResult{}, nil
+	return StageResult{Reused: ch.lastReused()}, nil
 }

@@ -148,11 +148,11 @@ func writeSearch(t *testing.T, dir string, ids ...string) {
 type runResult struct {
 	res     *asl.Result
 	out     string
-	kv      *store.Memory
+	kv      search.KV
 	analyst *scripted
 }
 
-func runWorkflow(t *testing.T, scripts map[string]script, kv *store.Memory, out string) runResult {
+func runWorkflow(t *testing.T, scripts map[string]script, kv search.KV, out string) runResult {
 	t.Helper()
 	in := t.TempDir()
 	ids := make([]string, 0, len(scripts))
@@ -163,6 +163,12 @@ func runWorkflow(t *testing.T, scripts map[string]script, kv *store.Memory, out 
 	if kv == nil {
 		kv = store.NewMemory()
 	}
+	return runSearch(t, in, scripts, kv, out)
+}
+
+// runSearch runs the workflow over the search folder in.
+func runSearch(t *testing.T, in string, scripts map[string]script, kv search.KV, out string) runResult {
+	t.Helper()
 	if out == "" {
 		out = t.TempDir()
 	}
@@ -292,5 +298,57 @@ func TestRerunReusesFinishedStages(t *testing.T) {
 	}
 	if len(s.Ranking) != 2 || s.Ranking[0].CandidateID != "c-001" || s.Metrics.EscalationRate != 0 {
 		t.Errorf("summary ranking %+v metrics %+v", s.Ranking, s.Metrics)
+	}
+}
+
+// damaging is a context store whose reads of the stage records matching
+// stage come back damaged, as after a truncated or corrupted write.
+type damaging struct {
+	*store.Memory
+	stage  string
+	damage func([]byte) []byte
+}
+
+func (d damaging) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	b, ok, err := d.Memory.Get(ctx, key)
+	if ok && strings.Contains(key, "/"+d.stage+"/") && !strings.Contains(key, "/repair-") {
+		b = d.damage(append([]byte(nil), b...))
+	}
+	return b, ok, err
+}
+
+func TestDamagedStageRecordIsRecomputed(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func([]byte) []byte
+	}{
+		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }},
+		{"output changed", func(b []byte) []byte { return []byte(strings.Replace(string(b), "evidencia", "evidencie", 1)) }},
+		{"empty", func([]byte) []byte { return nil }},
+	}
+	scripts := map[string]script{"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9}}}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := t.TempDir()
+			writeSearch(t, in, "c-001")
+			mem := store.NewMemory()
+			first := runSearch(t, in, scripts, mem, "")
+			kv := damaging{Memory: mem, stage: "gem2", damage: tt.damage}
+			second := runSearch(t, in, scripts, kv, "")
+			if n := second.analyst.Calls("c-001", "gem2"); n != 1 {
+				t.Errorf("damaged gem2 called %d times on the re-run, want 1 (recomputed)", n)
+			}
+			if n := second.analyst.Calls("c-001", "gem1"); n != 0 {
+				t.Errorf("intact gem1 called %d times, want 0", n)
+			}
+			a, b := readReport(t, first.out, "c-001"), readReport(t, second.out, "c-001")
+			if a.Decision != b.Decision || fmt.Sprint(a.StageOrder) != fmt.Sprint(b.StageOrder) {
+				t.Errorf("report after repair: %s %v, want %s %v", b.Decision, b.StageOrder, a.Decision, a.StageOrder)
+			}
+			third := runSearch(t, in, scripts, kv, "")
+			if n := third.analyst.Calls("c-001", "gem2"); n != 0 {
+				t.Errorf("third run called gem2 %d times, want 0 (the repair is stored)", n)
+			}
+		})
 	}
 }
