@@ -65,6 +65,9 @@ type Search struct {
 	Index map[string]bool
 	// Hashes maps each present document id to the SHA-256 of its text.
 	Hashes map[string]string
+	// Texts maps each present document id to its text, for the quotation
+	// check.
+	Texts map[string]string
 	// Warnings are problems that do not stop the search (ignored files).
 	Warnings []string
 }
@@ -151,7 +154,7 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 	if err != nil {
 		return nil, fmt.Errorf("load search %s: %w", prefix, err)
 	}
-	s := &Search{Prefix: prefix, Gates: DefaultGates, Index: map[string]bool{}, Hashes: map[string]string{}}
+	s := &Search{Prefix: prefix, Gates: DefaultGates, Index: map[string]bool{}, Hashes: map[string]string{}, Texts: map[string]string{}}
 	present := map[string]bool{}
 	cands := map[string]bool{}
 	seen := map[string]bool{} // candidate folders with any file
@@ -239,6 +242,7 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 		sum := sha256.Sum256([]byte(text))
 		s.Index[id] = true
 		s.Hashes[id] = hex.EncodeToString(sum[:])
+		s.Texts[id] = text
 		return Doc{ID: id, Text: text}, nil
 	}
 	var errs []error

@@ -135,6 +135,9 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 	if err := CheckScores(agent, ans.Scores); err != nil {
 		return Contract[C]{}, StageRecord{}, &InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
 	}
+	if err := CheckQuotes(agent, QuotedContent(agent, ans.Content), s.Texts); err != nil {
+		return Contract[C]{}, StageRecord{}, &InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
+	}
 	c = Contract[C]{
 		Meta: Meta{SearchID: s.Docs.SearchID, CandidateID: candidateID, Gem: agent, Timestamp: start.UTC().Format("2006-01-02T15:04:05Z"),
 			PromptVersion: svc.PromptVersion(agent), Sources: cited},
