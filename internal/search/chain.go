@@ -148,12 +148,21 @@ type audited struct {
 	gem3 Answer[Gem3Content]
 }
 
+// evidenceless reports whether an evaluation cites no source at all: every
+// finding declares "No informado en fuentes" or "Hipótesis no validada",
+// or there is none.
+func (ch *candidateChain) evidenceless(content any) bool {
+	ids, _ := CheckCitations("", content, ch.s.Index)
+	return len(ids) == 0
+}
+
 // runQA runs GEM4 attempt 0 and, for each later attempt a, the correction a
 // that precedes audit a. With finalAudit false it stops after correction
-// qaAttempt (the Correction task). It returns the last audit run.
-func (ch *candidateChain) runQA(ctx context.Context, gem3Attempt, qaAttempt int, finalAudit bool) (Contract[Gem4Content], error) {
+// qaAttempt (the Correction task). It returns the last audit run and what
+// it audited.
+func (ch *candidateChain) runQA(ctx context.Context, gem3Attempt, qaAttempt int, finalAudit bool) (Contract[Gem4Content], audited, error) {
 	if err := ch.runGem3(ctx, gem3Attempt); err != nil {
-		return Contract[Gem4Content]{}, err
+		return Contract[Gem4Content]{}, audited{}, err
 	}
 	cur := audited{gem1: answerOf(ch.gem1), gem2: answerOf(ch.gem2), gem3: answerOf(ch.gem3)}
 	index := sortedIndex(ch.s.Index)
@@ -172,7 +181,7 @@ func (ch *candidateChain) runQA(ctx context.Context, gem3Attempt, qaAttempt int,
 				return ch.svc.Analyst.Correct(ctx, corrIn)
 			}))
 			if err != nil {
-				return audit, err
+				return audit, cur, err
 			}
 			ch.records = append(ch.records, rec)
 			// Corrections rewrite content only: scores stay the agents'.
@@ -188,12 +197,12 @@ func (ch *candidateChain) runQA(ctx context.Context, gem3Attempt, qaAttempt int,
 			return ch.svc.Analyst.Gem4(ctx, in)
 		}))
 		if err != nil {
-			return audit, err
+			return audit, cur, err
 		}
 		ch.records = append(ch.records, rec)
 		audit, upstream = c, h
 	}
-	return audit, nil
+	return audit, cur, nil
 }
 
 func sortedIndex(idx map[string]bool) []string {

@@ -172,7 +172,8 @@ func (svc *Service) Gem1(ctx context.Context, t CandidateTask) (_ StageResult, e
 	if err := ch.runGem1(ctx); err != nil {
 		return StageResult{}, err
 	}
-	return StageResult{Score: scoreOf(ch.gem1.Scores), Confidence: ch.gem1.Scores.Confidence, Reused: ch.lastReused()}, nil
+	return StageResult{Score: scoreOf(ch.gem1.Scores), Confidence: ch.gem1.Scores.Confidence, Reused: ch.lastReused(),
+		StructuralEvidenceGap: ch.evidenceless(ch.gem1.Content)}, nil
 }
 
 // Gem2 runs the business assessment.
@@ -185,7 +186,8 @@ func (svc *Service) Gem2(ctx context.Context, t CandidateTask) (_ StageResult, e
 	if err := ch.runGem2(ctx); err != nil {
 		return StageResult{}, err
 	}
-	return StageResult{Score: scoreOf(ch.gem2.Scores), Confidence: ch.gem2.Scores.Confidence, Reused: ch.lastReused()}, nil
+	return StageResult{Score: scoreOf(ch.gem2.Scores), Confidence: ch.gem2.Scores.Confidence, Reused: ch.lastReused(),
+		StructuralEvidenceGap: ch.evidenceless(ch.gem2.Content)}, nil
 }
 
 // Gem3 runs the verdict (attempt counters.gem3: 1 is the re-ask).
@@ -198,7 +200,8 @@ func (svc *Service) Gem3(ctx context.Context, t CandidateTask) (_ StageResult, e
 	if err := ch.runGem3(ctx, t.Counters.Gem3); err != nil {
 		return StageResult{}, err
 	}
-	return StageResult{Score: scoreOf(ch.gem3.Scores), Confidence: ch.gem3.Scores.Confidence, Recommendation: ch.gem3.Content.Recommendation, Reused: ch.lastReused()}, nil
+	return StageResult{Score: scoreOf(ch.gem3.Scores), Confidence: ch.gem3.Scores.Confidence, Recommendation: ch.gem3.Content.Recommendation, Reused: ch.lastReused(),
+		StructuralEvidenceGap: ch.evidenceless(ch.gem3.Content)}, nil
 }
 
 // Gem4 runs the QA audit attempt counters.qa, with the corrections before it.
@@ -208,12 +211,26 @@ func (svc *Service) Gem4(ctx context.Context, t CandidateTask) (_ StageResult, e
 	if err != nil {
 		return StageResult{}, err
 	}
-	audit, err := ch.runQA(ctx, t.Counters.Gem3, t.Counters.QA, true)
+	audit, cur, err := ch.runQA(ctx, t.Counters.Gem3, t.Counters.QA, true)
 	if err != nil {
 		return StageResult{}, err
 	}
-	return StageResult{Score: scoreOf(audit.Scores), Confidence: audit.Scores.Confidence, Decision: audit.Content.Decision,
-		IrresolvableContradiction: audit.Content.IrresolvableContradiction, StructuralEvidenceGap: audit.Content.StructuralEvidenceGap, Reused: ch.lastReused()}, nil
+	return qaResult(audit, ch.evidenceless(cur.gem1.Content) || ch.evidenceless(cur.gem2.Content) || ch.evidenceless(cur.gem3.Content), ch.lastReused()), nil
+}
+
+// qaResult is the QA gate's view of an audit. Code, not the model, has the
+// last word on two rules: an audit that flags an irresolvable
+// contradiction or a structural lack of evidence cannot approve, and a
+// structural lack of evidence also stands when GEM1, GEM2 or GEM3, as
+// audited, cites no source at all (seed 000 §8: escalate).
+func qaResult(audit Contract[Gem4Content], evidenceless, reused bool) StageResult {
+	r := StageResult{Score: scoreOf(audit.Scores), Confidence: audit.Scores.Confidence, Decision: audit.Content.Decision,
+		IrresolvableContradiction: audit.Content.IrresolvableContradiction,
+		StructuralEvidenceGap:     audit.Content.StructuralEvidenceGap || evidenceless, Reused: reused}
+	if r.IrresolvableContradiction || r.StructuralEvidenceGap {
+		r.Decision = QABlocked
+	}
+	return r
 }
 
 // Correct runs the correction before GEM4 attempt counters.qa.
@@ -226,7 +243,7 @@ func (svc *Service) Correct(ctx context.Context, t CandidateTask) (_ StageResult
 	if err != nil {
 		return StageResult{}, err
 	}
-	if _, err := ch.runQA(ctx, t.Counters.Gem3, t.Counters.QA, false); err != nil {
+	if _, _, err := ch.runQA(ctx, t.Counters.Gem3, t.Counters.QA, false); err != nil {
 		return StageResult{}, err
 	}
 	return StageResult{Reused: ch.lastReused()}, nil

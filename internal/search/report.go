@@ -104,7 +104,7 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 		return CandidateResult{}, err
 	}
 	if ch != nil {
-		if _, err := ch.runQA(ctx, t.Counters.Gem3, t.Counters.QA, true); err != nil && !errors.Is(err, errNotRun) {
+		if _, _, err := ch.runQA(ctx, t.Counters.Gem3, t.Counters.QA, true); err != nil && !errors.Is(err, errNotRun) {
 			return CandidateResult{}, err
 		}
 	}

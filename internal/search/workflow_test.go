@@ -35,6 +35,7 @@ type script struct {
 	rec        []string // per GEM3 attempt
 	gem4       []qa     // per GEM4 attempt
 	failAt     string   // agent that fails with a non-transient error
+	noEvidence string   // agent whose findings all declare "No informado en fuentes"
 }
 
 // scripted is a hand-written Analyst fake: scores come from the script,
@@ -59,6 +60,9 @@ func (s *scripted) Calls(cand, agent string) int {
 
 func claim(src string) search.Claim { return search.Claim{Text: "evidencia", Sources: []string{src}} }
 
+// gapClaim is a finding that declares the lack of evidence.
+var gapClaim = search.Claim{Text: search.NotInSources + ": sin evidencia", Sources: []string{}}
+
 func score(n int) search.Scores { return search.Scores{ScoreDimension: &n, Confidence: 0.8} }
 
 type failure struct{ msg string }
@@ -78,15 +82,22 @@ func (s *scripted) Gem1(_ context.Context, in search.Gem1Input) (search.Answer[s
 	if s.scripts[c].failAt == "gem1" {
 		return search.Answer[search.Gem1Content]{}, llm.Usage{}, &failure{"scripted failure"}
 	}
-	return search.Answer[search.Gem1Content]{Content: search.Gem1Content{Trajectory: []search.Claim{claim(in.Candidate.CV.ID)}},
+	content := search.Gem1Content{Trajectory: []search.Claim{claim(in.Candidate.CV.ID)}}
+	if s.scripts[c].noEvidence == "gem1" {
+		content.Trajectory = []search.Claim{gapClaim}
+	}
+	return search.Answer[search.Gem1Content]{Content: content,
 		Scores: score(s.scripts[c].gem1)}, llm.Usage{Calls: 1, PromptTokens: 200, CompletionTokens: 50}, nil
 }
 
 func (s *scripted) Gem2(_ context.Context, in search.Gem2Input) (search.Answer[search.Gem2Content], llm.Usage, error) {
 	c := in.Candidate.CandidateID
 	s.count(c, "gem2")
-	return search.Answer[search.Gem2Content]{Content: search.Gem2Content{ChallengeFit: claim(in.Candidate.CV.ID)},
-		Scores: score(s.scripts[c].gem2)}, llm.Usage{Calls: 1}, nil
+	content := search.Gem2Content{ChallengeFit: claim(in.Candidate.CV.ID)}
+	if s.scripts[c].noEvidence == "gem2" {
+		content.ChallengeFit = gapClaim
+	}
+	return search.Answer[search.Gem2Content]{Content: content, Scores: score(s.scripts[c].gem2)}, llm.Usage{Calls: 1}, nil
 }
 
 func (s *scripted) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[search.Gem3Content], llm.Usage, error) {
@@ -230,6 +241,14 @@ func TestWorkflowPaths(t *testing.T) {
 			search.DecisionEscalated, search.ReasonContradiction, "gem1 gem2 gem3 gem4", 1, 0},
 		{"structural lack of evidence escalates", script{gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 3, blocked: true, structural: true}}},
 			search.DecisionEscalated, search.ReasonNoEvidence, "gem1 gem2 gem3 gem4", 1, 0},
+		{"GEM1 with no cited evidence cannot pass its gate on a high score", script{gem1: 9, noEvidence: "gem1"},
+			search.DecisionEscalated, search.ReasonNoEvidence, "gem1", 0, 0},
+		{"GEM2 with no cited evidence below its gate is still discarded", script{gem1: 8, gem2: 4, noEvidence: "gem2"},
+			search.DecisionDiscarded2, search.ReasonGate2, "gem1 gem2", 0, 0},
+		{"an approving audit that flags structural lack of evidence does not approve", script{gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9, structural: true}}},
+			search.DecisionEscalated, search.ReasonNoEvidence, "gem1 gem2 gem3 gem4", 1, 0},
+		{"an approving audit that flags an irresolvable contradiction does not approve", script{gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9, irresolvable: true}}},
+			search.DecisionEscalated, search.ReasonContradiction, "gem1 gem2 gem3 gem4", 1, 0},
 		{"GEM3 SI below its gate is re-asked, then consistent NO", script{gem1: 8, gem2: 8, gem3: []int{5, 5}, rec: []string{"SI", "NO"}},
 			search.DecisionDiscarded3, search.ReasonGate3, "gem1 gem2 gem3 gem3_reask", 0, 0},
 		{"GEM3 stays ambiguous after the re-ask", script{gem1: 8, gem2: 8, gem3: []int{8, 8}, rec: []string{"NO", "NO"}},
