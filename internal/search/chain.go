@@ -21,7 +21,7 @@ func Mandate(c Gem5Content) MandateSummary {
 		return out
 	}
 	m := MandateSummary{RealProblem: c.RealProblem.Text, KeyChallenge: c.KeyChallenge.Text,
-		Requirements: texts(c.Requirements), NoFits: texts(c.NoFits), DecisionCriteria: texts(c.DecisionCriteria)}
+		Requirements: texts(c.Requirements), NoFits: texts(c.NoFits), DecisionCriteria: texts(c.DecisionCriteria), Sources: CitedIDs(c)}
 	for _, k := range c.ExpectedSuccesses {
 		m.Successes = append(m.Successes, k.Description+" — KPI: "+k.KPI+" ("+k.Horizon+")")
 	}
