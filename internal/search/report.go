@@ -177,6 +177,8 @@ func validDecision(d string) bool {
 
 // reportView is the report's stages decoded for rendering and metrics.
 type reportView struct {
+	// gem1–gem3 hold the content as last corrected; their issues stay the
+	// agents' own.
 	gem1   *Contract[Gem1Content]
 	gem2   *Contract[Gem2Content]
 	gem3   *Contract[Gem3Content]
@@ -303,7 +305,7 @@ func reasonText(r string) string {
 func summarize(rep Report, v reportView) CandidateResult {
 	res := CandidateResult{CandidateID: rep.CandidateID, Decision: rep.Decision, Reason: rep.Reason, Scores: map[string]int{},
 		Usage: rep.Usage, DurationMS: rep.DurationMS}
-	count := func(stage string, answer any, contradictions int) {
+	count := func(answer any) {
 		st := claimStats(answer)
 		res.Claims += st.claims
 		res.SourcedClaims += st.sourced
@@ -312,31 +314,46 @@ func summarize(rep Report, v reportView) CandidateResult {
 		if st.claims == st.sourced+st.gaps {
 			res.CitedOutputs++
 		}
-		res.Contradictions += contradictions
 	}
 	if v.gem1 != nil {
 		res.Scores["gem1"] = scoreOf(v.gem1.Scores)
-		count("gem1", v.gem1.Content, 0)
+		count(v.gem1.Content)
 	}
 	if v.gem2 != nil {
 		res.Scores["gem2"] = scoreOf(v.gem2.Scores)
-		count("gem2", v.gem2.Content, len(v.gem2.Content.Contradictions))
+		count(v.gem2.Content)
 	}
 	if v.gem3 != nil {
 		res.Scores["gem3"] = scoreOf(v.gem3.Scores)
-		n := 0
-		for _, r := range v.gem3.Content.References {
-			if r.Status == "contradice" {
-				n++
-			}
-		}
-		count("gem3", v.gem3.Content, n)
+		count(v.gem3.Content)
 	}
 	if last := lastAudit(v); last != nil {
 		q := scoreOf(last.Scores)
 		res.QAScore = &q
 		res.Scores["gem4"] = q
-		count("gem4", last.Content, len(last.Content.Contradictions))
+		count(last.Content)
 	}
+	res.Contradictions = countClaims(contradictions(v))
 	return res
+}
+
+func (v reportView) gem1Issues() []Issue {
+	if v.gem1 == nil {
+		return nil
+	}
+	return v.gem1.IssuesFound
+}
+
+func (v reportView) gem2Issues() []Issue {
+	if v.gem2 == nil {
+		return nil
+	}
+	return v.gem2.IssuesFound
+}
+
+func (v reportView) gem3Issues() []Issue {
+	if v.gem3 == nil {
+		return nil
+	}
+	return v.gem3.IssuesFound
 }
