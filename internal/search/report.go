@@ -141,6 +141,11 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 		rep.Usage.Add(r.Usage)
 		rep.DurationMS += r.DurationMS
 	}
+	if need := requiredStage(t); need != "" {
+		if _, ok := rep.Stages[need]; !ok {
+			return CandidateResult{}, &StageMissingError{CandidateID: t.CandidateID, Stage: need, Decision: t.Outcome.Decision}
+		}
+	}
 	view, err := decodeView(rep)
 	if err != nil {
 		return CandidateResult{}, err
@@ -356,4 +361,33 @@ func (v reportView) gem3Issues() []Issue {
 		return nil
 	}
 	return v.gem3.IssuesFound
+}
+
+// requiredStage is the stage the outcome's decision rests on: a report is
+// never written for a stage that did not run (or whose record cannot be
+// read). "" when the outcome needs none (a technical error, or a lack of
+// evidence that may have been found at any gate, which needs GEM1).
+func requiredStage(t ReportTask) string {
+	switch t.Outcome.Reason {
+	case ReasonGate1, ReasonNoEvidence:
+		return stageName(AgentGem1, 0)
+	case ReasonGate2:
+		return stageName(AgentGem2, 0)
+	case ReasonGate3, ReasonAmbiguousGem3:
+		return stageName(AgentGem3, t.Counters.Gem3)
+	case ReasonQAPassed, ReasonQABlocks, ReasonContradiction:
+		return stageName(AgentGem4, t.Counters.QA)
+	}
+	return ""
+}
+
+// StageMissingError is a report that cannot be written because the stage
+// its decision rests on is not in the store (never run, or damaged). A
+// re-run recomputes the stage.
+type StageMissingError struct {
+	CandidateID, Stage, Decision string
+}
+
+func (e *StageMissingError) Error() string {
+	return fmt.Sprintf("report for candidate %q not written: its decision %s rests on stage %s, which is not stored (or is damaged); run the search again to recompute it", e.CandidateID, e.Decision, e.Stage)
 }

@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -367,6 +368,56 @@ func TestDamagedStageRecordIsRecomputed(t *testing.T) {
 			third := runSearch(t, in, scripts, kv, "")
 			if n := third.analyst.Calls("c-001", "gem2"); n != 0 {
 				t.Errorf("third run called gem2 %d times, want 0 (the repair is stored)", n)
+			}
+		})
+	}
+}
+
+func TestNoReportForAStageThatDidNotRun(t *testing.T) {
+	tests := []struct {
+		name    string
+		outcome search.Outcome
+		ran     []string // stage tasks run before the report
+		written bool
+	}{
+		{"approval with no audit stored", search.Outcome{Decision: search.DecisionApproved, Reason: search.ReasonQAPassed}, []string{"gem1", "gem2", "gem3"}, false},
+		{"gem1 discard with nothing stored", search.Outcome{Decision: search.DecisionDiscarded1, Reason: search.ReasonGate1}, nil, false},
+		{"gem1 discard after gem1", search.Outcome{Decision: search.DecisionDiscarded1, Reason: search.ReasonGate1}, []string{"gem1"}, true},
+		{"technical error needs no stage", search.Outcome{Decision: search.DecisionEscalated, Reason: search.ReasonTechnicalError}, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in, out := t.TempDir(), t.TempDir()
+			writeSearch(t, in, "c-001")
+			an := &scripted{scripts: map[string]script{"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9}}}}, calls: map[string]int{}}
+			svc := &search.Service{Inputs: blob.NewDir(in), Reports: blob.NewDir(out), Store: store.NewMemory(), Analyst: an}
+			ctx := context.Background()
+			task := search.CandidateTask{SearchID: "s-test", CandidateID: "c-001"}
+			for _, st := range tt.ran {
+				var err error
+				switch st {
+				case "gem1":
+					_, err = svc.Gem1(ctx, task)
+				case "gem2":
+					_, err = svc.Gem2(ctx, task)
+				case "gem3":
+					_, err = svc.Gem3(ctx, task)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := svc.Report(ctx, search.ReportTask{CandidateTask: task, Outcome: tt.outcome, Thresholds: search.DefaultGates})
+			_, statErr := os.Stat(filepath.Join(out, "c-001", "report.md"))
+			if written := statErr == nil; written != tt.written || (err == nil) != tt.written {
+				t.Errorf("report written %v (error %v), want written %v", written, err, tt.written)
+			}
+			var sm *search.StageMissingError
+			if !tt.written && !errors.As(err, &sm) {
+				t.Errorf("error %T %v, want *search.StageMissingError", err, err)
+			}
+			if n := an.Calls("c-001", "gem4"); n != 0 {
+				t.Errorf("the report task called gem4 %d times", n)
 			}
 		})
 	}
