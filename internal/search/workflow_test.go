@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -421,4 +422,52 @@ func TestNoReportForAStageThatDidNotRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestLogsCarryNoDocumentText(t *testing.T) {
+	const marker = "MARCADOR-PERSONAL-7Q"
+	in := t.TempDir()
+	writeSearch(t, in, "c-001", "c-002")
+	for name, body := range map[string]string{
+		"candidates/c-001/cv.md":        "CV de c-001 " + marker,
+		"candidates/c-001/interview.md": marker + " entrevista",
+		"candidates/c-002/notes.txt":    marker, // ignored file: warned by name
+	} {
+		if err := os.WriteFile(filepath.Join(in, filepath.FromSlash(name)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var logs strings.Builder
+	var mu sync.Mutex
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	scripts := map[string]script{
+		"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9}}},
+		"c-002": {failAt: "gem1"},
+	}
+	mem := store.NewMemory()
+	runSearch(t, in, scripts, mem, "")
+	// A re-run over damaged records warns about each one.
+	runSearch(t, in, scripts, damaging{Memory: mem, stage: "gem1", damage: func(b []byte) []byte { return b[:10] }}, "")
+	mu.Lock()
+	defer mu.Unlock()
+	got := logs.String()
+	if !strings.Contains(got, "stage record damaged") || !strings.Contains(got, "agent call failed") {
+		t.Fatalf("the scenario did not log what it should (test setup):\n%s", got)
+	}
+	if strings.Contains(got, marker) {
+		t.Errorf("logs carry document text:\n%s", got)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
