@@ -23,6 +23,7 @@ import (
 )
 
 const searchUsage = `Usage: veredicto search run DIR [--out OUT] [--llm offline|openai] [--model M] [--concurrency N]
+                            [--max-document-kib N] [--max-search-kib N]
 
 Evaluates every candidate of the search folder DIR with the executive-search
 protocol (GEM5 → GEM1 → GEM2 → GEM3 → GEM4) and writes, under OUT:
@@ -31,13 +32,15 @@ protocol (GEM5 → GEM1 → GEM2 → GEM3 → GEM4) and writes, under OUT:
 DIR holds jd.md and kickoff.md (required), company.md, culture.md, an optional
 search.yaml (search_id, client, role, gates) and candidates/<id>/{cv,interview,
 tests,case,references}.md. A missing jd.md or kickoff.md blocks the search
-before any agent runs (exit 2). The run exits 0 when every candidate reached a
-decision, whatever the decisions are.
+before any agent runs (exit 2), as do a symbolic link leaving DIR, a document
+or search over its size limit, and text in an unrecognised encoding. The run
+exits 0 when every candidate reached a decision, whatever the decisions are.
 
 The LLM is "openai" when OPENAI_API_KEY is set (OPENAI_BASE_URL and
 OPENAI_MODEL configure any OpenAI-compatible endpoint), otherwise the offline
 lexical baseline, which needs no network. Stage outputs are kept under
-OUT/.veredicto so a re-run reuses finished stages instead of paying again.
+OUT/.veredicto so a re-run reuses finished stages instead of paying again,
+and says which ones it reused.
 
 Flags:
 `
