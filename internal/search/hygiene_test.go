@@ -161,6 +161,14 @@ func TestLoadHygiene(t *testing.T) {
 			}},
 		{name: "fractional gate refused", files: map[string][]byte{"search.yaml": []byte("gates:\n  gem4: 6.5\n")},
 			wantErr: []string{"gates.gem4", "6.5 is not a whole number", "use 6 or 7"}},
+		{name: "latin-1 search.yaml decoded", files: map[string][]byte{"search.yaml": []byte("client: Due\xf1o S.A.\n")},
+			check: func(t *testing.T, s *Search) {
+				if s.Docs.Client != "Dueño S.A." {
+					t.Errorf("client %q", s.Docs.Client)
+				}
+			}},
+		{name: "search.yaml linked outside refused", links: map[string]string{"search.yaml": secret},
+			wantErr: []string{"search.yaml", "symbolic link"}},
 		{name: "whole gate written as float honoured", files: map[string][]byte{"search.yaml": []byte("gates:\n  gem4: 8.0\n")},
 			check: func(t *testing.T, s *Search) {
 				if s.Gates.Gem4 != 8 {

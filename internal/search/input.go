@@ -196,10 +196,21 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 	cfg := Config{}
 	if present[FileConfig] {
 		b, err := r.Get(ctx, prefix+FileConfig)
+		var ii *veredicto.InvalidInputError
+		if errors.As(err, &ii) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("load %s: %w", FileConfig, err)
 		}
-		if err := parseConfig(b, &cfg, &s.Gates); err != nil {
+		if int64(len(b)) > lim.DocumentBytes {
+			return nil, &veredicto.InvalidInputError{File: FileConfig, Problem: fmt.Sprintf("is larger than the %s per-document limit", kib(lim.DocumentBytes))}
+		}
+		text, err := decodeText(b)
+		if err != nil {
+			return nil, &veredicto.InvalidInputError{File: FileConfig, Problem: err.Error()}
+		}
+		if err := parseConfig([]byte(text), &cfg, &s.Gates); err != nil {
 			return nil, err
 		}
 	}
