@@ -68,7 +68,7 @@ func TestValidIDAcceptsUnicodeLetters(t *testing.T) {
 		id   string
 		want bool
 	}{
-		{"c-001", true}, {"Ñandú", true}, {"josé.pérez_2", true}, {"北京", true},
+		{"c-001", true}, {"Ñandú", true}, {"N\u0303andu\u0301", true}, {"\u0303x", false}, {"josé.pérez_2", true}, {"北京", true},
 		{"", false}, {"-x", false}, {"a/b", false}, {"a b", false}, {"..", false}, {strings.Repeat("ñ", 65), false}, {strings.Repeat("ñ", 64), true},
 	}
 	for _, tt := range tests {

@@ -94,9 +94,11 @@ const candidateFileList = "cv.md, interview.md, tests.md, case.md or references.
 
 // idPattern: a search or candidate id is 1–64 Unicode letters or digits,
 // '.', '_' or '-', starting with a letter or digit ("c-001", "Ñandú").
-// Ids become S3 keys, DynamoDB keys and file names (all UTF-8); execution
-// names, which are ASCII-only, are derived from a hash of the id.
-var idPattern = regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{N}._-]{0,63}$`)
+// Combining marks are accepted after the first letter, so a name a macOS
+// file system stores decomposed (N + U+0303) is accepted too. Ids become
+// S3 keys, DynamoDB keys and file names (all UTF-8); execution names,
+// which are ASCII-only, are derived from a hash of the id.
+var idPattern = regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{M}\p{N}._-]{0,63}$`)
 
 // IDRule says what ValidID accepts, for error messages.
 const IDRule = "1–64 letters (accents and ñ included), digits, '.', '_' or '-', starting with a letter or digit"
