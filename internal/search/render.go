@@ -183,7 +183,12 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 		row("GEM3 Veredicto y referencias", v.gem3.Scores, rep.Thresholds.Gem3, "recomienda "+v.gem3.Content.Recommendation)
 	}
 	for _, a := range v.audits {
-		row("GEM4 QA ("+a.stage+")", a.c.Scores, rep.Thresholds.Gem4, a.c.Content.Decision)
+		d := a.c.Content.Decision
+		if d == QAApproved && (a.c.Content.IrresolvableContradiction || a.c.Content.StructuralEvidenceGap) {
+			// The QA gate blocks a flagged audit whatever its decision.
+			d += " → BLOQUEADO por la regla de escalamiento"
+		}
+		row("GEM4 QA ("+a.stage+")", a.c.Scores, rep.Thresholds.Gem4, d)
 	}
 
 	if v.gem1 != nil {
