@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/blob"
@@ -70,4 +71,23 @@ func (f *Folder) Get(_ context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("get %s: %w", key, err)
 	}
 	return b, nil
+}
+
+// CandidateDirs lists the folders under candidates/, files or not, so the
+// loader can name an empty one (List sees files only).
+func (f *Folder) CandidateDirs(context.Context) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(f.root, dirCandidates))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list candidate folders: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
 }

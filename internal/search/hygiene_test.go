@@ -116,6 +116,7 @@ func TestLoadHygiene(t *testing.T) {
 		name    string
 		files   map[string][]byte
 		links   map[string]string // link (relative to the folder) → target ("" prefix: inside the folder)
+		dirs    []string          // empty folders to create
 		lim     Limits
 		wantErr []string // substrings of an InvalidInputError
 		warns   []string
@@ -159,6 +160,8 @@ func TestLoadHygiene(t *testing.T) {
 					t.Errorf("candidates %v, want only c-1", s.Candidates)
 				}
 			}},
+		{name: "empty candidate folder warned", dirs: []string{"candidates/c-9"},
+			warns: []string{"candidates/c-9: empty folder; candidate skipped"}},
 		{name: "fractional gate refused", files: map[string][]byte{"search.yaml": []byte("gates:\n  gem4: 6.5\n")},
 			wantErr: []string{"gates.gem4", "6.5 is not a whole number", "use 6 or 7"}},
 		{name: "latin-1 search.yaml decoded", files: map[string][]byte{"search.yaml": []byte("client: Due\xf1o S.A.\n")},
@@ -183,6 +186,11 @@ func TestLoadHygiene(t *testing.T) {
 				files[k] = v
 			}
 			dir := writeTree(t, files)
+			for _, d := range tt.dirs {
+				if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for link, target := range tt.links {
 				symlink(t, target, filepath.Join(dir, filepath.FromSlash(link)))
 			}

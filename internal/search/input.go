@@ -106,6 +106,12 @@ const IDRule = "1–64 letters (accents and ñ included), digits, '.', '_' or '-
 // ValidID reports whether s is a valid search or candidate id (IDRule).
 func ValidID(s string) bool { return idPattern.MatchString(s) }
 
+// candidateDirLister is a reader that can also list candidate folders
+// with no files (Folder), so the loader names them.
+type candidateDirLister interface {
+	CandidateDirs(ctx context.Context) ([]string, error)
+}
+
 // Limits bound what a search may load, so an oversized or runaway upload
 // is refused with a clear error before any agent runs.
 type Limits struct {
@@ -296,6 +302,17 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 			continue
 		}
 		s.Candidates = append(s.Candidates, c)
+	}
+	if d, ok := r.(candidateDirLister); ok && prefix == "" {
+		dirs, err := d.CandidateDirs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range dirs {
+			if !cands[id] && !seen[id] {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%s/%s: empty folder; candidate skipped", dirCandidates, id))
+			}
+		}
 	}
 	var skipped []string
 	for id := range seen {
