@@ -123,23 +123,26 @@ func (m *message) line(format string, args ...any) {
 func (m *message) doc(d search.Doc) { m.docCut(d, -1) }
 
 // docCut adds a document cut to at most limit characters (no cut when
-// limit < 0), saying in its block what was left out.
-func (m *message) docCut(d search.Doc, limit int) {
+// limit < 0), saying in its block what was left out. It returns how many
+// characters of the document it sent.
+func (m *message) docCut(d search.Doc, limit int) int {
 	if d.Missing {
 		fmt.Fprintf(&m.b, "### Fuente: %s (NO DISPONIBLE)\n\n", d.ID)
-		return
+		return 0
 	}
 	m.index[d.ID] = true
 	m.texts[d.ID] = d.Text
 	text, omitted := cut(strings.TrimSpace(d.Text), limit)
+	sent := len([]rune(text))
 	// A document cannot open or close a block of its own: the marks in
 	// the message are only the ones the code writes.
 	text = strings.NewReplacer(">>>", "> > >", "<<<", "< < <").Replace(text)
 	if omitted > 0 {
 		fmt.Fprintf(&m.b, "### Fuente: %s (TRUNCADA: se omitieron %d caracteres por el presupuesto de tokens)\n<<<\n%s\n[…]\n>>>\n\n", d.ID, omitted, text)
-		return
+		return sent
 	}
 	fmt.Fprintf(&m.b, "### Fuente: %s\n<<<\n%s\n>>>\n\n", d.ID, text)
+	return sent
 }
 
 // cut keeps at most limit characters of text, ending at a line break when
@@ -197,14 +200,14 @@ func shares(docs []search.Doc, budget int) []int {
 	return limits
 }
 
-// sources adds the search's and the candidate's documents within budget
-// characters: the search documents first (at most a quarter, cut
-// identically for every candidate: a cacheable prefix), then the
-// candidate's.
-func (m *message) sources(docs []search.Doc, budget int) {
+// sources adds documents within budget characters, each capped alike
+// (see shares), and returns how many characters of text it sent.
+func (m *message) sources(docs []search.Doc, budget int) int {
+	sent := 0
 	for i, l := range shares(docs, budget) {
-		m.docCut(docs[i], l)
+		sent += m.docCut(docs[i], l)
 	}
+	return sent
 }
 
 // cite registers ids the answer may cite without sending the document
@@ -319,17 +322,9 @@ func (m *message) citeIndex(index []string) {
 // the gate line, the candidate, the sources index and the candidate's
 // documents, within the analyst's source budget.
 func (a *Analyst) auditSources(m *message, in search.Gem4Input, gateLine string) {
-	searchDocs := []search.Doc{in.Search.JD, in.Search.Kickoff, in.Search.Company, in.Search.Culture}
-	searchBudget := a.budget / 4
-	m.sources(searchDocs, searchBudget)
-	used := 0
-	for i, l := range shares(searchDocs, searchBudget) {
-		n := len([]rune(strings.TrimSpace(searchDocs[i].Text)))
-		if l >= 0 {
-			n = min(n, l)
-		}
-		used += n
-	}
+	// The search documents take at most a quarter of the budget, cut the
+	// same way for every candidate: a cacheable prefix.
+	used := m.sources([]search.Doc{in.Search.JD, in.Search.Kickoff, in.Search.Company, in.Search.Culture}, a.budget/4)
 	if gateLine != "" {
 		m.line("%s", gateLine)
 	}
