@@ -59,7 +59,7 @@ func TestLambdaInvokeEveryEvent(t *testing.T) {
 		{"Gem3Function", "gem3.json", `"recommendation": "SI"`},
 		{"Gem4Function", "gem4.json", `"decision": "APROBADO"`},
 		{"CorrectionFunction", "correction.json", `"score"`},
-		{"ReportFunction", "report.json", `"decision": "DESCARTADO_GEM1"`},
+		{"ReportFunction", "report.json", `"decision": "APROBADO"`},
 		{"SummaryFunction", "summary.json", `"escalation_rate"`},
 		{"FlagsFunction", "flags-post.json", `\"overall_verbal_risk\": \"alto\"`},
 	}
@@ -69,7 +69,7 @@ func TestLambdaInvokeEveryEvent(t *testing.T) {
 			t.Errorf("%s %s: exit %d, stdout %s, stderr %s; want %q", s.id, s.event, code, out, errs, s.want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(data, "reports", "reports", "demo-cfo-andina", "c-002", "report.md")); err != nil {
+	if _, err := os.Stat(filepath.Join(data, "reports", "reports", "demo-cfo-andina", "c-001", "report.md")); err != nil {
 		t.Errorf("ReportFunction wrote no report.md in the local reports bucket: %v", err)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/blob"
@@ -22,6 +23,7 @@ import (
 )
 
 const searchUsage = `Usage: veredicto search run DIR [--out OUT] [--llm offline|openai] [--model M] [--concurrency N]
+                            [--max-document-kib N] [--max-search-kib N]
 
 Evaluates every candidate of the search folder DIR with the executive-search
 protocol (GEM5 → GEM1 → GEM2 → GEM3 → GEM4) and writes, under OUT:
@@ -30,13 +32,15 @@ protocol (GEM5 → GEM1 → GEM2 → GEM3 → GEM4) and writes, under OUT:
 DIR holds jd.md and kickoff.md (required), company.md, culture.md, an optional
 search.yaml (search_id, client, role, gates) and candidates/<id>/{cv,interview,
 tests,case,references}.md. A missing jd.md or kickoff.md blocks the search
-before any agent runs (exit 2). The run exits 0 when every candidate reached a
-decision, whatever the decisions are.
+before any agent runs (exit 2), as do a symbolic link leaving DIR, a document
+or search over its size limit, and text in an unrecognised encoding. The run
+exits 0 when every candidate reached a decision, whatever the decisions are.
 
 The LLM is "openai" when OPENAI_API_KEY is set (OPENAI_BASE_URL and
 OPENAI_MODEL configure any OpenAI-compatible endpoint), otherwise the offline
 lexical baseline, which needs no network. Stage outputs are kept under
-OUT/.veredicto so a re-run reuses finished stages instead of paying again.
+OUT/.veredicto so a re-run reuses finished stages instead of paying again,
+and says which ones it reused.
 
 Flags:
 `
@@ -47,6 +51,7 @@ type searchRunConfig struct {
 	provider    string
 	model       string
 	concurrency int
+	limits      search.Limits
 }
 
 func (m *Main) runSearch(ctx context.Context, args []string) int {
@@ -77,6 +82,9 @@ func parseSearchRun(args []string, stderr io.Writer) (searchRunConfig, error) {
 	fs.StringVar(&cfg.provider, "llm", "", "offline or openai (default: openai when OPENAI_API_KEY is set, else offline)")
 	fs.StringVar(&cfg.model, "model", "", "model name for openai (default: $OPENAI_MODEL or gpt-4o-mini)")
 	fs.IntVar(&cfg.concurrency, "concurrency", 0, "candidates evaluated at once (default 4)")
+	var docKiB, searchKiB int64
+	fs.Int64Var(&docKiB, "max-document-kib", search.DefaultLimits.DocumentBytes>>10, "largest document accepted, in KiB")
+	fs.Int64Var(&searchKiB, "max-search-kib", search.DefaultLimits.SearchBytes>>10, "largest total of a search's documents, in KiB")
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
 		return cfg, err
@@ -89,6 +97,10 @@ func parseSearchRun(args []string, stderr io.Writer) (searchRunConfig, error) {
 	if cfg.concurrency < 0 {
 		return cfg, fmt.Errorf("--concurrency must be positive, got %d", cfg.concurrency)
 	}
+	if docKiB <= 0 || searchKiB <= 0 {
+		return cfg, fmt.Errorf("--max-document-kib and --max-search-kib must be positive")
+	}
+	cfg.limits = search.Limits{DocumentBytes: docKiB << 10, SearchBytes: searchKiB << 10}
 	switch cfg.provider {
 	case "", "offline", "openai":
 	default:
@@ -105,13 +117,15 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	if st, err := os.Stat(cfg.dir); err != nil || !st.IsDir() {
 		return fail(exitUsage, "%s is not a folder", cfg.dir)
 	}
-	inputs := blob.NewDir(cfg.dir)
+	// The folder reader refuses symbolic links that leave DIR and reads no
+	// more of a document than the limit.
+	inputs := search.NewFolder(cfg.dir, cfg.limits.DocumentBytes)
 	// Validate before anything else: a missing jd.md or kickoff.md blocks
 	// the search at once, with no LLM call.
-	s, err := search.Load(ctx, inputs, "", filepath.Base(filepath.Clean(cfg.dir)))
+	s, err := search.LoadWithin(ctx, inputs, "", filepath.Base(filepath.Clean(cfg.dir)), cfg.limits)
 	if err != nil {
-		var mi *search.MissingInputError
-		var ii *search.InvalidInputError
+		var mi *veredicto.MissingInputError
+		var ii *veredicto.InvalidInputError
 		if errors.As(err, &mi) || errors.As(err, &ii) {
 			return fail(exitUsage, "%s: %v", cfg.dir, err)
 		}
@@ -119,6 +133,9 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(m.Stderr, "warning: %s\n", w)
+	}
+	if len(s.Candidates) == 0 {
+		return fail(exitUsage, "%s has no candidates: add a folder candidates/<id>/ with cv.md (or interview.md, tests.md, case.md, references.md) for each one", cfg.dir)
 	}
 	analyst, notice, err := app.ChooseAnalyst(cfg.provider, cfg.model, getenv)
 	if err != nil {
@@ -129,19 +146,24 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	if out == "" {
 		out = filepath.Join("out", s.Docs.SearchID)
 	}
+	if st, err := os.Stat(out); err == nil && !st.IsDir() {
+		return fail(exitUsage, "--out %s is a file; give a folder for the reports", out)
+	}
 	svc := &search.Service{
 		Inputs:         inputs,
 		Reports:        blob.NewDir(out),
 		Store:          store.NewLocal(filepath.Join(out, ".veredicto", "context")),
 		Analyst:        analyst,
 		PromptVersions: prompts.PromptVersion,
+		Limits:         cfg.limits,
 	}
-	res, err := catalog.RunSearch(ctx, svc, search.StartInput{SearchID: s.Docs.SearchID, Concurrency: cfg.concurrency}, newProgress(m.Stderr))
+	prog := newProgress(m.Stderr)
+	res, err := catalog.RunSearch(ctx, svc, search.StartInput{SearchID: s.Docs.SearchID, Concurrency: cfg.concurrency}, prog.event)
 	if err != nil {
 		return fail(exitFailed, "%v", err)
 	}
 	if res.Status != asl.StatusSucceeded {
-		return fail(exitFailed, "execution %s: %s: %s", res.Status, res.Error, res.Cause)
+		return fail(exitFailed, "the evaluation did not finish (%s): %s", strings.ToLower(string(res.Status)), causeMessage(res.Cause))
 	}
 	var done struct {
 		Results []search.CandidateResult `json:"results"`
@@ -154,39 +176,78 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 		fmt.Fprintf(m.Stdout, "  %-12s %-26s %s\n", r.CandidateID, r.Decision, filepath.Join(out, r.CandidateID, "report.md"))
 	}
 	fmt.Fprintf(m.Stdout, "Summary: %s\n", filepath.Join(out, "summary.md"))
+	if n := prog.Reused(); n > 0 {
+		fmt.Fprintf(m.Stdout, "Reused from the cache (%s): %d stages; delete that folder to recompute them\n", filepath.Join(out, ".veredicto"), n)
+	}
 	return exitOK
 }
 
-// newProgress prints one line per candidate stage as the workflow moves.
-func newProgress(w io.Writer) func(asl.Event) {
-	var mu sync.Mutex
-	var candidates []string
-	return func(ev asl.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case ev.Type == "TaskSucceeded" && ev.State == "Validate":
-			if m, ok := ev.Output.(map[string]any); ok {
-				if cs, ok := m["candidates"].([]any); ok {
-					for _, c := range cs {
-						candidates = append(candidates, fmt.Sprint(c))
-					}
-					fmt.Fprintf(w, "search %v: %d candidates\n", m["search_id"], len(candidates))
+// progress prints one line per candidate stage as the workflow moves, and
+// counts the stages a re-run read from the cache instead of computing.
+type progress struct {
+	w          io.Writer
+	mu         sync.Mutex
+	candidates []string
+	reused     map[string][]string // candidate ("-" for the mandate) → reused stage labels
+	total      int
+}
+
+func newProgress(w io.Writer) *progress {
+	return &progress{w: w, reused: map[string][]string{}}
+}
+
+// reusedOutput reports whether a task's output says it was read from the cache.
+func reusedOutput(out any) bool {
+	m, ok := out.(map[string]any)
+	return ok && m["reused"] == true
+}
+
+func (p *progress) event(ev asl.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.w
+	switch {
+	case ev.Type == "TaskSucceeded" && ev.State == "Validate":
+		if m, ok := ev.Output.(map[string]any); ok {
+			if cs, ok := m["candidates"].([]any); ok {
+				for _, c := range cs {
+					p.candidates = append(p.candidates, fmt.Sprint(c))
 				}
+				fmt.Fprintf(w, "search %v: %d candidates\n", m["search_id"], len(p.candidates))
 			}
-		case ev.Type == "TaskScheduled" && ev.State == "Gem5":
-			fmt.Fprintln(w, "mandate   gem5")
-		case ev.Type == "TaskScheduled" && ev.Scope != "":
-			id := candidateOf(ev.Scope, candidates)
-			fmt.Fprintf(w, "%-9s %s\n", id, stageLabel(ev.State, ev.Input))
-		case ev.Type == "TaskSucceeded" && ev.State == "Report":
-			if m, ok := ev.Output.(map[string]any); ok {
-				fmt.Fprintf(w, "%-9s → %v (%v)\n", m["candidate_id"], m["decision"], m["reason"])
-			}
-		case ev.Type == "TaskScheduled" && ev.State == "Summary":
-			fmt.Fprintln(w, "summary")
 		}
+	case ev.Type == "TaskScheduled" && ev.State == "Gem5":
+		fmt.Fprintln(w, "mandate   gem5")
+	case ev.Type == "TaskSucceeded" && ev.State == "Gem5" && reusedOutput(ev.Output):
+		p.reused["-"] = append(p.reused["-"], "gem5")
+		p.total++
+		fmt.Fprintln(w, "mandate   gem5 reused from the cache")
+	case ev.Type == "TaskScheduled" && ev.Scope != "":
+		id := candidateOf(ev.Scope, p.candidates)
+		fmt.Fprintf(w, "%-9s %s\n", id, stageLabel(ev.State, ev.Input))
+	case ev.Type == "TaskSucceeded" && ev.Scope != "" && ev.State != "Report" && reusedOutput(ev.Output):
+		id := candidateOf(ev.Scope, p.candidates)
+		p.reused[id] = append(p.reused[id], strings.ToLower(ev.State))
+		p.total++
+	case ev.Type == "TaskSucceeded" && ev.State == "Report":
+		if m, ok := ev.Output.(map[string]any); ok {
+			id := fmt.Sprint(m["candidate_id"])
+			note := ""
+			if r := p.reused[id]; len(r) > 0 {
+				note = fmt.Sprintf(" — reused from the cache: %s", strings.Join(r, ", "))
+			}
+			fmt.Fprintf(w, "%-9s → %v (%v)%s\n", id, m["decision"], m["reason"], note)
+		}
+	case ev.Type == "TaskScheduled" && ev.State == "Summary":
+		fmt.Fprintln(w, "summary")
 	}
+}
+
+// Reused is how many stages were read from the cache.
+func (p *progress) Reused() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.total
 }
 
 // stageLabel names a candidate stage for the progress display, with the
@@ -230,4 +291,17 @@ func candidateOf(scope string, candidates []string) string {
 		return candidates[i]
 	}
 	return scope
+}
+
+// causeMessage is the sentence inside an execution's cause: the Lambda
+// runtime's {"errorMessage", "errorType"} JSON is unwrapped to its message,
+// so no JSON or Go type name reaches the user.
+func causeMessage(cause string) string {
+	var c struct {
+		ErrorMessage string `json:"errorMessage"`
+	}
+	if json.Unmarshal([]byte(cause), &c) == nil && c.ErrorMessage != "" {
+		return c.ErrorMessage
+	}
+	return cause
 }

@@ -73,3 +73,70 @@ func TestSearchRunBadInvocations(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchRunFriendlyErrors(t *testing.T) {
+	noCandidates := t.TempDir()
+	writeFile(t, noCandidates, "jd.md", "# CFO\n")
+	writeFile(t, noCandidates, "kickoff.md", "Kickoff\n")
+	outFile := filepath.Join(t.TempDir(), "report.txt")
+	if err := os.WriteFile(outFile, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "private.md")
+	if err := os.WriteFile(outside, []byte("PRIVADO"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked := t.TempDir()
+	writeFile(t, linked, "jd.md", "# CFO\n")
+	writeFile(t, linked, "kickoff.md", "Kickoff\n")
+	writeFile(t, linked, "candidates/c-1/cv.md", "CV\n")
+	if err := os.Symlink(outside, filepath.Join(linked, "candidates", "c-1", "interview.md")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no candidates", []string{"search", "run", noCandidates, "--llm", "offline", "--out", t.TempDir()}, "has no candidates: add a folder candidates/<id>/"},
+		{"out is a file", []string{"search", "run", "../../examples/search-demo", "--llm", "offline", "--out", outFile}, "--out " + outFile + " is a file"},
+		{"link outside the folder", []string{"search", "run", linked, "--llm", "offline", "--out", t.TempDir()}, "candidates/c-1/interview.md: is a symbolic link that points outside the search folder"},
+		{"document over the limit", []string{"search", "run", "../../examples/search-demo", "--llm", "offline", "--max-document-kib", "1", "--out", t.TempDir()}, "1 KiB per-document limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, "", tt.args...)
+			if code != exitUsage || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 with %q", code, stderr, tt.want)
+			}
+			for _, raw := range []string{"*veredicto.", "errorType", "{\"", "PRIVADO"} {
+				if strings.Contains(stderr, raw) {
+					t.Errorf("stderr shows %q: %s", raw, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestSearchRerunSaysWhatWasReused(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"search", "run", "../../examples/search-demo", "--out", out, "--llm", "offline"}
+	code, stdout, _ := runCLI(t, "", args...)
+	if code != exitOK || strings.Contains(stdout, "Reused from the cache") {
+		t.Fatalf("first run: exit %d, stdout %q; want success with nothing reused", code, stdout)
+	}
+	code, stdout, stderr := runCLI(t, "", args...)
+	if code != exitOK {
+		t.Fatalf("re-run: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"Reused from the cache", ".veredicto"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("re-run stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, want := range []string{"mandate   gem5 reused from the cache", "c-002     → DESCARTADO_GEM1 (gate_gem1) — reused from the cache: gem1\n"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("re-run stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}

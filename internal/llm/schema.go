@@ -30,7 +30,29 @@ func MustSchemaFor(v any) json.RawMessage {
 	return s
 }
 
+// Null is a field that must be JSON null: its schema is {"type": "null"}.
+// A contract uses it where the protocol fixes a value to null (GEM5's
+// score_dimension), so the schema encodes the rule instead of a check
+// rejecting a legal answer after the fact.
+type Null struct{}
+
+// MarshalJSON writes null.
+func (Null) MarshalJSON() ([]byte, error) { return []byte("null"), nil }
+
+// UnmarshalJSON accepts only null.
+func (*Null) UnmarshalJSON(b []byte) error {
+	if string(b) != "null" {
+		return fmt.Errorf("want null, got %s", b)
+	}
+	return nil
+}
+
+var nullType = reflect.TypeOf(Null{})
+
 func schemaOf(t reflect.Type, where string) (map[string]any, error) {
+	if t == nullType {
+		return map[string]any{"type": "null"}, nil
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		inner, err := schemaOf(t.Elem(), where)

@@ -252,8 +252,11 @@ func (a *Analyst) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[se
 	opps := []search.Claim{}
 	for _, succ := range in.Mandate.Successes {
 		st := stems(succ)
-		if ms := bestMatches(st, concat(cv, iv), minOverlap(st), 1); len(ms) > 0 {
-			opps = append(opps, search.Claim{Text: "Evidencia relacionada con el éxito esperado «" + succ + "»: " + ms[0].text, Sources: []string{ms[0].source}})
+		for _, m := range bestMatches(st, concat(cv, iv), minOverlap(st), len(cv)+len(iv)) {
+			if supports(succ, m.text) {
+				opps = append(opps, search.Claim{Text: "Éxito esperado del mandato: " + succ + ". Evidencia relacionada: " + m.text, Sources: []string{m.source}})
+				break
+			}
 		}
 	}
 

@@ -261,7 +261,12 @@ func (a *Analyst) Gem1(_ context.Context, in search.Gem1Input) (search.Answer[se
 	// Requirement coverage and the achievements that evidence it.
 	used := map[string]bool{}
 	for i, r := range reqs {
-		ms := bestMatches(r, pool, minOverlap(r), 3)
+		var ms []match
+		for _, m := range bestMatches(r, pool, minOverlap(r), len(pool)) {
+			if supports(reqTexts[i], m.text) && len(ms) < 3 {
+				ms = append(ms, m)
+			}
+		}
 		if len(ms) == 0 {
 			c.EvidenceGaps = append(c.EvidenceGaps, gap("evidencia para el requisito «"+reqTexts[i]+"»"))
 			continue

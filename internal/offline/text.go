@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // sentence is one line or sentence of a source document.
@@ -229,7 +230,7 @@ func fluffIn(text string) []string {
 // "Reduje el costo en 8%". It works on the original text, case- and
 // accent-insensitively, and returns "" when nothing factual is left.
 func removeFluff(text string) string {
-	out := text
+	out := elideQuotedFluff(text)
 	for _, p := range fluffPhrases {
 		out = removeFolded(out, p)
 	}
@@ -263,17 +264,60 @@ var residueRE = regexp.MustCompile(`(?i)(^|["«“(]\s*)(?:(?:con|de|mi|soy|muy|
 
 // removeFolded removes every occurrence of phrase (folded) from s, matching
 // on folded text; fold keeps rune positions, so the cut maps back exactly.
-func removeFolded(s, phrase string) string {
+func removeFolded(s, phrase string) string { return replaceFolded(s, phrase, "") }
+
+// replaceFolded replaces phrase (folded) in s at word boundaries with repl.
+func replaceFolded(s, phrase, repl string) string {
+	from := 0 // in runes: repl may itself hold the phrase
 	for {
 		rs := []rune(s)
-		fs := fold(s)
+		fs := fold(string(rs[from:]))
 		at := indexWord(fs, phrase)
 		if at < 0 {
 			return s
 		}
-		start := len([]rune(fs[:at]))
+		start := from + len([]rune(fs[:at]))
 		end := start + len([]rune(phrase))
-		s = string(rs[:start]) + string(rs[end:])
+		s = string(rs[:start]) + repl + string(rs[end:])
+		from = start + len([]rune(repl))
+	}
+}
+
+// quotedResidueRE folds the function words an elision leaves before a
+// comma at the start of a quotation into it: "Con mi […], refinanciamos"
+// → "[…] refinanciamos", "Como soy un […] y […], reduje" → "[…] reduje".
+var quotedResidueRE = regexp.MustCompile(`(?i)^\s*(?:(?:con|de|mi|soy|muy|un|una|como|y|e|tan|el|la)\s+|\[…\]\s*)*\[…\]\s*,\s*`)
+
+// elideQuotedFluff replaces the generic phrases inside quotations with an
+// elision mark, so a corrected quotation still quotes its source word for
+// word (the quotation check reads "[…]" as an elision).
+func elideQuotedFluff(text string) string {
+	var b strings.Builder
+	rest := text
+	for {
+		i := strings.IndexAny(rest, "\"«“")
+		if i < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		open, size := utf8.DecodeRuneInString(rest[i:])
+		closing := map[rune]rune{'"': '"', '«': '»', '“': '”'}[open]
+		j := strings.IndexRune(rest[i+size:], closing)
+		if j < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		quote := rest[i+size : i+size+j]
+		for _, p := range fluffPhrases {
+			quote = replaceFolded(quote, p, "[…]")
+		}
+		quote = quotedResidueRE.ReplaceAllString(quote, "[…] ")
+		b.WriteString(rest[:i+size])
+		b.WriteString(quote)
+		rest = rest[i+size+j:]
+		_, csize := utf8.DecodeRuneInString(rest)
+		b.WriteString(rest[:csize])
+		rest = rest[csize:]
 	}
 }
 
@@ -366,4 +410,85 @@ func clamp(v, lo, hi int) int {
 		return hi
 	}
 	return v
+}
+
+// Kinds of measure a quantity or a requirement speaks of. A quantified
+// sentence is evidence for a requirement only when they share a kind: a
+// team size is not evidence of a cost reduction, nor of years of
+// experience.
+const (
+	measureShare  = "proporción" // %, puntos, pp
+	measureMoney  = "monto"      // MM, millones, USD, $
+	measurePeople = "personas"
+	measureTime   = "plazo" // días, meses, años
+	measureTimes  = "veces"
+)
+
+var measureRE = regexp.MustCompile(`(?i)\d+(?:[.,]\d+)?\s*(%|por ciento|pp\b|puntos|mm\b|millones|mil\b|usd|us\$|clp|eur|€|\$|personas|d[ií]as|meses|años|x\b|veces)|(usd|us\$|\$|€)\s*\d`)
+
+func measureOf(unit string) string {
+	switch u := strings.ToLower(unit); {
+	case u == "%" || u == "por ciento" || u == "pp" || u == "puntos":
+		return measureShare
+	case u == "personas":
+		return measurePeople
+	case u == "días" || u == "dias" || u == "meses" || u == "años":
+		return measureTime
+	case u == "x" || u == "veces":
+		return measureTimes
+	}
+	return measureMoney
+}
+
+// measures lists the kinds of the quantities written in text.
+func measures(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range measureRE.FindAllStringSubmatch(text, -1) {
+		unit := m[1]
+		if unit == "" {
+			unit = m[2]
+		}
+		out[measureOf(unit)] = true
+	}
+	return out
+}
+
+// requirementMeasures are the kinds of result a requirement asks for: the
+// kinds of its own quantities, or those its wording implies (a reduction
+// or a saving is a share or an amount; a team is people). Empty when the
+// requirement asks for no measurable result.
+func requirementMeasures(req string) map[string]bool {
+	out := measures(req)
+	if len(out) > 0 {
+		return out
+	}
+	low := strings.ToLower(req)
+	for _, w := range []string{"reducci", "ahorro", "costo", "margen", "rentabilidad", "crecimiento"} {
+		if strings.Contains(low, w) {
+			out[measureShare], out[measureMoney] = true, true
+		}
+	}
+	for _, w := range []string{"equipo", "personas", "jefatura"} {
+		if strings.Contains(low, w) {
+			out[measurePeople] = true
+		}
+	}
+	return out
+}
+
+// supports reports whether a matching sentence can be evidence for a
+// requirement: a sentence without quantities can (lexical evidence); a
+// quantified one only when one of its quantities is of a kind the
+// requirement asks for.
+func supports(req string, s string) bool {
+	want, have := requirementMeasures(req), measures(s)
+	if len(want) == 0 || len(have) == 0 {
+		return true
+	}
+	for k := range have {
+		if want[k] {
+			return true
+		}
+	}
+	return false
 }

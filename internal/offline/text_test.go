@@ -57,9 +57,10 @@ func TestFluff(t *testing.T) {
 		"Como líder proactivo y orientado a resultados, reduje el costo logístico en 8% en 2021.": "Reduje el costo logístico en 8% en 2021.",
 		"Orientado a resultados, lideré la implementación de SAP en 12 meses.":                    "Lideré la implementación de SAP en 12 meses.",
 		"Proactivo y apasionado.": "",
-		`Sobre la deuda: "Con mi pensamiento estratégico, refinanciamos 30 MM USD a 5 años"`:   `Sobre la deuda: "refinanciamos 30 MM USD a 5 años"`,
-		"Con excelentes habilidades de comunicación, lideré la refinanciación de 30 MM USD.":   "Lideré la refinanciación de 30 MM USD.",
-		`Sobre SAP: "Soy muy proactivo, así que lideré la implementación de SAP en 12 meses".`: `Sobre SAP: "así que lideré la implementación de SAP en 12 meses".`,
+		`Sobre la deuda: "Con mi pensamiento estratégico, refinanciamos 30 MM USD a 5 años"`:                            `Sobre la deuda: "[…] refinanciamos 30 MM USD a 5 años"`, // a quotation keeps its words: the cut is an elision
+		"Con excelentes habilidades de comunicación, lideré la refinanciación de 30 MM USD.":                            "Lideré la refinanciación de 30 MM USD.",
+		`Sobre SAP: "Soy muy proactivo, así que lideré la implementación de SAP en 12 meses".`:                          `Sobre SAP: "[…] así que lideré la implementación de SAP en 12 meses".`,
+		`Operaciones: «voy dos veces al mes; con mis excelentes habilidades de comunicación me entiendo con los jefes»`: `Operaciones: «voy dos veces al mes; con mis […] me entiendo con los jefes»`,
 	}
 	for in, want := range tests {
 		if got := removeFluff(in); got != want {

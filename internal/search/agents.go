@@ -50,6 +50,9 @@ type MandateSummary struct {
 	Successes        []string `json:"exitos_esperados"`
 	NoFits           []string `json:"no_fits"`
 	DecisionCriteria []string `json:"criterios_decision"`
+	// Sources are the ids GEM5 cited: an agent that receives the mandate
+	// may cite them.
+	Sources []string `json:"sources"`
 }
 
 // Gem5Input: the search documents.

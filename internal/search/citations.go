@@ -45,6 +45,8 @@ type citeWalker struct {
 	index    map[string]bool
 	cited    map[string]bool
 	problems []string
+	// collect: record every cited id, check nothing.
+	collect bool
 }
 
 var stringsType = reflect.TypeOf([]string(nil))
@@ -87,6 +89,12 @@ func (c *citeWalker) walk(v reflect.Value, at string) {
 		if !hasSources {
 			return
 		}
+		if c.collect {
+			for _, s := range sources {
+				c.cited[s] = true
+			}
+			return
+		}
 		for _, s := range sources {
 			if !c.index[s] {
 				c.problems = append(c.problems, fmt.Sprintf("%s cites %q, which is not in the sources index", at, s))
@@ -114,4 +122,17 @@ func join(at, name string) string {
 		return name
 	}
 	return at + "." + name
+}
+
+// CitedIDs lists, sorted, every source id cited anywhere in v (an agent's
+// output), valid or not.
+func CitedIDs(v any) []string {
+	c := &citeWalker{cited: map[string]bool{}, collect: true}
+	c.walk(reflect.ValueOf(v), "")
+	ids := make([]string, 0, len(c.cited))
+	for id := range c.cited {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
 }

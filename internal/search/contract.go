@@ -7,6 +7,8 @@
 // decision rules and the reports.
 package search
 
+import "github.com/veredicto/veredicto/internal/llm"
+
 // Agent ids: the "gem" of each contract and the LLM schema names.
 const (
 	AgentGem5       = "gem5"
@@ -86,6 +88,22 @@ type Answer[C any] struct {
 	Scores      Scores  `json:"scores"`
 	IssuesFound []Issue `json:"issues_found"`
 	Blockers    []Issue `json:"blockers"`
+}
+
+// Gem5Answer is the shape GEM5 answers in, for its JSON schema: Answer
+// with score_dimension fixed to null (seed 000 §2 and §6: GEM5 scores no
+// candidate), so a model cannot legally send a number.
+type Gem5Answer struct {
+	Content     Gem5Content   `json:"content"`
+	Scores      MandateScores `json:"scores"`
+	IssuesFound []Issue       `json:"issues_found"`
+	Blockers    []Issue       `json:"blockers"`
+}
+
+// MandateScores are GEM5's scores: no score_dimension, a confidence.
+type MandateScores struct {
+	ScoreDimension llm.Null `json:"score_dimension"`
+	Confidence     float64  `json:"confidence"`
 }
 
 // Gem5Content is the mandate analysis (seed §2, GEM5).

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"regexp"
 	"sort"
@@ -15,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/blob"
 )
 
@@ -42,11 +44,13 @@ type Config struct {
 	Client   string `yaml:"client"`
 	Role     string `yaml:"role"`
 	Gates    *struct {
-		Gem1         *int `yaml:"gem1"`
-		Gem2         *int `yaml:"gem2"`
-		Gem3         *int `yaml:"gem3"`
-		Gem4         *int `yaml:"gem4"`
-		MaxQARetries *int `yaml:"max_qa_retries"`
+		// Read as numbers so a fractional threshold is refused by name
+		// rather than truncated or reported as a YAML type error.
+		Gem1         *float64 `yaml:"gem1"`
+		Gem2         *float64 `yaml:"gem2"`
+		Gem3         *float64 `yaml:"gem3"`
+		Gem4         *float64 `yaml:"gem4"`
+		MaxQARetries *float64 `yaml:"max_qa_retries"`
 	} `yaml:"gates"`
 }
 
@@ -61,32 +65,11 @@ type Search struct {
 	Index map[string]bool
 	// Hashes maps each present document id to the SHA-256 of its text.
 	Hashes map[string]string
+	// Texts maps each present document id to its text, for the quotation
+	// check.
+	Texts map[string]string
 	// Warnings are problems that do not stop the search (ignored files).
 	Warnings []string
-}
-
-// MissingInputError: a required search document is absent. The search is
-// blocked at once (seed: BLOCK inmediato) and no agent runs.
-type MissingInputError struct {
-	Files []string
-}
-
-func (e *MissingInputError) Error() string {
-	return fmt.Sprintf("search blocked: required document(s) missing: %s", strings.Join(e.Files, ", "))
-}
-
-// InvalidInputError names a malformed input file and field.
-type InvalidInputError struct {
-	File    string
-	Field   string
-	Problem string
-}
-
-func (e *InvalidInputError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("%s: %s", e.File, e.Problem)
-	}
-	return fmt.Sprintf("%s: %s: %s", e.File, e.Field, e.Problem)
 }
 
 // Document file names.
@@ -106,16 +89,72 @@ const (
 
 var candidateFiles = map[string]bool{FileCV: true, FileInterview: true, FileTests: true, FileCase: true, FileReferences: true}
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// candidateFileList names the candidate documents for messages.
+const candidateFileList = "cv.md, interview.md, tests.md, case.md or references.md"
 
-// ValidID reports whether s is a valid search or candidate id: 1–64
-// letters, digits, '.', '_' or '-', starting with a letter or digit.
+// idPattern: a search or candidate id is 1–64 Unicode letters or digits,
+// '.', '_' or '-', starting with a letter or digit ("c-001", "Ñandú").
+// Combining marks are accepted after the first letter, so a name a macOS
+// file system stores decomposed (N + U+0303) is accepted too. Ids become
+// S3 keys, DynamoDB keys and file names (all UTF-8); execution names,
+// which are ASCII-only, are derived from a hash of the id.
+var idPattern = regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{M}\p{N}._-]{0,63}$`)
+
+// IDRule says what ValidID accepts, for error messages.
+const IDRule = "1–64 letters (accents and ñ included), digits, '.', '_' or '-', starting with a letter or digit"
+
+// ValidID reports whether s is a valid search or candidate id (IDRule).
 func ValidID(s string) bool { return idPattern.MatchString(s) }
 
-// Load reads the search under prefix ("" for a folder's root,
-// "searches/<id>/" in S3). defaultID names the search when search.yaml
-// does not.
+// candidateDirLister is a reader that can also list candidate folders
+// with no files (Folder), so the loader names them.
+type candidateDirLister interface {
+	CandidateDirs(ctx context.Context) ([]string, error)
+}
+
+// Limits bound what a search may load, so an oversized or runaway upload
+// is refused with a clear error before any agent runs.
+type Limits struct {
+	// DocumentBytes is the largest document accepted.
+	DocumentBytes int64
+	// SearchBytes is the largest total of a search's documents.
+	SearchBytes int64
+}
+
+// DefaultLimits: 512 KiB per document (a long CV or interview transcript is
+// under 100 KiB) and 8 MiB per search.
+var DefaultLimits = Limits{DocumentBytes: 512 << 10, SearchBytes: 8 << 20}
+
+func (l Limits) orDefault() Limits {
+	if l.DocumentBytes <= 0 {
+		l.DocumentBytes = DefaultLimits.DocumentBytes
+	}
+	if l.SearchBytes <= 0 {
+		l.SearchBytes = DefaultLimits.SearchBytes
+	}
+	return l
+}
+
+// kib renders a byte count for a person.
+func kib(n int64) string {
+	if n < 1<<10 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d KiB", (n+(1<<10)-1)>>10)
+}
+
+// Load reads the search under prefix with DefaultLimits (LoadWithin).
 func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search, error) {
+	return LoadWithin(ctx, r, prefix, defaultID, DefaultLimits)
+}
+
+// LoadWithin reads the search under prefix ("" for a folder's root,
+// "searches/<id>/" in S3). defaultID names the search when search.yaml does
+// not. Every document is decoded to UTF-8 text (decodeText) and checked
+// against lim; candidate folders without a usable document are skipped with
+// a warning naming them.
+func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim Limits) (*Search, error) {
+	lim = lim.orDefault()
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
@@ -123,9 +162,10 @@ func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search,
 	if err != nil {
 		return nil, fmt.Errorf("load search %s: %w", prefix, err)
 	}
-	s := &Search{Prefix: prefix, Gates: DefaultGates, Index: map[string]bool{}, Hashes: map[string]string{}}
+	s := &Search{Prefix: prefix, Gates: DefaultGates, Index: map[string]bool{}, Hashes: map[string]string{}, Texts: map[string]string{}}
 	present := map[string]bool{}
 	cands := map[string]bool{}
+	seen := map[string]bool{} // candidate folders with any file
 	for _, k := range keys {
 		rel := strings.TrimPrefix(k, prefix)
 		present[rel] = true
@@ -137,9 +177,14 @@ func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search,
 			default:
 				s.Warnings = append(s.Warnings, fmt.Sprintf("%s: not a search document, ignored", rel))
 			}
-		case len(parts) == 3 && parts[0] == dirCandidates && candidateFiles[parts[2]]:
+		case len(parts) >= 2 && parts[0] == dirCandidates && !(len(parts) == 3 && candidateFiles[parts[2]]):
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: not a candidate document (want %s), ignored", rel, candidateFileList))
+			if len(parts) == 3 {
+				seen[parts[1]] = true
+			}
+		case len(parts) == 3 && parts[0] == dirCandidates:
 			if !idPattern.MatchString(parts[1]) {
-				return nil, &InvalidInputError{File: rel, Problem: fmt.Sprintf("candidate folder name %q must be letters, digits, '.', '_' or '-'", parts[1])}
+				return nil, &veredicto.InvalidInputError{File: rel, Problem: fmt.Sprintf("candidate folder name %q must be %s", parts[1], IDRule)}
 			}
 			cands[parts[1]] = true
 		default:
@@ -153,16 +198,27 @@ func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search,
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &MissingInputError{Files: missing}
+		return nil, &veredicto.MissingInputError{Files: missing}
 	}
 
 	cfg := Config{}
 	if present[FileConfig] {
 		b, err := r.Get(ctx, prefix+FileConfig)
+		var ii *veredicto.InvalidInputError
+		if errors.As(err, &ii) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("load %s: %w", FileConfig, err)
 		}
-		if err := parseConfig(b, &cfg, &s.Gates); err != nil {
+		if int64(len(b)) > lim.DocumentBytes {
+			return nil, &veredicto.InvalidInputError{File: FileConfig, Problem: fmt.Sprintf("is larger than the %s per-document limit", kib(lim.DocumentBytes))}
+		}
+		text, err := decodeText(b)
+		if err != nil {
+			return nil, &veredicto.InvalidInputError{File: FileConfig, Problem: err.Error()}
+		}
+		if err := parseConfig([]byte(text), &cfg, &s.Gates); err != nil {
 			return nil, err
 		}
 	}
@@ -170,9 +226,10 @@ func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search,
 		cfg.SearchID = defaultID
 	}
 	if !idPattern.MatchString(cfg.SearchID) {
-		return nil, &InvalidInputError{File: FileConfig, Field: "search_id", Problem: fmt.Sprintf("%q must be 1–64 letters, digits, '.', '_' or '-'", cfg.SearchID)}
+		return nil, &veredicto.InvalidInputError{File: FileConfig, Field: "search_id", Problem: fmt.Sprintf("%q must be %s", cfg.SearchID, IDRule)}
 	}
 
+	var total int64
 	doc := func(id string) (Doc, error) {
 		if !present[id] {
 			return Doc{ID: id, Missing: true}, nil
@@ -183,15 +240,28 @@ func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search,
 			if errors.As(err, &nf) {
 				return Doc{ID: id, Missing: true}, nil
 			}
+			var ii *veredicto.InvalidInputError
+			if errors.As(err, &ii) {
+				return Doc{}, err
+			}
 			return Doc{}, fmt.Errorf("load %s: %w", id, err)
 		}
-		text := strings.TrimSpace(string(bytes.ToValidUTF8(b, []byte("\uFFFD"))))
+		if int64(len(b)) > lim.DocumentBytes {
+			return Doc{}, &veredicto.InvalidInputError{File: id, Problem: fmt.Sprintf("is larger than the %s per-document limit", kib(lim.DocumentBytes))}
+		}
+		total += int64(len(b))
+		text, err := decodeText(b)
+		if err != nil {
+			return Doc{}, &veredicto.InvalidInputError{File: id, Problem: err.Error()}
+		}
+		text = strings.TrimSpace(text)
 		if text == "" {
 			return Doc{ID: id, Missing: true}, nil
 		}
 		sum := sha256.Sum256([]byte(text))
 		s.Index[id] = true
 		s.Hashes[id] = hex.EncodeToString(sum[:])
+		s.Texts[id] = text
 		return Doc{ID: id, Text: text}, nil
 	}
 	var errs []error
@@ -211,7 +281,7 @@ func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search,
 				empty = append(empty, d.ID+" (empty)")
 			}
 		}
-		return nil, &MissingInputError{Files: empty}
+		return nil, &veredicto.MissingInputError{Files: empty}
 	}
 	ids := make([]string, 0, len(cands))
 	for id := range cands {
@@ -220,9 +290,46 @@ func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search,
 	sort.Strings(ids)
 	for _, id := range ids {
 		p := func(f string) string { return path.Join(dirCandidates, id, f) }
-		s.Candidates = append(s.Candidates, CandidateDocs{CandidateID: id,
+		c := CandidateDocs{CandidateID: id,
 			CV: get(p(FileCV)), Interview: get(p(FileInterview)), Tests: get(p(FileTests)),
-			Case: get(p(FileCase)), References: get(p(FileReferences))})
+			Case: get(p(FileCase)), References: get(p(FileReferences))}
+		usable := false
+		for _, d := range c.All() {
+			usable = usable || !d.Missing
+		}
+		if !usable {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s/%s: every candidate document is empty; candidate skipped", dirCandidates, id))
+			continue
+		}
+		s.Candidates = append(s.Candidates, c)
+	}
+	if d, ok := r.(candidateDirLister); ok && prefix == "" {
+		dirs, err := d.CandidateDirs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range dirs {
+			if !cands[id] && !seen[id] {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%s/%s: empty folder; candidate skipped", dirCandidates, id))
+			}
+		}
+	}
+	var skipped []string
+	for id := range seen {
+		if !cands[id] {
+			skipped = append(skipped, id)
+		}
+	}
+	sort.Strings(skipped)
+	for _, id := range skipped {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s/%s: no %s; candidate skipped", dirCandidates, id, candidateFileList))
+	}
+	if total > lim.SearchBytes {
+		where := strings.TrimSuffix(prefix, "/")
+		if where == "" {
+			where = "search folder"
+		}
+		errs = append(errs, &veredicto.InvalidInputError{File: where, Problem: fmt.Sprintf("the search's documents total %s, over the %s per-search limit", kib(total), kib(lim.SearchBytes))})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -234,19 +341,19 @@ func parseConfig(b []byte, cfg *Config, g *Gates) error {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return &InvalidInputError{File: FileConfig, Problem: err.Error()}
+		return &veredicto.InvalidInputError{File: FileConfig, Problem: err.Error()}
 	}
 	if cfg.Gates == nil {
 		return nil
 	}
-	set := func(field string, v *int, dst *int, lo, hi int) error {
+	set := func(field string, v *float64, dst *int, lo, hi int) error {
 		if v == nil {
 			return nil
 		}
-		if *v < lo || *v > hi {
-			return &InvalidInputError{File: FileConfig, Field: "gates." + field, Problem: fmt.Sprintf("%d is out of range %d–%d", *v, lo, hi)}
+		if err := CheckThreshold(*v, lo, hi); err != nil {
+			return &veredicto.InvalidInputError{File: FileConfig, Field: "gates." + field, Problem: err.Error()}
 		}
-		*dst = *v
+		*dst = int(*v)
 		return nil
 	}
 	return errors.Join(
@@ -256,4 +363,17 @@ func parseConfig(b []byte, cfg *Config, g *Gates) error {
 		set("gem4", cfg.Gates.Gem4, &g.Gem4, 0, 10),
 		set("max_qa_retries", cfg.Gates.MaxQARetries, &g.MaxQARetries, 0, 2),
 	)
+}
+
+// CheckThreshold accepts a gate threshold only as a whole number in lo–hi:
+// scores are integers, so a fractional threshold is refused, never
+// truncated or rounded behind the user's back.
+func CheckThreshold(v float64, lo, hi int) error {
+	if v != math.Trunc(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%v is not a whole number: scores are integers 0–10, so use %v or %v", v, math.Floor(v), math.Ceil(v))
+	}
+	if v < float64(lo) || v > float64(hi) {
+		return fmt.Errorf("%v is out of range %d–%d", v, lo, hi)
+	}
+	return nil
 }

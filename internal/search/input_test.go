@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/blob"
 )
 
@@ -41,9 +42,9 @@ func TestLoadBlocksWithoutJDOrKickoff(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Load(context.Background(), blob.NewDir(writeFiles(t, tt.files)), "", "s")
-			var mi *MissingInputError
+			var mi *veredicto.MissingInputError
 			if !errors.As(err, &mi) {
-				t.Fatalf("got %v, want *MissingInputError", err)
+				t.Fatalf("got %v, want *veredicto.MissingInputError", err)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q does not name %q", err, tt.want)
@@ -102,9 +103,9 @@ func TestLoadRejectsBadConfig(t *testing.T) {
 		t.Run(tt.want, func(t *testing.T) {
 			dir := writeFiles(t, map[string]string{"search.yaml": tt.yaml, "jd.md": "j", "kickoff.md": "k"})
 			_, err := Load(context.Background(), blob.NewDir(dir), "", "s")
-			var ie *InvalidInputError
+			var ie *veredicto.InvalidInputError
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("got %v, want *InvalidInputError containing %q", err, tt.want)
+				t.Errorf("got %v, want *veredicto.InvalidInputError containing %q", err, tt.want)
 			}
 		})
 	}
@@ -185,16 +186,46 @@ func (unavailableReader) List(context.Context, string) ([]string, error) {
 func TestStorageOutageLeavesTheTaskAsTransientError(t *testing.T) {
 	svc := &Service{Inputs: unavailableReader{}}
 	_, err := svc.Validate(context.Background(), StartInput{SearchID: "s-test"})
-	te, ok := err.(*blob.TransientError)
+	te, ok := err.(*veredicto.TransientError)
 	if !ok {
-		t.Fatalf("error %T %v, want *blob.TransientError at the task boundary (the name the ASL retries)", err, err)
+		t.Fatalf("error %T %v, want *veredicto.TransientError at the task boundary (the name the ASL retries)", err, err)
 	}
 	if !strings.Contains(te.Error(), "load search") || !strings.Contains(te.Error(), "503") {
 		t.Errorf("message %q lost its context", te.Error())
 	}
 	_, err = svc.Gem1(context.Background(), CandidateTask{SearchID: "s-test", CandidateID: "c-001"})
-	if _, ok := err.(*blob.TransientError); !ok {
-		t.Errorf("Gem1: error %T, want *blob.TransientError", err)
+	if _, ok := err.(*veredicto.TransientError); !ok {
+		t.Errorf("Gem1: error %T, want *veredicto.TransientError", err)
+	}
+}
+
+func TestBoundaryKeepsTheChainsName(t *testing.T) {
+	invalid := &veredicto.InvalidInputError{File: "search.yaml", Problem: "bad"}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"wrapped invalid input", fmt.Errorf("validate: %w", invalid), veredicto.NameInvalidInput},
+		{"joined missing input", errors.Join(errors.New("x"), &veredicto.MissingInputError{Files: []string{"jd.md"}}), veredicto.NameMissingInput},
+		{"wrapped blob transient", fmt.Errorf("get: %w", &blob.TransientError{Err: errors.New("503")}), veredicto.NameTransient},
+		{"wrapped llm transient", fmt.Errorf("gem1: %w", &veredicto.TransientError{Op: "complete", Err: errors.New("429")}), veredicto.NameTransient},
+		{"bare llm transient", &veredicto.TransientError{Op: "complete", Err: errors.New("429")}, veredicto.NameTransient},
+		{"invalid output", &InvalidOutputError{Agent: "gem1", Problem: "x"}, "InvalidOutputError"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := boundary(tt.err)
+			if name := veredicto.ErrorName(got); name != tt.want {
+				t.Errorf("ErrorName(boundary(%v)) = %q, want %q", tt.err, name, tt.want)
+			}
+			if !strings.Contains(got.Error(), tt.err.Error()) {
+				t.Errorf("message %q lost %q", got.Error(), tt.err.Error())
+			}
+		})
+	}
+	if boundary(nil) != nil {
+		t.Error("boundary(nil) != nil")
 	}
 }
 

@@ -68,6 +68,62 @@ func claimList(b *strings.Builder, title string, cs []Claim) {
 	}
 }
 
+// nonEmpty is c as a one-claim list, or none when c says nothing.
+func nonEmpty(c Claim) []Claim {
+	if strings.TrimSpace(c.Text) == "" {
+		return nil
+	}
+	return []Claim{c}
+}
+
+func issueList(b *strings.Builder, title string, is []Issue) {
+	if len(is) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n**%s**\n\n", title)
+	for _, i := range is {
+		fmt.Fprintf(b, "- (%s) %s\n", i.Severity, cite(i.Description, i.Sources))
+	}
+}
+
+// claimGroup is a titled list of claims in a report section.
+type claimGroup struct {
+	title  string
+	claims []Claim
+}
+
+func countClaims(gs []claimGroup) int {
+	n := 0
+	for _, g := range gs {
+		n += len(g.claims)
+	}
+	return n
+}
+
+// contradictions lists every contradiction the report holds: GEM2's, the
+// references GEM3 marks as contradicting, and the last audit's. The
+// report's section and the summary's count both come from here, so they
+// cannot disagree.
+func contradictions(v reportView) []claimGroup {
+	var gs []claimGroup
+	if v.gem2 != nil {
+		gs = append(gs, claimGroup{"Entre CV, test, caso y entrevista (GEM2)", v.gem2.Content.Contradictions})
+	}
+	if v.gem3 != nil {
+		var refs []Claim
+		for _, r := range v.gem3.Content.References {
+			if r.Status == "contradice" {
+				refs = append(refs, Claim{Text: r.Statement, Sources: r.Sources})
+			}
+		}
+		gs = append(gs, claimGroup{"Referencias que contradicen (GEM3)", refs})
+	}
+	if last := lastAudit(v); last != nil {
+		gs = append(gs, claimGroup{"Detectadas por QA (GEM4)", last.Content.Contradictions})
+	}
+	return gs
+}
+
 var decisionText = map[string]string{
 	DecisionApproved:   "APROBADO — el candidato supera todos los gates y la auditoría QA",
 	DecisionDiscarded1: "DESCARTADO en GEM1 — trayectoria y logros por debajo del umbral",
@@ -127,7 +183,12 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 		row("GEM3 Veredicto y referencias", v.gem3.Scores, rep.Thresholds.Gem3, "recomienda "+v.gem3.Content.Recommendation)
 	}
 	for _, a := range v.audits {
-		row("GEM4 QA ("+a.stage+")", a.c.Scores, rep.Thresholds.Gem4, a.c.Content.Decision)
+		d := a.c.Content.Decision
+		if d == QAApproved && (a.c.Content.IrresolvableContradiction || a.c.Content.StructuralEvidenceGap) {
+			// The QA gate blocks a flagged audit whatever its decision.
+			d += " → BLOQUEADO por la regla de escalamiento"
+		}
+		row("GEM4 QA ("+a.stage+")", a.c.Scores, rep.Thresholds.Gem4, d)
 	}
 
 	if v.gem1 != nil {
@@ -143,7 +204,19 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 	if v.gem2 != nil {
 		claimList(&b, "Capacidad de ejecución", v.gem2.Content.Execution)
 		claimList(&b, "Desempeño bajo presión", v.gem2.Content.UnderPressure)
-		claimList(&b, "Encaje con el desafío crítico", []Claim{v.gem2.Content.ChallengeFit})
+		claimList(&b, "Estilo de trabajo y trade-offs", v.gem2.Content.WorkStyle)
+		claimList(&b, "Encaje con el desafío crítico", nonEmpty(v.gem2.Content.ChallengeFit))
+	}
+	if v.gem3 != nil {
+		claimList(&b, "Encaje cultural", nonEmpty(v.gem3.Content.CulturalFit))
+		sw := v.gem3.Content.SWOT
+		if len(sw.Strengths)+len(sw.Opportunities)+len(sw.Weaknesses)+len(sw.Threats) > 0 {
+			b.WriteString("\n### FODA (GEM3)\n")
+			claimList(&b, "Fortalezas", sw.Strengths)
+			claimList(&b, "Oportunidades", sw.Opportunities)
+			claimList(&b, "Debilidades", sw.Weaknesses)
+			claimList(&b, "Amenazas", sw.Threats)
+		}
 	}
 	if v.gem3 != nil && len(v.gem3.Content.References) > 0 {
 		b.WriteString("\n**Referencias 360**\n\n| Afirmación | Estado | Fuentes |\n|---|---|---|\n")
@@ -165,15 +238,25 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 	}
 
 	b.WriteString("\n## Contradicciones\n")
-	n = b.Len()
-	if v.gem2 != nil {
-		claimList(&b, "Entre CV, test, caso y entrevista (GEM2)", v.gem2.Content.Contradictions)
+	groups := contradictions(v)
+	for _, g := range groups {
+		claimList(&b, g.title, g.claims)
 	}
+	if countClaims(groups) == 0 {
+		b.WriteString("\nNo se declararon contradicciones.\n")
+	}
+
+	b.WriteString("\n## Hallazgos críticos\n")
+	n = b.Len()
+	issueList(&b, "GEM1", v.gem1Issues())
+	issueList(&b, "GEM2", v.gem2Issues())
+	issueList(&b, "GEM3", v.gem3Issues())
 	if last := lastAudit(v); last != nil {
-		claimList(&b, "Detectadas por QA (GEM4)", last.Content.Contradictions)
+		issueList(&b, "GEM4", last.IssuesFound)
+		issueList(&b, "Bloqueos de GEM4", last.Blockers)
 	}
 	if b.Len() == n {
-		b.WriteString("\nNo se declararon contradicciones.\n")
+		b.WriteString("\nNinguno declarado.\n")
 	}
 
 	b.WriteString("\n## Vacíos de evidencia\n")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
@@ -96,14 +97,14 @@ const OfflineBaselineNotice = "Línea base offline: análisis léxico determinis
 func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult, err error) {
 	defer func() { err = boundary(err) }()
 	if !validDecision(t.Outcome.Decision) {
-		return CandidateResult{}, &InvalidInputError{File: "state input", Field: "outcome.decision", Problem: fmt.Sprintf("%q is not a protocol decision", t.Outcome.Decision)}
+		return CandidateResult{}, &veredicto.InvalidInputError{File: "state input", Field: "outcome.decision", Problem: fmt.Sprintf("%q is not a protocol decision", t.Outcome.Decision)}
 	}
 	ch, err := svc.newChain(ctx, t.CandidateTask, true)
 	if err != nil && !errors.Is(err, errNotRun) {
 		return CandidateResult{}, err
 	}
 	if ch != nil {
-		if _, err := ch.runQA(ctx, t.Counters.Gem3, t.Counters.QA, true); err != nil && !errors.Is(err, errNotRun) {
+		if _, _, err := ch.runQA(ctx, t.Counters.Gem3, t.Counters.QA, true); err != nil && !errors.Is(err, errNotRun) {
 			return CandidateResult{}, err
 		}
 	}
@@ -139,6 +140,11 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 		rep.Stages[r.Stage] = r.Output
 		rep.Usage.Add(r.Usage)
 		rep.DurationMS += r.DurationMS
+	}
+	if need := requiredStage(t); need != "" {
+		if _, ok := rep.Stages[need]; !ok {
+			return CandidateResult{}, &StageMissingError{CandidateID: t.CandidateID, Stage: need, Decision: t.Outcome.Decision}
+		}
 	}
 	view, err := decodeView(rep)
 	if err != nil {
@@ -176,6 +182,8 @@ func validDecision(d string) bool {
 
 // reportView is the report's stages decoded for rendering and metrics.
 type reportView struct {
+	// gem1–gem3 hold the content as last corrected; their issues stay the
+	// agents' own.
 	gem1   *Contract[Gem1Content]
 	gem2   *Contract[Gem2Content]
 	gem3   *Contract[Gem3Content]
@@ -302,7 +310,7 @@ func reasonText(r string) string {
 func summarize(rep Report, v reportView) CandidateResult {
 	res := CandidateResult{CandidateID: rep.CandidateID, Decision: rep.Decision, Reason: rep.Reason, Scores: map[string]int{},
 		Usage: rep.Usage, DurationMS: rep.DurationMS}
-	count := func(stage string, answer any, contradictions int) {
+	count := func(answer any) {
 		st := claimStats(answer)
 		res.Claims += st.claims
 		res.SourcedClaims += st.sourced
@@ -311,31 +319,75 @@ func summarize(rep Report, v reportView) CandidateResult {
 		if st.claims == st.sourced+st.gaps {
 			res.CitedOutputs++
 		}
-		res.Contradictions += contradictions
 	}
 	if v.gem1 != nil {
 		res.Scores["gem1"] = scoreOf(v.gem1.Scores)
-		count("gem1", v.gem1.Content, 0)
+		count(v.gem1.Content)
 	}
 	if v.gem2 != nil {
 		res.Scores["gem2"] = scoreOf(v.gem2.Scores)
-		count("gem2", v.gem2.Content, len(v.gem2.Content.Contradictions))
+		count(v.gem2.Content)
 	}
 	if v.gem3 != nil {
 		res.Scores["gem3"] = scoreOf(v.gem3.Scores)
-		n := 0
-		for _, r := range v.gem3.Content.References {
-			if r.Status == "contradice" {
-				n++
-			}
-		}
-		count("gem3", v.gem3.Content, n)
+		count(v.gem3.Content)
 	}
 	if last := lastAudit(v); last != nil {
 		q := scoreOf(last.Scores)
 		res.QAScore = &q
 		res.Scores["gem4"] = q
-		count("gem4", last.Content, len(last.Content.Contradictions))
+		count(last.Content)
 	}
+	res.Contradictions = countClaims(contradictions(v))
 	return res
+}
+
+func (v reportView) gem1Issues() []Issue {
+	if v.gem1 == nil {
+		return nil
+	}
+	return v.gem1.IssuesFound
+}
+
+func (v reportView) gem2Issues() []Issue {
+	if v.gem2 == nil {
+		return nil
+	}
+	return v.gem2.IssuesFound
+}
+
+func (v reportView) gem3Issues() []Issue {
+	if v.gem3 == nil {
+		return nil
+	}
+	return v.gem3.IssuesFound
+}
+
+// requiredStage is the stage the outcome's decision rests on: a report is
+// never written for a stage that did not run (or whose record cannot be
+// read). "" when the outcome needs none (a technical error, or a lack of
+// evidence that may have been found at any gate, which needs GEM1).
+func requiredStage(t ReportTask) string {
+	switch t.Outcome.Reason {
+	case ReasonGate1, ReasonNoEvidence:
+		return stageName(AgentGem1, 0)
+	case ReasonGate2:
+		return stageName(AgentGem2, 0)
+	case ReasonGate3, ReasonAmbiguousGem3:
+		return stageName(AgentGem3, t.Counters.Gem3)
+	case ReasonQAPassed, ReasonQABlocks, ReasonContradiction:
+		return stageName(AgentGem4, t.Counters.QA)
+	}
+	return ""
+}
+
+// StageMissingError is a report that cannot be written because the stage
+// its decision rests on is not in the store (never run, or damaged). A
+// re-run recomputes the stage.
+type StageMissingError struct {
+	CandidateID, Stage, Decision string
+}
+
+func (e *StageMissingError) Error() string {
+	return fmt.Sprintf("report for candidate %q not written: its decision %s rests on stage %s, which is not stored (or is damaged); run the search again to recompute it", e.CandidateID, e.Decision, e.Stage)
 }

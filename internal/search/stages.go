@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
@@ -35,6 +36,18 @@ type StageRecord struct {
 	LLM         llm.Info        `json:"llm"`
 	StartedAt   string          `json:"started_at"`
 	DurationMS  int64           `json:"duration_ms"`
+	// Checksum is the SHA-256 of Output: a record whose output does not
+	// match it (a truncated or damaged write) is recomputed, not trusted.
+	Checksum string `json:"checksum"`
+	// Reused is set, never stored, when this run read the record from the
+	// store instead of computing it.
+	Reused bool `json:"-"`
+}
+
+// checksum is the hex SHA-256 of a stage output.
+func checksum(output []byte) string {
+	sum := sha256.Sum256(output)
+	return hex.EncodeToString(sum[:])
 }
 
 func stageKey(searchID, candidateID, stage string, attempt int, hash string) string {
@@ -100,7 +113,8 @@ func stageName(agent string, attempt int) string {
 func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, agent string, attempt int, hash string,
 	call func() (Answer[C], llm.Usage, error)) (Contract[C], StageRecord, error) {
 	key := stageKey(s.Docs.SearchID, candidateID, agent, attempt, hash)
-	if rec, c, ok, err := loadStage[C](ctx, svc.Store, key); err != nil || ok {
+	rec, c, free, err := readStage[C](ctx, svc, key)
+	if err != nil || free == "" {
 		return c, rec, err
 	}
 	if call == nil {
@@ -112,7 +126,7 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 		// The error goes back unwrapped: its type name is the ASL error name
 		// that Retry and Catch match, here and on AWS Lambda.
 		svc.logger().ErrorContext(ctx, "agent call failed", "search_id", s.Docs.SearchID,
-			"candidate_id", candidateID, "stage", stageName(agent, attempt), "error_type", fmt.Sprintf("%T", err))
+			"candidate_id", candidateID, "stage", stageName(agent, attempt), "error_name", veredicto.ErrorName(err))
 		return Contract[C]{}, StageRecord{}, err
 	}
 	cited, err := CheckCitations(agent, ans, s.Index)
@@ -122,7 +136,10 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 	if err := CheckScores(agent, ans.Scores); err != nil {
 		return Contract[C]{}, StageRecord{}, &InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
 	}
-	c := Contract[C]{
+	if err := CheckQuotes(agent, QuotedContent(agent, ans.Content), s.Texts); err != nil {
+		return Contract[C]{}, StageRecord{}, &InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
+	}
+	c = Contract[C]{
 		Meta: Meta{SearchID: s.Docs.SearchID, CandidateID: candidateID, Gem: agent, Timestamp: start.UTC().Format("2006-01-02T15:04:05Z"),
 			PromptVersion: svc.PromptVersion(agent), Sources: cited},
 		Content: ans.Content, Scores: ans.Scores, IssuesFound: nonNil(ans.IssuesFound), Blockers: nonNil(ans.Blockers),
@@ -131,23 +148,26 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 	if err != nil {
 		return Contract[C]{}, StageRecord{}, fmt.Errorf("encode %s: %w", agent, err)
 	}
-	rec := StageRecord{SearchID: s.Docs.SearchID, CandidateID: candidateID, Stage: stageName(agent, attempt), Attempt: attempt,
+	rec = StageRecord{SearchID: s.Docs.SearchID, CandidateID: candidateID, Stage: stageName(agent, attempt), Attempt: attempt,
 		InputHash: hash, Output: out, Usage: usage, LLM: svc.Analyst.Info(), StartedAt: c.Meta.Timestamp,
-		DurationMS: svc.now().Sub(start).Milliseconds()}
+		DurationMS: svc.now().Sub(start).Milliseconds(), Checksum: checksum(out)}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return Contract[C]{}, StageRecord{}, fmt.Errorf("encode stage record: %w", err)
 	}
-	wrote, err := svc.Store.PutIfAbsent(ctx, key, b)
+	wrote, err := svc.Store.PutIfAbsent(ctx, free, b)
 	if err != nil {
 		return Contract[C]{}, StageRecord{}, fmt.Errorf("put stage %s/%s: %w", candidateID, rec.Stage, err)
 	}
 	if !wrote { // another attempt finished first: use what it stored
-		rec2, c2, ok, err := loadStage[C](ctx, svc.Store, key)
-		if err != nil || !ok {
-			return Contract[C]{}, StageRecord{}, fmt.Errorf("reload stage %s/%s: %v", candidateID, rec.Stage, err)
+		rec2, c2, free2, err := readStage[C](ctx, svc, key)
+		if err != nil {
+			return Contract[C]{}, StageRecord{}, fmt.Errorf("reload stage %s/%s: %w", candidateID, rec.Stage, err)
 		}
-		return c2, rec2, nil
+		if free2 == "" {
+			return c2, rec2, nil
+		}
+		// What the other attempt stored is damaged too: ours is intact.
 	}
 	// Only the write that stored the stage books its cost, so a retried
 	// task never counts a call twice.
@@ -165,20 +185,67 @@ type UsageLedger interface {
 	AddUsage(ctx context.Context, searchID string, u llm.Usage) error
 }
 
-func loadStage[C any](ctx context.Context, kv KV, key string) (StageRecord, Contract[C], bool, error) {
-	var rec StageRecord
-	var c Contract[C]
-	b, ok, err := kv.Get(ctx, key)
-	if err != nil || !ok {
-		return rec, c, false, err
+// maxRepairs bounds the repair slots of one stage key.
+const maxRepairs = 3
+
+// repairKey is where the n-th recomputation of a damaged stage record is
+// stored: the context store only writes once per key, so a damaged record
+// stays and its replacement goes beside it. The extra path element keeps
+// repair keys out of ParseStageKey's listing.
+func repairKey(key string, n int) string {
+	if n == 0 {
+		return key
 	}
+	return fmt.Sprintf("%s/repair-%d", key, n)
+}
+
+// CorruptStageError is a stage whose record and every repair slot are
+// damaged: the store keeps losing what is written to it.
+type CorruptStageError struct{ Key string }
+
+func (e *CorruptStageError) Error() string {
+	return fmt.Sprintf("stage record %s and its %d repairs are damaged", e.Key, maxRepairs)
+}
+
+// readStage returns the first intact record among key and its repair slots.
+// When none is intact it returns the first free slot, where a recomputed
+// record goes; a damaged record is reported (keys only: no personal text)
+// and skipped, never trusted and never a permanent failure.
+func readStage[C any](ctx context.Context, svc *Service, key string) (StageRecord, Contract[C], string, error) {
+	for n := 0; n <= maxRepairs; n++ {
+		k := repairKey(key, n)
+		b, ok, err := svc.Store.Get(ctx, k)
+		if err != nil {
+			return StageRecord{}, Contract[C]{}, "", fmt.Errorf("get stage %s: %w", k, err)
+		}
+		if !ok {
+			return StageRecord{}, Contract[C]{}, k, nil
+		}
+		rec, c, problem := decodeStage[C](b)
+		if problem == "" {
+			rec.Reused = true
+			return rec, c, "", nil
+		}
+		svc.logger().WarnContext(ctx, "stage record damaged; recomputing", "key", k, "search_id", rec.SearchID,
+			"candidate_id", rec.CandidateID, "stage", rec.Stage, "problem", problem)
+	}
+	return StageRecord{}, Contract[C]{}, "", &CorruptStageError{Key: key}
+}
+
+// decodeStage decodes and verifies a stored record; problem names what is
+// wrong with it ("" when intact). Records written before checksums existed
+// are accepted when they decode.
+func decodeStage[C any](b []byte) (rec StageRecord, c Contract[C], problem string) {
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return rec, c, false, fmt.Errorf("decode stage %s: %w", key, err)
+		return rec, c, "record is not valid JSON (truncated?)"
+	}
+	if rec.Checksum != "" && rec.Checksum != checksum(rec.Output) {
+		return rec, c, "output does not match its checksum"
 	}
 	if err := json.Unmarshal(rec.Output, &c); err != nil {
-		return rec, c, false, fmt.Errorf("decode stage output %s: %w", key, err)
+		return rec, c, "output does not decode as the stage's contract"
 	}
-	return rec, c, true, nil
+	return rec, c, ""
 }
 
 func nonNil(is []Issue) []Issue {

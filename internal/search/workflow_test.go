@@ -3,7 +3,9 @@ package search_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +37,7 @@ type script struct {
 	rec        []string // per GEM3 attempt
 	gem4       []qa     // per GEM4 attempt
 	failAt     string   // agent that fails with a non-transient error
+	noEvidence string   // agent whose findings all declare "No informado en fuentes"
 }
 
 // scripted is a hand-written Analyst fake: scores come from the script,
@@ -59,6 +62,9 @@ func (s *scripted) Calls(cand, agent string) int {
 
 func claim(src string) search.Claim { return search.Claim{Text: "evidencia", Sources: []string{src}} }
 
+// gapClaim is a finding that declares the lack of evidence.
+var gapClaim = search.Claim{Text: search.NotInSources + ": sin evidencia", Sources: []string{}}
+
 func score(n int) search.Scores { return search.Scores{ScoreDimension: &n, Confidence: 0.8} }
 
 type failure struct{ msg string }
@@ -78,15 +84,22 @@ func (s *scripted) Gem1(_ context.Context, in search.Gem1Input) (search.Answer[s
 	if s.scripts[c].failAt == "gem1" {
 		return search.Answer[search.Gem1Content]{}, llm.Usage{}, &failure{"scripted failure"}
 	}
-	return search.Answer[search.Gem1Content]{Content: search.Gem1Content{Trajectory: []search.Claim{claim(in.Candidate.CV.ID)}},
+	content := search.Gem1Content{Trajectory: []search.Claim{claim(in.Candidate.CV.ID)}}
+	if s.scripts[c].noEvidence == "gem1" {
+		content.Trajectory = []search.Claim{gapClaim}
+	}
+	return search.Answer[search.Gem1Content]{Content: content,
 		Scores: score(s.scripts[c].gem1)}, llm.Usage{Calls: 1, PromptTokens: 200, CompletionTokens: 50}, nil
 }
 
 func (s *scripted) Gem2(_ context.Context, in search.Gem2Input) (search.Answer[search.Gem2Content], llm.Usage, error) {
 	c := in.Candidate.CandidateID
 	s.count(c, "gem2")
-	return search.Answer[search.Gem2Content]{Content: search.Gem2Content{ChallengeFit: claim(in.Candidate.CV.ID)},
-		Scores: score(s.scripts[c].gem2)}, llm.Usage{Calls: 1}, nil
+	content := search.Gem2Content{ChallengeFit: claim(in.Candidate.CV.ID)}
+	if s.scripts[c].noEvidence == "gem2" {
+		content.ChallengeFit = gapClaim
+	}
+	return search.Answer[search.Gem2Content]{Content: content, Scores: score(s.scripts[c].gem2)}, llm.Usage{Calls: 1}, nil
 }
 
 func (s *scripted) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[search.Gem3Content], llm.Usage, error) {
@@ -148,11 +161,11 @@ func writeSearch(t *testing.T, dir string, ids ...string) {
 type runResult struct {
 	res     *asl.Result
 	out     string
-	kv      *store.Memory
+	kv      search.KV
 	analyst *scripted
 }
 
-func runWorkflow(t *testing.T, scripts map[string]script, kv *store.Memory, out string) runResult {
+func runWorkflow(t *testing.T, scripts map[string]script, kv search.KV, out string) runResult {
 	t.Helper()
 	in := t.TempDir()
 	ids := make([]string, 0, len(scripts))
@@ -163,6 +176,12 @@ func runWorkflow(t *testing.T, scripts map[string]script, kv *store.Memory, out 
 	if kv == nil {
 		kv = store.NewMemory()
 	}
+	return runSearch(t, in, scripts, kv, out)
+}
+
+// runSearch runs the workflow over the search folder in.
+func runSearch(t *testing.T, in string, scripts map[string]script, kv search.KV, out string) runResult {
+	t.Helper()
 	if out == "" {
 		out = t.TempDir()
 	}
@@ -224,6 +243,14 @@ func TestWorkflowPaths(t *testing.T) {
 			search.DecisionEscalated, search.ReasonContradiction, "gem1 gem2 gem3 gem4", 1, 0},
 		{"structural lack of evidence escalates", script{gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 3, blocked: true, structural: true}}},
 			search.DecisionEscalated, search.ReasonNoEvidence, "gem1 gem2 gem3 gem4", 1, 0},
+		{"GEM1 with no cited evidence cannot pass its gate on a high score", script{gem1: 9, noEvidence: "gem1"},
+			search.DecisionEscalated, search.ReasonNoEvidence, "gem1", 0, 0},
+		{"GEM2 with no cited evidence below its gate is still discarded", script{gem1: 8, gem2: 4, noEvidence: "gem2"},
+			search.DecisionDiscarded2, search.ReasonGate2, "gem1 gem2", 0, 0},
+		{"an approving audit that flags structural lack of evidence does not approve", script{gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9, structural: true}}},
+			search.DecisionEscalated, search.ReasonNoEvidence, "gem1 gem2 gem3 gem4", 1, 0},
+		{"an approving audit that flags an irresolvable contradiction does not approve", script{gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9, irresolvable: true}}},
+			search.DecisionEscalated, search.ReasonContradiction, "gem1 gem2 gem3 gem4", 1, 0},
 		{"GEM3 SI below its gate is re-asked, then consistent NO", script{gem1: 8, gem2: 8, gem3: []int{5, 5}, rec: []string{"SI", "NO"}},
 			search.DecisionDiscarded3, search.ReasonGate3, "gem1 gem2 gem3 gem3_reask", 0, 0},
 		{"GEM3 stays ambiguous after the re-ask", script{gem1: 8, gem2: 8, gem3: []int{8, 8}, rec: []string{"NO", "NO"}},
@@ -293,4 +320,154 @@ func TestRerunReusesFinishedStages(t *testing.T) {
 	if len(s.Ranking) != 2 || s.Ranking[0].CandidateID != "c-001" || s.Metrics.EscalationRate != 0 {
 		t.Errorf("summary ranking %+v metrics %+v", s.Ranking, s.Metrics)
 	}
+}
+
+// damaging is a context store whose reads of the stage records matching
+// stage come back damaged, as after a truncated or corrupted write.
+type damaging struct {
+	*store.Memory
+	stage  string
+	damage func([]byte) []byte
+}
+
+func (d damaging) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	b, ok, err := d.Memory.Get(ctx, key)
+	if ok && strings.Contains(key, "/"+d.stage+"/") && !strings.Contains(key, "/repair-") {
+		b = d.damage(append([]byte(nil), b...))
+	}
+	return b, ok, err
+}
+
+func TestDamagedStageRecordIsRecomputed(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func([]byte) []byte
+	}{
+		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }},
+		{"output changed", func(b []byte) []byte { return []byte(strings.Replace(string(b), "evidencia", "evidencie", 1)) }},
+		{"empty", func([]byte) []byte { return nil }},
+	}
+	scripts := map[string]script{"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9}}}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := t.TempDir()
+			writeSearch(t, in, "c-001")
+			mem := store.NewMemory()
+			first := runSearch(t, in, scripts, mem, "")
+			kv := damaging{Memory: mem, stage: "gem2", damage: tt.damage}
+			second := runSearch(t, in, scripts, kv, "")
+			if n := second.analyst.Calls("c-001", "gem2"); n != 1 {
+				t.Errorf("damaged gem2 called %d times on the re-run, want 1 (recomputed)", n)
+			}
+			if n := second.analyst.Calls("c-001", "gem1"); n != 0 {
+				t.Errorf("intact gem1 called %d times, want 0", n)
+			}
+			a, b := readReport(t, first.out, "c-001"), readReport(t, second.out, "c-001")
+			if a.Decision != b.Decision || fmt.Sprint(a.StageOrder) != fmt.Sprint(b.StageOrder) {
+				t.Errorf("report after repair: %s %v, want %s %v", b.Decision, b.StageOrder, a.Decision, a.StageOrder)
+			}
+			third := runSearch(t, in, scripts, kv, "")
+			if n := third.analyst.Calls("c-001", "gem2"); n != 0 {
+				t.Errorf("third run called gem2 %d times, want 0 (the repair is stored)", n)
+			}
+		})
+	}
+}
+
+func TestNoReportForAStageThatDidNotRun(t *testing.T) {
+	tests := []struct {
+		name    string
+		outcome search.Outcome
+		ran     []string // stage tasks run before the report
+		written bool
+	}{
+		{"approval with no audit stored", search.Outcome{Decision: search.DecisionApproved, Reason: search.ReasonQAPassed}, []string{"gem1", "gem2", "gem3"}, false},
+		{"gem1 discard with nothing stored", search.Outcome{Decision: search.DecisionDiscarded1, Reason: search.ReasonGate1}, nil, false},
+		{"gem1 discard after gem1", search.Outcome{Decision: search.DecisionDiscarded1, Reason: search.ReasonGate1}, []string{"gem1"}, true},
+		{"technical error needs no stage", search.Outcome{Decision: search.DecisionEscalated, Reason: search.ReasonTechnicalError}, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in, out := t.TempDir(), t.TempDir()
+			writeSearch(t, in, "c-001")
+			an := &scripted{scripts: map[string]script{"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9}}}}, calls: map[string]int{}}
+			svc := &search.Service{Inputs: blob.NewDir(in), Reports: blob.NewDir(out), Store: store.NewMemory(), Analyst: an}
+			ctx := context.Background()
+			task := search.CandidateTask{SearchID: "s-test", CandidateID: "c-001"}
+			for _, st := range tt.ran {
+				var err error
+				switch st {
+				case "gem1":
+					_, err = svc.Gem1(ctx, task)
+				case "gem2":
+					_, err = svc.Gem2(ctx, task)
+				case "gem3":
+					_, err = svc.Gem3(ctx, task)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := svc.Report(ctx, search.ReportTask{CandidateTask: task, Outcome: tt.outcome, Thresholds: search.DefaultGates})
+			_, statErr := os.Stat(filepath.Join(out, "c-001", "report.md"))
+			if written := statErr == nil; written != tt.written || (err == nil) != tt.written {
+				t.Errorf("report written %v (error %v), want written %v", written, err, tt.written)
+			}
+			var sm *search.StageMissingError
+			if !tt.written && !errors.As(err, &sm) {
+				t.Errorf("error %T %v, want *search.StageMissingError", err, err)
+			}
+			if n := an.Calls("c-001", "gem4"); n != 0 {
+				t.Errorf("the report task called gem4 %d times", n)
+			}
+		})
+	}
+}
+
+func TestLogsCarryNoDocumentText(t *testing.T) {
+	const marker = "MARCADOR-PERSONAL-7Q"
+	in := t.TempDir()
+	writeSearch(t, in, "c-001", "c-002")
+	for name, body := range map[string]string{
+		"candidates/c-001/cv.md":        "CV de c-001 " + marker,
+		"candidates/c-001/interview.md": marker + " entrevista",
+		"candidates/c-002/notes.txt":    marker, // ignored file: warned by name
+	} {
+		if err := os.WriteFile(filepath.Join(in, filepath.FromSlash(name)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var logs strings.Builder
+	var mu sync.Mutex
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	scripts := map[string]script{
+		"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9}}},
+		"c-002": {failAt: "gem1"},
+	}
+	mem := store.NewMemory()
+	runSearch(t, in, scripts, mem, "")
+	// A re-run over damaged records warns about each one.
+	runSearch(t, in, scripts, damaging{Memory: mem, stage: "gem1", damage: func(b []byte) []byte { return b[:10] }}, "")
+	mu.Lock()
+	defer mu.Unlock()
+	got := logs.String()
+	if !strings.Contains(got, "stage record damaged") || !strings.Contains(got, "agent call failed") {
+		t.Fatalf("the scenario did not log what it should (test setup):\n%s", got)
+	}
+	if strings.Contains(got, marker) {
+		t.Errorf("logs carry document text:\n%s", got)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -1,0 +1,250 @@
+package search
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/llm"
+)
+
+// StartInput is the execution input of executive_search.asl.json.
+type StartInput struct {
+	SearchID     string         `json:"search_id"`
+	InputPrefix  string         `json:"input_prefix"`
+	ReportPrefix string         `json:"report_prefix"`
+	Thresholds   map[string]int `json:"thresholds,omitempty"`
+	Concurrency  int            `json:"concurrency,omitempty"`
+}
+
+// Plan is what validation hands to the rest of the workflow.
+type Plan struct {
+	SearchID     string   `json:"search_id"`
+	InputPrefix  string   `json:"input_prefix"`
+	ReportPrefix string   `json:"report_prefix"`
+	Thresholds   Gates    `json:"thresholds"`
+	Concurrency  int      `json:"concurrency"`
+	Candidates   []string `json:"candidates"`
+}
+
+// DefaultConcurrency is how many candidates are evaluated at once.
+const DefaultConcurrency = 4
+
+// Validate is the first task: it loads the search, blocks it when jd.md or
+// kickoff.md is missing (MissingInputError), and resolves the thresholds:
+// execution input over search.yaml over the seed's defaults.
+func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err error) {
+	defer func() { err = boundary(err) }()
+	s, err := svc.load(ctx, in.InputPrefix, in.SearchID)
+	if err != nil {
+		return Plan{}, err
+	}
+	g := s.Gates
+	for k, v := range in.Thresholds {
+		var dst *int
+		hi := 10
+		switch k {
+		case "gem1":
+			dst = &g.Gem1
+		case "gem2":
+			dst = &g.Gem2
+		case "gem3":
+			dst = &g.Gem3
+		case "gem4":
+			dst = &g.Gem4
+		case "max_qa_retries":
+			dst, hi = &g.MaxQARetries, 2
+		default:
+			return Plan{}, &veredicto.InvalidInputError{File: "execution input", Field: "thresholds." + k, Problem: "unknown threshold (want gem1, gem2, gem3, gem4 or max_qa_retries)"}
+		}
+		if v < 0 || v > hi {
+			return Plan{}, &veredicto.InvalidInputError{File: "execution input", Field: "thresholds." + k, Problem: fmt.Sprintf("%d is out of range 0–%d", v, hi)}
+		}
+		*dst = v
+	}
+	conc := in.Concurrency
+	if conc <= 0 {
+		conc = svc.DefaultConcurrency
+	}
+	if conc <= 0 {
+		conc = DefaultConcurrency
+	}
+	p := Plan{SearchID: s.Docs.SearchID, InputPrefix: in.InputPrefix, ReportPrefix: in.ReportPrefix, Thresholds: g, Concurrency: conc, Candidates: []string{}}
+	for _, c := range s.Candidates {
+		p.Candidates = append(p.Candidates, c.CandidateID)
+	}
+	if len(p.Candidates) == 0 {
+		return Plan{}, &veredicto.InvalidInputError{File: dirCandidates + "/", Problem: "the search has no candidate folders with documents"}
+	}
+	for _, w := range s.Warnings {
+		svc.logger().WarnContext(ctx, "search input", "search_id", s.Docs.SearchID, "warning", w)
+	}
+	return p, nil
+}
+
+// SearchTask addresses the search-level tasks.
+type SearchTask struct {
+	SearchID    string `json:"search_id"`
+	InputPrefix string `json:"input_prefix"`
+}
+
+// MandateResult is GEM5's summary for the workflow's gate.
+type MandateResult struct {
+	Confidence       float64 `json:"confidence"`
+	CriticalBlockers int     `json:"critical_blockers"`
+	// Reused: the mandate was read from the store, not computed in this run.
+	Reused bool `json:"reused"`
+}
+
+// Gem5 runs the mandate analysis once per search.
+func (svc *Service) Gem5(ctx context.Context, in SearchTask) (_ MandateResult, err error) {
+	defer func() { err = boundary(err) }()
+	s, err := svc.load(ctx, in.InputPrefix, in.SearchID)
+	if err != nil {
+		return MandateResult{}, err
+	}
+	c, _, rec, err := svc.gem5(ctx, s, false)
+	if err != nil {
+		return MandateResult{}, err
+	}
+	n := 0
+	for _, b := range c.Blockers {
+		if b.Severity == "critica" {
+			n++
+		}
+	}
+	return MandateResult{Confidence: c.Scores.Confidence, CriticalBlockers: n, Reused: rec.Reused}, nil
+}
+
+func (svc *Service) gem5(ctx context.Context, s *Search, loadOnly bool) (Contract[Gem5Content], string, StageRecord, error) {
+	d := s.Docs
+	parts := append([]string{AgentGem5, svc.PromptVersion(AgentGem5), llmID(svc.Analyst.Info())}, docHashes(s, d.JD, d.Kickoff, d.Company, d.Culture)...)
+	hash := chainHash(parts...)
+	c, rec, err := runStage(ctx, svc, s, "", AgentGem5, 0, hash, live(loadOnly, func() (Answer[Gem5Content], llm.Usage, error) {
+		return svc.Analyst.Gem5(ctx, Gem5Input{Search: s.Docs})
+	}))
+	return c, hash, rec, err
+}
+
+// CandidateTask addresses one candidate stage. Counters are the workflow's
+// loop counters: gem3 is 1 after the GEM3 re-ask, qa is the GEM4 attempt
+// (0 first audit, then one per correction).
+type CandidateTask struct {
+	SearchID    string   `json:"search_id"`
+	CandidateID string   `json:"candidate_id"`
+	InputPrefix string   `json:"input_prefix"`
+	Counters    Counters `json:"counters"`
+}
+
+// Counters are the workflow's loop counters.
+type Counters struct {
+	Gem3 int `json:"gem3"`
+	QA   int `json:"qa"`
+}
+
+// StageResult is what a candidate stage hands back to the workflow's
+// Choice states: scores and flags only; the content stays in the store.
+type StageResult struct {
+	Score                     int     `json:"score"`
+	Confidence                float64 `json:"confidence"`
+	Recommendation            string  `json:"recommendation,omitempty"`
+	Decision                  string  `json:"decision,omitempty"`
+	IrresolvableContradiction bool    `json:"irresolvable_contradiction"`
+	StructuralEvidenceGap     bool    `json:"structural_evidence_gap"`
+	// Reused: the stage was read from the store, not computed in this run.
+	Reused bool `json:"reused"`
+}
+
+func scoreOf(s Scores) int {
+	if s.ScoreDimension == nil {
+		return 0
+	}
+	return *s.ScoreDimension
+}
+
+// Gem1 runs trajectory and achievements.
+func (svc *Service) Gem1(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
+	defer func() { err = boundary(err) }()
+	ch, err := svc.chain(ctx, t)
+	if err != nil {
+		return StageResult{}, err
+	}
+	if err := ch.runGem1(ctx); err != nil {
+		return StageResult{}, err
+	}
+	return StageResult{Score: scoreOf(ch.gem1.Scores), Confidence: ch.gem1.Scores.Confidence, Reused: ch.lastReused(),
+		StructuralEvidenceGap: ch.evidenceless(ch.gem1.Content)}, nil
+}
+
+// Gem2 runs the business assessment.
+func (svc *Service) Gem2(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
+	defer func() { err = boundary(err) }()
+	ch, err := svc.chain(ctx, t)
+	if err != nil {
+		return StageResult{}, err
+	}
+	if err := ch.runGem2(ctx); err != nil {
+		return StageResult{}, err
+	}
+	return StageResult{Score: scoreOf(ch.gem2.Scores), Confidence: ch.gem2.Scores.Confidence, Reused: ch.lastReused(),
+		StructuralEvidenceGap: ch.evidenceless(ch.gem2.Content)}, nil
+}
+
+// Gem3 runs the verdict (attempt counters.gem3: 1 is the re-ask).
+func (svc *Service) Gem3(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
+	defer func() { err = boundary(err) }()
+	ch, err := svc.chain(ctx, t)
+	if err != nil {
+		return StageResult{}, err
+	}
+	if err := ch.runGem3(ctx, t.Counters.Gem3); err != nil {
+		return StageResult{}, err
+	}
+	return StageResult{Score: scoreOf(ch.gem3.Scores), Confidence: ch.gem3.Scores.Confidence, Recommendation: ch.gem3.Content.Recommendation, Reused: ch.lastReused(),
+		StructuralEvidenceGap: ch.evidenceless(ch.gem3.Content)}, nil
+}
+
+// Gem4 runs the QA audit attempt counters.qa, with the corrections before it.
+func (svc *Service) Gem4(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
+	defer func() { err = boundary(err) }()
+	ch, err := svc.chain(ctx, t)
+	if err != nil {
+		return StageResult{}, err
+	}
+	audit, cur, err := ch.runQA(ctx, t.Counters.Gem3, t.Counters.QA, true)
+	if err != nil {
+		return StageResult{}, err
+	}
+	return qaResult(audit, ch.evidenceless(cur.gem1.Content) || ch.evidenceless(cur.gem2.Content) || ch.evidenceless(cur.gem3.Content), ch.lastReused()), nil
+}
+
+// qaResult is the QA gate's view of an audit. Code, not the model, has the
+// last word on two rules: an audit that flags an irresolvable
+// contradiction or a structural lack of evidence cannot approve, and a
+// structural lack of evidence also stands when GEM1, GEM2 or GEM3, as
+// audited, cites no source at all (seed 000 §8: escalate).
+func qaResult(audit Contract[Gem4Content], evidenceless, reused bool) StageResult {
+	r := StageResult{Score: scoreOf(audit.Scores), Confidence: audit.Scores.Confidence, Decision: audit.Content.Decision,
+		IrresolvableContradiction: audit.Content.IrresolvableContradiction,
+		StructuralEvidenceGap:     audit.Content.StructuralEvidenceGap || evidenceless, Reused: reused}
+	if r.IrresolvableContradiction || r.StructuralEvidenceGap {
+		r.Decision = QABlocked
+	}
+	return r
+}
+
+// Correct runs the correction before GEM4 attempt counters.qa.
+func (svc *Service) Correct(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
+	defer func() { err = boundary(err) }()
+	if t.Counters.QA < 1 {
+		return StageResult{}, &veredicto.InvalidInputError{File: "state input", Field: "counters.qa", Problem: "a correction needs a GEM4 attempt of 1 or more"}
+	}
+	ch, err := svc.chain(ctx, t)
+	if err != nil {
+		return StageResult{}, err
+	}
+	if _, _, err := ch.runQA(ctx, t.Counters.Gem3, t.Counters.QA, false); err != nil {
+		return StageResult{}, err
+	}
+	return StageResult{Reused: ch.lastReused()}, nil
+}
