@@ -27,7 +27,10 @@ LAMBDAS := \
 	SummaryFunction:summary \
 	TriggerFunction:trigger \
 	ApiFunction:api \
-	FlagsFunction:flags
+	FlagsFunction:flags \
+	ConfirmFunction:confirm \
+	ConfirmationsFunction:confirmations \
+	StreamFunction:stream
 
 lambda_id  = $(word 1,$(subst :, ,$(1)))
 lambda_dir = $(word 2,$(subst :, ,$(1)))

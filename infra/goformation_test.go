@@ -25,7 +25,7 @@ func TestTemplateGoformation(t *testing.T) {
 		}
 	}
 	sort.Strings(ids)
-	want := "ApiFunction CorrectionFunction FlagsFunction Gem1Function Gem2Function Gem3Function Gem4Function Gem5Function ReportFunction SummaryFunction TriggerFunction ValidateFunction"
+	want := "ApiFunction ConfirmFunction ConfirmationsFunction CorrectionFunction FlagsFunction Gem1Function Gem2Function Gem3Function Gem4Function Gem5Function ReportFunction StreamFunction SummaryFunction TriggerFunction ValidateFunction"
 	if strings.Join(ids, " ") != want {
 		t.Errorf("functions %v, want %s", ids, want)
 	}
@@ -38,7 +38,7 @@ func TestTemplateGoformation(t *testing.T) {
 			t.Errorf("%s: DefinitionUri not under statemachines/", id)
 		}
 	}
-	if len(tmpl.GetAllDynamoDBTableResources()) != 1 || len(tmpl.GetAllS3BucketResources()) != 2 || len(tmpl.GetAllServerlessHttpApiResources()) != 1 {
-		t.Errorf("tables %d, buckets %d, http apis %d; want 1, 2, 1", len(tmpl.GetAllDynamoDBTableResources()), len(tmpl.GetAllS3BucketResources()), len(tmpl.GetAllServerlessHttpApiResources()))
+	if len(tmpl.GetAllDynamoDBTableResources()) != 2 || len(tmpl.GetAllS3BucketResources()) != 2 || len(tmpl.GetAllServerlessHttpApiResources()) != 1 {
+		t.Errorf("tables %d, buckets %d, http apis %d; want 2, 2, 1", len(tmpl.GetAllDynamoDBTableResources()), len(tmpl.GetAllS3BucketResources()), len(tmpl.GetAllServerlessHttpApiResources()))
 	}
 }

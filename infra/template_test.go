@@ -300,6 +300,8 @@ var samPolicyTemplates = map[string]bool{
 	"AWSSecretsManagerGetSecretValuePolicy": true,
 	"StepFunctionsExecutionPolicy":          true,
 	"LambdaInvokePolicy":                    true,
+	// states:SendTaskSuccess/Failure/Heartbeat on one state machine.
+	"StepFunctionsCallbackPolicy": true,
 }
 
 // checkPolicies: SAM Policies are policy templates or inline statements,

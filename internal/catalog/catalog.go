@@ -42,10 +42,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/search"
@@ -65,6 +67,9 @@ const (
 	KindIntake Kind = "intake"
 	// KindFlags: interview flags over HTTP (LLM).
 	KindFlags Kind = "flags"
+	// KindPeople: the functions that put a person in the loop (seed 004):
+	// confirmations and the event stream (DynamoDB, Step Functions).
+	KindPeople Kind = "people"
 )
 
 // entryPoints names the internal/app function that starts a Lambda of each
@@ -73,6 +78,7 @@ var entryPoints = map[Kind]string{
 	KindSearch: "StartSearch",
 	KindIntake: "StartIntake",
 	KindFlags:  "StartFlags",
+	KindPeople: "StartPeople",
 }
 
 // EntryPoint is the internal/app function that starts a Lambda of kind k.
@@ -90,7 +96,20 @@ type Services struct {
 	Intake *intake.Service
 	API    *intake.API
 	Flags  *flags.Handler
+	// Confirm is ConfirmFunction's service (the .waitForTaskToken task).
+	Confirm *confirm.Service
+	// Confirmations serves GET/POST /api/confirmations behind the HTTP
+	// API; Stream the event stream on a streaming Function URL.
+	Confirmations *HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]
+	Stream        *HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse]
 }
+
+// HandlerFunc is a handler assembled as a function (an HTTP handler behind
+// an API Gateway or Function URL adapter) rather than a service's method.
+type HandlerFunc[In, Out any] func(context.Context, In) (Out, error)
+
+// Handle calls h.
+func (h HandlerFunc[In, Out]) Handle(ctx context.Context, in In) (Out, error) { return h(ctx, in) }
 
 // Function is one function of the project.
 type Function struct {
@@ -158,6 +177,22 @@ func All() []Function {
 			Doc:    "POST /flags classifies interview answers with the Flags schema v1.1 (seed 002).",
 			Events: []string{"flags-post.json"}},
 			func(s *Services) *flags.Handler { return s.Flags }, (*flags.Handler).Handle),
+		fn(Function{LogicalID: "ConfirmFunction", Folder: "confirm", Kind: KindPeople,
+			Doc:    "the .waitForTaskToken task that stores a pending confirmation (seed 004 §3).",
+			Events: []string{"confirm.json"}},
+			func(s *Services) *confirm.Service { return s.Confirm }, (*confirm.Service).Confirm),
+		fn(Function{LogicalID: "ConfirmationsFunction", Folder: "confirmations", Kind: KindPeople,
+			Doc:    "GET and POST /api/confirmations on the HTTP API (list and resolve confirmations).",
+			Events: []string{"confirmations-get.json", "confirmations-post.json"}},
+			func(s *Services) *HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse] {
+				return s.Confirmations
+			}, (*HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]).Handle),
+		fn(Function{LogicalID: "StreamFunction", Folder: "stream", Kind: KindPeople,
+			Doc:    "the event stream (Server-Sent Events) on a Function URL with response streaming.",
+			Events: []string{"stream.json"}},
+			func(s *Services) *HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse] {
+				return s.Stream
+			}, (*HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse]).Handle),
 	}
 }
 

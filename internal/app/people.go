@@ -1,0 +1,106 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/stream"
+)
+
+// peopleConfig is what the confirmation and stream functions read besides
+// Config: EVENTS_TABLE always; the stream's JWT settings and state machines.
+type peopleConfig struct {
+	EventsTable   string   // EVENTS_TABLE
+	JWTIssuer     string   // JWT_ISSUER (stream)
+	JWTAudience   []string // JWT_AUDIENCE, comma-separated (stream)
+	JWKSURL       string   // JWKS_URL (stream; default JWT_ISSUER + /.well-known/jwks.json)
+	StateMachines []string // STATE_MACHINE_ARNS, comma-separated (stream)
+}
+
+func peopleConfigFromEnv(getenv func(string) string, stream bool) (peopleConfig, error) {
+	split := func(s string) []string {
+		var out []string
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	c := peopleConfig{EventsTable: getenv("EVENTS_TABLE"), JWTIssuer: getenv("JWT_ISSUER"),
+		JWTAudience: split(getenv("JWT_AUDIENCE")), JWKSURL: getenv("JWKS_URL"), StateMachines: split(getenv("STATE_MACHINE_ARNS"))}
+	if c.EventsTable == "" {
+		return c, fmt.Errorf("configuration: EVENTS_TABLE is not set")
+	}
+	if stream {
+		if c.JWTIssuer == "" || len(c.StateMachines) == 0 {
+			return c, fmt.Errorf("configuration: JWT_ISSUER and STATE_MACHINE_ARNS must be set")
+		}
+		if c.JWKSURL == "" {
+			c.JWKSURL = strings.TrimSuffix(c.JWTIssuer, "/") + "/.well-known/jwks.json"
+		}
+	}
+	return c, nil
+}
+
+func confirmService(cfg Config, pc peopleConfig, ac aws.Config, withTasks bool) *confirm.Service {
+	ddb := dynamodb.NewFromConfig(ac)
+	svc := &confirm.Service{Store: confirm.NewDynamoStore(ddb, cfg.ContextTable), Events: eventlog.NewDynamo(ddb, pc.EventsTable)}
+	if withTasks {
+		svc.Tasks = sfn.NewFromConfig(ac)
+	}
+	return svc
+}
+
+// StartPeople runs one of the functions that put a person in the loop
+// (catalog.KindPeople): ConfirmFunction, the .waitForTaskToken task that
+// stores a pending confirmation; ConfirmationsFunction, GET and POST
+// /api/confirmations on the HTTP API (JWT authorizer); StreamFunction, the
+// execution's events as Server-Sent Events on a Function URL with
+// InvokeMode RESPONSE_STREAM, JWTs checked against the issuer's JWKS,
+// events read from DynamoDB and the execution's history mirrored into them.
+func StartPeople(logicalID string) {
+	start(logicalID, catalog.KindPeople, func(_ context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+		switch logicalID {
+		case "ConfirmFunction":
+			pc, err := peopleConfigFromEnv(os.Getenv, false)
+			if err != nil {
+				return catalog.Services{}, err
+			}
+			// Creating a confirmation never resumes a task: no sfn client.
+			return catalog.Services{Confirm: confirmService(cfg, pc, ac, false)}, nil
+		case "ConfirmationsFunction":
+			pc, err := peopleConfigFromEnv(os.Getenv, false)
+			if err != nil {
+				return catalog.Services{}, err
+			}
+			h := catalog.HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse](
+				confirm.APIGateway(&confirm.Handler{Service: confirmService(cfg, pc, ac, true)}, cfg.TenantClaim))
+			return catalog.Services{Confirmations: &h}, nil
+		case "StreamFunction":
+			pc, err := peopleConfigFromEnv(os.Getenv, true)
+			if err != nil {
+				return catalog.Services{}, err
+			}
+			log := eventlog.NewDynamo(dynamodb.NewFromConfig(ac), pc.EventsTable)
+			execs := &stream.Executions{API: sfn.NewFromConfig(ac), Recorder: &stream.Recorder{Log: log}, Log: log, StateMachines: pc.StateMachines}
+			verify := &auth.JWKS{URL: pc.JWKSURL, Policy: auth.Policy{Issuer: pc.JWTIssuer, Audience: pc.JWTAudience, TenantClaim: cfg.TenantClaim}}
+			h := catalog.HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse](
+				stream.FunctionURL(&stream.Handler{Log: log, Resolve: execs, Refresh: execs}, verify, slog.Default()))
+			return catalog.Services{Stream: &h}, nil
+		}
+		return catalog.Services{}, fmt.Errorf("%s is not a %s function", logicalID, catalog.KindPeople)
+	})
+}
