@@ -287,6 +287,10 @@ func LocalLayout(dir string) (inputs, reports, context string) {
 	return filepath.Join(dir, "inputs"), filepath.Join(dir, "reports"), filepath.Join(dir, "context")
 }
 
+// DefaultLocalEndpoint is where "veredicto serve" listens by default: the
+// Step Functions API that local confirmations are delivered to.
+const DefaultLocalEndpoint = "http://127.0.0.1:8080"
+
 // NewLocal assembles the services on this machine under dir, with the
 // given analyst and, for the flags judge, the LLM client (nil: offline).
 // Executions run in-process through the engine.
@@ -303,8 +307,10 @@ func NewLocal(dir string, analyst search.Analyst, client *llm.OpenAI) *App {
 		return catalog.RunSearch(ctx, svc, si, nil)
 	}
 	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: starter.NewLocal(kv, run)}
-	return &App{catalog.Services{Search: svc, Intake: is, API: &intake.API{Service: is, TenantClaim: "custom:tenant"},
-		Flags: &flags.Handler{Judge: judge(client)}}}
+	services := localPeople(dir, DefaultLocalEndpoint)
+	services.Search, services.Intake = svc, is
+	services.API, services.Flags = &intake.API{Service: is, TenantClaim: "custom:tenant"}, &flags.Handler{Judge: judge(client)}
+	return &App{services}
 }
 
 // ChooseLLM resolves the LLM for runs on this machine: the named provider,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
@@ -104,3 +105,38 @@ func StartPeople(logicalID string) {
 		return catalog.Services{}, fmt.Errorf("%s is not a %s function", logicalID, catalog.KindPeople)
 	})
 }
+
+// localPeople assembles the people functions on this machine under dir,
+// with the layout "veredicto serve --data dir" uses: confirmations and
+// events under dir, decisions delivered through the Step Functions API of
+// a server at sfnEndpoint, stream tokens signed with dir's local key.
+func localPeople(dir, sfnEndpoint string) catalog.Services {
+	log := eventlog.Local(dir)
+	tasks := sfn.New(sfn.Options{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		BaseEndpoint: aws.String(sfnEndpoint),
+	})
+	svc := &confirm.Service{Store: confirm.LocalStore(dir), Events: log}
+	resolving := &confirm.Service{Store: svc.Store, Events: log, Tasks: tasks}
+	api := catalog.HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse](
+		confirm.APIGateway(&confirm.Handler{Service: resolving}, "custom:tenant"))
+	sse := catalog.HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse](
+		stream.FunctionURL(&stream.Handler{Log: log}, localKey{dir: dir}, slog.Default()))
+	return catalog.Services{Confirm: svc, Confirmations: &api, Stream: &sse}
+}
+
+// localKey verifies tokens signed with the local HS256 key under dir
+// ("veredicto token"), read when the first token arrives.
+type localKey struct{ dir string }
+
+func (k localKey) Verify(ctx context.Context, token string) (auth.Claims, error) {
+	key, err := auth.LoadOrCreateKey(k.dir)
+	if err != nil {
+		return auth.Claims{}, fmt.Errorf("local signing key: %w", err)
+	}
+	return (&auth.HS256{Key: key, Policy: auth.Policy{Issuer: LocalIssuer}}).Verify(ctx, token)
+}
+
+// LocalIssuer is the iss claim of the tokens "veredicto token" signs.
+const LocalIssuer = "veredicto-local"
