@@ -16,6 +16,8 @@ import (
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/blob"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/store"
 	"github.com/veredicto/veredicto/prompts"
@@ -61,7 +63,7 @@ func (m *Main) runStates(ctx context.Context, args []string) int {
 // projectRegistry binds every Task handler of the project, with local
 // adapters: documents are read and reports written relative to the current
 // folder (input_prefix and report_prefix in the execution input), stage
-// records kept under .veredicto-local/context.
+// records and senior reviews kept under .veredicto-local.
 func projectRegistry(getenv func(string) string) (*asl.Registry, error) {
 	analyst, _, err := app.ChooseAnalyst("", "", getenv)
 	if err != nil {
@@ -69,7 +71,7 @@ func projectRegistry(getenv func(string) string) (*asl.Registry, error) {
 	}
 	svc := &search.Service{Inputs: blob.NewDir("."), Reports: blob.NewDir("."), Store: store.NewLocal(filepath.Join(".veredicto-local", "context")),
 		Analyst: analyst, PromptVersions: prompts.PromptVersion}
-	return catalog.SearchRegistry(svc), nil
+	return catalog.SearchRegistry(svc, &confirm.Service{Store: confirm.LocalStore(".veredicto-local"), Events: eventlog.Local(".veredicto-local")}), nil
 }
 
 type statesRunConfig struct {

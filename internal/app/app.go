@@ -299,15 +299,21 @@ func NewLocal(dir string, analyst search.Analyst, client *llm.OpenAI) *App {
 	inputs, reports := blob.NewDir(in), blob.NewDir(rep)
 	kv := store.NewLocal(ctxDir)
 	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion}
+	services := localPeople(dir, DefaultLocalEndpoint)
+	// Senior reviews are recorded with the other confirmations under dir.
+	eng := asl.New(catalog.SearchRegistry(svc, services.Confirm))
 	run := func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
 		var si search.StartInput
 		if err := json.Unmarshal(input, &si); err != nil {
 			return nil, fmt.Errorf("execution input: %w", err)
 		}
-		return catalog.RunSearch(ctx, svc, si, nil)
+		x, err := catalog.StartSearch(ctx, eng, si, nil)
+		if err != nil {
+			return nil, err
+		}
+		return x.Wait(ctx)
 	}
 	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: starter.NewLocal(kv, run)}
-	services := localPeople(dir, DefaultLocalEndpoint)
 	services.Search, services.Intake = svc, is
 	services.API, services.Flags = &intake.API{Service: is, TenantClaim: "custom:tenant"}, &flags.Handler{Judge: judge(client)}
 	return &App{services}

@@ -178,8 +178,8 @@ func All() []Function {
 			Events: []string{"flags-post.json"}},
 			func(s *Services) *flags.Handler { return s.Flags }, (*flags.Handler).Handle),
 		fn(Function{LogicalID: "ConfirmFunction", Folder: "confirm", Kind: KindPeople,
-			Doc:    "the .waitForTaskToken task that stores a pending confirmation (seed 004 §3).",
-			Events: []string{"confirm.json"}},
+			Doc:           "the .waitForTaskToken task that stores a pending confirmation (seed 004 §3).",
+			StateMachines: []string{ExecutiveSearch}, Events: []string{"confirm.json"}},
 			func(s *Services) *confirm.Service { return s.Confirm }, (*confirm.Service).Confirm),
 		fn(Function{LogicalID: "ConfirmationsFunction", Folder: "confirmations", Kind: KindPeople,
 			Doc:    "GET and POST /api/confirmations on the HTTP API (list and resolve confirmations).",
@@ -258,15 +258,29 @@ func Registry(s *Services, fns []Function) *asl.Registry {
 }
 
 // SearchRegistry is the registry of the executive-search workflow's
-// functions bound to svc.
-func SearchRegistry(svc *search.Service) *asl.Registry {
-	return Registry(&Services{Search: svc}, InvokedBy(ExecutiveSearch))
+// functions bound to svc, with senior reviews recorded by reviews.
+func SearchRegistry(svc *search.Service, reviews *confirm.Service) *asl.Registry {
+	return Registry(&Services{Search: svc, Confirm: reviews}, InvokedBy(ExecutiveSearch))
 }
 
 // RunSearch runs statemachines/executive_search.asl.json through the local
 // engine with its functions bound to svc: the same definition and handlers
-// Step Functions and Lambda run in AWS.
+// Step Functions and Lambda run in AWS. Senior reviews are recorded in
+// memory and forgotten with the run (StartSearch keeps them).
 func RunSearch(ctx context.Context, svc *search.Service, in search.StartInput, onEvent func(asl.Event)) (*asl.Result, error) {
+	eng := asl.New(SearchRegistry(svc, &confirm.Service{Store: confirm.NewMemoryStore()}))
+	x, err := StartSearch(ctx, eng, in, onEvent)
+	if err != nil {
+		return nil, err
+	}
+	return x.Wait(ctx)
+}
+
+// StartSearch starts statemachines/executive_search.asl.json on eng (whose
+// registry is a SearchRegistry) and returns the running execution, so the
+// caller can resolve its senior reviews (eng.SendTaskSuccess, …) while it
+// waits.
+func StartSearch(ctx context.Context, eng *asl.Engine, in search.StartInput, onEvent func(asl.Event)) (*asl.Execution, error) {
 	sm, err := asl.Parse(statemachines.ExecutiveSearch)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ExecutiveSearch, err)
@@ -275,7 +289,7 @@ func RunSearch(ctx context.Context, svc *search.Service, in search.StartInput, o
 	if err != nil {
 		return nil, fmt.Errorf("%s input: %w", ExecutiveSearch, err)
 	}
-	return asl.New(SearchRegistry(svc)).Run(ctx, sm, input, asl.StartOptions{Name: in.SearchID, StateMachineName: "executive_search", OnEvent: onEvent})
+	return eng.Start(ctx, sm, input, asl.StartOptions{Name: in.SearchID, StateMachineName: "executive_search", OnEvent: onEvent})
 }
 
 // fn completes f with the handler: method m of the dependency dep picks

@@ -18,7 +18,10 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/smithy-go"
@@ -56,8 +59,14 @@ const (
 	deliveryLease = 30 * time.Second
 	// Retention is how long a resolved confirmation is kept (DynamoDB TTL,
 	// pruned locally).
-	Retention = 30 * 24 * time.Hour
+	Retention   = 30 * 24 * time.Hour
+	MaxKeyBytes = 512
 )
+
+// DeliveryNextRun marks a decision that no waiting task received: it was
+// taken on a keyed confirmation no execution was waiting for, and the next
+// execution that asks the same question (same key and preview) applies it.
+const DeliveryNextRun = "next_run"
 
 // Request is ConfirmFunction's input: the Payload of a
 // "arn:aws:states:::lambda:invoke.waitForTaskToken" Task.
@@ -76,6 +85,15 @@ type Request struct {
 	// TimeoutSeconds should repeat the Task's TimeoutSeconds, so the
 	// confirmation shows as expired when the workflow stops waiting.
 	TimeoutSeconds int64 `json:"timeout_seconds,omitempty"`
+	// Key names the question rather than one wait for its answer (e.g.
+	// "senior_review/<search>/<candidate>"). With a key the id derives
+	// from the tenant, the key and the preview, so every execution asking
+	// the same question about the same preview finds one record, and a
+	// decision taken once applies to all of them. The task token is then
+	// optional: without one (a plain lambda:invoke) the request records the
+	// question and its Response carries any decision already taken; with
+	// one, the waiting task is attached to that record.
+	Key string `json:"key,omitempty"`
 }
 
 // Response is ConfirmFunction's output. Step Functions ignores it (the
@@ -84,6 +102,11 @@ type Request struct {
 type Response struct {
 	ID      string `json:"id"`
 	Created bool   `json:"created"`
+	// Status and Decision: the record's state after the request (pending,
+	// or for a keyed question already answered, approved or rejected with
+	// the decision; null otherwise).
+	Status   string    `json:"status"`
+	Decision *Decision `json:"decision"`
 }
 
 // Decision is what a person decided.
@@ -115,8 +138,16 @@ type Record struct {
 	// (it is released when an attempt fails, and lapses after a crash).
 	LeaseUntil time.Time `json:"lease_until,omitzero"`
 	// Delivery is "unconfirmed" when a redelivery found the token used and
-	// an earlier attempt may have delivered the decision.
-	Delivery   string    `json:"delivery,omitempty"`
+	// an earlier attempt may have delivered the decision, DeliveryNextRun
+	// when no task was waiting for it.
+	Delivery string `json:"delivery,omitempty"`
+	// Key is the question a keyed confirmation answers (Request.Key).
+	Key string `json:"key,omitempty"`
+	// Resolver names the process that delivers decisions to this record's
+	// task when that is not a Step Functions API (a "veredicto search run
+	// --review" waiting in its own engine: Service.Resolver); empty for
+	// serve and AWS.
+	Resolver   string    `json:"resolver,omitempty"`
 	ResolvedAt time.Time `json:"resolved_at,omitzero"`
 	TaskToken  string    `json:"task_token"`
 	Version    int       `json:"version"`
@@ -139,6 +170,7 @@ type View struct {
 	DecidedAt   *time.Time      `json:"decided_at,omitempty"`
 	Comment     string          `json:"comment,omitempty"`
 	Delivery    string          `json:"delivery,omitempty"`
+	Resolver    string          `json:"resolver,omitempty"`
 }
 
 // View returns what clients see of r at now (a pending confirmation past
@@ -146,7 +178,7 @@ type View struct {
 func (r Record) View(now time.Time) View {
 	v := View{ID: r.ID, Execution: r.Execution, ToolName: r.ToolName, Category: r.Category,
 		Sensitivity: r.Sensitivity, Undoable: r.Undoable, Preview: r.Preview,
-		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, Status: r.Status, Delivery: r.Delivery}
+		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, Status: r.Status, Delivery: r.Delivery, Resolver: r.Resolver}
 	if r.Status == StatusPending && !now.Before(r.ExpiresAt) {
 		v.Status = StatusExpired
 	}
@@ -192,6 +224,11 @@ type Service struct {
 	Tasks  TaskSender
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Resolver, when set, names this process as the one that delivers
+	// decisions to the tasks it creates confirmations for (its own
+	// engine): Resolve elsewhere records the decision and leaves its
+	// delivery to this process's Redeliver (Record.Resolver).
+	Resolver string
 }
 
 func (s *Service) now() time.Time {
@@ -235,11 +272,32 @@ func bad(field, problem string) error {
 	return &veredicto.InvalidInputError{File: "ConfirmFunction payload", Field: field, Problem: problem}
 }
 
+// KeyID derives a keyed confirmation's id from its tenant, key and
+// preview (compared as JSON values, so key order and spacing do not
+// matter).
+func KeyID(tenant, key string, preview json.RawMessage) string {
+	canon := []byte(preview)
+	var v any
+	if json.Unmarshal(preview, &v) == nil {
+		if b, err := json.Marshal(v); err == nil {
+			canon = b
+		}
+	}
+	sum := sha256.Sum256(append([]byte(tenant+"\x00key\x00"+key+"\x00"), canon...))
+	return "cf_" + hex.EncodeToString(sum[:16])
+}
+
+func validKey(k string) bool {
+	return len(k) <= MaxKeyBytes && utf8.ValidString(k) && strings.IndexFunc(k, unicode.IsControl) < 0
+}
+
 // validate checks every field of the request and fills defaults.
 func (s *Service) validate(ctx context.Context, in *Request) error {
 	switch {
-	case in.TaskToken == "":
-		return bad("task_token", `is required ("task_token.$": "$$.Task.Token")`)
+	case in.Key != "" && !validKey(in.Key):
+		return bad("key", fmt.Sprintf("must be at most %d bytes of UTF-8 text without control characters", MaxKeyBytes))
+	case in.TaskToken == "" && in.Key == "":
+		return bad("task_token", `is required ("task_token.$": "$$.Task.Token") unless a key is given`)
 	case len(in.TaskToken) > MaxTokenBytes:
 		return bad("task_token", fmt.Sprintf("is longer than %d characters", MaxTokenBytes))
 	case !namePattern.MatchString(in.ToolName):
@@ -291,7 +349,13 @@ func (s *Service) Confirm(ctx context.Context, in Request) (Response, error) {
 		ID: IDFor(in.Tenant, in.TaskToken), Tenant: in.Tenant, Execution: in.Execution,
 		ToolName: in.ToolName, Category: in.Category, Sensitivity: in.Sensitivity,
 		Undoable: *in.Undoable, Preview: in.Preview, CreatedAt: now, ExpiresAt: now.Add(timeout),
-		Status: StatusPending, TaskToken: in.TaskToken,
+		Status: StatusPending, TaskToken: in.TaskToken, Key: in.Key,
+	}
+	if in.Key != "" {
+		rec.ID = KeyID(in.Tenant, in.Key, in.Preview)
+	}
+	if in.TaskToken != "" {
+		rec.Resolver = s.Resolver
 	}
 	created := true
 	if err := s.Store.Put(ctx, rec, 0); err != nil {
@@ -299,11 +363,23 @@ func (s *Service) Confirm(ctx context.Context, in Request) (Response, error) {
 		if !errors.As(err, &ce) {
 			return Response{}, &veredicto.TransientError{Op: "store confirmation " + rec.ID, Err: err}
 		}
-		// A retried invoke: the first one stored it.
+		// A retried invoke (the first one stored it), or a keyed question
+		// asked before.
 		if rec, err = s.Store.Get(ctx, in.Tenant, rec.ID); err != nil {
 			return Response{}, &veredicto.TransientError{Op: "read confirmation " + rec.ID, Err: err}
 		}
 		created = false
+		if in.Key != "" {
+			if rec, err = s.rejoin(ctx, rec, in, now, timeout); err != nil {
+				return Response{}, err
+			}
+		}
+	}
+	if rec.Status != StatusPending {
+		// A keyed question already answered: nothing waits, nothing to announce.
+		s.logger().InfoContext(ctx, "confirmation already decided", "confirmation_id", rec.ID, "tenant", rec.Tenant,
+			"execution", in.Execution, "status", rec.Status)
+		return Response{ID: rec.ID, Status: rec.Status, Decision: rec.Decision}, nil
 	}
 	// Appended even when the record existed: a crash between the two
 	// writes must not lose the event; its key makes it appear once.
@@ -312,7 +388,57 @@ func (s *Service) Confirm(ctx context.Context, in Request) (Response, error) {
 	}
 	s.logger().InfoContext(ctx, "confirmation pending", "confirmation_id", rec.ID, "tenant", rec.Tenant,
 		"execution", rec.Execution, "tool", rec.ToolName, "sensitivity", rec.Sensitivity, "created", created)
-	return Response{ID: rec.ID, Created: created}, nil
+	return Response{ID: rec.ID, Created: created, Status: rec.Status}, nil
+}
+
+// rejoin is a keyed request meeting the record of its question:
+//   - answered (approved or rejected): returned as is, for the caller to
+//     apply; a task token cannot wait for it (ConflictError: look it up);
+//   - decided but never delivered (resolving) and asked by another
+//     execution: the execution that was to receive it is gone, so the
+//     decision is final here (DeliveryNextRun) and the asker applies it;
+//   - pending or expired: taken over by the asking execution, with its
+//     task token if it waits (replacing a token whose task no longer
+//     waits), a new expiry, and any earlier token dropped.
+//
+// Every write is conditional on the version read, so two executions
+// cannot both take a record over unnoticed.
+func (s *Service) rejoin(ctx context.Context, rec Record, in Request, now time.Time, timeout time.Duration) (Record, error) {
+	decided := func() error {
+		if in.TaskToken == "" {
+			return nil
+		}
+		return &veredicto.ConflictError{What: "confirmation " + rec.ID, Problem: "already " + rec.Status + "; look it up without a task token to apply the decision"}
+	}
+	switch rec.Status {
+	case StatusApproved, StatusRejected:
+		return rec, decided()
+	case StatusResolving:
+		if rec.Execution == in.Execution {
+			return rec, nil // a retried invoke of the execution that waits
+		}
+		rec.Status, rec.Delivery, rec.ResolvedAt, rec.LeaseUntil = StatusRejected, DeliveryNextRun, now, time.Time{}
+		if rec.Decision.Approved {
+			rec.Status = StatusApproved
+		}
+		if err := s.put(ctx, &rec); err != nil {
+			return rec, err
+		}
+		return rec, decided()
+	}
+	if rec.Status == StatusPending && rec.Execution == in.Execution && rec.TaskToken == in.TaskToken {
+		return rec, nil // a retried invoke
+	}
+	rec.Status, rec.Decision, rec.Delivery, rec.Attempts = StatusPending, nil, "", 0
+	rec.Execution, rec.TaskToken, rec.Resolver = in.Execution, in.TaskToken, ""
+	if in.TaskToken != "" {
+		rec.Resolver = s.Resolver
+	}
+	rec.ExpiresAt, rec.ResolvedAt, rec.LeaseUntil = now.Add(timeout), time.Time{}, time.Time{}
+	if err := s.put(ctx, &rec); err != nil {
+		return rec, err
+	}
+	return rec, nil
 }
 
 type pending struct {
@@ -432,13 +558,13 @@ func (s *Service) Resolve(ctx context.Context, tenant string, res Resolution) (V
 			return View{}, err // a concurrent POST won: 409
 		}
 		s.logger().InfoContext(ctx, "confirmation decided", "confirmation_id", rec.ID, "tenant", tenant, "approved", res.Approved)
-		return s.deliver(ctx, rec)
+		return s.handOver(ctx, rec)
 	case StatusResolving:
 		d := rec.Decision
 		if d.Approved != res.Approved || d.DecidedBy != res.By {
 			return View{}, conflict(rec)
 		}
-		return s.deliver(ctx, rec) // the same decision again: finish delivering it
+		return s.handOver(ctx, rec) // the same decision again: finish delivering it
 	case StatusExpired:
 		return View{}, &ExpiredError{ID: rec.ID}
 	default:
@@ -464,6 +590,31 @@ func (s *Service) put(ctx context.Context, rec *Record) error {
 	}
 	rec.Version++
 	return nil
+}
+
+// handOver takes a recorded decision (status resolving) to its task: no
+// task waits for a keyed confirmation without a token, so the decision is
+// final and applies when the question is asked again (DeliveryNextRun);
+// another process's task is left to that process (Record.Resolver: the
+// record stays resolving until its Redeliver); otherwise deliver.
+func (s *Service) handOver(ctx context.Context, rec Record) (View, error) {
+	switch {
+	case rec.TaskToken == "":
+		now := s.now()
+		rec.Status, rec.Delivery, rec.ResolvedAt = StatusRejected, DeliveryNextRun, now
+		if rec.Decision.Approved {
+			rec.Status = StatusApproved
+		}
+		if err := s.put(ctx, &rec); err != nil {
+			return View{}, err
+		}
+		s.emitResolved(ctx, rec)
+		s.logger().InfoContext(ctx, "confirmation resolved", "confirmation_id", rec.ID, "tenant", rec.Tenant, "status", rec.Status, "delivery", rec.Delivery)
+		return rec.View(now), nil
+	case rec.Resolver != "" && rec.Resolver != s.Resolver:
+		return rec.View(s.now()), nil
+	}
+	return s.deliver(ctx, rec)
 }
 
 // Redeliver finishes the delivery of a recorded decision (a confirmation

@@ -1,38 +1,13 @@
 package confirm
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
-
 	"github.com/veredicto/veredicto/internal/asl"
 )
-
-// engineTasks is the local engine behind the sfn client's method shapes,
-// answering as Step Functions does for a token that no longer waits.
-type engineTasks struct{ eng *asl.Engine }
-
-func (e engineTasks) SendTaskSuccess(_ context.Context, in *sfn.SendTaskSuccessInput, _ ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error) {
-	return &sfn.SendTaskSuccessOutput{}, mapEngineErr(e.eng.SendTaskSuccess(*in.TaskToken, json.RawMessage(*in.Output)))
-}
-
-func (e engineTasks) SendTaskFailure(_ context.Context, in *sfn.SendTaskFailureInput, _ ...func(*sfn.Options)) (*sfn.SendTaskFailureOutput, error) {
-	return &sfn.SendTaskFailureOutput{}, mapEngineErr(e.eng.SendTaskFailure(*in.TaskToken, *in.Error, *in.Cause))
-}
-
-func mapEngineErr(err error) error {
-	var tt *asl.TaskTimedOut
-	if errors.As(err, &tt) {
-		return &types.TaskTimedOut{Message: ptr(err.Error())}
-	}
-	return err
-}
 
 // reviewASL asks for a confirmation and takes the approved, rejected or
 // timed-out path, as a workflow using ConfirmFunction does.
@@ -92,7 +67,7 @@ func TestWorkflowThroughTheEngine(t *testing.T) {
 			reg := asl.NewRegistry()
 			reg.Register("ConfirmFunction", asl.Typed(f.svc.Confirm))
 			eng := asl.New(reg)
-			f.svc.Tasks = engineTasks{eng}
+			f.svc.Tasks = EngineTasks{eng}
 			input := `{"tenant":"acme","timeout":` + itoa(tt.timeout) + `,"package":{"candidate":"c-004"}}`
 			x, err := eng.Start(t.Context(), sm, json.RawMessage(input), asl.StartOptions{Name: "s-1", StateMachineName: "review"})
 			if err != nil {

@@ -26,6 +26,10 @@ const (
 	DecisionDiscarded2 = "DESCARTADO_GEM2"
 	DecisionDiscarded3 = "DESCARTADO_GEM3"
 	DecisionEscalated  = "ESCALADO_CONSULTOR_SENIOR"
+	// The senior consultant's decisions on an escalated candidate (seed
+	// §8): human decisions, recorded with who, when and the comment.
+	DecisionApprovedByConsultant  = "APROBADO_POR_CONSULTOR"
+	DecisionDiscardedByConsultant = "DESCARTADO_POR_CONSULTOR"
 )
 
 // Declared uncertainty (seed §3): agents write these instead of inventing.

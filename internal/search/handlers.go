@@ -10,21 +10,49 @@ import (
 
 // StartInput is the execution input of executive_search.asl.json.
 type StartInput struct {
+	// Tenant owns the search; empty for a one-machine run. Senior reviews
+	// are recorded under it.
+	Tenant       string         `json:"tenant,omitempty"`
 	SearchID     string         `json:"search_id"`
 	InputPrefix  string         `json:"input_prefix"`
 	ReportPrefix string         `json:"report_prefix"`
 	Thresholds   map[string]int `json:"thresholds,omitempty"`
 	Concurrency  int            `json:"concurrency,omitempty"`
+	// Review says how an escalated candidate's senior review is handled;
+	// nil: recorded as pending, not waited for.
+	Review *ReviewOptions `json:"review,omitempty"`
 }
+
+// ReviewOptions configure the senior consultant's review of escalated
+// candidates.
+type ReviewOptions struct {
+	// Wait: the execution waits for the consultant's decision (a
+	// .waitForTaskToken Task). Otherwise the review is recorded as pending
+	// and the candidate stays escalated; a decision taken later applies
+	// when the search runs again.
+	Wait bool `json:"wait"`
+	// TimeoutSeconds bounds the wait (default 7 days): then the candidate
+	// stays escalated, with a note that the review expired.
+	TimeoutSeconds int64 `json:"timeout_seconds,omitempty"`
+}
+
+// DefaultReviewTimeoutSeconds is how long a senior review waits: 7 days.
+const DefaultReviewTimeoutSeconds = 7 * 24 * 3600
+
+// maxReviewTimeoutSeconds: a confirmation waits at most a year.
+const maxReviewTimeoutSeconds = 366 * 24 * 3600
 
 // Plan is what validation hands to the rest of the workflow.
 type Plan struct {
+	Tenant       string   `json:"tenant"`
 	SearchID     string   `json:"search_id"`
 	InputPrefix  string   `json:"input_prefix"`
 	ReportPrefix string   `json:"report_prefix"`
 	Thresholds   Gates    `json:"thresholds"`
 	Concurrency  int      `json:"concurrency"`
 	Candidates   []string `json:"candidates"`
+	// Review is the input's, with the default timeout filled in.
+	Review ReviewOptions `json:"review"`
 }
 
 // DefaultConcurrency is how many candidates are evaluated at once.
@@ -69,7 +97,17 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 	if conc <= 0 {
 		conc = DefaultConcurrency
 	}
-	p := Plan{SearchID: s.Docs.SearchID, InputPrefix: in.InputPrefix, ReportPrefix: in.ReportPrefix, Thresholds: g, Concurrency: conc, Candidates: []string{}}
+	review := ReviewOptions{TimeoutSeconds: DefaultReviewTimeoutSeconds}
+	if in.Review != nil {
+		review.Wait = in.Review.Wait
+		if t := in.Review.TimeoutSeconds; t != 0 {
+			if t < 0 || t > maxReviewTimeoutSeconds {
+				return Plan{}, &veredicto.InvalidInputError{File: "execution input", Field: "review.timeout_seconds", Problem: fmt.Sprintf("%d is out of range 1–%d", t, maxReviewTimeoutSeconds)}
+			}
+			review.TimeoutSeconds = t
+		}
+	}
+	p := Plan{Tenant: in.Tenant, Review: review, SearchID: s.Docs.SearchID, InputPrefix: in.InputPrefix, ReportPrefix: in.ReportPrefix, Thresholds: g, Concurrency: conc, Candidates: []string{}}
 	for _, c := range s.Candidates {
 		p.Candidates = append(p.Candidates, c.CandidateID)
 	}

@@ -125,11 +125,13 @@ func contradictions(v reportView) []claimGroup {
 }
 
 var decisionText = map[string]string{
-	DecisionApproved:   "APROBADO — el candidato supera todos los gates y la auditoría QA",
-	DecisionDiscarded1: "DESCARTADO en GEM1 — trayectoria y logros por debajo del umbral",
-	DecisionDiscarded2: "DESCARTADO en GEM2 — capacidad de ejecución por debajo del umbral",
-	DecisionDiscarded3: "DESCARTADO en GEM3 — veredicto y referencias por debajo del umbral",
-	DecisionEscalated:  "ESCALADO A CONSULTOR SENIOR — la evidencia no permite una decisión defendible",
+	DecisionApproved:              "APROBADO — el candidato supera todos los gates y la auditoría QA",
+	DecisionDiscarded1:            "DESCARTADO en GEM1 — trayectoria y logros por debajo del umbral",
+	DecisionDiscarded2:            "DESCARTADO en GEM2 — capacidad de ejecución por debajo del umbral",
+	DecisionDiscarded3:            "DESCARTADO en GEM3 — veredicto y referencias por debajo del umbral",
+	DecisionEscalated:             "ESCALADO A CONSULTOR SENIOR — la evidencia no permite una decisión defendible",
+	DecisionApprovedByConsultant:  "APROBADO POR EL CONSULTOR SENIOR — decisión humana sobre un caso escalado",
+	DecisionDiscardedByConsultant: "DESCARTADO POR EL CONSULTOR SENIOR — decisión humana sobre un caso escalado",
 }
 
 // RenderReport writes the consultant's report in Spanish: decision first,
@@ -151,6 +153,9 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 	}
 	fmt.Fprintf(&b, "## Decisión: %s\n\n", decisionText[rep.Decision])
 	fmt.Fprintf(&b, "Motivo: %s.\n", reasonText(rep.Reason))
+	if r := rep.Review; r != nil {
+		renderReview(&b, *r)
+	}
 	if v.gem3 != nil {
 		fmt.Fprintf(&b, "\nRecomendación GEM3: **%s**. %s\n", v.gem3.Content.Recommendation, cite(v.gem3.Content.StrategicFit.Text, v.gem3.Content.StrategicFit.Sources))
 	}
@@ -291,4 +296,18 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 	fmt.Fprintf(&b, "\n---\nModelo: %s/%s · llamadas %d · tokens %d entrada (%d en caché) / %d salida · costo estimado US$%.4f\n",
 		rep.LLM.Provider, rep.LLM.Model, rep.Usage.Calls, rep.Usage.PromptTokens, rep.Usage.CachedTokens, rep.Usage.CompletionTokens, rep.Usage.CostUSD)
 	return b.String()
+}
+
+// renderReview writes the senior consultant's review: who, when and the
+// comment of a decision, or why the case is still open.
+func renderReview(b *strings.Builder, r Review) {
+	b.WriteString("\n**Revisión del consultor senior.** ")
+	b.WriteString(r.Note)
+	if r.Comment != "" {
+		fmt.Fprintf(b, " Comentario: «%s».", oneLine(r.Comment))
+	}
+	if r.ID != "" {
+		fmt.Fprintf(b, " (confirmación `%s`)", r.ID)
+	}
+	b.WriteString("\n")
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"time"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -29,6 +30,53 @@ type Outcome struct {
 	Decision string      `json:"decision"`
 	Reason   string      `json:"reason"`
 	Error    *StateError `json:"error,omitempty"`
+	// Review is the senior consultant's review of an escalated candidate,
+	// as the workflow's review states record it.
+	Review *ReviewOutcome `json:"review,omitempty"`
+}
+
+// Senior review statuses (Outcome.Review.Status, Review.Status).
+const (
+	ReviewApproved = "approved"
+	ReviewRejected = "rejected"
+	// ReviewPending: recorded, not waited for (a batch run); a decision
+	// taken later applies when the search runs again.
+	ReviewPending = "pending"
+	// ReviewExpired: the execution waited and nobody decided in time.
+	ReviewExpired = "expired"
+	// ReviewUnavailable: the review could not be requested (ConfirmFunction failed).
+	ReviewUnavailable = "unavailable"
+)
+
+// ReviewOutcome is what the workflow learned of the review: the
+// confirmation's id and status, and the consultant's answer, as
+// ConfirmFunction's lookup, SendTaskSuccess's output or
+// SendTaskFailure's cause carry it ({"approved", "decided_by",
+// "decided_at", "comment"}).
+type ReviewOutcome struct {
+	ID     string        `json:"id,omitempty"`
+	Status string        `json:"status"`
+	Answer *ReviewAnswer `json:"answer,omitempty"`
+	Error  *StateError   `json:"error,omitempty"`
+}
+
+// ReviewAnswer is the consultant's decision.
+type ReviewAnswer struct {
+	Approved  bool      `json:"approved"`
+	DecidedBy string    `json:"decided_by"`
+	DecidedAt time.Time `json:"decided_at"`
+	Comment   string    `json:"comment,omitempty"`
+}
+
+// Review is the senior consultant's review as the reports record it.
+type Review struct {
+	ID        string     `json:"id,omitempty"`
+	Status    string     `json:"status"`
+	DecidedBy string     `json:"decided_by,omitempty"`
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
+	Comment   string     `json:"comment,omitempty"`
+	// Note says in Spanish what the status means for the candidate.
+	Note string `json:"nota"`
 }
 
 // StateError is the {Error, Cause} object a Catch places in the state.
@@ -61,6 +109,11 @@ type CandidateResult struct {
 	Outputs        int            `json:"outputs"`
 	CitedOutputs   int            `json:"outputs_with_complete_citations"`
 	ReportKey      string         `json:"report_key"`
+	// Review: the senior consultant's review of an escalated candidate.
+	Review *Review `json:"review,omitempty"`
+	// Escalation: the package shown to the senior consultant (the
+	// review's preview); the summary leaves it to report.json.
+	Escalation *Escalation `json:"escalation,omitempty"`
 }
 
 // Report is report.json.
@@ -73,6 +126,7 @@ type Report struct {
 	Stages      map[string]json.RawMessage `json:"stages"`
 	StageOrder  []string                   `json:"stage_order"`
 	Escalation  *Escalation                `json:"escalation,omitempty"`
+	Review      *Review                    `json:"review,omitempty"`
 	Error       *StateError                `json:"error,omitempty"`
 	Usage       llm.Usage                  `json:"usage"`
 	LLM         llm.Info                   `json:"llm"`
@@ -99,6 +153,10 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 	if !validDecision(t.Outcome.Decision) {
 		return CandidateResult{}, &veredicto.InvalidInputError{File: "state input", Field: "outcome.decision", Problem: fmt.Sprintf("%q is not a protocol decision", t.Outcome.Decision)}
 	}
+	review, err := reviewOf(t.Outcome)
+	if err != nil {
+		return CandidateResult{}, err
+	}
 	ch, err := svc.newChain(ctx, t.CandidateTask, true)
 	if err != nil && !errors.Is(err, errNotRun) {
 		return CandidateResult{}, err
@@ -117,7 +175,8 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 		return CandidateResult{}, err
 	}
 	rep := Report{SearchID: t.SearchID, CandidateID: t.CandidateID, Decision: t.Outcome.Decision, Reason: t.Outcome.Reason,
-		Thresholds: t.Thresholds, Stages: map[string]json.RawMessage{}, Error: t.Outcome.Error, LLM: svc.Analyst.Info(), Missing: []string{}}
+		Thresholds: t.Thresholds, Stages: map[string]json.RawMessage{}, Error: t.Outcome.Error, LLM: svc.Analyst.Info(), Missing: []string{},
+		Review: review}
 	if rep.LLM.Provider == "offline" {
 		rep.Baseline = OfflineBaselineNotice
 	}
@@ -150,10 +209,11 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 	if err != nil {
 		return CandidateResult{}, err
 	}
-	if rep.Decision == DecisionEscalated {
+	if escalated(rep.Decision) {
 		rep.Escalation = buildEscalation(rep, view)
 	}
 	res := summarize(rep, view)
+	res.Review, res.Escalation = rep.Review, rep.Escalation
 	res.ReportKey = path.Join(t.ReportPrefix, t.CandidateID, "report.json")
 	js, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -174,10 +234,66 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 
 func validDecision(d string) bool {
 	switch d {
-	case DecisionApproved, DecisionDiscarded1, DecisionDiscarded2, DecisionDiscarded3, DecisionEscalated:
+	case DecisionApproved, DecisionDiscarded1, DecisionDiscarded2, DecisionDiscarded3, DecisionEscalated,
+		DecisionApprovedByConsultant, DecisionDiscardedByConsultant:
 		return true
 	}
 	return false
+}
+
+// escalated reports whether a decision belongs to a case escalated to the
+// senior consultant: still open, or decided by the consultant.
+func escalated(d string) bool {
+	return d == DecisionEscalated || d == DecisionApprovedByConsultant || d == DecisionDiscardedByConsultant
+}
+
+// reviewOf checks that the outcome's decision and review agree (a
+// consultant's decision needs the consultant's answer; only an escalated
+// candidate has a review) and returns the review as the reports record it.
+func reviewOf(o Outcome) (*Review, error) {
+	bad := func(problem string) error {
+		return &veredicto.InvalidInputError{File: "state input", Field: "outcome.review", Problem: problem}
+	}
+	r := o.Review
+	if r == nil {
+		if o.Decision == DecisionApprovedByConsultant || o.Decision == DecisionDiscardedByConsultant {
+			return nil, bad(o.Decision + " needs the consultant's review")
+		}
+		return nil, nil
+	}
+	out := &Review{ID: r.ID, Status: r.Status}
+	want := map[string]string{ReviewApproved: DecisionApprovedByConsultant, ReviewRejected: DecisionDiscardedByConsultant,
+		ReviewPending: DecisionEscalated, ReviewExpired: DecisionEscalated, ReviewUnavailable: DecisionEscalated}[r.Status]
+	switch {
+	case want == "":
+		return nil, bad(fmt.Sprintf("status %q is not a review status", r.Status))
+	case want != o.Decision:
+		return nil, bad(fmt.Sprintf("a %s review cannot end in %s", r.Status, o.Decision))
+	case r.Status == ReviewApproved || r.Status == ReviewRejected:
+		a := r.Answer
+		if a == nil || a.DecidedBy == "" || a.DecidedAt.IsZero() || a.Approved != (r.Status == ReviewApproved) {
+			return nil, bad("a decided review needs the answer: approved, decided_by and decided_at")
+		}
+		at := a.DecidedAt.UTC()
+		out.DecidedBy, out.DecidedAt, out.Comment = a.DecidedBy, &at, a.Comment
+	}
+	out.Note = reviewNote(*out)
+	return out, nil
+}
+
+// reviewNote says in Spanish what a review's status means.
+func reviewNote(r Review) string {
+	switch r.Status {
+	case ReviewApproved:
+		return fmt.Sprintf("Aprobado por el consultor senior %s el %s.", r.DecidedBy, r.DecidedAt.Format("2006-01-02 15:04 MST"))
+	case ReviewRejected:
+		return fmt.Sprintf("Descartado por el consultor senior %s el %s.", r.DecidedBy, r.DecidedAt.Format("2006-01-02 15:04 MST"))
+	case ReviewPending:
+		return "Revisión del consultor senior pendiente: el caso sigue escalado; una decisión tomada después se aplica al volver a ejecutar la búsqueda."
+	case ReviewExpired:
+		return "La revisión del consultor senior expiró sin decisión: el caso sigue escalado."
+	}
+	return "No se pudo solicitar la revisión del consultor senior: el caso sigue escalado."
 }
 
 // reportView is the report's stages decoded for rendering and metrics.

@@ -31,12 +31,24 @@ type Metrics struct {
 	// either cites a source or declares the gap.
 	CompleteCitationRate float64 `json:"complete_citation_rate"`
 	// SourcedClaimRate: share of all claims that cite at least one source.
-	SourcedClaimRate       float64   `json:"sourced_claim_rate"`
-	ContradictionsDeclared int       `json:"contradictions_declared"`
-	AvgDurationMS          float64   `json:"avg_duration_ms_per_candidate"`
-	AvgCostUSD             float64   `json:"avg_cost_usd_per_candidate"`
-	EscalationRate         float64   `json:"escalation_rate"`
-	Usage                  llm.Usage `json:"usage"`
+	SourcedClaimRate       float64 `json:"sourced_claim_rate"`
+	ContradictionsDeclared int     `json:"contradictions_declared"`
+	AvgDurationMS          float64 `json:"avg_duration_ms_per_candidate"`
+	AvgCostUSD             float64 `json:"avg_cost_usd_per_candidate"`
+	// EscalationRate: share of candidates whose case required the senior
+	// consultant (escalated, whether or not the consultant has decided).
+	EscalationRate float64 `json:"escalation_rate"`
+	// SeniorReviews counts the escalated cases by the consultant's answer.
+	SeniorReviews SeniorReviews `json:"senior_reviews"`
+	Usage         llm.Usage     `json:"usage"`
+}
+
+// SeniorReviews counts escalated cases: decided by the consultant
+// (approved, rejected) and still open (no decision yet).
+type SeniorReviews struct {
+	Approved int `json:"approved"`
+	Rejected int `json:"rejected"`
+	Open     int `json:"open"`
 }
 
 // Summary is summary.json.
@@ -51,8 +63,12 @@ type Summary struct {
 	Baseline string            `json:"baseline,omitempty"`
 }
 
+// decisionRank: the protocol's approval, then the consultant's, then the
+// cases still open, then the consultant's discards (they passed every
+// gate) and the gate discards, later before earlier.
 var decisionRank = map[string]int{
-	DecisionApproved: 0, DecisionEscalated: 1, DecisionDiscarded3: 2, DecisionDiscarded2: 3, DecisionDiscarded1: 4,
+	DecisionApproved: 0, DecisionApprovedByConsultant: 1, DecisionEscalated: 2, DecisionDiscardedByConsultant: 3,
+	DecisionDiscarded3: 4, DecisionDiscarded2: 5, DecisionDiscarded1: 6,
 }
 
 // Rank orders candidates: decision first (approved, escalated, then later
@@ -93,7 +109,7 @@ func Rank(rs []CandidateResult) []CandidateResult {
 // ComputeMetrics derives the seed §7 metrics.
 func ComputeMetrics(rs []CandidateResult, qaThreshold int) Metrics {
 	m := Metrics{Candidates: len(rs)}
-	outputs, cited, claims, sourced, escalated := 0, 0, 0, 0, 0
+	outputs, cited, claims, sourced, nEscalated := 0, 0, 0, 0, 0
 	var dur int64
 	for _, r := range rs {
 		if r.QAScore != nil {
@@ -109,8 +125,16 @@ func ComputeMetrics(rs []CandidateResult, qaThreshold int) Metrics {
 		m.ContradictionsDeclared += r.Contradictions
 		m.Usage.Add(r.Usage)
 		dur += r.DurationMS
-		if r.Decision == DecisionEscalated {
-			escalated++
+		switch r.Decision {
+		case DecisionEscalated:
+			m.SeniorReviews.Open++
+		case DecisionApprovedByConsultant:
+			m.SeniorReviews.Approved++
+		case DecisionDiscardedByConsultant:
+			m.SeniorReviews.Rejected++
+		}
+		if escalated(r.Decision) {
+			nEscalated++
 		}
 	}
 	ratio := func(a, b int) float64 {
@@ -122,7 +146,7 @@ func ComputeMetrics(rs []CandidateResult, qaThreshold int) Metrics {
 	m.QAPassRate = ratio(int(m.QAPassRate), m.QAAudited)
 	m.CompleteCitationRate = ratio(cited, outputs)
 	m.SourcedClaimRate = ratio(sourced, claims)
-	m.EscalationRate = ratio(escalated, len(rs))
+	m.EscalationRate = ratio(nEscalated, len(rs))
 	if len(rs) > 0 {
 		m.AvgDurationMS = round3(float64(dur) / float64(len(rs)))
 		m.AvgCostUSD = m.Usage.CostUSD / float64(len(rs))
@@ -145,8 +169,12 @@ func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, er
 	if err != nil {
 		return Metrics{}, fmt.Errorf("summary %s: load gem5: %w", t.SearchID, err)
 	}
+	ranking := Rank(t.Results)
+	for i := range ranking {
+		ranking[i].Escalation = nil // in report.json
+	}
 	sum := Summary{SearchID: t.SearchID, Client: s.Docs.Client, Role: s.Docs.Role, Mandate: rec.Output,
-		Ranking: Rank(t.Results), Metrics: ComputeMetrics(t.Results, t.Thresholds.Gem4), LLM: svc.Analyst.Info()}
+		Ranking: ranking, Metrics: ComputeMetrics(t.Results, t.Thresholds.Gem4), LLM: svc.Analyst.Info()}
 	sum.Metrics.Usage.Add(rec.Usage)
 	if len(t.Results) > 0 {
 		sum.Metrics.AvgCostUSD = sum.Metrics.Usage.CostUSD / float64(len(t.Results))
@@ -192,6 +220,29 @@ func RenderSummary(sum Summary, mandate Gem5Content) string {
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, r.CandidateID, r.Decision,
 			score(r, "gem1"), score(r, "gem2"), score(r, "gem3"), score(r, "gem4"), reasonText(r.Reason))
 	}
+	var reviewed []CandidateResult
+	for _, r := range sum.Ranking {
+		if r.Review != nil {
+			reviewed = append(reviewed, r)
+		}
+	}
+	if len(reviewed) > 0 {
+		b.WriteString("\n## Revisiones del consultor senior\n\n| Candidato | Decisión | Quién | Cuándo | Comentario |\n|---|---|---|---|---|\n")
+		for _, r := range reviewed {
+			who, when := "—", "—"
+			if r.Review.DecidedBy != "" {
+				who = r.Review.DecidedBy
+			}
+			if r.Review.DecidedAt != nil {
+				when = r.Review.DecidedAt.Format("2006-01-02 15:04 MST")
+			}
+			comment := oneLine(r.Review.Comment)
+			if comment == "" {
+				comment = r.Review.Note
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.CandidateID, r.Decision, who, when, strings.ReplaceAll(comment, "|", "\\|"))
+		}
+	}
 	b.WriteString("\n## Mandato (GEM5)\n\n")
 	fmt.Fprintf(&b, "- **Problema real:** %s\n", cite(mandate.RealProblem.Text, mandate.RealProblem.Sources))
 	fmt.Fprintf(&b, "- **Desafío crítico:** %s\n", cite(mandate.KeyChallenge.Text, mandate.KeyChallenge.Sources))
@@ -209,7 +260,11 @@ func RenderSummary(sum Summary, mandate Gem5Content) string {
 	fmt.Fprintf(&b, "- Consistencia: contradicciones declaradas: %d\n", m.ContradictionsDeclared)
 	fmt.Fprintf(&b, "- Eficiencia: tiempo medio por candidato %.0f ms; costo medio por candidato US$%.4f; costo total US$%.4f (%d llamadas, %d tokens de entrada, %d de salida)\n",
 		m.AvgDurationMS, m.AvgCostUSD, m.Usage.CostUSD, m.Usage.Calls, m.Usage.PromptTokens, m.Usage.CompletionTokens)
-	fmt.Fprintf(&b, "- Escalamiento: %.0f%% de los candidatos requieren consultor senior\n", m.EscalationRate*100)
+	fmt.Fprintf(&b, "- Escalamiento: %.0f%% de los candidatos requieren consultor senior", m.EscalationRate*100)
+	if sr := m.SeniorReviews; sr.Approved+sr.Rejected+sr.Open > 0 {
+		fmt.Fprintf(&b, " (decididos por el consultor: %d aprobados, %d descartados; sin decisión: %d)", sr.Approved, sr.Rejected, sr.Open)
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "\n---\nModelo: %s/%s\n", sum.LLM.Provider, sum.LLM.Model)
 	return b.String()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/blob"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/store"
@@ -195,7 +196,7 @@ func runSearch(t *testing.T, in string, scripts map[string]script, kv search.KV,
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	input, _ := json.Marshal(search.StartInput{SearchID: "s-test"})
-	res, err := asl.New(catalog.SearchRegistry(svc)).Run(ctx, sm, input, asl.StartOptions{Name: "t"})
+	res, err := asl.New(catalog.SearchRegistry(svc, &confirm.Service{Store: confirm.NewMemoryStore()})).Run(ctx, sm, input, asl.StartOptions{Name: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
