@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"text/tabwriter"
+	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -32,6 +33,12 @@ through the same local store and the Step Functions API of the running
 server (SendTaskSuccess on approve; SendTaskFailure with
 ConfirmationRejected on reject), exactly as POST /api/confirmations does.
 
+Senior reviews of "veredicto search run" (same --data): a run with --review
+waits in its own process; the decision is recorded here and that run
+delivers it (this command waits a few seconds to say it did). A review no
+run waits for (a run without --review) is decided here and applied when
+the search runs again.
+
 Exit status: 0 resolved; 1 not found, already resolved, expired, or the
 server could not be reached (the decision is then recorded: run the same
 command again to deliver it); 2 bad usage.
@@ -48,6 +55,9 @@ type confirmConfig struct {
 	comment  string
 	by       string
 	json     bool
+	// deliveryWait: how long approve/reject follows a decision another
+	// process delivers (default 15 s).
+	deliveryWait time.Duration
 }
 
 func (m *Main) runConfirm(ctx context.Context, args []string) int {
@@ -131,8 +141,56 @@ func (m *Main) confirmRun(ctx context.Context, cfg confirmConfig, tasks confirm.
 		fmt.Fprintf(m.Stderr, "veredicto confirm %s: %v\n", cfg.action, err)
 		return exitFailed
 	}
-	fmt.Fprintf(m.Stdout, "%s %s (execution %s)\n", v.ID, v.Status, v.Execution)
+	switch {
+	case v.Delivery == confirm.DeliveryNextRun:
+		fmt.Fprintf(m.Stdout, "%s %s by %s: recorded. No run is waiting for it: the decision applies when the search runs again (veredicto search run DIR --data %s)\n",
+			v.ID, v.Status, v.DecidedBy, cfg.data)
+	case v.Status == confirm.StatusResolving && v.Resolver != "":
+		return m.awaitDelivery(ctx, cfg, svc, v)
+	default:
+		fmt.Fprintf(m.Stdout, "%s %s (execution %s)\n", v.ID, v.Status, v.Execution)
+	}
 	return exitOK
+}
+
+// awaitDelivery follows a decision whose task waits in another process
+// (Record.Resolver: a "search run --review"): the decision is recorded;
+// that process delivers it. It reports what happened within
+// cfg.deliveryWait, and never claims a delivery it did not see.
+func (m *Main) awaitDelivery(ctx context.Context, cfg confirmConfig, svc *confirm.Service, v confirm.View) int {
+	wait := cfg.deliveryWait
+	if wait <= 0 {
+		wait = 15 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		rec, err := svc.Store.Get(ctx, cfg.tenant, v.ID)
+		if err == nil && rec.Status != confirm.StatusResolving {
+			now := rec.View(time.Now())
+			switch now.Status {
+			case confirm.StatusExpired:
+				fmt.Fprintf(m.Stderr, "veredicto confirm %s: %s expired: the run stopped waiting before the decision reached it\n", cfg.action, v.ID)
+				return exitFailed
+			default:
+				if now.Delivery == confirm.DeliveryNextRun {
+					fmt.Fprintf(m.Stdout, "%s %s: recorded; the run that waited for it had stopped, so the search's next run applied it or will apply it\n", v.ID, now.Status)
+				} else {
+					fmt.Fprintf(m.Stdout, "%s %s: delivered to the waiting run (execution %s)\n", v.ID, now.Status, now.Execution)
+				}
+				return exitOK
+			}
+		}
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(m.Stdout, "%s: decision recorded (%s), not delivered yet: it waits for %s to take it. If that run has stopped, the decision applies when the search runs again (veredicto search run DIR --data %s)\n",
+				v.ID, cfg.action, v.Resolver, cfg.data)
+			return exitOK
+		case <-tick.C:
+		}
+	}
 }
 
 func printConfirmations(w io.Writer, list []confirm.View) {

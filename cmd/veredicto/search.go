@@ -7,16 +7,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/blob"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/store"
 	"github.com/veredicto/veredicto/prompts"
@@ -24,6 +28,7 @@ import (
 
 const searchUsage = `Usage: veredicto search run DIR [--out OUT] [--llm offline|openai] [--model M] [--concurrency N]
                             [--max-document-kib N] [--max-search-kib N]
+                            [--data DIR] [--review [--review-timeout D]]
 
 Evaluates every candidate of the search folder DIR with the executive-search
 protocol (GEM5 → GEM1 → GEM2 → GEM3 → GEM4) and writes, under OUT:
@@ -42,6 +47,16 @@ lexical baseline, which needs no network. Stage outputs are kept under
 OUT/.veredicto so a re-run reuses finished stages instead of paying again,
 and says which ones it reused.
 
+A candidate escalated to ESCALADO_CONSULTOR_SENIOR gets a senior review: a
+confirmation under --data (the folder "veredicto confirm --data" reads).
+Without --review the run does not wait: the review is recorded as pending
+and the candidate stays escalated; approve or reject it later with
+"veredicto confirm approve|reject ID --data DIR" and run the search again:
+the re-run (stages from the cache, no LLM cost) applies the decision. With
+--review the run waits (at most --review-timeout) for the decision, taken
+from another shell with the same command; the decision reaches the waiting
+run through --data.
+
 Flags:
 `
 
@@ -52,6 +67,11 @@ type searchRunConfig struct {
 	model       string
 	concurrency int
 	limits      search.Limits
+	// data holds the senior reviews (confirmations), shared with
+	// "veredicto confirm --data".
+	data          string
+	review        bool
+	reviewTimeout time.Duration
 }
 
 func (m *Main) runSearch(ctx context.Context, args []string) int {
@@ -82,6 +102,9 @@ func parseSearchRun(args []string, stderr io.Writer) (searchRunConfig, error) {
 	fs.StringVar(&cfg.provider, "llm", "", "offline or openai (default: openai when OPENAI_API_KEY is set, else offline)")
 	fs.StringVar(&cfg.model, "model", "", "model name for openai (default: $OPENAI_MODEL or gpt-4o-mini)")
 	fs.IntVar(&cfg.concurrency, "concurrency", 0, "candidates evaluated at once (default 4)")
+	fs.StringVar(&cfg.data, "data", ".veredicto-local", "folder of the senior reviews (confirmations), as veredicto confirm --data")
+	fs.BoolVar(&cfg.review, "review", false, "wait for the senior consultant's decision on escalated candidates")
+	fs.DurationVar(&cfg.reviewTimeout, "review-timeout", 7*24*time.Hour, "with --review, how long to wait before the candidate stays escalated (whole seconds)")
 	var docKiB, searchKiB int64
 	fs.Int64Var(&docKiB, "max-document-kib", search.DefaultLimits.DocumentBytes>>10, "largest document accepted, in KiB")
 	fs.Int64Var(&searchKiB, "max-search-kib", search.DefaultLimits.SearchBytes>>10, "largest total of a search's documents, in KiB")
@@ -101,6 +124,9 @@ func parseSearchRun(args []string, stderr io.Writer) (searchRunConfig, error) {
 		return cfg, fmt.Errorf("--max-document-kib and --max-search-kib must be positive")
 	}
 	cfg.limits = search.Limits{DocumentBytes: docKiB << 10, SearchBytes: searchKiB << 10}
+	if cfg.reviewTimeout < time.Second || cfg.reviewTimeout > 366*24*time.Hour {
+		return cfg, fmt.Errorf("--review-timeout must be between 1s and 366 days, got %s", cfg.reviewTimeout)
+	}
 	switch cfg.provider {
 	case "", "offline", "openai":
 	default:
@@ -157,8 +183,28 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 		PromptVersions: prompts.PromptVersion,
 		Limits:         cfg.limits,
 	}
-	prog := newProgress(m.Stderr)
-	res, err := catalog.RunSearch(ctx, svc, search.StartInput{SearchID: s.Docs.SearchID, Concurrency: cfg.concurrency}, prog.event)
+	prog := newProgress(m.Stderr, cfg.data)
+	// Senior reviews are confirmations under --data. With --review, this
+	// process delivers the decisions to its own engine: "veredicto confirm"
+	// in another shell records a decision (the one resolution record) and
+	// leaves its delivery to the Resolver named on the record.
+	reviews := &confirm.Service{Store: confirm.LocalStore(cfg.data), Events: eventlog.Local(cfg.data),
+		Logger:   slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Resolver: fmt.Sprintf("veredicto search run --review (pid %d, started %s)", os.Getpid(), time.Now().UTC().Format(time.RFC3339Nano))}
+	eng := asl.New(catalog.SearchRegistry(svc, reviews))
+	reviews.Tasks = confirm.EngineTasks{Engine: eng}
+	in := search.StartInput{SearchID: s.Docs.SearchID, Concurrency: cfg.concurrency,
+		Review: &search.ReviewOptions{Wait: cfg.review, TimeoutSeconds: int64(cfg.reviewTimeout / time.Second)}}
+	x, err := catalog.StartSearch(ctx, eng, in, prog.event)
+	if err != nil {
+		return fail(exitFailed, "%v", err)
+	}
+	if cfg.review {
+		deliverCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		go deliverReviews(deliverCtx, reviews, m.Stderr)
+	}
+	res, err := x.Wait(ctx)
 	if err != nil {
 		return fail(exitFailed, "%v", err)
 	}
@@ -176,24 +222,66 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 		fmt.Fprintf(m.Stdout, "  %-12s %-26s %s\n", r.CandidateID, r.Decision, filepath.Join(out, r.CandidateID, "report.md"))
 	}
 	fmt.Fprintf(m.Stdout, "Summary: %s\n", filepath.Join(out, "summary.md"))
+	for _, r := range done.Results {
+		if r.Review != nil && r.Review.ID != "" && (r.Review.Status == search.ReviewPending || r.Review.Status == search.ReviewExpired) {
+			fmt.Fprintf(m.Stdout, "Senior review %s for %s: %s. Decide with: veredicto confirm approve|reject %s --data %s [--comment C], then run this search again to apply it\n",
+				r.Review.ID, r.CandidateID, r.Review.Status, r.Review.ID, cfg.data)
+		}
+	}
 	if n := prog.Reused(); n > 0 {
 		fmt.Fprintf(m.Stdout, "Reused from the cache (%s): %d stages; delete that folder to recompute them\n", filepath.Join(out, ".veredicto"), n)
 	}
 	return exitOK
 }
 
+// deliverReviews delivers, until ctx ends, the decisions recorded (by
+// "veredicto confirm" in another shell) for the tasks this run's engine
+// waits on: it polls the store for confirmations in status resolving
+// whose Resolver is this run's, and redelivers each through the
+// service's Tasks. Redeliver takes the record's delivery lease, so a
+// decision is delivered once however many times it is seen.
+func deliverReviews(ctx context.Context, reviews *confirm.Service, stderr io.Writer) {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		list, err := reviews.List(ctx, "default")
+		if err != nil {
+			continue // the store is read again on the next tick
+		}
+		for _, c := range list {
+			if c.Status != confirm.StatusResolving || c.Resolver != reviews.Resolver {
+				continue
+			}
+			v, err := reviews.Redeliver(ctx, "default", c.ID)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				fmt.Fprintf(stderr, "senior review %s: %v\n", c.ID, err)
+			case err == nil && v.Status != confirm.StatusResolving:
+				fmt.Fprintf(stderr, "senior review %s: %s by %s, delivered to this run\n", v.ID, v.Status, v.DecidedBy)
+			}
+		}
+	}
+}
+
 // progress prints one line per candidate stage as the workflow moves, and
 // counts the stages a re-run read from the cache instead of computing.
 type progress struct {
 	w          io.Writer
+	data       string            // --data, for the confirm commands shown
+	reviewIDs  map[string]string // candidate → senior review id
 	mu         sync.Mutex
 	candidates []string
 	reused     map[string][]string // candidate ("-" for the mandate) → reused stage labels
 	total      int
 }
 
-func newProgress(w io.Writer) *progress {
-	return &progress{w: w, reused: map[string][]string{}}
+func newProgress(w io.Writer, data string) *progress {
+	return &progress{w: w, data: data, reused: map[string][]string{}, reviewIDs: map[string]string{}}
 }
 
 // reusedOutput reports whether a task's output says it was read from the cache.
@@ -216,6 +304,26 @@ func (p *progress) event(ev asl.Event) {
 				fmt.Fprintf(w, "search %v: %d candidates\n", m["search_id"], len(p.candidates))
 			}
 		}
+	case ev.State == "LookupReview" && ev.Type == "TaskSucceeded":
+		id := candidateOf(ev.Scope, p.candidates)
+		var look struct {
+			Payload struct {
+				ID, Status string
+			}
+		}
+		b, _ := json.Marshal(ev.Output)
+		if json.Unmarshal(b, &look) == nil {
+			p.reviewIDs[id] = look.Payload.ID
+			fmt.Fprintf(w, "%-9s senior review %s: %s\n", id, look.Payload.ID, look.Payload.Status)
+		}
+	case ev.State == "AskReview" && ev.Type == "TaskScheduled":
+		id := candidateOf(ev.Scope, p.candidates)
+		fmt.Fprintf(w, "%-9s waiting for the senior consultant: veredicto confirm approve|reject %s --data %s [--comment C]\n", id, p.reviewIDs[id], p.data)
+	case ev.Type == "TaskScheduled" && (ev.State == "LookupReview" || ev.State == "ReportReviewed"):
+	case ev.Type == "TaskSucceeded" && ev.State == "ReportReviewed":
+		if m, ok := ev.Output.(map[string]any); ok {
+			fmt.Fprintf(w, "%-9s → %v (%v)\n", m["candidate_id"], m["decision"], m["reason"])
+		}
 	case ev.Type == "TaskScheduled" && ev.State == "Gem5":
 		fmt.Fprintln(w, "mandate   gem5")
 	case ev.Type == "TaskSucceeded" && ev.State == "Gem5" && reusedOutput(ev.Output):
@@ -225,7 +333,7 @@ func (p *progress) event(ev asl.Event) {
 	case ev.Type == "TaskScheduled" && ev.Scope != "":
 		id := candidateOf(ev.Scope, p.candidates)
 		fmt.Fprintf(w, "%-9s %s\n", id, stageLabel(ev.State, ev.Input))
-	case ev.Type == "TaskSucceeded" && ev.Scope != "" && ev.State != "Report" && reusedOutput(ev.Output):
+	case ev.Type == "TaskSucceeded" && ev.Scope != "" && ev.State != "Report" && ev.State != "ReportReviewed" && reusedOutput(ev.Output):
 		id := candidateOf(ev.Scope, p.candidates)
 		p.reused[id] = append(p.reused[id], strings.ToLower(ev.State))
 		p.total++
