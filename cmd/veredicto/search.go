@@ -223,9 +223,15 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	}
 	fmt.Fprintf(m.Stdout, "Summary: %s\n", filepath.Join(out, "summary.md"))
 	for _, r := range done.Results {
-		if r.Review != nil && r.Review.ID != "" && (r.Review.Status == search.ReviewPending || r.Review.Status == search.ReviewExpired) {
-			fmt.Fprintf(m.Stdout, "Senior review %s for %s: %s. Decide with: veredicto confirm approve|reject %s --data %s [--comment C], then run this search again to apply it\n",
-				r.Review.ID, r.CandidateID, r.Review.Status, r.Review.ID, cfg.data)
+		switch {
+		case r.Review == nil:
+		case r.Review.Status == search.ReviewPending:
+			fmt.Fprintf(m.Stdout, "Senior review %s for %s is pending. Decide with: veredicto confirm approve|reject %s --data %s [--comment C], then run this search again to apply it\n",
+				r.Review.ID, r.CandidateID, r.Review.ID, cfg.data)
+		case r.Review.Status == search.ReviewExpired:
+			fmt.Fprintf(m.Stdout, "Senior review %s for %s expired without a decision; run this search again to reopen it\n", r.Review.ID, r.CandidateID)
+		case r.Review.Status == search.ReviewUnavailable:
+			fmt.Fprintf(m.Stdout, "The senior review of %s could not be requested (see report.json); run this search again to retry\n", r.CandidateID)
 		}
 	}
 	if n := prog.Reused(); n > 0 {
