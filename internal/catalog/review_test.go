@@ -21,7 +21,6 @@ import (
 	"github.com/veredicto/veredicto/prompts"
 )
 
-
 // reviewRun is one run of examples/search-demo (c-005 is escalated for a
 // structural lack of evidence) through the real definition, the real
 // handlers and the offline analyst, with senior reviews kept in reviews.
