@@ -13,7 +13,7 @@ import (
 
 func TestSearchRunExample(t *testing.T) {
 	out := t.TempDir()
-	code, stdout, stderr := runCLI(t, "", "search", "run", "../../examples/search-demo", "--out", out, "--llm", "offline")
+	code, stdout, stderr := runCLI(t, "", "search", "run", "../../examples/search-demo", "--out", out, "--llm", "offline", "--data", t.TempDir())
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -120,7 +120,7 @@ func TestSearchRunFriendlyErrors(t *testing.T) {
 
 func TestSearchRerunSaysWhatWasReused(t *testing.T) {
 	out := t.TempDir()
-	args := []string{"search", "run", "../../examples/search-demo", "--out", out, "--llm", "offline"}
+	args := []string{"search", "run", "../../examples/search-demo", "--out", out, "--llm", "offline", "--data", t.TempDir()}
 	code, stdout, _ := runCLI(t, "", args...)
 	if code != exitOK || strings.Contains(stdout, "Reused from the cache") {
 		t.Fatalf("first run: exit %d, stdout %q; want success with nothing reused", code, stdout)

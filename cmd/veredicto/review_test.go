@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/search"
+)
+
+// lockedBuffer is a bytes.Buffer several goroutines write.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// pendingCLI lists the pending confirmations of data with "confirm list
+// --json", as a consultant in another shell would, until one appears.
+func pendingCLI(t *testing.T, data string) confirm.View {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		code, stdout, stderr := runCLI(t, "", "confirm", "list", "--data", data, "--json")
+		if code != exitOK {
+			t.Fatalf("confirm list: exit %d\n%s", code, stderr)
+		}
+		var list []confirm.View
+		if err := json.Unmarshal([]byte(stdout), &list); err != nil {
+			t.Fatalf("confirm list --json: %v\n%s", err, stdout)
+		}
+		if len(list) > 0 {
+			return list[0]
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no pending confirmation within 30s")
+	return confirm.View{}
+}
+
+func readReport(t *testing.T, out, id string) search.Report {
+	t.Helper()
+	var rep search.Report
+	b := mustRead(t, filepath.Join(out, id, "report.json"))
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestSearchRunReviewWaitsForConfirm: "search run --review" waits for the
+// senior consultant; "confirm approve|reject" from another shell (a second
+// Main, sharing only --data) decides, the waiting run receives the
+// decision and the report records it.
+func TestSearchRunReviewWaitsForConfirm(t *testing.T) {
+	tests := []struct {
+		action, want string
+	}{
+		{"approve", search.DecisionApprovedByConsultant},
+		{"reject", search.DecisionDiscardedByConsultant},
+	}
+	for _, tt := range tests {
+		t.Run(tt.action, func(t *testing.T) {
+			out, data := t.TempDir(), t.TempDir()
+			var stdout, stderr lockedBuffer
+			run := &Main{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}
+			ctx, cancel := context.WithCancel(context.Background())
+			done, finished := make(chan int, 1), make(chan struct{})
+			go func() {
+				defer close(finished)
+				done <- run.Run(ctx, []string{"search", "run", "../../examples/search-demo", "--out", out,
+					"--llm", "offline", "--data", data, "--review", "--review-timeout", "10m"})
+			}()
+			t.Cleanup(func() { cancel(); <-finished }) // a failed test stops the run before its folders go
+			c := pendingCLI(t, data)
+			var preview struct {
+				CandidateID string `json:"candidate_id"`
+			}
+			if err := json.Unmarshal(c.Preview, &preview); err != nil || c.ToolName != "senior_review" || preview.CandidateID != "c-005" {
+				t.Fatalf("pending %s %s (%v), want c-005's senior review", c.ToolName, c.Preview, err)
+			}
+			code, cout, cerr := runCLI(t, "", "confirm", tt.action, c.ID, "--comment", "llamé a dos referencias", "--by", "ana", "--data", data)
+			if code != exitOK || !strings.Contains(cout, "delivered to the waiting run") {
+				t.Errorf("confirm %s: exit %d, stdout %q, stderr %q; want the delivery confirmed", tt.action, code, cout, cerr)
+			}
+			if code := <-done; code != exitOK {
+				t.Fatalf("search run: exit %d\n%s", code, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), "c-005        "+tt.want) {
+				t.Errorf("search run stdout lacks c-005 %s:\n%s", tt.want, stdout.String())
+			}
+			rep := readReport(t, out, "c-005")
+			if rep.Decision != tt.want || rep.Review == nil || rep.Review.DecidedBy != "ana" || rep.Review.Comment != "llamé a dos referencias" || rep.Review.ID != c.ID {
+				t.Errorf("c-005 report: %s, review %+v; want %s by ana with the comment", rep.Decision, rep.Review, tt.want)
+			}
+			if code, again, _ := runCLI(t, "", "confirm", tt.action, c.ID, "--by", "ana", "--data", data); code != exitFailed {
+				t.Errorf("a second decision: exit %d, %q; want 1", code, again)
+			}
+		})
+	}
+}
+
+// TestSearchRunUnattendedReview: without --review the run does not wait:
+// c-005 stays escalated with a pending review; a decision taken afterwards
+// says it is recorded for the next run, and the next run applies it.
+func TestSearchRunUnattendedReview(t *testing.T) {
+	out, data := t.TempDir(), t.TempDir()
+	args := []string{"search", "run", "../../examples/search-demo", "--out", out, "--llm", "offline", "--data", data}
+	code, stdout, stderr := runCLI(t, "", args...)
+	if code != exitOK || !strings.Contains(stdout, "c-005        "+search.DecisionEscalated) || !strings.Contains(stdout, "is pending") {
+		t.Fatalf("first run: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	rep := readReport(t, out, "c-005")
+	if rep.Review == nil || rep.Review.Status != search.ReviewPending {
+		t.Fatalf("c-005 review %+v, want pending", rep.Review)
+	}
+	c := pendingCLI(t, data)
+	if c.ID != rep.Review.ID {
+		t.Errorf("listed %s, report names %s", c.ID, rep.Review.ID)
+	}
+	code, cout, cerr := runCLI(t, "", "confirm", "approve", c.ID, "--by", "ana", "--comment", "ok", "--data", data)
+	if code != exitOK || !strings.Contains(cout, "No run is waiting for it: the decision applies when the search runs again") {
+		t.Errorf("confirm approve: exit %d, stdout %q, stderr %q", code, cout, cerr)
+	}
+	code, stdout, stderr = runCLI(t, "", args...)
+	if code != exitOK || !strings.Contains(stdout, "c-005        "+search.DecisionApprovedByConsultant) {
+		t.Fatalf("re-run: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if rep := readReport(t, out, "c-005"); rep.Review == nil || rep.Review.DecidedBy != "ana" || rep.Review.Comment != "ok" {
+		t.Errorf("re-run: c-005 review %+v, want ana's approval", rep.Review)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
