@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/blob"
 	"github.com/veredicto/veredicto/internal/catalog"
@@ -221,5 +222,41 @@ func TestSeniorReviewDecidedBetweenRuns(t *testing.T) {
 				t.Errorf("a second decision: %v, want 409", err)
 			}
 		})
+	}
+}
+
+// TestSeniorReviewUnavailable: when the review cannot be requested
+// (ConfirmFunction fails for good), the Map goes on: the candidate stays
+// escalated, its report says the review could not be requested, and every
+// other candidate's decision is the same.
+func TestSeniorReviewUnavailable(t *testing.T) {
+	out := t.TempDir()
+	svc := &search.Service{Inputs: blob.NewDir("../../examples/search-demo"), Reports: blob.NewDir(out), Store: store.NewMemory(),
+		Analyst: offline.New(), PromptVersions: prompts.PromptVersion}
+	reg := catalog.SearchRegistry(svc, &confirm.Service{Store: confirm.NewMemoryStore()})
+	reg.Register("ConfirmFunction", catalog.EngineHandler(func(context.Context, confirm.Request) (confirm.Response, error) {
+		return confirm.Response{}, &veredicto.InvalidInputError{File: "ConfirmFunction payload", Field: "preview", Problem: "too large"}
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, review := range []*search.ReviewOptions{nil, {Wait: true, TimeoutSeconds: 600}} {
+		x, err := catalog.StartSearch(ctx, asl.New(reg), search.StartInput{SearchID: "demo-cfo-andina", Review: review}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := x.Wait(ctx)
+		if err != nil || res.Status != asl.StatusSucceeded {
+			t.Fatalf("execution %v %v: want success", res, err)
+		}
+		var rep search.Report
+		readJSON(t, filepath.Join(out, "c-005", "report.json"), &rep)
+		if rep.Decision != search.DecisionEscalated || rep.Review == nil || rep.Review.Status != search.ReviewUnavailable || rep.Review.Error != "InvalidInputError" {
+			t.Errorf("wait %v: c-005 %s, review %+v; want escalated with the review unavailable (InvalidInputError)", review != nil, rep.Decision, rep.Review)
+		}
+		var sum search.Summary
+		readJSON(t, filepath.Join(out, "summary.json"), &sum)
+		if len(sum.Ranking) != 6 || sum.Metrics.SeniorReviews.Open != 1 {
+			t.Errorf("summary ranks %d candidates, senior reviews %+v; want 6 and one open", len(sum.Ranking), sum.Metrics.SeniorReviews)
+		}
 	}
 }

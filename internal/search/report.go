@@ -75,6 +75,8 @@ type Review struct {
 	DecidedBy string     `json:"decided_by,omitempty"`
 	DecidedAt *time.Time `json:"decided_at,omitempty"`
 	Comment   string     `json:"comment,omitempty"`
+	// Error names why the review could not be requested (unavailable).
+	Error string `json:"error,omitempty"`
 	// Note says in Spanish what the status means for the candidate.
 	Note string `json:"nota"`
 }
@@ -109,8 +111,9 @@ type CandidateResult struct {
 	Outputs        int            `json:"outputs"`
 	CitedOutputs   int            `json:"outputs_with_complete_citations"`
 	ReportKey      string         `json:"report_key"`
-	// Review: the senior consultant's review of an escalated candidate.
-	Review *Review `json:"review,omitempty"`
+	// Review: the senior consultant's review of an escalated candidate
+	// (null for the others; always present, the workflow selects it).
+	Review *Review `json:"review"`
 	// Escalation: the package shown to the senior consultant (the
 	// review's preview); the summary leaves it to report.json.
 	Escalation *Escalation `json:"escalation,omitempty"`
@@ -262,6 +265,9 @@ func reviewOf(o Outcome) (*Review, error) {
 		return nil, nil
 	}
 	out := &Review{ID: r.ID, Status: r.Status}
+	if r.Error != nil {
+		out.Error = r.Error.Error
+	}
 	want := map[string]string{ReviewApproved: DecisionApprovedByConsultant, ReviewRejected: DecisionDiscardedByConsultant,
 		ReviewPending: DecisionEscalated, ReviewExpired: DecisionEscalated, ReviewUnavailable: DecisionEscalated}[r.Status]
 	switch {
