@@ -41,8 +41,9 @@ func NewMain() *Main {
 const usage = `veredicto runs Veredicto's hiring workflows on one machine.
 
 Usage:
-  veredicto search run DIR [--out OUT] [--llm offline|openai] [--model M] [--concurrency N]
-      Evaluate the candidates of an executive search (seed 000).
+  veredicto search run DIR [--out OUT] [--llm offline|openai] [--model M] [--concurrency N] [--review]
+      Evaluate the candidates of an executive search (seed 000); --review waits
+      for the senior consultant's decision on escalated candidates.
   veredicto flags --questions Q.yaml --transcript T.yaml [--transcript T2.yaml] [--context C.yaml]
       Classify interview answers with the Flags schema v1.1 (seed 002).
   veredicto lambda invoke LOGICAL_ID --event FILE [--data DIR]
