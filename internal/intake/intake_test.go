@@ -13,13 +13,13 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/veredicto/veredicto/internal/app"
-	"github.com/veredicto/veredicto/internal/blob"
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/offline"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/starter"
-	"github.com/veredicto/veredicto/internal/store"
+	store "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // copyExample uploads examples/search-demo to the local inputs bucket as

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/veredicto/veredicto/internal/blob"
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
 )
 
 func writeFiles(t *testing.T, files map[string]string) string {

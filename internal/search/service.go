@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/veredicto/veredicto/internal/blob"
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 

@@ -28,8 +28,8 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/llm"
-	"github.com/veredicto/veredicto/internal/s3blob"
 )
 
 var _ Large = (*s3blob.Store)(nil)

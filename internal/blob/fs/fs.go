@@ -1,12 +1,12 @@
 // Package blob holds documents and reports: a folder on this machine, or S3
 // in AWS (same keys, same layout).
-package blob
+package fs
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -46,7 +46,7 @@ func (d *Dir) Get(_ context.Context, key string) ([]byte, error) {
 		return nil, err
 	}
 	b, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, iofs.ErrNotExist) {
 		return nil, &NotFoundError{Key: key}
 	}
 	if err != nil {
@@ -58,16 +58,16 @@ func (d *Dir) Get(_ context.Context, key string) ([]byte, error) {
 // List returns the keys under prefix, sorted.
 func (d *Dir) List(_ context.Context, prefix string) ([]string, error) {
 	var keys []string
-	err := filepath.WalkDir(d.root, func(p string, e fs.DirEntry, err error) error {
+	err := filepath.WalkDir(d.root, func(p string, e iofs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p == d.root {
-				return fs.SkipAll
+			if errors.Is(err, iofs.ErrNotExist) && p == d.root {
+				return iofs.SkipAll
 			}
 			return err
 		}
 		if e.IsDir() {
 			if strings.HasPrefix(e.Name(), ".") && p != d.root {
-				return fs.SkipDir
+				return iofs.SkipDir
 			}
 			return nil
 		}
