@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/veredicto/veredicto"
 )
 
 // API serves the HTTP API (API Gateway HTTP API, payload format 2.0):
@@ -120,8 +122,8 @@ func (a *API) start(ctx context.Context, tenant string, req events.APIGatewayV2H
 func (a *API) errorResponse(ctx context.Context, err error) events.APIGatewayV2HTTPResponse {
 	var (
 		ir *InvalidRequestError
-		nf *NotFoundError
-		cf *ConflictError
+		nf *veredicto.NotFoundError
+		cf *veredicto.ConflictError
 	)
 	switch {
 	case errors.As(err, &ir):

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/starter"
@@ -102,18 +102,6 @@ func (e *InvalidRequestError) Error() string {
 	return fmt.Sprintf("%s: %s", e.Field, e.Problem)
 }
 
-// ConflictError is a search id already used by another tenant.
-type ConflictError struct{ SearchID string }
-
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("search id %q is already in use", e.SearchID)
-}
-
-// NotFoundError is a search (or report) the caller cannot see.
-type NotFoundError struct{ What string }
-
-func (e *NotFoundError) Error() string { return e.What + " not found" }
-
 // StartRequest starts the evaluation of an uploaded search.
 type StartRequest struct {
 	SearchID    string         `json:"search_id" yaml:"search_id"`
@@ -142,7 +130,7 @@ func (s *Service) Start(ctx context.Context, tenant, origin string, req StartReq
 	var missing []string
 	for _, f := range []string{"jd.md", "kickoff.md"} {
 		if _, err := s.Inputs.Get(ctx, path.Join(prefix, f)); err != nil {
-			var nf *blob.NotFoundError
+			var nf *veredicto.NotFoundError
 			if !errors.As(err, &nf) {
 				return Started{}, fmt.Errorf("check %s/%s: %w", prefix, f, err)
 			}
@@ -169,7 +157,7 @@ func (s *Service) Start(ctx context.Context, tenant, origin string, req StartReq
 		return Started{}, err
 	}
 	if stored.Tenant != tenant {
-		return Started{}, &ConflictError{SearchID: req.SearchID}
+		return Started{}, &veredicto.ConflictError{What: "search id " + req.SearchID, Problem: "already in use"}
 	}
 	input, _ := json.Marshal(stored.Input)
 	ex, err := s.Starter.Start(ctx, stored.Execution, input)
@@ -186,7 +174,7 @@ func (s *Service) record(ctx context.Context, searchID string) (SearchRecord, er
 		return SearchRecord{}, fmt.Errorf("read search %s: %w", searchID, err)
 	}
 	if !ok {
-		return SearchRecord{}, &NotFoundError{What: "search " + searchID}
+		return SearchRecord{}, &veredicto.NotFoundError{What: "search " + searchID}
 	}
 	var rec SearchRecord
 	if err := json.Unmarshal(b, &rec); err != nil {
@@ -199,14 +187,14 @@ func (s *Service) record(ctx context.Context, searchID string) (SearchRecord, er
 // caller cannot probe other tenants' search ids.
 func (s *Service) visible(ctx context.Context, tenant, searchID string) (SearchRecord, error) {
 	if !search.ValidID(searchID) {
-		return SearchRecord{}, &NotFoundError{What: fmt.Sprintf("search %q", searchID)}
+		return SearchRecord{}, &veredicto.NotFoundError{What: fmt.Sprintf("search %q", searchID)}
 	}
 	rec, err := s.record(ctx, searchID)
 	if err != nil {
 		return rec, err
 	}
 	if rec.Tenant != tenant {
-		return SearchRecord{}, &NotFoundError{What: "search " + searchID}
+		return SearchRecord{}, &veredicto.NotFoundError{What: "search " + searchID}
 	}
 	return rec, nil
 }
@@ -248,7 +236,7 @@ func (s *Service) State(ctx context.Context, tenant, searchID string) (SearchSta
 		if !ex.StoppedAt.IsZero() {
 			st.StoppedAt = ex.StoppedAt.UTC().Format(time.RFC3339)
 		}
-	case errors.As(err, new(*starter.NotFoundError)):
+	case errors.As(err, new(*veredicto.NotFoundError)):
 	default:
 		return SearchState{}, err
 	}
@@ -329,7 +317,7 @@ func (s *Service) State(ctx context.Context, tenant, searchID string) (SearchSta
 // leaves v zero. Storage errors are returned, not taken for "no report".
 func (s *Service) readReport(ctx context.Context, key string, v any) error {
 	b, err := s.Reports.Get(ctx, key)
-	var nf *blob.NotFoundError
+	var nf *veredicto.NotFoundError
 	switch {
 	case errors.As(err, &nf):
 		return nil
@@ -367,9 +355,9 @@ func (s *Service) Report(ctx context.Context, tenant, searchID, candidateID stri
 		name = "report.md"
 	}
 	b, err := s.Reports.Get(ctx, path.Join(rec.Input.ReportPrefix, candidateID, name))
-	var nf *blob.NotFoundError
+	var nf *veredicto.NotFoundError
 	if errors.As(err, &nf) {
-		return nil, &NotFoundError{What: fmt.Sprintf("report of candidate %s in search %s", candidateID, searchID)}
+		return nil, &veredicto.NotFoundError{What: fmt.Sprintf("report of candidate %s in search %s", candidateID, searchID)}
 	}
 	return b, err
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/intake"
@@ -111,7 +112,7 @@ func TestDuplicateS3EventStartsOneEvaluation(t *testing.T) {
 }
 
 func isNotFound(err error) bool {
-	var nf *intake.NotFoundError
+	var nf *veredicto.NotFoundError
 	return errors.As(err, &nf)
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"gopkg.in/yaml.v3"
+
+	"github.com/veredicto/veredicto"
 )
 
 // ReadyFile is the optional content of searches/<id>/READY: who owns the
@@ -62,7 +64,7 @@ func (s *Service) HandleS3(ctx context.Context, ev events.S3Event) (TriggerResul
 		}
 		st, err := s.Start(ctx, tenant, "s3", StartRequest{SearchID: parts[1], Concurrency: ready.Concurrency, Thresholds: ready.Thresholds})
 		var bad *InvalidRequestError
-		var taken *ConflictError
+		var taken *veredicto.ConflictError
 		switch {
 		case errors.As(err, &bad) || errors.As(err, &taken):
 			// The upload itself is wrong (a required document missing, a

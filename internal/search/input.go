@@ -15,7 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto"
 )
 
 // BlobReader reads the search's documents (a folder locally, S3 in AWS).
@@ -179,7 +179,7 @@ func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search,
 		}
 		b, err := r.Get(ctx, prefix+id)
 		if err != nil {
-			var nf *blob.NotFoundError
+			var nf *veredicto.NotFoundError
 			if errors.As(err, &nf) {
 				return Doc{ID: id, Missing: true}, nil
 			}

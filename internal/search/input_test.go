@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/veredicto/veredicto"
 	blob "github.com/veredicto/veredicto/internal/blob/fs"
 )
 
@@ -179,22 +180,22 @@ func TestServiceRetriesAFailedLoadAndBoundsItsCache(t *testing.T) {
 type unavailableReader struct{ BlobReader }
 
 func (unavailableReader) List(context.Context, string) ([]string, error) {
-	return nil, &blob.TransientError{Err: errors.New("S3 ListObjectsV2: 503 SlowDown")}
+	return nil, &veredicto.TransientError{Err: errors.New("S3 ListObjectsV2: 503 SlowDown")}
 }
 
 func TestStorageOutageLeavesTheTaskAsTransientError(t *testing.T) {
 	svc := &Service{Inputs: unavailableReader{}}
 	_, err := svc.Validate(context.Background(), StartInput{SearchID: "s-test"})
-	te, ok := err.(*blob.TransientError)
+	te, ok := err.(*veredicto.TransientError)
 	if !ok {
-		t.Fatalf("error %T %v, want *blob.TransientError at the task boundary (the name the ASL retries)", err, err)
+		t.Fatalf("error %T %v, want *veredicto.TransientError at the task boundary (the name the ASL retries)", err, err)
 	}
 	if !strings.Contains(te.Error(), "load search") || !strings.Contains(te.Error(), "503") {
 		t.Errorf("message %q lost its context", te.Error())
 	}
 	_, err = svc.Gem1(context.Background(), CandidateTask{SearchID: "s-test", CandidateID: "c-001"})
-	if _, ok := err.(*blob.TransientError); !ok {
-		t.Errorf("Gem1: error %T, want *blob.TransientError", err)
+	if _, ok := err.(*veredicto.TransientError); !ok {
+		t.Errorf("Gem1: error %T, want *veredicto.TransientError", err)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
@@ -70,13 +70,13 @@ func (svc *Service) PromptVersion(agent string) string {
 }
 
 // boundary is applied to every task handler's error: a storage failure
-// worth retrying, however deeply wrapped, goes out as *blob.TransientError,
+// worth retrying, however deeply wrapped, goes out as *veredicto.TransientError,
 // whose type name the workflow's Retry matches. Other errors keep their own
 // type (their name is what Catch and the report see).
 func boundary(err error) error {
-	var te *blob.TransientError
+	var te *veredicto.TransientError
 	if errors.As(err, &te) && err != error(te) {
-		return &blob.TransientError{Err: err}
+		return &veredicto.TransientError{Err: err}
 	}
 	return err
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/veredicto/veredicto"
 )
 
 // Execution is a started (or already existing) execution.
@@ -36,11 +38,6 @@ type Status struct {
 	Error     string    `json:"error,omitempty"`
 	Cause     string    `json:"cause,omitempty"`
 }
-
-// NotFoundError is an execution name with no execution.
-type NotFoundError struct{ Name string }
-
-func (e *NotFoundError) Error() string { return fmt.Sprintf("execution %q not found", e.Name) }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
@@ -110,7 +107,7 @@ func (s *SFN) Describe(ctx context.Context, name string) (Status, error) {
 	out, err := s.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(s.executionARN(name))})
 	var missing *types.ExecutionDoesNotExist
 	if errors.As(err, &missing) {
-		return Status{}, &NotFoundError{Name: name}
+		return Status{}, &veredicto.NotFoundError{What: "execution " + name}
 	}
 	if err != nil {
 		return Status{}, fmt.Errorf("describe execution %s: %w", name, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
 	store "github.com/veredicto/veredicto/internal/store/file"
 )
@@ -105,7 +106,7 @@ func TestSFNStartIsIdempotentByName(t *testing.T) {
 	if err != nil || st.Status != "RUNNING" || st.Name != name {
 		t.Errorf("describe: %+v %v", st, err)
 	}
-	var nf *NotFoundError
+	var nf *veredicto.NotFoundError
 	if _, err := s.Describe(ctx, "nope"); !errors.As(err, &nf) {
 		t.Errorf("describe unknown: %v, want NotFoundError", err)
 	}

@@ -20,8 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/awsretry"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
 )
 
 // API is the part of the S3 client the store uses.
@@ -66,7 +66,7 @@ func cleanKey(op, key string) (string, error) {
 	return clean, nil
 }
 
-// Get reads an object. A missing object is a *blob.NotFoundError.
+// Get reads an object. A missing object is a *veredicto.NotFoundError.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	k, err := cleanKey("get", key)
 	if err != nil {
@@ -75,7 +75,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.prefix + k)})
 	if err != nil {
 		if isNotFound(err) {
-			return nil, &blob.NotFoundError{Key: key}
+			return nil, &veredicto.NotFoundError{What: "blob " + key}
 		}
 		return nil, fmt.Errorf("get blob %s: %w", key, awsretry.Classify(err))
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto"
 )
 
 // newFakeS3 starts an in-process gofakes3 server on 127.0.0.1, creates
@@ -47,9 +47,9 @@ func TestS3GetPutList(t *testing.T) {
 	st := New(client, "docs", "reports/")
 
 	_, err := st.Get(ctx, "s-1/missing.md")
-	var nf *blob.NotFoundError
-	if !errors.As(err, &nf) || nf.Key != "s-1/missing.md" {
-		t.Fatalf("Get missing: got %v, want *blob.NotFoundError for s-1/missing.md", err)
+	var nf *veredicto.NotFoundError
+	if !errors.As(err, &nf) || nf.What != "blob s-1/missing.md" {
+		t.Fatalf("Get missing: got %v, want *veredicto.NotFoundError for s-1/missing.md", err)
 	}
 
 	want := []byte("# Report\n")
