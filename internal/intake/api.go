@@ -3,7 +3,6 @@ package intake
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -120,22 +119,15 @@ func (a *API) start(ctx context.Context, tenant string, req events.APIGatewayV2H
 }
 
 func (a *API) errorResponse(ctx context.Context, err error) events.APIGatewayV2HTTPResponse {
-	var (
-		ir *InvalidRequestError
-		nf *veredicto.NotFoundError
-		cf *veredicto.ConflictError
-	)
-	switch {
-	case errors.As(err, &ir):
-		status := ir.Status
-		if status == 0 {
-			status = http.StatusBadRequest
-		}
-		return fail(status, ir.Error())
-	case errors.As(err, &nf):
-		return fail(http.StatusNotFound, nf.Error())
-	case errors.As(err, &cf):
-		return fail(http.StatusConflict, cf.Error())
+	switch veredicto.ErrorName(err) {
+	case veredicto.NameMissingInput:
+		return fail(http.StatusUnprocessableEntity, err.Error())
+	case veredicto.NameInvalidInput:
+		return fail(http.StatusBadRequest, err.Error())
+	case veredicto.NameNotFound:
+		return fail(http.StatusNotFound, err.Error())
+	case veredicto.NameConflict:
+		return fail(http.StatusConflict, err.Error())
 	}
 	a.Service.logger().ErrorContext(ctx, "api request failed", "error", err)
 	return fail(http.StatusInternalServerError, "internal error")

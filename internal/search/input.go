@@ -53,6 +53,9 @@ type Config struct {
 // Search is a loaded search folder: its documents, candidates and the
 // sources index every citation is checked against.
 type Search struct {
+	// Tenant owns the search (set by the loading service): stage keys and
+	// the usage ledger are scoped by it.
+	Tenant     string
 	Prefix     string
 	Docs       SearchDocs
 	Gates      Gates

@@ -169,7 +169,7 @@ func TestServiceRetriesAFailedLoadAndBoundsItsCache(t *testing.T) {
 		t.Fatalf("the retry reused the failed load: %v", err)
 	}
 	for i := range maxCachedSearches + 3 {
-		svc.load(ctx, fmt.Sprintf("p%d/", i), "")
+		svc.load(ctx, "", fmt.Sprintf("p%d/", i), "")
 	}
 	if n := len(svc.searches); n > maxCachedSearches || n != len(svc.order) {
 		t.Errorf("cache holds %d searches (order %d), want at most %d", n, len(svc.order), maxCachedSearches)
@@ -210,7 +210,7 @@ func TestParseStageKey(t *testing.T) {
 		{AgentCorrection, 1, "c-1", "correction_1"}, {AgentGem5, 0, "", "gem5"},
 	}
 	for _, tt := range tests {
-		cand, stage, ok := ParseStageKey(stageKey("s-1", tt.cand, tt.agent, tt.attempt, "abc"))
+		cand, stage, ok := ParseStageKey(stageKey("acme", "s-1", tt.cand, tt.agent, tt.attempt, "abc"))
 		wantCand := tt.cand
 		if wantCand == "" {
 			wantCand = "-"
@@ -219,7 +219,7 @@ func TestParseStageKey(t *testing.T) {
 			t.Errorf("%s/%d: got %q %q %v, want %q %q", tt.agent, tt.attempt, cand, stage, ok, wantCand, tt.want)
 		}
 	}
-	for _, bad := range []string{"search/s-1", "stage/s-1/c/gem1/x/h", "stage/s-1/c/gem1/0"} {
+	for _, bad := range []string{"search/s-1", "stage/t/s-1/c/gem1/x/h", "stage/t/s-1/c/gem1/0", "stage/s-1/c/gem1/0/h"} {
 		if _, _, ok := ParseStageKey(bad); ok {
 			t.Errorf("%q parsed as a stage key", bad)
 		}

@@ -88,29 +88,34 @@ const maxCachedSearches = 8
 // load reads a search once per process: documents are immutable once a
 // search is submitted, and every task of the execution needs them. A failed
 // load is not kept, so a retried task reads again.
-func (svc *Service) load(ctx context.Context, prefix, searchID string) (*Search, error) {
+func (svc *Service) load(ctx context.Context, tenant, prefix, searchID string) (*Search, error) {
+	cacheKey := tenant + "\x00" + prefix // tenant: stage keys are scoped by it
 	svc.mu.Lock()
 	if svc.searches == nil {
 		svc.searches = map[string]*loadedSearch{}
 	}
-	ls := svc.searches[prefix]
+	ls := svc.searches[cacheKey]
 	if ls == nil {
 		ls = &loadedSearch{}
-		svc.searches[prefix] = ls
-		svc.order = append(svc.order, prefix)
+		svc.searches[cacheKey] = ls
+		svc.order = append(svc.order, cacheKey)
 		if len(svc.order) > maxCachedSearches {
 			delete(svc.searches, svc.order[0])
 			svc.order = svc.order[1:]
 		}
 	}
 	svc.mu.Unlock()
-	ls.once.Do(func() { ls.s, ls.err = Load(ctx, svc.Inputs, prefix, searchID) })
+	ls.once.Do(func() {
+		if ls.s, ls.err = Load(ctx, svc.Inputs, prefix, searchID); ls.err == nil {
+			ls.s.Tenant = tenant
+		}
+	})
 	if ls.err != nil {
 		svc.mu.Lock()
-		if svc.searches[prefix] == ls {
-			delete(svc.searches, prefix)
+		if svc.searches[cacheKey] == ls {
+			delete(svc.searches, cacheKey)
 			for i, p := range svc.order {
-				if p == prefix {
+				if p == cacheKey {
 					svc.order = append(svc.order[:i], svc.order[i+1:]...)
 					break
 				}
@@ -136,6 +141,9 @@ func (s *Search) candidate(id string) (CandidateDocs, error) {
 
 // StartInput is the execution input of executive_search.asl.json.
 type StartInput struct {
+	// Tenant owns the search; every stage record and ledger entry is keyed
+	// by it. Empty for a one-machine run.
+	Tenant       string         `json:"tenant,omitempty"`
 	SearchID     string         `json:"search_id"`
 	InputPrefix  string         `json:"input_prefix"`
 	ReportPrefix string         `json:"report_prefix"`
@@ -145,6 +153,7 @@ type StartInput struct {
 
 // Plan is what validation hands to the rest of the workflow.
 type Plan struct {
+	Tenant       string   `json:"tenant"`
 	SearchID     string   `json:"search_id"`
 	InputPrefix  string   `json:"input_prefix"`
 	ReportPrefix string   `json:"report_prefix"`
@@ -161,7 +170,7 @@ const DefaultConcurrency = 4
 // execution input over search.yaml over the seed's defaults.
 func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err error) {
 	defer func() { err = boundary(err) }()
-	s, err := svc.load(ctx, in.InputPrefix, in.SearchID)
+	s, err := svc.load(ctx, in.Tenant, in.InputPrefix, in.SearchID)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -195,7 +204,7 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 	if conc <= 0 {
 		conc = DefaultConcurrency
 	}
-	p := Plan{SearchID: s.Docs.SearchID, InputPrefix: in.InputPrefix, ReportPrefix: in.ReportPrefix, Thresholds: g, Concurrency: conc, Candidates: []string{}}
+	p := Plan{Tenant: in.Tenant, SearchID: s.Docs.SearchID, InputPrefix: in.InputPrefix, ReportPrefix: in.ReportPrefix, Thresholds: g, Concurrency: conc, Candidates: []string{}}
 	for _, c := range s.Candidates {
 		p.Candidates = append(p.Candidates, c.CandidateID)
 	}
@@ -210,6 +219,7 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 
 // SearchTask addresses the search-level tasks.
 type SearchTask struct {
+	Tenant      string `json:"tenant"`
 	SearchID    string `json:"search_id"`
 	InputPrefix string `json:"input_prefix"`
 }
@@ -223,7 +233,7 @@ type MandateResult struct {
 // Gem5 runs the mandate analysis once per search.
 func (svc *Service) Gem5(ctx context.Context, in SearchTask) (_ MandateResult, err error) {
 	defer func() { err = boundary(err) }()
-	s, err := svc.load(ctx, in.InputPrefix, in.SearchID)
+	s, err := svc.load(ctx, in.Tenant, in.InputPrefix, in.SearchID)
 	if err != nil {
 		return MandateResult{}, err
 	}
@@ -273,6 +283,7 @@ func Mandate(c Gem5Content) MandateSummary {
 // loop counters: gem3 is 1 after the GEM3 re-ask, qa is the GEM4 attempt
 // (0 first audit, then one per correction).
 type CandidateTask struct {
+	Tenant      string   `json:"tenant"`
 	SearchID    string   `json:"search_id"`
 	CandidateID string   `json:"candidate_id"`
 	InputPrefix string   `json:"input_prefix"`
@@ -335,7 +346,7 @@ func live[C any](loadOnly bool, f func() (Answer[C], llm.Usage, error)) func() (
 }
 
 func (svc *Service) newChain(ctx context.Context, t CandidateTask, loadOnly bool) (*candidateChain, error) {
-	s, err := svc.load(ctx, t.InputPrefix, t.SearchID)
+	s, err := svc.load(ctx, t.Tenant, t.InputPrefix, t.SearchID)
 	if err != nil {
 		return nil, err
 	}

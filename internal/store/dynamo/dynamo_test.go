@@ -30,9 +30,15 @@ import (
 
 	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/search"
 )
 
-var _ Large = (*s3blob.Store)(nil)
+var (
+	_ Large                = (*s3blob.Store)(nil)
+	_ search.UsageLedger   = (*Store)(nil)
+	_ search.UsageReader   = (*Store)(nil)
+	_ search.ProgressStore = (*Store)(nil)
+)
 
 // dynalite is the package's DynamoDB peer: one process started on first
 // use and stopped by TestMain.
@@ -483,7 +489,7 @@ func TestDynamoUsage(t *testing.T) {
 	ctx := t.Context()
 	st, _, _ := newStore(t, nil)
 
-	if u, err := st.Usage(ctx, "unknown"); err != nil || u != (llm.Usage{}) {
+	if u, err := st.Usage(ctx, "acme", "unknown"); err != nil || u != (llm.Usage{}) {
 		t.Fatalf("Usage of unknown search: got %+v, %v; want zero", u, err)
 	}
 	adds := []llm.Usage{
@@ -491,36 +497,40 @@ func TestDynamoUsage(t *testing.T) {
 		{Calls: 2, PromptTokens: 800, CachedTokens: 0, CompletionTokens: 150, CostUSD: 0.2},
 	}
 	for _, u := range adds {
-		if err := st.AddUsage(ctx, "s-1", u); err != nil {
+		if err := st.AddUsage(ctx, "acme", "s-1", u); err != nil {
 			t.Fatalf("AddUsage: %v", err)
 		}
 	}
 	want := llm.Usage{Calls: 3, PromptTokens: 2000, CachedTokens: 1000, CompletionTokens: 450, CostUSD: 0.3}
-	if got, err := st.Usage(ctx, "s-1"); err != nil || got != want {
+	if got, err := st.Usage(ctx, "acme", "s-1"); err != nil || got != want {
 		t.Fatalf("Usage: got %+v, %v; want %+v (exact)", got, err, want)
+	}
+	// Another tenant's search of the same id has its own ledger.
+	if got, err := st.Usage(ctx, "globex", "s-1"); err != nil || got != (llm.Usage{}) {
+		t.Errorf("Usage of globex/s-1: got %+v, %v; want zero", got, err)
 	}
 
 	// Concurrent adds accumulate exactly.
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			if err := st.AddUsage(ctx, "s-2", llm.Usage{Calls: 1, PromptTokens: 7, CostUSD: 0.000123}); err != nil {
+			if err := st.AddUsage(ctx, "acme", "s-2", llm.Usage{Calls: 1, PromptTokens: 7, CostUSD: 0.000123}); err != nil {
 				t.Errorf("AddUsage: %v", err)
 			}
 		})
 	}
 	wg.Wait()
 	want = llm.Usage{Calls: 10, PromptTokens: 70, CostUSD: 0.00123}
-	if got, err := st.Usage(ctx, "s-2"); err != nil || got != want {
+	if got, err := st.Usage(ctx, "acme", "s-2"); err != nil || got != want {
 		t.Errorf("Usage after concurrent adds: got %+v, %v; want %+v", got, err, want)
 	}
 	// The ledger is not a context-store key.
-	if keys, err := st.List(ctx, "usage/s-1/"); err != nil || len(keys) != 0 {
-		t.Errorf("List usage/s-1/: got %q, %v; want nothing", keys, err)
+	if keys, err := st.List(ctx, "usage/acme/"); err == nil || len(keys) != 0 {
+		t.Errorf("List usage/acme/: got %q, %v; want an error", keys, err)
 	}
-	for _, bad := range []string{"", "a/b"} {
-		if err := st.AddUsage(ctx, bad, llm.Usage{Calls: 1}); err == nil {
-			t.Errorf("AddUsage(%q): got nil error, want one", bad)
+	for _, bad := range [][2]string{{"acme", ""}, {"acme", "a/b"}, {"a/b", "s-1"}} {
+		if err := st.AddUsage(ctx, bad[0], bad[1], llm.Usage{Calls: 1}); err == nil {
+			t.Errorf("AddUsage(%q, %q): got nil error, want one", bad[0], bad[1])
 		}
 	}
 }

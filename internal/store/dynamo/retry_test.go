@@ -51,7 +51,7 @@ func TestDynamoRetriedTaskDoesNotCallTheLLMAgain(t *testing.T) {
 			Store: kv, Analyst: an, PromptVersions: func(a string) string { return a + "@test" }}
 	}
 	ctx := context.Background()
-	task := search.CandidateTask{SearchID: "demo-cfo-andina", CandidateID: "c-001"}
+	task := search.CandidateTask{Tenant: "acme", SearchID: "demo-cfo-andina", CandidateID: "c-001"}
 	first, err := newService().Gem1(ctx, task)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestDynamoRetriedTaskDoesNotCallTheLLMAgain(t *testing.T) {
 	if an.calls["gem1"] != 1 || an.calls["gem5"] != 1 {
 		t.Errorf("LLM calls %v, want gem1 and gem5 once each", an.calls)
 	}
-	u, err := kv.Usage(ctx, "demo-cfo-andina")
+	u, err := kv.Usage(ctx, "acme", "demo-cfo-andina")
 	if err != nil {
 		t.Fatal(err)
 	}
