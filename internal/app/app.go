@@ -30,6 +30,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/gems"
+	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/offline"
@@ -91,8 +92,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 type App struct {
 	Search *search.Service
 	Intake *intake.Service
-	API    *intake.API
-	Flags  *flags.Handler
+	API    *httpapi.API
+	Flags  *httpapi.Handler
 }
 
 // Handler returns the Lambda handler of a template logical id.
@@ -194,7 +195,7 @@ func StartIntake(logicalID string) {
 		case "TriggerFunction":
 			return in.HandleS3, nil
 		case "ApiFunction":
-			return (&intake.API{Service: in, TenantClaim: cfg.TenantClaim}).Handle, nil
+			return (&httpapi.API{Service: in, TenantClaim: cfg.TenantClaim}).Handle, nil
 		}
 		return nil, fmt.Errorf("%s is not an intake function", logicalID)
 	})
@@ -211,7 +212,7 @@ func StartFlags() {
 		if client != nil {
 			judge = flags.LLMJudge{Client: client}
 		}
-		return (&flags.Handler{Judge: judge}).Handle, nil
+		return (&httpapi.Handler{Judge: judge}).Handle, nil
 	})
 }
 
@@ -290,7 +291,7 @@ func NewLocal(dir string, analyst search.Analyst) *App {
 	if g, ok := analyst.(*gems.Analyst); ok {
 		judge = flags.LLMJudge{Client: g.Client()}
 	}
-	return &App{Search: svc, Intake: is, API: &intake.API{Service: is, TenantClaim: "custom:tenant"}, Flags: &flags.Handler{Judge: judge}}
+	return &App{Search: svc, Intake: is, API: &httpapi.API{Service: is, TenantClaim: "custom:tenant"}, Flags: &httpapi.Handler{Judge: judge}}
 }
 
 // ChooseLLM resolves the LLM for runs on this machine: the named provider,

@@ -1,14 +1,16 @@
-package intake
+package httpapi
 
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/intake"
 )
 
 // API serves the HTTP API (API Gateway HTTP API, payload format 2.0):
@@ -20,7 +22,7 @@ import (
 // The tenant is a claim of the caller's JWT (validated by the API's JWT
 // authorizer); a caller only sees its tenant's searches.
 type API struct {
-	Service     *Service
+	Service     *intake.Service
 	TenantClaim string // e.g. "custom:tenant"
 }
 
@@ -28,14 +30,14 @@ type apiError struct {
 	Error string `json:"error"`
 }
 
-func respond(status int, v any) events.APIGatewayV2HTTPResponse {
+func respondJSON(status int, v any) events.APIGatewayV2HTTPResponse {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return events.APIGatewayV2HTTPResponse{StatusCode: status, Body: string(b) + "\n",
 		Headers: map[string]string{"Content-Type": "application/json"}}
 }
 
 func fail(status int, msg string) events.APIGatewayV2HTTPResponse {
-	return respond(status, apiError{Error: msg})
+	return respondJSON(status, apiError{Error: msg})
 }
 
 // tenant reads the tenant claim. Without an authorizer context (a
@@ -66,9 +68,9 @@ func (a *API) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (e
 	case len(parts) == 1 && parts[0] == "searches" && method == http.MethodPost:
 		resp, err = a.start(ctx, tenant, req)
 	case len(parts) == 2 && parts[0] == "searches" && method == http.MethodGet:
-		var st SearchState
+		var st intake.SearchState
 		if st, err = a.Service.State(ctx, tenant, parts[1]); err == nil {
-			resp = respond(http.StatusOK, st)
+			resp = respondJSON(http.StatusOK, st)
 		}
 	case len(parts) == 5 && parts[0] == "searches" && parts[2] == "candidates" && parts[4] == "report" && method == http.MethodGet:
 		md := strings.Contains(header(req, "accept"), "text/markdown")
@@ -101,7 +103,7 @@ func header(req events.APIGatewayV2HTTPRequest, name string) string {
 }
 
 func (a *API) start(ctx context.Context, tenant string, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	var sr StartRequest
+	var sr intake.StartRequest
 	dec := json.NewDecoder(strings.NewReader(req.Body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sr); err != nil {
@@ -115,7 +117,7 @@ func (a *API) start(ctx context.Context, tenant string, req events.APIGatewayV2H
 	if !st.Started {
 		status = http.StatusOK
 	}
-	return respond(status, st), nil
+	return respondJSON(status, st), nil
 }
 
 func (a *API) errorResponse(ctx context.Context, err error) events.APIGatewayV2HTTPResponse {
@@ -129,6 +131,6 @@ func (a *API) errorResponse(ctx context.Context, err error) events.APIGatewayV2H
 	case veredicto.NameConflict:
 		return fail(http.StatusConflict, err.Error())
 	}
-	a.Service.logger().ErrorContext(ctx, "api request failed", "error", err)
+	slog.ErrorContext(ctx, "api request failed", "error", err)
 	return fail(http.StatusInternalServerError, "internal error")
 }

@@ -1,4 +1,4 @@
-package flags
+package httpapi
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/veredicto/veredicto/internal/flags"
 )
 
 // Request is the body of POST /flags: the same three documents as the CLI
@@ -24,7 +26,7 @@ type Request struct {
 // Handler serves POST /flags (API Gateway HTTP API, payload 2.0) and
 // answers with the Flags document as JSON.
 type Handler struct {
-	Judge  ContradictionJudge
+	Judge  flags.ContradictionJudge
 	Now    func() time.Time
 	Logger *slog.Logger
 }
@@ -54,30 +56,30 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return errorResponse(http.StatusBadRequest, "body needs \"questions\" and at least one entry in \"transcripts\""), nil
 	}
 	inputs := [][]byte{body.Questions}
-	qs, err := ParseQuestionSet("questions", body.Questions)
+	qs, err := flags.ParseQuestionSet("questions", body.Questions)
 	if err != nil {
 		return errorResponse(http.StatusBadRequest, err.Error()), nil
 	}
-	var ts []Transcript
+	var ts []flags.Transcript
 	for i, raw := range body.Transcripts {
-		t, err := ParseTranscript(fmt.Sprintf("transcripts[%d]", i), raw)
+		t, err := flags.ParseTranscript(fmt.Sprintf("transcripts[%d]", i), raw)
 		if err != nil {
 			return errorResponse(http.StatusBadRequest, err.Error()), nil
 		}
 		ts = append(ts, t)
 		inputs = append(inputs, raw)
 	}
-	var pack *ContextPack
+	var pack *flags.ContextPack
 	if len(body.Context) > 0 && string(body.Context) != "null" {
-		p, err := ParseContextPack("context", body.Context)
+		p, err := flags.ParseContextPack("context", body.Context)
 		if err != nil {
 			return errorResponse(http.StatusBadRequest, err.Error()), nil
 		}
 		pack = &p
 		inputs = append(inputs, body.Context)
 	}
-	res, warnings, err := Classify(ctx, qs, ts, pack, h.Judge, Options{FlagsID: NewID(inputs...), Now: h.Now})
-	var bad *InvalidInputError
+	res, warnings, err := flags.Classify(ctx, qs, ts, pack, h.Judge, flags.Options{FlagsID: flags.NewID(inputs...), Now: h.Now})
+	var bad *flags.InvalidInputError
 	switch {
 	case errors.As(err, &bad):
 		return errorResponse(http.StatusBadRequest, err.Error()), nil
@@ -86,7 +88,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return errorResponse(http.StatusBadGateway, "the contradiction judge failed; retry later"), nil
 	}
 	resp := jsonResponse(http.StatusOK, struct {
-		Flags
+		flags.Flags
 		Warnings []string `json:"warnings"`
 	}{res, append([]string{}, warnings...)})
 	return resp, nil
