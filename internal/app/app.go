@@ -92,8 +92,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 type App struct {
 	Search *search.Service
 	Intake *intake.Service
-	API    *httpapi.API
-	Flags  *httpapi.Handler
+	// HTTP serves every HTTP route (searches and flags); see
+	// httpapi.Router for its API Gateway and net/http fronts.
+	HTTP *httpapi.Router
 }
 
 // Handler returns the Lambda handler of a template logical id.
@@ -102,9 +103,9 @@ func (a *App) Handler(logicalID string) (any, error) {
 	case "TriggerFunction":
 		return a.Intake.HandleS3, nil
 	case "ApiFunction":
-		return a.API.Handle, nil
+		return a.HTTP.APIGateway(), nil
 	case "FlagsFunction":
-		return a.Flags.Handle, nil
+		return a.HTTP.APIGateway(), nil
 	}
 	if h := catalog.Lambda(a.Search, logicalID); h != nil {
 		return h, nil
@@ -195,7 +196,7 @@ func StartIntake(logicalID string) {
 		case "TriggerFunction":
 			return in.HandleS3, nil
 		case "ApiFunction":
-			return (&httpapi.API{Service: in, TenantClaim: cfg.TenantClaim}).Handle, nil
+			return (&httpapi.Router{Searches: in, TenantClaim: cfg.TenantClaim}).APIGateway(), nil
 		}
 		return nil, fmt.Errorf("%s is not an intake function", logicalID)
 	})
@@ -212,7 +213,7 @@ func StartFlags() {
 		if client != nil {
 			judge = flags.LLMJudge{Client: client}
 		}
-		return (&httpapi.Handler{Judge: judge}).Handle, nil
+		return (&httpapi.Router{Judge: judge}).APIGateway(), nil
 	})
 }
 
@@ -291,7 +292,7 @@ func NewLocal(dir string, analyst search.Analyst) *App {
 	if g, ok := analyst.(*gems.Analyst); ok {
 		judge = flags.LLMJudge{Client: g.Client()}
 	}
-	return &App{Search: svc, Intake: is, API: &httpapi.API{Service: is, TenantClaim: "custom:tenant"}, Flags: &httpapi.Handler{Judge: judge}}
+	return &App{Search: svc, Intake: is, HTTP: &httpapi.Router{Searches: is, Judge: judge}}
 }
 
 // ChooseLLM resolves the LLM for runs on this machine: the named provider,

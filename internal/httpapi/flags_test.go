@@ -13,16 +13,16 @@ import (
 	"github.com/veredicto/veredicto/internal/flags"
 )
 
-func postFlags(t *testing.T, body string) events.APIGatewayV2HTTPResponse {
+type flagsResponse struct {
+	StatusCode int
+	Body       string
+}
+
+func postFlags(t *testing.T, body string) flagsResponse {
 	t.Helper()
-	h := &Handler{Judge: flags.OfflineJudge{}, Now: func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }}
-	req := events.APIGatewayV2HTTPRequest{RawPath: "/flags", Body: body}
-	req.RequestContext.HTTP.Method = "POST"
-	resp, err := h.Handle(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
+	rt := &Router{Judge: flags.OfflineJudge{}, Now: func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }}
+	resp := rt.Serve(context.Background(), Request{Method: "POST", Path: "/flags", Body: []byte(body)})
+	return flagsResponse{resp.Status, string(resp.Body)}
 }
 
 func TestHTTPHandlerClassifiesTheExampleEvent(t *testing.T) {
