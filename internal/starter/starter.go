@@ -42,16 +42,18 @@ type Status struct {
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
 // ExecutionName is the deterministic name of a search's evaluation for a
-// tenant: Step Functions allows 80 characters of [A-Za-z0-9_-]; a longer or
-// rewritten name ends in a hash of the original so distinct searches never
-// share a name.
+// tenant: Step Functions allows 80 characters of [A-Za-z0-9_-]. It is
+// "<tenant>--<search>" when that is short and unambiguous; a longer or
+// rewritten name, or a tenant that itself holds "--" (so "x--y"+"z" and
+// "x"+"y--z" would meet), ends in a hash of the pair, so two tenants'
+// searches never share an execution.
 func ExecutionName(tenant, searchID string) string {
 	raw := tenant + "--" + searchID
 	name := unsafeName.ReplaceAllString(raw, "_")
-	if name == raw && len(name) <= 80 {
+	if name == raw && len(name) <= 80 && !strings.Contains(tenant, "--") {
 		return name
 	}
-	sum := sha256.Sum256([]byte(raw))
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%d:%s%s", len(tenant), tenant, searchID)))
 	h := hex.EncodeToString(sum[:])[:12]
 	if len(name) > 67 {
 		name = name[:67]

@@ -120,6 +120,10 @@ func TestExecutionName(t *testing.T) {
 	if a == b {
 		t.Errorf("rewritten names collide: %q", a)
 	}
+	// A tenant may hold "--"; its names must not meet another tenant's.
+	if a, b := ExecutionName("x--y", "z"), ExecutionName("x", "y--z"); a == b {
+		t.Errorf("tenants x--y and x share the execution %q", a)
+	}
 	long := ExecutionName("tenant", strings.Repeat("x", 200))
 	if len(long) > 80 || !regexpOK(long) {
 		t.Errorf("long name %q (%d chars)", long, len(long))
