@@ -60,7 +60,7 @@ const (
 // seedData uploads the example search into a data folder that has no
 // inputs yet, so the README's commands work on a fresh clone. It reports
 // whether it seeded.
-func seedData(data, example string) (bool, error) {
+func seedData(ctx context.Context, data, example string) (bool, error) {
 	inputs, _, _ := app.LocalLayout(data)
 	if _, err := os.Stat(inputs); !errors.Is(err, fs.ErrNotExist) {
 		return false, err
@@ -68,29 +68,8 @@ func seedData(data, example string) (bool, error) {
 	if st, err := os.Stat(example); err != nil || !st.IsDir() {
 		return false, nil
 	}
-	dst := filepath.Join(inputs, "searches", sampleTenant, sampleSearch)
-	err := filepath.WalkDir(example, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil // the example holds documents only; never follow links
-		}
-		rel, err := filepath.Rel(example, p)
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Join(dst, filepath.Dir(rel)), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		return false, fmt.Errorf("seed %s from %s: %w", data, example, err)
+	if err := app.UploadLocal(ctx, data, example, sampleTenant, sampleSearch); err != nil {
+		return false, fmt.Errorf("seed %s: %w", data, err)
 	}
 	return true, nil
 }
@@ -145,7 +124,7 @@ func (m *Main) lambdaInvoke(ctx context.Context, cfg lambdaConfig, getenv func(s
 	if !json.Valid(payload) {
 		return fail("event %s is not valid JSON", cfg.event)
 	}
-	seeded, err := seedData(cfg.data, cfg.example)
+	seeded, err := seedData(ctx, cfg.data, cfg.example)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -16,21 +16,7 @@ import (
 func localData(t *testing.T) string {
 	t.Helper()
 	data := t.TempDir()
-	inputs, _, _ := app.LocalLayout(data)
-	src := "../../examples/search-demo"
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		writeFile(t, filepath.Join(inputs, "searches", "default", "demo-cfo-andina"), rel, string(b))
-		return nil
-	})
-	if err != nil {
+	if err := app.UploadLocal(context.Background(), data, "../../examples/search-demo", "default", "demo-cfo-andina"); err != nil {
 		t.Fatal(err)
 	}
 	return data

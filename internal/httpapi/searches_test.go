@@ -27,27 +27,16 @@ import (
 // searches/<tenant>/<id>/, with the example's search.yaml naming id.
 func upload(t *testing.T, data, tenant, id string) {
 	t.Helper()
+	if err := app.UploadLocal(context.Background(), data, "../../examples/search-demo", tenant, id); err != nil {
+		t.Fatal(err)
+	}
 	inputs, _, _ := app.LocalLayout(data)
-	src := "../../examples/search-demo"
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if rel == "search.yaml" {
-			b = bytes.Replace(b, []byte("demo-cfo-andina"), []byte(id), 1)
-		}
-		dst := filepath.Join(inputs, "searches", tenant, id, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
+	yml := filepath.Join(inputs, "searches", tenant, id, "search.yaml")
+	b, err := os.ReadFile(yml)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(yml, bytes.Replace(b, []byte("demo-cfo-andina"), []byte(id), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -26,24 +26,7 @@ import (
 // searches/<tenant>/<id>/, without the READY marker.
 func copyExample(t *testing.T, data, tenant, id string) {
 	t.Helper()
-	inputs, _, _ := app.LocalLayout(data)
-	src := "../../examples/search-demo"
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		dst := filepath.Join(inputs, "searches", tenant, id, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
+	if err := app.UploadLocal(context.Background(), data, "../../examples/search-demo", tenant, id); err != nil {
 		t.Fatal(err)
 	}
 }
