@@ -534,3 +534,38 @@ func TestDynamoUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestDynamoProgressIsScopedByTenant reads a search's progress from
+// DynamoDB: one Query of the tenant's partition, never another tenant's
+// records or a search whose id merely starts the same, usage from the
+// tenant's ledger.
+func TestDynamoProgressIsScopedByTenant(t *testing.T) {
+	ctx := t.Context()
+	st, _, _ := newStore(t, nil)
+	for _, k := range []string{
+		"stage/acme/s-1/c-1/gem1/0/h", "stage/acme/s-1/c-1/gem4/0/h", "stage/acme/s-1/c-1/correction/1/h",
+		"stage/acme/s-1/c-1/gem4/1/h", "stage/acme/s-1/-/gem5/0/h",
+		"stage/acme/s-10/c-2/gem1/0/h", "stage/globex/s-1/c-3/gem1/0/h",
+	} {
+		if _, err := st.PutIfAbsent(ctx, k, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.AddUsage(ctx, "acme", "s-1", llm.Usage{Calls: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AddUsage(ctx, "globex", "s-1", llm.Usage{Calls: 9}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := search.Progress(ctx, st, "acme", "s-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Candidates) != 1 || p.Candidates[0].CandidateID != "c-1" ||
+		strings.Join(p.Candidates[0].Stages, " ") != "gem1 gem4 correction_1 gem4_retry_1" {
+		t.Errorf("candidates %+v, want only acme/s-1's c-1 in protocol order", p.Candidates)
+	}
+	if p.Usage.Calls != 4 {
+		t.Errorf("usage %+v, want acme/s-1's ledger (4 calls)", p.Usage)
+	}
+}
