@@ -146,10 +146,15 @@ func statusOf(err error) int {
 	return 0
 }
 
-// failure renders a service error: its kind's status and message, or a
-// logged 500 that says nothing of the internals.
+// failure renders a service error: its kind's status and message, a 503
+// for an outage worth retrying, or a logged 500; neither of the last two
+// says anything of the internals.
 func (rt *Router) failure(ctx context.Context, err error) Response {
 	status := statusOf(err)
+	if errorKind(err) == veredicto.NameTransient {
+		rt.logger().WarnContext(ctx, "api request failed, retryable", "error", err)
+		return errorResponse(http.StatusServiceUnavailable, "temporarily unavailable; retry later")
+	}
 	if status == 0 {
 		rt.logger().ErrorContext(ctx, "api request failed", "error", err)
 		return errorResponse(http.StatusInternalServerError, "internal error")

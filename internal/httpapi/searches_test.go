@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
@@ -272,5 +274,20 @@ func TestNetHTTPFront(t *testing.T) {
 	}
 	if code, _ := get("/searches/done", ""); code != 401 {
 		t.Errorf("no tenant: %d, want 401", code)
+	}
+}
+
+// outage is a context store that is down.
+type outage struct{ intake.Records }
+
+func (outage) Get(context.Context, string) ([]byte, bool, error) {
+	return nil, false, &veredicto.TransientError{Op: "dynamo get", Err: errors.New("503 ServiceUnavailable")}
+}
+
+func TestStorageOutageIsA503WithoutInternals(t *testing.T) {
+	rt := &httpapi.Router{Searches: &intake.Service{Records: outage{}}}
+	got := serve(rt, "GET", "/searches/done", "acme", "", nil)
+	if got.Status != http.StatusServiceUnavailable || string(got.Body) != "{\n  \"error\": \"temporarily unavailable; retry later\"\n}\n" {
+		t.Errorf("outage: %d %s; want 503 without internals", got.Status, got.Body)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/awsretry"
 )
 
 // Execution is a started (or already existing) execution.
@@ -99,7 +100,7 @@ func (s *SFN) Start(ctx context.Context, name string, input []byte) (Execution, 
 	case errors.As(err, &exists):
 		return Execution{Name: name, ARN: s.executionARN(name), Started: false}, nil
 	case err != nil:
-		return Execution{}, fmt.Errorf("start execution %s: %w", name, err)
+		return Execution{}, fmt.Errorf("start execution %s: %w", name, awsretry.Classify(err))
 	}
 	return Execution{Name: name, ARN: aws.ToString(out.ExecutionArn), Started: true}, nil
 }
@@ -112,7 +113,7 @@ func (s *SFN) Describe(ctx context.Context, name string) (Status, error) {
 		return Status{}, &veredicto.NotFoundError{What: "execution " + name}
 	}
 	if err != nil {
-		return Status{}, fmt.Errorf("describe execution %s: %w", name, err)
+		return Status{}, fmt.Errorf("describe execution %s: %w", name, awsretry.Classify(err))
 	}
 	return Status{
 		Name: name, Status: string(out.Status), StartedAt: aws.ToTime(out.StartDate), StoppedAt: aws.ToTime(out.StopDate),

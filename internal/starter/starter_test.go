@@ -27,6 +27,8 @@ type fakeSFN struct {
 	mu      sync.Mutex
 	started map[string]string // name → input
 	calls   int
+	// throttle answers every call with ThrottlingException.
+	throttle bool
 }
 
 func (f *fakeSFN) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -39,6 +41,10 @@ func (f *fakeSFN) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fail := func(code int, typ, msg string) {
 		w.WriteHeader(code)
 		json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
+	}
+	if f.throttle {
+		fail(400, "ThrottlingException", "Rate exceeded")
+		return
 	}
 	switch r.Header.Get("X-Amz-Target") {
 	case "AWSStepFunctions.StartExecution":
@@ -152,5 +158,33 @@ func TestLocalStartRunsOnce(t *testing.T) {
 	st, err := l.Describe(ctx, "acme--s1")
 	if err != nil || st.Status != "SUCCEEDED" {
 		t.Errorf("describe: %+v %v", st, err)
+	}
+}
+
+// TestSFNOutageIsTransient: a Step Functions failure worth retrying
+// (throttling that outlasted the client's retries) is a TransientError, so
+// the trigger's event is retried and the API answers 503; a call that can
+// never succeed keeps its own error.
+func TestSFNOutageIsTransient(t *testing.T) {
+	s, f := newSFN(t)
+	ctx := context.Background()
+	f.throttle = true
+	_, startErr := s.Start(ctx, "acme--s-1", []byte(`{}`))
+	_, descErr := s.Describe(ctx, "acme--s-1")
+	f.throttle = false
+	_, missingSM := NewSFN(s.client, smARN+"-gone").Start(ctx, "acme--s-1", []byte(`{}`))
+	tests := []struct {
+		name      string
+		err       error
+		transient bool
+	}{
+		{"throttled start", startErr, true},
+		{"throttled describe", descErr, true},
+		{"no such state machine", missingSM, false},
+	}
+	for _, tt := range tests {
+		if got := veredicto.ErrorName(tt.err) == veredicto.NameTransient; tt.err == nil || got != tt.transient {
+			t.Errorf("%s: %v transient %v, want %v", tt.name, tt.err, got, tt.transient)
+		}
 	}
 }
