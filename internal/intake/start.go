@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math"
 	"sort"
 	"strings"
@@ -86,7 +87,9 @@ func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (s
 		}
 		whole[k] = int(v)
 	}
-	v := &search.Service{Inputs: s.Inputs, Logger: s.logger()}
+	// The workflow's Validate task logs the search's warnings when it runs;
+	// this check only needs the verdict.
+	v := &search.Service{Inputs: s.Inputs, Logger: slog.New(slog.DiscardHandler)}
 	add := func(err error) error {
 		switch veredicto.ErrorName(err) {
 		case veredicto.NameMissingInput:
