@@ -214,6 +214,14 @@ func TestBadStartBurnsNoID(t *testing.T) {
 	if !errors.As(err, &rej) || len(rej.Problems) != 2 || !strings.Contains(rej.Problems[0], "thresholds.gem2") || !strings.Contains(rej.Problems[1], "thresholds.gem9") {
 		t.Fatalf("bad thresholds: %v", err)
 	}
+	// search.yaml's own gates are checked too, every one of them.
+	yml := filepath.Join(inputs, "searches", "acme", "s-fix", "search.yaml")
+	os.WriteFile(yml, []byte("search_id: s-fix\ngates: {gem1: 11, gem4: -1}\n"), 0o644)
+	_, err = a.Intake.Start(ctx, "acme", "api", intake.StartRequest{SearchID: "s-fix"})
+	if !errors.As(err, &rej) || len(rej.Problems) != 1 || !strings.Contains(rej.Problems[0], "gates.gem1") || !strings.Contains(rej.Problems[0], "gates.gem4") {
+		t.Fatalf("bad search.yaml: %v", err)
+	}
+	os.WriteFile(yml, []byte("search_id: s-fix\n"), 0o644)
 	if l, _ := a.Intake.List(ctx, "acme"); len(l) != 0 {
 		t.Fatalf("rejected starts recorded %v", l)
 	}

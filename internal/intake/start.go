@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -57,6 +58,29 @@ func (e *RequestError) ErrorName() string {
 	return veredicto.NameInvalidInput
 }
 
+// kindOf is the vocabulary name of the first error in err's tree (through
+// fmt's %w and errors.Join) whose name is one of the vocabulary's; "" when
+// none is.
+func kindOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	if n := veredicto.ErrorName(err); slices.Contains(veredicto.Names(), n) {
+		return n
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return kindOf(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if k := kindOf(e); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
 // check validates a start request the way the workflow's first task will,
 // before anything is recorded or started: the request's own fields, then
 // the uploaded search through search's own loader and Validate, once with
@@ -91,7 +115,7 @@ func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (s
 	// this check only needs the verdict.
 	v := &search.Service{Inputs: s.Inputs, Logger: slog.New(slog.DiscardHandler)}
 	add := func(err error) error {
-		switch veredicto.ErrorName(err) {
+		switch kindOf(err) {
 		case veredicto.NameMissingInput:
 			rej.Problems = append(rej.Problems, fmt.Sprintf("%s/: %s", in.InputPrefix, err))
 			rej.MissingOnly = len(rej.Problems) == 1
