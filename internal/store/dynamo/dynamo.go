@@ -5,8 +5,10 @@
 //
 // One table holds everything. Partition key pk (S) is a key's first two path
 // segments, sort key sk (S) the rest ("#" when there is no rest), so
-// "stage/s-1/c-001/gem1/0/abc" is pk "stage/s-1", sk "c-001/gem1/0/abc", and
-// all records of one search can be listed with one Query. The value is
+// "stage/acme/s-1/c-001/gem1/0/abc" is pk "stage/acme", sk
+// "s-1/c-001/gem1/0/abc": a tenant's records share a partition and never
+// another tenant's, and all records of one search are one Query (sk
+// begins_with "s-1/"). The value is
 // attribute v (B), or ref (S), the blob key of a value stored in Large. The
 // usage ledger of tenant T's search S is the item pk "usage/T", sk "S".
 package dynamo
