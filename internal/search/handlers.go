@@ -10,6 +10,9 @@ import (
 
 // StartInput is the execution input of executive_search.asl.json.
 type StartInput struct {
+	// Tenant owns the search; every stage record and ledger entry is keyed
+	// by it. Empty for a one-machine run.
+	Tenant       string         `json:"tenant,omitempty"`
 	SearchID     string         `json:"search_id"`
 	InputPrefix  string         `json:"input_prefix"`
 	ReportPrefix string         `json:"report_prefix"`
@@ -19,6 +22,7 @@ type StartInput struct {
 
 // Plan is what validation hands to the rest of the workflow.
 type Plan struct {
+	Tenant       string   `json:"tenant"`
 	SearchID     string   `json:"search_id"`
 	InputPrefix  string   `json:"input_prefix"`
 	ReportPrefix string   `json:"report_prefix"`
@@ -35,7 +39,7 @@ const DefaultConcurrency = 4
 // execution input over search.yaml over the seed's defaults.
 func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err error) {
 	defer func() { err = boundary(err) }()
-	s, err := svc.load(ctx, in.InputPrefix, in.SearchID)
+	s, err := svc.load(ctx, in.Tenant, in.InputPrefix, in.SearchID)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -69,7 +73,7 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 	if conc <= 0 {
 		conc = DefaultConcurrency
 	}
-	p := Plan{SearchID: s.Docs.SearchID, InputPrefix: in.InputPrefix, ReportPrefix: in.ReportPrefix, Thresholds: g, Concurrency: conc, Candidates: []string{}}
+	p := Plan{Tenant: in.Tenant, SearchID: s.Docs.SearchID, InputPrefix: in.InputPrefix, ReportPrefix: in.ReportPrefix, Thresholds: g, Concurrency: conc, Candidates: []string{}}
 	for _, c := range s.Candidates {
 		p.Candidates = append(p.Candidates, c.CandidateID)
 	}
@@ -84,6 +88,7 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 
 // SearchTask addresses the search-level tasks.
 type SearchTask struct {
+	Tenant      string `json:"tenant"`
 	SearchID    string `json:"search_id"`
 	InputPrefix string `json:"input_prefix"`
 }
@@ -99,7 +104,7 @@ type MandateResult struct {
 // Gem5 runs the mandate analysis once per search.
 func (svc *Service) Gem5(ctx context.Context, in SearchTask) (_ MandateResult, err error) {
 	defer func() { err = boundary(err) }()
-	s, err := svc.load(ctx, in.InputPrefix, in.SearchID)
+	s, err := svc.load(ctx, in.Tenant, in.InputPrefix, in.SearchID)
 	if err != nil {
 		return MandateResult{}, err
 	}
@@ -130,6 +135,7 @@ func (svc *Service) gem5(ctx context.Context, s *Search, loadOnly bool) (Contrac
 // loop counters: gem3 is 1 after the GEM3 re-ask, qa is the GEM4 attempt
 // (0 first audit, then one per correction).
 type CandidateTask struct {
+	Tenant      string   `json:"tenant"`
 	SearchID    string   `json:"search_id"`
 	CandidateID string   `json:"candidate_id"`
 	InputPrefix string   `json:"input_prefix"`

@@ -17,7 +17,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/blob"
 )
 
 // BlobReader reads the search's documents (a folder locally, S3 in AWS).
@@ -57,6 +56,9 @@ type Config struct {
 // Search is a loaded search folder: its documents, candidates and the
 // sources index every citation is checked against.
 type Search struct {
+	// Tenant owns the search (set by the loading service): stage keys and
+	// the usage ledger are scoped by it.
+	Tenant     string
 	Prefix     string
 	Docs       SearchDocs
 	Gates      Gates
@@ -236,7 +238,7 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 		}
 		b, err := r.Get(ctx, prefix+id)
 		if err != nil {
-			var nf *blob.NotFoundError
+			var nf *veredicto.NotFoundError
 			if errors.As(err, &nf) {
 				return Doc{ID: id, Missing: true}, nil
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/veredicto/veredicto"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -28,11 +29,16 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/s3blob"
+	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
+	"github.com/veredicto/veredicto/internal/search"
 )
 
-var _ Large = (*s3blob.Store)(nil)
+var (
+	_ Large                = (*s3blob.Store)(nil)
+	_ search.UsageLedger   = (*Store)(nil)
+	_ search.UsageReader   = (*Store)(nil)
+	_ search.ProgressStore = (*Store)(nil)
+)
 
 // dynalite is the package's DynamoDB peer: one process started on first
 // use and stopped by TestMain.
@@ -483,7 +489,7 @@ func TestDynamoUsage(t *testing.T) {
 	ctx := t.Context()
 	st, _, _ := newStore(t, nil)
 
-	if u, err := st.Usage(ctx, "unknown"); err != nil || u != (veredicto.Usage{}) {
+	if u, err := st.Usage(ctx, "acme", "unknown"); err != nil || u != (veredicto.Usage{}) {
 		t.Fatalf("Usage of unknown search: got %+v, %v; want zero", u, err)
 	}
 	adds := []veredicto.Usage{
@@ -491,36 +497,75 @@ func TestDynamoUsage(t *testing.T) {
 		{Calls: 2, PromptTokens: 800, CachedTokens: 0, CompletionTokens: 150, CostUSD: 0.2},
 	}
 	for _, u := range adds {
-		if err := st.AddUsage(ctx, "s-1", u); err != nil {
+		if err := st.AddUsage(ctx, "acme", "s-1", u); err != nil {
 			t.Fatalf("AddUsage: %v", err)
 		}
 	}
 	want := veredicto.Usage{Calls: 3, PromptTokens: 2000, CachedTokens: 1000, CompletionTokens: 450, CostUSD: 0.3}
-	if got, err := st.Usage(ctx, "s-1"); err != nil || got != want {
+	if got, err := st.Usage(ctx, "acme", "s-1"); err != nil || got != want {
 		t.Fatalf("Usage: got %+v, %v; want %+v (exact)", got, err, want)
+	}
+	// Another tenant's search of the same id has its own ledger.
+	if got, err := st.Usage(ctx, "globex", "s-1"); err != nil || got != (veredicto.Usage{}) {
+		t.Errorf("Usage of globex/s-1: got %+v, %v; want zero", got, err)
 	}
 
 	// Concurrent adds accumulate exactly.
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			if err := st.AddUsage(ctx, "s-2", veredicto.Usage{Calls: 1, PromptTokens: 7, CostUSD: 0.000123}); err != nil {
+			if err := st.AddUsage(ctx, "acme", "s-2", veredicto.Usage{Calls: 1, PromptTokens: 7, CostUSD: 0.000123}); err != nil {
 				t.Errorf("AddUsage: %v", err)
 			}
 		})
 	}
 	wg.Wait()
 	want = veredicto.Usage{Calls: 10, PromptTokens: 70, CostUSD: 0.00123}
-	if got, err := st.Usage(ctx, "s-2"); err != nil || got != want {
+	if got, err := st.Usage(ctx, "acme", "s-2"); err != nil || got != want {
 		t.Errorf("Usage after concurrent adds: got %+v, %v; want %+v", got, err, want)
 	}
 	// The ledger is not a context-store key.
-	if keys, err := st.List(ctx, "usage/s-1/"); err != nil || len(keys) != 0 {
-		t.Errorf("List usage/s-1/: got %q, %v; want nothing", keys, err)
+	if keys, err := st.List(ctx, "usage/acme/"); err == nil || len(keys) != 0 {
+		t.Errorf("List usage/acme/: got %q, %v; want an error", keys, err)
 	}
-	for _, bad := range []string{"", "a/b"} {
-		if err := st.AddUsage(ctx, bad, veredicto.Usage{Calls: 1}); err == nil {
-			t.Errorf("AddUsage(%q): got nil error, want one", bad)
+	for _, bad := range [][2]string{{"acme", ""}, {"acme", "a/b"}, {"a/b", "s-1"}} {
+		if err := st.AddUsage(ctx, bad[0], bad[1], veredicto.Usage{Calls: 1}); err == nil {
+			t.Errorf("AddUsage(%q, %q): got nil error, want one", bad[0], bad[1])
 		}
+	}
+}
+
+// TestDynamoProgressIsScopedByTenant reads a search's progress from
+// DynamoDB: one Query of the tenant's partition, never another tenant's
+// records or a search whose id merely starts the same, usage from the
+// tenant's ledger.
+func TestDynamoProgressIsScopedByTenant(t *testing.T) {
+	ctx := t.Context()
+	st, _, _ := newStore(t, nil)
+	for _, k := range []string{
+		"stage/acme/s-1/c-1/gem1/0/h", "stage/acme/s-1/c-1/gem4/0/h", "stage/acme/s-1/c-1/correction/1/h",
+		"stage/acme/s-1/c-1/gem4/1/h", "stage/acme/s-1/-/gem5/0/h",
+		"stage/acme/s-10/c-2/gem1/0/h", "stage/globex/s-1/c-3/gem1/0/h",
+	} {
+		if _, err := st.PutIfAbsent(ctx, k, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.AddUsage(ctx, "acme", "s-1", veredicto.Usage{Calls: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AddUsage(ctx, "globex", "s-1", veredicto.Usage{Calls: 9}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := search.Progress(ctx, st, "acme", "s-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Candidates) != 1 || p.Candidates[0].CandidateID != "c-1" ||
+		strings.Join(p.Candidates[0].Stages, " ") != "gem1 gem4 correction_1 gem4_retry_1" {
+		t.Errorf("candidates %+v, want only acme/s-1's c-1 in protocol order", p.Candidates)
+	}
+	if p.Usage.Calls != 4 {
+		t.Errorf("usage %+v, want acme/s-1's ledger (4 calls)", p.Usage)
 	}
 }
