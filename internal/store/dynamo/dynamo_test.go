@@ -4,22 +4,16 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/veredicto/veredicto"
-	"net"
+	"github.com/veredicto/veredicto/internal/dynalite"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -40,161 +34,15 @@ var (
 	_ search.ProgressStore = (*Store)(nil)
 )
 
-// dynalite is the package's DynamoDB peer: one process started on first
-// use and stopped by TestMain.
-var dynalite struct {
-	once     sync.Once
-	endpoint string
-	missing  string // why dynalite cannot run here (not installed)
-	err      error
-	cmd      *exec.Cmd
-	exited   chan struct{}
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	stopDynalite()
+	dynalite.Stop()
 	os.Exit(code)
 }
 
-func stopDynalite() {
-	if dynalite.cmd == nil {
-		return
-	}
-	_ = dynalite.cmd.Process.Kill()
-	<-dynalite.exited
-}
-
-// dynamoClient returns a client for the package's dynalite, starting it on
-// first use. Without dynalite installed the test is skipped, or fails
-// when CI is set.
-func dynamoClient(t *testing.T) *dynamodb.Client {
-	t.Helper()
-	dynalite.once.Do(startDynalite)
-	if dynalite.missing != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal(dynalite.missing)
-		}
-		t.Skip(dynalite.missing)
-	}
-	if dynalite.err != nil {
-		t.Fatalf("start dynalite: %v", dynalite.err)
-	}
-	return dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-		BaseEndpoint: aws.String(dynalite.endpoint),
-	})
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// dynaliteCLI is the script named by "bin" in dynalite's package.json.
-func dynaliteCLI(pkgDir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(pkgDir, "package.json"))
-	if err != nil {
-		return "", err
-	}
-	var pkg struct {
-		Bin json.RawMessage `json:"bin"`
-	}
-	if err := json.Unmarshal(b, &pkg); err != nil {
-		return "", fmt.Errorf("dynalite package.json: %w", err)
-	}
-	var one string
-	if err := json.Unmarshal(pkg.Bin, &one); err == nil && one != "" {
-		return filepath.Join(pkgDir, one), nil
-	}
-	var many map[string]string
-	if err := json.Unmarshal(pkg.Bin, &many); err == nil && many["dynalite"] != "" {
-		return filepath.Join(pkgDir, many["dynalite"]), nil
-	}
-	return "", fmt.Errorf("dynalite package.json has no usable \"bin\": %s", pkg.Bin)
-}
-
-func startDynalite() {
-	root, err := repoRoot()
-	if err != nil {
-		dynalite.err = err
-		return
-	}
-	node := filepath.Join(root, "node_modules", ".bin", "node")
-	pkgDir := filepath.Join(root, "node_modules", "dynalite")
-	_, errNode := os.Stat(node)
-	_, errPkg := os.Stat(filepath.Join(pkgDir, "package.json"))
-	if errNode != nil || errPkg != nil {
-		dynalite.missing = fmt.Sprintf("dynalite or node 22 is not installed in %s: run `npm ci` in %s", filepath.Join(root, "node_modules"), root)
-		return
-	}
-	cli, err := dynaliteCLI(pkgDir)
-	if err != nil {
-		dynalite.err = err
-		return
-	}
-	// The free port can be taken between probing and dynalite's bind: try
-	// a few.
-	for range 3 {
-		if dynalite.err = launchDynalite(node, cli); dynalite.err == nil {
-			return
-		}
-	}
-}
-
-func launchDynalite(node, cli string) error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-
-	var out bytes.Buffer
-	cmd := exec.Command(node, cli, "--host", "127.0.0.1", "--port", port,
-		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("run %s: %w", node, err)
-	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-
-	addr := net.JoinHostPort("127.0.0.1", port)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		select {
-		case <-exited:
-			return fmt.Errorf("dynalite exited before listening on %s: %v\n%s", addr, waitErr, out.String())
-		default:
-		}
-		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-			c.Close()
-			dynalite.cmd, dynalite.exited, dynalite.endpoint = cmd, exited, "http://"+addr
-			return nil
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			<-exited
-			return fmt.Errorf("dynalite did not listen on %s within 10s\n%s", addr, out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// dynamoClient returns a client for the test binary's dynalite (started on
+// first use; skipped without npm tools, failing under CI).
+func dynamoClient(t *testing.T) *dynamodb.Client { return dynalite.Client(t) }
 
 var tableSeq atomic.Int64
 

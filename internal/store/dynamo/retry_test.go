@@ -60,6 +60,10 @@ func TestDynamoRetriedTaskDoesNotCallTheLLMAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !retry.Reused {
+		t.Errorf("retry result %+v does not say it was reused from the store", retry)
+	}
+	retry.Reused = false // the only field a reuse changes
 	if first != retry {
 		t.Errorf("retry returned %+v, first %+v", retry, first)
 	}
