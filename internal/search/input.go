@@ -1,20 +1,17 @@
 package search
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/veredicto/veredicto/internal/yamldoc"
 	"math"
 	"path"
 	"regexp"
 	"sort"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/veredicto/veredicto"
 )
@@ -340,10 +337,10 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 }
 
 func parseConfig(b []byte, cfg *Config, g *Gates) error {
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return &veredicto.InvalidInputError{File: FileConfig, Problem: err.Error()}
+	if strings.TrimSpace(string(b)) != "" {
+		if err := yamldoc.Decode(FileConfig, b, cfg); err != nil {
+			return err
+		}
 	}
 	if cfg.Gates == nil {
 		return nil

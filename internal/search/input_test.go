@@ -96,7 +96,7 @@ func TestLoadRejectsBadConfig(t *testing.T) {
 	}{
 		{"gates:\n  gem1: 11\n", "search.yaml: gates.gem1: 11 is out of range 0–10"},
 		{"gates:\n  max_qa_retries: 3\n", "gates.max_qa_retries: 3 is out of range 0–2"},
-		{"serch_id: x\n", "field serch_id not found"},
+		{"serch_id: x\n", "serch_id: is not a known field"},
 		{"search_id: 'a b'\n", "search.yaml: search_id"},
 	}
 	for _, tt := range tests {
