@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -17,12 +18,17 @@ type Execution struct {
 	engine  *Engine
 	sm      *StateMachine
 	smName  string
+	smID    string
 	input   any
 	onEvent func(Event)
+	durable *Durable
 	cancel  context.CancelFunc
 
-	mu     sync.Mutex
-	events []Event
+	mu          sync.Mutex
+	keepHistory bool
+	events      []Event
+	emitted     int // events emitted, kept or not
+	transitions int // states entered
 
 	done   chan struct{}
 	result *Result
@@ -54,8 +60,14 @@ func (x *Execution) History() []Event {
 func (x *Execution) emit(ev Event) {
 	ev.Timestamp = x.engine.now()
 	x.mu.Lock()
-	ev.ID = len(x.events) + 1
-	x.events = append(x.events, ev)
+	x.emitted++
+	ev.ID = x.emitted
+	if strings.HasSuffix(ev.Type, "StateEntered") {
+		x.transitions++
+	}
+	if x.keepHistory {
+		x.events = append(x.events, ev)
+	}
 	x.mu.Unlock()
 	if x.onEvent != nil {
 		x.onEvent(ev)
@@ -89,7 +101,9 @@ func (x *Execution) run(ctx context.Context) {
 		x.emit(Event{Type: "ExecutionFailed", Error: se.Name, Cause: se.Cause})
 	}
 	res.History = x.History()
-	res.Transitions = Transitions(res.History)
+	x.mu.Lock()
+	res.Transitions = x.transitions
+	x.mu.Unlock()
 	x.result = res
 }
 
@@ -168,7 +182,7 @@ func (r *stateRun) context() any {
 			"RedriveCount": int64(0),
 		},
 		"StateMachine": map[string]any{
-			"Id":   "arn:aws:states:local:000000000000:stateMachine:" + x.smName,
+			"Id":   x.smID,
 			"Name": x.smName,
 		},
 		"State": state,
