@@ -47,6 +47,8 @@ Usage:
       Run a function of template.yaml in-process, like "sam local invoke".
   veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
       Run an Amazon States Language definition in-process.
+  veredicto serve [--addr 127.0.0.1:8080] [--data DIR]
+      Serve the Step Functions API with durable executions (local control plane).
 
 Run "veredicto COMMAND -h" for a command's flags.
 `
@@ -66,6 +68,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.runStates(ctx, args[1:])
 	case "search":
 		return m.runSearch(ctx, args[1:])
+	case "serve":
+		return m.runServe(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(m.Stdout, usage)
 		return exitOK
