@@ -56,7 +56,9 @@ const (
 func StateMachineARN(name string) string { return arnPrefix + "stateMachine:" + name }
 
 // ExecutionARN is the local ARN of the execution name of machine.
-func ExecutionARN(machine, name string) string { return arnPrefix + "execution:" + machine + ":" + name }
+func ExecutionARN(machine, name string) string {
+	return arnPrefix + "execution:" + machine + ":" + name
+}
 
 // Config configures a Manager.
 type Config struct {
@@ -131,10 +133,10 @@ type execution struct {
 	dir                      string
 
 	// guarded by Manager.mu
-	status            string
-	stop              time.Time
-	x                 *asl.Execution
-	stopErr, stopWhy  string
+	status           string
+	stop             time.Time
+	x                *asl.Execution
+	stopErr, stopWhy string
 }
 
 // Open loads the state machines and executions persisted under cfg.Dir and

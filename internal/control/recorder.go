@@ -31,7 +31,7 @@ type recorder struct {
 	lastByScope map[string]int // last persisted event id per scope
 	recorded    map[string]int // event key → occurrences persisted before this run
 	seen        map[string]int // event key → occurrences emitted in this run
-	end      *asl.Result    // a terminal event in the recorded history
+	end         *asl.Result    // a terminal event in the recorded history
 
 	// replay indexes, keyed by scope|state, in execution order
 	tasks      map[string][]*taskRecord
