@@ -75,6 +75,10 @@ type StartOptions struct {
 	StartTime time.Time
 	// Durable, when set, resumes a recorded execution (see Durable).
 	Durable *Durable
+	// OnDone, when set, is called with the result once the execution has
+	// finished, from the execution's goroutine (so a caller tracking many
+	// executions needs no goroutine of its own per execution).
+	OnDone func(*Result)
 	// DiscardHistory keeps no events in memory (Result.History is nil):
 	// for a caller that records them from OnEvent, so that many long-lived
 	// executions cost little memory.
@@ -219,6 +223,9 @@ func (e *Engine) Start(ctx context.Context, sm *StateMachine, input json.RawMess
 		defer stop()
 		defer cancel()
 		x.run(runCtx)
+		if opts.OnDone != nil {
+			opts.OnDone(x.result)
+		}
 	}()
 	return x, nil
 }
