@@ -526,11 +526,24 @@ func slicesWithout(list []*execution, e *execution) []*execution {
 // launch runs e on the engine with rec persisting its history.
 func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine, input json.RawMessage, rec *recorder, resumed bool) {
 	machineName := strings.TrimPrefix(e.smARN, arnPrefix+"stateMachine:")
+	// The execution is attached (e.x) before its first event can need it,
+	// and OnDone may run before Start returns: both go through started.
+	started := make(chan struct{})
+	m.wg.Add(1)
 	x, err := m.eng.Start(m.root, sm, input, asl.StartOptions{
 		Name: e.name, StateMachineName: machineName, ExecutionARN: e.arn, StateMachineARN: e.smARN,
 		StartTime: e.start, OnEvent: rec.onEvent, Durable: rec.durable(), DiscardHistory: true,
+		OnDone: func(res *asl.Result) {
+			defer m.wg.Done()
+			<-started
+			if m.isClosed() {
+				return // stopped by Close: it stays RUNNING on disk and resumes
+			}
+			m.finish(e, rec, res)
+		},
 	})
 	if err != nil {
+		m.wg.Done()
 		m.log.ErrorContext(ctx, "execution could not start", "execution", e.arn, "error", err)
 		m.finish(e, rec, &asl.Result{Status: asl.StatusFailed, Error: asl.ErrRuntime, Cause: err.Error()})
 		return
@@ -539,16 +552,7 @@ func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine
 	e.x = x
 	m.mu.Unlock()
 	m.notify(Status{Tenant: e.tenant, ExecutionARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Status: asl.StatusRunning, Resumed: resumed})
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		<-x.Done()
-		res, _ := x.Wait(context.Background())
-		if m.isClosed() {
-			return // stopped by Close: it stays RUNNING on disk and resumes
-		}
-		m.finish(e, rec, res)
-	}()
+	close(started)
 }
 
 func (m *Manager) notify(s Status) {

@@ -28,23 +28,32 @@ type recorder struct {
 
 	mu          sync.Mutex
 	nextID      int            // id of the last persisted event
-	lastByScope map[string]int // last persisted event id per scope
-	recorded    map[string]int // event key → occurrences persisted before this run
-	seen        map[string]int // event key → occurrences emitted in this run
+	lastRoot    int            // last persisted event id of the root scope
+	lastByScope map[string]int // … of each nested scope (allocated on first use)
 	end         *asl.Result    // a terminal event in the recorded history
+	rp          *replayState   // nil for an execution with nothing recorded
 
-	// replay indexes, keyed by scope|state, in execution order
+	// Entries for the Tasks in flight only (a handful at once): small
+	// association lists cost far less than maps across many executions.
+	resource pairs[string]      // scope|state → resource of the scheduled attempt
+	open     pairs[string]      // scope|state → token of a callback attempt awaiting its outcome
+	resolved pairs[*resolution] // token → accepted SendTask*
+	hookRan  pairs[bool]        // token → Task hook ran without an outcome: the engine waits on it
+}
+
+// replayState is what a resumed execution replays from; a fresh execution
+// has none, which keeps many waiting executions small.
+type replayState struct {
+	recorded map[string]int // event key → occurrences persisted before this run
+	seen     map[string]int // event key → occurrences emitted in this run
+
+	// keyed by scope|state, in execution order
 	tasks      map[string][]*taskRecord
 	taskCalls  map[string]int
 	waits      map[string][]time.Time
 	waitCalls  map[string]int
 	tokensRec  map[string][]string
 	tokenCalls map[string]int
-
-	resource map[string]string      // scope|state → resource of the last TaskScheduled
-	open     map[string]string      // scope|state → token of a callback attempt awaiting its outcome
-	resolved map[string]*resolution // token → accepted SendTask*
-	hookRan  map[string]bool        // token → Task hook ran without an outcome: the engine waits on it
 }
 
 type taskRecord struct {
@@ -56,14 +65,68 @@ type taskRecord struct {
 }
 
 func newRecorder(m *Manager, e *execution) *recorder {
-	return &recorder{
-		m: m, e: e, path: filepath.Join(e.dir, "history.jsonl"),
-		lastByScope: map[string]int{}, recorded: map[string]int{}, seen: map[string]int{},
-		tasks: map[string][]*taskRecord{}, taskCalls: map[string]int{},
-		waits: map[string][]time.Time{}, waitCalls: map[string]int{},
-		tokensRec: map[string][]string{}, tokenCalls: map[string]int{},
-		resource: map[string]string{}, open: map[string]string{}, resolved: map[string]*resolution{}, hookRan: map[string]bool{},
+	return &recorder{m: m, e: e, path: filepath.Join(e.dir, "history.jsonl")}
+}
+
+// pairs is a small association list.
+type pairs[V any] []pair[V]
+
+type pair[V any] struct {
+	k string
+	v V
+}
+
+func (p pairs[V]) get(k string) (V, bool) {
+	for _, e := range p {
+		if e.k == k {
+			return e.v, true
+		}
 	}
+	var zero V
+	return zero, false
+}
+
+func (p *pairs[V]) set(k string, v V) {
+	for i := range *p {
+		if (*p)[i].k == k {
+			(*p)[i].v = v
+			return
+		}
+	}
+	*p = append(*p, pair[V]{k, v})
+}
+
+func (p *pairs[V]) del(k string) {
+	for i, e := range *p {
+		if e.k == k {
+			*p = append((*p)[:i], (*p)[i+1:]...)
+			return
+		}
+	}
+}
+
+// setLast records the last persisted event of a scope.
+func (r *recorder) setLast(scope string, id int) {
+	if scope == "" {
+		r.lastRoot = id
+		return
+	}
+	if r.lastByScope == nil {
+		r.lastByScope = map[string]int{}
+	}
+	r.lastByScope[scope] = id
+}
+
+// previous is the id Step Functions' previousEventId points at: the last
+// event of the same scope, else the last event.
+func (r *recorder) previous(scope string) int {
+	if scope == "" && r.lastRoot > 0 {
+		return r.lastRoot
+	}
+	if id, ok := r.lastByScope[scope]; ok && scope != "" {
+		return id
+	}
+	return r.nextID
 }
 
 func eventKey(ev *asl.Event) string {
@@ -79,19 +142,22 @@ func stateKey(scope, state string) string { return scope + "|" + state }
 // load reads the recorded history (cutting off a record a crash left
 // unfinished) and builds the replay indexes.
 func (r *recorder) load() error {
+	rp := &replayState{recorded: map[string]int{}, seen: map[string]int{}, tasks: map[string][]*taskRecord{}, taskCalls: map[string]int{},
+		waits: map[string][]time.Time{}, waitCalls: map[string]int{}, tokensRec: map[string][]string{}, tokenCalls: map[string]int{}}
+	r.rp = rp
 	return readLines(r.path, true, func(l line) error {
 		switch {
 		case l.Event != nil:
 			ev := l.Event
-			r.recorded[eventKey(ev)]++
+			rp.recorded[eventKey(ev)]++
 			r.nextID = ev.ID
-			r.lastByScope[ev.Scope] = ev.ID
+			r.setLast(ev.Scope, ev.ID)
 			k := stateKey(ev.Scope, ev.State)
 			switch ev.Type {
 			case "TaskScheduled":
-				r.tasks[k] = append(r.tasks[k], &taskRecord{scheduled: ev.Timestamp})
+				rp.tasks[k] = append(rp.tasks[k], &taskRecord{scheduled: ev.Timestamp})
 			case "TaskSucceeded", "TaskFailed", "TaskTimedOut":
-				if list := r.tasks[k]; len(list) > 0 {
+				if list := rp.tasks[k]; len(list) > 0 {
 					t := list[len(list)-1]
 					t.done = true
 					switch ev.Type {
@@ -105,7 +171,7 @@ func (r *recorder) load() error {
 					}
 				}
 			case "WaitStateEntered":
-				r.waits[k] = append(r.waits[k], ev.Timestamp)
+				rp.waits[k] = append(rp.waits[k], ev.Timestamp)
 			case "ExecutionSucceeded":
 				out, err := json.Marshal(ev.Output)
 				if err != nil {
@@ -121,9 +187,9 @@ func (r *recorder) load() error {
 			}
 		case l.Token != nil:
 			k := stateKey(l.Token.Scope, l.Token.State)
-			r.tokensRec[k] = append(r.tokensRec[k], l.Token.Token)
+			rp.tokensRec[k] = append(rp.tokensRec[k], l.Token.Token)
 		case l.Resolved != nil:
-			r.resolved[l.Resolved.Token] = l.Resolved
+			r.resolved.set(l.Resolved.Token, l.Resolved)
 		}
 		return nil
 	})
@@ -140,21 +206,24 @@ func (r *recorder) onEvent(ev asl.Event) {
 	defer r.mu.Unlock()
 	switch ev.Type {
 	case "TaskScheduled":
-		r.resource[stateKey(ev.Scope, ev.State)] = ev.Resource
+		r.resource.set(stateKey(ev.Scope, ev.State), ev.Resource)
 	case "TaskSucceeded", "TaskFailed", "TaskTimedOut":
 		k := stateKey(ev.Scope, ev.State)
-		ev.Resource = r.resource[k] // outcome events name their resource, as Step Functions' do
-		if tok, ok := r.open[k]; ok {
-			delete(r.open, k)
-			delete(r.resolved, tok)
-			delete(r.hookRan, tok)
+		ev.Resource, _ = r.resource.get(k) // outcome events name their resource, as Step Functions' do
+		r.resource.del(k)
+		if tok, ok := r.open.get(k); ok {
+			r.open.del(k)
+			r.resolved.del(tok)
+			r.hookRan.del(tok)
 			r.m.dropToken(tok)
 		}
 	}
-	key := eventKey(&ev)
-	r.seen[key]++
-	if r.seen[key] <= r.recorded[key] {
-		return // persisted before the restart
+	if rp := r.rp; rp != nil {
+		key := eventKey(&ev)
+		rp.seen[key]++
+		if rp.seen[key] <= rp.recorded[key] {
+			return // persisted before the restart
+		}
 	}
 	if ev.Type == "ExecutionAborted" {
 		r.m.mu.Lock()
@@ -168,17 +237,14 @@ func (r *recorder) onEvent(ev asl.Event) {
 		r.nextID++
 		return
 	}
-	prev, ok := r.lastByScope[ev.Scope]
-	if !ok {
-		prev = r.nextID
-	}
+	prev := r.previous(ev.Scope)
 	ev.ID = r.nextID + 1
 	if err := appendLine(r.path, line{Event: &ev, Prev: prev}); err != nil {
 		r.m.log.Error("persist history event", "execution", r.e.arn, "event", ev.Type, "error", err)
 		return
 	}
 	r.nextID = ev.ID
-	r.lastByScope[ev.Scope] = ev.ID
+	r.setLast(ev.Scope, ev.ID)
 	if r.m.cfg.OnHistory != nil {
 		r.m.cfg.OnHistory(r.e.tenant, r.e.arn, ev)
 	}
@@ -194,18 +260,21 @@ func (r *recorder) token(c asl.Call) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k := stateKey(c.Scope, c.State)
-	i := r.tokenCalls[k]
-	r.tokenCalls[k]++
 	var tok string
-	if i < len(r.tokensRec[k]) {
-		tok = r.tokensRec[k][i]
-	} else {
+	if rp := r.rp; rp != nil {
+		i := rp.tokenCalls[k]
+		rp.tokenCalls[k]++
+		if i < len(rp.tokensRec[k]) {
+			tok = rp.tokensRec[k][i]
+		}
+	}
+	if tok == "" {
 		tok = newTaskToken(r.e.arn)
 		if err := appendLine(r.path, line{Token: &tokenLine{Token: tok, Scope: c.Scope, State: c.State}}); err != nil {
 			r.m.log.Error("persist task token", "execution", r.e.arn, "state", c.State, "error", err)
 		}
 	}
-	r.open[k] = tok
+	r.open.set(k, tok)
 	r.m.addToken(tok, r)
 	return tok
 }
@@ -215,22 +284,24 @@ func (r *recorder) task(c asl.Call) asl.TaskReplay {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k := stateKey(c.Scope, c.State)
-	i := r.taskCalls[k]
-	r.taskCalls[k]++
 	var rep asl.TaskReplay
-	if i < len(r.tasks[k]) {
-		t := r.tasks[k][i]
-		if t.done {
-			return asl.TaskReplay{Done: true, Output: t.output, Err: t.err, TimedOut: t.timedOut}
+	if rp := r.rp; rp != nil {
+		i := rp.taskCalls[k]
+		rp.taskCalls[k]++
+		if i < len(rp.tasks[k]) {
+			t := rp.tasks[k][i]
+			if t.done {
+				return asl.TaskReplay{Done: true, Output: t.output, Err: t.err, TimedOut: t.timedOut}
+			}
+			rep.Scheduled = t.scheduled
 		}
-		rep.Scheduled = t.scheduled
 	}
-	if tok, ok := r.open[k]; ok {
-		if res := r.resolved[tok]; res != nil {
+	if tok, ok := r.open.get(k); ok {
+		if res, _ := r.resolved.get(tok); res != nil {
 			// accepted before the restart, its outcome not yet recorded
 			return res.replay()
 		}
-		r.hookRan[tok] = true
+		r.hookRan.set(tok, true)
 	}
 	return rep
 }
@@ -249,11 +320,15 @@ func (res *resolution) replay() asl.TaskReplay {
 func (r *recorder) waitStart(c asl.Call) (time.Time, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	rp := r.rp
+	if rp == nil {
+		return time.Time{}, false
+	}
 	k := stateKey(c.Scope, c.State)
-	i := r.waitCalls[k]
-	r.waitCalls[k]++
-	if i < len(r.waits[k]) {
-		return r.waits[k][i], true
+	i := rp.waitCalls[k]
+	rp.waitCalls[k]++
+	if i < len(rp.waits[k]) {
+		return rp.waits[k][i], true
 	}
 	return time.Time{}, false
 }
@@ -262,7 +337,7 @@ func (r *recorder) waitStart(c asl.Call) (time.Time, bool) {
 // the engine waits on the token; otherwise the Task hook picks it up.
 func (r *recorder) resolve(tok string, res resolution) error {
 	r.mu.Lock()
-	if r.resolved[tok] != nil {
+	if res, _ := r.resolved.get(tok); res != nil {
 		r.mu.Unlock()
 		return errorf(CodeTaskTimedOut, "Task Timed Out: 'Provided task does not exist anymore'")
 	}
@@ -270,8 +345,8 @@ func (r *recorder) resolve(tok string, res resolution) error {
 		r.mu.Unlock()
 		return errorf(CodeServiceUnavailable, "could not record the task result: %v", err)
 	}
-	r.resolved[tok] = &res
-	deliver := r.hookRan[tok]
+	r.resolved.set(tok, &res)
+	deliver, _ := r.hookRan.get(tok)
 	r.mu.Unlock()
 	if !deliver {
 		return nil
@@ -293,16 +368,12 @@ func (r *recorder) resolve(tok string, res resolution) error {
 func (r *recorder) close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for k, tok := range r.open {
-		r.m.dropToken(tok)
-		delete(r.open, k)
+	for _, e := range r.open {
+		r.m.dropToken(e.v)
 	}
-	clear(r.tasks)
-	clear(r.waits)
-	clear(r.tokensRec)
-	clear(r.resolved)
-	clear(r.hookRan)
-	clear(r.resource)
+	r.open = nil
+	r.rp = nil
+	r.resolved, r.hookRan, r.resource = nil, nil, nil
 }
 
 func (m *Manager) addToken(tok string, r *recorder) {
