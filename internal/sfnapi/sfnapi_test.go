@@ -55,7 +55,7 @@ func registry(tokens chan string) *asl.Registry {
 	return reg
 }
 
-func newPeer(t *testing.T) *peer {
+func newPeer(t testing.TB) *peer {
 	t.Helper()
 	tokens := make(chan string, 16)
 	mgr, err := control.Open(context.Background(), control.Config{Dir: t.TempDir(), Registry: registry(tokens)})
