@@ -44,6 +44,13 @@ type serveConfig struct {
 	addr     string
 	data     string
 	template string
+
+	// Hooks of the control plane, set by the wiring rather than by flags:
+	// onHistory receives every persisted history event (the event stream's
+	// log is fed from it), onStatus every start, resume and end of an
+	// execution. See control.Config.
+	onHistory func(tenant, executionARN string, ev asl.Event)
+	onStatus  func(control.Status)
 }
 
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
@@ -135,7 +142,8 @@ type serverMounts struct {
 // newServer opens the control plane under cfg.data and registers the
 // template's state machines.
 func newServer(ctx context.Context, cfg serveConfig, reg *asl.Registry, logger *slog.Logger) (*server, error) {
-	mgr, err := control.Open(ctx, control.Config{Dir: filepath.Join(cfg.data, "sfn"), Registry: reg, Logger: logger})
+	mgr, err := control.Open(ctx, control.Config{Dir: filepath.Join(cfg.data, "sfn"), Registry: reg, Logger: logger,
+		OnHistory: cfg.onHistory, OnStatus: cfg.onStatus})
 	if err != nil {
 		return nil, err
 	}
