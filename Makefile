@@ -38,6 +38,7 @@ vet:
 
 test-go:
 	$(GO) test -race -count=1 ./...
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 10s ./internal/asl
 
 # npm tools are pinned in package.json / package-lock.json and installed on
 # first use. Without npm the Node checks are skipped locally, never in CI.

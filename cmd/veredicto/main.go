@@ -23,6 +23,8 @@ const (
 	exitOK     = 0
 	exitFailed = 1 // the work ran and failed (e.g. a failed execution)
 	exitUsage  = 2 // bad invocation or bad input: nothing ran
+
+	exitInterrupted = 130 // interrupted (Ctrl-C, SIGINT): 128 + the signal number
 )
 
 // Main holds the program's streams so tests can run commands in-process.

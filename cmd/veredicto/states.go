@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
@@ -24,9 +24,15 @@ import (
 const statesUsage = `Usage: veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
 
 Runs the state machine in-process and prints the execution output JSON on
-stdout. A failed execution prints its Error and Cause on stderr and exits 1;
-a bad definition, input or binding exits 2. Task resources must be bound in
-the project's function catalog ("${Gem1FunctionArn}" → Gem1Function).
+stdout. Task resources must be bound in the project's function catalog
+("${Gem1FunctionArn}" → Gem1Function). --history FILE receives one JSON line
+per history event as it happens, so an interrupted run keeps its history.
+
+Exit codes:
+  0    the execution succeeded
+  1    the execution failed or timed out (its Error and Cause on stderr)
+  2    bad definition, input, binding or flags: nothing ran
+  130  interrupted (Ctrl-C): the execution was aborted
 
 Flags:
 `
@@ -123,18 +129,36 @@ func (m *Main) statesRun(ctx context.Context, cfg statesRunConfig, reg *asl.Regi
 		fmt.Fprintf(m.Stderr, "veredicto states run: input %s is not valid JSON\n", inputName(cfg.input))
 		return exitUsage
 	}
+	var hist *historyWriter
+	if cfg.history != "" {
+		if hist, err = createHistory(cfg.history); err != nil {
+			fmt.Fprintf(m.Stderr, "veredicto states run: --history: %v\n", err)
+			return exitUsage
+		}
+		defer hist.Close()
+	}
 	eng := asl.New(reg)
 	name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(cfg.definition), ".json"), ".asl")
-	res, err := eng.Run(ctx, sm, input, asl.StartOptions{StateMachineName: name})
+	x, err := eng.Start(ctx, sm, input, asl.StartOptions{StateMachineName: name, OnEvent: hist.write})
 	if err != nil {
+		hist.discard()
 		fmt.Fprintf(m.Stderr, "veredicto states run: %s: %v\n", cfg.definition, err)
 		return exitUsage
 	}
-	if cfg.history != "" {
-		if err := writeHistory(cfg.history, res.History); err != nil {
-			fmt.Fprintf(m.Stderr, "veredicto states run: write history: %v\n", err)
-			return exitFailed
-		}
+	// Cancelling ctx (Ctrl-C) aborts the execution; wait for it to record
+	// ExecutionAborted so the history ends where the run did.
+	res, err := x.Wait(context.WithoutCancel(ctx))
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "veredicto states run: %v\n", err)
+		return exitFailed
+	}
+	if err := hist.Close(); err != nil {
+		fmt.Fprintf(m.Stderr, "veredicto states run: write history %s: %v\n", cfg.history, err)
+		return exitFailed
+	}
+	if res.Status == asl.StatusAborted && ctx.Err() != nil {
+		fmt.Fprintf(m.Stderr, "veredicto states run: interrupted: execution %s aborted\n", x.Name)
+		return exitInterrupted
 	}
 	if res.Status != asl.StatusSucceeded {
 		fmt.Fprintf(m.Stderr, "Execution %s\nError: %s\nCause: %s\n", res.Status, res.Error, res.Cause)
@@ -156,29 +180,70 @@ func inputName(s string) string {
 	return s
 }
 
-// writeHistory writes events as JSON lines to a temporary file renamed into
-// place, so a reader never sees half a history.
-func writeHistory(path string, events []asl.Event) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".history-*")
+// historyWriter streams history events to a file as JSON lines, one write
+// per event with no buffering in the process, so the events written survive
+// an interrupt or a kill. A nil *historyWriter writes nothing.
+type historyWriter struct {
+	mu  sync.Mutex
+	f   *os.File
+	err error // the first write error
+}
+
+func createHistory(path string) (*historyWriter, error) {
+	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriter(tmp)
-	enc := json.NewEncoder(w)
+	return &historyWriter{f: f}, nil
+}
+
+// write is an asl.StartOptions.OnEvent callback; Map iterations and
+// Parallel branches call it concurrently.
+func (h *historyWriter) write(ev asl.Event) {
+	if h == nil {
+		return
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	for _, ev := range events {
-		if err := enc.Encode(ev); err != nil {
-			tmp.Close()
-			return fmt.Errorf("event %d: %w", ev.ID, err)
-		}
+	err := enc.Encode(ev)
+	if err != nil {
+		err = fmt.Errorf("event %d: %w", ev.ID, err)
 	}
-	if err := w.Flush(); err != nil {
-		tmp.Close()
-		return err
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err != nil {
+		return
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	if err == nil {
+		_, err = h.f.Write(buf.Bytes())
 	}
-	return os.Rename(tmp.Name(), path)
+	h.err = err
+}
+
+// Close closes the file and returns the first write or close error.
+func (h *historyWriter) Close() error {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.f == nil {
+		return h.err
+	}
+	if err := h.f.Close(); err != nil && h.err == nil {
+		h.err = err
+	}
+	h.f = nil
+	return h.err
+}
+
+// discard closes and removes the file of a run that never started.
+func (h *historyWriter) discard() {
+	if h == nil {
+		return
+	}
+	name := h.f.Name()
+	h.Close()
+	os.Remove(name)
 }

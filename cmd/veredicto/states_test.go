@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -115,5 +119,81 @@ func TestStatesRunInputFromStdin(t *testing.T) {
 	code, out, errs := runCLI(t, `{"a":2,"b":3}`, "states", "run", def, "--input", "-")
 	if code != exitOK || strings.TrimSpace(out) != "{\n  \"sum\": 5\n}" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+func TestStatesRunInterruptedKeepsStreamedHistory(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "veredicto")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	def := writeFile(t, dir, "wait.asl.json", `{"StartAt":"Prepare","States":{
+		"Prepare":{"Type":"Pass","Result":{"ready":true},"Next":"Fan"},
+		"Fan":{"Type":"Parallel","Branches":[
+			{"StartAt":"Long","States":{"Long":{"Type":"Wait","Seconds":3600,"End":true}}},
+			{"StartAt":"Longer","States":{"Longer":{"Type":"Wait","Seconds":7200,"End":true}}}],"End":true}}}`)
+	hist := filepath.Join(dir, "history.jsonl")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a guard against a hang, not a timing assertion
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "states", "run", def, "--history", hist)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once both Waits are streamed: the history is written as
+	// it happens, not at the end.
+	for waits := 0; waits < 2; {
+		if ctx.Err() != nil {
+			cmd.Process.Kill()
+			t.Fatalf("the history never showed both Wait states entered; stderr:\n%s", stderr.String())
+		}
+		data, _ := os.ReadFile(hist)
+		waits = strings.Count(string(data), `"type":"WaitStateEntered"`)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v, want code %d; stderr:\n%s", err, exitInterrupted, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr %q does not say the run was interrupted", stderr.String())
+	}
+
+	data, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(data, []byte("\n")) {
+		t.Errorf("the history does not end with a complete line")
+	}
+	var types []string
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var ev struct {
+			ID   int    `json:"id"`
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("history line %d is not a JSON event: %v\n%s", i+1, err, line)
+		}
+		if ev.ID != i+1 {
+			t.Errorf("history line %d holds event #%d", i+1, ev.ID)
+		}
+		types = append(types, ev.Type)
+	}
+	if len(types) < 2 || types[0] != "ExecutionStarted" || types[len(types)-1] != "ExecutionAborted" {
+		t.Errorf("history runs %v, want ExecutionStarted … ExecutionAborted", types)
+	}
+	for _, want := range []string{"PassStateExited", "ParallelStateStarted", "WaitStateEntered"} {
+		if !slices.Contains(types, want) {
+			t.Errorf("history %v lacks %s", types, want)
+		}
 	}
 }

@@ -113,8 +113,32 @@ func Parse(data []byte) (*StateMachine, error) {
 	return sm, nil
 }
 
+// MaxNestingDepth bounds how deep Parallel branches and Map item processors
+// may nest inside each other (a Map inside a Parallel branch is depth 2).
+// Step Functions bounds a definition only by its size (1 MiB); the engine
+// refuses deeper nesting at load time so that the goroutines and history of
+// one execution stay bounded. Veredicto's workflows nest one level today.
+const MaxNestingDepth = 8
+
 type validator struct {
 	problems []string
+	depth    int  // nesting of the machine being validated (0: top level)
+	tooDeep  bool // the nesting problem has been reported
+}
+
+// nested validates a Parallel branch or a Map item processor one level
+// deeper than the current machine.
+func (v *validator) nested(m map[string]any, prefix string) *StateMachine {
+	v.depth++
+	defer func() { v.depth-- }()
+	if v.depth > MaxNestingDepth {
+		if !v.tooDeep {
+			v.tooDeep = true
+			v.addf("%sParallel and Map states nest more than %d levels deep, over the engine's limit", prefix, MaxNestingDepth)
+		}
+		return &StateMachine{States: map[string]*State{}}
+	}
+	return v.machine(m, prefix, false)
 }
 
 func (v *validator) addf(format string, args ...any) {
@@ -356,7 +380,7 @@ func (v *validator) state(name string, m map[string]any, where string) *State {
 				v.addf("%s: branch %d must be an object", where, i+1)
 				continue
 			}
-			st.Branches = append(st.Branches, v.machine(bm, fmt.Sprintf("%s branch %d: ", where, i+1), false))
+			st.Branches = append(st.Branches, v.nested(bm, fmt.Sprintf("%s branch %d: ", where, i+1)))
 		}
 	case "Map":
 		v.mapState(st, m, where)
@@ -567,7 +591,7 @@ func (v *validator) mapState(st *State, m map[string]any, where string) {
 				v.addf("%s: ProcessorConfig Mode %v is not supported locally: only INLINE (distributed maps read from S3)", where, mode)
 			}
 		}
-		st.Processor = v.machine(bm, where+" item processor: ", false)
+		st.Processor = v.nested(bm, where+" item processor: ")
 	} else if hasProc || hasIter {
 		v.addf("%s: ItemProcessor must be an object", where)
 	}

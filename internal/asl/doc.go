@@ -24,6 +24,9 @@
 //     a definition, JSONPath, payload templates, Choice rules and intrinsic
 //     functions.
 //
-// Step Functions' quotas are enforced where the engine can: payloads between
-// states are limited to MaxPayloadBytes.
+// Step Functions' quotas are enforced: payloads between states are limited
+// to MaxPayloadBytes (States.DataLimitExceeded) and an execution's history to
+// MaxHistoryEvents (States.Runtime, which no Catch handles), so a definition
+// that loops without end fails in bounded time and memory. Parallel and Map
+// states nest at most MaxNestingDepth levels (refused by Parse).
 package asl

@@ -42,9 +42,6 @@ type Option func(*Engine)
 // WithLogger sets the engine's logger (default: slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.logger = l } }
 
-// WithClock replaces time.Now for event timestamps and the context object.
-func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = now } }
-
 // New returns an engine that dispatches Task states through reg.
 func New(reg *Registry, opts ...Option) *Engine {
 	e := &Engine{registry: reg, logger: slog.Default(), now: time.Now, pending: map[string]chan taskOutcome{}}
@@ -61,7 +58,8 @@ type StartOptions struct {
 	// StateMachineName names the machine in $$.StateMachine and ARNs.
 	StateMachineName string
 	// OnEvent, when set, is called with every history event as it is
-	// recorded (for progress display). It must not block for long.
+	// recorded (for progress display, streaming), one event at a time and
+	// in ID order. It must not block for long.
 	OnEvent func(Event)
 
 	// ExecutionARN and StateMachineARN, when set, are the ids the context

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-lambda-go/lambda/messages"
 )
 
 func mustParse(t *testing.T, def string) *StateMachine {
@@ -86,27 +84,6 @@ func (e *InvalidInputError) Error() string { return "invalid " + e.Field }
 type TransientError struct{}
 
 func (TransientError) Error() string { return "try again" }
-
-func TestErrorNameMatchesLambdaErrorType(t *testing.T) {
-	tests := []struct {
-		err  error
-		want string
-	}{
-		{&InvalidInputError{Field: "jd"}, "InvalidInputError"},
-		{TransientError{}, "TransientError"},
-		{messages.InvokeResponse_Error{Type: "Declared", Message: "m"}, "Declared"},
-		{&messages.InvokeResponse_Error{Type: "DeclaredPtr", Message: "m"}, "DeclaredPtr"},
-		{fmt.Errorf("wrapped: %w", &InvalidInputError{}), "wrapError"},
-		{errors.New("plain"), "errorString"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			if got := ErrorName(tt.err); got != tt.want {
-				t.Errorf("ErrorName(%T) = %q, want %q", tt.err, got, tt.want)
-			}
-		})
-	}
-}
 
 func TestTypedHandlerErrorIsCaughtByName(t *testing.T) {
 	reg := NewRegistry()
@@ -345,5 +322,17 @@ func TestJSONSizeMatchesEncoding(t *testing.T) {
 		if got := jsonSize(v); got != len(b) {
 			t.Errorf("jsonSize(%#v) = %d, want %d (%s)", v, got, len(b), b)
 		}
+	}
+}
+
+func TestMalformedHandlerOutputFailsTheTask(t *testing.T) {
+	// ojg alone panics on this document; the engine must report it.
+	reg := NewRegistry()
+	reg.Register("Fn", func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"a":{"b":},"":true}`), nil
+	})
+	res := run(t, reg, `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"${FnArn}","End":true}}}`, `{}`)
+	if res.Status != StatusFailed || res.Error != ErrRuntime || !strings.Contains(res.Cause, "returned invalid JSON") {
+		t.Errorf("got %s %s %q, want FAILED %s naming invalid JSON", res.Status, res.Error, res.Cause, ErrRuntime)
 	}
 }

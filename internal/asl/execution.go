@@ -24,11 +24,13 @@ type Execution struct {
 	durable *Durable
 	cancel  context.CancelFunc
 
+	order       sync.Mutex // held while an event is numbered and delivered
 	mu          sync.Mutex
 	keepHistory bool
 	events      []Event
-	emitted     int // events emitted, kept or not
-	transitions int // states entered
+	emitted     int          // events emitted, kept or not
+	transitions int          // states entered
+	overLimit   *StatesError // set once the history quota is reached
 
 	done   chan struct{}
 	result *Result
@@ -57,9 +59,34 @@ func (x *Execution) History() []Event {
 	return append([]Event(nil), x.events...)
 }
 
-func (x *Execution) emit(ev Event) {
+// MaxHistoryEvents is Step Functions' quota on the events of one execution's
+// history. Reaching it fails the execution with States.Runtime; the final
+// ExecutionFailed event is the last one, so no history exceeds the quota.
+// Events are counted as they are emitted, whoever records or streams them.
+const MaxHistoryEvents = 25000
+
+// emit records a non-terminal history event. Once the quota is reached it
+// records nothing more and stops the run; run reports the failure.
+func (x *Execution) emit(ev Event) { x.record(ev, false) }
+
+// record numbers ev, keeps it and hands it to OnEvent. Parallel branches and
+// Map iterations emit concurrently; OnEvent still sees events one at a time,
+// in ID order.
+func (x *Execution) record(ev Event, terminal bool) {
+	x.order.Lock()
+	defer x.order.Unlock()
 	ev.Timestamp = x.engine.now()
 	x.mu.Lock()
+	if !terminal && x.overLimit != nil {
+		x.mu.Unlock()
+		return
+	}
+	if !terminal && x.emitted >= MaxHistoryEvents-1 {
+		x.overLimit = newError(ErrRuntime, "execution history exceeded %d events (Step Functions quota)", MaxHistoryEvents)
+		x.mu.Unlock()
+		x.cancel()
+		return
+	}
 	x.emitted++
 	ev.ID = x.emitted
 	if strings.HasSuffix(ev.Type, "StateEntered") {
@@ -74,12 +101,22 @@ func (x *Execution) emit(ev Event) {
 	}
 }
 
+// historyLimit returns the quota failure, if the run reached it.
+func (x *Execution) historyLimit() *StatesError {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.overLimit
+}
+
 func (x *Execution) run(ctx context.Context) {
 	defer close(x.done)
 	x.emit(Event{Type: "ExecutionStarted", Input: x.input})
 	out, err := x.runMachine(ctx, x.sm, x.input, rootFrame)
 	res := &Result{}
-	switch {
+	switch limit := x.historyLimit(); {
+	case limit != nil:
+		res.Status, res.Error, res.Cause = StatusFailed, limit.Name, limit.Cause
+		x.record(Event{Type: "ExecutionFailed", Error: limit.Name, Cause: limit.Cause}, true)
 	case err == nil:
 		b, merr := marshalJSON(out)
 		if merr != nil {
@@ -87,18 +124,18 @@ func (x *Execution) run(ctx context.Context) {
 			break
 		}
 		res.Status, res.Output = StatusSucceeded, b
-		x.emit(Event{Type: "ExecutionSucceeded", Output: out})
+		x.record(Event{Type: "ExecutionSucceeded", Output: out}, true)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.Status, res.Error = StatusTimedOut, ErrTimeout
 		res.Cause = fmt.Sprintf("the execution ran longer than its TimeoutSeconds (%d)", x.sm.TimeoutSeconds)
-		x.emit(Event{Type: "ExecutionTimedOut", Error: res.Error, Cause: res.Cause})
+		x.record(Event{Type: "ExecutionTimedOut", Error: res.Error, Cause: res.Cause}, true)
 	case errors.Is(ctx.Err(), context.Canceled):
 		res.Status, res.Error, res.Cause = StatusAborted, "States.Aborted", "the execution was stopped"
-		x.emit(Event{Type: "ExecutionAborted"})
+		x.record(Event{Type: "ExecutionAborted"}, true)
 	default:
 		se := toStatesError(err)
 		res.Status, res.Error, res.Cause = StatusFailed, se.Name, se.Cause
-		x.emit(Event{Type: "ExecutionFailed", Error: se.Name, Cause: se.Cause})
+		x.record(Event{Type: "ExecutionFailed", Error: se.Name, Cause: se.Cause}, true)
 	}
 	res.History = x.History()
 	x.mu.Lock()

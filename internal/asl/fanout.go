@@ -3,7 +3,8 @@ package asl
 import (
 	"context"
 	"fmt"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // inlineMapConcurrency is how many iterations an inline Map with
@@ -18,31 +19,22 @@ func (r *stateRun) parallel(ctx context.Context, input any) (any, error) {
 	}
 	r.x.emit(Event{Type: "ParallelStateStarted", State: st.Name, Scope: r.fr.scope, Length: intPtr(len(st.Branches))})
 	results := make([]any, len(st.Branches))
-	bctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		once     sync.Once
-		firstErr error
-	)
+	g, bctx := errgroup.WithContext(ctx)
 	for i, b := range st.Branches {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			out, err := r.x.runMachine(bctx, b, eff, r.fr.child(fmt.Sprintf("%s/branch[%d]", st.Name, i)))
 			if err != nil {
-				once.Do(func() { firstErr = err; cancel() })
-				return
+				return err
 			}
 			results[i] = out
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	if firstErr != nil {
+	if err := g.Wait(); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		se := toStatesError(firstErr)
+		se := toStatesError(err)
 		r.x.emit(Event{Type: "ParallelStateFailed", State: st.Name, Scope: r.fr.scope, Error: se.Name, Cause: se.Cause})
 		return nil, se
 	}
@@ -101,48 +93,31 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 
 	r.x.emit(Event{Type: "MapStateStarted", State: st.Name, Scope: r.fr.scope, Length: intPtr(len(items))})
 	results := make([]any, len(items))
-	mctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		once     sync.Once
-		firstErr error
-		next     = make(chan int)
-	)
-	for w := 0; w < limit; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fr := r.fr.child(fmt.Sprintf("%s/item[%d]", st.Name, i))
-				r.x.emit(Event{Type: "MapIterationStarted", State: st.Name, Scope: r.fr.scope, Index: intPtr(i)})
-				out, err := r.x.runMachine(mctx, st.Processor, inputs[i], fr)
-				if err != nil {
-					se := toStatesError(err)
-					r.x.emit(Event{Type: "MapIterationFailed", State: st.Name, Scope: r.fr.scope, Index: intPtr(i), Error: se.Name, Cause: se.Cause})
-					once.Do(func() { firstErr = err; cancel() })
-					continue
-				}
-				results[i] = out
-				r.x.emit(Event{Type: "MapIterationSucceeded", State: st.Name, Scope: r.fr.scope, Index: intPtr(i)})
-			}
-		}()
-	}
-feed:
+	g, mctx := errgroup.WithContext(ctx)
+	g.SetLimit(limit)
 	for i := range items {
-		select {
-		case next <- i:
-		case <-mctx.Done():
-			break feed
+		if mctx.Err() != nil {
+			break // an iteration failed: start no more
 		}
+		g.Go(func() error {
+			fr := r.fr.child(fmt.Sprintf("%s/item[%d]", st.Name, i))
+			r.x.emit(Event{Type: "MapIterationStarted", State: st.Name, Scope: r.fr.scope, Index: intPtr(i)})
+			out, err := r.x.runMachine(mctx, st.Processor, inputs[i], fr)
+			if err != nil {
+				se := toStatesError(err)
+				r.x.emit(Event{Type: "MapIterationFailed", State: st.Name, Scope: r.fr.scope, Index: intPtr(i), Error: se.Name, Cause: se.Cause})
+				return err
+			}
+			results[i] = out
+			r.x.emit(Event{Type: "MapIterationSucceeded", State: st.Name, Scope: r.fr.scope, Index: intPtr(i)})
+			return nil
+		})
 	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
+	if err := g.Wait(); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		se := toStatesError(firstErr)
+		se := toStatesError(err)
 		r.x.emit(Event{Type: "MapStateFailed", State: st.Name, Scope: r.fr.scope, Error: se.Name, Cause: se.Cause})
 		return nil, se
 	}

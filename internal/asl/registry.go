@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 	"sync"
 
@@ -35,18 +34,6 @@ func (r *Registry) Register(name string, h Handler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.handlers[name] = h
-}
-
-// Names lists the registered names, sorted.
-func (r *Registry) Names() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]string, 0, len(r.handlers))
-	for n := range r.handlers {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func (r *Registry) lookup(name string) (Handler, bool) {
@@ -89,15 +76,14 @@ func (e *UnboundError) Error() string {
 }
 
 // ErrorName is the ASL error name of a handler error, exactly as the Go
-// Lambda runtime (aws-lambda-go) reports it as errorType: the declared Type of
-// a messages.InvokeResponse_Error, otherwise the name of the error's dynamic
-// type (pointer types by their element name). Wrapping changes the name, as it
-// does in Lambda: return the typed error itself at the task boundary.
+// Lambda runtime (aws-lambda-go v1.55.1, lambdaErrorResponse) reports it as
+// errorType: the declared Type of a messages.InvokeResponse_Error value;
+// otherwise the name of the error's dynamic type, a pointer type by its
+// element name (so a *messages.InvokeResponse_Error is
+// "InvokeResponse_Error", whatever its Type says). Wrapping changes the name,
+// as it does in Lambda: return the typed error itself at the task boundary.
 func ErrorName(err error) string {
-	switch ir := err.(type) {
-	case messages.InvokeResponse_Error:
-		return ir.Type
-	case *messages.InvokeResponse_Error:
+	if ir, ok := err.(messages.InvokeResponse_Error); ok {
 		return ir.Type
 	}
 	t := reflect.TypeOf(err)

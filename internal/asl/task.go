@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/aws/aws-lambda-go/lambda/messages"
 )
 
 // taskOutcome is what SendTaskSuccess / SendTaskFailure deliver.
@@ -166,16 +168,18 @@ func TaskFromContext(ctx context.Context) (TaskInfo, bool) {
 }
 
 // invoke calls a handler, turning a panic into an error the way the Lambda
-// runtime reports one (named after the panic value's type).
+// runtime reports one (lambdaPanicResponse): the Type of a
+// messages.InvokeResponse_Error value, otherwise the name of the panic
+// value's type, a pointer by its element name.
 func invoke(ctx context.Context, h Handler, in json.RawMessage) (out json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			t := reflect.TypeOf(p)
-			name := "panic"
-			if t != nil {
-				if t.Kind() == reflect.Pointer {
-					t = t.Elem()
-				}
+			var name string
+			if ir, ok := p.(messages.InvokeResponse_Error); ok {
+				name = ir.Type
+			} else if t := reflect.TypeOf(p); t.Kind() == reflect.Pointer {
+				name = t.Elem().Name()
+			} else {
 				name = t.Name()
 			}
 			err = &StatesError{Name: name, Cause: fmt.Sprintf("handler panicked: %v", p)}

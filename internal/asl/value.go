@@ -17,11 +17,26 @@ import (
 // Values are never mutated in place: a state that changes a value copies the
 // containers along the changed path.
 
-// parseJSON parses JSON text into an engine value.
-func parseJSON(b []byte) (any, error) {
+// parseJSON parses JSON text into an engine value. The text is checked with
+// encoding/json first: ojg v1.28.5 panics on some malformed documents
+// (`{"a":{"b":},"":1}`, found by FuzzParse), and the text comes from
+// definitions, execution input and handler output alike.
+func parseJSON(b []byte) (v any, err error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, fmt.Errorf("empty JSON document")
 	}
+	if !json.Valid(b) {
+		var probe any
+		if err := json.Unmarshal(b, &probe); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("invalid JSON")
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = nil, fmt.Errorf("parse JSON: %v", p)
+		}
+	}()
 	return oj.Parse(b)
 }
 

@@ -164,7 +164,7 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 	root, stop := context.WithCancel(context.WithoutCancel(ctx))
 	m := &Manager{
 		cfg: cfg, log: cfg.Logger, now: cfg.Now, root: root, stop: stop,
-		eng:      asl.New(cfg.Registry, asl.WithLogger(cfg.Logger), asl.WithClock(cfg.Now)),
+		eng:      asl.New(cfg.Registry, asl.WithLogger(cfg.Logger)),
 		machines: map[string]*machine{}, execs: map[string]*execution{}, byMachine: map[string][]*execution{},
 		tokens: map[string]*recorder{},
 	}
