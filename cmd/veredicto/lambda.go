@@ -17,6 +17,8 @@ import (
 
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/control"
+	"github.com/veredicto/veredicto/internal/starter"
 )
 
 const lambdaUsage = `Usage: veredicto lambda invoke LOGICAL_ID --event FILE [--data DIR]
@@ -94,7 +96,12 @@ func (m *Main) lambdaInvoke(ctx context.Context, cfg lambdaConfig, getenv func(s
 	if err != nil {
 		return fail("%v", err)
 	}
-	h, err := app.NewLocal(cfg.data, analyst).Handler(cfg.logicalID)
+	a := app.NewLocal(cfg.data, analyst)
+	if ep := getenv(starter.EndpointEnv); ep != "" {
+		// one code path with AWS: start executions on `veredicto serve`
+		a.Intake.Starter = starter.NewEndpoint(ep, control.StateMachineARN("ExecutiveSearchStateMachine"))
+	}
+	h, err := a.Handler(cfg.logicalID)
 	if err != nil {
 		return fail("%v", err)
 	}
