@@ -658,6 +658,9 @@ func (m *Manager) ListExecutions(_ context.Context, smARN, status, next string, 
 	return out, "", nil
 }
 
+// stopWait bounds how long StopExecution waits for the end to be recorded.
+const stopWait = 10 * time.Second
+
 // StopExecution aborts a running execution with an optional error and
 // cause and waits (within ctx) until its end is recorded.
 func (m *Manager) StopExecution(ctx context.Context, arn, errName, cause string) (time.Time, error) {
@@ -675,6 +678,10 @@ func (m *Manager) StopExecution(ctx context.Context, arn, errName, cause string)
 	e.stopErr, e.stopWhy = errName, cause
 	m.mu.Unlock()
 	x.Stop()
+	// A handler that ignores its context can hold the end back: answer
+	// within a bound either way (the end is recorded when it comes).
+	ctx, cancel := context.WithTimeout(ctx, stopWait)
+	defer cancel()
 	for {
 		m.mu.Lock()
 		st, stop := e.status, e.stop
