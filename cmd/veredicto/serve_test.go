@@ -384,3 +384,65 @@ func TestServeAWSCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRoutes checks the server's routes: /healthz and the Step
+// Functions API are open, every mounted handler sits behind Auth, and
+// unmounted paths are 404.
+func TestServeRoutes(t *testing.T) {
+	ctx := context.Background()
+	s, err := newServer(ctx, serveConfig{data: t.TempDir(), template: "no-such-template.yaml"}, asl.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	named := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, name+" "+r.URL.Path) })
+	}
+	s.Mounts = serverMounts{Events: named("events"), Confirmations: named("confirmations"), Searches: named("searches"), Flags: named("flags"),
+		Auth: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") != "Bearer ok" {
+					http.Error(w, "unauthorized", http.StatusUnauthorized)
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		}}
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	tests := []struct {
+		method, path, auth, target string
+		status                     int
+		body                       string // a prefix of the body
+	}{
+		{"GET", "/healthz", "", "", 200, "ok"},
+		{"POST", "/", "", "AWSStepFunctions.ListStateMachines", 200, `{"stateMachines":[]}`},
+		{"GET", "/api/events?execution=x", "", "", 401, "unauthorized"},
+		{"GET", "/api/events?execution=x", "Bearer ok", "", 200, "events /api/events"},
+		{"POST", "/api/confirmations", "Bearer ok", "", 200, "confirmations /api/confirmations"},
+		{"GET", "/searches/s-1/candidates/c-1/report", "Bearer ok", "", 200, "searches /searches/s-1/candidates/c-1/report"},
+		{"POST", "/searches", "", "", 401, "unauthorized"},
+		{"POST", "/flags", "Bearer ok", "", 200, "flags /flags"},
+		{"GET", "/elsewhere", "Bearer ok", "", 404, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, hs.URL+tt.path, strings.NewReader("{}"))
+			if tt.auth != "" {
+				req.Header.Set("Authorization", tt.auth)
+			}
+			if tt.target != "" {
+				req.Header.Set("X-Amz-Target", tt.target)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status || !strings.HasPrefix(string(b), tt.body) {
+				t.Errorf("got %d %q, want %d %q…", resp.StatusCode, b, tt.status, tt.body)
+			}
+		})
+	}
+}
