@@ -124,15 +124,20 @@ func TestResume(t *testing.T) {
 
 	m = f.open(t, dir)
 	defer m.Close()
-	if again := f.token(t); again != tok {
-		t.Errorf("resumed callback got token %q, want the recorded %q", again, tok)
-	}
+	// accepted at once, whether or not the replay has reached the Task yet
 	if err := m.SendTaskSuccess(ctx, tok, `{"ok":true}`); err != nil {
 		t.Fatalf("SendTaskSuccess after restart: %v", err)
 	}
 	got := waitClosed(t, m, x.ARN)
 	if got.Status != asl.StatusSucceeded {
 		t.Fatalf("status %s (%s: %s)", got.Status, got.Error, got.Cause)
+	}
+	select { // a resumed callback Task may have been re-invoked: with its recorded token
+	case again := <-f.tokens:
+		if again != tok {
+			t.Errorf("resumed callback got token %q, want the recorded %q", again, tok)
+		}
+	default:
 	}
 	if want := `{"answer":{"ok":true},"count":1,"prepared":"ready","tenant":"acme"}`; string(got.Output) != want {
 		t.Errorf("output %s, want %s", got.Output, want)

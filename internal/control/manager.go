@@ -917,6 +917,9 @@ func (m *Manager) resume(ctx context.Context, e *execution, meta execMeta) error
 		return nil
 	}
 	m.log.InfoContext(ctx, "resuming execution", "execution", e.arn, "events", rec.nextID)
+	for _, w := range rec.rp.waiting {
+		m.addToken(w.v, rec)
+	}
 	m.launch(ctx, e, sm, meta.Input, rec, true)
 	return nil
 }

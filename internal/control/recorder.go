@@ -54,6 +54,11 @@ type replayState struct {
 	waitCalls  map[string]int
 	tokensRec  map[string][]string
 	tokenCalls map[string]int
+
+	// tokens handed out whose Task has no recorded outcome: accepted by
+	// SendTask* from the moment the server is back, before the replay
+	// reaches them
+	waiting pairs[string]
 }
 
 type taskRecord struct {
@@ -157,6 +162,7 @@ func (r *recorder) load() error {
 			case "TaskScheduled":
 				rp.tasks[k] = append(rp.tasks[k], &taskRecord{scheduled: ev.Timestamp})
 			case "TaskSucceeded", "TaskFailed", "TaskTimedOut":
+				rp.waiting.del(k)
 				if list := rp.tasks[k]; len(list) > 0 {
 					t := list[len(list)-1]
 					t.done = true
@@ -188,6 +194,7 @@ func (r *recorder) load() error {
 		case l.Token != nil:
 			k := stateKey(l.Token.Scope, l.Token.State)
 			rp.tokensRec[k] = append(rp.tokensRec[k], l.Token.Token)
+			rp.waiting.set(k, l.Token.Token)
 		case l.Resolved != nil:
 			r.resolved.set(l.Resolved.Token, l.Resolved)
 		}
