@@ -265,6 +265,20 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("states entered %s, want Prepare Ask Done", got)
 	}
 
+	// without execution data: no input or output in any event
+	lean, err := p.client.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(arn), IncludeExecutionData: aws.Bool(false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range lean.Events {
+		if d := ev.StateEnteredEventDetails; d != nil && d.Input != nil {
+			t.Errorf("event %d carries input %s with includeExecutionData false", ev.Id, aws.ToString(d.Input))
+		}
+		if d := ev.ExecutionStartedEventDetails; d != nil && d.Input != nil {
+			t.Errorf("ExecutionStarted carries input with includeExecutionData false")
+		}
+	}
+
 	// newest first, in pages
 	rev, err := p.client.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(arn), ReverseOrder: true, MaxResults: 3})
 	if err != nil {
@@ -468,6 +482,10 @@ func TestErrors(t *testing.T) {
 			_, err := p.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(goneToken), Output: aws.String("{}")})
 			return err
 		}, "TaskDoesNotExist", ""},
+		{"bad page token", func() error {
+			_, err := p.client.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(smARN), NextToken: aws.String("zzz")})
+			return err
+		}, "InvalidToken", "zzz"},
 		{"page too large", func() error {
 			_, err := p.client.ListStateMachines(ctx, &sfn.ListStateMachinesInput{MaxResults: 5000})
 			return err
