@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,6 +232,73 @@ func TestValidName(t *testing.T) {
 	for _, tt := range tests {
 		if got := ValidName(tt.name); got != tt.want {
 			t.Errorf("ValidName(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestResumeMap resumes an execution whose Map iterations each wait on a
+// token: every iteration keeps its own token, no completed Task runs again,
+// and each state of each iteration is entered once.
+func TestResumeMap(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := newFixture()
+	f.tokens = make(chan string, 16)
+	def := `{"StartAt":"Each","States":{"Each":{"Type":"Map","ItemsPath":"$.items","MaxConcurrency":3,"End":true,
+	  "ItemProcessor":{"StartAt":"Check","States":{
+	    "Check":{"Type":"Task","Resource":"${CountFunctionArn}","ResultPath":"$.count","Next":"Ask"},
+	    "Ask":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+	           "Parameters":{"FunctionName":"NotifyFunction","Payload":{"token.$":"$$.Task.Token"}},"ResultPath":null,"End":true}}}}}}`
+	m := f.open(t, dir)
+	if _, err := m.CreateStateMachine(ctx, "Fan", def, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	x, err := m.StartExecution(ctx, StateMachineARN("Fan"), "f1", `{"tenant":"acme","items":[{"i":1},{"i":2},{"i":3}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := map[string]bool{}
+	for range 3 {
+		tokens[f.token(t)] = true
+	}
+	m.Close()
+	if len(tokens) != 3 {
+		t.Fatalf("%d distinct tokens, want 3", len(tokens))
+	}
+
+	m = f.open(t, dir)
+	defer m.Close()
+	for tok := range tokens {
+		if err := m.SendTaskSuccess(ctx, tok, `{}`); err != nil {
+			t.Fatalf("SendTaskSuccess: %v", err)
+		}
+	}
+	got := waitClosed(t, m, x.ARN)
+	if got.Status != asl.StatusSucceeded {
+		t.Fatalf("status %s (%s: %s)", got.Status, got.Error, got.Cause)
+	}
+	if n := f.counted.Load(); n != 3 {
+		t.Errorf("Check ran %d times, want 3 (once per item)", n)
+	}
+	events, _, err := m.History(ctx, x.ARN, "", 1000, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered := map[string]int{}
+	for i, ev := range events {
+		if ev.ID != i+1 {
+			t.Errorf("event %d has id %d", i+1, ev.ID)
+		}
+		if strings.HasSuffix(ev.Type, "StateEntered") || ev.Type == "MapIterationStarted" {
+			entered[ev.Type+" "+ev.Scope+" "+ev.State+fmt.Sprint(ev.Index)]++
+		}
+	}
+	if len(entered) != 1+3+3*2 { // the Map, 3 iterations, 2 states in each
+		t.Errorf("%d distinct entries, want 10: %v", len(entered), entered)
+	}
+	for k, n := range entered {
+		if n != 1 {
+			t.Errorf("%s happened %d times, want once", k, n)
 		}
 	}
 }
