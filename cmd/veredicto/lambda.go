@@ -21,6 +21,8 @@ import (
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/control"
+	"github.com/veredicto/veredicto/internal/starter"
 )
 
 const lambdaUsage = `Usage: veredicto lambda invoke LOGICAL_ID --event FILE [--data DIR]
@@ -137,7 +139,12 @@ func (m *Main) lambdaInvoke(ctx context.Context, cfg lambdaConfig, getenv func(s
 		return fail("%v", err)
 	}
 	analyst, _ := app.Analyst(client)
-	h, err := app.NewLocal(cfg.data, analyst, client).Handler(cfg.logicalID)
+	a := app.NewLocal(cfg.data, analyst, client)
+	if ep := getenv(starter.EndpointEnv); ep != "" {
+		// one code path with AWS: start executions on `veredicto serve`
+		a.Intake.Starter = starter.NewEndpoint(ep, control.StateMachineARN("ExecutiveSearchStateMachine"))
+	}
+	h, err := a.Handler(cfg.logicalID)
 	if err != nil {
 		return fail("%v", err)
 	}
