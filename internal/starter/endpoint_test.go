@@ -3,6 +3,7 @@ package starter_test
 import (
 	"context"
 	"errors"
+	"github.com/veredicto/veredicto"
 	"net/http/httptest"
 	"testing"
 
@@ -46,7 +47,7 @@ func TestEndpointAgainstServe(t *testing.T) {
 		t.Errorf("Describe = %+v, %v", st, err)
 	}
 	_, err = s.Describe(ctx, "nope")
-	var nf *starter.NotFoundError
+	var nf *veredicto.NotFoundError
 	if !errors.As(err, &nf) {
 		t.Errorf("Describe of a missing execution: %v, want NotFoundError", err)
 	}
