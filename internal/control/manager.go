@@ -609,13 +609,15 @@ func (m *Manager) DescribeExecution(_ context.Context, arn string) (Execution, e
 	if err != nil {
 		return Execution{}, err
 	}
+	// Status first, then meta.json: finish writes meta.json before it sets
+	// the status, so a closed status read here always finds its output.
+	m.mu.Lock()
+	status, stop := e.status, e.stop
+	m.mu.Unlock()
 	var meta execMeta
 	if err := readJSON(filepath.Join(e.dir, "meta.json"), &meta); err != nil {
 		return Execution{}, fmt.Errorf("describe execution %s: %w", arn, err)
 	}
-	m.mu.Lock()
-	status, stop := e.status, e.stop
-	m.mu.Unlock()
 	out := Execution{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: status, Input: meta.Input, Start: e.start, Stop: stop}
 	if status != asl.StatusRunning && meta.Status == status {
 		out.Output, out.Error, out.Cause = meta.Output, meta.Error, meta.Cause
