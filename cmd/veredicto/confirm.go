@@ -143,7 +143,7 @@ func (m *Main) confirmRun(ctx context.Context, cfg confirmConfig, tasks confirm.
 	}
 	switch {
 	case v.Delivery == confirm.DeliveryNextRun:
-		fmt.Fprintf(m.Stdout, "%s %s by %s: recorded. No run is waiting for it: the decision applies when the search runs again (veredicto search run DIR --data %s)\n",
+		fmt.Fprintf(m.Stdout, "%s %s by %s: recorded. No run was waiting for it: the next run of the search applies it (a run starting to wait for it takes it at once) (veredicto search run DIR --data %s)\n",
 			v.ID, v.Status, v.DecidedBy, cfg.data)
 	case v.Status == confirm.StatusResolving && v.Resolver != "":
 		return m.awaitDelivery(ctx, cfg, svc, v)

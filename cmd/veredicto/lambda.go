@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +21,8 @@ import (
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/control"
+	"github.com/veredicto/veredicto/internal/starter"
 )
 
 const lambdaUsage = `Usage: veredicto lambda invoke LOGICAL_ID --event FILE [--data DIR]
@@ -30,6 +35,11 @@ DIR/inputs/searches/<id>/), DIR/reports the reports bucket, DIR/context the
 context store; executions run in-process. The LLM is openai when
 OPENAI_API_KEY is set, otherwise the offline baseline.
 
+When DIR/inputs does not exist yet and examples/search-demo does (run from
+a clone's root), the example is uploaded first as tenant "default"'s search
+demo-cfo-andina (DIR/inputs/searches/default/demo-cfo-andina/), the search
+every sample in events/ refers to.
+
 The response is printed on stdout. A handler error prints
 {"errorMessage", "errorType"} as Lambda reports it and exits 1.
 
@@ -40,6 +50,31 @@ type lambdaConfig struct {
 	logicalID string
 	event     string
 	data      string
+	// example seeds an empty data folder (examples/search-demo).
+	example string
+}
+
+// Where the events/ samples expect the example search.
+const (
+	sampleTenant = "default"
+	sampleSearch = "demo-cfo-andina"
+)
+
+// seedData uploads the example search into a data folder that has no
+// inputs yet, so the README's commands work on a fresh clone. It reports
+// whether it seeded.
+func seedData(ctx context.Context, data, example string) (bool, error) {
+	inputs, _, _ := app.LocalLayout(data)
+	if _, err := os.Stat(inputs); !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	if st, err := os.Stat(example); err != nil || !st.IsDir() {
+		return false, nil
+	}
+	if err := app.UploadLocal(ctx, data, example, sampleTenant, sampleSearch); err != nil {
+		return false, fmt.Errorf("seed %s: %w", data, err)
+	}
+	return true, nil
 }
 
 func (m *Main) runLambda(ctx context.Context, args []string) int {
@@ -70,6 +105,7 @@ func (m *Main) runLambda(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	cfg.logicalID = positional[0]
+	cfg.example = filepath.Join("examples", "search-demo")
 	return m.lambdaInvoke(ctx, cfg, os.Getenv)
 }
 
@@ -91,12 +127,24 @@ func (m *Main) lambdaInvoke(ctx context.Context, cfg lambdaConfig, getenv func(s
 	if !json.Valid(payload) {
 		return fail("event %s is not valid JSON", cfg.event)
 	}
+	seeded, err := seedData(ctx, cfg.data, cfg.example)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if seeded {
+		fmt.Fprintf(m.Stderr, "veredicto lambda invoke: %s was empty; uploaded %s as searches/%s/%s/\n", cfg.data, cfg.example, sampleTenant, sampleSearch)
+	}
 	client, err := app.ChooseLLM("", "", getenv)
 	if err != nil {
 		return fail("%v", err)
 	}
 	analyst, _ := app.Analyst(client)
-	h, err := app.NewLocal(cfg.data, analyst, client).Handler(cfg.logicalID)
+	a := app.NewLocal(cfg.data, analyst, client)
+	if ep := getenv(starter.EndpointEnv); ep != "" {
+		// one code path with AWS: start executions on `veredicto serve`
+		a.Intake.Starter = starter.NewEndpoint(ep, control.StateMachineARN("ExecutiveSearchStateMachine"))
+	}
+	h, err := a.Handler(cfg.logicalID)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -12,25 +12,11 @@ import (
 )
 
 // localData uploads examples/search-demo to a local inputs bucket as
-// searches/demo-cfo-andina/.
+// searches/default/demo-cfo-andina/.
 func localData(t *testing.T) string {
 	t.Helper()
 	data := t.TempDir()
-	inputs, _, _ := app.LocalLayout(data)
-	src := "../../examples/search-demo"
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		writeFile(t, filepath.Join(inputs, "searches", "demo-cfo-andina"), rel, string(b))
-		return nil
-	})
-	if err != nil {
+	if err := app.UploadLocal(context.Background(), data, "../../examples/search-demo", "default", "demo-cfo-andina"); err != nil {
 		t.Fatal(err)
 	}
 	return data
@@ -69,13 +55,13 @@ func TestLambdaInvokeEveryEvent(t *testing.T) {
 			t.Errorf("%s %s: exit %d, stdout %s, stderr %s; want %q", s.id, s.event, code, out, errs, s.want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(data, "reports", "reports", "demo-cfo-andina", "c-001", "report.md")); err != nil {
+	if _, err := os.Stat(filepath.Join(data, "reports", "reports", "default", "demo-cfo-andina", "c-001", "report.md")); err != nil {
 		t.Errorf("ReportFunction wrote no report.md in the local reports bucket: %v", err)
 	}
 
 	// The S3 trigger runs the whole evaluation; a duplicate delivery starts nothing.
 	inputs, _, _ := app.LocalLayout(data)
-	writeFile(t, inputs, "searches/demo-cfo-andina/READY", "")
+	writeFile(t, inputs, "searches/default/demo-cfo-andina/READY", "")
 	for i, want := range []string{`"started": true`, `"started": false`} {
 		code, out, errs := invoke(t, data, "TriggerFunction", "../../events/trigger-s3-ready.json")
 		if code != exitOK || !strings.Contains(out, want) {
@@ -101,7 +87,7 @@ func TestLambdaInvokeErrors(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errs, `no function "NopeFunction"`) {
 		t.Errorf("unknown function: exit %d, %s", code, errs)
 	}
-	ev := writeFile(t, t.TempDir(), "bad.json", `{"search_id":"demo-cfo-andina","input_prefix":"searches/demo-cfo-andina","candidate_id":"c-999"}`)
+	ev := writeFile(t, t.TempDir(), "bad.json", `{"tenant":"default","search_id":"demo-cfo-andina","input_prefix":"searches/default/demo-cfo-andina","candidate_id":"c-999"}`)
 	code, out, _ := invoke(t, data, "Gem1Function", ev)
 	var resp struct{ ErrorMessage, ErrorType string }
 	json.Unmarshal([]byte(out), &resp)
@@ -111,5 +97,30 @@ func TestLambdaInvokeErrors(t *testing.T) {
 	code, _, errs = invoke(t, data, "Gem1Function", writeFile(t, t.TempDir(), "x.json", "{"))
 	if code != exitUsage || !strings.Contains(errs, "not valid JSON") {
 		t.Errorf("bad event: exit %d, %s", code, errs)
+	}
+}
+
+// TestLambdaInvokeSeedsAFreshDataFolder runs the README's command on a data
+// folder that does not exist yet, as on a fresh clone: the example search
+// is uploaded where the events/ samples expect it, once.
+func TestLambdaInvokeSeedsAFreshDataFolder(t *testing.T) {
+	data := filepath.Join(t.TempDir(), ".veredicto-local")
+	run := func() (int, string, string) {
+		var out, errb strings.Builder
+		m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
+		cfg := lambdaConfig{logicalID: "Gem1Function", event: "../../events/gem1.json", data: data, example: "../../examples/search-demo"}
+		code := m.lambdaInvoke(context.Background(), cfg, func(string) string { return "" })
+		return code, out.String(), errb.String()
+	}
+	code, out, errs := run()
+	if code != exitOK || !strings.Contains(out, `"score"`) {
+		t.Fatalf("first invoke: exit %d, %s %s", code, out, errs)
+	}
+	if !strings.Contains(errs, "uploaded ../../examples/search-demo as searches/default/demo-cfo-andina/") {
+		t.Errorf("stderr %q does not say the folder was seeded", errs)
+	}
+	code, _, errs = run()
+	if code != exitOK || strings.Contains(errs, "uploaded") {
+		t.Errorf("second invoke: exit %d, %q; want no second seeding", code, errs)
 	}
 }

@@ -8,10 +8,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	m := NewMain()
 	os.Exit(m.Run(ctx, os.Args[1:]))
@@ -50,6 +51,9 @@ Usage:
       Run a function of template.yaml in-process, like "sam local invoke".
   veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
       Run an Amazon States Language definition in-process.
+  veredicto serve [--addr 127.0.0.1:8080] [--data DIR]
+      Serve the Step Functions API with durable executions, the HTTP API,
+      confirmations and the event stream (local control plane).
   veredicto token --tenant T [--data DIR] [--ttl D]
       Print a token the local server accepts.
   veredicto confirm list|approve ID|reject ID [--comment C] [--data DIR] [--endpoint URL]
@@ -73,6 +77,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.runStates(ctx, args[1:])
 	case "search":
 		return m.runSearch(ctx, args[1:])
+	case "serve":
+		return m.runServe(ctx, args[1:])
 	case "token":
 		return m.runToken(ctx, args[1:])
 	case "confirm":

@@ -34,8 +34,9 @@ func (l *lockedBuffer) String() string {
 }
 
 // pendingCLI lists the pending confirmations of data with "confirm list
-// --json", as a consultant in another shell would, until one appears.
-func pendingCLI(t *testing.T, data string) confirm.View {
+// --json", as a consultant in another shell would, until one appears; with
+// waiting, until a run waits for it (its resolver is named).
+func pendingCLI(t *testing.T, data string, waiting bool) confirm.View {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -47,7 +48,7 @@ func pendingCLI(t *testing.T, data string) confirm.View {
 		if err := json.Unmarshal([]byte(stdout), &list); err != nil {
 			t.Fatalf("confirm list --json: %v\n%s", err, stdout)
 		}
-		if len(list) > 0 {
+		if len(list) > 0 && (!waiting || list[0].Resolver != "") {
 			return list[0]
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -90,7 +91,7 @@ func TestSearchRunReviewWaitsForConfirm(t *testing.T) {
 					"--llm", "offline", "--data", data, "--review", "--review-timeout", "10m"})
 			}()
 			t.Cleanup(func() { cancel(); <-finished }) // a failed test stops the run before its folders go
-			c := pendingCLI(t, data)
+			c := pendingCLI(t, data, true)
 			var preview struct {
 				CandidateID string `json:"candidate_id"`
 			}
@@ -132,12 +133,12 @@ func TestSearchRunUnattendedReview(t *testing.T) {
 	if rep.Review == nil || rep.Review.Status != search.ReviewPending {
 		t.Fatalf("c-005 review %+v, want pending", rep.Review)
 	}
-	c := pendingCLI(t, data)
+	c := pendingCLI(t, data, false)
 	if c.ID != rep.Review.ID {
 		t.Errorf("listed %s, report names %s", c.ID, rep.Review.ID)
 	}
 	code, cout, cerr := runCLI(t, "", "confirm", "approve", c.ID, "--by", "ana", "--comment", "ok", "--data", data)
-	if code != exitOK || !strings.Contains(cout, "No run is waiting for it: the decision applies when the search runs again") {
+	if code != exitOK || !strings.Contains(cout, "No run was waiting for it: the next run of the search applies it") {
 		t.Errorf("confirm approve: exit %d, stdout %q, stderr %q", code, cout, cerr)
 	}
 	code, stdout, stderr = runCLI(t, "", args...)

@@ -26,18 +26,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/asl"
-	"github.com/veredicto/veredicto/internal/blob"
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/catalog"
-	"github.com/veredicto/veredicto/internal/dynamo"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/gems"
+	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/offline"
-	"github.com/veredicto/veredicto/internal/s3blob"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/starter"
-	"github.com/veredicto/veredicto/internal/store"
+	"github.com/veredicto/veredicto/internal/store/dynamo"
+	store "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 
@@ -207,7 +208,7 @@ func StartIntake(logicalID string) {
 			st = starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)
 		}
 		in := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
-		return catalog.Services{Intake: in, API: &intake.API{Service: in, TenantClaim: cfg.TenantClaim}}, nil
+		return catalog.Services{Intake: in, HTTP: &httpapi.Router{Searches: in, TenantClaim: cfg.TenantClaim}}, nil
 	})
 }
 
@@ -218,7 +219,7 @@ func StartFlags(logicalID string) {
 		if err != nil {
 			return catalog.Services{}, err
 		}
-		return catalog.Services{Flags: &flags.Handler{Judge: judge(client)}}, nil
+		return catalog.Services{HTTP: &httpapi.Router{Judge: judge(client)}}, nil
 	})
 }
 
@@ -315,7 +316,7 @@ func NewLocal(dir string, analyst search.Analyst, client *llm.OpenAI) *App {
 	}
 	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: starter.NewLocal(kv, run)}
 	services.Search, services.Intake = svc, is
-	services.API, services.Flags = &intake.API{Service: is, TenantClaim: "custom:tenant"}, &flags.Handler{Judge: judge(client)}
+	services.HTTP = &httpapi.Router{Searches: is, Judge: judge(client)}
 	return &App{services}
 }
 

@@ -61,6 +61,26 @@ type StartOptions struct {
 	// recorded (for progress display, streaming), one event at a time and
 	// in ID order. It must not block for long.
 	OnEvent func(Event)
+
+	// ExecutionARN and StateMachineARN, when set, are the ids the context
+	// object reports ($$.Execution.Id, $$.StateMachine.Id) instead of local
+	// ones derived from the names.
+	ExecutionARN    string
+	StateMachineARN string
+	// StartTime, when set, is the execution's recorded start: a resumed
+	// execution keeps its $$.Execution.StartTime, and its TimeoutSeconds
+	// counts from then.
+	StartTime time.Time
+	// Durable, when set, resumes a recorded execution (see Durable).
+	Durable *Durable
+	// OnDone, when set, is called with the result once the execution has
+	// finished, from the execution's goroutine (so a caller tracking many
+	// executions needs no goroutine of its own per execution).
+	OnDone func(*Result)
+	// DiscardHistory keeps no events in memory (Result.History is nil):
+	// for a caller that records them from OnEvent, so that many long-lived
+	// executions cost little memory.
+	DiscardHistory bool
 }
 
 // Result is the outcome of a finished execution.
@@ -167,21 +187,33 @@ func (e *Engine) Start(ctx context.Context, sm *StateMachine, input json.RawMess
 		smName = "local"
 	}
 	x := &Execution{
-		ID:        fmt.Sprintf("arn:aws:states:local:000000000000:execution:%s:%s", smName, name),
-		Name:      name,
-		StartTime: e.now().UTC(),
-		engine:    e,
-		sm:        sm,
-		smName:    smName,
-		input:     in,
-		onEvent:   opts.OnEvent,
-		done:      make(chan struct{}),
+		ID:          fmt.Sprintf("arn:aws:states:local:000000000000:execution:%s:%s", smName, name),
+		Name:        name,
+		StartTime:   e.now().UTC(),
+		engine:      e,
+		sm:          sm,
+		smName:      smName,
+		smID:        "arn:aws:states:local:000000000000:stateMachine:" + smName,
+		input:       in,
+		onEvent:     opts.OnEvent,
+		durable:     opts.Durable,
+		keepHistory: !opts.DiscardHistory,
+		done:        make(chan struct{}),
+	}
+	if opts.ExecutionARN != "" {
+		x.ID = opts.ExecutionARN
+	}
+	if opts.StateMachineARN != "" {
+		x.smID = opts.StateMachineARN
+	}
+	if !opts.StartTime.IsZero() {
+		x.StartTime = opts.StartTime.UTC()
 	}
 	// The execution outlives the caller's request context only by the
 	// caller's choice: cancelling ctx aborts it.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	if sm.TimeoutSeconds > 0 {
-		runCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), time.Duration(sm.TimeoutSeconds)*time.Second)
+		runCtx, cancel = context.WithDeadline(context.WithoutCancel(ctx), x.StartTime.Add(time.Duration(sm.TimeoutSeconds)*time.Second))
 	}
 	x.cancel = cancel
 	stop := context.AfterFunc(ctx, cancel)
@@ -189,6 +221,9 @@ func (e *Engine) Start(ctx context.Context, sm *StateMachine, input json.RawMess
 		defer stop()
 		defer cancel()
 		x.run(runCtx)
+		if opts.OnDone != nil {
+			opts.OnDone(x.result)
+		}
 	}()
 	return x, nil
 }

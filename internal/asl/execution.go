@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -17,15 +18,19 @@ type Execution struct {
 	engine  *Engine
 	sm      *StateMachine
 	smName  string
+	smID    string
 	input   any
 	onEvent func(Event)
+	durable *Durable
 	cancel  context.CancelFunc
 
-	order     sync.Mutex // held while an event is numbered and delivered
-	mu        sync.Mutex
-	events    []Event
-	emitted   int          // events emitted, kept or not
-	overLimit *StatesError // set once the history quota is reached
+	order       sync.Mutex // held while an event is numbered and delivered
+	mu          sync.Mutex
+	keepHistory bool
+	events      []Event
+	emitted     int          // events emitted, kept or not
+	transitions int          // states entered
+	overLimit   *StatesError // set once the history quota is reached
 
 	done   chan struct{}
 	result *Result
@@ -84,7 +89,12 @@ func (x *Execution) record(ev Event, terminal bool) {
 	}
 	x.emitted++
 	ev.ID = x.emitted
-	x.events = append(x.events, ev)
+	if strings.HasSuffix(ev.Type, "StateEntered") {
+		x.transitions++
+	}
+	if x.keepHistory {
+		x.events = append(x.events, ev)
+	}
 	x.mu.Unlock()
 	if x.onEvent != nil {
 		x.onEvent(ev)
@@ -128,7 +138,9 @@ func (x *Execution) run(ctx context.Context) {
 		x.record(Event{Type: "ExecutionFailed", Error: se.Name, Cause: se.Cause}, true)
 	}
 	res.History = x.History()
-	res.Transitions = Transitions(res.History)
+	x.mu.Lock()
+	res.Transitions = x.transitions
+	x.mu.Unlock()
 	x.result = res
 }
 
@@ -207,7 +219,7 @@ func (r *stateRun) context() any {
 			"RedriveCount": int64(0),
 		},
 		"StateMachine": map[string]any{
-			"Id":   "arn:aws:states:local:000000000000:stateMachine:" + x.smName,
+			"Id":   x.smID,
 			"Name": x.smName,
 		},
 		"State": state,

@@ -60,9 +60,15 @@ func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
 	st := r.st
 	var until time.Time
 	now := r.x.engine.now()
+	began := now
+	if d := r.x.durable; d != nil && d.WaitStart != nil {
+		if t, ok := d.WaitStart(Call{Scope: r.fr.scope, State: st.Name}); ok {
+			began = t // a resumed Wait sleeps only for what was left
+		}
+	}
 	switch {
 	case st.hasSeconds:
-		until = now.Add(time.Duration(st.Seconds) * time.Second)
+		until = began.Add(time.Duration(st.Seconds) * time.Second)
 	case st.hasTimestamp:
 		until = st.Timestamp
 	case st.SecondsPath != nil:
@@ -71,7 +77,7 @@ func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
 		if !ok || !isInt || n < 0 {
 			return nil, newError(ErrRuntime, "state %q: SecondsPath %q must select a non-negative integer, got %s", st.Name, st.SecondsPath.raw, describe(raw, ok))
 		}
-		until = now.Add(time.Duration(n) * time.Second)
+		until = began.Add(time.Duration(n) * time.Second)
 	case st.TimestampPath != nil:
 		raw, ok := r.scope(v).lookup(st.TimestampPath)
 		s, isStr := raw.(string)

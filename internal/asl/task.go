@@ -24,8 +24,14 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	st := r.st
 	base := strings.TrimSuffix(st.Resource, waitForTaskToken)
 	callback := base != st.Resource
+	call := Call{Scope: r.fr.scope, State: st.Name, Attempt: r.retry + 1}
+	durable := r.x.durable
 	if callback {
-		r.token = newToken()
+		if durable != nil && durable.Token != nil {
+			r.token = durable.Token(call)
+		} else {
+			r.token = newToken()
+		}
 	}
 	eff, err := r.effectiveInput(input)
 	if err != nil {
@@ -58,22 +64,34 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		}
 		timeout = time.Duration(n) * time.Second
 	}
-	tctx, cancel := ctx, context.CancelFunc(func() {})
-	if timeout > 0 {
-		tctx, cancel = context.WithTimeout(ctx, timeout)
-	}
-	defer cancel()
-
 	var wait chan taskOutcome
 	if callback {
 		wait = r.x.engine.register(r.token)
 		defer r.x.engine.unregister(r.token)
 	}
+	// Asked after the token is registered, so a SendTask* the hook has not
+	// seen finds the task waiting.
+	var replay TaskReplay
+	if durable != nil && durable.Task != nil {
+		replay = durable.Task(call)
+	}
+	tctx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		deadline := r.x.engine.now().Add(timeout)
+		if !replay.Scheduled.IsZero() {
+			deadline = replay.Scheduled.Add(timeout)
+		}
+		tctx, cancel = context.WithDeadline(ctx, deadline)
+	}
+	defer cancel()
 	in, err := marshalJSON(payload)
 	if err != nil {
 		return nil, newError(ErrRuntime, "state %q: cannot encode the task input: %v", st.Name, err)
 	}
 	r.x.emit(Event{Type: "TaskScheduled", State: st.Name, Scope: r.fr.scope, Resource: st.Resource, Attempt: r.retry + 1, Input: payload})
+	if replay.Done {
+		return r.replayed(input, replay)
+	}
 	info := TaskInfo{ExecutionID: r.x.ID, State: st.Name, Resource: st.Resource, Attempt: r.retry + 1, Token: r.token}
 	raw, herr := invoke(context.WithValue(tctx, taskInfoKey{}, info), h, in)
 	if herr == nil && !callback {

@@ -1,14 +1,14 @@
 // Package awsretry classifies AWS SDK errors for the workflows: an error
 // the SDK itself would retry (throttling, 5xx, timeouts, connection
 // failures) that is still failing after the SDK's retries becomes a
-// *blob.TransientError, which the state machines retry with backoff.
+// *veredicto.TransientError, which the state machines retry with backoff.
 package awsretry
 
 import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 
-	"github.com/veredicto/veredicto/internal/blob"
+	"github.com/veredicto/veredicto"
 )
 
 var (
@@ -16,14 +16,14 @@ var (
 	throttles  = retry.IsErrorThrottles(retry.DefaultThrottles)
 )
 
-// Classify wraps err in *blob.TransientError when it is worth retrying
+// Classify wraps err in *veredicto.TransientError when it is worth retrying
 // later; other errors (access denied, validation) are returned unchanged.
 func Classify(err error) error {
 	if err == nil {
 		return nil
 	}
 	if retryables.IsErrorRetryable(err) == aws.TrueTernary || throttles.IsErrorThrottle(err) == aws.TrueTernary {
-		return &blob.TransientError{Err: err}
+		return &veredicto.TransientError{Err: err}
 	}
 	return err
 }

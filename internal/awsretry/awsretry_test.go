@@ -9,7 +9,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/veredicto/veredicto/internal/blob"
+	"github.com/veredicto/veredicto"
 )
 
 func status(code int) error {
@@ -32,7 +32,7 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := Classify(tt.err)
-		var te *blob.TransientError
+		var te *veredicto.TransientError
 		if errors.As(got, &te) != tt.transient {
 			t.Errorf("%s: Classify = %T, transient want %v", tt.name, got, tt.transient)
 		}

@@ -48,7 +48,7 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/confirm"
-	"github.com/veredicto/veredicto/internal/flags"
+	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/statemachines"
@@ -94,8 +94,9 @@ const (
 type Services struct {
 	Search *search.Service
 	Intake *intake.Service
-	API    *intake.API
-	Flags  *flags.Handler
+	// HTTP serves every HTTP route: /searches… when it has Searches, /flags
+	// when it has a Judge.
+	HTTP *httpapi.Router
 	// Confirm is ConfirmFunction's service (the .waitForTaskToken task).
 	Confirm *confirm.Service
 	// Confirmations serves GET/POST /api/confirmations behind the HTTP
@@ -172,11 +173,11 @@ func All() []Function {
 		fn(Function{LogicalID: "ApiFunction", Folder: "api", Kind: KindIntake,
 			Doc:    "the HTTP API (start searches, read state and reports).",
 			Events: []string{"api-get-report.json", "api-get-search.json", "api-post-searches.json"}},
-			func(s *Services) *intake.API { return s.API }, (*intake.API).Handle),
+			httpDeps, (*httpapi.Router).HandleAPIGateway),
 		fn(Function{LogicalID: "FlagsFunction", Folder: "flags", Kind: KindFlags,
 			Doc:    "POST /flags classifies interview answers with the Flags schema v1.1 (seed 002).",
 			Events: []string{"flags-post.json"}},
-			func(s *Services) *flags.Handler { return s.Flags }, (*flags.Handler).Handle),
+			httpDeps, (*httpapi.Router).HandleAPIGateway),
 		fn(Function{LogicalID: "ConfirmFunction", Folder: "confirm", Kind: KindPeople,
 			Doc:           "the .waitForTaskToken task that stores a pending confirmation (seed 004 §3).",
 			StateMachines: []string{ExecutiveSearch}, Events: []string{"confirm.json"}},
@@ -197,6 +198,8 @@ func All() []Function {
 }
 
 func searchDeps(s *Services) *search.Service { return s.Search }
+
+func httpDeps(s *Services) *httpapi.Router { return s.HTTP }
 
 // Lookup returns the function of a logical id.
 func Lookup(logicalID string) (Function, error) {

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
-	"github.com/veredicto/veredicto/internal/blob"
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/offline"
 	"github.com/veredicto/veredicto/internal/search"
-	"github.com/veredicto/veredicto/internal/store"
+	store "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 

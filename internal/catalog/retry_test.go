@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
-	"github.com/veredicto/veredicto/internal/blob"
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/gems"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/llm/llmtest"
 	"github.com/veredicto/veredicto/internal/search"
-	"github.com/veredicto/veredicto/internal/store"
+	store "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 

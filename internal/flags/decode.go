@@ -1,15 +1,9 @@
 package flags
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"regexp"
-	"strconv"
+	"github.com/veredicto/veredicto/internal/yamldoc"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/veredicto/veredicto"
 )
@@ -162,90 +156,7 @@ func (p ContextPack) Validate() error {
 func blank(s string) bool { return strings.TrimSpace(s) == "" }
 
 // decodeStrict decodes one YAML document into out, rejecting unknown
-// fields, and turns decoder errors into *veredicto.InvalidInputError naming the field
-// path where the line allows it. Values are left out of messages: they may
-// be interview text.
+// fields, with errors naming the file, the field path and the line.
 func decodeStrict(name string, data []byte, out any) error {
-	if blank(string(data)) {
-		return &veredicto.InvalidInputError{File: name, Problem: "is empty"}
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	err := dec.Decode(out)
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, io.EOF) {
-		return &veredicto.InvalidInputError{File: name, Problem: "is empty"}
-	}
-	var te *yaml.TypeError
-	if !errors.As(err, &te) || len(te.Errors) == 0 {
-		return &veredicto.InvalidInputError{File: name, Problem: "is not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
-	}
-	msg := te.Errors[0]
-	more := ""
-	if n := len(te.Errors) - 1; n > 0 {
-		more = fmt.Sprintf(" (and %d more problems)", n)
-	}
-	line := 0
-	if m := lineRE.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-	}
-	msg = valueRE.ReplaceAllString(msg, "")
-	field := fieldPaths(data)[line]
-	problem := "is invalid: " + msg
-	if unknownFieldRE.MatchString(msg) {
-		problem = "is not a known field"
-	}
-	if field == "" {
-		return &veredicto.InvalidInputError{File: name, Problem: fmt.Sprintf("line %d: %s%s", line, msg, more)}
-	}
-	return &veredicto.InvalidInputError{File: name, Field: field, Problem: fmt.Sprintf("%s (line %d)%s", problem, line, more)}
-}
-
-var (
-	lineRE         = regexp.MustCompile(`^line (\d+): (.*)$`)
-	valueRE        = regexp.MustCompile(" ?`[^`]*`")
-	unknownFieldRE = regexp.MustCompile(`^field \S+ not found in type`)
-)
-
-// fieldPaths maps each line of a YAML document that holds a mapping key (or
-// a scalar sequence item) to its path: "questions[1].max_words".
-func fieldPaths(data []byte) map[int]string {
-	paths := map[int]string{}
-	var root yaml.Node
-	if yaml.Unmarshal(data, &root) != nil {
-		return paths
-	}
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, path)
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], n.Content[i+1]
-				p := k.Value
-				if path != "" {
-					p = path + "." + k.Value
-				}
-				paths[k.Line] = p
-				walk(v, p)
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				p := fmt.Sprintf("%s[%d]", path, i)
-				// A root sequence is the document's own error, not its first item's.
-				if _, ok := paths[c.Line]; path != "" && (!ok || c.Kind == yaml.ScalarNode) {
-					paths[c.Line] = p
-				}
-				walk(c, p)
-			}
-		}
-	}
-	walk(&root, "")
-	return paths
+	return yamldoc.Decode(name, data, out)
 }

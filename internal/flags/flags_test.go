@@ -456,20 +456,20 @@ func TestParseErrors(t *testing.T) {
 		{"missing question_text", pq, "questions.yaml", q1 + "  - question_id: q2\n    target: rrhh\n    closure_rule: abierta\n", "questions[1].question_text", "is required"},
 		{"missing closure_rule", pq, "questions.yaml", q1 + "  - question_id: q2\n    target: rrhh\n    question_text: x\n", "questions[1].closure_rule", "is required"},
 		{"negative max_words", pq, "questions.yaml", q1 + "    max_words: -3\n", "questions[0].max_words", "want a positive number"},
-		{"max_words not a number", pq, "questions.yaml", q1 + "    max_words: many\n", "questions[0].max_words", "is invalid"},
+		{"max_words not a number", pq, "questions.yaml", q1 + "    max_words: many\n", "questions[0].max_words", "is text where a whole number is expected"},
 		{"duplicate question_id", pq, "questions.yaml", q1 + "  - question_id: q1\n    target: rrhh\n    question_text: x\n    closure_rule: abierta\n", "questions[1].question_id", `"q1" repeats questions[0]`},
 		{"missing transcript target", pt, "t.yaml", "transcript_id: t\nanswers: []\n", "target", "is required"},
 		{"missing answer_text", pt, "t.yaml", "target: rrhh\nanswers:\n  - question_id: q1\n    forced_closure: false\n", "answers[0].answer_text", "is required"},
 		{"blank answer_text", pt, "t.yaml", "target: rrhh\nanswers:\n  - question_id: q1\n    answer_text: '  '\n", "answers[0].answer_text", "is required"},
 		{"missing answer question_id", pt, "t.yaml", "target: rrhh\nanswers:\n  - answer_text: Sí\n", "answers[0].question_id", "is required"},
-		{"forced_closure not a bool", pt, "t.yaml", "target: rrhh\nanswers:\n  - question_id: q1\n    answer_text: Sí\n    forced_closure: tal vez\n", "answers[0].forced_closure", "is invalid"},
+		{"forced_closure not a bool", pt, "t.yaml", "target: rrhh\nanswers:\n  - question_id: q1\n    answer_text: Sí\n    forced_closure: tal vez\n", "answers[0].forced_closure", "is text where true or false is expected"},
 		{"duplicate answer", pt, "t.yaml", "target: rrhh\nanswers:\n  - question_id: q1\n    answer_text: Sí\n  - question_id: q1\n    answer_text: No\n", "answers[1].question_id", `"q1" repeats answers[0]`},
 		{"fact without id", pc, "c.yaml", "context_pack_id: cp\nfacts:\n  - text: x\n", "facts[0].id", "is required"},
 		{"fact without text", pc, "c.yaml", "context_pack_id: cp\nfacts:\n  - id: f1\n", "facts[0].text", "is required"},
 		{"unknown fact field", pc, "c.yaml", "facts:\n  - id: f1\n    text: x\n    source: y\n", "facts[0].source", "is not a known field"},
 		{"empty file", pt, "t.yaml", "# nothing here\n", "", "is empty"},
 		{"not YAML", pq, "questions.yaml", "questions: [a\n", "", "is not valid YAML"},
-		{"root is a list", pq, "questions.yaml", "- a\n- b\n", "", "cannot unmarshal"},
+		{"root is a list", pq, "questions.yaml", "- a\n- b\n", "", "the value is a list where a mapping is expected"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

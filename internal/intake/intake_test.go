@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,38 +11,22 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
-	"github.com/veredicto/veredicto/internal/blob"
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/offline"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/starter"
-	"github.com/veredicto/veredicto/internal/store"
+	store "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // copyExample uploads examples/search-demo to the local inputs bucket as
-// searches/<id>/, without the READY marker.
-func copyExample(t *testing.T, data, id string) {
+// searches/<tenant>/<id>/, without the READY marker.
+func copyExample(t *testing.T, data, tenant, id string) {
 	t.Helper()
-	inputs, _, _ := app.LocalLayout(data)
-	src := "../../examples/search-demo"
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		dst := filepath.Join(inputs, "searches", id, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
+	if err := app.UploadLocal(context.Background(), data, "../../examples/search-demo", tenant, id); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -72,13 +55,13 @@ func (c *countingAnalyst) Gem5(ctx context.Context, in search.Gem5Input) (search
 
 func TestDuplicateS3EventStartsOneEvaluation(t *testing.T) {
 	data := t.TempDir()
-	copyExample(t, data, "demo-cfo-andina")
+	copyExample(t, data, "acme", "demo-cfo-andina")
 	inputs, _, _ := app.LocalLayout(data)
-	os.WriteFile(filepath.Join(inputs, "searches", "demo-cfo-andina", "READY"), []byte("tenant: acme\nconcurrency: 3\n"), 0o644)
+	os.WriteFile(filepath.Join(inputs, "searches", "acme", "demo-cfo-andina", "READY"), []byte("tenant: acme\nconcurrency: 3\n"), 0o644)
 	an := &countingAnalyst{Analyst: offline.New()}
 	a := app.NewLocal(data, an, nil)
 	ctx := context.Background()
-	ev := s3Event("searches/demo-cfo-andina/READY", "searches/demo-cfo-andina/jd.md")
+	ev := s3Event("searches/acme/demo-cfo-andina/READY", "searches/acme/demo-cfo-andina/jd.md")
 	first, err := a.Intake.HandleS3(ctx, ev)
 	if err != nil || len(first.Started) != 1 || !first.Started[0].Started || len(first.Ignored) != 1 {
 		t.Fatalf("first delivery: %+v %v", first, err)
@@ -111,91 +94,169 @@ func TestDuplicateS3EventStartsOneEvaluation(t *testing.T) {
 }
 
 func isNotFound(err error) bool {
-	var nf *intake.NotFoundError
+	var nf *veredicto.NotFoundError
 	return errors.As(err, &nf)
 }
 
-func apiRequest(method, path, tenant, body string, headers map[string]string) events.APIGatewayV2HTTPRequest {
-	req := events.APIGatewayV2HTTPRequest{RawPath: path, Body: body, Headers: headers}
-	req.RequestContext.HTTP.Method = method
-	if tenant != "" {
-		req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
-			JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{"custom:tenant": tenant}},
-		}
-	}
-	return req
-}
-
-func TestAPI(t *testing.T) {
-	data := t.TempDir()
-	copyExample(t, data, "demo-cfo-andina")
-	a := app.NewLocal(data, offline.New(), nil)
-	ctx := context.Background()
-	call := func(req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
-		t.Helper()
-		resp, err := a.API.Handle(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
-	tests := []struct {
-		name   string
-		req    events.APIGatewayV2HTTPRequest
-		status int
-		want   string
-	}{
-		{"no tenant", apiRequest("GET", "/searches/demo-cfo-andina", "", "", nil), 401, "missing tenant claim"},
-		{"start", apiRequest("POST", "/searches", "acme", `{"search_id":"demo-cfo-andina","concurrency":2}`, nil), 202, `"started": true`},
-		{"start again", apiRequest("POST", "/searches", "acme", `{"search_id":"demo-cfo-andina"}`, nil), 200, `"started": false`},
-		{"other tenant takes the id", apiRequest("POST", "/searches", "zeta", `{"search_id":"demo-cfo-andina"}`, nil), 409, "already in use"},
-		{"bad body", apiRequest("POST", "/searches", "acme", `{"search":"x"}`, nil), 400, "unknown field"},
-		{"bad id", apiRequest("POST", "/searches", "acme", `{"search_id":"../etc"}`, nil), 400, "search_id"},
-		{"not uploaded", apiRequest("POST", "/searches", "acme", `{"search_id":"ghost"}`, nil), 422, "searches/ghost/jd.md"},
-		{"state", apiRequest("GET", "/searches/demo-cfo-andina", "acme", "", nil), 200, `"status": "SUCCEEDED"`},
-		{"state of another tenant", apiRequest("GET", "/searches/demo-cfo-andina", "zeta", "", nil), 404, "not found"},
-		{"unknown search", apiRequest("GET", "/searches/nope", "acme", "", nil), 404, "not found"},
-		{"malformed search id", apiRequest("GET", "/searches/%2e%2e", "acme", "", nil), 404, "not found"},
-		{"report json", apiRequest("GET", "/searches/demo-cfo-andina/candidates/c-001/report", "acme", "", nil), 200, `"decision": "APROBADO"`},
-		{"report markdown", apiRequest("GET", "/searches/demo-cfo-andina/candidates/c-001/report", "acme", "", map[string]string{"Accept": "text/markdown"}), 200, "## Decisión: APROBADO"},
-		{"unknown candidate", apiRequest("GET", "/searches/demo-cfo-andina/candidates/c-999/report", "acme", "", nil), 404, "c-999"},
-		{"wrong method", apiRequest("DELETE", "/searches/demo-cfo-andina", "acme", "", nil), 405, "not allowed"},
-		{"unknown route", apiRequest("GET", "/nope", "acme", "", nil), 404, "no route"},
-	}
-	for _, tt := range tests {
-		resp := call(tt.req)
-		if resp.StatusCode != tt.status || !strings.Contains(resp.Body, tt.want) {
-			t.Errorf("%s: %d %s; want %d containing %q", tt.name, resp.StatusCode, resp.Body, tt.status, tt.want)
-		}
-		if resp.StatusCode != http.StatusOK || !strings.Contains(tt.name, "markdown") {
-			continue
-		}
-		if resp.Headers["Content-Type"] != "text/markdown; charset=utf-8" {
-			t.Errorf("markdown content type %q", resp.Headers["Content-Type"])
-		}
-	}
-	var st intake.SearchState
-	json.Unmarshal([]byte(call(apiRequest("GET", "/searches/demo-cfo-andina", "acme", "", nil)).Body), &st)
-	if len(st.Candidates) != 6 {
-		t.Errorf("candidates %+v", st.Candidates)
-	}
-}
-
-func TestTriggerRejectsIncompleteUploadsWithoutFailing(t *testing.T) {
+func TestTriggerRejectsUploadsThatCannotStartWithoutFailing(t *testing.T) {
 	data := t.TempDir()
 	inputs, _, _ := app.LocalLayout(data)
-	os.MkdirAll(filepath.Join(inputs, "searches", "half"), 0o755)
-	os.WriteFile(filepath.Join(inputs, "searches", "half", "jd.md"), []byte("# JD\n"), 0o644)
-	os.WriteFile(filepath.Join(inputs, "searches", "half", "READY"), []byte(""), 0o644)
-	os.MkdirAll(filepath.Join(inputs, "searches", "odd"), 0o755)
-	os.WriteFile(filepath.Join(inputs, "searches", "odd", "READY"), []byte("tenant: [x\n"), 0o644)
-	a := app.NewLocal(data, offline.New(), nil)
-	res, err := a.Intake.HandleS3(context.Background(), s3Event("searches/half/READY", "searches/odd/READY"))
-	if err != nil {
-		t.Fatalf("an incomplete upload failed the invocation (S3 would retry it for nothing): %v", err)
+	write := func(rel, body string) {
+		t.Helper()
+		p := filepath.Join(inputs, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if len(res.Started) != 0 || len(res.Rejected) != 2 || !strings.Contains(res.Rejected[0], "searches/half/kickoff.md") || !strings.Contains(res.Rejected[1], "READY must be empty or YAML") {
-		t.Errorf("result %+v", res)
+	write("searches/acme/half/jd.md", "# JD\n")
+	write("searches/acme/half/READY", "")
+	write("searches/acme/odd/READY", "tenant: [x\n")
+	write("searches/acme/keys/READY", "tenants: x\nconcurrency: many\n")
+	write("searches/acme/frac/READY", "thresholds: {gem1: 6.5}\n")
+	write("searches/acme/spoof/READY", "tenant: globex\n")
+	write("searches/old-layout/READY", "")
+	a := app.NewLocal(data, offline.New(), nil)
+	res, err := a.Intake.HandleS3(context.Background(), s3Event("searches/acme/half/READY", "searches/acme/odd/READY",
+		"searches/acme/keys/READY", "searches/acme/frac/READY", "searches/acme/spoof/READY", "searches/old-layout/READY"))
+	if err != nil {
+		t.Fatalf("an upload that cannot start failed the invocation (S3 would retry it for nothing): %v", err)
+	}
+	want := []string{
+		"searches/acme/half/READY: searches/acme/half/: required document(s) missing: kickoff.md",
+		"searches/acme/odd/READY: READY is not valid YAML (line 1: did not find expected ',' or ']')",
+		`searches/acme/keys/READY: READY: unknown key "tenants" (allowed: tenant, concurrency, thresholds); READY: concurrency must be a whole number from 1 to 40`,
+		"searches/acme/frac/READY: thresholds.gem1: 6.5 is not a whole number (gates are whole scores; a fraction would be truncated); searches/acme/frac/: required document(s) missing: jd.md, kickoff.md",
+		`searches/acme/spoof/READY: READY names tenant "globex" but was uploaded under tenant "acme"; the folder decides, remove the tenant key`,
+		"searches/old-layout/READY: a READY marker belongs at searches/<tenant>/<search_id>/READY",
+	}
+	if len(res.Started) != 0 || strings.Join(res.Rejected, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rejected:\n got %q\nwant %q (started %v)", res.Rejected, want, res.Started)
+	}
+	for _, r := range res.Rejected {
+		if strings.Contains(r, "intake.") || strings.Contains(r, "{") || strings.Contains(r, "Go struct") {
+			t.Errorf("rejection %q leaks a Go type or a dump", r)
+		}
+	}
+	// Nothing was recorded: the global search list of acme is empty.
+	if l, err := a.Intake.List(context.Background(), "acme"); err != nil || len(l) != 0 {
+		t.Errorf("List after rejections: %v %v, want none", l, err)
+	}
+}
+
+// TestTriggerTenantComesFromThePath: the READY marker of acme's upload
+// starts acme's search; globex, whose folder holds the same search id,
+// sees nothing, and acme's execution reads only acme's documents.
+func TestTriggerTenantComesFromThePath(t *testing.T) {
+	data := t.TempDir()
+	copyExample(t, data, "acme", "demo-cfo-andina")
+	inputs, _, _ := app.LocalLayout(data)
+	os.WriteFile(filepath.Join(inputs, "searches", "acme", "demo-cfo-andina", "READY"), nil, 0o644)
+	a := app.NewLocal(data, offline.New(), nil)
+	ctx := context.Background()
+	res, err := a.Intake.HandleS3(ctx, s3Event("searches/acme/demo-cfo-andina/READY"))
+	if err != nil || len(res.Started) != 1 {
+		t.Fatalf("trigger: %+v %v", res, err)
+	}
+	if got, want := res.Started[0].Execution, starter.ExecutionName("acme", "demo-cfo-andina"); got != want {
+		t.Errorf("execution %q, want %q", got, want)
+	}
+	_, reports, _ := app.LocalLayout(data)
+	if _, err := os.Stat(filepath.Join(reports, "reports", "acme", "demo-cfo-andina", "summary.json")); err != nil {
+		t.Errorf("reports not under reports/acme/demo-cfo-andina/: %v", err)
+	}
+	if _, err := a.Intake.State(ctx, "globex", "demo-cfo-andina"); !isNotFound(err) {
+		t.Errorf("globex reads acme's search: %v", err)
+	}
+	if l, _ := a.Intake.List(ctx, "globex"); len(l) != 0 {
+		t.Errorf("globex lists %v", l)
+	}
+	if l, _ := a.Intake.List(ctx, "acme"); len(l) != 1 || l[0].SearchID != "demo-cfo-andina" || l[0].Origin != "s3" {
+		t.Errorf("acme lists %+v", l)
+	}
+}
+
+// TestBadStartBurnsNoID: a start that fails validation records nothing;
+// once the upload is fixed the same id starts normally.
+func TestBadStartBurnsNoID(t *testing.T) {
+	data := t.TempDir()
+	copyExample(t, data, "acme", "s-fix")
+	inputs, _, _ := app.LocalLayout(data)
+	kickoff := filepath.Join(inputs, "searches", "acme", "s-fix", "kickoff.md")
+	saved, err := os.ReadFile(kickoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(kickoff)
+	os.WriteFile(filepath.Join(inputs, "searches", "acme", "s-fix", "search.yaml"), []byte("search_id: s-fix\n"), 0o644)
+	a := app.NewLocal(data, offline.New(), nil)
+	ctx := context.Background()
+	req := intake.StartRequest{SearchID: "s-fix", Concurrency: 99, Thresholds: map[string]float64{"gem1": 6.5, "gem2": 11, "gem9": 1}}
+	_, err = a.Intake.Start(ctx, "acme", "api", req)
+	var rej *intake.RequestError
+	if !errors.As(err, &rej) {
+		t.Fatalf("bad start: %v, want *intake.RequestError", err)
+	}
+	wantProblems := []string{
+		"concurrency 99 is out of range 1–40",
+		"thresholds.gem1: 6.5 is not a whole number (gates are whole scores; a fraction would be truncated)",
+		"searches/acme/s-fix/: required document(s) missing: kickoff.md",
+	}
+	if strings.Join(rej.Problems, "\n") != strings.Join(wantProblems, "\n") || rej.MissingOnly {
+		t.Errorf("problems:\n got %q\nwant %q", rej.Problems, wantProblems)
+	}
+	// The documents are fixed; the request still has bad thresholds, each
+	// named (search's own Validate judges the range and the names).
+	os.WriteFile(kickoff, saved, 0o644)
+	_, err = a.Intake.Start(ctx, "acme", "api", intake.StartRequest{SearchID: "s-fix", Thresholds: map[string]float64{"gem2": 11, "gem9": 1}})
+	if !errors.As(err, &rej) || len(rej.Problems) != 2 || !strings.Contains(rej.Problems[0], "thresholds.gem2") || !strings.Contains(rej.Problems[1], "thresholds.gem9") {
+		t.Fatalf("bad thresholds: %v", err)
+	}
+	// search.yaml's own gates are checked too, every one of them.
+	yml := filepath.Join(inputs, "searches", "acme", "s-fix", "search.yaml")
+	os.WriteFile(yml, []byte("search_id: s-fix\ngates: {gem1: 11, gem4: -1}\n"), 0o644)
+	_, err = a.Intake.Start(ctx, "acme", "api", intake.StartRequest{SearchID: "s-fix"})
+	if !errors.As(err, &rej) || len(rej.Problems) != 1 || !strings.Contains(rej.Problems[0], "gates.gem1") || !strings.Contains(rej.Problems[0], "gates.gem4") {
+		t.Fatalf("bad search.yaml: %v", err)
+	}
+	os.WriteFile(yml, []byte("search_id: s-fix\n"), 0o644)
+	if l, _ := a.Intake.List(ctx, "acme"); len(l) != 0 {
+		t.Fatalf("rejected starts recorded %v", l)
+	}
+	st, err := a.Intake.Start(ctx, "acme", "api", intake.StartRequest{SearchID: "s-fix", Thresholds: map[string]float64{"gem1": 7}})
+	if err != nil || !st.Started {
+		t.Fatalf("corrected start: %+v %v, want it started", st, err)
+	}
+	state, err := a.Intake.State(ctx, "acme", "s-fix")
+	if err != nil || state.Status != "SUCCEEDED" {
+		t.Errorf("state after the corrected start: %+v %v", state, err)
+	}
+}
+
+// failingStarter records executions that end FAILED the way Step
+// Functions reports a Lambda error.
+type failingStarter struct{ intake.Starter }
+
+func (failingStarter) Describe(_ context.Context, name string) (starter.Status, error) {
+	return starter.Status{Name: name, Status: "FAILED", Error: "MandateBlockedError",
+		Cause: `{"errorMessage":"GEM5 reported critical blockers","errorType":"MandateBlockedError"}`}, nil
+}
+
+func TestStateShowsTheCauseOfAFailedExecution(t *testing.T) {
+	data := t.TempDir()
+	copyExample(t, data, "acme", "demo-cfo-andina")
+	a := app.NewLocal(data, offline.New(), nil)
+	ctx := context.Background()
+	if _, err := a.Intake.Start(ctx, "acme", "api", intake.StartRequest{SearchID: "demo-cfo-andina"}); err != nil {
+		t.Fatal(err)
+	}
+	svc := *a.Intake
+	svc.Starter = failingStarter{a.Intake.Starter}
+	st, err := svc.State(ctx, "acme", "demo-cfo-andina")
+	if err != nil || st.Status != "FAILED" || st.Error != "MandateBlockedError" || st.Cause != "GEM5 reported critical blockers" {
+		t.Errorf("state %+v %v, want FAILED with the cause's message", st, err)
 	}
 }
 
@@ -210,7 +271,7 @@ func (l *ledgerStore) Get(ctx context.Context, key string) ([]byte, bool, error)
 	return l.Memory.Get(ctx, key)
 }
 
-func (l *ledgerStore) Usage(context.Context, string) (llm.Usage, error) {
+func (l *ledgerStore) Usage(context.Context, string, string) (llm.Usage, error) {
 	return llm.Usage{Calls: 7, PromptTokens: 7000}, nil
 }
 
@@ -219,11 +280,11 @@ func TestStateReadsUsageFromTheLedger(t *testing.T) {
 	kv := &ledgerStore{Memory: store.NewMemory()}
 	reports := t.TempDir()
 	// Still running: no summary.json, one candidate already reported.
-	os.MkdirAll(filepath.Join(reports, "reports", "s1", "c-002"), 0o755)
-	os.WriteFile(filepath.Join(reports, "reports", "s1", "c-002", "report.json"), []byte(`{"decision":"DESCARTADO_GEM1","reason":"gate_gem1"}`), 0o644)
-	rec, _ := json.Marshal(intake.SearchRecord{SearchID: "s1", Tenant: "acme", Execution: "acme--s1", Input: search.StartInput{ReportPrefix: "reports/s1"}})
-	kv.PutIfAbsent(ctx, "search/s1", rec)
-	for _, k := range []string{"stage/s1/c-001/gem1/0/h1", "stage/s1/c-001/gem2/0/h2", "stage/s1/c-002/gem1/0/h3"} {
+	os.MkdirAll(filepath.Join(reports, "reports", "acme", "s1", "c-002"), 0o755)
+	os.WriteFile(filepath.Join(reports, "reports", "acme", "s1", "c-002", "report.json"), []byte(`{"decision":"DESCARTADO_GEM1","reason":"gate_gem1"}`), 0o644)
+	rec, _ := json.Marshal(intake.SearchRecord{SearchID: "s1", Tenant: "acme", Execution: "acme--s1", Input: search.StartInput{ReportPrefix: "reports/acme/s1"}})
+	kv.PutIfAbsent(ctx, "search/acme/s1", rec)
+	for _, k := range []string{"stage/acme/s1/c-001/gem1/0/h1", "stage/acme/s1/c-001/gem2/0/h2", "stage/acme/s1/c-002/gem1/0/h3"} {
 		kv.PutIfAbsent(ctx, k, []byte(`{"usage":{"calls":1}}`))
 	}
 	svc := &intake.Service{Inputs: blob.NewDir(t.TempDir()), Reports: blob.NewDir(reports), Records: kv,

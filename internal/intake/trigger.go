@@ -9,70 +9,135 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"gopkg.in/yaml.v3"
+
+	"github.com/veredicto/veredicto"
 )
 
-// ReadyFile is the optional content of searches/<id>/READY: who owns the
-// search and how to run it. An empty marker means the default tenant and
-// the protocol's defaults.
+// ReadyFile is the optional content of searches/<tenant>/<id>/READY: how to
+// run the search. An empty marker means the protocol's defaults. The tenant
+// is the folder's; a tenant key, if present, must name the same one.
 type ReadyFile struct {
-	Tenant      string         `yaml:"tenant"`
-	Concurrency int            `yaml:"concurrency"`
-	Thresholds  map[string]int `yaml:"thresholds"`
+	Tenant      string
+	Concurrency int
+	Thresholds  map[string]float64
 }
 
 // TriggerResult lists what an S3 notification started.
 type TriggerResult struct {
-	Started  []Started `json:"started"`
-	Ignored  []string  `json:"ignored"`
-	Rejected []string  `json:"rejected"` // READY markers of searches that cannot start, with why
+	Started []Started `json:"started"`
+	Ignored []string  `json:"ignored"`
+	// Rejected are READY markers of searches that cannot start, each with
+	// one sentence saying why.
+	Rejected []string `json:"rejected"`
 }
 
-// HandleS3 starts one evaluation per READY marker in the notification.
-// Other keys are ignored. A duplicated delivery finds the execution name
-// taken and starts nothing new.
+// readyKeys are the keys a READY marker may hold.
+var readyKeys = []string{"tenant", "concurrency", "thresholds"}
+
+// parseReady reads a READY marker. Its problems are sentences for the
+// person who uploaded it, never a decoder's dump.
+func parseReady(b []byte) (ReadyFile, []string) {
+	var r ReadyFile
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return r, []string{"READY is not valid YAML (" + strings.TrimPrefix(err.Error(), "yaml: ") + ")"}
+	}
+	if len(doc.Content) == 0 {
+		return r, nil // an empty marker
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return r, []string{"READY must be empty or YAML with the keys " + strings.Join(readyKeys, ", ")}
+	}
+	var problems []string
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i].Value, m.Content[i+1]
+		switch k {
+		case "tenant":
+			if v.Kind != yaml.ScalarNode || v.Decode(&r.Tenant) != nil {
+				problems = append(problems, "READY: tenant must be a name")
+			}
+		case "concurrency":
+			if v.Kind != yaml.ScalarNode || v.Decode(&r.Concurrency) != nil {
+				problems = append(problems, fmt.Sprintf("READY: concurrency must be a whole number from 1 to %d", MaxConcurrency))
+			}
+		case "thresholds":
+			if v.Kind != yaml.MappingNode || v.Decode(&r.Thresholds) != nil {
+				problems = append(problems, "READY: thresholds must map gate names (gem1, gem2, gem3, gem4, max_qa_retries) to numbers")
+			}
+		default:
+			problems = append(problems, fmt.Sprintf("READY: unknown key %q (allowed: %s)", k, strings.Join(readyKeys, ", ")))
+		}
+	}
+	return r, problems
+}
+
+// readyKey splits searches/<tenant>/<id>/READY.
+func readyKey(key string) (tenant, searchID string, ok bool) {
+	parts := strings.Split(key, "/")
+	if len(parts) != 4 || parts[0] != SearchesPrefix || parts[3] != ReadyMarker {
+		return "", "", false
+	}
+	return parts[1], parts[2], true
+}
+
+// HandleS3 starts one evaluation per READY marker in the notification; the
+// tenant is the folder the marker was uploaded to. Other keys are ignored.
+// A duplicated delivery finds the execution name taken and starts nothing
+// new. Uploads that cannot start are reported, not failed: retrying the
+// event cannot fix them.
 func (s *Service) HandleS3(ctx context.Context, ev events.S3Event) (TriggerResult, error) {
 	res := TriggerResult{Started: []Started{}, Ignored: []string{}, Rejected: []string{}}
 	var errs []error
+	reject := func(key string, problems ...string) {
+		why := strings.Join(problems, "; ")
+		s.logger().WarnContext(ctx, "search not started", "key", key, "reason", why)
+		res.Rejected = append(res.Rejected, key+": "+why)
+	}
 	for _, r := range ev.Records {
 		key, err := url.QueryUnescape(r.S3.Object.Key) // S3 event keys are URL-encoded
 		if err != nil {
-			errs = append(errs, fmt.Errorf("object key %q: %w", r.S3.Object.Key, err))
+			res.Ignored = append(res.Ignored, r.S3.Object.Key)
 			continue
 		}
-		parts := strings.Split(key, "/")
-		if !strings.HasPrefix(r.EventName, "ObjectCreated:") || len(parts) != 3 || parts[0] != SearchesPrefix || parts[2] != ReadyMarker {
+		if !strings.HasPrefix(r.EventName, "ObjectCreated:") || !strings.HasSuffix(key, "/"+ReadyMarker) {
 			res.Ignored = append(res.Ignored, key)
 			continue
 		}
-		var ready ReadyFile
+		tenant, searchID, ok := readyKey(key)
+		if !ok {
+			reject(key, "a READY marker belongs at searches/<tenant>/<search_id>/READY")
+			continue
+		}
+		if !ValidTenant(tenant) {
+			reject(key, fmt.Sprintf("the tenant folder %q must be 1–64 letters, digits, '.', '_' or '-'", tenant))
+			continue
+		}
 		b, err := s.Inputs.Get(ctx, key)
+		if errors.As(err, new(*veredicto.NotFoundError)) {
+			reject(key, "the READY marker was deleted before it could be read")
+			continue
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("read %s: %w", key, err))
 			continue
 		}
-		dec := yaml.NewDecoder(strings.NewReader(string(b)))
-		dec.KnownFields(true)
-		if err := dec.Decode(&ready); err != nil && err.Error() != "EOF" {
-			res.Rejected = append(res.Rejected, key+": READY must be empty or YAML with tenant, concurrency, thresholds: "+err.Error())
+		ready, problems := parseReady(b)
+		if ready.Tenant != "" && ready.Tenant != tenant {
+			problems = append(problems, fmt.Sprintf("READY names tenant %q but was uploaded under tenant %q; the folder decides, remove the tenant key", ready.Tenant, tenant))
+		}
+		if len(problems) > 0 {
+			reject(key, problems...)
 			continue
 		}
-		tenant := ready.Tenant
-		if tenant == "" {
-			tenant = DefaultTenant
-		}
-		st, err := s.Start(ctx, tenant, "s3", StartRequest{SearchID: parts[1], Concurrency: ready.Concurrency, Thresholds: ready.Thresholds})
-		var bad *InvalidRequestError
-		var taken *ConflictError
+		st, err := s.Start(ctx, tenant, "s3", StartRequest{SearchID: searchID, Concurrency: ready.Concurrency, Thresholds: ready.Thresholds})
+		var bad *RequestError
 		switch {
-		case errors.As(err, &bad) || errors.As(err, &taken):
-			// The upload itself is wrong (a required document missing, a
-			// bad id, another tenant's id): retrying the event cannot help,
-			// so it is reported, not failed.
-			s.logger().WarnContext(ctx, "search not started", "key", key, "reason", err.Error())
-			res.Rejected = append(res.Rejected, key+": "+err.Error())
+		case errors.As(err, &bad):
+			reject(key, bad.Problems...)
 			continue
 		case err != nil:
-			errs = append(errs, fmt.Errorf("start %s: %w", parts[1], err))
+			errs = append(errs, fmt.Errorf("start %s/%s: %w", tenant, searchID, err))
 			continue
 		}
 		res.Started = append(res.Started, st)

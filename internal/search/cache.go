@@ -21,29 +21,34 @@ const maxCachedSearches = 8
 // load reads a search once per process: documents are immutable once a
 // search is submitted, and every task of the execution needs them. A failed
 // load is not kept, so a retried task reads again.
-func (svc *Service) load(ctx context.Context, prefix, searchID string) (*Search, error) {
+func (svc *Service) load(ctx context.Context, tenant, prefix, searchID string) (*Search, error) {
+	cacheKey := tenant + "\x00" + prefix // tenant: stage keys are scoped by it
 	svc.mu.Lock()
 	if svc.searches == nil {
 		svc.searches = map[string]*loadedSearch{}
 	}
-	ls := svc.searches[prefix]
+	ls := svc.searches[cacheKey]
 	if ls == nil {
 		ls = &loadedSearch{}
-		svc.searches[prefix] = ls
-		svc.order = append(svc.order, prefix)
+		svc.searches[cacheKey] = ls
+		svc.order = append(svc.order, cacheKey)
 		if len(svc.order) > maxCachedSearches {
 			delete(svc.searches, svc.order[0])
 			svc.order = svc.order[1:]
 		}
 	}
 	svc.mu.Unlock()
-	ls.once.Do(func() { ls.s, ls.err = LoadWithin(ctx, svc.Inputs, prefix, searchID, svc.Limits) })
+	ls.once.Do(func() {
+		if ls.s, ls.err = LoadWithin(ctx, svc.Inputs, prefix, searchID, svc.Limits); ls.err == nil {
+			ls.s.Tenant = tenant
+		}
+	})
 	if ls.err != nil {
 		svc.mu.Lock()
-		if svc.searches[prefix] == ls {
-			delete(svc.searches, prefix)
+		if svc.searches[cacheKey] == ls {
+			delete(svc.searches, cacheKey)
 			for i, p := range svc.order {
-				if p == prefix {
+				if p == cacheKey {
 					svc.order = append(svc.order[:i], svc.order[i+1:]...)
 					break
 				}

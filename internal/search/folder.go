@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/blob"
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
 )
 
 // Folder reads a search folder on this machine. Unlike a plain blob.Dir it
@@ -58,7 +58,7 @@ func (f *Folder) Get(_ context.Context, key string) ([]byte, error) {
 			return nil, &veredicto.InvalidInputError{File: key, Problem: "is a symbolic link that points outside the search folder (or nowhere); refused and not read: copy the document into the folder"}
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &blob.NotFoundError{Key: key}
+			return nil, &veredicto.NotFoundError{What: "blob " + key}
 		}
 		return nil, fmt.Errorf("get %s: %w", key, err)
 	}

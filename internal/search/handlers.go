@@ -10,8 +10,8 @@ import (
 
 // StartInput is the execution input of executive_search.asl.json.
 type StartInput struct {
-	// Tenant owns the search; empty for a one-machine run. Senior reviews
-	// are recorded under it.
+	// Tenant owns the search; every stage record, ledger entry and senior
+	// review is keyed by it. Empty for a one-machine run.
 	Tenant       string         `json:"tenant,omitempty"`
 	SearchID     string         `json:"search_id"`
 	InputPrefix  string         `json:"input_prefix"`
@@ -63,7 +63,7 @@ const DefaultConcurrency = 4
 // execution input over search.yaml over the seed's defaults.
 func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err error) {
 	defer func() { err = boundary(err) }()
-	s, err := svc.load(ctx, in.InputPrefix, in.SearchID)
+	s, err := svc.load(ctx, in.Tenant, in.InputPrefix, in.SearchID)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -122,6 +122,7 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 
 // SearchTask addresses the search-level tasks.
 type SearchTask struct {
+	Tenant      string `json:"tenant"`
 	SearchID    string `json:"search_id"`
 	InputPrefix string `json:"input_prefix"`
 }
@@ -137,7 +138,7 @@ type MandateResult struct {
 // Gem5 runs the mandate analysis once per search.
 func (svc *Service) Gem5(ctx context.Context, in SearchTask) (_ MandateResult, err error) {
 	defer func() { err = boundary(err) }()
-	s, err := svc.load(ctx, in.InputPrefix, in.SearchID)
+	s, err := svc.load(ctx, in.Tenant, in.InputPrefix, in.SearchID)
 	if err != nil {
 		return MandateResult{}, err
 	}
@@ -168,6 +169,7 @@ func (svc *Service) gem5(ctx context.Context, s *Search, loadOnly bool) (Contrac
 // loop counters: gem3 is 1 after the GEM3 re-ask, qa is the GEM4 attempt
 // (0 first audit, then one per correction).
 type CandidateTask struct {
+	Tenant      string   `json:"tenant"`
 	SearchID    string   `json:"search_id"`
 	CandidateID string   `json:"candidate_id"`
 	InputPrefix string   `json:"input_prefix"`

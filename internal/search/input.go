@@ -1,23 +1,19 @@
 package search
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/veredicto/veredicto/internal/yamldoc"
 	"math"
 	"path"
 	"regexp"
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/blob"
 )
 
 // BlobReader reads the search's documents (a folder locally, S3 in AWS).
@@ -57,6 +53,9 @@ type Config struct {
 // Search is a loaded search folder: its documents, candidates and the
 // sources index every citation is checked against.
 type Search struct {
+	// Tenant owns the search (set by the loading service): stage keys and
+	// the usage ledger are scoped by it.
+	Tenant     string
 	Prefix     string
 	Docs       SearchDocs
 	Gates      Gates
@@ -236,7 +235,7 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 		}
 		b, err := r.Get(ctx, prefix+id)
 		if err != nil {
-			var nf *blob.NotFoundError
+			var nf *veredicto.NotFoundError
 			if errors.As(err, &nf) {
 				return Doc{ID: id, Missing: true}, nil
 			}
@@ -338,10 +337,10 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 }
 
 func parseConfig(b []byte, cfg *Config, g *Gates) error {
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return &veredicto.InvalidInputError{File: FileConfig, Problem: err.Error()}
+	if strings.TrimSpace(string(b)) != "" {
+		if err := yamldoc.Decode(FileConfig, b, cfg); err != nil {
+			return err
+		}
 	}
 	if cfg.Gates == nil {
 		return nil

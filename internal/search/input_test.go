@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/blob"
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
 )
 
 func writeFiles(t *testing.T, files map[string]string) string {
@@ -96,7 +96,7 @@ func TestLoadRejectsBadConfig(t *testing.T) {
 	}{
 		{"gates:\n  gem1: 11\n", "search.yaml: gates.gem1: 11 is out of range 0–10"},
 		{"gates:\n  max_qa_retries: 3\n", "gates.max_qa_retries: 3 is out of range 0–2"},
-		{"serch_id: x\n", "field serch_id not found"},
+		{"serch_id: x\n", "serch_id: is not a known field"},
 		{"search_id: 'a b'\n", "search.yaml: search_id"},
 	}
 	for _, tt := range tests {
@@ -169,7 +169,7 @@ func TestServiceRetriesAFailedLoadAndBoundsItsCache(t *testing.T) {
 		t.Fatalf("the retry reused the failed load: %v", err)
 	}
 	for i := range maxCachedSearches + 3 {
-		svc.load(ctx, fmt.Sprintf("p%d/", i), "")
+		svc.load(ctx, "", fmt.Sprintf("p%d/", i), "")
 	}
 	if n := len(svc.searches); n > maxCachedSearches || n != len(svc.order) {
 		t.Errorf("cache holds %d searches (order %d), want at most %d", n, len(svc.order), maxCachedSearches)
@@ -180,7 +180,7 @@ func TestServiceRetriesAFailedLoadAndBoundsItsCache(t *testing.T) {
 type unavailableReader struct{ BlobReader }
 
 func (unavailableReader) List(context.Context, string) ([]string, error) {
-	return nil, &blob.TransientError{Err: errors.New("S3 ListObjectsV2: 503 SlowDown")}
+	return nil, &veredicto.TransientError{Err: errors.New("S3 ListObjectsV2: 503 SlowDown")}
 }
 
 func TestStorageOutageLeavesTheTaskAsTransientError(t *testing.T) {
@@ -208,7 +208,7 @@ func TestBoundaryKeepsTheChainsName(t *testing.T) {
 	}{
 		{"wrapped invalid input", fmt.Errorf("validate: %w", invalid), veredicto.NameInvalidInput},
 		{"joined missing input", errors.Join(errors.New("x"), &veredicto.MissingInputError{Files: []string{"jd.md"}}), veredicto.NameMissingInput},
-		{"wrapped blob transient", fmt.Errorf("get: %w", &blob.TransientError{Err: errors.New("503")}), veredicto.NameTransient},
+		{"wrapped storage transient", fmt.Errorf("get: %w", &veredicto.TransientError{Op: "get blob", Err: errors.New("503")}), veredicto.NameTransient},
 		{"wrapped llm transient", fmt.Errorf("gem1: %w", &veredicto.TransientError{Op: "complete", Err: errors.New("429")}), veredicto.NameTransient},
 		{"bare llm transient", &veredicto.TransientError{Op: "complete", Err: errors.New("429")}, veredicto.NameTransient},
 		{"invalid output", &InvalidOutputError{Agent: "gem1", Problem: "x"}, "InvalidOutputError"},
@@ -240,7 +240,7 @@ func TestParseStageKey(t *testing.T) {
 		{AgentCorrection, 1, "c-1", "correction_1"}, {AgentGem5, 0, "", "gem5"},
 	}
 	for _, tt := range tests {
-		cand, stage, ok := ParseStageKey(stageKey("s-1", tt.cand, tt.agent, tt.attempt, "abc"))
+		cand, stage, ok := ParseStageKey(stageKey("acme", "s-1", tt.cand, tt.agent, tt.attempt, "abc"))
 		wantCand := tt.cand
 		if wantCand == "" {
 			wantCand = "-"
@@ -249,7 +249,7 @@ func TestParseStageKey(t *testing.T) {
 			t.Errorf("%s/%d: got %q %q %v, want %q %q", tt.agent, tt.attempt, cand, stage, ok, wantCand, tt.want)
 		}
 	}
-	for _, bad := range []string{"search/s-1", "stage/s-1/c/gem1/x/h", "stage/s-1/c/gem1/0"} {
+	for _, bad := range []string{"search/s-1", "stage/t/s-1/c/gem1/x/h", "stage/t/s-1/c/gem1/0", "stage/s-1/c/gem1/0/h"} {
 		if _, _, ok := ParseStageKey(bad); ok {
 			t.Errorf("%q parsed as a stage key", bad)
 		}

@@ -169,7 +169,7 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 			return CandidateResult{}, err
 		}
 	}
-	s, err := svc.load(ctx, t.InputPrefix, t.SearchID)
+	s, err := svc.load(ctx, t.Tenant, t.InputPrefix, t.SearchID)
 	if err != nil {
 		return CandidateResult{}, err
 	}

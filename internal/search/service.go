@@ -2,13 +2,11 @@ package search
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/blob"
 )
 
 // BlobWriter stores reports (a folder locally, S3 in AWS).
@@ -73,8 +71,7 @@ func boundary(err error) error {
 	if err == nil || transientType(err) {
 		return err
 	}
-	var bt *blob.TransientError
-	if veredicto.ErrorName(err) == veredicto.NameTransient || errors.As(err, &bt) {
+	if veredicto.ErrorName(err) == veredicto.NameTransient {
 		return &veredicto.TransientError{Err: err}
 	}
 	return err
@@ -84,7 +81,7 @@ func boundary(err error) error {
 // transient kinds.
 func transientType(err error) bool {
 	switch err.(type) {
-	case *veredicto.TransientError, *blob.TransientError:
+	case *veredicto.TransientError:
 		return true
 	}
 	return false

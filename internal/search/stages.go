@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/veredicto/veredicto"
@@ -50,26 +49,11 @@ func checksum(output []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func stageKey(searchID, candidateID, stage string, attempt int, hash string) string {
+func stageKey(tenant, searchID, candidateID, stage string, attempt int, hash string) string {
 	if candidateID == "" {
 		candidateID = "-"
 	}
-	return fmt.Sprintf("stage/%s/%s/%s/%d/%s", searchID, candidateID, stage, attempt, hash)
-}
-
-// ParseStageKey reads a stage record key back: the candidate ("-" for
-// search-level stages such as gem5) and the stage name as reports show it
-// ("gem4_retry_1", "correction_1", "gem3_reask").
-func ParseStageKey(key string) (candidateID, stage string, ok bool) {
-	parts := strings.Split(key, "/")
-	if len(parts) != 6 || parts[0] != "stage" {
-		return "", "", false
-	}
-	attempt, err := strconv.Atoi(parts[4])
-	if err != nil {
-		return "", "", false
-	}
-	return parts[2], stageName(parts[3], attempt), true
+	return stagePrefix(tenant, searchID) + fmt.Sprintf("%s/%s/%d/%s", candidateID, stage, attempt, hash)
 }
 
 // chainHash hashes the parts that determine a stage's output.
@@ -112,7 +96,7 @@ func stageName(agent string, attempt int) string {
 // on the first stored record.
 func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, agent string, attempt int, hash string,
 	call func() (Answer[C], llm.Usage, error)) (Contract[C], StageRecord, error) {
-	key := stageKey(s.Docs.SearchID, candidateID, agent, attempt, hash)
+	key := stageKey(s.Tenant, s.Docs.SearchID, candidateID, agent, attempt, hash)
 	rec, c, free, err := readStage[C](ctx, svc, key)
 	if err != nil || free == "" {
 		return c, rec, err
@@ -172,7 +156,7 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 	// Only the write that stored the stage books its cost, so a retried
 	// task never counts a call twice.
 	if ledger, ok := svc.Store.(UsageLedger); ok && usage.Calls > 0 {
-		if err := ledger.AddUsage(ctx, s.Docs.SearchID, usage); err != nil {
+		if err := ledger.AddUsage(ctx, s.Tenant, s.Docs.SearchID, usage); err != nil {
 			svc.logger().WarnContext(ctx, "usage ledger", "search_id", s.Docs.SearchID, "stage", rec.Stage, "error", err)
 		}
 	}
@@ -180,9 +164,9 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 }
 
 // UsageLedger is an optional capability of the context store: a running
-// total of tokens and cost per search (DynamoDB in AWS).
+// total of tokens and cost per tenant's search (DynamoDB in AWS).
 type UsageLedger interface {
-	AddUsage(ctx context.Context, searchID string, u llm.Usage) error
+	AddUsage(ctx context.Context, tenant, searchID string, u llm.Usage) error
 }
 
 // maxRepairs bounds the repair slots of one stage key.

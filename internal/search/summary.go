@@ -13,6 +13,7 @@ import (
 
 // SummaryTask writes the search summary from the candidates' results.
 type SummaryTask struct {
+	Tenant       string            `json:"tenant"`
 	SearchID     string            `json:"search_id"`
 	InputPrefix  string            `json:"input_prefix"`
 	ReportPrefix string            `json:"report_prefix"`
@@ -161,7 +162,7 @@ func round3(f float64) float64 {
 // Summarize writes summary.json and summary.md.
 func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, err error) {
 	defer func() { err = boundary(err) }()
-	s, err := svc.load(ctx, t.InputPrefix, t.SearchID)
+	s, err := svc.load(ctx, t.Tenant, t.InputPrefix, t.SearchID)
 	if err != nil {
 		return Metrics{}, err
 	}

@@ -14,12 +14,12 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
-	"github.com/veredicto/veredicto/internal/blob"
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
-	"github.com/veredicto/veredicto/internal/store"
+	store "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/statemachines"
 )
 

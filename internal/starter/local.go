@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
 )
 
@@ -77,5 +78,5 @@ func (l *Local) Describe(ctx context.Context, name string) (Status, error) {
 			return st, nil
 		}
 	}
-	return Status{}, &NotFoundError{Name: name}
+	return Status{}, &veredicto.NotFoundError{What: "execution " + name}
 }

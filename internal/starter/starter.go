@@ -18,6 +18,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/awsretry"
 )
 
 // Execution is a started (or already existing) execution.
@@ -37,24 +40,21 @@ type Status struct {
 	Cause     string    `json:"cause,omitempty"`
 }
 
-// NotFoundError is an execution name with no execution.
-type NotFoundError struct{ Name string }
-
-func (e *NotFoundError) Error() string { return fmt.Sprintf("execution %q not found", e.Name) }
-
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
 // ExecutionName is the deterministic name of a search's evaluation for a
-// tenant: Step Functions allows 80 characters of [A-Za-z0-9_-]; a longer or
-// rewritten name ends in a hash of the original so distinct searches never
-// share a name.
+// tenant: Step Functions allows 80 characters of [A-Za-z0-9_-]. It is
+// "<tenant>--<search>" when that is short and unambiguous; a longer or
+// rewritten name, or a tenant that itself holds "--" (so "x--y"+"z" and
+// "x"+"y--z" would meet), ends in a hash of the pair, so two tenants'
+// searches never share an execution.
 func ExecutionName(tenant, searchID string) string {
 	raw := tenant + "--" + searchID
 	name := unsafeName.ReplaceAllString(raw, "_")
-	if name == raw && len(name) <= 80 {
+	if name == raw && len(name) <= 80 && !strings.Contains(tenant, "--") {
 		return name
 	}
-	sum := sha256.Sum256([]byte(raw))
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%d:%s%s", len(tenant), tenant, searchID)))
 	h := hex.EncodeToString(sum[:])[:12]
 	if len(name) > 67 {
 		name = name[:67]
@@ -100,7 +100,7 @@ func (s *SFN) Start(ctx context.Context, name string, input []byte) (Execution, 
 	case errors.As(err, &exists):
 		return Execution{Name: name, ARN: s.executionARN(name), Started: false}, nil
 	case err != nil:
-		return Execution{}, fmt.Errorf("start execution %s: %w", name, err)
+		return Execution{}, fmt.Errorf("start execution %s: %w", name, awsretry.Classify(err))
 	}
 	return Execution{Name: name, ARN: aws.ToString(out.ExecutionArn), Started: true}, nil
 }
@@ -110,10 +110,10 @@ func (s *SFN) Describe(ctx context.Context, name string) (Status, error) {
 	out, err := s.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(s.executionARN(name))})
 	var missing *types.ExecutionDoesNotExist
 	if errors.As(err, &missing) {
-		return Status{}, &NotFoundError{Name: name}
+		return Status{}, &veredicto.NotFoundError{What: "execution " + name}
 	}
 	if err != nil {
-		return Status{}, fmt.Errorf("describe execution %s: %w", name, err)
+		return Status{}, fmt.Errorf("describe execution %s: %w", name, awsretry.Classify(err))
 	}
 	return Status{
 		Name: name, Status: string(out.Status), StartedAt: aws.ToTime(out.StartDate), StoppedAt: aws.ToTime(out.StopDate),

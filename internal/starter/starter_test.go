@@ -14,8 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
-	"github.com/veredicto/veredicto/internal/store"
+	store "github.com/veredicto/veredicto/internal/store/file"
 )
 
 const smARN = "arn:aws:states:us-east-1:123456789012:stateMachine:ExecutiveSearch"
@@ -26,6 +27,8 @@ type fakeSFN struct {
 	mu      sync.Mutex
 	started map[string]string // name → input
 	calls   int
+	// throttle answers every call with ThrottlingException.
+	throttle bool
 }
 
 func (f *fakeSFN) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -38,6 +41,10 @@ func (f *fakeSFN) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fail := func(code int, typ, msg string) {
 		w.WriteHeader(code)
 		json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
+	}
+	if f.throttle {
+		fail(400, "ThrottlingException", "Rate exceeded")
+		return
 	}
 	switch r.Header.Get("X-Amz-Target") {
 	case "AWSStepFunctions.StartExecution":
@@ -105,7 +112,7 @@ func TestSFNStartIsIdempotentByName(t *testing.T) {
 	if err != nil || st.Status != "RUNNING" || st.Name != name {
 		t.Errorf("describe: %+v %v", st, err)
 	}
-	var nf *NotFoundError
+	var nf *veredicto.NotFoundError
 	if _, err := s.Describe(ctx, "nope"); !errors.As(err, &nf) {
 		t.Errorf("describe unknown: %v, want NotFoundError", err)
 	}
@@ -118,6 +125,10 @@ func TestExecutionName(t *testing.T) {
 	a, b := ExecutionName("acme", "búsqueda 1"), ExecutionName("acme", "búsqueda_1")
 	if a == b {
 		t.Errorf("rewritten names collide: %q", a)
+	}
+	// A tenant may hold "--"; its names must not meet another tenant's.
+	if a, b := ExecutionName("x--y", "z"), ExecutionName("x", "y--z"); a == b {
+		t.Errorf("tenants x--y and x share the execution %q", a)
 	}
 	long := ExecutionName("tenant", strings.Repeat("x", 200))
 	if len(long) > 80 || !regexpOK(long) {
@@ -147,5 +158,33 @@ func TestLocalStartRunsOnce(t *testing.T) {
 	st, err := l.Describe(ctx, "acme--s1")
 	if err != nil || st.Status != "SUCCEEDED" {
 		t.Errorf("describe: %+v %v", st, err)
+	}
+}
+
+// TestSFNOutageIsTransient: a Step Functions failure worth retrying
+// (throttling that outlasted the client's retries) is a TransientError, so
+// the trigger's event is retried and the API answers 503; a call that can
+// never succeed keeps its own error.
+func TestSFNOutageIsTransient(t *testing.T) {
+	s, f := newSFN(t)
+	ctx := context.Background()
+	f.throttle = true
+	_, startErr := s.Start(ctx, "acme--s-1", []byte(`{}`))
+	_, descErr := s.Describe(ctx, "acme--s-1")
+	f.throttle = false
+	_, missingSM := NewSFN(s.client, smARN+"-gone").Start(ctx, "acme--s-1", []byte(`{}`))
+	tests := []struct {
+		name      string
+		err       error
+		transient bool
+	}{
+		{"throttled start", startErr, true},
+		{"throttled describe", descErr, true},
+		{"no such state machine", missingSM, false},
+	}
+	for _, tt := range tests {
+		if got := veredicto.ErrorName(tt.err) == veredicto.NameTransient; tt.err == nil || got != tt.transient {
+			t.Errorf("%s: %v transient %v, want %v", tt.name, tt.err, got, tt.transient)
+		}
 	}
 }

@@ -4,21 +4,16 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/dynalite"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -28,167 +23,26 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/s3blob"
+	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
+	"github.com/veredicto/veredicto/internal/search"
 )
 
-var _ Large = (*s3blob.Store)(nil)
-
-// dynalite is the package's DynamoDB peer: one process started on first
-// use and stopped by TestMain.
-var dynalite struct {
-	once     sync.Once
-	endpoint string
-	missing  string // why dynalite cannot run here (not installed)
-	err      error
-	cmd      *exec.Cmd
-	exited   chan struct{}
-}
+var (
+	_ Large                = (*s3blob.Store)(nil)
+	_ search.UsageLedger   = (*Store)(nil)
+	_ search.UsageReader   = (*Store)(nil)
+	_ search.ProgressStore = (*Store)(nil)
+)
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	stopDynalite()
+	dynalite.Stop()
 	os.Exit(code)
 }
 
-func stopDynalite() {
-	if dynalite.cmd == nil {
-		return
-	}
-	_ = dynalite.cmd.Process.Kill()
-	<-dynalite.exited
-}
-
-// dynamoClient returns a client for the package's dynalite, starting it on
-// first use. Without dynalite installed the test is skipped, or fails
-// when CI is set.
-func dynamoClient(t *testing.T) *dynamodb.Client {
-	t.Helper()
-	dynalite.once.Do(startDynalite)
-	if dynalite.missing != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal(dynalite.missing)
-		}
-		t.Skip(dynalite.missing)
-	}
-	if dynalite.err != nil {
-		t.Fatalf("start dynalite: %v", dynalite.err)
-	}
-	return dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-		BaseEndpoint: aws.String(dynalite.endpoint),
-	})
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// dynaliteCLI is the script named by "bin" in dynalite's package.json.
-func dynaliteCLI(pkgDir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(pkgDir, "package.json"))
-	if err != nil {
-		return "", err
-	}
-	var pkg struct {
-		Bin json.RawMessage `json:"bin"`
-	}
-	if err := json.Unmarshal(b, &pkg); err != nil {
-		return "", fmt.Errorf("dynalite package.json: %w", err)
-	}
-	var one string
-	if err := json.Unmarshal(pkg.Bin, &one); err == nil && one != "" {
-		return filepath.Join(pkgDir, one), nil
-	}
-	var many map[string]string
-	if err := json.Unmarshal(pkg.Bin, &many); err == nil && many["dynalite"] != "" {
-		return filepath.Join(pkgDir, many["dynalite"]), nil
-	}
-	return "", fmt.Errorf("dynalite package.json has no usable \"bin\": %s", pkg.Bin)
-}
-
-func startDynalite() {
-	root, err := repoRoot()
-	if err != nil {
-		dynalite.err = err
-		return
-	}
-	node := filepath.Join(root, "node_modules", ".bin", "node")
-	pkgDir := filepath.Join(root, "node_modules", "dynalite")
-	_, errNode := os.Stat(node)
-	_, errPkg := os.Stat(filepath.Join(pkgDir, "package.json"))
-	if errNode != nil || errPkg != nil {
-		dynalite.missing = fmt.Sprintf("dynalite or node 22 is not installed in %s: run `npm ci` in %s", filepath.Join(root, "node_modules"), root)
-		return
-	}
-	cli, err := dynaliteCLI(pkgDir)
-	if err != nil {
-		dynalite.err = err
-		return
-	}
-	// The free port can be taken between probing and dynalite's bind: try
-	// a few.
-	for range 3 {
-		if dynalite.err = launchDynalite(node, cli); dynalite.err == nil {
-			return
-		}
-	}
-}
-
-func launchDynalite(node, cli string) error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-
-	var out bytes.Buffer
-	cmd := exec.Command(node, cli, "--host", "127.0.0.1", "--port", port,
-		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("run %s: %w", node, err)
-	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-
-	addr := net.JoinHostPort("127.0.0.1", port)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		select {
-		case <-exited:
-			return fmt.Errorf("dynalite exited before listening on %s: %v\n%s", addr, waitErr, out.String())
-		default:
-		}
-		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-			c.Close()
-			dynalite.cmd, dynalite.exited, dynalite.endpoint = cmd, exited, "http://"+addr
-			return nil
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			<-exited
-			return fmt.Errorf("dynalite did not listen on %s within 10s\n%s", addr, out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// dynamoClient returns a client for the test binary's dynalite (started on
+// first use; skipped without npm tools, failing under CI).
+func dynamoClient(t *testing.T) *dynamodb.Client { return dynalite.Client(t) }
 
 var tableSeq atomic.Int64
 
@@ -483,7 +337,7 @@ func TestDynamoUsage(t *testing.T) {
 	ctx := t.Context()
 	st, _, _ := newStore(t, nil)
 
-	if u, err := st.Usage(ctx, "unknown"); err != nil || u != (veredicto.Usage{}) {
+	if u, err := st.Usage(ctx, "acme", "unknown"); err != nil || u != (veredicto.Usage{}) {
 		t.Fatalf("Usage of unknown search: got %+v, %v; want zero", u, err)
 	}
 	adds := []veredicto.Usage{
@@ -491,36 +345,75 @@ func TestDynamoUsage(t *testing.T) {
 		{Calls: 2, PromptTokens: 800, CachedTokens: 0, CompletionTokens: 150, CostUSD: 0.2},
 	}
 	for _, u := range adds {
-		if err := st.AddUsage(ctx, "s-1", u); err != nil {
+		if err := st.AddUsage(ctx, "acme", "s-1", u); err != nil {
 			t.Fatalf("AddUsage: %v", err)
 		}
 	}
 	want := veredicto.Usage{Calls: 3, PromptTokens: 2000, CachedTokens: 1000, CompletionTokens: 450, CostUSD: 0.3}
-	if got, err := st.Usage(ctx, "s-1"); err != nil || got != want {
+	if got, err := st.Usage(ctx, "acme", "s-1"); err != nil || got != want {
 		t.Fatalf("Usage: got %+v, %v; want %+v (exact)", got, err, want)
+	}
+	// Another tenant's search of the same id has its own ledger.
+	if got, err := st.Usage(ctx, "globex", "s-1"); err != nil || got != (veredicto.Usage{}) {
+		t.Errorf("Usage of globex/s-1: got %+v, %v; want zero", got, err)
 	}
 
 	// Concurrent adds accumulate exactly.
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			if err := st.AddUsage(ctx, "s-2", veredicto.Usage{Calls: 1, PromptTokens: 7, CostUSD: 0.000123}); err != nil {
+			if err := st.AddUsage(ctx, "acme", "s-2", veredicto.Usage{Calls: 1, PromptTokens: 7, CostUSD: 0.000123}); err != nil {
 				t.Errorf("AddUsage: %v", err)
 			}
 		})
 	}
 	wg.Wait()
 	want = veredicto.Usage{Calls: 10, PromptTokens: 70, CostUSD: 0.00123}
-	if got, err := st.Usage(ctx, "s-2"); err != nil || got != want {
+	if got, err := st.Usage(ctx, "acme", "s-2"); err != nil || got != want {
 		t.Errorf("Usage after concurrent adds: got %+v, %v; want %+v", got, err, want)
 	}
 	// The ledger is not a context-store key.
-	if keys, err := st.List(ctx, "usage/s-1/"); err != nil || len(keys) != 0 {
-		t.Errorf("List usage/s-1/: got %q, %v; want nothing", keys, err)
+	if keys, err := st.List(ctx, "usage/acme/"); err == nil || len(keys) != 0 {
+		t.Errorf("List usage/acme/: got %q, %v; want an error", keys, err)
 	}
-	for _, bad := range []string{"", "a/b"} {
-		if err := st.AddUsage(ctx, bad, veredicto.Usage{Calls: 1}); err == nil {
-			t.Errorf("AddUsage(%q): got nil error, want one", bad)
+	for _, bad := range [][2]string{{"acme", ""}, {"acme", "a/b"}, {"a/b", "s-1"}} {
+		if err := st.AddUsage(ctx, bad[0], bad[1], veredicto.Usage{Calls: 1}); err == nil {
+			t.Errorf("AddUsage(%q, %q): got nil error, want one", bad[0], bad[1])
 		}
+	}
+}
+
+// TestDynamoProgressIsScopedByTenant reads a search's progress from
+// DynamoDB: one Query of the tenant's partition, never another tenant's
+// records or a search whose id merely starts the same, usage from the
+// tenant's ledger.
+func TestDynamoProgressIsScopedByTenant(t *testing.T) {
+	ctx := t.Context()
+	st, _, _ := newStore(t, nil)
+	for _, k := range []string{
+		"stage/acme/s-1/c-1/gem1/0/h", "stage/acme/s-1/c-1/gem4/0/h", "stage/acme/s-1/c-1/correction/1/h",
+		"stage/acme/s-1/c-1/gem4/1/h", "stage/acme/s-1/-/gem5/0/h",
+		"stage/acme/s-10/c-2/gem1/0/h", "stage/globex/s-1/c-3/gem1/0/h",
+	} {
+		if _, err := st.PutIfAbsent(ctx, k, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.AddUsage(ctx, "acme", "s-1", veredicto.Usage{Calls: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AddUsage(ctx, "globex", "s-1", veredicto.Usage{Calls: 9}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := search.Progress(ctx, st, "acme", "s-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Candidates) != 1 || p.Candidates[0].CandidateID != "c-1" ||
+		strings.Join(p.Candidates[0].Stages, " ") != "gem1 gem4 correction_1 gem4_retry_1" {
+		t.Errorf("candidates %+v, want only acme/s-1's c-1 in protocol order", p.Candidates)
+	}
+	if p.Usage.Calls != 4 {
+		t.Errorf("usage %+v, want acme/s-1's ledger (4 calls)", p.Usage)
 	}
 }

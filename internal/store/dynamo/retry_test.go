@@ -2,11 +2,11 @@ package dynamo
 
 import (
 	"context"
+	"github.com/veredicto/veredicto"
 	"sync"
 	"testing"
 
-	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/blob"
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/offline"
 	"github.com/veredicto/veredicto/internal/search"
 )
@@ -47,11 +47,11 @@ func TestDynamoRetriedTaskDoesNotCallTheLLMAgain(t *testing.T) {
 	kv, _, _ := newStore(t, newLarge(t))
 	an := &billedAnalyst{Analyst: &offline.Analyst{Year: 2026}, calls: map[string]int{}}
 	newService := func() *search.Service { // a fresh Lambda instance per attempt
-		return &search.Service{Inputs: blob.NewDir("../../examples/search-demo"), Reports: blob.NewDir(t.TempDir()),
+		return &search.Service{Inputs: blob.NewDir("../../../examples/search-demo"), Reports: blob.NewDir(t.TempDir()),
 			Store: kv, Analyst: an, PromptVersions: func(a string) string { return a + "@test" }}
 	}
 	ctx := context.Background()
-	task := search.CandidateTask{SearchID: "demo-cfo-andina", CandidateID: "c-001"}
+	task := search.CandidateTask{Tenant: "acme", SearchID: "demo-cfo-andina", CandidateID: "c-001"}
 	first, err := newService().Gem1(ctx, task)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestDynamoRetriedTaskDoesNotCallTheLLMAgain(t *testing.T) {
 	if an.calls["gem1"] != 1 || an.calls["gem5"] != 1 {
 		t.Errorf("LLM calls %v, want gem1 and gem5 once each", an.calls)
 	}
-	u, err := kv.Usage(ctx, "demo-cfo-andina")
+	u, err := kv.Usage(ctx, "acme", "demo-cfo-andina")
 	if err != nil {
 		t.Fatal(err)
 	}

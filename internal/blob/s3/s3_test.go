@@ -1,4 +1,4 @@
-package s3blob
+package s3
 
 import (
 	"bytes"
@@ -14,28 +14,28 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/veredicto/veredicto/internal/blob"
+	"github.com/veredicto/veredicto"
 )
 
 // newFakeS3 starts an in-process gofakes3 server on 127.0.0.1, creates
 // bucket and returns a client for it. The server stops with the test.
-func newFakeS3(t *testing.T, bucket string) *s3.Client {
+func newFakeS3(t *testing.T, bucket string) *awss3.Client {
 	t.Helper()
 	// httptest binds 127.0.0.1.
 	srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
 	t.Cleanup(srv.Close)
 
-	client := s3.New(s3.Options{
+	client := awss3.New(awss3.Options{
 		Region:       "us-east-1",
 		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
 		BaseEndpoint: aws.String(srv.URL),
 		UsePathStyle: true,
 	})
-	if _, err := client.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+	if _, err := client.CreateBucket(t.Context(), &awss3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatalf("create bucket %s: %v", bucket, err)
 	}
 	return client
@@ -47,9 +47,9 @@ func TestS3GetPutList(t *testing.T) {
 	st := New(client, "docs", "reports/")
 
 	_, err := st.Get(ctx, "s-1/missing.md")
-	var nf *blob.NotFoundError
-	if !errors.As(err, &nf) || nf.Key != "s-1/missing.md" {
-		t.Fatalf("Get missing: got %v, want *blob.NotFoundError for s-1/missing.md", err)
+	var nf *veredicto.NotFoundError
+	if !errors.As(err, &nf) || nf.What != "blob s-1/missing.md" {
+		t.Fatalf("Get missing: got %v, want *veredicto.NotFoundError for s-1/missing.md", err)
 	}
 
 	want := []byte("# Report\n")
@@ -61,7 +61,7 @@ func TestS3GetPutList(t *testing.T) {
 		t.Fatalf("Get: got %q, %v; want %q", got, err, want)
 	}
 	// The object sits under the store prefix, with its content type.
-	raw, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("docs"), Key: aws.String("reports/s-1/report.md")})
+	raw, err := client.GetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String("docs"), Key: aws.String("reports/s-1/report.md")})
 	if err != nil {
 		t.Fatalf("raw GetObject: %v", err)
 	}
@@ -113,7 +113,7 @@ func TestS3ListPrefixAndPagination(t *testing.T) {
 		}
 	}
 	for _, raw := range []string{"other/s-1/x.md", "reports/s-1/folder/", "reports/s-1//double.md"} {
-		if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("docs"), Key: aws.String(raw), Body: strings.NewReader("x")}); err != nil {
+		if _, err := client.PutObject(ctx, &awss3.PutObjectInput{Bucket: aws.String("docs"), Key: aws.String(raw), Body: strings.NewReader("x")}); err != nil {
 			t.Fatalf("raw PutObject %s: %v", raw, err)
 		}
 	}
@@ -158,7 +158,7 @@ type countingLists struct {
 	calls atomic.Int64
 }
 
-func (c *countingLists) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
+func (c *countingLists) ListObjectsV2(ctx context.Context, in *awss3.ListObjectsV2Input, optFns ...func(*awss3.Options)) (*awss3.ListObjectsV2Output, error) {
 	c.calls.Add(1)
 	return c.API.ListObjectsV2(ctx, in, optFns...)
 }

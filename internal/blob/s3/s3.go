@@ -1,6 +1,6 @@
 // Package s3blob is the blob store on S3: the same keys, layout and methods
 // as blob.Dir, with objects in one bucket under an optional key prefix.
-package s3blob
+package s3
 
 import (
 	"bytes"
@@ -16,22 +16,22 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/awsretry"
-	"github.com/veredicto/veredicto/internal/blob"
 )
 
 // API is the part of the S3 client the store uses.
 type API interface {
-	GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
-	PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
-	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	GetObject(ctx context.Context, in *awss3.GetObjectInput, optFns ...func(*awss3.Options)) (*awss3.GetObjectOutput, error)
+	PutObject(ctx context.Context, in *awss3.PutObjectInput, optFns ...func(*awss3.Options)) (*awss3.PutObjectOutput, error)
+	ListObjectsV2(ctx context.Context, in *awss3.ListObjectsV2Input, optFns ...func(*awss3.Options)) (*awss3.ListObjectsV2Output, error)
 }
 
-var _ API = (*s3.Client)(nil)
+var _ API = (*awss3.Client)(nil)
 
 // Store is a blob store in one S3 bucket. Key "a/b.md" is object
 // prefix+"a/b.md". It is immutable after New and safe for concurrent use.
@@ -66,16 +66,16 @@ func cleanKey(op, key string) (string, error) {
 	return clean, nil
 }
 
-// Get reads an object. A missing object is a *blob.NotFoundError.
+// Get reads an object. A missing object is a *veredicto.NotFoundError.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	k, err := cleanKey("get", key)
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.prefix + k)})
+	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.prefix + k)})
 	if err != nil {
 		if isNotFound(err) {
-			return nil, &blob.NotFoundError{Key: key}
+			return nil, &veredicto.NotFoundError{What: "blob " + key}
 		}
 		return nil, fmt.Errorf("get blob %s: %w", key, awsretry.Classify(err))
 	}
@@ -92,12 +92,12 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 // starting with ".") and anything that is not a clean key (such as "dir/"
 // folder markers), so every listed key can be passed to Get.
 func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
-	in := &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix + prefix)}
+	in := &awss3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix + prefix)}
 	if s.pageSize > 0 {
 		in.MaxKeys = aws.Int32(s.pageSize)
 	}
 	var keys []string
-	p := s3.NewListObjectsV2Paginator(s.client, in)
+	p := awss3.NewListObjectsV2Paginator(s.client, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
@@ -177,8 +177,8 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte, conten
 	}
 }
 
-func (s *Store) putInput(k string, data []byte, contentType string) *s3.PutObjectInput {
-	in := &s3.PutObjectInput{
+func (s *Store) putInput(k string, data []byte, contentType string) *awss3.PutObjectInput {
+	in := &awss3.PutObjectInput{
 		Bucket:        aws.String(s.bucket),
 		Key:           aws.String(s.prefix + k),
 		Body:          bytes.NewReader(data),

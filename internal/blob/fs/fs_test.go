@@ -1,10 +1,12 @@
-package blob
+package fs
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/veredicto/veredicto"
 )
 
 func TestDirPutGetList(t *testing.T) {
@@ -26,7 +28,7 @@ func TestDirPutGetList(t *testing.T) {
 	if fmt.Sprint(keys) != "[searches/s1/candidates/c1/cv.md searches/s1/jd.md]" {
 		t.Errorf("List = %v", keys)
 	}
-	var nf *NotFoundError
+	var nf *veredicto.NotFoundError
 	if _, err := d.Get(ctx, "searches/s1/nope.md"); !errors.As(err, &nf) {
 		t.Errorf("Get missing: %v, want *NotFoundError", err)
 	}

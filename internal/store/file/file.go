@@ -1,7 +1,7 @@
 // Package store is the context store: stage outputs, the usage ledger and
 // other small records, written once per key with single-item conditional
 // writes (DynamoDB in AWS, a folder on this machine).
-package store
+package file
 
 import (
 	"context"

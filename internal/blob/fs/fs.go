@@ -1,22 +1,20 @@
-// Package blob holds documents and reports: a folder on this machine, or S3
-// in AWS (same keys, same layout).
-package blob
+// Package fs is the blob store on the local filesystem: documents and
+// reports under a folder, with the same keys and layout as the S3 adapter
+// (internal/blob/s3). A missing key is a *veredicto.NotFoundError.
+package fs
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/veredicto/veredicto"
 )
-
-// NotFoundError is a key with no object.
-type NotFoundError struct{ Key string }
-
-func (e *NotFoundError) Error() string { return fmt.Sprintf("blob %q not found", e.Key) }
 
 // Dir is a blob store rooted at a folder: key "a/b.md" is file root/a/b.md.
 // Writes go to a temporary file renamed into place, so a reader never sees
@@ -27,9 +25,6 @@ type Dir struct {
 
 // NewDir returns a store rooted at root (created on first write).
 func NewDir(root string) *Dir { return &Dir{root: root} }
-
-// Root is the folder behind the store.
-func (d *Dir) Root() string { return d.root }
 
 func (d *Dir) path(key string) (string, error) {
 	clean := filepath.ToSlash(filepath.Clean("/" + key))[1:]
@@ -46,8 +41,8 @@ func (d *Dir) Get(_ context.Context, key string) ([]byte, error) {
 		return nil, err
 	}
 	b, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &NotFoundError{Key: key}
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, &veredicto.NotFoundError{What: "blob " + key}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get blob %s: %w", key, err)
@@ -58,16 +53,16 @@ func (d *Dir) Get(_ context.Context, key string) ([]byte, error) {
 // List returns the keys under prefix, sorted.
 func (d *Dir) List(_ context.Context, prefix string) ([]string, error) {
 	var keys []string
-	err := filepath.WalkDir(d.root, func(p string, e fs.DirEntry, err error) error {
+	err := filepath.WalkDir(d.root, func(p string, e iofs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p == d.root {
-				return fs.SkipAll
+			if errors.Is(err, iofs.ErrNotExist) && p == d.root {
+				return iofs.SkipAll
 			}
 			return err
 		}
 		if e.IsDir() {
 			if strings.HasPrefix(e.Name(), ".") && p != d.root {
-				return fs.SkipDir
+				return iofs.SkipDir
 			}
 			return nil
 		}
@@ -114,13 +109,3 @@ func (d *Dir) Put(_ context.Context, key string, data []byte, _ string) error {
 	}
 	return nil
 }
-
-// TransientError is a storage failure worth retrying: throttling, a server
-// error, a timeout. Its name is the ASL error name the workflows retry
-// (the same name as the LLM layer's), so a task that failed on storage is
-// retried with backoff instead of failing the candidate.
-type TransientError struct{ Err error }
-
-func (e *TransientError) Error() string { return e.Err.Error() }
-
-func (e *TransientError) Unwrap() error { return e.Err }

@@ -1,4 +1,4 @@
-package flags
+package httpapi
 
 import (
 	"context"
@@ -9,18 +9,20 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/veredicto/veredicto/internal/flags"
 )
 
-func postFlags(t *testing.T, body string) events.APIGatewayV2HTTPResponse {
+type flagsResponse struct {
+	StatusCode int
+	Body       string
+}
+
+func postFlags(t *testing.T, body string) flagsResponse {
 	t.Helper()
-	h := &Handler{Judge: OfflineJudge{}, Now: func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }}
-	req := events.APIGatewayV2HTTPRequest{RawPath: "/flags", Body: body}
-	req.RequestContext.HTTP.Method = "POST"
-	resp, err := h.Handle(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
+	rt := &Router{Judge: flags.OfflineJudge{}, Now: func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }}
+	resp := rt.Serve(context.Background(), Request{Method: "POST", Path: "/flags", Body: []byte(body)})
+	return flagsResponse{resp.Status, string(resp.Body)}
 }
 
 func TestHTTPHandlerClassifiesTheExampleEvent(t *testing.T) {
@@ -33,7 +35,7 @@ func TestHTTPHandlerClassifiesTheExampleEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp := postFlags(t, ev.Body)
-	var got Flags
+	var got flags.Flags
 	if err := json.Unmarshal([]byte(resp.Body), &got); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("%d %s %v", resp.StatusCode, resp.Body, err)
 	}

@@ -5,10 +5,12 @@
 //
 // One table holds everything. Partition key pk (S) is a key's first two path
 // segments, sort key sk (S) the rest ("#" when there is no rest), so
-// "stage/s-1/c-001/gem1/0/abc" is pk "stage/s-1", sk "c-001/gem1/0/abc", and
-// all records of one search can be listed with one Query. The value is
+// "stage/acme/s-1/c-001/gem1/0/abc" is pk "stage/acme", sk
+// "s-1/c-001/gem1/0/abc": a tenant's records share a partition and never
+// another tenant's, and all records of one search are one Query (sk
+// begins_with "s-1/"). The value is
 // attribute v (B), or ref (S), the blob key of a value stored in Large. The
-// usage ledger of search S is the item pk "usage/S", sk "#".
+// usage ledger of tenant T's search S is the item pk "usage/T", sk "S".
 package dynamo
 
 import (
@@ -17,6 +19,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/veredicto/veredicto"
 	"math"
 	"slices"
 	"sort"
@@ -28,7 +31,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/awsretry"
 )
 
@@ -281,6 +283,9 @@ func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
 	if len(parts) < 3 || parts[0] == "" || parts[1] == "" {
 		return nil, fmt.Errorf("dynamo list %s: prefix must start with two complete segments, like \"stage/<search>/\"", prefix)
 	}
+	if parts[0] == usageNamespace {
+		return nil, fmt.Errorf("dynamo list %s: the %s/ namespace is the usage ledger, read with Usage", prefix, usageNamespace)
+	}
 	pk, rest := parts[0]+"/"+parts[1], parts[2]
 	in := &dynamodb.QueryInput{
 		TableName:                aws.String(s.table),
@@ -322,20 +327,26 @@ func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
 // microUSD is one US dollar in the ledger's unit.
 const microUSD = 1_000_000
 
-func usageKey(searchID string) (map[string]types.AttributeValue, error) {
-	if searchID == "" || strings.Contains(searchID, "/") {
+func usageKey(tenant, searchID string) (map[string]types.AttributeValue, error) {
+	if tenant == "" {
+		tenant = "-" // a one-machine run, as in the stage keys
+	}
+	if strings.Contains(tenant, "/") {
+		return nil, fmt.Errorf("tenant %q must contain no \"/\"", tenant)
+	}
+	if searchID == "" || strings.Contains(searchID, "/") || searchID == emptySK {
 		return nil, fmt.Errorf("search id %q must be non-empty and contain no \"/\"", searchID)
 	}
-	return itemKey(usageNamespace+"/"+searchID, emptySK), nil
+	return itemKey(usageNamespace+"/"+tenant, searchID), nil
 }
 
-// AddUsage adds u to the ledger of searchID with one atomic UpdateItem
+// AddUsage adds u to the ledger of the tenant's searchID with one atomic UpdateItem
 // (ADD), so concurrent tasks accumulate exactly. The cost is kept as
 // integer micro-dollars, so sums do not drift; each call's cost is rounded
 // to the nearest micro-dollar. ADD is not idempotent: call it once per
 // persisted stage record (for example only when PutIfAbsent wrote).
-func (s *Store) AddUsage(ctx context.Context, searchID string, u veredicto.Usage) error {
-	key, err := usageKey(searchID)
+func (s *Store) AddUsage(ctx context.Context, tenant, searchID string, u veredicto.Usage) error {
+	key, err := usageKey(tenant, searchID)
 	if err != nil {
 		return fmt.Errorf("dynamo add usage %s: %w", searchID, awsretry.Classify(err))
 	}
@@ -364,10 +375,10 @@ func (s *Store) AddUsage(ctx context.Context, searchID string, u veredicto.Usage
 	return nil
 }
 
-// Usage returns the ledger of searchID (read consistently); zero when the
+// Usage returns the ledger of the tenant's searchID (read consistently); zero when the
 // search has none.
-func (s *Store) Usage(ctx context.Context, searchID string) (veredicto.Usage, error) {
-	key, err := usageKey(searchID)
+func (s *Store) Usage(ctx context.Context, tenant, searchID string) (veredicto.Usage, error) {
+	key, err := usageKey(tenant, searchID)
 	if err != nil {
 		return veredicto.Usage{}, fmt.Errorf("dynamo usage %s: %w", searchID, awsretry.Classify(err))
 	}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/intake"
+)
+
+// TestServeRunsTheProjectAsAUserWould starts the whole assembled server
+// (control plane, HTTP API, auth, event stream) on a loopback port and uses
+// it as a client would: a tenant uploads a search, starts it through
+// POST /searches (which goes through the server's own Step Functions API),
+// reads its state and replays its event stream; another tenant and an
+// anonymous caller see nothing.
+func TestServeRunsTheProjectAsAUserWould(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	data := t.TempDir()
+	inputs, _, _ := app.LocalLayout(data)
+	copyDir(t, filepath.Join("..", "..", "examples", "search-demo"), filepath.Join(inputs, "searches", "acme", "demo-cfo-andina"))
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	srv, _, err := assemble(ctx, serveConfig{data: data, template: filepath.Join("..", "..", "template.yaml")}, base, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go hs.Serve(ln)
+	defer hs.Close()
+
+	key, err := auth.LoadOrCreateKey(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := func(tenant string) string {
+		now := time.Now()
+		tok, err := auth.SignHS256(key, auth.Claims{Subject: "test", Tenant: tenant, Issuer: LocalIssuer, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}, auth.DefaultTenantClaim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	call := func(method, path, tok, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	acme, zeta := token("acme"), token("zeta")
+
+	if st, body := call("POST", "/searches", acme, `{"search_id":"demo-cfo-andina"}`); st != http.StatusAccepted || !strings.Contains(body, `"started": true`) {
+		t.Fatalf("start: %d %s", st, body)
+	}
+	var state intake.SearchState
+	for i := 0; i < 300; i++ { // the offline run takes about a second; bounded at 30 s
+		_, body := call("GET", "/searches/demo-cfo-andina", acme, "")
+		if err := json.Unmarshal([]byte(body), &state); err != nil {
+			t.Fatalf("state: %v: %s", err, body)
+		}
+		if state.Status != "RUNNING" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if state.Status != "SUCCEEDED" || len(state.Candidates) != 6 {
+		t.Fatalf("state %s with %d candidates, want SUCCEEDED with 6", state.Status, len(state.Candidates))
+	}
+
+	// The finished execution's stream replays every event once, in order,
+	// ends with finish, and closes.
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/events?execution=acme--demo-cfo-andina", nil)
+	req.Header.Set("Authorization", "Bearer "+acme)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("content type %q", ct)
+	}
+	var ids []string
+	var last struct {
+		Type   string `json:"type"`
+		Status string `json:"status"`
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			ids = append(ids, id)
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			json.Unmarshal([]byte(d), &last)
+		}
+	}
+	if len(ids) < 20 || last.Type != "finish" {
+		t.Fatalf("stream: %d events, last %+v; want the whole run ending in finish", len(ids), last)
+	}
+	for i, id := range ids {
+		if want := strconv.Itoa(i + 1); id != want {
+			t.Fatalf("event %d has id %s, want %s (ids are dense and ordered)", i, id, want)
+		}
+	}
+
+	// Another tenant and an anonymous caller see nothing.
+	for _, tt := range []struct {
+		path, tok string
+		status    int
+	}{
+		{"/searches/demo-cfo-andina", zeta, http.StatusNotFound},
+		{"/api/events?execution=acme--demo-cfo-andina", zeta, http.StatusNotFound},
+		{"/api/confirmations", zeta, http.StatusOK},
+		{"/searches/demo-cfo-andina", "", http.StatusUnauthorized},
+		{"/api/confirmations", "", http.StatusUnauthorized},
+	} {
+		if st, body := call("GET", tt.path, tt.tok, ""); st != tt.status {
+			t.Errorf("GET %s: %d %s, want %d", tt.path, st, body, tt.status)
+		}
+	}
+}

@@ -1,0 +1,448 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/veredicto/veredicto/internal/asl"
+)
+
+func sfnClient(endpoint string) *sfn.Client {
+	return sfn.New(sfn.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("x", "x", ""),
+		APIOptions: []func(*middleware.Stack) error{func(s *middleware.Stack) error {
+			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("NoHostPrefix",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					return next.HandleInitialize(smithyhttp.DisableEndpointHostPrefix(ctx, true), in)
+				}), middleware.Before)
+		}},
+	})
+}
+
+// copyDir copies a folder tree (the example search into a data folder).
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// serveProcess is `veredicto serve` running as a subprocess.
+type serveProcess struct {
+	cmd *exec.Cmd
+	log bytes.Buffer
+}
+
+func startServe(t *testing.T, bin, addr, data string) *serveProcess {
+	t.Helper()
+	p := &serveProcess{}
+	p.cmd = exec.Command(bin, "serve", "--addr", addr, "--data", data, "--template", "../../template.yaml")
+	p.cmd.Env = append(os.Environ(), "OPENAI_API_KEY=")
+	p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.kill() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not answer /healthz: %v\n%s", err, p.log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// kill is kill -9 of the server's PID.
+func (p *serveProcess) kill() {
+	if p.cmd.ProcessState == nil {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+	}
+}
+
+func historyOf(t *testing.T, c *sfn.Client, arn string) []types.HistoryEvent {
+	t.Helper()
+	var all []types.HistoryEvent
+	pg := sfn.NewGetExecutionHistoryPaginator(c, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(arn), MaxResults: 100})
+	for pg.HasMorePages() {
+		page, err := pg.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("GetExecutionHistory: %v", err)
+		}
+		all = append(all, page.Events...)
+	}
+	return all
+}
+
+// waitForEvent polls the history until an event matches.
+func waitForEvent(t *testing.T, c *sfn.Client, arn string, match func(types.HistoryEvent) bool) types.HistoryEvent {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		events := historyOf(t, c, arn)
+		for _, ev := range events {
+			if match(ev) {
+				return ev
+			}
+		}
+		ended := len(events) > 0 && strings.HasPrefix(string(events[len(events)-1].Type), "Execution") && events[len(events)-1].Type != types.HistoryEventTypeExecutionStarted
+		if ended || time.Now().After(deadline) {
+			var seen []string
+			for _, ev := range events {
+				seen = append(seen, string(ev.Type))
+			}
+			last, _ := json.Marshal(events[len(events)-1])
+			t.Fatalf("no matching event in the history of %s: %s; last %s", arn, strings.Join(seen, " "), last)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+const durableDef = `{"StartAt":"Prepare","States":{
+  "Prepare":{"Type":"Pass","Parameters":{"search_id":"demo-cfo-andina","input_prefix":"searches/demo-cfo-andina"},"ResultPath":"$.search","Next":"Check"},
+  "Check":{"Type":"Task","Resource":"${ValidateFunctionArn}","InputPath":"$.search","ResultSelector":{"candidates.$":"$.candidates"},"ResultPath":"$.plan","Next":"Pause"},
+  "Pause":{"Type":"Wait","Seconds":2,"Next":"Ask"},
+  "Ask":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+         "Parameters":{"FunctionName":"ValidateFunction","Payload":{"search_id":"demo-cfo-andina","input_prefix":"searches/demo-cfo-andina","token.$":"$$.Task.Token"}},
+         "ResultPath":"$.answer","Next":"Done"},
+  "Done":{"Type":"Pass","End":true}}}`
+
+// TestServeDurable kills the server (kill -9) during a Wait and again while
+// a task token waits, restarts it on the same data each time, resolves the
+// token and checks the execution succeeded with each state entered once and
+// the completed Task invoked once.
+func TestServeDurable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the CLI and runs it as a subprocess")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "veredicto")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	data := filepath.Join(tmp, "data")
+	copyDir(t, "../../examples/search-demo", filepath.Join(data, "inputs", "searches", "demo-cfo-andina"))
+	addr := freeAddr(t)
+	c := sfnClient("http://" + addr)
+	ctx := context.Background()
+
+	srv := startServe(t, bin, addr, data)
+	list, err := c.ListStateMachines(ctx, &sfn.ListStateMachinesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, sm := range list.StateMachines {
+		names = append(names, aws.ToString(sm.Name))
+	}
+	if got := strings.Join(names, " "); got != "ExecutiveSearchStateMachine GatesDemoStateMachine" {
+		t.Errorf("template machines %s", got)
+	}
+	sm, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("Durable"), Definition: aws.String(durableDef), RoleArn: aws.String("arn:aws:iam::000000000000:role/x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: sm.StateMachineArn, Name: aws.String("d1"), Input: aws.String(`{"tenant":"acme"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := aws.ToString(x.ExecutionArn)
+	waitForEvent(t, c, arn, func(ev types.HistoryEvent) bool { return ev.Type == types.HistoryEventTypeWaitStateEntered })
+	srv.kill()
+
+	srv = startServe(t, bin, addr, data)
+	scheduled := waitForEvent(t, c, arn, func(ev types.HistoryEvent) bool { return ev.Type == types.HistoryEventTypeTaskScheduled })
+	var params struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(aws.ToString(scheduled.TaskScheduledEventDetails.Parameters)), &params); err != nil || params.Token == "" {
+		t.Fatalf("no token in the TaskScheduled parameters %s: %v", aws.ToString(scheduled.TaskScheduledEventDetails.Parameters), err)
+	}
+	srv.kill()
+
+	srv = startServe(t, bin, addr, data)
+	defer srv.kill()
+	if _, err := c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(params.Token), Output: aws.String(`{"approved":true}`)}); err != nil {
+		t.Fatalf("SendTaskSuccess after two restarts: %v\n%s", err, srv.log.String())
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var out *sfn.DescribeExecutionOutput
+	for {
+		out, err = c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Status != types.ExecutionStatusRunning || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out.Status != types.ExecutionStatusSucceeded {
+		t.Fatalf("status %s (%s: %s)", out.Status, aws.ToString(out.Error), aws.ToString(out.Cause))
+	}
+	if !strings.Contains(aws.ToString(out.Output), `"answer":{"approved":true}`) || !strings.Contains(aws.ToString(out.Output), `"c-001"`) {
+		t.Errorf("output %s", aws.ToString(out.Output))
+	}
+	events := historyOf(t, c, arn)
+	var entered []string
+	count := map[types.HistoryEventType]int{}
+	for i, ev := range events {
+		if ev.Id != int64(i+1) {
+			t.Errorf("event %d has id %d: lost or duplicated events", i+1, ev.Id)
+		}
+		count[ev.Type]++
+		if ev.StateEnteredEventDetails != nil {
+			entered = append(entered, aws.ToString(ev.StateEnteredEventDetails.Name))
+		}
+	}
+	if got, want := strings.Join(entered, " "), "Prepare Check Pause Ask Done"; got != want {
+		t.Errorf("states entered %s, want each once: %s", got, want)
+	}
+	for typ, want := range map[types.HistoryEventType]int{
+		types.HistoryEventTypeExecutionStarted: 1, types.HistoryEventTypeLambdaFunctionScheduled: 1, types.HistoryEventTypeLambdaFunctionSucceeded: 1,
+		types.HistoryEventTypeTaskScheduled: 1, types.HistoryEventTypeTaskSucceeded: 1, types.HistoryEventTypeExecutionSucceeded: 1,
+	} {
+		if count[typ] != want {
+			t.Errorf("%d %s events, want %d", count[typ], typ, want)
+		}
+	}
+}
+
+// TestServeAWSCLI drives the server with the AWS CLI (v1 of the image, or
+// any aws on the PATH that honours AWS_DISABLE_HOST_PREFIX_INJECTION).
+func TestServeAWSCLI(t *testing.T) {
+	awsBin, err := exec.LookPath("aws")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the AWS CLI is required in CI: %v", err)
+		}
+		t.Skipf("no AWS CLI on the PATH: %v", err)
+	}
+	tokens := make(chan string, 4)
+	reg := asl.NewRegistry()
+	reg.Register("NotifyFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+		var p struct{ Token string }
+		json.Unmarshal(in, &p)
+		tokens <- p.Token
+		return nil, nil
+	})
+	ctx := context.Background()
+	s, err := newServer(ctx, serveConfig{data: t.TempDir(), template: "../../template.yaml"}, reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil {
+		t.Fatal("the template's machines bind to the catalog: a registry without them must be refused")
+	}
+	s, err = newServer(ctx, serveConfig{data: t.TempDir(), template: "no-such-template.yaml"}, reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+
+	run := func(args ...string) (map[string]any, error) {
+		cmd := exec.Command(awsBin, append([]string{"stepfunctions", "--endpoint-url", hs.URL, "--output", "json"}, args...)...)
+		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=x", "AWS_DEFAULT_REGION=us-east-1",
+			"AWS_DISABLE_HOST_PREFIX_INJECTION=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PAGER=")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("aws %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+		}
+		var out map[string]any
+		if stdout.Len() > 0 {
+			if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+				return nil, fmt.Errorf("aws %s: output %q: %v", args[0], stdout.String(), err)
+			}
+		}
+		return out, nil
+	}
+	must := func(args ...string) map[string]any {
+		t.Helper()
+		out, err := run(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	def := `{"StartAt":"Ask","States":{"Ask":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+	  "Parameters":{"FunctionName":"NotifyFunction","Payload":{"token.$":"$$.Task.Token"}},"End":true}}}`
+	sm := must("create-state-machine", "--name", "Cli", "--definition", def, "--role-arn", "arn:aws:iam::000000000000:role/x")
+	smARN, _ := sm["stateMachineArn"].(string)
+	x := must("start-execution", "--state-machine-arn", smARN, "--name", "c1", "--input", `{"tenant":"t1"}`)
+	arn, _ := x["executionArn"].(string)
+	token := func() string {
+		t.Helper()
+		select {
+		case tok := <-tokens:
+			return tok
+		case <-time.After(30 * time.Second):
+			t.Fatal("no task token reached the handler")
+			return ""
+		}
+	}
+	must("send-task-success", "--task-token", token(), "--task-output", `{"done":true}`)
+	var d map[string]any
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		d = must("describe-execution", "--execution-arn", arn)
+		if d["status"] != "RUNNING" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if d["status"] != "SUCCEEDED" || d["output"] != `{"done":true}` {
+		t.Errorf("describe-execution: %v", d)
+	}
+	h := must("get-execution-history", "--execution-arn", arn)
+	evs, _ := h["events"].([]any)
+	if len(evs) != 6 {
+		t.Errorf("get-execution-history: %d events, want 6: %v", len(evs), h)
+	}
+	// stop a second execution while it waits
+	y := must("start-execution", "--state-machine-arn", smARN, "--name", "c2")
+	token()
+	yarn, _ := y["executionArn"].(string)
+	must("stop-execution", "--execution-arn", yarn, "--error", "Operator", "--cause", "enough")
+	if d := must("describe-execution", "--execution-arn", yarn); d["status"] != "ABORTED" || d["error"] != "Operator" {
+		t.Errorf("after stop-execution: %v", d)
+	}
+	ts := must("test-state", "--definition", `{"Type":"Pass","Result":{"a":1},"Next":"N"}`, "--role-arn", "arn:aws:iam::000000000000:role/x", "--input", `{}`)
+	if ts["status"] != "SUCCEEDED" || ts["output"] != `{"a":1}` || ts["nextState"] != "N" {
+		t.Errorf("test-state: %v", ts)
+	}
+	ls := must("list-executions", "--state-machine-arn", smARN)
+	if execs, _ := ls["executions"].([]any); len(execs) != 2 {
+		t.Errorf("list-executions: %v", ls)
+	}
+	for _, tt := range []struct {
+		args []string
+		code string
+	}{
+		{[]string{"describe-execution", "--execution-arn", "bad"}, "InvalidArn"},
+		{[]string{"describe-state-machine", "--state-machine-arn", smARN + "Nope"}, "StateMachineDoesNotExist"},
+		{[]string{"send-task-success", "--task-token", "bad", "--task-output", "{}"}, "InvalidToken"},
+		{[]string{"start-execution", "--state-machine-arn", smARN, "--name", "c1", "--input", `{"other":1}`}, "ExecutionAlreadyExists"},
+		{[]string{"create-state-machine", "--name", "Broken", "--definition", `{"StartAt":"X","States":{}}`, "--role-arn", "arn:aws:iam::000000000000:role/x"}, "InvalidDefinition"},
+	} {
+		_, err := run(tt.args...)
+		if err == nil || !regexp.MustCompile(`\(`+tt.code+`\)`).MatchString(err.Error()) {
+			t.Errorf("aws %s: %v, want (%s)", tt.args[0], err, tt.code)
+		}
+	}
+}
+
+// TestServeRoutes checks the server's routes: /healthz and the Step
+// Functions API are open, every mounted handler sits behind Auth, and
+// unmounted paths are 404.
+func TestServeRoutes(t *testing.T) {
+	ctx := context.Background()
+	s, err := newServer(ctx, serveConfig{data: t.TempDir(), template: "no-such-template.yaml"}, asl.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	named := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, name+" "+r.URL.Path) })
+	}
+	s.Mounts = serverMounts{Events: named("events"), Confirmations: named("confirmations"), Searches: named("searches"), Flags: named("flags"),
+		Auth: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") != "Bearer ok" {
+					http.Error(w, "unauthorized", http.StatusUnauthorized)
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		}}
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	tests := []struct {
+		method, path, auth, target string
+		status                     int
+		body                       string // a prefix of the body
+	}{
+		{"GET", "/healthz", "", "", 200, "ok"},
+		{"POST", "/", "", "AWSStepFunctions.ListStateMachines", 200, `{"stateMachines":[]}`},
+		{"GET", "/api/events?execution=x", "", "", 401, "unauthorized"},
+		{"GET", "/api/events?execution=x", "Bearer ok", "", 200, "events /api/events"},
+		{"POST", "/api/confirmations", "Bearer ok", "", 200, "confirmations /api/confirmations"},
+		{"GET", "/searches/s-1/candidates/c-1/report", "Bearer ok", "", 200, "searches /searches/s-1/candidates/c-1/report"},
+		{"POST", "/searches", "", "", 401, "unauthorized"},
+		{"POST", "/flags", "Bearer ok", "", 200, "flags /flags"},
+		{"GET", "/elsewhere", "Bearer ok", "", 404, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, hs.URL+tt.path, strings.NewReader("{}"))
+			if tt.auth != "" {
+				req.Header.Set("Authorization", tt.auth)
+			}
+			if tt.target != "" {
+				req.Header.Set("X-Amz-Target", tt.target)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status || !strings.HasPrefix(string(b), tt.body) {
+				t.Errorf("got %d %q, want %d %q…", resp.StatusCode, b, tt.status, tt.body)
+			}
+		})
+	}
+}

@@ -1,0 +1,36 @@
+package control
+
+import "fmt"
+
+// Error codes, named exactly as the Step Functions API names its errors, so
+// the protocol layer reports them as they are.
+const (
+	CodeStateMachineDoesNotExist = "StateMachineDoesNotExist"
+	CodeStateMachineExists       = "StateMachineAlreadyExists"
+	CodeExecutionDoesNotExist    = "ExecutionDoesNotExist"
+	CodeExecutionAlreadyExists   = "ExecutionAlreadyExists"
+	CodeExecutionLimitExceeded   = "ExecutionLimitExceeded"
+	CodeInvalidArn               = "InvalidArn"
+	CodeInvalidName              = "InvalidName"
+	CodeInvalidDefinition        = "InvalidDefinition"
+	CodeInvalidExecutionInput    = "InvalidExecutionInput"
+	CodeInvalidOutput            = "InvalidOutput"
+	CodeInvalidToken             = "InvalidToken"
+	CodeTaskDoesNotExist         = "TaskDoesNotExist"
+	CodeTaskTimedOut             = "TaskTimedOut"
+	CodeValidation               = "ValidationException"
+	CodeServiceUnavailable       = "ServiceUnavailable"
+)
+
+// Error is a refusal the Step Functions API would give: Code is the API's
+// error name (one of the Code constants), Message says what was wrong.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,396 @@
+package control
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/asl"
+)
+
+// recorder persists one execution's history as the engine emits it and,
+// for a resumed execution, answers the engine's replay hooks from the
+// recorded history.
+//
+// Replay is deterministic: the engine re-runs the definition from the
+// recorded input, emitting the same events in the same order within each
+// scope. An event is identified by its type, scope, state and Map index
+// plus how many times that combination occurred before; the first n
+// occurrences of a combination that the history holds n times were already
+// persisted and are not persisted (nor passed to OnHistory) again.
+type recorder struct {
+	m    *Manager
+	e    *execution
+	path string
+
+	mu          sync.Mutex
+	nextID      int            // id of the last persisted event
+	lastRoot    int            // last persisted event id of the root scope
+	lastByScope map[string]int // … of each nested scope (allocated on first use)
+	end         *asl.Result    // a terminal event in the recorded history
+	rp          *replayState   // nil for an execution with nothing recorded
+
+	// Entries for the Tasks in flight only (a handful at once): small
+	// association lists cost far less than maps across many executions.
+	resource pairs[string]      // scope|state → resource of the scheduled attempt
+	open     pairs[string]      // scope|state → token of a callback attempt awaiting its outcome
+	resolved pairs[*resolution] // token → accepted SendTask*
+	hookRan  pairs[bool]        // token → Task hook ran without an outcome: the engine waits on it
+}
+
+// replayState is what a resumed execution replays from; a fresh execution
+// has none, which keeps many waiting executions small.
+type replayState struct {
+	recorded map[string]int // event key → occurrences persisted before this run
+	seen     map[string]int // event key → occurrences emitted in this run
+
+	// keyed by scope|state, in execution order
+	tasks      map[string][]*taskRecord
+	taskCalls  map[string]int
+	waits      map[string][]time.Time
+	waitCalls  map[string]int
+	tokensRec  map[string][]string
+	tokenCalls map[string]int
+
+	// tokens handed out whose Task has no recorded outcome: accepted by
+	// SendTask* from the moment the server is back, before the replay
+	// reaches them
+	waiting pairs[string]
+}
+
+type taskRecord struct {
+	scheduled time.Time
+	done      bool
+	output    any
+	err       *asl.StatesError
+	timedOut  bool
+}
+
+func newRecorder(m *Manager, e *execution) *recorder {
+	return &recorder{m: m, e: e, path: filepath.Join(e.dir, "history.jsonl")}
+}
+
+// pairs is a small association list.
+type pairs[V any] []pair[V]
+
+type pair[V any] struct {
+	k string
+	v V
+}
+
+func (p pairs[V]) get(k string) (V, bool) {
+	for _, e := range p {
+		if e.k == k {
+			return e.v, true
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+func (p *pairs[V]) set(k string, v V) {
+	for i := range *p {
+		if (*p)[i].k == k {
+			(*p)[i].v = v
+			return
+		}
+	}
+	*p = append(*p, pair[V]{k, v})
+}
+
+func (p *pairs[V]) del(k string) {
+	for i, e := range *p {
+		if e.k == k {
+			*p = append((*p)[:i], (*p)[i+1:]...)
+			return
+		}
+	}
+}
+
+// setLast records the last persisted event of a scope.
+func (r *recorder) setLast(scope string, id int) {
+	if scope == "" {
+		r.lastRoot = id
+		return
+	}
+	if r.lastByScope == nil {
+		r.lastByScope = map[string]int{}
+	}
+	r.lastByScope[scope] = id
+}
+
+// previous is the id Step Functions' previousEventId points at: the last
+// event of the same scope, else the last event.
+func (r *recorder) previous(scope string) int {
+	if scope == "" && r.lastRoot > 0 {
+		return r.lastRoot
+	}
+	if id, ok := r.lastByScope[scope]; ok && scope != "" {
+		return id
+	}
+	return r.nextID
+}
+
+func eventKey(ev *asl.Event) string {
+	k := ev.Type + "|" + ev.Scope + "|" + ev.State
+	if ev.Index != nil {
+		k += "|" + strconv.Itoa(*ev.Index)
+	}
+	return k
+}
+
+func stateKey(scope, state string) string { return scope + "|" + state }
+
+// load reads the recorded history (cutting off a record a crash left
+// unfinished) and builds the replay indexes.
+func (r *recorder) load() error {
+	rp := &replayState{recorded: map[string]int{}, seen: map[string]int{}, tasks: map[string][]*taskRecord{}, taskCalls: map[string]int{},
+		waits: map[string][]time.Time{}, waitCalls: map[string]int{}, tokensRec: map[string][]string{}, tokenCalls: map[string]int{}}
+	r.rp = rp
+	return readLines(r.path, true, func(l line) error {
+		switch {
+		case l.Event != nil:
+			ev := l.Event
+			rp.recorded[eventKey(ev)]++
+			r.nextID = ev.ID
+			r.setLast(ev.Scope, ev.ID)
+			k := stateKey(ev.Scope, ev.State)
+			switch ev.Type {
+			case "TaskScheduled":
+				rp.tasks[k] = append(rp.tasks[k], &taskRecord{scheduled: ev.Timestamp})
+			case "TaskSucceeded", "TaskFailed", "TaskTimedOut":
+				rp.waiting.del(k)
+				if list := rp.tasks[k]; len(list) > 0 {
+					t := list[len(list)-1]
+					t.done = true
+					switch ev.Type {
+					case "TaskSucceeded":
+						t.output = ev.Output
+					case "TaskTimedOut":
+						t.timedOut = true
+						t.err = &asl.StatesError{Name: ev.Error, Cause: ev.Cause}
+					default:
+						t.err = &asl.StatesError{Name: ev.Error, Cause: ev.Cause}
+					}
+				}
+			case "WaitStateEntered":
+				rp.waits[k] = append(rp.waits[k], ev.Timestamp)
+			case "ExecutionSucceeded":
+				out, err := json.Marshal(ev.Output)
+				if err != nil {
+					return err
+				}
+				r.end = &asl.Result{Status: asl.StatusSucceeded, Output: out}
+			case "ExecutionFailed":
+				r.end = &asl.Result{Status: asl.StatusFailed, Error: ev.Error, Cause: ev.Cause}
+			case "ExecutionTimedOut":
+				r.end = &asl.Result{Status: asl.StatusTimedOut, Error: ev.Error, Cause: ev.Cause}
+			case "ExecutionAborted":
+				r.end = &asl.Result{Status: asl.StatusAborted, Error: ev.Error, Cause: ev.Cause}
+			}
+		case l.Token != nil:
+			k := stateKey(l.Token.Scope, l.Token.State)
+			rp.tokensRec[k] = append(rp.tokensRec[k], l.Token.Token)
+			rp.waiting.set(k, l.Token.Token)
+		case l.Resolved != nil:
+			r.resolved.set(l.Resolved.Token, l.Resolved)
+		}
+		return nil
+	})
+}
+
+func (r *recorder) ended() *asl.Result { return r.end }
+
+// onEvent is the engine's OnEvent.
+func (r *recorder) onEvent(ev asl.Event) {
+	if r.m.isClosed() {
+		return // Close: the execution stays where its history says
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch ev.Type {
+	case "TaskScheduled":
+		r.resource.set(stateKey(ev.Scope, ev.State), ev.Resource)
+	case "TaskSucceeded", "TaskFailed", "TaskTimedOut":
+		k := stateKey(ev.Scope, ev.State)
+		ev.Resource, _ = r.resource.get(k) // outcome events name their resource, as Step Functions' do
+		r.resource.del(k)
+		if tok, ok := r.open.get(k); ok {
+			r.open.del(k)
+			r.resolved.del(tok)
+			r.hookRan.del(tok)
+			r.m.dropToken(tok)
+		}
+	}
+	if rp := r.rp; rp != nil {
+		key := eventKey(&ev)
+		rp.seen[key]++
+		if rp.seen[key] <= rp.recorded[key] {
+			return // persisted before the restart
+		}
+	}
+	if ev.Type == "ExecutionAborted" {
+		r.m.mu.Lock()
+		ev.Error, ev.Cause = r.e.stopErr, r.e.stopWhy
+		r.m.mu.Unlock()
+	}
+	if r.nextID >= MaxHistoryEvents {
+		if r.nextID == MaxHistoryEvents {
+			r.m.log.Error("execution history is full; later events are not recorded", "execution", r.e.arn, "limit", MaxHistoryEvents)
+		}
+		r.nextID++
+		return
+	}
+	prev := r.previous(ev.Scope)
+	ev.ID = r.nextID + 1
+	if err := appendLine(r.path, line{Event: &ev, Prev: prev}); err != nil {
+		r.m.log.Error("persist history event", "execution", r.e.arn, "event", ev.Type, "error", err)
+		return
+	}
+	r.nextID = ev.ID
+	r.setLast(ev.Scope, ev.ID)
+	if r.m.cfg.OnHistory != nil {
+		r.m.cfg.OnHistory(r.e.tenant, r.e.arn, ev)
+	}
+}
+
+func (r *recorder) durable() *asl.Durable {
+	return &asl.Durable{Token: r.token, Task: r.task, WaitStart: r.waitStart}
+}
+
+// token returns the recorded token of a callback attempt or persists a new
+// one before the handler can hand it out.
+func (r *recorder) token(c asl.Call) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := stateKey(c.Scope, c.State)
+	var tok string
+	if rp := r.rp; rp != nil {
+		i := rp.tokenCalls[k]
+		rp.tokenCalls[k]++
+		if i < len(rp.tokensRec[k]) {
+			tok = rp.tokensRec[k][i]
+		}
+	}
+	if tok == "" {
+		tok = newTaskToken(r.e.arn)
+		if err := appendLine(r.path, line{Token: &tokenLine{Token: tok, Scope: c.Scope, State: c.State}}); err != nil {
+			r.m.log.Error("persist task token", "execution", r.e.arn, "state", c.State, "error", err)
+		}
+	}
+	r.open.set(k, tok)
+	r.m.addToken(tok, r)
+	return tok
+}
+
+// task answers the engine's Task hook.
+func (r *recorder) task(c asl.Call) asl.TaskReplay {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := stateKey(c.Scope, c.State)
+	var rep asl.TaskReplay
+	if rp := r.rp; rp != nil {
+		i := rp.taskCalls[k]
+		rp.taskCalls[k]++
+		if i < len(rp.tasks[k]) {
+			t := rp.tasks[k][i]
+			if t.done {
+				return asl.TaskReplay{Done: true, Output: t.output, Err: t.err, TimedOut: t.timedOut}
+			}
+			rep.Scheduled = t.scheduled
+		}
+	}
+	if tok, ok := r.open.get(k); ok {
+		if res, _ := r.resolved.get(tok); res != nil {
+			// accepted before the restart, its outcome not yet recorded
+			return res.replay()
+		}
+		r.hookRan.set(tok, true)
+	}
+	return rep
+}
+
+func (res *resolution) replay() asl.TaskReplay {
+	if res.Failed {
+		return asl.TaskReplay{Done: true, Err: &asl.StatesError{Name: res.Error, Cause: res.Cause}}
+	}
+	var v any
+	if err := json.Unmarshal(res.Output, &v); err != nil {
+		return asl.TaskReplay{Done: true, Err: &asl.StatesError{Name: asl.ErrRuntime, Cause: "recorded task output is not JSON: " + err.Error()}}
+	}
+	return asl.TaskReplay{Done: true, Output: v}
+}
+
+func (r *recorder) waitStart(c asl.Call) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rp := r.rp
+	if rp == nil {
+		return time.Time{}, false
+	}
+	k := stateKey(c.Scope, c.State)
+	i := rp.waitCalls[k]
+	rp.waitCalls[k]++
+	if i < len(rp.waits[k]) {
+		return rp.waits[k][i], true
+	}
+	return time.Time{}, false
+}
+
+// resolve persists an accepted SendTask* and delivers it to the engine if
+// the engine waits on the token; otherwise the Task hook picks it up.
+func (r *recorder) resolve(tok string, res resolution) error {
+	r.mu.Lock()
+	if res, _ := r.resolved.get(tok); res != nil {
+		r.mu.Unlock()
+		return errorf(CodeTaskTimedOut, "Task Timed Out: 'Provided task does not exist anymore'")
+	}
+	if err := appendLine(r.path, line{Resolved: &res}); err != nil {
+		r.mu.Unlock()
+		return errorf(CodeServiceUnavailable, "could not record the task result: %v", err)
+	}
+	r.resolved.set(tok, &res)
+	deliver, _ := r.hookRan.get(tok)
+	r.mu.Unlock()
+	if !deliver {
+		return nil
+	}
+	var err error
+	if res.Failed {
+		err = r.m.eng.SendTaskFailure(tok, res.Error, res.Cause)
+	} else {
+		err = r.m.eng.SendTaskSuccess(tok, res.Output)
+	}
+	var gone *asl.TaskTimedOut
+	if errors.As(err, &gone) {
+		return errorf(CodeTaskTimedOut, "Task Timed Out: 'Provided task does not exist anymore'")
+	}
+	return err
+}
+
+// close forgets the execution's open tokens once it has ended.
+func (r *recorder) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.open {
+		r.m.dropToken(e.v)
+	}
+	r.open = nil
+	r.rp = nil
+	r.resolved, r.hookRan, r.resource = nil, nil, nil
+}
+
+func (m *Manager) addToken(tok string, r *recorder) {
+	m.mu.Lock()
+	m.tokens[tok] = r
+	m.mu.Unlock()
+}
+
+func (m *Manager) dropToken(tok string) {
+	m.mu.Lock()
+	delete(m.tokens, tok)
+	m.mu.Unlock()
+}

@@ -1,0 +1,217 @@
+package control
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/asl"
+)
+
+// On-disk layout under the manager's folder:
+//
+//	statemachines/<name>.json                 a created state machine (atomic rename)
+//	executions/<machine>/<name>/meta.json     an execution's metadata (atomic rename)
+//	executions/<machine>/<name>/history.jsonl its history, one line per record,
+//	                                          appended and fsynced one at a time
+//
+// A history line is one of: a persisted event (with its id and the id of
+// the event before it), a task token the execution handed out, or a
+// SendTaskSuccess/SendTaskFailure accepted for a token. A line cut short by
+// a crash is dropped (and cut off) when the history is read back.
+
+// line is one record of history.jsonl.
+type line struct {
+	Event    *asl.Event  `json:"event,omitempty"`
+	Prev     int         `json:"prev,omitempty"`
+	Token    *tokenLine  `json:"token,omitempty"`
+	Resolved *resolution `json:"resolved,omitempty"`
+}
+
+// tokenLine records a task token handed to a .waitForTaskToken attempt.
+type tokenLine struct {
+	Token string `json:"token"`
+	Scope string `json:"scope,omitempty"`
+	State string `json:"state"`
+}
+
+// resolution is a SendTaskSuccess / SendTaskFailure accepted for a token.
+type resolution struct {
+	Token  string          `json:"token"`
+	Output json.RawMessage `json:"output,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	Cause  string          `json:"cause,omitempty"`
+	Failed bool            `json:"failed,omitempty"`
+}
+
+// execMeta is meta.json.
+type execMeta struct {
+	ARN             string          `json:"executionArn"`
+	StateMachineARN string          `json:"stateMachineArn"`
+	Name            string          `json:"name"`
+	Tenant          string          `json:"tenant"`
+	Status          string          `json:"status"`
+	Definition      string          `json:"definition"`
+	Input           json.RawMessage `json:"input"`
+	Output          json.RawMessage `json:"output,omitempty"`
+	Error           string          `json:"error,omitempty"`
+	Cause           string          `json:"cause,omitempty"`
+	Start           time.Time       `json:"startDate"`
+	Stop            time.Time       `json:"stopDate,omitzero"`
+}
+
+// machineMeta is statemachines/<name>.json.
+type machineMeta struct {
+	ARN        string    `json:"stateMachineArn"`
+	Name       string    `json:"name"`
+	Definition string    `json:"definition"`
+	RoleARN    string    `json:"roleArn"`
+	Type       string    `json:"type"`
+	Created    time.Time `json:"creationDate"`
+}
+
+// writeAtomic writes v as JSON to path through a synced temporary file
+// renamed into place, then syncs the folder, so a reader (or a restart)
+// sees the old file or the new one, never half of either.
+func writeAtomic(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	return nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode %s: %w", path, err)
+	}
+	return nil
+}
+
+// appendLine appends one record to a history file and syncs it before
+// returning: once appendLine returns, the record survives a kill -9.
+func appendLine(path string, l line) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("encode history record: %w", err)
+	}
+	b = append(b, '\n')
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// maxLineBytes bounds one history record: an event carries at most a
+// 256 KiB payload, JSON-escaped.
+const maxLineBytes = 4 * asl.MaxPayloadBytes
+
+// readLines calls fn with every complete record of a history file, in order.
+// A trailing record cut short by a crash is cut off the file when repair is
+// set, so later appends start on a clean line.
+func readLines(path string, repair bool, fn func(line) error) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64*1024)
+	var good int64
+	for {
+		b, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// a long record: gather it whole, within the bound
+			buf := append([]byte(nil), b...)
+			for errors.Is(err, bufio.ErrBufferFull) && len(buf) <= maxLineBytes {
+				b, err = r.ReadSlice('\n')
+				buf = append(buf, b...)
+			}
+			b = buf
+		}
+		if err == io.EOF {
+			if len(bytes.TrimSpace(b)) > 0 && repair {
+				return truncate(path, good)
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		var l line
+		if jerr := json.Unmarshal(b, &l); jerr != nil {
+			if repair {
+				return truncate(path, good)
+			}
+			return fmt.Errorf("read %s: record at byte %d: %w", path, good, jerr)
+		}
+		good += int64(len(b))
+		if err := fn(l); err != nil {
+			return err
+		}
+	}
+}
+
+func truncate(path string, size int64) error {
+	if err := os.Truncate(path, size); err != nil {
+		return fmt.Errorf("cut the unfinished record off %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/asl"
+)
+
+// TestState statuses, as the API names them.
+const (
+	TestSucceeded   = "SUCCEEDED"
+	TestFailed      = "FAILED"
+	TestRetriable   = "RETRIABLE"
+	TestCaughtError = "CAUGHT_ERROR"
+)
+
+// TestResult is the outcome of TestState.
+type TestResult struct {
+	Status    string
+	Output    json.RawMessage
+	Error     string
+	Cause     string
+	NextState string
+}
+
+// testStateTimeout bounds one TestState call (Waits and callbacks included).
+const testStateTimeout = 5 * time.Minute
+
+// TestState runs one state definition on input, as the Step Functions API
+// does: its Task binds to the project's handlers, its Retry is not applied
+// (an error a retrier would match is RETRIABLE), a caught error is
+// CAUGHT_ERROR, and NextState names the state it would go to.
+func (m *Manager) TestState(ctx context.Context, definition, input string) (TestResult, error) {
+	var st map[string]any
+	if err := json.Unmarshal([]byte(definition), &st); err != nil {
+		return TestResult{}, errorf(CodeInvalidDefinition, "Invalid State Machine Definition: 'the state definition is not a JSON object: %v'", err)
+	}
+	if input == "" {
+		input = "{}"
+	}
+	if len(input) > asl.MaxPayloadBytes {
+		return TestResult{}, errorf(CodeValidation, "1 validation error detected: Value at 'input' failed to satisfy constraint: Member must have length less than or equal to %d", asl.MaxPayloadBytes)
+	}
+	if !json.Valid([]byte(input)) {
+		return TestResult{}, errorf(CodeInvalidExecutionInput, "Invalid State Machine Execution Input: 'the input is not valid JSON'")
+	}
+	retriers, _ := st["Retry"].([]any)
+	delete(st, "Retry")
+
+	// The state alone, with every state it may go to standing in as a
+	// Succeed state that passes its input through.
+	targets := map[string]bool{}
+	addTarget := func(v any) {
+		if s, ok := v.(string); ok && s != "" {
+			targets[s] = true
+		}
+	}
+	addTarget(st["Next"])
+	addTarget(st["Default"])
+	for _, list := range []string{"Choices", "Catch"} {
+		items, _ := st[list].([]any)
+		for _, it := range items {
+			if mm, ok := it.(map[string]any); ok {
+				addTarget(mm["Next"])
+			}
+		}
+	}
+	name := "TestState"
+	for targets[name] {
+		name += "_"
+	}
+	states := map[string]any{name: st}
+	for t := range targets {
+		states[t] = map[string]any{"Type": "Succeed"}
+	}
+	def, err := json.Marshal(map[string]any{"StartAt": name, "States": states})
+	if err != nil {
+		return TestResult{}, fmt.Errorf("test state: %w", err)
+	}
+	sm, err := m.parseDefinition(string(def))
+	if err != nil {
+		return TestResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, testStateTimeout)
+	defer cancel()
+	res, err := m.eng.Run(ctx, sm, json.RawMessage(input), asl.StartOptions{StateMachineName: "TestState"})
+	if err != nil {
+		return TestResult{}, errorf(CodeValidation, "the state could not run: %v", err)
+	}
+	out := TestResult{}
+	var caught *asl.Event
+	for i := range res.History {
+		ev := &res.History[i]
+		if strings.HasSuffix(ev.Type, "StateEntered") && ev.State != name && ev.Scope == "" {
+			out.NextState = ev.State
+			break
+		}
+		if ev.State == name && ev.Scope == "" && (strings.HasSuffix(ev.Type, "Failed") || ev.Type == "TaskTimedOut") {
+			caught = ev
+		}
+	}
+	switch {
+	case res.Status == asl.StatusSucceeded && caught != nil:
+		out.Status, out.Output, out.Error, out.Cause = TestCaughtError, res.Output, caught.Error, caught.Cause
+	case res.Status == asl.StatusSucceeded:
+		out.Status, out.Output = TestSucceeded, res.Output
+	default:
+		out.Status, out.Error, out.Cause = TestFailed, res.Error, res.Cause
+		out.NextState = ""
+	}
+	if caught != nil || out.Status == TestFailed {
+		errName := out.Error
+		for _, r := range retriers {
+			mm, _ := r.(map[string]any)
+			names, _ := mm["ErrorEquals"].([]any)
+			if retryMatches(names, errName) {
+				out.Status, out.Output, out.NextState = TestRetriable, nil, ""
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// retryMatches applies ErrorEquals as Step Functions does.
+func retryMatches(names []any, errName string) bool {
+	terminal := errName == asl.ErrRuntime || errName == asl.ErrDataLimitExceeded
+	for _, n := range names {
+		s, _ := n.(string)
+		switch {
+		case s == errName && errName != asl.ErrRuntime:
+			return true
+		case s == asl.ErrAll && !terminal:
+			return true
+		case s == asl.ErrTaskFailed && !terminal && errName != asl.ErrTimeout:
+			return true
+		}
+	}
+	return false
+}

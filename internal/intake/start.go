@@ -1,0 +1,194 @@
+package intake
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/starter"
+)
+
+// MaxConcurrency bounds how many candidates one search evaluates at once.
+const MaxConcurrency = 40
+
+// StartRequest starts the evaluation of an uploaded search. Thresholds are
+// numbers so that a fractional gate ("gem1: 6.5") is refused by name rather
+// than silently truncated.
+type StartRequest struct {
+	SearchID    string             `json:"search_id" yaml:"search_id"`
+	Concurrency int                `json:"concurrency,omitempty" yaml:"concurrency"`
+	Thresholds  map[string]float64 `json:"thresholds,omitempty" yaml:"thresholds"`
+}
+
+// Started is the outcome of a start.
+type Started struct {
+	SearchID  string `json:"search_id"`
+	Execution string `json:"execution"`
+	Started   bool   `json:"started"` // false: it was already started
+}
+
+// RequestError is a start request that cannot run as given. It names every
+// problem, so one correction fixes them all; nothing was recorded or
+// started, so the same id starts once the upload or request is fixed.
+type RequestError struct {
+	SearchID string
+	Problems []string
+	// MissingOnly: the only problem is a required document not uploaded yet.
+	MissingOnly bool
+}
+
+func (e *RequestError) Error() string {
+	return fmt.Sprintf("search %s cannot start: %s", e.SearchID, strings.Join(e.Problems, "; "))
+}
+
+// ErrorName is MissingInputError when only documents are missing,
+// InvalidInputError otherwise.
+func (e *RequestError) ErrorName() string {
+	if e.MissingOnly {
+		return veredicto.NameMissingInput
+	}
+	return veredicto.NameInvalidInput
+}
+
+// kindOf is the vocabulary name of the first error in err's tree (through
+// fmt's %w and errors.Join) whose name is one of the vocabulary's; "" when
+// none is.
+func kindOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	if n := veredicto.ErrorName(err); slices.Contains(veredicto.Names(), n) {
+		return n
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return kindOf(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if k := kindOf(e); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+// check validates a start request the way the workflow's first task will,
+// before anything is recorded or started: the request's own fields, then
+// the uploaded search through search's own loader and Validate, once with
+// the search's defaults and once per requested threshold, so every bad
+// threshold is named, not only the first.
+func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (search.StartInput, error) {
+	rej := &RequestError{SearchID: req.SearchID}
+	if !search.ValidID(req.SearchID) {
+		rej.Problems = append(rej.Problems, fmt.Sprintf("search_id %q must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit", req.SearchID))
+		return search.StartInput{}, rej
+	}
+	if req.Concurrency < 0 || req.Concurrency > MaxConcurrency {
+		rej.Problems = append(rej.Problems, fmt.Sprintf("concurrency %d is out of range 1–%d", req.Concurrency, MaxConcurrency))
+	}
+	in := search.StartInput{Tenant: tenant, SearchID: req.SearchID, InputPrefix: InputPrefix(tenant, req.SearchID),
+		ReportPrefix: ReportPrefix(tenant, req.SearchID), Concurrency: req.Concurrency}
+	names := make([]string, 0, len(req.Thresholds))
+	for k := range req.Thresholds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	whole := map[string]int{}
+	for _, k := range names {
+		v := req.Thresholds[k]
+		if v != math.Trunc(v) || math.IsInf(v, 0) {
+			rej.Problems = append(rej.Problems, fmt.Sprintf("thresholds.%s: %v is not a whole number (gates are whole scores; a fraction would be truncated)", k, v))
+			continue
+		}
+		whole[k] = int(v)
+	}
+	// The workflow's Validate task logs the search's warnings when it runs;
+	// this check only needs the verdict.
+	v := &search.Service{Inputs: s.Inputs, Logger: slog.New(slog.DiscardHandler)}
+	add := func(err error) error {
+		switch kindOf(err) {
+		case veredicto.NameMissingInput:
+			rej.Problems = append(rej.Problems, fmt.Sprintf("%s/: %s", in.InputPrefix, err))
+			rej.MissingOnly = len(rej.Problems) == 1
+		case veredicto.NameInvalidInput:
+			rej.Problems = append(rej.Problems, err.Error())
+			rej.MissingOnly = false
+		default:
+			return fmt.Errorf("check %s: %w", in.InputPrefix, err)
+		}
+		return nil
+	}
+	loaded := true
+	if _, err := v.Validate(ctx, in); err != nil {
+		loaded = false
+		if err := add(err); err != nil {
+			return search.StartInput{}, err
+		}
+	}
+	for _, k := range names {
+		t, ok := whole[k]
+		if !ok || !loaded {
+			continue
+		}
+		one := in
+		one.Thresholds = map[string]int{k: t}
+		if _, err := v.Validate(ctx, one); err != nil {
+			if err := add(err); err != nil {
+				return search.StartInput{}, err
+			}
+		}
+	}
+	if len(rej.Problems) > 0 {
+		return search.StartInput{}, rej
+	}
+	if len(whole) > 0 {
+		in.Thresholds = whole
+	}
+	return in, nil
+}
+
+// Start validates the request, records the search for tenant and starts
+// its evaluation under a deterministic execution name. A request that
+// cannot run is a *RequestError and leaves no trace. Repeating a good
+// request is harmless: the record and the execution name are claimed once.
+func (s *Service) Start(ctx context.Context, tenant, origin string, req StartRequest) (Started, error) {
+	if !ValidTenant(tenant) {
+		return Started{}, &RequestError{SearchID: req.SearchID, Problems: []string{fmt.Sprintf("tenant %q must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit", tenant)}}
+	}
+	in, err := s.check(ctx, tenant, req)
+	if err != nil {
+		return Started{}, err
+	}
+	name := starter.ExecutionName(tenant, req.SearchID)
+	rec := SearchRecord{SearchID: req.SearchID, Tenant: tenant, Execution: name, CreatedAt: s.now().UTC().Format(time.RFC3339),
+		Origin: origin, Input: in}
+	b, _ := json.Marshal(rec)
+	if _, err := s.Records.PutIfAbsent(ctx, recordKey(tenant, req.SearchID), b); err != nil {
+		return Started{}, fmt.Errorf("record search %s: %w", req.SearchID, err)
+	}
+	// Whoever wrote first owns the record; use its input, so a duplicate
+	// never starts a differently configured execution.
+	stored, ok, err := s.record(ctx, tenant, req.SearchID)
+	if err != nil {
+		return Started{}, err
+	}
+	if !ok {
+		return Started{}, fmt.Errorf("search %s: record missing after it was written", req.SearchID)
+	}
+	input, _ := json.Marshal(stored.Input)
+	ex, err := s.Starter.Start(ctx, stored.Execution, input)
+	if err != nil {
+		return Started{}, err
+	}
+	s.logger().InfoContext(ctx, "search start", "search_id", req.SearchID, "tenant", tenant, "execution", ex.Name, "started", ex.Started, "origin", origin)
+	return Started{SearchID: req.SearchID, Execution: ex.Name, Started: ex.Started}, nil
+}

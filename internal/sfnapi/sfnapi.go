@@ -1,0 +1,505 @@
+// Package sfnapi serves the Step Functions API over the AWS JSON 1.0
+// protocol (POST / with X-Amz-Target: AWSStepFunctions.<Operation>), so the
+// AWS CLI and the sfn client of aws-sdk-go-v2 work against the local control
+// plane unchanged. Operations are served by a control.Manager; refusals are
+// AWS-shaped ({"__type", "message"}, HTTP 400).
+package sfnapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/control"
+)
+
+// TargetPrefix starts the X-Amz-Target of every Step Functions operation.
+const TargetPrefix = "AWSStepFunctions."
+
+// ContentType is the AWS JSON 1.0 media type.
+const ContentType = "application/x-amz-json-1.0"
+
+// maxBody bounds a request body: a 1 MiB definition, escaped, fits.
+const maxBody = 3 * 1024 * 1024
+
+// Page sizes (Step Functions' maxResults: default 100, at most 1000).
+const (
+	defaultPage = 100
+	maxPage     = 1000
+)
+
+// Backend is what the API needs from the control plane (a
+// *control.Manager).
+type Backend interface {
+	CreateStateMachine(ctx context.Context, name, definition, roleARN, typ string) (control.StateMachine, error)
+	DescribeStateMachine(ctx context.Context, arn string) (control.StateMachine, error)
+	ListStateMachines(ctx context.Context, after string, max int) ([]control.StateMachine, string)
+	DeleteStateMachine(ctx context.Context, arn string) error
+	StartExecution(ctx context.Context, smARN, name, input string) (control.Execution, error)
+	DescribeExecution(ctx context.Context, arn string) (control.Execution, error)
+	ListExecutions(ctx context.Context, smARN, status, next string, max int) ([]control.ExecutionSummary, string, error)
+	History(ctx context.Context, arn, next string, max int, reverse bool) ([]control.HistoryEvent, string, error)
+	StopExecution(ctx context.Context, arn, errName, cause string) (time.Time, error)
+	SendTaskSuccess(ctx context.Context, token, output string) error
+	SendTaskFailure(ctx context.Context, token, errName, cause string) error
+	SendTaskHeartbeat(ctx context.Context, token string) error
+	TestState(ctx context.Context, definition, input string) (control.TestResult, error)
+}
+
+var _ Backend = (*control.Manager)(nil)
+
+// Handler serves the Step Functions API.
+type Handler struct {
+	backend Backend
+	log     *slog.Logger
+	ops     map[string]func(context.Context, []byte) (any, error)
+}
+
+// New returns the API handler for backend.
+func New(backend Backend, logger *slog.Logger) *Handler {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	h := &Handler{backend: backend, log: logger}
+	h.ops = map[string]func(context.Context, []byte) (any, error){
+		"CreateStateMachine":   h.createStateMachine,
+		"DescribeStateMachine": h.describeStateMachine,
+		"ListStateMachines":    h.listStateMachines,
+		"DeleteStateMachine":   h.deleteStateMachine,
+		"StartExecution":       h.startExecution,
+		"DescribeExecution":    h.describeExecution,
+		"ListExecutions":       h.listExecutions,
+		"GetExecutionHistory":  h.getExecutionHistory,
+		"StopExecution":        h.stopExecution,
+		"SendTaskSuccess":      h.sendTaskSuccess,
+		"SendTaskFailure":      h.sendTaskFailure,
+		"SendTaskHeartbeat":    h.sendTaskHeartbeat,
+		"TestState":            h.testState,
+	}
+	return h
+}
+
+// apiError is an error response.
+type apiError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.msg }
+
+func validation(format string, args ...any) error {
+	return &apiError{status: http.StatusBadRequest, code: control.CodeValidation, msg: fmt.Sprintf(format, args...)}
+}
+
+func required(field, value string) error {
+	if value == "" {
+		return validation("1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", field)
+	}
+	return nil
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		writeError(w, &apiError{status: http.StatusMethodNotAllowed, code: "UnknownOperationException", msg: "the Step Functions API takes POST requests"})
+		return
+	}
+	target := r.Header.Get("X-Amz-Target")
+	op, ok := h.ops[strings.TrimPrefix(target, TargetPrefix)]
+	if !ok || !strings.HasPrefix(target, TargetPrefix) {
+		writeError(w, &apiError{status: http.StatusBadRequest, code: "UnknownOperationException", msg: fmt.Sprintf("unknown operation %q", target)})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeError(w, &apiError{status: http.StatusRequestEntityTooLarge, code: control.CodeValidation, msg: fmt.Sprintf("the request body is over %d bytes", maxBody)})
+		return
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		body = []byte("{}")
+	}
+	out, err := op(r.Context(), body)
+	if err != nil {
+		var ae *apiError
+		var ce *control.Error
+		switch {
+		case errors.As(err, &ae):
+		case errors.As(err, &ce):
+			ae = &apiError{status: http.StatusBadRequest, code: ce.Code, msg: ce.Message}
+			if ce.Code == control.CodeServiceUnavailable {
+				ae.status = http.StatusServiceUnavailable
+			}
+		default:
+			h.log.ErrorContext(r.Context(), "step functions operation failed", "operation", target, "error", err)
+			ae = &apiError{status: http.StatusInternalServerError, code: "InternalFailure", msg: err.Error()}
+		}
+		writeError(w, ae)
+		return
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		writeError(w, &apiError{status: http.StatusInternalServerError, code: "InternalFailure", msg: err.Error()})
+		return
+	}
+	w.Header().Set("Content-Type", ContentType)
+	w.Write(b)
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	w.Header().Set("Content-Type", ContentType)
+	w.Header().Set("X-Amzn-ErrorType", e.code)
+	w.WriteHeader(e.status)
+	b, _ := json.Marshal(map[string]string{"__type": e.code, "message": e.msg})
+	w.Write(b)
+}
+
+// decode reads a request into v; malformed JSON is a SerializationException.
+func decode(body []byte, v any) error {
+	if err := json.Unmarshal(body, v); err != nil {
+		return &apiError{status: http.StatusBadRequest, code: "SerializationException", msg: fmt.Sprintf("the request body is not a valid %s document: %v", ContentType, err)}
+	}
+	return nil
+}
+
+// epoch is a timestamp as AWS JSON 1.0 carries it: seconds since the epoch.
+type epoch time.Time
+
+func (t epoch) MarshalJSON() ([]byte, error) {
+	ms := time.Time(t).UnixMilli()
+	return []byte(fmt.Sprintf("%d.%03d", ms/1000, ms%1000)), nil
+}
+
+func epochPtr(t time.Time) *epoch {
+	if t.IsZero() {
+		return nil
+	}
+	e := epoch(t)
+	return &e
+}
+
+func pageSize(n int) (int, error) {
+	switch {
+	case n == 0:
+		return defaultPage, nil
+	case n < 0 || n > maxPage:
+		return 0, validation("1 validation error detected: Value '%d' at 'maxResults' failed to satisfy constraint: Member must have value between 0 and %d", n, maxPage)
+	}
+	return n, nil
+}
+
+// Operations.
+
+func (h *Handler) createStateMachine(ctx context.Context, body []byte) (any, error) {
+	var in struct {
+		Name       string `json:"name"`
+		Definition string `json:"definition"`
+		RoleARN    string `json:"roleArn"`
+		Type       string `json:"type"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(required("name", in.Name), required("definition", in.Definition)); err != nil {
+		return nil, firstErr(err)
+	}
+	sm, err := h.backend.CreateStateMachine(ctx, in.Name, in.Definition, in.RoleARN, in.Type)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"stateMachineArn": sm.ARN, "creationDate": epoch(sm.Created)}, nil
+}
+
+func firstErr(err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 0 {
+		return j.Unwrap()[0]
+	}
+	return err
+}
+
+func (h *Handler) describeStateMachine(ctx context.Context, body []byte) (any, error) {
+	var in struct {
+		ARN string `json:"stateMachineArn"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("stateMachineArn", in.ARN); err != nil {
+		return nil, err
+	}
+	sm, err := h.backend.DescribeStateMachine(ctx, in.ARN)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"stateMachineArn": sm.ARN, "name": sm.Name, "status": "ACTIVE", "definition": sm.Definition,
+		"roleArn": sm.RoleARN, "type": sm.Type, "creationDate": epoch(sm.Created)}, nil
+}
+
+func (h *Handler) listStateMachines(ctx context.Context, body []byte) (any, error) {
+	var in struct {
+		MaxResults int    `json:"maxResults"`
+		NextToken  string `json:"nextToken"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	max, err := pageSize(in.MaxResults)
+	if err != nil {
+		return nil, err
+	}
+	list, next := h.backend.ListStateMachines(ctx, in.NextToken, max)
+	items := make([]map[string]any, 0, len(list))
+	for _, sm := range list {
+		items = append(items, map[string]any{"stateMachineArn": sm.ARN, "name": sm.Name, "type": sm.Type, "creationDate": epoch(sm.Created)})
+	}
+	out := map[string]any{"stateMachines": items}
+	if next != "" {
+		out["nextToken"] = next
+	}
+	return out, nil
+}
+
+func (h *Handler) deleteStateMachine(ctx context.Context, body []byte) (any, error) {
+	var in struct {
+		ARN string `json:"stateMachineArn"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("stateMachineArn", in.ARN); err != nil {
+		return nil, err
+	}
+	return struct{}{}, h.backend.DeleteStateMachine(ctx, in.ARN)
+}
+
+func (h *Handler) startExecution(ctx context.Context, body []byte) (any, error) {
+	var in struct {
+		ARN   string  `json:"stateMachineArn"`
+		Name  string  `json:"name"`
+		Input *string `json:"input"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("stateMachineArn", in.ARN); err != nil {
+		return nil, err
+	}
+	input := "{}"
+	if in.Input != nil {
+		input = *in.Input
+	}
+	x, err := h.backend.StartExecution(ctx, in.ARN, in.Name, input)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"executionArn": x.ARN, "startDate": epoch(x.Start)}, nil
+}
+
+func (h *Handler) describeExecution(ctx context.Context, body []byte) (any, error) {
+	var in struct {
+		ARN string `json:"executionArn"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("executionArn", in.ARN); err != nil {
+		return nil, err
+	}
+	x, err := h.backend.DescribeExecution(ctx, in.ARN)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"executionArn": x.ARN, "stateMachineArn": x.StateMachineARN, "name": x.Name, "status": x.Status,
+		"startDate": epoch(x.Start), "input": string(x.Input), "inputDetails": map[string]bool{"included": true},
+		"redriveCount": 0, "redriveStatus": "NOT_REDRIVABLE"}
+	if s := epochPtr(x.Stop); s != nil {
+		out["stopDate"] = s
+	}
+	if x.Output != nil {
+		out["output"] = string(x.Output)
+		out["outputDetails"] = map[string]bool{"included": true}
+	}
+	if x.Error != "" {
+		out["error"] = x.Error
+	}
+	if x.Cause != "" {
+		out["cause"] = x.Cause
+	}
+	return out, nil
+}
+
+var statuses = map[string]bool{"RUNNING": true, "SUCCEEDED": true, "FAILED": true, "TIMED_OUT": true, "ABORTED": true, "PENDING_REDRIVE": true}
+
+func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) {
+	var in struct {
+		ARN        string `json:"stateMachineArn"`
+		Status     string `json:"statusFilter"`
+		MaxResults int    `json:"maxResults"`
+		NextToken  string `json:"nextToken"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("stateMachineArn", in.ARN); err != nil {
+		return nil, err
+	}
+	if in.Status != "" && !statuses[in.Status] {
+		return nil, validation("1 validation error detected: Value '%s' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE]", in.Status)
+	}
+	max, err := pageSize(in.MaxResults)
+	if err != nil {
+		return nil, err
+	}
+	list, next, err := h.backend.ListExecutions(ctx, in.ARN, in.Status, in.NextToken, max)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]map[string]any, 0, len(list))
+	for _, x := range list {
+		it := map[string]any{"executionArn": x.ARN, "stateMachineArn": x.StateMachineARN, "name": x.Name, "status": x.Status, "startDate": epoch(x.Start)}
+		if s := epochPtr(x.Stop); s != nil {
+			it["stopDate"] = s
+		}
+		items = append(items, it)
+	}
+	out := map[string]any{"executions": items}
+	if next != "" {
+		out["nextToken"] = next
+	}
+	return out, nil
+}
+
+func (h *Handler) getExecutionHistory(ctx context.Context, body []byte) (any, error) {
+	var in struct {
+		ARN         string `json:"executionArn"`
+		MaxResults  int    `json:"maxResults"`
+		NextToken   string `json:"nextToken"`
+		Reverse     bool   `json:"reverseOrder"`
+		IncludeData *bool  `json:"includeExecutionData"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("executionArn", in.ARN); err != nil {
+		return nil, err
+	}
+	max, err := pageSize(in.MaxResults)
+	if err != nil {
+		return nil, err
+	}
+	events, next, err := h.backend.History(ctx, in.ARN, in.NextToken, max, in.Reverse)
+	if err != nil {
+		return nil, err
+	}
+	data := in.IncludeData == nil || *in.IncludeData
+	items := make([]map[string]any, 0, len(events))
+	for _, ev := range events {
+		items = append(items, historyEvent(ev, data))
+	}
+	out := map[string]any{"events": items}
+	if next != "" {
+		out["nextToken"] = next
+	}
+	return out, nil
+}
+
+func (h *Handler) stopExecution(ctx context.Context, body []byte) (any, error) {
+	var in struct {
+		ARN   string `json:"executionArn"`
+		Error string `json:"error"`
+		Cause string `json:"cause"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("executionArn", in.ARN); err != nil {
+		return nil, err
+	}
+	stop, err := h.backend.StopExecution(ctx, in.ARN, in.Error, in.Cause)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"stopDate": epoch(stop)}, nil
+}
+
+type taskRequest struct {
+	Token  string  `json:"taskToken"`
+	Output *string `json:"output"`
+	Error  string  `json:"error"`
+	Cause  string  `json:"cause"`
+}
+
+func decodeTask(body []byte) (taskRequest, error) {
+	var in taskRequest
+	if err := decode(body, &in); err != nil {
+		return in, err
+	}
+	return in, required("taskToken", in.Token)
+}
+
+func (h *Handler) sendTaskSuccess(ctx context.Context, body []byte) (any, error) {
+	in, err := decodeTask(body)
+	if err != nil {
+		return nil, err
+	}
+	if in.Output == nil {
+		return nil, required("output", "")
+	}
+	return struct{}{}, h.backend.SendTaskSuccess(ctx, in.Token, *in.Output)
+}
+
+func (h *Handler) sendTaskFailure(ctx context.Context, body []byte) (any, error) {
+	in, err := decodeTask(body)
+	if err != nil {
+		return nil, err
+	}
+	return struct{}{}, h.backend.SendTaskFailure(ctx, in.Token, in.Error, in.Cause)
+}
+
+func (h *Handler) sendTaskHeartbeat(ctx context.Context, body []byte) (any, error) {
+	in, err := decodeTask(body)
+	if err != nil {
+		return nil, err
+	}
+	return struct{}{}, h.backend.SendTaskHeartbeat(ctx, in.Token)
+}
+
+func (h *Handler) testState(ctx context.Context, body []byte) (any, error) {
+	var in struct {
+		Definition string  `json:"definition"`
+		Input      *string `json:"input"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("definition", in.Definition); err != nil {
+		return nil, err
+	}
+	input := "{}"
+	if in.Input != nil {
+		input = *in.Input
+	}
+	res, err := h.backend.TestState(ctx, in.Definition, input)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"status": res.Status}
+	if res.Output != nil {
+		out["output"] = string(res.Output)
+	}
+	if res.Error != "" {
+		out["error"] = res.Error
+	}
+	if res.Cause != "" {
+		out["cause"] = res.Cause
+	}
+	if res.NextState != "" {
+		out["nextState"] = res.NextState
+	}
+	return out, nil
+}
