@@ -22,6 +22,10 @@ import (
 	"github.com/veredicto/veredicto/prompts"
 )
 
+// tenant owns the search in these tests: every Task of the review's path
+// must carry it (a stage looked up under another tenant is missing).
+const tenant = "acme"
+
 // reviewRun is one run of examples/search-demo (c-005 is escalated for a
 // structural lack of evidence) through the real definition, the real
 // handlers and the offline analyst, with senior reviews kept in reviews.
@@ -45,7 +49,7 @@ func (r *reviewRun) run(t *testing.T, review *search.ReviewOptions, decide func(
 	r.reviews.Tasks = confirm.EngineTasks{Engine: eng}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	x, err := catalog.StartSearch(ctx, eng, search.StartInput{SearchID: "demo-cfo-andina", Concurrency: 3, Review: review}, nil)
+	x, err := catalog.StartSearch(ctx, eng, search.StartInput{Tenant: tenant, SearchID: "demo-cfo-andina", Concurrency: 3, Review: review}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +99,7 @@ func pendingReview(t *testing.T, svc *confirm.Service) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		list, err := svc.Store.List(t.Context(), "default", 10)
+		list, err := svc.Store.List(t.Context(), tenant, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +143,7 @@ func TestSeniorReview(t *testing.T) {
 			var decide func(string)
 			if tt.approve != nil {
 				decide = func(id string) {
-					if _, err := r.reviews.Resolve(t.Context(), "default", confirm.Resolution{ID: id, Approved: *tt.approve, By: "ana", Comment: "visto"}); err != nil {
+					if _, err := r.reviews.Resolve(t.Context(), tenant, confirm.Resolution{ID: id, Approved: *tt.approve, By: "ana", Comment: "visto"}); err != nil {
 						t.Errorf("Resolve: %v", err)
 					}
 				}
@@ -159,7 +163,7 @@ func TestSeniorReview(t *testing.T) {
 			}
 			note := tt.note
 			if tt.by != "" {
-				rec, err := r.reviews.Store.Get(t.Context(), "default", c5.Review.ID)
+				rec, err := r.reviews.Store.Get(t.Context(), tenant, c5.Review.ID)
 				if err != nil || rec.Decision == nil {
 					t.Fatalf("the review's record: %+v, %v", rec, err)
 				}
@@ -187,7 +191,7 @@ func TestSeniorReview(t *testing.T) {
 			if !strings.Contains(summaryMD, "| c-005 | "+tt.decision+" |") {
 				t.Errorf("summary.md has no review row for c-005 with %s:\n%s", tt.decision, summaryMD)
 			}
-			pending, err := r.reviews.List(t.Context(), "default")
+			pending, err := r.reviews.List(t.Context(), tenant)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,7 +214,7 @@ func TestSeniorReviewDecidedBetweenRuns(t *testing.T) {
 			if first.Decision != search.DecisionEscalated || first.Review == nil || first.Review.Status != search.ReviewPending {
 				t.Fatalf("first run: c-005 %s, review %+v; want escalated with a pending review", first.Decision, first.Review)
 			}
-			v, err := r.reviews.Resolve(t.Context(), "default", confirm.Resolution{ID: first.Review.ID, Approved: approve, By: "ana", Comment: "tras llamar a referencias"})
+			v, err := r.reviews.Resolve(t.Context(), tenant, confirm.Resolution{ID: first.Review.ID, Approved: approve, By: "ana", Comment: "tras llamar a referencias"})
 			if err != nil || v.Delivery != confirm.DeliveryNextRun {
 				t.Fatalf("Resolve: %+v, %v; want the decision recorded for the next run", v, err)
 			}
@@ -218,7 +222,7 @@ func TestSeniorReviewDecidedBetweenRuns(t *testing.T) {
 			if again.Decision != want || again.Review == nil || again.Review.ID != first.Review.ID || again.Review.DecidedBy != "ana" || again.Review.Comment != "tras llamar a referencias" {
 				t.Errorf("second run: c-005 %s, review %+v; want %s by ana with the comment, same review", again.Decision, again.Review, want)
 			}
-			if _, err := r.reviews.Resolve(t.Context(), "default", confirm.Resolution{ID: first.Review.ID, Approved: !approve, By: "bob"}); confirm.Status(err) != 409 {
+			if _, err := r.reviews.Resolve(t.Context(), tenant, confirm.Resolution{ID: first.Review.ID, Approved: !approve, By: "bob"}); confirm.Status(err) != 409 {
 				t.Errorf("a second decision: %v, want 409", err)
 			}
 		})
