@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
@@ -34,6 +35,11 @@ type File struct {
 	mu      sync.Mutex
 	tails   map[string]*tail               // by path; at most maxTails
 	watches map[string]map[*watch]struct{} // by path
+	// appending serializes the appends of this process to one stream
+	// (striped by path, so bounded): the flock does across processes, but
+	// the race detector and the memory model do not see its ordering of
+	// the shared tail.
+	appending [64]sync.Mutex
 }
 
 type tail struct {
@@ -79,6 +85,11 @@ func (f *File) Append(ctx context.Context, tenant, stream string, ev Event) (Eve
 		return Event{}, err
 	}
 	p := f.path(tenant, stream)
+	h := fnv.New32a()
+	h.Write([]byte(p))
+	lock := &f.appending[h.Sum32()%uint32(len(f.appending))]
+	lock.Lock()
+	defer lock.Unlock()
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
 	}
