@@ -28,36 +28,8 @@ import (
 func TestServeRunsTheProjectAsAUserWould(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	data := t.TempDir()
-	inputs, _, _ := app.LocalLayout(data)
-	copyDir(t, filepath.Join("..", "..", "examples", "search-demo"), filepath.Join(inputs, "searches", "acme", "demo-cfo-andina"))
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	srv, _, err := assemble(ctx, serveConfig{data: data, template: filepath.Join("..", "..", "template.yaml")}, base, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go hs.Serve(ln)
-	defer hs.Close()
-
-	key, err := auth.LoadOrCreateKey(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := func(tenant string) string {
-		now := time.Now()
-		tok, err := auth.SignHS256(key, auth.Claims{Subject: "test", Tenant: tenant, Issuer: LocalIssuer, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}, auth.DefaultTenantClaim)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
-	}
+	live := startLive(ctx, t)
+	base, token := live.base, live.token
 	call := func(method, path, tok, body string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
@@ -72,7 +44,7 @@ func TestServeRunsTheProjectAsAUserWould(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	acme, zeta := token("acme"), token("zeta")
+	acme, zeta := token(t, "acme", "test"), token(t, "zeta", "test")
 
 	if st, body := call("POST", "/searches", acme, `{"search_id":"demo-cfo-andina"}`); st != http.StatusAccepted || !strings.Contains(body, `"started": true`) {
 		t.Fatalf("start: %d %s", st, body)
@@ -144,4 +116,47 @@ func TestServeRunsTheProjectAsAUserWould(t *testing.T) {
 			t.Errorf("GET %s: %d %s, want %d", tt.path, st, body, tt.status)
 		}
 	}
+}
+
+// live is a whole `serve` (as assemble builds it) on a loopback port, with
+// the example search uploaded for tenant acme; it stops with the test.
+type live struct {
+	base, data string
+	key        []byte
+}
+
+func startLive(ctx context.Context, t *testing.T) live {
+	t.Helper()
+	data := t.TempDir()
+	inputs, _, _ := app.LocalLayout(data)
+	copyDir(t, filepath.Join("..", "..", "examples", "search-demo"), filepath.Join(inputs, "searches", "acme", "demo-cfo-andina"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	srv, _, err := assemble(ctx, serveConfig{data: data, template: filepath.Join("..", "..", "template.yaml")}, base, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	key, err := auth.LoadOrCreateKey(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return live{base: base, data: data, key: key}
+}
+
+// token signs a local token for tenant, as `veredicto token` does.
+func (l live) token(t *testing.T, tenant, subject string) string {
+	t.Helper()
+	now := time.Now()
+	tok, err := auth.SignHS256(l.key, auth.Claims{Subject: subject, Tenant: tenant, Issuer: LocalIssuer, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}, auth.DefaultTenantClaim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -17,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/app"
-	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/search"
 )
@@ -31,32 +28,10 @@ import (
 func TestServeSeniorReview(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	data := t.TempDir()
-	inputs, reports, _ := app.LocalLayout(data)
-	copyDir(t, filepath.Join("..", "..", "examples", "search-demo"), filepath.Join(inputs, "searches", "acme", "demo-cfo-andina"))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	srv, _, err := assemble(ctx, serveConfig{data: data, template: filepath.Join("..", "..", "template.yaml")}, base, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go hs.Serve(ln)
-	defer hs.Close()
-
-	key, err := auth.LoadOrCreateKey(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	tok, err := auth.SignHS256(key, auth.Claims{Subject: "consultora-ana", Tenant: "acme", Issuer: LocalIssuer, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}, auth.DefaultTenantClaim)
-	if err != nil {
-		t.Fatal(err)
-	}
+	live := startLive(ctx, t)
+	base := live.base
+	_, reports, _ := app.LocalLayout(live.data)
+	tok := live.token(t, "acme", "consultora-ana")
 	call := func(method, body string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequestWithContext(ctx, method, base+"/api/confirmations", strings.NewReader(body))
