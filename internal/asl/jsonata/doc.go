@@ -1,0 +1,72 @@
+// Package jsonata is a parser and evaluator for the JSONata 2.0.6 query and
+// transformation language, the version AWS Step Functions documents for
+// QueryLanguage "JSONata" (without $eval).
+//
+// # Why a package of our own
+//
+// The Go library that exists, github.com/blues/jsonata-go, implements the
+// older JSONata 1.5 language. 2.0 changed behaviour that ASL expressions
+// see (deep equality for '=', comparisons with a missing operand, $string
+// number formatting, new functions such as $distinct's and $type), so this
+// package implements the 2.0.6 semantics directly, written from the JSONata
+// documentation and checked differentially against the reference
+// implementation, jsonata@2.0.6 from npm: testdata/corpus.json holds
+// several hundred expressions with inputs, scripts/jsonata-crosscheck.mjs
+// records the reference's outcome of each (result, undefined, function or
+// error code) in testdata/expected.json (make jsonata-expected), and
+// TestCorpusMatchesReference compares this evaluator with it on every
+// go test; make test-node re-runs the reference to check that the
+// recorded file is current.
+//
+// # Use
+//
+// Compile parses an expression once; a syntax error is an *Error carrying
+// the JSONata code (S0xxx), the 1-based position and a message. Eval runs
+// it against a value in the encoding/json model (map[string]any, []any,
+// float64, string, bool, nil) with variable bindings such as AWS's
+// $states; the result is in the same model, or Undefined when the
+// expression selects nothing (distinct from nil, JSON null). An evaluation
+// error is an *Error with the reference's code (T0410, T2001, D3001, …).
+// WithFunction adds Go functions ($partition, $uuid, … for ASL). An Expr
+// is immutable and safe for concurrent use.
+//
+// # Bounds
+//
+// Evaluation depth (recursion, including user function calls) and the
+// number of evaluation steps are bounded (WithMaxDepth, WithMaxSteps; by
+// default 500 and 10 million): a runaway expression ends with error U1001
+// (depth) or U1002 (steps), and Eval stops with the context's error when ctx
+// is cancelled. The parser bounds nesting to 500 levels. The range operator
+// refuses sequences over 10 million items (D2014), as the reference does.
+//
+// # Supported
+//
+// Paths, predicates, array and object constructors, wildcards * and **,
+// arithmetic, comparison, and/or, &, ranges, conditionals, 'in', variable
+// binding, blocks, lambdas with closures and signatures, partial
+// application, function application and chaining (~>), order-by ^( ),
+// grouping with object constructors, regular expressions, transforms
+// |pattern|update,delete|, and the built-in function library of 2.0.6
+// except $eval.
+//
+// # Not supported, and deliberate differences
+//
+//   - The binding operators @ (focus) and # (index), and the parent
+//     operator %: compile errors S0299 and S0217.
+//   - Regular expressions are compiled with Go's RE2 syntax, not
+//     JavaScript's: look-around and back-references are compile errors
+//     (S0303). Match indexes are in UTF-16 code units, as in JavaScript.
+//   - Object keys have no insertion order in Go maps: wherever JSONata
+//     exposes key order ($keys, $each, $spread, $sift, *, **, $string of
+//     an object), keys come in sorted order.
+//   - $formatInteger and $parseInteger accept decimal-digit pictures only
+//     (no words, roman numerals or letters); the date/time pictures of
+//     $fromMillis/$toMillis/$now support the components Y M D d H h m s f
+//     P Z z F with digit and name presentations, not W w X x E C or
+//     ordinal/word presentations.
+//   - The elvis (?:) and coalescing (??) operators are not part of 2.0.6
+//     (they came in JSONata 2.1); like the reference, they are syntax
+//     errors here.
+//   - Non-finite numbers (1/0) come out as nil, as JSON.stringify writes
+//     them.
+package jsonata
