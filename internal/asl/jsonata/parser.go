@@ -121,7 +121,7 @@ func (p *parser) expression(rbp int) (*node, error) {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > maxParseDepth {
-		return nil, newErr("S0208", p.tok.pos, "expression nested deeper than %d levels", maxParseDepth)
+		return nil, newErr("U1001", p.tok.pos, "expression nested deeper than %d levels", maxParseDepth)
 	}
 	t := p.tok
 	if err := p.advance(false); err != nil {
