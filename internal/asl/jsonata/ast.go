@@ -82,6 +82,47 @@ func process(n *node) (*node, error) {
 				step.predicate = append(step.predicate, f)
 			}
 			return res, nil
+		case "@":
+			res, err := process(n.lhs)
+			if err != nil {
+				return nil, err
+			}
+			step := res
+			if res.typ == nPath {
+				step = res.steps[len(res.steps)-1]
+			}
+			if step.stages != nil || step.predicate != nil {
+				return nil, newErr("S0215", n.pos, "a context variable binding must precede any predicates on a step")
+			}
+			if step.typ == nSort {
+				return nil, newErr("S0216", n.pos, "a context variable binding must precede the 'order-by' clause on a step")
+			}
+			if n.keepArray {
+				step.keepArray = true
+			}
+			step.focus, step.hasFocus, step.tuple = n.rhs.str, true, true
+			return res, nil
+		case "#":
+			res, err := process(n.lhs)
+			if err != nil {
+				return nil, err
+			}
+			step := res
+			if res.typ == nPath {
+				step = res.steps[len(res.steps)-1]
+			} else {
+				res = &node{typ: nPath, steps: []*node{res}, pos: res.pos}
+				if step.predicate != nil {
+					step.stages, step.predicate = step.predicate, nil
+				}
+			}
+			if step.stages == nil {
+				step.index, step.hasIndex = n.rhs.str, true
+			} else {
+				step.stages = append(step.stages, &node{typ: nIndexStage, str: n.rhs.str, pos: n.pos})
+			}
+			step.tuple = true
+			return res, nil
 		case "{":
 			res, err := process(n.lhs)
 			if err != nil {

@@ -280,7 +280,7 @@ func (ev *evaluator) eval(n *node, input any, env *frame) (any, error) {
 			return nil, err
 		}
 	}
-	if s, ok := res.(*sequence); ok && s.seq {
+	if s, ok := res.(*sequence); ok && s.seq && !s.tupleStream {
 		if n.keepArray {
 			s.keepSingleton = true
 		}
@@ -396,15 +396,26 @@ func (ev *evaluator) evalPath(n *node, input any, env *frame) (any, error) {
 		inputVal = newSeq(input)
 	}
 	var result any = Undefined
+	isTuple := false
+	var tuples []map[string]any
 	for i, step := range n.steps {
 		var err error
-		if i == 0 && step.consArray {
+		if step.tuple {
+			isTuple = true
+		}
+		switch {
+		case i == 0 && step.consArray:
 			result, err = ev.eval(step, inputVal, env)
-		} else {
+		case isTuple:
+			tuples, err = ev.evalTupleStep(step, inputSeq, tuples, env)
+		default:
 			result, err = ev.evalStep(step, inputSeq, env, i == len(n.steps)-1)
 		}
 		if err != nil {
 			return nil, err
+		}
+		if isTuple {
+			continue
 		}
 		if result == Undefined {
 			break
@@ -416,7 +427,23 @@ func (ev *evaluator) evalPath(n *node, input any, env *frame) (any, error) {
 		if !ok {
 			items = []any{result}
 		}
-		inputSeq = items
+		if !step.hasFocus {
+			inputSeq = items
+		}
+	}
+	if isTuple {
+		out := newSeq()
+		for _, t := range tuples {
+			out.items = append(out.items, t["@"])
+		}
+		result = out
+		if n.group != nil {
+			ts := &sequence{seq: true, tupleStream: true}
+			for _, t := range tuples {
+				ts.items = append(ts.items, t)
+			}
+			return ev.evalGroup(n.group, ts, env)
+		}
 	}
 	if n.keepSingletonArray && result != Undefined {
 		if s, ok := result.(*sequence); ok && s.cons && !s.seq {
@@ -437,6 +464,122 @@ func (ev *evaluator) evalPath(n *node, input any, env *frame) (any, error) {
 		}
 	}
 	return result, nil
+}
+
+// asTuple reads an item of a tuple stream; anything else is an empty tuple
+// whose context value is undefined.
+func asTuple(item any) (map[string]any, any) {
+	t, ok := item.(map[string]any)
+	if !ok {
+		return map[string]any{}, Undefined
+	}
+	ctx, ok := t["@"]
+	if !ok {
+		ctx = Undefined
+	}
+	return t, ctx
+}
+
+func tupleFrame(env *frame, t map[string]any) *frame {
+	f := newFrame(env)
+	for k, v := range t {
+		if k != "@" {
+			f.vars[k] = v
+		}
+	}
+	return f
+}
+
+// evalTupleStep evaluates a step of a path that binds @$focus or #$index
+// variables: the stream carries, with each context value ("@"), the
+// variables bound so far.
+func (ev *evaluator) evalTupleStep(step *node, input []any, tuples []map[string]any, env *frame) ([]map[string]any, error) {
+	if tuples == nil {
+		for _, it := range input {
+			tuples = append(tuples, map[string]any{"@": it})
+		}
+	}
+	var out []map[string]any
+	if step.typ == nSort {
+		ts := &sequence{seq: true, tupleStream: true}
+		for _, t := range tuples {
+			ts.items = append(ts.items, t)
+		}
+		sorted, err := ev.evalSort(step, ts, env)
+		if err != nil {
+			return nil, err
+		}
+		items, _ := asArray(sorted)
+		for i, it := range items {
+			t, _ := asTuple(it)
+			if step.hasIndex {
+				c := copyTuple(t)
+				c[step.index] = float64(i)
+				t = c
+			}
+			out = append(out, t)
+		}
+	} else {
+		for _, t := range tuples {
+			res, err := ev.eval(step, t["@"], tupleFrame(env, t))
+			if err != nil {
+				return nil, err
+			}
+			if res == Undefined {
+				continue
+			}
+			items, ok := asArray(res)
+			if !ok {
+				items = []any{res}
+			}
+			for bb, v := range items {
+				c := copyTuple(t)
+				if step.hasFocus {
+					c[step.focus] = v
+				} else {
+					c["@"] = v
+				}
+				if step.hasIndex {
+					c[step.index] = float64(bb)
+				}
+				out = append(out, c)
+			}
+		}
+	}
+	for _, st := range step.stages {
+		if st.typ == nIndexStage {
+			for i, t := range out {
+				t[st.str] = float64(i)
+			}
+			continue
+		}
+		ts := &sequence{seq: true, tupleStream: true}
+		for _, t := range out {
+			ts.items = append(ts.items, t)
+		}
+		filtered, err := ev.filter(st.lhs, ts, env)
+		if err != nil {
+			return nil, err
+		}
+		items, _ := asArray(filtered)
+		out = out[:0:0]
+		for _, it := range items {
+			t, _ := asTuple(it)
+			out = append(out, t)
+		}
+	}
+	if out == nil {
+		out = []map[string]any{}
+	}
+	return out, nil
+}
+
+func copyTuple(t map[string]any) map[string]any {
+	c := make(map[string]any, len(t)+1)
+	for k, v := range t {
+		c[k] = v
+	}
+	return c
 }
 
 func (ev *evaluator) evalStep(step *node, inputSeq []any, env *frame, last bool) (any, error) {
@@ -490,6 +633,11 @@ func isCons(v any) bool {
 
 func (ev *evaluator) filter(pred *node, input any, env *frame) (any, error) {
 	out := newSeq()
+	tupleIn := false
+	if s, ok := input.(*sequence); ok && s.tupleStream {
+		tupleIn = true
+		out.tupleStream = true
+	}
 	items, ok := asArray(input)
 	if !ok {
 		items = []any{input}
@@ -511,7 +659,12 @@ func (ev *evaluator) filter(pred *node, input any, env *frame) (any, error) {
 		return out, nil
 	}
 	for i, item := range items {
-		r, err := ev.eval(pred, item, env)
+		ctx, fenv := item, env
+		if tupleIn {
+			t, c := asTuple(item)
+			ctx, fenv = c, tupleFrame(env, t)
+		}
+		r, err := ev.eval(pred, ctx, fenv)
 		if err != nil {
 			return nil, err
 		}
@@ -589,9 +742,18 @@ func (ev *evaluator) evalGroup(n *node, input any, env *frame) (any, error) {
 	}
 	groups := map[string]*entry{}
 	var order []string
+	reduce := false
+	if s, ok := input.(*sequence); ok && s.tupleStream {
+		reduce = true
+	}
 	for _, item := range items {
+		ctx, genv := item, env
+		if reduce {
+			t, c := asTuple(item)
+			ctx, genv = c, tupleFrame(env, t)
+		}
 		for pi, pair := range n.pairs {
-			k, err := ev.eval(pair[0], item, env)
+			k, err := ev.eval(pair[0], ctx, genv)
 			if err != nil {
 				return nil, err
 			}
@@ -616,7 +778,14 @@ func (ev *evaluator) evalGroup(n *node, input any, env *frame) (any, error) {
 	out := make(map[string]any, len(groups))
 	for _, key := range order {
 		g := groups[key]
-		v, err := ev.eval(n.pairs[g.exprIndex][1], g.data, env)
+		ctx, genv := g.data, env
+		if reduce {
+			t := reduceTuples(g.data)
+			_, ctx = asTuple(t)
+			delete(t, "@")
+			genv = tupleFrame(env, t)
+		}
+		v, err := ev.eval(n.pairs[g.exprIndex][1], ctx, genv)
 		if err != nil {
 			return nil, err
 		}
@@ -625,6 +794,31 @@ func (ev *evaluator) evalGroup(n *node, input any, env *frame) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// reduceTuples merges the tuples grouped under one key: each binding
+// becomes the sequence of its values.
+func reduceTuples(data any) map[string]any {
+	if t, ok := data.(map[string]any); ok {
+		return copyTuple(t)
+	}
+	items, _ := asArray(data)
+	if len(items) == 0 {
+		return map[string]any{}
+	}
+	first, _ := asTuple(items[0])
+	out := copyTuple(first)
+	for _, it := range items[1:] {
+		t, _ := asTuple(it)
+		for k, v := range t {
+			prev, ok := out[k]
+			if !ok {
+				prev = Undefined
+			}
+			out[k] = appendValues(prev, v)
+		}
+	}
+	return out
 }
 
 // appendValues is the reference's fn.append: it joins two values into a plain
@@ -884,11 +1078,20 @@ func (ev *evaluator) evalSort(n *node, input any, env *frame) (any, error) {
 		item any
 		keys []any
 	}
+	tupleIn := false
+	if s, ok := input.(*sequence); ok && s.tupleStream {
+		tupleIn = true
+	}
 	ks := make([]keyed, len(items))
 	for i, it := range items {
 		ks[i].item = it
+		ctx, senv := it, env
+		if tupleIn {
+			t, c := asTuple(it)
+			ctx, senv = c, tupleFrame(env, t)
+		}
 		for _, t := range n.terms {
-			k, err := ev.eval(t.expr, it, env)
+			k, err := ev.eval(t.expr, ctx, senv)
 			if err != nil {
 				return nil, err
 			}

@@ -29,6 +29,7 @@ const (
 	nTransform
 	nFilter
 	nEnd
+	nIndexStage // #$var after a predicate: binds the position in the filtered stream
 )
 
 type sortTerm struct {
@@ -66,6 +67,13 @@ type node struct {
 	keepArray          bool
 	keepSingletonArray bool
 	consArray          bool
+
+	// tuple-stream steps: @$focus and #$index bindings
+	tuple    bool
+	focus    string
+	hasFocus bool
+	index    string
+	hasIndex bool
 }
 
 var bindingPower = map[string]int{
@@ -476,7 +484,14 @@ func (p *parser) led(t token, left *node) (*node, error) {
 		}
 		return n, nil
 	case "@", "#":
-		return nil, newErr("S0299", t.pos, "the %q binding operator is not supported by this evaluator", op)
+		rhs, err := p.expression(bindingPower[op])
+		if err != nil {
+			return nil, err
+		}
+		if rhs.typ != nVariable {
+			return nil, newErr("S0214", rhs.pos, "the right side of %s must be a variable name (start with $)", op)
+		}
+		return &node{typ: nBinary, op: op, lhs: left, rhs: rhs, pos: t.pos}, nil
 	case ".", "+", "-", "*", "/", "%", "=", "!=", "<", "<=", ">", ">=", "&", "and", "or", "in", "..", "~>":
 		rhs, err := p.expression(bindingPower[op])
 		if err != nil {

@@ -26,6 +26,7 @@ type sequence struct {
 	cons          bool
 	keepSingleton bool
 	outerWrapper  bool
+	tupleStream   bool // items are tuples: map[string]any with "@" and bindings
 }
 
 func newSeq(items ...any) *sequence { return &sequence{items: items, seq: true} }
