@@ -386,6 +386,19 @@ func descendants(input any) any {
 }
 
 func (ev *evaluator) evalPath(n *node, input any, env *frame) (any, error) {
+	// Fast path for a plain field name applied to a non-array value (the
+	// most common step): the same result as the general step evaluation
+	// below, without its intermediate sequences.
+	if len(n.steps) == 1 && !n.keepSingletonArray && n.group == nil {
+		if st := n.steps[0]; st.typ == nName && st.stages == nil && st.predicate == nil && st.group == nil && !st.tuple && !st.keepArray {
+			if _, isArr := asArray(input); !isArr {
+				if err := ev.tick(st); err != nil {
+					return nil, err
+				}
+				return lookup(input, st.str), nil
+			}
+		}
+	}
 	var inputSeq []any
 	var inputVal any
 	if arr, ok := asArray(input); ok && n.steps[0].typ != nVariable {
