@@ -246,7 +246,7 @@ func formatTime(t time.Time, pic string, pos int) (any, error) {
 		for len(s) < width {
 			s = "0" + s
 		}
-		if p.component == 'Y' && (width == 2 || p.maxW == 2) {
+		if p.component == 'Y' && (width == 2 || p.maxW == 2) && len(s) > 2 {
 			s = s[len(s)-2:]
 		}
 		b.WriteString(s)
@@ -261,12 +261,19 @@ func formatZone(t time.Time, p picPart) string {
 			return "Z"
 		}
 	}
-	sign := "+"
-	if off < 0 {
-		sign = "-"
-		off = -off
+	// hours and minutes as the reference computes them: the hours are
+	// floored, so -03:30 is written -04:30 (kept for identical output)
+	mins := off / 60
+	h := int(math.Floor(float64(mins) / 60))
+	m := mins % 60
+	if m < 0 {
+		m = -m
 	}
-	h, m := off/3600, (off%3600)/60
+	sign := "+"
+	if h < 0 {
+		sign = "-"
+		h = -h
+	}
 	s := ""
 	pres := strings.TrimSuffix(p.pres, "t")
 	if pres == "" {
@@ -289,15 +296,15 @@ func formatZone(t time.Time, p picPart) string {
 	return s
 }
 
-var isoDate = regexp.MustCompile(`^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:?\d{2})?)?)?)?$`)
+var isoDate = regexp.MustCompile(`^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?)?)?)?$`)
 
-func fnToMillis(_ *evaluator, a []any, pos int) (any, error) {
+func fnToMillis(ev *evaluator, a []any, pos int) (any, error) {
 	s, ok := a[0].(string)
 	if !ok {
 		return Undefined, nil
 	}
 	if pic, ok := a[1].(string); ok {
-		return parseWithPicture(s, pic, pos)
+		return parseWithPicture(s, pic, pos, ev.now)
 	}
 	m := isoDate.FindStringSubmatch(s)
 	if m == nil {
@@ -327,7 +334,9 @@ func fnToMillis(_ *evaluator, a []any, pos int) (any, error) {
 	return float64(t.UnixMilli()), nil
 }
 
-func parseWithPicture(s, pic string, pos int) (any, error) {
+// parseWithPicture parses s by an XPath picture; a picture without date
+// components means today (UTC), as in the reference.
+func parseWithPicture(s, pic string, pos int, now time.Time) (any, error) {
 	parts, err := parsePicture(pic, pos)
 	if err != nil {
 		return nil, err
@@ -335,7 +344,7 @@ func parseWithPicture(s, pic string, pos int) (any, error) {
 	var re strings.Builder
 	re.WriteString("^")
 	var comps []picPart
-	for _, p := range parts {
+	for pi, p := range parts {
 		if p.literal != "" {
 			re.WriteString(regexp.QuoteMeta(p.literal))
 			continue
@@ -349,7 +358,18 @@ func parseWithPicture(s, pic string, pos int) (any, error) {
 		case p.component == 'Z' || p.component == 'z':
 			re.WriteString(`(Z|(?:GMT)?[+-]\d{1,2}(?::?\d{2})?)`)
 		default:
-			re.WriteString(`(\d+)`)
+			// a fixed width when the next component follows directly
+			width := 0
+			for _, r := range p.pres {
+				if r >= '0' && r <= '9' {
+					width++
+				}
+			}
+			if width > 1 && pi+1 < len(parts) && parts[pi+1].literal == "" {
+				re.WriteString(`(\d{` + strconv.Itoa(width) + `})`)
+			} else {
+				re.WriteString(`(\d+)`)
+			}
 		}
 		comps = append(comps, p)
 	}
@@ -378,7 +398,7 @@ func parseWithPicture(s, pic string, pos int) (any, error) {
 			hasDate = true
 			if n == 0 {
 				for k, name := range monthNames {
-					if strings.EqualFold(name, v) || (len(v) >= 3 && strings.EqualFold(name[:len(v)], v)) {
+					if strings.EqualFold(name, v) || (len(v) >= 3 && len(v) <= len(name) && strings.EqualFold(name[:len(v)], v)) {
 						n = k + 1
 					}
 				}
@@ -418,7 +438,10 @@ func parseWithPicture(s, pic string, pos int) (any, error) {
 	} else if pm == 0 && hour == 12 {
 		hour = 0
 	}
-	_ = hasDate
+	if !hasDate {
+		y, mo, d := now.UTC().Date()
+		year, month, day = y, int(mo), d
+	}
 	t := time.Date(year, time.Month(month), day, hour, minute, sec, ms*1e6, time.FixedZone("", off))
 	return float64(t.UnixMilli()), nil
 }

@@ -119,6 +119,7 @@ func fin(v any) (any, bool) {
 		out := make([]any, 0, len(x.items))
 		for _, it := range x.items {
 			if it == Undefined {
+				out = append(out, nil) // as JSON.stringify writes it
 				continue
 			}
 			f, _ := fin(it)
@@ -136,9 +137,10 @@ func fin(v any) (any, bool) {
 				out = make([]any, i, len(x))
 				copy(out, x[:i])
 			}
-			if f != Undefined {
-				out = append(out, f)
+			if f == Undefined {
+				f = nil // as JSON.stringify writes it
 			}
+			out = append(out, f)
 		}
 		if out == nil {
 			return x, false
