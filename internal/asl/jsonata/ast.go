@@ -1,5 +1,10 @@
 package jsonata
 
+import (
+	"strconv"
+	"sync/atomic"
+)
+
 // process rewrites the parse tree into the evaluation tree: chains of '.'
 // become path nodes with steps, predicates attach to the step they filter,
 // grouping and sorting attach to paths.
@@ -16,12 +21,12 @@ func process(n *node) (*node, error) {
 			if err != nil {
 				return nil, err
 			}
-			res := &node{typ: nPath, pos: n.pos}
-			if lstep.typ == nPath {
-				res.steps = append(res.steps, lstep.steps...)
-				res.keepSingletonArray = lstep.keepSingletonArray
-			} else {
-				res.steps = []*node{lstep}
+			res := lstep
+			if lstep.typ != nPath {
+				res = &node{typ: nPath, pos: n.pos, steps: []*node{lstep}}
+			}
+			if lstep.typ == nParent {
+				res.seekingParent = []*ancSlot{lstep.slot}
 			}
 			rest, err := process(n.rhs)
 			if err != nil {
@@ -53,6 +58,9 @@ func process(n *node) (*node, error) {
 			if last := res.steps[len(res.steps)-1]; last.typ == nArray {
 				last.consArray = true
 			}
+			if err := resolveAncestry(res); err != nil {
+				return nil, err
+			}
 			return res, nil
 		case "[":
 			res, err := process(n.lhs)
@@ -72,8 +80,17 @@ func process(n *node) (*node, error) {
 			if err != nil {
 				return nil, err
 			}
-			if pred.typ == nParent {
-				return nil, newErr("S0217", n.pos, "the parent operator is not supported by this evaluator")
+			if pred.seekingParent != nil {
+				for _, slot := range pred.seekingParent {
+					if slot.level == 1 {
+						if _, err := seekParent(step, slot); err != nil {
+							return nil, err
+						}
+					} else {
+						slot.level--
+					}
+				}
+				pushAncestry(step, pred)
 			}
 			f := &node{typ: nFilter, lhs: pred, pos: n.pos}
 			if stages {
@@ -144,6 +161,8 @@ func process(n *node) (*node, error) {
 		if n.rhs, err = process(n.rhs); err != nil {
 			return nil, err
 		}
+		pushAncestry(n, n.lhs)
+		pushAncestry(n, n.rhs)
 		return n, nil
 	case nSort:
 		res, err := process(n.lhs)
@@ -160,8 +179,12 @@ func process(n *node) (*node, error) {
 				return nil, err
 			}
 			s.terms = append(s.terms, sortTerm{expr: e, descending: t.descending})
+			pushAncestry(s, e)
 		}
 		res.steps = append(res.steps, s)
+		if err := resolveAncestry(res); err != nil {
+			return nil, err
+		}
 		return res, nil
 	case nName:
 		res := &node{typ: nPath, steps: []*node{n}, pos: n.pos}
@@ -172,7 +195,7 @@ func process(n *node) (*node, error) {
 	case nEnd:
 		return nil, newErr("S0207", n.pos, "unexpected end of expression")
 	case nParent:
-		return nil, newErr("S0217", n.pos, "the parent operator %% is not supported by this evaluator")
+		return &node{typ: nParent, pos: n.pos, slot: &ancSlot{label: "!" + strconv.FormatInt(ancestorLabels.Add(1), 10), level: 1}}, nil
 	case nUnaryMinus:
 		if n.lhs, err = process(n.lhs); err != nil {
 			return nil, err
@@ -180,12 +203,14 @@ func process(n *node) (*node, error) {
 		if n.lhs.typ == nNumber {
 			return &node{typ: nNumber, num: -n.lhs.num, pos: n.pos}, nil
 		}
+		pushAncestry(n, n.lhs)
 		return n, nil
 	case nArray, nBlock, nFunction, nPartial:
 		for i, e := range n.exprs {
 			if n.exprs[i], err = process(e); err != nil {
 				return nil, err
 			}
+			pushAncestry(n, n.exprs[i])
 		}
 		if n.procedure != nil {
 			if n.procedure, err = process(n.procedure); err != nil {
@@ -201,6 +226,8 @@ func process(n *node) (*node, error) {
 			if n.pairs[i][1], err = process(n.pairs[i][1]); err != nil {
 				return nil, err
 			}
+			pushAncestry(n, n.pairs[i][0])
+			pushAncestry(n, n.pairs[i][1])
 		}
 		return n, nil
 	case nLambda:
@@ -218,6 +245,9 @@ func process(n *node) (*node, error) {
 		if n.els, err = process(n.els); err != nil {
 			return nil, err
 		}
+		pushAncestry(n, n.cond)
+		pushAncestry(n, n.then)
+		pushAncestry(n, n.els)
 		return n, nil
 	case nBind, nApply:
 		if n.lhs, err = process(n.lhs); err != nil {
@@ -228,6 +258,8 @@ func process(n *node) (*node, error) {
 		}
 		if n.typ == nApply {
 			n.keepArray = n.lhs.keepArray || n.rhs.keepArray
+		} else {
+			pushAncestry(n, n.rhs)
 		}
 		return n, nil
 	case nTransform:
@@ -243,6 +275,95 @@ func process(n *node) (*node, error) {
 		return n, nil
 	}
 	return n, nil
+}
+
+// ancSlot is the variable through which a parent operator % reads the
+// context of the step it refers to: that step binds it in the tuple stream.
+type ancSlot struct {
+	label string
+	level int
+}
+
+var ancestorLabels atomic.Int64
+
+// pushAncestry passes the parent references still unresolved in value up
+// to result.
+func pushAncestry(result, value *node) {
+	if value == nil || (value.seekingParent == nil && value.typ != nParent) {
+		return
+	}
+	slots := append([]*ancSlot(nil), value.seekingParent...)
+	if value.typ == nParent {
+		slots = append(slots, value.slot)
+	}
+	result.seekingParent = append(result.seekingParent, slots...)
+}
+
+// seekParent walks back through node for the step a % refers to.
+func seekParent(n *node, slot *ancSlot) (*ancSlot, error) {
+	switch n.typ {
+	case nName, nWildcard:
+		slot.level--
+		if slot.level == 0 {
+			if n.ancestor != nil {
+				slot.label = n.ancestor.label
+			}
+			n.ancestor = slot
+			n.tuple = true
+		}
+	case nParent:
+		slot.level++
+	case nBlock:
+		if len(n.exprs) > 0 {
+			n.tuple = true
+			return seekParent(n.exprs[len(n.exprs)-1], slot)
+		}
+	case nPath:
+		n.tuple = true
+		i := len(n.steps) - 1
+		var err error
+		if slot, err = seekParent(n.steps[i], slot); err != nil {
+			return nil, err
+		}
+		for i--; slot.level > 0 && i >= 0; i-- {
+			if slot, err = seekParent(n.steps[i], slot); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, newErr("S0217", n.pos, "the parent operator %% cannot derive an ancestor from this expression")
+	}
+	return slot, nil
+}
+
+// resolveAncestry binds the parent references of a path's last step to the
+// earlier steps they refer to; those it cannot resolve move up to the path.
+func resolveAncestry(path *node) error {
+	last := path.steps[len(path.steps)-1]
+	slots := append([]*ancSlot(nil), last.seekingParent...)
+	if last.typ == nParent {
+		slots = append(slots, last.slot)
+	}
+	for _, slot := range slots {
+		i := len(path.steps) - 2
+		for slot.level > 0 {
+			if i < 0 {
+				path.seekingParent = append(path.seekingParent, slot)
+				break
+			}
+			step := path.steps[i]
+			i--
+			for i >= 0 && step.hasFocus && path.steps[i].hasFocus {
+				step = path.steps[i]
+				i--
+			}
+			var err error
+			if slot, err = seekParent(step, slot); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func literalText(n *node) string {

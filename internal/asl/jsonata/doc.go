@@ -41,8 +41,8 @@
 // # Supported
 //
 // Paths, predicates, array and object constructors, wildcards * and **,
-// the focus (@$v) and index (#$i) variable bindings with their tuple
-// streams (joins, grouping), arithmetic, comparison, and/or, &, ranges, conditionals, 'in', variable
+// the parent operator %, the focus (@$v) and index (#$i) variable
+// bindings with their tuple streams (joins, grouping), arithmetic, comparison, and/or, &, ranges, conditionals, 'in', variable
 // binding, blocks, lambdas with closures and signatures, partial
 // application, function application and chaining (~>), order-by ^( ),
 // grouping with object constructors, regular expressions, transforms
@@ -51,7 +51,6 @@
 //
 // # Not supported, and deliberate differences
 //
-//   - The parent operator %: compile error S0217.
 //   - Regular expressions are compiled with Go's RE2 syntax, not
 //     JavaScript's: look-around and back-references are compile errors
 //     (S0303). Match indexes are in UTF-16 code units, as in JavaScript.

@@ -89,6 +89,9 @@ func Compile(expr string, opts ...Option) (*Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if root.typ == nParent || root.seekingParent != nil {
+		return nil, newErr("S0217", root.pos, "the parent operator %% cannot be used outside a path step that has a parent")
+	}
 	return &Expr{src: expr, root: root, cfg: cfg}, nil
 }
 
@@ -219,6 +222,12 @@ func (ev *evaluator) eval(n *node, input any, env *frame) (any, error) {
 		res = n.re
 	case nWildcard:
 		res = wildcard(input)
+	case nParent:
+		if v, ok := env.lookup(n.slot.label); ok {
+			res = v
+		} else {
+			res = Undefined
+		}
 	case nDescendant:
 		res = descendants(input)
 	case nCondition:
@@ -445,18 +454,23 @@ func (ev *evaluator) evalPath(n *node, input any, env *frame) (any, error) {
 		}
 	}
 	if isTuple {
-		out := newSeq()
+		ts := &sequence{seq: true, tupleStream: true}
 		for _, t := range tuples {
-			out.items = append(out.items, t["@"])
+			ts.items = append(ts.items, t)
 		}
-		result = out
 		if n.group != nil {
-			ts := &sequence{seq: true, tupleStream: true}
-			for _, t := range tuples {
-				ts.items = append(ts.items, t)
-			}
 			return ev.evalGroup(n.group, ts, env)
 		}
+		if n.tuple {
+			// the tuples carry ancestors for a % further out
+			return ts, nil
+		}
+		out := newSeq()
+		for _, t := range tuples {
+			_, c := asTuple(t)
+			out.items = append(out.items, c)
+		}
+		result = out
 	}
 	if n.keepSingletonArray && result != Undefined {
 		if s, ok := result.(*sequence); ok && s.cons && !s.seq {
@@ -545,8 +559,22 @@ func (ev *evaluator) evalTupleStep(step *node, input []any, tuples []map[string]
 			if !ok {
 				items = []any{res}
 			}
+			if rs, ok := res.(*sequence); ok && rs.tupleStream {
+				for _, r := range items {
+					c := copyTuple(t)
+					rt, _ := asTuple(r)
+					for k, v := range rt {
+						c[k] = v
+					}
+					out = append(out, c)
+				}
+				continue
+			}
 			for bb, v := range items {
 				c := copyTuple(t)
+				if step.ancestor != nil {
+					c[step.ancestor.label] = t["@"]
+				}
 				if step.hasFocus {
 					c[step.focus] = v
 				} else {

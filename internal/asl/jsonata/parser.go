@@ -68,6 +68,12 @@ type node struct {
 	keepSingletonArray bool
 	consArray          bool
 
+	// parent operator %: the slot a % resolves to, the slots still seeking
+	// their ancestor step, and the ancestor slot bound by this step
+	slot          *ancSlot
+	seekingParent []*ancSlot
+	ancestor      *ancSlot
+
 	// tuple-stream steps: @$focus and #$index bindings
 	tuple    bool
 	focus    string
