@@ -27,7 +27,9 @@
 // expression selects nothing (distinct from nil, JSON null). An evaluation
 // error is an *Error with the reference's code (T0410, T2001, D3001, …).
 // WithFunction adds Go functions ($partition, $uuid, … for ASL). An Expr
-// is immutable and safe for concurrent use.
+// is immutable and safe for concurrent use. Input and bindings must be in
+// the encoding/json model (Go ints are accepted as numbers); other Go types
+// are opaque to expressions.
 //
 // # Bounds
 //
@@ -54,9 +56,12 @@
 //   - Regular expressions are compiled with Go's RE2 syntax, not
 //     JavaScript's: look-around and back-references are compile errors
 //     (S0303). Match indexes are in UTF-16 code units, as in JavaScript.
-//   - Object keys have no insertion order in Go maps: wherever JSONata
-//     exposes key order ($keys, $each, $spread, $sift, *, **, $string of
-//     an object), keys come in sorted order.
+//   - Go maps keep no key order. Objects the expression builds (object
+//     constructors, $merge, $sift, transforms) remember their insertion
+//     order during the evaluation, so $string, $keys, $each, * and the like
+//     list their keys as the reference does; objects from the input, which
+//     arrives as map[string]any, list their keys sorted. The result of Eval
+//     is a plain map: its key order is lost (encoding/json writes it sorted).
 //   - $formatInteger and $parseInteger accept decimal-digit pictures only
 //     (no words, roman numerals or letters); the date/time pictures of
 //     $fromMillis/$toMillis/$now support the components Y M D d H h m s f

@@ -135,11 +135,14 @@ func (f *frame) lookup(name string) (any, bool) {
 }
 
 type evaluator struct {
-	ctx   context.Context
-	cfg   *config
-	steps int
-	depth int
-	now   time.Time
+	// keyOrder remembers the key order of objects this evaluation built,
+	// which Go maps do not keep (see keys)
+	keyOrder map[uintptr][]string
+	ctx      context.Context
+	cfg      *config
+	steps    int
+	depth    int
+	now      time.Time
 }
 
 // lambda is a function value: a user-defined function with its closure, a
@@ -221,7 +224,7 @@ func (ev *evaluator) eval(n *node, input any, env *frame) (any, error) {
 	case nRegex:
 		res = n.re
 	case nWildcard:
-		res = wildcard(input)
+		res = ev.wildcard(input)
 	case nParent:
 		if v, ok := env.lookup(n.slot.label); ok {
 			res = v
@@ -229,7 +232,7 @@ func (ev *evaluator) eval(n *node, input any, env *frame) (any, error) {
 			res = Undefined
 		}
 	case nDescendant:
-		res = descendants(input)
+		res = ev.descendants(input)
 	case nCondition:
 		res, err = ev.evalCondition(n, input, env)
 	case nBlock:
@@ -327,7 +330,7 @@ func lookup(input any, key string) any {
 	return Undefined
 }
 
-func wildcard(input any) any {
+func (ev *evaluator) wildcard(input any) any {
 	if s, ok := input.(*sequence); ok && s.outerWrapper && len(s.items) > 0 {
 		input = s.items[0]
 	}
@@ -335,7 +338,7 @@ func wildcard(input any) any {
 	plain := false
 	var values []any
 	if m, ok := input.(map[string]any); ok {
-		for _, k := range sortedKeys(m) {
+		for _, k := range ev.keys(m) {
 			values = append(values, m[k])
 		}
 	} else if arr, ok := asArray(input); ok {
@@ -367,7 +370,7 @@ func flattenAll(arr []any, out []any) []any {
 	return out
 }
 
-func descendants(input any) any {
+func (ev *evaluator) descendants(input any) any {
 	if input == Undefined {
 		return Undefined
 	}
@@ -382,7 +385,7 @@ func descendants(input any) any {
 		}
 		out.items = append(out.items, v)
 		if m, ok := v.(map[string]any); ok {
-			for _, k := range sortedKeys(m) {
+			for _, k := range ev.keys(m) {
 				rec(m[k])
 			}
 		}
@@ -817,6 +820,7 @@ func (ev *evaluator) evalGroup(n *node, input any, env *frame) (any, error) {
 		}
 	}
 	out := make(map[string]any, len(groups))
+	defer func() { ev.recordOrder(out, order) }()
 	for _, key := range order {
 		g := groups[key]
 		ctx, genv := g.data, env
@@ -946,12 +950,12 @@ func (ev *evaluator) evalBinary(n *node, input any, env *frame) (any, error) {
 	case "&":
 		ls, rs := "", ""
 		if lhs != Undefined {
-			if ls, err = toJSONString(lhs, false, n.pos); err != nil {
+			if ls, err = ev.toJSONString(lhs, false, n.pos); err != nil {
 				return nil, err
 			}
 		}
 		if rhs != Undefined {
-			if rs, err = toJSONString(rhs, false, n.pos); err != nil {
+			if rs, err = ev.toJSONString(rhs, false, n.pos); err != nil {
 				return nil, err
 			}
 		}
@@ -1397,7 +1401,7 @@ func (ev *evaluator) transform(t *transformer, obj any) (any, error) {
 	if sym := typeSymbol(obj); sym != 'o' && sym != 'a' {
 		return nil, newErr("T0410", t.n.pos, "argument 1 of the transform expression does not match function signature")
 	}
-	result := deepCopy(obj)
+	result := ev.deepCopy(obj)
 	matches, err := ev.eval(t.n.lhs, result, t.env)
 	if err != nil {
 		return nil, err
@@ -1415,15 +1419,23 @@ func (ev *evaluator) transform(t *transformer, obj any) (any, error) {
 			return nil, err
 		}
 		mm, isMap := m.(map[string]any)
+		var order []string
+		if isMap {
+			order = ev.keys(mm)
+		}
 		if upd != Undefined {
 			um, ok := upd.(map[string]any)
 			if !ok {
 				return nil, newErr("T2011", t.n.pos, "the insert/update clause of the transform expression must evaluate to an object: %s", describe(upd))
 			}
 			if isMap {
-				for k, v := range um {
-					mm[k] = v
+				for _, k := range ev.keys(um) {
+					if _, had := mm[k]; !had {
+						order = append(order, k)
+					}
+					mm[k] = um[k]
 				}
+				ev.recordOrder(mm, order)
 			}
 		}
 		if t.n.del != nil {
@@ -1447,6 +1459,7 @@ func (ev *evaluator) transform(t *transformer, obj any) (any, error) {
 				for _, d := range names {
 					delete(mm, d.(string))
 				}
+				ev.recordOrder(mm, order)
 			}
 		}
 	}
@@ -1454,16 +1467,19 @@ func (ev *evaluator) transform(t *transformer, obj any) (any, error) {
 }
 
 // deepCopy clones a JSON value the way JSON.parse(JSON.stringify(v)) does.
-func deepCopy(v any) any {
+func (ev *evaluator) deepCopy(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
-		for k, it := range x {
+		keys := ev.keys(x)
+		for _, k := range keys {
+			it := x[k]
 			if it == Undefined || isFunc(it) {
 				continue
 			}
-			out[k] = deepCopy(it)
+			out[k] = ev.deepCopy(it)
 		}
+		ev.recordOrder(out, keys)
 		return out
 	case []any, *sequence:
 		items, _ := asArray(x)
@@ -1473,7 +1489,7 @@ func deepCopy(v any) any {
 				out = append(out, nil)
 				continue
 			}
-			out = append(out, deepCopy(it))
+			out = append(out, ev.deepCopy(it))
 		}
 		return out
 	}
@@ -1490,7 +1506,7 @@ func describe(v any) string {
 	if isFunc(v) {
 		return "a function"
 	}
-	s, err := toJSONString(v, false, 0)
+	s, err := (*evaluator)(nil).toJSONString(v, false, 0)
 	if err != nil {
 		return fmt.Sprintf("%v", v)
 	}

@@ -70,7 +70,7 @@ func toPrecision15(f float64) float64 {
 
 // toJSONString is $string: strings as they are, other values as JSON with
 // numbers rounded to 15 significant digits and functions as "".
-func toJSONString(v any, pretty bool, pos int) (string, error) {
+func (ev *evaluator) toJSONString(v any, pretty bool, pos int) (string, error) {
 	if s, ok := v.(string); ok {
 		return s, nil
 	}
@@ -84,11 +84,11 @@ func toJSONString(v any, pretty bool, pos int) (string, error) {
 		v = s.items[0]
 	}
 	var b strings.Builder
-	writeJSON(&b, v, pretty, "")
+	ev.writeJSON(&b, v, pretty, "")
 	return b.String(), nil
 }
 
-func writeJSON(b *strings.Builder, v any, pretty bool, indent string) {
+func (ev *evaluator) writeJSON(b *strings.Builder, v any, pretty bool, indent string) {
 	if f, ok := toNumber(v); ok {
 		if math.IsInf(f, 0) || math.IsNaN(f) {
 			b.WriteString("null")
@@ -109,7 +109,7 @@ func writeJSON(b *strings.Builder, v any, pretty bool, indent string) {
 	case string:
 		writeJSONString(b, x)
 	case map[string]any:
-		keys := sortedKeys(x)
+		keys := ev.keys(x)
 		b.WriteByte('{')
 		first := true
 		inner := indent + "  "
@@ -133,7 +133,7 @@ func writeJSON(b *strings.Builder, v any, pretty bool, indent string) {
 			if isFunc(val) {
 				b.WriteString(`""`)
 			} else {
-				writeJSON(b, val, pretty, inner)
+				ev.writeJSON(b, val, pretty, inner)
 			}
 		}
 		if pretty && !first {
@@ -156,7 +156,7 @@ func writeJSON(b *strings.Builder, v any, pretty bool, indent string) {
 				} else if isFunc(it) {
 					b.WriteString(`""`)
 				} else {
-					writeJSON(b, it, pretty, inner)
+					ev.writeJSON(b, it, pretty, inner)
 				}
 			}
 			if pretty && len(items) > 0 {

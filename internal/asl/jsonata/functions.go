@@ -38,12 +38,12 @@ func init() {
 		items, _ := asArray(a[0])
 		return float64(len(items)), nil
 	})
-	def("string", "<x-b?:s>", func(_ *evaluator, a []any, pos int) (any, error) {
+	def("string", "<x-b?:s>", func(ev *evaluator, a []any, pos int) (any, error) {
 		if a[0] == Undefined {
 			return Undefined, nil
 		}
 		pretty, _ := a[1].(bool)
-		return toJSONString(a[0], pretty, pos)
+		return ev.toJSONString(a[0], pretty, pos)
 	})
 	def("substring", "<s-nn?:s>", fnSubstring)
 	def("substringBefore", "<s-s:s>", func(_ *evaluator, a []any, _ int) (any, error) {
@@ -167,19 +167,24 @@ func init() {
 	})
 	def("append", "<xx:a>", func(_ *evaluator, a []any, _ int) (any, error) { return appendValues(a[0], a[1]), nil })
 	def("spread", "<x-:a<o>>", fnSpread)
-	def("merge", "<a<o>:o>", func(_ *evaluator, a []any, _ int) (any, error) {
+	def("merge", "<a<o>:o>", func(ev *evaluator, a []any, _ int) (any, error) {
 		if a[0] == Undefined {
 			return Undefined, nil
 		}
 		items, _ := asArray(a[0])
 		out := map[string]any{}
+		var order []string
 		for _, it := range items {
 			if m, ok := it.(map[string]any); ok {
-				for k, v := range m {
-					out[k] = v
+				for _, k := range ev.keys(m) {
+					if _, seen := out[k]; !seen {
+						order = append(order, k)
+					}
+					out[k] = m[k]
 				}
 			}
 		}
+		ev.recordOrder(out, order)
 		return out, nil
 	})
 	def("reverse", "<a:a>", func(_ *evaluator, a []any, _ int) (any, error) {
@@ -296,11 +301,11 @@ func init() {
 	def("encodeUrl", "<s-:s>", strFn(func(s string) string { return encodeURI(s, "-_.!~*'();/?:@&=+$,#") }))
 	def("decodeUrlComponent", "<s-:s>", fnDecodeURL)
 	def("decodeUrl", "<s-:s>", fnDecodeURL)
-	def("clone", "<(oa)-:o>", func(_ *evaluator, a []any, _ int) (any, error) {
+	def("clone", "<(oa)-:o>", func(ev *evaluator, a []any, _ int) (any, error) {
 		if a[0] == Undefined {
 			return Undefined, nil
 		}
-		return deepCopy(a[0]), nil
+		return ev.deepCopy(a[0]), nil
 	})
 	def("now", "<s?s?:s>", fnNow)
 	def("millis", "<:n>", func(ev *evaluator, _ []any, _ int) (any, error) {
@@ -1001,7 +1006,9 @@ func fnSift(ev *evaluator, a []any, pos int) (any, error) {
 		return Undefined, nil
 	}
 	out := map[string]any{}
-	for _, k := range sortedKeys(m) {
+	var order []string
+	defer func() { ev.recordOrder(out, order) }()
+	for _, k := range ev.keys(m) {
 		args := []any{m[k]}
 		n := arity(a[1])
 		if n >= 2 {
@@ -1016,6 +1023,7 @@ func fnSift(ev *evaluator, a []any, pos int) (any, error) {
 		}
 		if toBoolean(v) {
 			out[k] = m[k]
+			order = append(order, k)
 		}
 	}
 	if len(out) == 0 {
@@ -1030,7 +1038,7 @@ func fnEach(ev *evaluator, a []any, pos int) (any, error) {
 		return Undefined, nil
 	}
 	out := newSeq()
-	for _, k := range sortedKeys(m) {
+	for _, k := range ev.keys(m) {
 		args := []any{m[k]}
 		n := arity(a[1])
 		if n >= 2 {
@@ -1050,14 +1058,14 @@ func fnEach(ev *evaluator, a []any, pos int) (any, error) {
 	return out, nil
 }
 
-func fnKeys(_ *evaluator, a []any, _ int) (any, error) {
+func fnKeys(ev *evaluator, a []any, _ int) (any, error) {
 	out := newSeq()
 	if items, ok := asArray(a[0]); ok {
 		seen := map[string]bool{}
 		var keys []string
 		for _, it := range items {
 			if m, ok := it.(map[string]any); ok {
-				for _, k := range sortedKeys(m) {
+				for _, k := range ev.keys(m) {
 					if !seen[k] {
 						seen[k] = true
 						keys = append(keys, k)
@@ -1071,14 +1079,14 @@ func fnKeys(_ *evaluator, a []any, _ int) (any, error) {
 		return out, nil
 	}
 	if m, ok := a[0].(map[string]any); ok {
-		for _, k := range sortedKeys(m) {
+		for _, k := range ev.keys(m) {
 			out.items = append(out.items, k)
 		}
 	}
 	return out, nil
 }
 
-func fnSpread(_ *evaluator, a []any, _ int) (any, error) {
+func fnSpread(ev *evaluator, a []any, _ int) (any, error) {
 	var spread func(v any) any
 	spread = func(v any) any {
 		if items, ok := asArray(v); ok {
@@ -1093,7 +1101,7 @@ func fnSpread(_ *evaluator, a []any, _ int) (any, error) {
 			return v
 		}
 		out := newSeq()
-		for _, k := range sortedKeys(m) {
+		for _, k := range ev.keys(m) {
 			out.items = append(out.items, map[string]any{k: m[k]})
 		}
 		return out

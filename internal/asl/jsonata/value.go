@@ -3,7 +3,9 @@ package jsonata
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"sort"
+	"strconv"
 )
 
 // undefinedType is JSONata's "no value", distinct from JSON null (nil).
@@ -83,6 +85,70 @@ func isFunc(v any) bool {
 func isObject(v any) bool {
 	_, ok := v.(map[string]any)
 	return ok
+}
+
+// recordOrder remembers the insertion order of the keys of an object the
+// evaluation built (object constructors, $merge), so that $string, $keys,
+// $each, * and the like list them as JavaScript would.
+func (ev *evaluator) recordOrder(m map[string]any, order []string) {
+	if ev == nil || len(m) < 2 {
+		return
+	}
+	if ev.keyOrder == nil {
+		ev.keyOrder = map[uintptr][]string{}
+	}
+	keys := make([]string, 0, len(m))
+	for _, k := range order {
+		if _, ok := m[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	ev.keyOrder[reflect.ValueOf(m).Pointer()] = keys
+}
+
+// keys lists an object's keys in JavaScript's order where it is known: keys
+// that are array indexes first, ascending, then the others in insertion
+// order. Objects from the input have no known order and list sorted.
+func (ev *evaluator) keys(m map[string]any) []string {
+	if ev != nil && ev.keyOrder != nil && len(m) > 1 {
+		if ks, ok := ev.keyOrder[reflect.ValueOf(m).Pointer()]; ok && len(ks) == len(m) {
+			valid := true
+			for _, k := range ks {
+				if _, ok := m[k]; !ok {
+					valid = false
+					break
+				}
+			}
+			if valid {
+				var idx, rest []string
+				for _, k := range ks {
+					if isArrayIndex(k) {
+						idx = append(idx, k)
+					} else {
+						rest = append(rest, k)
+					}
+				}
+				if len(idx) == 0 {
+					return ks
+				}
+				sort.Slice(idx, func(i, j int) bool {
+					a, _ := strconv.ParseUint(idx[i], 10, 32)
+					b, _ := strconv.ParseUint(idx[j], 10, 32)
+					return a < b
+				})
+				return append(idx, rest...)
+			}
+		}
+	}
+	return sortedKeys(m)
+}
+
+func isArrayIndex(k string) bool {
+	if k == "" || len(k) > 10 || (len(k) > 1 && k[0] == '0') {
+		return false
+	}
+	n, err := strconv.ParseUint(k, 10, 32)
+	return err == nil && n < 1<<32-1
 }
 
 // sortedKeys gives a deterministic key order: Go maps do not keep insertion
