@@ -71,6 +71,7 @@ type picPart struct {
 	pres      string // presentation modifier, e.g. "01", "N", "Nn"
 	minW      int
 	maxW      int
+	ordinal   bool
 }
 
 func parsePicture(pic string, pos int) ([]picPart, error) {
@@ -110,8 +111,10 @@ func parsePicture(pic string, pos int) ([]picPart, error) {
 					p.maxW, _ = strconv.Atoi(maxS)
 				}
 			}
-			// drop ordinal/traditional markers we do not support
-			rest = strings.TrimRight(rest, "ot")
+			if p.component != 'Z' && p.component != 'z' && strings.HasSuffix(rest, "o") && len(rest) > 1 {
+				p.ordinal = true
+				rest = strings.TrimSuffix(rest, "o")
+			}
 			p.pres = rest
 			if !strings.ContainsRune("YMDdHhmsfPZzFxXwWEC", rune(p.component)) {
 				return nil, newErr("D3132", pos, "unknown component specifier %q in date/time picture string", string(p.component))
@@ -231,12 +234,25 @@ func formatTime(t time.Time, pic string, pos int) (any, error) {
 			b.WriteString(name)
 			continue
 		}
+		if strings.Trim(pres, "0123456789#,") != "" || p.ordinal {
+			ipic := pres
+			if p.ordinal {
+				ipic += ";o"
+			}
+			out, ok, err := formatIntegerPicture(int64(num), ipic, pos)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, newErr("D3133", pos, "the presentation %q is not supported by this evaluator", pres)
+			}
+			b.WriteString(out)
+			continue
+		}
 		width := 0
 		for _, r := range pres {
 			if r >= '0' && r <= '9' {
 				width++
-			} else if r != '#' && r != ',' {
-				return nil, newErr("D3133", pos, "the presentation %q is not supported by this evaluator", pres)
 			}
 		}
 		if p.minW > width {

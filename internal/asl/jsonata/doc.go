@@ -62,11 +62,13 @@
 //     list their keys as the reference does; objects from the input, which
 //     arrives as map[string]any, list their keys sorted. The result of Eval
 //     is a plain map: its key order is lost (encoding/json writes it sorted).
-//   - $formatInteger and $parseInteger accept decimal-digit pictures only
-//     (no words, roman numerals or letters); the date/time pictures of
-//     $fromMillis/$toMillis/$now support the components Y M D d H h m s f
-//     P Z z F with digit and name presentations, not W w X x E C or
-//     ordinal/word presentations.
+//   - $formatInteger supports decimal, letter (a, A), roman (i, I) and
+//     English word (w, W, Ww) pictures with the ordinal modifier;
+//     $parseInteger decimal, letter and roman ones (not words). The
+//     date/time pictures of $fromMillis, $toMillis and $now support the
+//     components Y M D d H h m s f P Z z F with those presentations and
+//     names, not W w X x E C; parsing ($toMillis with a picture) handles
+//     numeric components, month and day names, am/pm and offsets.
 //   - The elvis (?:) and coalescing (??) operators are not part of 2.0.6
 //     (they came in JSONata 2.1); like the reference, they are syntax
 //     errors here.

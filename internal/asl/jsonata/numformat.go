@@ -28,46 +28,6 @@ func fnFormatBase(_ *evaluator, a []any, pos int) (any, error) {
 	return strconv.FormatInt(int64(f), int(radix)), nil
 }
 
-// fnFormatInteger is $formatInteger with decimal-digit pictures ("0",
-// "000", "#,##0"); other presentations (words, roman numerals, letters) are
-// not supported.
-func fnFormatInteger(_ *evaluator, a []any, pos int) (any, error) {
-	f, ok := toNumber(a[0])
-	if !ok {
-		return Undefined, nil
-	}
-	pic, _ := a[1].(string)
-	for _, r := range pic {
-		if r != '0' && r != '#' && r != ',' && !(r >= '1' && r <= '9') {
-			return nil, newErr("D3130", pos, "the picture %q of $formatInteger is not supported by this evaluator (decimal digit pictures only)", pic)
-		}
-	}
-	s, err := formatPicture(math.Trunc(f), pic, pos)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// fnParseInteger is $parseInteger for decimal-digit pictures.
-func fnParseInteger(_ *evaluator, a []any, pos int) (any, error) {
-	s, ok := a[0].(string)
-	if !ok {
-		return Undefined, nil
-	}
-	pic, _ := a[1].(string)
-	for _, r := range pic {
-		if r != '0' && r != '#' && r != ',' && !(r >= '1' && r <= '9') {
-			return nil, newErr("D3130", pos, "the picture %q of $parseInteger is not supported by this evaluator (decimal digit pictures only)", pic)
-		}
-	}
-	n, err := strconv.ParseInt(strings.ReplaceAll(s, ",", ""), 10, 64)
-	if err != nil {
-		return nil, newErr("D3137", pos, "cannot parse %q as an integer with picture %q", s, pic)
-	}
-	return float64(n), nil
-}
-
 type numberFormat struct {
 	decimal, grouping, exponent, percent, permille, zero, digit, pattern rune
 	minus, infinity, nan                                                 string
