@@ -1312,6 +1312,8 @@ func (ev *evaluator) apply(proc any, args []any, input any, pos int, name string
 			}
 		}
 		return ev.eval(f.body, f.input, fr)
+	case func(context.Context, []any) (any, error):
+		return ev.apply(Function(f), args, input, pos, name)
 	case Function:
 		fargs := make([]any, len(args))
 		for i, a := range args {

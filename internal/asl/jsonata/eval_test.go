@@ -265,17 +265,19 @@ func TestWithFunctionAndBindings(t *testing.T) {
 		}
 		return strings.Join(parts, "+"), nil
 	}
-	e, err := Compile(`{"p": $partition(), "j": $glue($states.input.a, "z"), "n": $states.input.items[price > 10].name}`,
+	e, err := Compile(`{"p": $partition(), "j": $glue($states.input.a, "z"), "n": $states.input.items[price > 10].name, "b": $bound(1)}`,
 		WithFunction("partition", partition), WithFunction("glue", join))
 	if err != nil {
 		t.Fatal(err)
 	}
 	states := map[string]any{"input": mustJSON(t, `{"a": "x", "items": [{"name": "A", "price": 5}, {"name": "B", "price": 15}]}`)}
-	got, err := e.Eval(context.Background(), nil, map[string]any{"states": states})
+	// a binding may be a plain func literal as well as a Function
+	bound := func(_ context.Context, args []any) (any, error) { return args[0].(float64) + 1, nil }
+	got, err := e.Eval(context.Background(), nil, map[string]any{"states": states, "bound": bound})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"p": "aws", "j": "x+z", "n": "B"}
+	want := map[string]any{"p": "aws", "j": "x+z", "n": "B", "b": 2.0}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %#v, want %#v", got, want)
 	}

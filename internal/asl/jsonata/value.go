@@ -1,6 +1,7 @@
 package jsonata
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -76,15 +77,10 @@ func toNumber(v any) (float64, bool) {
 
 func isFunc(v any) bool {
 	switch v.(type) {
-	case *lambda, *builtin, Function, *regexValue, *transformer:
+	case *lambda, *builtin, Function, func(context.Context, []any) (any, error), *regexValue, *transformer:
 		return true
 	}
 	return false
-}
-
-func isObject(v any) bool {
-	_, ok := v.(map[string]any)
-	return ok
 }
 
 // recordOrder remembers the insertion order of the keys of an object the
