@@ -37,7 +37,10 @@
 // number of evaluation steps are bounded (WithMaxDepth, WithMaxSteps; by
 // default 500 and 10 million): a runaway expression ends with error U1001
 // (depth) or U1002 (steps), and Eval stops with the context's error when ctx
-// is cancelled. The parser bounds nesting to 500 levels. The range operator
+// is cancelled. The parser bounds nesting to 500 levels. Strings built by
+// the evaluation are bounded to 16 MiB and arrays to 10 million items
+// (WithMaxSize; error U1003), so that doubling a value in a loop cannot
+// exhaust memory. The range operator
 // refuses sequences over 10 million items (D2014), as the reference does.
 //
 // # Supported

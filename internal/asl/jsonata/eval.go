@@ -21,6 +21,38 @@ type config struct {
 	functions map[string]Function
 	maxDepth  int
 	maxSteps  int
+	maxString int
+	maxItems  int
+}
+
+// Default size bounds on the values an evaluation builds, so that an
+// expression that doubles a string or an array in a loop ends with error
+// U1003 instead of exhausting memory. Step Functions' own payload limit is
+// 256 KiB.
+const (
+	DefaultMaxStringBytes = 16 << 20
+	DefaultMaxArrayItems  = 10_000_000
+)
+
+// WithMaxSize bounds the strings (in bytes) and arrays (in items) one
+// evaluation may build; n <= 0 keeps a default.
+func WithMaxSize(stringBytes, arrayItems int) Option {
+	return func(c *config) {
+		if stringBytes > 0 {
+			c.maxString = stringBytes
+		}
+		if arrayItems > 0 {
+			c.maxItems = arrayItems
+		}
+	}
+}
+
+func (ev *evaluator) tooLarge(pos int, what string) error {
+	limit, unit := ev.cfg.maxItems, "items"
+	if what == "string" {
+		limit, unit = ev.cfg.maxString, "bytes"
+	}
+	return newErr("U1003", pos, "the %s being built exceeds %d %s", what, limit, unit)
 }
 
 // Default bounds. A step is one evaluation of an expression node; the depth
@@ -70,7 +102,7 @@ type Expr struct {
 
 // Compile parses expr once. A syntax error is an *Error with the position.
 func Compile(expr string, opts ...Option) (*Expr, error) {
-	cfg := config{maxDepth: DefaultMaxDepth, maxSteps: DefaultMaxSteps}
+	cfg := config{maxDepth: DefaultMaxDepth, maxSteps: DefaultMaxSteps, maxString: DefaultMaxStringBytes, maxItems: DefaultMaxArrayItems}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -766,6 +798,9 @@ func (ev *evaluator) evalArray(n *node, input any, env *frame) (any, error) {
 			out = append(out, v)
 		}
 	}
+	if len(out) > ev.cfg.maxItems {
+		return nil, ev.tooLarge(n.pos, "array")
+	}
 	if n.consArray {
 		return &sequence{items: out, cons: true}, nil
 	}
@@ -958,6 +993,9 @@ func (ev *evaluator) evalBinary(n *node, input any, env *frame) (any, error) {
 			if rs, err = ev.toJSONString(rhs, false, n.pos); err != nil {
 				return nil, err
 			}
+		}
+		if len(ls)+len(rs) > ev.cfg.maxString {
+			return nil, ev.tooLarge(n.pos, "string")
 		}
 		return ls + rs, nil
 	case "..":

@@ -294,6 +294,10 @@ func TestBounds(t *testing.T) {
 		{"tail recursion", `($f := function($n) { $f($n + 1) }; $f(0))`, nil, "U1001"},
 		{"steps", `$sum([1..100000].($ * 2))`, []Option{WithMaxSteps(10000)}, "U1002"},
 		{"depth option", `((((((1))))))`, []Option{WithMaxDepth(3)}, "U1001"},
+		{"string doubling", `($f := function($s, $n) { $n = 0 ? $s : $f($s & $s, $n - 1) }; $f("x", 60))`, []Option{WithMaxSize(1<<16, 0)}, "U1003"},
+		{"array doubling", `($f := function($a, $n) { $n = 0 ? $a : $f($append($a, $a), $n - 1) }; $f([1], 60))`, []Option{WithMaxSize(0, 1<<12)}, "U1003"},
+		{"huge pad", `$pad("x", 1e12)`, nil, "U1003"},
+		{"string bound option", `$join([1..100].$string(), "")`, []Option{WithMaxSize(64, 0)}, "U1003"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -89,7 +89,7 @@ func init() {
 	def("contains", "<s-(sf):b>", fnContains)
 	def("replace", "<s-(sf)(sf)n?:s>", fnReplace)
 	def("split", "<s-(sf)n?:a<s>>", fnSplit)
-	def("join", "<a<s>s?:s>", func(_ *evaluator, a []any, _ int) (any, error) {
+	def("join", "<a<s>s?:s>", func(ev *evaluator, a []any, pos int) (any, error) {
 		if a[0] == Undefined {
 			return Undefined, nil
 		}
@@ -98,6 +98,13 @@ func init() {
 		parts := make([]string, len(items))
 		for i, it := range items {
 			parts[i], _ = it.(string)
+		}
+		total := len(sep) * len(parts)
+		for _, p := range parts {
+			total += len(p)
+		}
+		if total > ev.cfg.maxString {
+			return nil, ev.tooLarge(pos, "string")
 		}
 		return strings.Join(parts, sep), nil
 	})
@@ -165,7 +172,14 @@ func init() {
 		k, _ := a[1].(string)
 		return lookup(a[0], k), nil
 	})
-	def("append", "<xx:a>", func(_ *evaluator, a []any, _ int) (any, error) { return appendValues(a[0], a[1]), nil })
+	def("append", "<xx:a>", func(ev *evaluator, a []any, pos int) (any, error) {
+		x, _ := asArray(a[0])
+		y, _ := asArray(a[1])
+		if len(x)+len(y) > ev.cfg.maxItems {
+			return nil, ev.tooLarge(pos, "array")
+		}
+		return appendValues(a[0], a[1]), nil
+	})
 	def("spread", "<x-:a<o>>", fnSpread)
 	def("merge", "<a<o>:o>", func(ev *evaluator, a []any, _ int) (any, error) {
 		if a[0] == Undefined {
@@ -443,7 +457,7 @@ func fnSubstring(_ *evaluator, a []any, _ int) (any, error) {
 	return string(runes[i:j]), nil
 }
 
-func fnPad(_ *evaluator, a []any, _ int) (any, error) {
+func fnPad(ev *evaluator, a []any, pos int) (any, error) {
 	s, ok := a[0].(string)
 	if !ok {
 		return Undefined, nil
@@ -461,6 +475,9 @@ func fnPad(_ *evaluator, a []any, _ int) (any, error) {
 	padLen := abs - utf8.RuneCountInString(s)
 	if padLen <= 0 {
 		return s, nil
+	}
+	if padLen*len(ch) > ev.cfg.maxString {
+		return nil, ev.tooLarge(pos, "string")
 	}
 	padding := []rune(strings.Repeat(ch, padLen))[:padLen]
 	if width > 0 {
@@ -618,6 +635,9 @@ func fnReplace(ev *evaluator, a []any, pos int) (any, error) {
 			b.WriteString(str)
 		}
 		last = m.end
+		if b.Len() > ev.cfg.maxString {
+			return nil, ev.tooLarge(pos, "string")
+		}
 	}
 	b.WriteString(s[last:])
 	return b.String(), nil
