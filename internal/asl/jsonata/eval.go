@@ -133,7 +133,7 @@ func (e *Expr) String() string { return e.src }
 // Eval evaluates the expression against input (a value in the encoding/json
 // model) with the given variable bindings (names without '$'; a binding may
 // be a Function). The result is in the same model, or Undefined.
-func (e *Expr) Eval(ctx context.Context, input any, bindings map[string]any) (any, error) {
+func (e *Expr) Eval(ctx context.Context, input any, bindings map[string]any) (result any, err error) {
 	ev := &evaluator{ctx: ctx, cfg: &e.cfg, now: time.Now()}
 	if arr, ok := input.([]any); ok {
 		input = &sequence{items: []any{arr}, seq: true, outerWrapper: true}
@@ -143,11 +143,42 @@ func (e *Expr) Eval(ctx context.Context, input any, bindings map[string]any) (an
 	for k, v := range bindings {
 		env.vars[k] = v
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			b, ok := r.(budgetExceeded)
+			if !ok {
+				panic(r)
+			}
+			result, err = nil, b.err
+		}
+	}()
 	res, err := ev.eval(e.root, input, env)
 	if err != nil {
 		return nil, err
 	}
-	return finalize(res), nil
+	return ev.finalize(res), nil
+}
+
+// budgetExceeded carries the error of a value traversal (equality, copies,
+// serialisation, the final conversion) that ran out of steps: those walk
+// values that an expression can make exponentially large by sharing, so
+// they count steps too and unwind to Eval by panicking with this type.
+type budgetExceeded struct{ err error }
+
+// count charges one step to a value traversal.
+func (ev *evaluator) count() {
+	if ev == nil {
+		return
+	}
+	ev.steps++
+	if ev.steps > ev.cfg.maxSteps {
+		panic(budgetExceeded{newErr("U1002", 0, "evaluation exceeded %d steps", ev.cfg.maxSteps)})
+	}
+	if ev.steps&1023 == 0 {
+		if err := ev.ctx.Err(); err != nil {
+			panic(budgetExceeded{fmt.Errorf("jsonata evaluation stopped: %w", err)})
+		}
+	}
 }
 
 type frame struct {
@@ -379,7 +410,7 @@ func (ev *evaluator) wildcard(input any) any {
 	}
 	for _, v := range values {
 		if arr, ok := asArray(v); ok {
-			out.items = append(out.items, flattenAll(arr, nil)...)
+			out.items = append(out.items, ev.flattenAll(arr, nil)...)
 			plain = true
 		} else {
 			out.items = append(out.items, v)
@@ -391,10 +422,11 @@ func (ev *evaluator) wildcard(input any) any {
 	return out
 }
 
-func flattenAll(arr []any, out []any) []any {
+func (ev *evaluator) flattenAll(arr []any, out []any) []any {
+	ev.count()
 	for _, v := range arr {
 		if a, ok := asArray(v); ok {
-			out = flattenAll(a, out)
+			out = ev.flattenAll(a, out)
 		} else {
 			out = append(out, v)
 		}
@@ -409,6 +441,7 @@ func (ev *evaluator) descendants(input any) any {
 	out := newSeq()
 	var rec func(v any)
 	rec = func(v any) {
+		ev.count()
 		if arr, ok := asArray(v); ok {
 			for _, it := range arr {
 				rec(it)
@@ -974,12 +1007,12 @@ func (ev *evaluator) evalBinary(n *node, input any, env *frame) (any, error) {
 		if lhs == Undefined || rhs == Undefined {
 			return false, nil
 		}
-		return deepEqual(lhs, rhs), nil
+		return ev.deepEqual(lhs, rhs), nil
 	case "!=":
 		if lhs == Undefined || rhs == Undefined {
 			return false, nil
 		}
-		return !deepEqual(lhs, rhs), nil
+		return !ev.deepEqual(lhs, rhs), nil
 	case "<", "<=", ">", ">=":
 		return compare(n, lhs, rhs)
 	case "&":
@@ -1355,7 +1388,7 @@ func (ev *evaluator) apply(proc any, args []any, input any, pos int, name string
 	case Function:
 		fargs := make([]any, len(args))
 		for i, a := range args {
-			fargs[i] = finalize(a)
+			fargs[i] = ev.finalize(a)
 		}
 		res, err := f(ev.ctx, fargs)
 		if err != nil {
@@ -1508,6 +1541,7 @@ func (ev *evaluator) transform(t *transformer, obj any) (any, error) {
 
 // deepCopy clones a JSON value the way JSON.parse(JSON.stringify(v)) does.
 func (ev *evaluator) deepCopy(v any) any {
+	ev.count()
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
@@ -1546,7 +1580,25 @@ func describe(v any) string {
 	if isFunc(v) {
 		return "a function"
 	}
-	s, err := (*evaluator)(nil).toJSONString(v, false, 0)
+	// a bounded rendering: values may be huge or shared exponentially
+	ev := &evaluator{ctx: context.Background(), cfg: &config{maxSteps: 1000, maxString: 200}}
+	var s string
+	var err error
+	truncated := func() (over bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(budgetExceeded); !ok {
+					panic(r)
+				}
+				over = true
+			}
+		}()
+		s, err = ev.toJSONString(v, false, 0)
+		return false
+	}()
+	if truncated {
+		return "a value too large to show"
+	}
 	if err != nil {
 		return fmt.Sprintf("%v", v)
 	}

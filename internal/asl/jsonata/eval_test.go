@@ -297,6 +297,11 @@ func TestBounds(t *testing.T) {
 		{"string doubling", `($f := function($s, $n) { $n = 0 ? $s : $f($s & $s, $n - 1) }; $f("x", 60))`, []Option{WithMaxSize(1<<16, 0)}, "U1003"},
 		{"array doubling", `($f := function($a, $n) { $n = 0 ? $a : $f($append($a, $a), $n - 1) }; $f([1], 60))`, []Option{WithMaxSize(0, 1<<12)}, "U1003"},
 		{"huge pad", `$pad("x", 1e12)`, nil, "U1003"},
+		{"shared object result", `$reduce([1..60], function($a, $i) { {"l": $a, "r": $a} }, {})`, []Option{WithMaxSteps(100000)}, "U1002"},
+		{"shared object equality", `($t := $reduce([1..60], function($a, $i) { {"l": $a, "r": $a} }, {}); $t = $t)`, []Option{WithMaxSteps(100000)}, "U1002"},
+		{"shared object string", `$length($string($reduce([1..60], function($a, $i) { [[$a], [$a]] }, [])))`, []Option{WithMaxSteps(100000)}, "U1002"},
+		{"shared object in an error message", `($t := $reduce([1..60], function($a, $i) { {"l": $a, "r": $a} }, {}); $t < 1)`, nil, "T2010"},
+		{"shared object descendants", `$count($reduce([1..60], function($a, $i) { {"l": $a, "r": $a} }, {}).**)`, []Option{WithMaxSteps(100000)}, "U1002"},
 		{"string bound option", `$join([1..100].$string(), "")`, []Option{WithMaxSize(64, 0)}, "U1003"},
 	}
 	for _, c := range cases {

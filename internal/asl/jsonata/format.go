@@ -89,6 +89,10 @@ func (ev *evaluator) toJSONString(v any, pretty bool, pos int) (string, error) {
 }
 
 func (ev *evaluator) writeJSON(b *strings.Builder, v any, pretty bool, indent string) {
+	ev.count()
+	if ev != nil && b.Len() > ev.cfg.maxString {
+		panic(budgetExceeded{ev.tooLarge(0, "string")})
+	}
 	if f, ok := toNumber(v); ok {
 		if math.IsInf(f, 0) || math.IsNaN(f) {
 			b.WriteString("null")

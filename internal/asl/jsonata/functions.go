@@ -264,7 +264,7 @@ func init() {
 		rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 		return out, nil
 	})
-	def("distinct", "<x:x>", func(_ *evaluator, a []any, _ int) (any, error) {
+	def("distinct", "<x:x>", func(ev *evaluator, a []any, _ int) (any, error) {
 		items, ok := asArray(a[0])
 		if !ok || len(items) <= 1 {
 			return a[0], nil
@@ -273,7 +273,7 @@ func init() {
 		for _, it := range items {
 			dup := false
 			for _, o := range out.items {
-				if deepEqual(it, o) {
+				if ev.deepEqual(it, o) {
 					dup = true
 					break
 				}

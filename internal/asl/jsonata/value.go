@@ -161,12 +161,13 @@ func sortedKeys(m map[string]any) []string {
 // finalize converts an internal value to the encoding/json model: sequences
 // become []any (a one-item result sequence its item), recursively. Values
 // that need no change are returned as they are, without copying.
-func finalize(v any) any {
-	out, _ := fin(v)
+func (ev *evaluator) finalize(v any) any {
+	out, _ := ev.fin(v)
 	return out
 }
 
-func fin(v any) (any, bool) {
+func (ev *evaluator) fin(v any) (any, bool) {
+	ev.count()
 	switch x := v.(type) {
 	case *sequence:
 		if x.seq && !x.keepSingleton {
@@ -174,7 +175,7 @@ func fin(v any) (any, bool) {
 				return Undefined, true
 			}
 			if len(x.items) == 1 {
-				f, _ := fin(x.items[0])
+				f, _ := ev.fin(x.items[0])
 				return f, true
 			}
 		}
@@ -184,14 +185,14 @@ func fin(v any) (any, bool) {
 				out = append(out, nil) // as JSON.stringify writes it
 				continue
 			}
-			f, _ := fin(it)
+			f, _ := ev.fin(it)
 			out = append(out, f)
 		}
 		return out, true
 	case []any:
 		var out []any
 		for i, it := range x {
-			f, changed := fin(it)
+			f, changed := ev.fin(it)
 			if out == nil {
 				if !changed {
 					continue
@@ -211,7 +212,7 @@ func fin(v any) (any, bool) {
 	case map[string]any:
 		var out map[string]any
 		for k, it := range x {
-			f, changed := fin(it)
+			f, changed := ev.fin(it)
 			if !changed {
 				continue
 			}
@@ -242,7 +243,8 @@ func fin(v any) (any, bool) {
 	return v, false
 }
 
-func deepEqual(a, b any) bool {
+func (ev *evaluator) deepEqual(a, b any) bool {
+	ev.count()
 	if a == Undefined || b == Undefined {
 		return a == b
 	}
@@ -256,7 +258,7 @@ func deepEqual(a, b any) bool {
 			return false
 		}
 		for i := range aa {
-			if !deepEqual(aa[i], ba[i]) {
+			if !ev.deepEqual(aa[i], ba[i]) {
 				return false
 			}
 		}
@@ -269,7 +271,7 @@ func deepEqual(a, b any) bool {
 		}
 		for k, v := range am {
 			w, ok := bm[k]
-			if !ok || !deepEqual(v, w) {
+			if !ok || !ev.deepEqual(v, w) {
 				return false
 			}
 		}
