@@ -277,7 +277,7 @@ func (ev *evaluator) eval(n *node, input any, env *frame) (any, error) {
 	case nObject:
 		res, err = ev.evalGroup(n, input, env)
 	case nName:
-		res = lookup(input, n.str)
+		res = ev.lookup(input, n.str)
 	case nString:
 		res = n.str
 	case nNumber:
@@ -369,11 +369,12 @@ func (ev *evaluator) eval(n *node, input any, env *frame) (any, error) {
 	return res, nil
 }
 
-func lookup(input any, key string) any {
+func (ev *evaluator) lookup(input any, key string) any {
+	ev.count()
 	if arr, ok := asArray(input); ok {
 		out := newSeq()
 		for _, it := range arr {
-			r := lookup(it, key)
+			r := ev.lookup(it, key)
 			if r == Undefined {
 				continue
 			}
@@ -472,7 +473,7 @@ func (ev *evaluator) evalPath(n *node, input any, env *frame) (any, error) {
 				if err := ev.tick(st); err != nil {
 					return nil, err
 				}
-				return lookup(input, st.str), nil
+				return ev.lookup(input, st.str), nil
 			}
 		}
 	}
@@ -790,7 +791,7 @@ func (ev *evaluator) filter(pred *node, input any, env *frame) (any, error) {
 					out.items = append(out.items, item)
 				}
 			}
-		} else if toBoolean(r) {
+		} else if ev.toBoolean(r) {
 			out.items = append(out.items, item)
 		}
 	}
@@ -962,7 +963,7 @@ func (ev *evaluator) evalCondition(n *node, input any, env *frame) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	if toBoolean(c) {
+	if ev.toBoolean(c) {
 		return ev.eval(n.then, input, env)
 	}
 	if n.els != nil {
@@ -978,23 +979,23 @@ func (ev *evaluator) evalBinary(n *node, input any, env *frame) (any, error) {
 	}
 	switch n.op {
 	case "and":
-		if !toBoolean(lhs) {
+		if !ev.toBoolean(lhs) {
 			return false, nil
 		}
 		rhs, err := ev.eval(n.rhs, input, env)
 		if err != nil {
 			return nil, err
 		}
-		return toBoolean(rhs), nil
+		return ev.toBoolean(rhs), nil
 	case "or":
-		if toBoolean(lhs) {
+		if ev.toBoolean(lhs) {
 			return true, nil
 		}
 		rhs, err := ev.eval(n.rhs, input, env)
 		if err != nil {
 			return nil, err
 		}
-		return toBoolean(rhs), nil
+		return ev.toBoolean(rhs), nil
 	}
 	rhs, err := ev.eval(n.rhs, input, env)
 	if err != nil {

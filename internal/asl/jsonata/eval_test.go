@@ -301,6 +301,9 @@ func TestBounds(t *testing.T) {
 		{"shared object equality", `($t := $reduce([1..60], function($a, $i) { {"l": $a, "r": $a} }, {}); $t = $t)`, []Option{WithMaxSteps(100000)}, "U1002"},
 		{"shared object string", `$length($string($reduce([1..60], function($a, $i) { [[$a], [$a]] }, [])))`, []Option{WithMaxSteps(100000)}, "U1002"},
 		{"shared object in an error message", `($t := $reduce([1..60], function($a, $i) { {"l": $a, "r": $a} }, {}); $t < 1)`, nil, "T2010"},
+		{"shared array lookup", `$reduce([1..60], function($a, $i) { [[$a], [$a]] }, []).foo`, []Option{WithMaxSteps(100000)}, "U1002"},
+		{"shared array boolean", `$boolean($reduce([1..60], function($a, $i) { [[$a], [$a]] }, []))`, []Option{WithMaxSteps(100000)}, "U1002"},
+		{"shared array spread", `$count($spread($reduce([1..60], function($a, $i) { [[$a], [$a]] }, [])))`, []Option{WithMaxSteps(100000)}, "U1002"},
 		{"shared object descendants", `$count($reduce([1..60], function($a, $i) { {"l": $a, "r": $a} }, {}).**)`, []Option{WithMaxSteps(100000)}, "U1002"},
 		{"string bound option", `$join([1..100].$string(), "")`, []Option{WithMaxSize(64, 0)}, "U1003"},
 	}

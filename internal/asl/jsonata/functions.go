@@ -147,19 +147,19 @@ func init() {
 		return r, nil
 	})
 	def("random", "<:n>", func(_ *evaluator, _ []any, _ int) (any, error) { return rand.Float64(), nil })
-	def("boolean", "<x-:b>", func(_ *evaluator, a []any, _ int) (any, error) {
+	def("boolean", "<x-:b>", func(ev *evaluator, a []any, _ int) (any, error) {
 		if a[0] == Undefined {
 			return Undefined, nil
 		}
-		return toBoolean(a[0]), nil
+		return ev.toBoolean(a[0]), nil
 	})
-	def("not", "<x-:b>", func(_ *evaluator, a []any, _ int) (any, error) {
+	def("not", "<x-:b>", func(ev *evaluator, a []any, _ int) (any, error) {
 		if a[0] == Undefined {
 			return Undefined, nil
 		}
-		return !toBoolean(a[0]), nil
+		return !ev.toBoolean(a[0]), nil
 	})
-	def("exists", "<x:b>", func(_ *evaluator, a []any, _ int) (any, error) { return a[0] != Undefined, nil })
+	def("exists", "<x:b>", func(ev *evaluator, a []any, _ int) (any, error) { return a[0] != Undefined, nil })
 	def("map", "<af>", fnMap)
 	def("filter", "<af>", fnFilter)
 	def("single", "<af?>", fnSingle)
@@ -168,9 +168,9 @@ func init() {
 	def("sift", "<o-f?:o>", fnSift)
 	def("each", "<o-f:a>", fnEach)
 	def("keys", "<x-:a<s>>", fnKeys)
-	def("lookup", "<x-s:x>", func(_ *evaluator, a []any, _ int) (any, error) {
+	def("lookup", "<x-s:x>", func(ev *evaluator, a []any, _ int) (any, error) {
 		k, _ := a[1].(string)
-		return lookup(a[0], k), nil
+		return ev.lookup(a[0], k), nil
 	})
 	def("append", "<xx:a>", func(ev *evaluator, a []any, pos int) (any, error) {
 		x, _ := asArray(a[0])
@@ -822,7 +822,8 @@ func shiftDecimal(f float64, n int) float64 {
 	return r
 }
 
-func toBoolean(v any) bool {
+func (ev *evaluator) toBoolean(v any) bool {
+	ev.count()
 	switch x := v.(type) {
 	case bool:
 		return x
@@ -838,10 +839,10 @@ func toBoolean(v any) bool {
 	}
 	if items, ok := asArray(v); ok {
 		if len(items) == 1 {
-			return toBoolean(items[0])
+			return ev.toBoolean(items[0])
 		}
 		for _, it := range items {
-			if toBoolean(it) {
+			if ev.toBoolean(it) {
 				return true
 			}
 		}
@@ -922,7 +923,7 @@ func fnFilter(ev *evaluator, a []any, pos int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if toBoolean(v) {
+		if ev.toBoolean(v) {
 			out.items = append(out.items, it)
 		}
 	}
@@ -943,7 +944,7 @@ func fnSingle(ev *evaluator, a []any, pos int) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			keep = toBoolean(v)
+			keep = ev.toBoolean(v)
 		}
 		if keep {
 			if found {
@@ -1041,7 +1042,7 @@ func fnSift(ev *evaluator, a []any, pos int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if toBoolean(v) {
+		if ev.toBoolean(v) {
 			out[k] = m[k]
 			order = append(order, k)
 		}
@@ -1109,6 +1110,7 @@ func fnKeys(ev *evaluator, a []any, _ int) (any, error) {
 func fnSpread(ev *evaluator, a []any, _ int) (any, error) {
 	var spread func(v any) any
 	spread = func(v any) any {
+		ev.count()
 		if items, ok := asArray(v); ok {
 			var acc any = Undefined
 			for _, it := range items {
@@ -1172,7 +1174,7 @@ func fnSort(ev *evaluator, a []any, pos int) (any, error) {
 			sortErr = err
 			return false
 		}
-		return toBoolean(v)
+		return ev.toBoolean(v)
 	}
 	var msort func(s []any) []any
 	msort = func(s []any) []any {

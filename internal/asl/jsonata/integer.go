@@ -152,6 +152,9 @@ func formatIntegerPicture(n int64, picture string, pos int) (string, bool, error
 			s = strings.ToUpper(s)
 		}
 	case "i", "I":
+		if n > 1_000_000 {
+			return "", false, nil
+		}
 		s = roman(n)
 		if primary == "I" {
 			s = strings.ToUpper(s)
