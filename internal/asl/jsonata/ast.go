@@ -201,7 +201,9 @@ func process(n *node) (*node, error) {
 			return nil, err
 		}
 		if n.lhs.typ == nNumber {
-			return &node{typ: nNumber, num: -n.lhs.num, pos: n.pos}, nil
+			// fold the constant, keeping any predicate on it: -1[p] is (-1)[p]
+			n.lhs.num = -n.lhs.num
+			return n.lhs, nil
 		}
 		pushAncestry(n, n.lhs)
 		return n, nil

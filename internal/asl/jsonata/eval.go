@@ -547,8 +547,8 @@ func (ev *evaluator) evalPath(n *node, input any, env *frame) (any, error) {
 		}
 		if s, ok := result.(*sequence); ok {
 			s.keepSingleton = true
-		} else if arr, ok := result.([]any); ok {
-			result = &sequence{items: arr, seq: true, keepSingleton: true}
+		} else if _, ok := result.([]any); ok {
+			// a plain array is never collapsed: nothing to keep
 		} else {
 			result = &sequence{items: []any{result}, seq: true, keepSingleton: true}
 		}
