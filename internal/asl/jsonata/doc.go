@@ -36,23 +36,28 @@
 // Evaluation depth (recursion, including user function calls) and the
 // number of evaluation steps are bounded (WithMaxDepth, WithMaxSteps; by
 // default 500 and 10 million): a runaway expression ends with error U1001
-// (depth) or U1002 (steps), and Eval stops with the context's error when ctx
-// is cancelled. The parser bounds nesting to 500 levels. Strings built by
-// the evaluation are bounded to 16 MiB and arrays to 10 million items
+// (depth) or U1002 (steps), and Eval stops with the context's error when
+// ctx is cancelled. Steps include the traversals of values (equality,
+// copies, serialisation, field lookups), because a few reductions can
+// build a value that shares itself exponentially. Strings built by the
+// evaluation are bounded to 16 MiB and arrays to 10 million items
 // (WithMaxSize; error U1003), so that doubling a value in a loop cannot
-// exhaust memory. The range operator
-// refuses sequences over 10 million items (D2014), as the reference does.
+// exhaust memory. The parser bounds nesting to 500 levels (U1001). The
+// range operator refuses sequences over 10 million items (D2014), as the
+// reference does. The reference itself has no such bounds (its
+// asynchronous recursion runs until the process is out of memory).
 //
 // # Supported
 //
 // Paths, predicates, array and object constructors, wildcards * and **,
-// the parent operator %, the focus (@$v) and index (#$i) variable
-// bindings with their tuple streams (joins, grouping), arithmetic, comparison, and/or, &, ranges, conditionals, 'in', variable
-// binding, blocks, lambdas with closures and signatures, partial
-// application, function application and chaining (~>), order-by ^( ),
-// grouping with object constructors, regular expressions, transforms
-// |pattern|update,delete|, and the built-in function library of 2.0.6
-// except $eval.
+// the parent operator %, the focus (@$v) and index (#$i) variable bindings
+// with their tuple streams (joins, grouping), arithmetic, comparison,
+// and/or, &, ranges, conditionals, 'in', variable binding, blocks, lambdas
+// with closures and signatures, partial application, function application
+// and chaining (~>), order-by ^( ), grouping with object constructors,
+// regular expressions, transforms |pattern|update,delete|, and the
+// built-in function library of 2.0.6 except $eval. $now and $millis
+// return the same instant throughout one Eval, as in the reference.
 //
 // # Not supported, and deliberate differences
 //
@@ -60,21 +65,32 @@
 //     JavaScript's: look-around and back-references are compile errors
 //     (S0303). Match indexes are in UTF-16 code units, as in JavaScript.
 //   - Go maps keep no key order. Objects the expression builds (object
-//     constructors, $merge, $sift, transforms) remember their insertion
-//     order during the evaluation, so $string, $keys, $each, * and the like
-//     list their keys as the reference does; objects from the input, which
-//     arrives as map[string]any, list their keys sorted. The result of Eval
-//     is a plain map: its key order is lost (encoding/json writes it sorted).
-//   - $formatInteger supports decimal, letter (a, A), roman (i, I) and
-//     English word (w, W, Ww) pictures with the ordinal modifier;
-//     $parseInteger decimal, letter and roman ones (not words). The
-//     date/time pictures of $fromMillis, $toMillis and $now support the
-//     components Y M D d H h m s f P Z z F with those presentations and
+//     constructors, $merge, $sift, transforms, $clone) remember their
+//     insertion order during the evaluation, so $string, $keys, $each, *
+//     and the like list their keys as the reference does; objects from the
+//     input, which arrives as map[string]any, list their keys sorted. The
+//     result of Eval is a plain map: its key order is lost.
+//   - $formatInteger supports decimal, letter (a, A), roman (i, I, up to a
+//     million) and English word (w, W, Ww) pictures with the ordinal
+//     modifier; $parseInteger decimal, letter and roman ones (not words).
+//     The date/time pictures of $fromMillis, $toMillis and $now support
+//     the components Y M D d H h m s f P Z z F with those presentations and
 //     names, not W w X x E C; parsing ($toMillis with a picture) handles
 //     numeric components, month and day names, am/pm and offsets.
-//   - The elvis (?:) and coalescing (??) operators are not part of 2.0.6
-//     (they came in JSONata 2.1); like the reference, they are syntax
-//     errors here.
+//   - The elvis (?:) and coalescing (??) operators belong to later JSONata
+//     versions; like jsonata@2.0.6, this evaluator rejects them (S0211).
+//   - Where the reference fails with a JavaScript exception rather than a
+//     JSONata error ($pad with a non-integer width, $contains with an
+//     undefined pattern), this evaluator returns a result or a T0410;
+//     where the reference wrongly rejects calling a partial application
+//     directly ($f(?)(x), S0208), this evaluator calls it.
+//   - When an expression has several errors in sibling expressions (the
+//     members of an array or object constructor), the reference evaluates
+//     those concurrently and reports whichever fails first; this evaluator
+//     goes left to right, so it may report another of the errors.
 //   - Non-finite numbers (1/0) come out as nil, as JSON.stringify writes
-//     them.
+//     them. Kept from the reference on purpose: $base64encode encodes each
+//     UTF-16 unit's low byte (Latin-1), and $base64decode decodes to
+//     Latin-1, and a negative time zone offset with minutes is written as
+//     the reference floors it ("-0330" gives "-04:30").
 package jsonata
