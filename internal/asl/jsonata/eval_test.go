@@ -380,3 +380,41 @@ func TestConcurrentEval(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// library is a document in the shape of the documentation's join examples:
+// books and loans referring to them by id.
+const library = `{
+  "books": [{"id": "b1", "title": "Dune", "authors": ["Herbert"]}, {"id": "b2", "title": "Emma", "authors": ["Austen"]}],
+  "loans": [{"book": "b2", "who": "Ann"}, {"book": "b1", "who": "Bob"}, {"book": "b2", "who": "Cy"}]
+}`
+
+func TestBindingsAndParent(t *testing.T) {
+	runCases(t, library, nil, []evalCase{
+		{`books#$i.{"n": $i, "t": title}`, `[{"n":0,"t":"Dune"},{"n":1,"t":"Emma"}]`},
+		{`loans@$l.books@$b[$l.book = $b.id].{"who": $l.who, "title": $b.title}`, `[{"who":"Ann","title":"Emma"},{"who":"Bob","title":"Dune"},{"who":"Cy","title":"Emma"}]`},
+		{`loans@$l.books@$b[$l.book = $b.id]{$b.title: $count($l)}`, `{"Emma":2,"Dune":1}`},
+		{`books.authors.{"author": $, "title": %.title}`, `[{"author":"Herbert","title":"Dune"},{"author":"Austen","title":"Emma"}]`},
+		{`books.authors.%.%.loans[0].who`, `"Ann"`},
+	})
+}
+
+func TestKeyOrderOfBuiltObjects(t *testing.T) {
+	runCases(t, `{}`, nil, []evalCase{
+		{`$string({"z": 1, "a": 2, "m": {"y": 3, "b": 4}})`, `"{\"z\":1,\"a\":2,\"m\":{\"y\":3,\"b\":4}}"`},
+		{`$keys({"z": 1, "a": 2})`, `["z","a"]`},
+		{`$string({"b": 1, "10": 2, "2": 3})`, `"{\"2\":3,\"10\":2,\"b\":1}"`},
+		{`$string($merge([{"z": 1}, {"a": 2}]))`, `"{\"z\":1,\"a\":2}"`},
+	})
+}
+
+func TestRegexAndDates(t *testing.T) {
+	runCases(t, `{"log": "ERROR 42 at 10:15; WARN 7 at 11:00"}`, nil, []evalCase{
+		{`$match(log, /(ERROR|WARN) (\d+)/).groups[1]`, `["42","7"]`},
+		{`$split(log, /; ?/)`, `["ERROR 42 at 10:15","WARN 7 at 11:00"]`},
+		{`$replace(log, /\d+:\d+/, "<time>")`, `"ERROR 42 at <time>; WARN 7 at <time>"`},
+		{`$contains(log, /warn/i)`, `true`},
+		{`$fromMillis(1700000000000, "[FNn], [D1o] [MNn] [Y] [H01]:[m01]")`, `"Tuesday, 14th November 2023 22:13"`},
+		{`$formatInteger(2023, "W")`, `"TWO THOUSAND AND TWENTY-THREE"`},
+		{`$toMillis("14/11/2023", "[D01]/[M01]/[Y0001]")`, `1699920000000`},
+	})
+}
