@@ -82,6 +82,9 @@
 //   - Where the reference fails with a JavaScript exception rather than a
 //     JSONata error ($pad with a non-integer width, $contains with an
 //     undefined pattern), this evaluator returns a result or a T0410;
+//     where the reference pastes a replacement function's JavaScript
+//     source into the result ($replace with a string pattern and a
+//     function), this evaluator calls the function;
 //     where the reference wrongly rejects calling a partial application
 //     directly ($f(?)(x), S0208), this evaluator calls it.
 //   - When an expression has several errors in sibling expressions (the

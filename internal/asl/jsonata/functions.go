@@ -622,7 +622,12 @@ func fnReplace(ev *evaluator, a []any, pos int) (any, error) {
 		b.WriteString(s[last:m.start])
 		switch r := a[2].(type) {
 		case string:
-			b.WriteString(substitute(r, m))
+			if _, literal := a[1].(string); literal {
+				// a string pattern takes the replacement literally
+				b.WriteString(r)
+			} else {
+				b.WriteString(substitute(r, m))
+			}
 		default:
 			v, err := ev.apply(r, []any{m.object()}, Undefined, pos, "")
 			if err != nil {
@@ -755,7 +760,7 @@ func numberLiteral(s string) bool {
 		i++
 		intDigits++
 	}
-	if intDigits == 0 || (intDigits > 1 && s[i-intDigits] == '0') {
+	if intDigits == 0 {
 		return false
 	}
 	if i < len(s) && s[i] == '.' {
