@@ -4,7 +4,7 @@ NPM      ?= npm
 BIN      := bin/veredicto
 NODE     := node_modules/.bin/node
 
-.PHONY: all run test test-go test-node node-tools vet bench build-cli clean
+.PHONY: all run test test-go test-node node-tools vet bench build-cli clean jsonata-expected
 
 all: build-cli
 
@@ -54,7 +54,8 @@ test-node:
 	else \
 	  $(MAKE) --no-print-directory node_modules/.installed && \
 	  bash scripts/validate-asl.sh && \
-	  $(NODE) scripts/crosscheck.mjs testdata/conformance; \
+	  $(NODE) scripts/crosscheck.mjs testdata/conformance && \
+	  $(NODE) scripts/jsonata-crosscheck.mjs internal/asl/jsonata/testdata; \
 	fi
 
 bench:
@@ -62,3 +63,8 @@ bench:
 
 clean:
 	rm -rf bin node_modules
+
+# Records the reference JSONata (jsonata@2.0.6 from npm) outcomes of the
+# corpus that go test ./internal/asl/jsonata compares the Go evaluator with.
+jsonata-expected: node_modules/.installed
+	$(NODE) scripts/jsonata-crosscheck.mjs --write internal/asl/jsonata/testdata
