@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/veredicto/veredicto/internal/httpapi"
 	"log/slog"
 	"os"
 	"strings"
@@ -88,7 +89,7 @@ func StartPeople(logicalID string) {
 				return catalog.Services{}, err
 			}
 			h := catalog.HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse](
-				confirm.APIGateway(&confirm.Handler{Service: confirmService(cfg, pc, ac, true)}, cfg.TenantClaim))
+				httpapi.FromHandler(&confirm.Handler{Service: confirmService(cfg, pc, ac, true)}, cfg.TenantClaim))
 			return catalog.Services{Confirmations: &h}, nil
 		case "StreamFunction":
 			pc, err := peopleConfigFromEnv(os.Getenv, true)
@@ -120,7 +121,7 @@ func localPeople(dir, sfnEndpoint string) catalog.Services {
 	svc := &confirm.Service{Store: confirm.LocalStore(dir), Events: log}
 	resolving := &confirm.Service{Store: svc.Store, Events: log, Tasks: tasks}
 	api := catalog.HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse](
-		confirm.APIGateway(&confirm.Handler{Service: resolving}, "custom:tenant"))
+		httpapi.FromHandler(&confirm.Handler{Service: resolving}, "custom:tenant"))
 	sse := catalog.HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse](
 		stream.FunctionURL(&stream.Handler{Log: log}, localKey{dir: dir}, slog.Default()))
 	return catalog.Services{Confirm: svc, Confirmations: &api, Stream: &sse}

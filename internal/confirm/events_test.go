@@ -8,6 +8,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/veredicto/veredicto/internal/httpapi"
 )
 
 // TestSampleEvents runs events/confirm.json through ConfirmFunction as the
@@ -26,7 +28,7 @@ func TestSampleEvents(t *testing.T) {
 	if err := json.Unmarshal(out, &resp); err != nil || !resp.Created || !ValidID(resp.ID) {
 		t.Fatalf("response %s (%v)", out, err)
 	}
-	api := APIGateway(&Handler{Service: f.svc}, "")
+	api := httpapi.FromHandler(&Handler{Service: f.svc}, "")
 	read := func(name string) events.APIGatewayV2HTTPRequest {
 		b, err := os.ReadFile("../../events/" + name)
 		if err != nil {
