@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/veredicto/veredicto/internal/intake"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -88,5 +89,82 @@ func TestServeSeniorReview(t *testing.T) {
 	}
 	if r := rep.Review; rep.Decision != search.DecisionDiscardedByConsultant || r == nil || r.ID != id || r.DecidedBy != "consultora-ana" || r.Comment != "sin evidencia de la refinanciación" || r.DecidedAt == nil {
 		t.Errorf("c-005: %s, review %+v; want DESCARTADO_POR_CONSULTOR by consultora-ana with the comment and time", rep.Decision, rep.Review)
+	}
+}
+
+// TestServeReviewFromTheHTTPAPI is the consultant's path end to end over
+// HTTP only: POST /searches asks for the review to wait, the escalated
+// candidate shows up in GET /api/confirmations, the consultant approves it,
+// and GET /searches/{id} then shows the search finished with the human
+// decision.
+func TestServeReviewFromTheHTTPAPI(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	live := startLive(ctx, t)
+	tok := live.token(t, "acme", "consultor-luis")
+	call := func(method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, method, live.base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if st, body := call("POST", "/searches", `{"search_id":"demo-cfo-andina","review":{"wait":true,"timeout_seconds":600}}`); st != http.StatusAccepted {
+		t.Fatalf("start: %d %s", st, body)
+	}
+	var pending []struct {
+		ID       string `json:"id"`
+		ToolName string `json:"toolName"`
+	}
+	for i := 0; i < 300 && len(pending) == 0; i++ { // bounded: 30 s
+		_, body := call("GET", "/api/confirmations", "")
+		var list struct {
+			Confirmations []struct {
+				ID       string `json:"id"`
+				ToolName string `json:"toolName"`
+			} `json:"confirmations"`
+		}
+		if err := json.Unmarshal([]byte(body), &list); err != nil {
+			t.Fatalf("list: %v: %s", err, body)
+		}
+		pending = list.Confirmations
+		if len(pending) == 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if len(pending) != 1 || pending[0].ToolName != "senior_review" {
+		t.Fatalf("pending confirmations %+v, want the senior review of c-005", pending)
+	}
+	if _, body := call("GET", "/searches/demo-cfo-andina", ""); !strings.Contains(body, `"status": "RUNNING"`) {
+		t.Fatalf("while the review waits the search must be running: %s", body)
+	}
+	if st, body := call("POST", "/api/confirmations", `{"id":"`+pending[0].ID+`","approved":true,"comment":"referencias verificadas"}`); st != http.StatusOK {
+		t.Fatalf("approve: %d %s", st, body)
+	}
+	var state intake.SearchState
+	for i := 0; i < 300; i++ {
+		_, body := call("GET", "/searches/demo-cfo-andina", "")
+		json.Unmarshal([]byte(body), &state)
+		if state.Status != "RUNNING" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if state.Status != "SUCCEEDED" {
+		t.Fatalf("search %s after the approval, want SUCCEEDED", state.Status)
+	}
+	decision := ""
+	for _, c := range state.Candidates {
+		if c.CandidateID == "c-005" {
+			decision = c.Decision
+		}
+	}
+	if decision != search.DecisionApprovedByConsultant {
+		t.Errorf("c-005 decision %q, want %s", decision, search.DecisionApprovedByConsultant)
 	}
 }

@@ -127,7 +127,7 @@ func TestTriggerRejectsUploadsThatCannotStartWithoutFailing(t *testing.T) {
 	want := []string{
 		"searches/acme/half/READY: searches/acme/half/: required document(s) missing: kickoff.md",
 		"searches/acme/odd/READY: READY is not valid YAML (line 1: did not find expected ',' or ']')",
-		`searches/acme/keys/READY: READY: unknown key "tenants" (allowed: tenant, concurrency, thresholds); READY: concurrency must be a whole number from 1 to 40`,
+		`searches/acme/keys/READY: READY: unknown key "tenants" (allowed: tenant, concurrency, thresholds, review); READY: concurrency must be a whole number from 1 to 40`,
 		"searches/acme/frac/READY: thresholds.gem1: 6.5 is not a whole number (gates are whole scores; a fraction would be truncated); searches/acme/frac/: required document(s) missing: jd.md, kickoff.md",
 		`searches/acme/spoof/READY: READY names tenant "globex" but was uploaded under tenant "acme"; the folder decides, remove the tenant key`,
 		"searches/old-layout/READY: a READY marker belongs at searches/<tenant>/<search_id>/READY",
@@ -193,7 +193,8 @@ func TestBadStartBurnsNoID(t *testing.T) {
 	os.WriteFile(filepath.Join(inputs, "searches", "acme", "s-fix", "search.yaml"), []byte("search_id: s-fix\n"), 0o644)
 	a := app.NewLocal(data, offline.New(), nil)
 	ctx := context.Background()
-	req := intake.StartRequest{SearchID: "s-fix", Concurrency: 99, Thresholds: map[string]float64{"gem1": 6.5, "gem2": 11, "gem9": 1}}
+	req := intake.StartRequest{SearchID: "s-fix", Concurrency: 99, Thresholds: map[string]float64{"gem1": 6.5, "gem2": 11, "gem9": 1},
+		Review: &search.ReviewOptions{Wait: true, TimeoutSeconds: -5}}
 	_, err = a.Intake.Start(ctx, "acme", "api", req)
 	var rej *intake.RequestError
 	if !errors.As(err, &rej) {
@@ -201,6 +202,7 @@ func TestBadStartBurnsNoID(t *testing.T) {
 	}
 	wantProblems := []string{
 		"concurrency 99 is out of range 1–40",
+		"review.timeout_seconds -5 is out of range 1–31536000 (0: the default, 7 days)",
 		"thresholds.gem1: 6.5 is not a whole number (gates are whole scores; a fraction would be truncated)",
 		"searches/acme/s-fix/: required document(s) missing: kickoff.md",
 	}

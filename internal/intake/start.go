@@ -26,7 +26,15 @@ type StartRequest struct {
 	SearchID    string             `json:"search_id" yaml:"search_id"`
 	Concurrency int                `json:"concurrency,omitempty" yaml:"concurrency"`
 	Thresholds  map[string]float64 `json:"thresholds,omitempty" yaml:"thresholds"`
+	// Review, when Wait is set, makes each escalated candidate wait for the
+	// senior consultant's decision (GET/POST /api/confirmations) instead of
+	// ending escalated with the review pending.
+	Review *search.ReviewOptions `json:"review,omitempty" yaml:"review"`
 }
+
+// MaxReviewTimeout bounds how long a senior review may wait: Step Functions
+// ends a Standard execution after a year.
+const MaxReviewTimeout = 365 * 24 * 60 * 60
 
 // Started is the outcome of a start.
 type Started struct {
@@ -95,8 +103,11 @@ func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (s
 	if req.Concurrency < 0 || req.Concurrency > MaxConcurrency {
 		rej.Problems = append(rej.Problems, fmt.Sprintf("concurrency %d is out of range 1–%d", req.Concurrency, MaxConcurrency))
 	}
+	if r := req.Review; r != nil && (r.TimeoutSeconds < 0 || r.TimeoutSeconds > MaxReviewTimeout) {
+		rej.Problems = append(rej.Problems, fmt.Sprintf("review.timeout_seconds %d is out of range 1–%d (0: the default, 7 days)", r.TimeoutSeconds, MaxReviewTimeout))
+	}
 	in := search.StartInput{Tenant: tenant, SearchID: req.SearchID, InputPrefix: InputPrefix(tenant, req.SearchID),
-		ReportPrefix: ReportPrefix(tenant, req.SearchID), Concurrency: req.Concurrency}
+		ReportPrefix: ReportPrefix(tenant, req.SearchID), Concurrency: req.Concurrency, Review: req.Review}
 	names := make([]string, 0, len(req.Thresholds))
 	for k := range req.Thresholds {
 		names = append(names, k)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/veredicto/veredicto/internal/search"
 	"net/url"
 	"strings"
 
@@ -20,6 +21,7 @@ type ReadyFile struct {
 	Tenant      string
 	Concurrency int
 	Thresholds  map[string]float64
+	Review      *search.ReviewOptions
 }
 
 // TriggerResult lists what an S3 notification started.
@@ -32,7 +34,7 @@ type TriggerResult struct {
 }
 
 // readyKeys are the keys a READY marker may hold.
-var readyKeys = []string{"tenant", "concurrency", "thresholds"}
+var readyKeys = []string{"tenant", "concurrency", "thresholds", "review"}
 
 // parseReady reads a READY marker. Its problems are sentences for the
 // person who uploaded it, never a decoder's dump.
@@ -65,6 +67,16 @@ func parseReady(b []byte) (ReadyFile, []string) {
 			if v.Kind != yaml.MappingNode || v.Decode(&r.Thresholds) != nil {
 				problems = append(problems, "READY: thresholds must map gate names (gem1, gem2, gem3, gem4, max_qa_retries) to numbers")
 			}
+		case "review":
+			var ro struct {
+				Wait           bool  `yaml:"wait"`
+				TimeoutSeconds int64 `yaml:"timeout_seconds"`
+			}
+			if v.Kind != yaml.MappingNode || v.Decode(&ro) != nil {
+				problems = append(problems, "READY: review must be a mapping with wait (true/false) and, optionally, timeout_seconds")
+				continue
+			}
+			r.Review = &search.ReviewOptions{Wait: ro.Wait, TimeoutSeconds: ro.TimeoutSeconds}
 		default:
 			problems = append(problems, fmt.Sprintf("READY: unknown key %q (allowed: %s)", k, strings.Join(readyKeys, ", ")))
 		}
@@ -130,7 +142,7 @@ func (s *Service) HandleS3(ctx context.Context, ev events.S3Event) (TriggerResul
 			reject(key, problems...)
 			continue
 		}
-		st, err := s.Start(ctx, tenant, "s3", StartRequest{SearchID: searchID, Concurrency: ready.Concurrency, Thresholds: ready.Thresholds})
+		st, err := s.Start(ctx, tenant, "s3", StartRequest{SearchID: searchID, Concurrency: ready.Concurrency, Thresholds: ready.Thresholds, Review: ready.Review})
 		var bad *RequestError
 		switch {
 		case errors.As(err, &bad):
