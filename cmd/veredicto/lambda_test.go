@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/veredicto/veredicto/internal/app"
 )
 
@@ -59,13 +61,19 @@ func TestLambdaInvokeEveryEvent(t *testing.T) {
 		t.Errorf("ReportFunction wrote no report.md in the local reports bucket: %v", err)
 	}
 
-	// The S3 trigger runs the whole evaluation; a duplicate delivery starts nothing.
+	// The queue trigger runs the whole evaluation; only the malformed body
+	// of the batch is reported for redelivery (the s3:TestEvent is
+	// acknowledged), and a duplicate delivery starts nothing new.
 	inputs, _, _ := app.LocalLayout(data)
 	writeFile(t, inputs, "searches/default/demo-cfo-andina/READY", "")
-	for i, want := range []string{`"started": true`, `"started": false`} {
-		code, out, errs := invoke(t, data, "TriggerFunction", "../../events/trigger-s3-ready.json")
-		if code != exitOK || !strings.Contains(out, want) {
-			t.Fatalf("trigger delivery %d: exit %d, %s %s; want %s", i+1, code, out, errs, want)
+	for i := range 2 {
+		code, out, errs := invoke(t, data, "TriggerFunction", "../../events/trigger-sqs-batch.json")
+		var got events.SQSEventResponse
+		if err := json.Unmarshal([]byte(out), &got); err != nil || code != exitOK {
+			t.Fatalf("trigger delivery %d: exit %d, %s %s", i+1, code, out, errs)
+		}
+		if len(got.BatchItemFailures) != 1 || got.BatchItemFailures[0].ItemIdentifier != "c1a2b3d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d" {
+			t.Errorf("trigger delivery %d: batchItemFailures %+v, want only the malformed body", i+1, got.BatchItemFailures)
 		}
 	}
 	api := []struct{ event, want string }{

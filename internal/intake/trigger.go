@@ -93,66 +93,86 @@ func readyKey(key string) (tenant, searchID string, ok bool) {
 	return parts[1], parts[2], true
 }
 
+// outcome is what one S3 record of a notification came to.
+type outcome struct {
+	started  *Started
+	ignored  string
+	rejected string // one sentence per problem, for the uploader
+	// retry: receiving the record again may succeed — a dependency failed
+	// (err), or only documents are missing (READY may have overtaken
+	// them: S3 notifications are not ordered with other uploads), or the
+	// key fits no layout (a person must look at it: it belongs in the
+	// dead-letter queue, not in a log line).
+	retry bool
+	err   error
+}
+
+// handleRecord starts the evaluation a READY marker asks for.
+func (s *Service) handleRecord(ctx context.Context, r events.S3EventRecord) outcome {
+	key, err := url.QueryUnescape(r.S3.Object.Key) // S3 event keys are URL-encoded
+	if err != nil {
+		return outcome{rejected: r.S3.Object.Key + ": the key is not URL-encoded as S3 sends it", retry: true}
+	}
+	if !strings.HasPrefix(r.EventName, "ObjectCreated:") || !strings.HasSuffix(key, "/"+ReadyMarker) {
+		return outcome{ignored: key}
+	}
+	reject := func(retry bool, problems ...string) outcome {
+		return outcome{rejected: key + ": " + strings.Join(problems, "; "), retry: retry}
+	}
+	tenant, searchID, ok := readyKey(key)
+	if !ok {
+		return reject(true, "a READY marker belongs at searches/<tenant>/<search_id>/READY")
+	}
+	if !ValidTenant(tenant) {
+		return reject(true, fmt.Sprintf("the tenant folder %q must be 1–64 letters, digits, '.', '_' or '-'", tenant))
+	}
+	b, err := s.Inputs.Get(ctx, key)
+	if errors.As(err, new(*veredicto.NotFoundError)) {
+		return reject(false, "the READY marker was deleted before it could be read")
+	}
+	if err != nil {
+		return outcome{err: fmt.Errorf("read %s: %w", key, err), retry: true}
+	}
+	ready, problems := parseReady(b)
+	if ready.Tenant != "" && ready.Tenant != tenant {
+		problems = append(problems, fmt.Sprintf("READY names tenant %q but was uploaded under tenant %q; the folder decides, remove the tenant key", ready.Tenant, tenant))
+	}
+	if len(problems) > 0 {
+		return reject(false, problems...)
+	}
+	st, err := s.Start(ctx, tenant, "s3", StartRequest{SearchID: searchID, Concurrency: ready.Concurrency, Thresholds: ready.Thresholds, Review: ready.Review})
+	var bad *RequestError
+	switch {
+	case errors.As(err, &bad):
+		return reject(bad.MissingOnly, bad.Problems...)
+	case err != nil:
+		return outcome{err: fmt.Errorf("start %s/%s: %w", tenant, searchID, err), retry: true}
+	}
+	return outcome{started: &st}
+}
+
 // HandleS3 starts one evaluation per READY marker in the notification; the
 // tenant is the folder the marker was uploaded to. Other keys are ignored.
 // A duplicated delivery finds the execution name taken and starts nothing
-// new. Uploads that cannot start are reported, not failed: retrying the
-// event cannot fix them.
+// new. Uploads that cannot start are reported, not failed; only a failed
+// dependency fails the call. (Behind the queue, HandleSQS decides which
+// records are received again.)
 func (s *Service) HandleS3(ctx context.Context, ev events.S3Event) (TriggerResult, error) {
 	res := TriggerResult{Started: []Started{}, Ignored: []string{}, Rejected: []string{}}
 	var errs []error
-	reject := func(key string, problems ...string) {
-		why := strings.Join(problems, "; ")
-		s.logger().WarnContext(ctx, "search not started", "key", key, "reason", why)
-		res.Rejected = append(res.Rejected, key+": "+why)
-	}
 	for _, r := range ev.Records {
-		key, err := url.QueryUnescape(r.S3.Object.Key) // S3 event keys are URL-encoded
-		if err != nil {
-			res.Ignored = append(res.Ignored, r.S3.Object.Key)
-			continue
-		}
-		if !strings.HasPrefix(r.EventName, "ObjectCreated:") || !strings.HasSuffix(key, "/"+ReadyMarker) {
-			res.Ignored = append(res.Ignored, key)
-			continue
-		}
-		tenant, searchID, ok := readyKey(key)
-		if !ok {
-			reject(key, "a READY marker belongs at searches/<tenant>/<search_id>/READY")
-			continue
-		}
-		if !ValidTenant(tenant) {
-			reject(key, fmt.Sprintf("the tenant folder %q must be 1–64 letters, digits, '.', '_' or '-'", tenant))
-			continue
-		}
-		b, err := s.Inputs.Get(ctx, key)
-		if errors.As(err, new(*veredicto.NotFoundError)) {
-			reject(key, "the READY marker was deleted before it could be read")
-			continue
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("read %s: %w", key, err))
-			continue
-		}
-		ready, problems := parseReady(b)
-		if ready.Tenant != "" && ready.Tenant != tenant {
-			problems = append(problems, fmt.Sprintf("READY names tenant %q but was uploaded under tenant %q; the folder decides, remove the tenant key", ready.Tenant, tenant))
-		}
-		if len(problems) > 0 {
-			reject(key, problems...)
-			continue
-		}
-		st, err := s.Start(ctx, tenant, "s3", StartRequest{SearchID: searchID, Concurrency: ready.Concurrency, Thresholds: ready.Thresholds, Review: ready.Review})
-		var bad *RequestError
+		o := s.handleRecord(ctx, r)
 		switch {
-		case errors.As(err, &bad):
-			reject(key, bad.Problems...)
-			continue
-		case err != nil:
-			errs = append(errs, fmt.Errorf("start %s/%s: %w", tenant, searchID, err))
-			continue
+		case o.err != nil:
+			errs = append(errs, o.err)
+		case o.started != nil:
+			res.Started = append(res.Started, *o.started)
+		case o.rejected != "":
+			s.logger().WarnContext(ctx, "search not started", "reason", o.rejected)
+			res.Rejected = append(res.Rejected, o.rejected)
+		default:
+			res.Ignored = append(res.Ignored, o.ignored)
 		}
-		res.Started = append(res.Started, st)
 	}
 	return res, errors.Join(errs...)
 }
