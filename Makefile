@@ -4,7 +4,7 @@ NPM      ?= npm
 BIN      := bin/veredicto
 NODE     := node_modules/.bin/node
 
-.PHONY: all run test test-go test-node node-tools vet bench build-cli clean jsonata-expected
+.PHONY: all run test test-go test-node test-cfn node-tools vet bench build-cli clean jsonata-expected
 
 all: build-cli
 
@@ -25,7 +25,16 @@ run: build-cli
 # tools, so those are installed first), and the Node checks (asl-validator
 # on every definition, the corpus cross-checked against
 # aws-local-stepfunctions).
-test: vet node-tools test-go test-node
+test: vet node-tools test-go test-node test-cfn
+
+# AWS's own linter on the SAM template, informational checks included; any
+# finding fails. cfn-lint ships with the machine image and CI; without it
+# the check is skipped locally, never in CI. (`--` ends --include-checks,
+# which would otherwise take the file name for a check.)
+test-cfn:
+	@if command -v cfn-lint >/dev/null 2>&1; then cfn-lint --include-checks I -- template.yaml; \
+	elif [ -n "$$CI" ]; then echo "cfn-lint is required in CI"; exit 1; \
+	else echo "cfn-lint not found: skipping the template lint"; fi
 
 node-tools:
 	@if command -v $(NPM) >/dev/null 2>&1; then $(MAKE) --no-print-directory node_modules/.installed; \

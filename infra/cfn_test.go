@@ -32,6 +32,9 @@ type cfnResource struct {
 	Properties map[string]any `json:"Properties"`
 	Metadata   map[string]any `json:"Metadata"`
 	DependsOn  any            `json:"DependsOn"`
+	// DeletionPolicy and UpdateReplacePolicy: "Retain" on stateful resources.
+	DeletionPolicy      string `json:"DeletionPolicy"`
+	UpdateReplacePolicy string `json:"UpdateReplacePolicy"`
 }
 
 func loadTemplate(t *testing.T, path string) cfnTemplate {
