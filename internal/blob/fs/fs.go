@@ -9,6 +9,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -50,12 +51,26 @@ func (d *Dir) Get(_ context.Context, key string) ([]byte, error) {
 	return b, nil
 }
 
-// List returns the keys under prefix, sorted.
+// List returns the keys under prefix, sorted. It walks only the folder
+// the prefix's last complete segment names, not the whole bucket, so a
+// search's listing costs the same however many searches the bucket holds.
 func (d *Dir) List(_ context.Context, prefix string) ([]string, error) {
 	var keys []string
-	err := filepath.WalkDir(d.root, func(p string, e iofs.DirEntry, err error) error {
+	start := d.root
+	if i := strings.LastIndex(prefix, "/"); i > 0 {
+		sub := prefix[:i]
+		if sub == path.Clean(sub) && !strings.HasPrefix(sub, "/") {
+			for _, seg := range strings.Split(sub, "/") {
+				if strings.HasPrefix(seg, ".") { // hidden folders (and "..") hold no keys
+					return nil, nil
+				}
+			}
+			start = filepath.Join(d.root, filepath.FromSlash(sub))
+		}
+	}
+	err := filepath.WalkDir(start, func(p string, e iofs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, iofs.ErrNotExist) && p == d.root {
+			if errors.Is(err, iofs.ErrNotExist) && p == start {
 				return iofs.SkipAll
 			}
 			return err

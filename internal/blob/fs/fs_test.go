@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/veredicto/veredicto"
@@ -39,6 +40,36 @@ func TestDirRejectsEscapingKeys(t *testing.T) {
 	for _, k := range []string{"../etc/passwd", "a/../../b", "/abs", "", "a//b"} {
 		if err := d.Put(context.Background(), k, nil, ""); err == nil {
 			t.Errorf("Put(%q) succeeded, want an error", k)
+		}
+	}
+}
+
+// TestListWalksOnlyThePrefixFolder: a prefix that ends inside a folder
+// name still matches every key that starts with it, and hidden folders
+// hold no keys.
+func TestListWalksOnlyThePrefixFolder(t *testing.T) {
+	ctx := context.Background()
+	d := NewDir(t.TempDir())
+	for _, k := range []string{"searches/a/s1/x", "searches/a/s10/y", "searches/b/s1/z", ".hidden/a/k"} {
+		if err := d.Put(ctx, k, []byte("v"), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		prefix string
+		want   []string
+	}{
+		{"searches/a/s1", []string{"searches/a/s1/x", "searches/a/s10/y"}},
+		{"searches/a/s1/", []string{"searches/a/s1/x"}},
+		{"searches/", []string{"searches/a/s1/x", "searches/a/s10/y", "searches/b/s1/z"}},
+		{"searches/c/", nil},
+		{".hidden/a/", nil},
+		{"../", nil},
+	}
+	for _, c := range cases {
+		got, err := d.List(ctx, c.prefix)
+		if err != nil || strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("List(%q) = %q, %v; want %q", c.prefix, got, err, c.want)
 		}
 	}
 }
