@@ -58,6 +58,9 @@ Usage:
       Print a token the local server accepts.
   veredicto confirm list|approve ID|reject ID [--comment C] [--data DIR] [--endpoint URL]
       List and resolve the confirmations workflows wait for.
+  veredicto queue send KEY | dlq list | dlq redrive [ID…] [--data DIR]
+      The local inputs queue "serve" consumes: queue a READY upload, list
+      and redrive its dead letters.
 
 Run "veredicto COMMAND -h" for a command's flags.
 `
@@ -83,6 +86,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.runToken(ctx, args[1:])
 	case "confirm":
 		return m.runConfirm(ctx, args[1:])
+	case "queue":
+		return m.runQueue(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(m.Stdout, usage)
 		return exitOK

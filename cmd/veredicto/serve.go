@@ -29,6 +29,7 @@ import (
 	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/queue"
 	"github.com/veredicto/veredicto/internal/sfnapi"
 	"github.com/veredicto/veredicto/internal/starter"
 	"github.com/veredicto/veredicto/internal/stream"
@@ -69,6 +70,8 @@ type serveConfig struct {
 	// execution. See control.Config.
 	onHistory func(tenant, executionARN string, ev asl.Event)
 	onStatus  func(control.Status)
+	// queue configures the local inputs queue (zero: its defaults).
+	queue queue.Config
 }
 
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
@@ -128,6 +131,11 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	// The queue's consumer starts executions through the server itself, so
+	// it runs once the server is listening, and stops before it closes.
+	qctx, stopQueue := context.WithCancel(ctx)
+	queueDone := srv.Inputs.Run(qctx)
+	defer func() { stopQueue(); <-queueDone }()
 	select {
 	case err := <-errc:
 		fmt.Fprintf(m.Stderr, "veredicto serve: %v\n", err)
@@ -186,6 +194,10 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		Events:        &stream.Handler{Log: events, Watch: events, Resolve: executions{mgr}, Logger: logger},
 		Searches:      a.HTTP.Handler(tenantOf),
 		Flags:         a.HTTP.Handler(tenantOf),
+	}
+	if srv.Inputs, err = openInputsQueue(cfg.data, cfg.queue, a.Intake.HandleSQS, logger); err != nil {
+		mgr.Close()
+		return nil, "", err
 	}
 	return srv, notice, nil
 }
@@ -251,6 +263,8 @@ type server struct {
 	// Mounts are the other handlers of the server, mounted by Handler
 	// when set (nil ones are not).
 	Mounts serverMounts
+	// Inputs is the local inputs queue; RunQueue consumes it.
+	Inputs *inputsQueue
 }
 
 // serverMounts are the mount points for the rest of the local server. Each

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/queue"
+)
+
+// Local stand-ins for template.yaml's InputsQueue: the queue lives under
+// DATA/queue/inputs, its notifications name this bucket.
+const (
+	localInputsBucket = "veredicto-inputs"
+	// watchInterval is how often serve looks for new READY markers.
+	watchInterval = time.Second
+)
+
+func inputsQueueDir(data string) string { return filepath.Join(data, "queue", "inputs") }
+
+// inputsQueue is serve's upload path, as on AWS: READY markers written to
+// the local inputs bucket are notified to a durable queue whose consumer
+// calls TriggerFunction's handler with SQS batches.
+type inputsQueue struct {
+	Queue    *queue.Dir
+	Watcher  *queue.Watcher
+	Consumer *queue.Consumer
+}
+
+func openInputsQueue(data string, cfg queue.Config, handle queue.Handler, logger *slog.Logger) (*inputsQueue, error) {
+	q, err := queue.Open(inputsQueueDir(data), cfg)
+	if err != nil {
+		return nil, err
+	}
+	inputs, _, _ := app.LocalLayout(data)
+	return &inputsQueue{
+		Queue:    q,
+		Watcher:  &queue.Watcher{Inputs: inputs, Bucket: localInputsBucket, Queue: q, Logger: logger},
+		Consumer: &queue.Consumer{Queue: q, Handle: handle, BatchSize: 10, Logger: logger, Idle: min(time.Second, cfg.Visibility)},
+	}, nil
+}
+
+// Run watches and consumes until ctx is done; the channel closes when both
+// have stopped.
+func (iq *inputsQueue) Run(ctx context.Context) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w := make(chan struct{})
+		go func() { defer close(w); iq.Watcher.Run(ctx, watchInterval) }()
+		iq.Consumer.Run(ctx)
+		<-w
+	}()
+	return done
+}
+
+const queueUsage = `Usage:
+  veredicto queue send KEY [--data DIR]
+      Queue the S3 notification of an uploaded READY marker (KEY is
+      searches/<tenant>/<search_id>/READY), as the inputs bucket does on AWS.
+      "veredicto serve" also queues every READY marker written under
+      DIR/inputs by itself, within a second.
+  veredicto queue dlq list [--data DIR] [--json]
+      List the dead-letter queue: messages received 5 times without being
+      processed (a body that is not a notification, a key outside the
+      layout, a dependency that kept failing, documents still missing).
+  veredicto queue dlq redrive [ID…] [--data DIR]
+      Move dead letters (all, or the ids given) back to the queue, their
+      receive count reset; "veredicto serve" processes them again.
+
+The queue lives under DIR/queue/inputs and survives restarts; these
+commands work whether or not "veredicto serve" is running on DIR.
+
+Flags:
+`
+
+func (m *Main) runQueue(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("queue", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(m.Stderr, queueUsage)
+		fs.PrintDefaults()
+	}
+	data := fs.String("data", ".veredicto-local", "folder of the local stand-ins (as for serve)")
+	asJSON := fs.Bool("json", false, "dlq list: print JSON lines")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitUsage
+	}
+	usage := func(msg string) int {
+		fmt.Fprintf(m.Stderr, "veredicto queue: %s\n\n", msg)
+		fs.Usage()
+		return exitUsage
+	}
+	if len(pos) == 0 {
+		return usage("missing subcommand")
+	}
+	q, err := queue.Open(inputsQueueDir(*data), queue.Config{})
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "veredicto queue: %v\n", err)
+		return exitFailed
+	}
+	switch {
+	case pos[0] == "send" && len(pos) == 2:
+		key := strings.TrimPrefix(pos[1], "/")
+		body, err := queue.S3Notification(localInputsBucket, key, 0, time.Now())
+		if err == nil {
+			var id string
+			if id, err = q.Send(ctx, body); err == nil {
+				fmt.Fprintln(m.Stdout, id)
+				return exitOK
+			}
+		}
+		fmt.Fprintf(m.Stderr, "veredicto queue send: %v\n", err)
+		return exitFailed
+	case pos[0] == "dlq" && len(pos) == 2 && pos[1] == "list":
+		dead, err := q.Dead(ctx, 0)
+		if err != nil {
+			fmt.Fprintf(m.Stderr, "veredicto queue dlq list: %v\n", err)
+			return exitFailed
+		}
+		if *asJSON {
+			enc := json.NewEncoder(m.Stdout)
+			for _, d := range dead {
+				enc.Encode(d)
+			}
+			return exitOK
+		}
+		tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSENT\tDEAD\tRECEIVES\tBODY")
+		for _, d := range dead {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", d.ID, d.SentAt.Format(time.RFC3339), d.DeadAt.Format(time.RFC3339), d.ReceiveCount, summarize(d.Body))
+		}
+		tw.Flush()
+		fmt.Fprintf(m.Stderr, "%d dead letter(s)\n", len(dead))
+		return exitOK
+	case pos[0] == "dlq" && len(pos) >= 2 && pos[1] == "redrive":
+		n, err := q.Redrive(ctx, pos[2:]...)
+		fmt.Fprintf(m.Stderr, "%d message(s) moved back to the queue\n", n)
+		if err != nil {
+			fmt.Fprintf(m.Stderr, "veredicto queue dlq redrive: %v\n", err)
+			return exitFailed
+		}
+		return exitOK
+	}
+	return usage(fmt.Sprintf("unknown subcommand %q", strings.Join(pos, " ")))
+}
+
+// summarize shows what a dead letter is about in one short line: the keys
+// of an S3 notification (never document text: bodies are notifications),
+// else the body's start.
+func summarize(body string) string {
+	var n struct {
+		Records []struct {
+			S3 struct {
+				Object struct {
+					Key string `json:"key"`
+				} `json:"object"`
+			} `json:"s3"`
+		} `json:"Records"`
+	}
+	if json.Unmarshal([]byte(body), &n) == nil && len(n.Records) > 0 {
+		keys := make([]string, 0, len(n.Records))
+		for _, r := range n.Records {
+			keys = append(keys, r.S3.Object.Key)
+		}
+		return strings.Join(keys, " ")
+	}
+	const max = 60
+	if len(body) > max {
+		body = body[:max] + "…"
+	}
+	return strings.ReplaceAll(body, "\n", " ")
+}

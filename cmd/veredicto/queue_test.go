@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/control"
+	"github.com/veredicto/veredicto/internal/queue"
+	"github.com/veredicto/veredicto/internal/starter"
+)
+
+// TestServeConsumesTheInputsQueue: with serve running, a READY marker
+// written to the local inputs bucket starts its search through the queue;
+// a notification for a key outside the layout ends in the dead-letter
+// queue, where `veredicto queue dlq list` shows it and `redrive` sends it
+// back.
+func TestServeConsumesTheInputsQueue(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	data := t.TempDir()
+	inputs, _, _ := app.LocalLayout(data)
+	copyDir(t, filepath.Join("..", "..", "examples", "search-demo"), filepath.Join(inputs, "searches", "acme", "demo-cfo-andina"))
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	cfg := serveConfig{data: data, template: filepath.Join("..", "..", "template.yaml"),
+		queue: queue.Config{MaxReceiveCount: 2, Visibility: 50 * time.Millisecond}}
+	srv, _, err := assemble(ctx, cfg, base, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go hs.Serve(ln)
+	defer hs.Close()
+	qctx, stopQueue := context.WithCancel(ctx)
+	done := srv.Inputs.Run(qctx)
+	defer func() { stopQueue(); <-done }()
+
+	if err := os.WriteFile(filepath.Join(inputs, "searches", "acme", "demo-cfo-andina", "READY"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI(t, "", "queue", "send", "searches/old-layout/READY", "--data", data); code != exitOK {
+		t.Fatalf("queue send: exit %d, %s", code, errs)
+	}
+
+	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(base),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	arn := strings.Replace(control.StateMachineARN(ExecutiveSearchMachine), ":stateMachine:", ":execution:", 1) + ":" + starter.ExecutionName("acme", "demo-cfo-andina")
+	for {
+		_, err := client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+		if err == nil {
+			break
+		}
+		if !errors.As(err, new(*types.ExecutionDoesNotExist)) || ctx.Err() != nil {
+			t.Fatalf("the READY marker started no execution %s: %v", arn, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	var dead []queue.Message
+	for len(dead) == 0 {
+		code, out, errs := runCLI(t, "", "queue", "dlq", "list", "--json", "--data", data)
+		if code != exitOK {
+			t.Fatalf("dlq list: exit %d, %s", code, errs)
+		}
+		dec := json.NewDecoder(strings.NewReader(out))
+		for dec.More() {
+			var m queue.Message
+			if err := dec.Decode(&m); err != nil {
+				t.Fatal(err)
+			}
+			dead = append(dead, m)
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the bad notification never reached the dead-letter queue")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(dead) != 1 || !strings.Contains(dead[0].Body, "searches/old-layout/READY") || dead[0].ReceiveCount != 2 {
+		t.Fatalf("dead letters %+v, want the old-layout notification received twice", dead)
+	}
+	if code, _, errs := runCLI(t, "", "queue", "dlq", "list", "--data", data); code != exitOK || !strings.Contains(errs, "1 dead letter(s)") {
+		t.Errorf("dlq list: exit %d, %s", code, errs)
+	}
+	stopQueue() // redrive while nothing consumes, then count
+	<-done
+	if code, _, errs := runCLI(t, "", "queue", "dlq", "redrive", "--data", data); code != exitOK || !strings.Contains(errs, "1 message(s) moved back") {
+		t.Errorf("redrive: exit %d, %s", code, errs)
+	}
+	if queued, deadN, err := srv.Inputs.Queue.Depth(ctx); queued != 1 || deadN != 0 || err != nil {
+		t.Errorf("after redrive: %d queued, %d dead (%v); want 1, 0", queued, deadN, err)
+	}
+	if code, _, _ := runCLI(t, "", "queue", "dlq", "drop", "--data", data); code != exitUsage {
+		t.Errorf("unknown subcommand: exit %d, want %d", code, exitUsage)
+	}
+}
