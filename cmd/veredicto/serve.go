@@ -54,6 +54,11 @@ while the server runs; the Step Functions API needs no token (it is the
 operator's interface, as IAM's is on AWS), which is why the server listens
 on loopback by default.
 
+Uploads take the AWS path: a READY marker written under
+DIR/inputs/searches/<tenant>/<search_id>/ is notified to a durable local
+queue (DIR/queue/inputs) consumed by TriggerFunction's handler, with a
+dead-letter queue after 5 receives ("veredicto queue -h").
+
   aws stepfunctions --endpoint-url http://127.0.0.1:8080 list-state-machines
 
 Flags:

@@ -1,6 +1,7 @@
 // Package intake is how evaluations start and how their state is read: the
-// S3 trigger (a search uploaded under searches/<tenant>/<id>/ plus a READY
-// marker starts exactly one evaluation) and the operations behind the HTTP
+// trigger (a search uploaded under searches/<tenant>/<id>/ plus a READY
+// marker, notified by S3 through the inputs queue, starts exactly one
+// evaluation) and the operations behind the HTTP
 // API (start an uploaded search, list, read state, fetch reports). Every
 // input and record is scoped by tenant: another tenant's search answers
 // exactly as a search that does not exist.

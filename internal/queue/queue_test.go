@@ -2,7 +2,9 @@ package queue_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -184,5 +186,40 @@ func TestConsumerDeletesAllButTheReportedFailures(t *testing.T) {
 				t.Errorf("queued after the batch: %d, want %d", n, tc.wantQueued)
 			}
 		})
+	}
+}
+
+// TestWatcherNotifiesNewAndRewrittenMarkers: a READY marker is notified
+// once, again when it is written again, and not again after a restart.
+func TestWatcherNotifiesNewAndRewrittenMarkers(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	c := &clock{t: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
+	q := open(t, filepath.Join(data, "queue"), c)
+	inputs := filepath.Join(data, "inputs")
+	writeFile(t, inputs, "searches/acme/s1/READY", "")
+	writeFile(t, inputs, "searches/acme/s1/jd.md", "# JD\n")
+	writeFile(t, inputs, "searches/old/READY", "") // outside the layout: not watched
+	w := &queue.Watcher{Inputs: inputs, Bucket: "veredicto-inputs", Queue: q}
+	scan := func(want int) {
+		t.Helper()
+		if n, err := w.Scan(ctx); n != want || err != nil {
+			t.Fatalf("scan queued %d (%v), want %d", n, err, want)
+		}
+	}
+	scan(1)
+	scan(0)
+	w = &queue.Watcher{Inputs: inputs, Bucket: "veredicto-inputs", Queue: open(t, filepath.Join(data, "queue"), c)} // restart
+	scan(0)
+	writeFile(t, inputs, "searches/acme/s1/READY", "concurrency: 2\n") // uploaded again
+	scan(1)
+	got, err := q.Receive(ctx, 10)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("receive: %d messages (%v), want 2", len(got), err)
+	}
+	var n events.S3Event
+	if err := json.Unmarshal([]byte(got[0].Body), &n); err != nil || len(n.Records) != 1 ||
+		n.Records[0].S3.Object.Key != "searches/acme/s1/READY" || n.Records[0].EventName != "ObjectCreated:Put" || n.Records[0].S3.Bucket.Name != "veredicto-inputs" {
+		t.Errorf("notification %s (%v), want ObjectCreated:Put of searches/acme/s1/READY in veredicto-inputs", got[0].Body, err)
 	}
 }
