@@ -273,13 +273,16 @@ func (d *Dir) Receive(ctx context.Context, max int) ([]Received, error) {
 	return out, nil
 }
 
+// moveDead marks m dead in place, then renames it into dead/: one atomic
+// step, so a concurrent redrive (another process) never meets a message in
+// both places, and a crash leaves it in one of them.
 func (d *Dir) moveDead(m Message, now time.Time) error {
 	m.DeadAt = now
-	if err := d.write("dead", m); err != nil {
+	delete(d.cache, m.ID)
+	if err := d.write("messages", m); err != nil {
 		return err
 	}
-	delete(d.cache, m.ID)
-	if err := os.Remove(d.path("messages", m.ID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Rename(d.path("messages", m.ID), d.path("dead", m.ID)); err != nil {
 		return fmt.Errorf("move message %s to the dead-letter queue: %w", m.ID, err)
 	}
 	return nil
@@ -364,10 +367,14 @@ func (d *Dir) Redrive(ctx context.Context, ids ...string) (int, error) {
 		d.mu.Lock()
 		delete(d.cache, id)
 		d.mu.Unlock()
-		if err := d.write("messages", m); err != nil {
+		// Reset in place, then one rename back: never in both queues.
+		if err := d.write("dead", m); err != nil {
 			return moved, err
 		}
-		if err := os.Remove(d.path("dead", id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Rename(d.path("dead", id), d.path("messages", id)); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return moved, &veredicto.NotFoundError{What: "dead letter " + id}
+			}
 			return moved, fmt.Errorf("redrive message %s: %w", id, err)
 		}
 		moved++
