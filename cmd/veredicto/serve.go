@@ -170,6 +170,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 	sfnClient := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(self),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 	a.Intake.Starter = starter.NewEndpoint(self, control.StateMachineARN(ExecutiveSearchMachine))
+	a.Intake.Logger = logger // the queue consumer logs through it: one log format
 	events := eventlog.Local(cfg.data)
 	confirmations := &confirm.Service{Store: confirm.LocalStore(cfg.data), Events: events, Tasks: sfnClient, Logger: logger}
 	reg := catalog.Registry(&a.Services, catalog.All())
