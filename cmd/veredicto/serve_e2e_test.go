@@ -32,17 +32,7 @@ func TestServeRunsTheProjectAsAUserWould(t *testing.T) {
 	base, token := live.base, live.token
 	call := func(method, path, tok, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
-		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return live.call(ctx, t, method, path, tok, body)
 	}
 	acme, zeta := token(t, "acme", "test"), token(t, "zeta", "test")
 
@@ -159,4 +149,21 @@ func (l live) token(t *testing.T, tenant, subject string) string {
 		t.Fatal(err)
 	}
 	return tok
+}
+
+// call sends one request to the server with tok as bearer token ("" for
+// none) and returns the status and the body.
+func (l live) call(ctx context.Context, t *testing.T, method, path, tok, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, method, l.base+path, strings.NewReader(body))
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

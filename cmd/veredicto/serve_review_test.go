@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/veredicto/veredicto/internal/intake"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -35,15 +34,7 @@ func TestServeSeniorReview(t *testing.T) {
 	tok := live.token(t, "acme", "consultora-ana")
 	call := func(method, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequestWithContext(ctx, method, base+"/api/confirmations", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return live.call(ctx, t, method, "/api/confirmations", tok, body)
 	}
 
 	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(base),
@@ -104,15 +95,7 @@ func TestServeReviewFromTheHTTPAPI(t *testing.T) {
 	tok := live.token(t, "acme", "consultor-luis")
 	call := func(method, path, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequestWithContext(ctx, method, live.base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return live.call(ctx, t, method, path, tok, body)
 	}
 	if st, body := call("POST", "/searches", `{"search_id":"demo-cfo-andina","review":{"wait":true,"timeout_seconds":600}}`); st != http.StatusAccepted {
 		t.Fatalf("start: %d %s", st, body)
