@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -242,25 +243,38 @@ func (x executions) ResolveExecution(ctx context.Context, tenant, ref string) (s
 }
 
 // agentsFor names the function behind each Task state of an execution's
-// machine, so every step on the stream says which agent it was.
+// machine, so every step on the stream says which agent it was. It is
+// called for every history event, so the map is built once per state
+// machine (keyed by ARN and creation time: a machine deleted and created
+// again under the name gets its own) from the definition the control plane
+// keeps in memory: no disk read and no JSON parse per event.
 func (s *server) agentsFor(executionARN string) map[string]string {
 	if s.Manager == nil {
 		return nil
 	}
-	e, err := s.Manager.DescribeExecution(context.Background(), executionARN)
+	sm, err := s.Manager.DescribeStateMachine(context.Background(), stream.MachineOf(executionARN))
 	if err != nil {
 		return nil
 	}
-	sm, err := s.Manager.DescribeStateMachine(context.Background(), e.StateMachineARN)
-	if err != nil {
-		return nil
+	key := sm.ARN + "@" + sm.Created.Format(time.RFC3339Nano)
+	s.agentsMu.Lock()
+	defer s.agentsMu.Unlock()
+	if agents, ok := s.agents[key]; ok {
+		return agents
 	}
 	agents, err := stream.AgentsOf([]byte(sm.Definition))
 	if err != nil {
-		return nil
+		agents = nil // remembered too: the definition will not parse better next time
 	}
+	if s.agents == nil || len(s.agents) >= maxAgentMaps {
+		s.agents = map[string]map[string]string{} // bounded: a few machines in practice
+	}
+	s.agents[key] = agents
 	return agents
 }
+
+// maxAgentMaps bounds the per-machine agent maps agentsFor keeps.
+const maxAgentMaps = 256
 
 // server is what `serve` runs: the control plane and its HTTP routes.
 type server struct {
@@ -271,6 +285,9 @@ type server struct {
 	Mounts serverMounts
 	// Inputs is the local inputs queue; RunQueue consumes it.
 	Inputs *inputsQueue
+
+	agentsMu sync.Mutex
+	agents   map[string]map[string]string // agentsFor's cache
 }
 
 // serverMounts are the mount points for the rest of the local server. Each

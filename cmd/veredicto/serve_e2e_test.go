@@ -67,6 +67,7 @@ func TestServeRunsTheProjectAsAUserWould(t *testing.T) {
 		t.Fatalf("content type %q", ct)
 	}
 	var ids []string
+	gem1Steps := 0
 	var last struct {
 		Type   string `json:"type"`
 		Status string `json:"status"`
@@ -80,7 +81,12 @@ func TestServeRunsTheProjectAsAUserWould(t *testing.T) {
 		}
 		if d, ok := strings.CutPrefix(line, "data: "); ok {
 			json.Unmarshal([]byte(d), &last)
+			// Steps of the Gem1 Map state name their agent, the function.
+			gem1Steps += strings.Count(d, `"agent":"Gem1Function"`)
 		}
+	}
+	if gem1Steps == 0 {
+		t.Error("no step on the stream names the agent Gem1Function")
 	}
 	if len(ids) < 20 || last.Type != "finish" {
 		t.Fatalf("stream: %d events, last %+v; want the whole run ending in finish", len(ids), last)

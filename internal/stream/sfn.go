@@ -78,7 +78,7 @@ func (e *Executions) ResolveExecution(ctx context.Context, tenant, ref string) (
 	var candidates []string
 	if strings.HasPrefix(ref, "arn:") {
 		for _, sm := range e.StateMachines {
-			if machineOf(ref) == sm {
+			if MachineOf(ref) == sm {
 				candidates = append(candidates, ref)
 			}
 		}
@@ -110,8 +110,8 @@ func (e *Executions) ResolveExecution(ctx context.Context, tenant, ref string) (
 	return "", notFound
 }
 
-// machineOf is the state machine ARN of an execution ARN.
-func machineOf(executionARN string) string {
+// MachineOf is the state machine ARN of an execution ARN.
+func MachineOf(executionARN string) string {
 	i := strings.LastIndex(executionARN, ":")
 	if i < 0 {
 		return ""
