@@ -137,6 +137,9 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	// Its own tasks still wait after a restart (the control plane keeps
+	// their tokens): decisions recorded before it are delivered now.
+	go srv.Redeliver(ctx)
 	// The queue's consumer starts executions through the server itself, so
 	// it runs once the server is listening, and stops before it closes.
 	qctx, stopQueue := context.WithCancel(ctx)
@@ -173,7 +176,8 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 	a.Intake.Starter = starter.NewEndpoint(self, control.StateMachineARN(ExecutiveSearchMachine))
 	a.Intake.Logger = logger // the queue consumer logs through it: one log format
 	events := eventlog.Local(cfg.data)
-	confirmations := &confirm.Service{Store: confirm.LocalStore(cfg.data), Events: events, Tasks: sfnClient, Logger: logger}
+	decisions := confirm.LocalStore(cfg.data)
+	confirmations := &confirm.Service{Store: decisions, Events: events, Tasks: sfnClient, Logger: logger}
 	reg := catalog.Registry(&a.Services, catalog.All())
 	reg.Register("ConfirmFunction", catalog.EngineHandler(confirmations.Confirm))
 
@@ -206,7 +210,24 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		mgr.Close()
 		return nil, "", err
 	}
+	srv.Redeliver = func(ctx context.Context) { redeliverDecisions(ctx, confirmations, decisions, logger) }
 	return srv, notice, nil
+}
+
+// redeliverDecisions is the start-up sweep of the confirmations left
+// resolving (decided, never delivered) by a crash or a failed SendTask.
+func redeliverDecisions(ctx context.Context, svc *confirm.Service, store *confirm.FileStore, logger *slog.Logger) {
+	tenants, err := store.Tenants()
+	if err == nil {
+		var n int
+		n, err = svc.RedeliverAll(ctx, tenants)
+		if n > 0 {
+			logger.Info("delivered decisions recorded before the restart", "count", n)
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		logger.Warn("some recorded decisions are still undelivered; POST them again to deliver", "error", err)
+	}
 }
 
 // tenantOf is the tenant of a request the auth middleware let through.
@@ -285,6 +306,9 @@ type server struct {
 	Mounts serverMounts
 	// Inputs is the local inputs queue; RunQueue consumes it.
 	Inputs *inputsQueue
+	// Redeliver delivers the decisions a previous run recorded but could
+	// not hand to their waiting tasks; it runs once the server listens.
+	Redeliver func(context.Context)
 
 	agentsMu sync.Mutex
 	agents   map[string]map[string]string // agentsFor's cache
