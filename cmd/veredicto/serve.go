@@ -27,6 +27,7 @@ import (
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/console"
 	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -201,6 +202,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		Events:        &stream.Handler{Log: events, Watch: events, Resolve: executions{mgr}, Logger: logger},
 		Searches:      a.HTTP.Handler(tenantOf),
 		Flags:         a.HTTP.Handler(tenantOf),
+		Console:       console.Handler(console.LocalConfig),
 	}
 	if srv.Inputs, err = openInputsQueue(cfg.data, cfg.queue, a.Intake.HandleSQS, logger); err != nil {
 		mgr.Close()
@@ -299,6 +301,7 @@ type serverMounts struct {
 	Confirmations http.Handler                    // GET/POST /api/confirmations
 	Searches      http.Handler                    // /searches and /searches/…
 	Flags         http.Handler                    // POST /flags
+	Console       http.Handler                    // GET / and its assets: the web console (no token: it signs in)
 	Auth          func(http.Handler) http.Handler // JWT verification
 	// EventsAuth, when set, wraps Events instead of Auth (the stream also
 	// takes the token as ?access_token=, for browsers' EventSource).
@@ -374,10 +377,14 @@ func (s *server) Handler() http.Handler {
 		"/searches":          s.Mounts.Searches,
 		"/searches/":         s.Mounts.Searches,
 		"/flags":             s.Mounts.Flags,
+		"/runs":              s.Mounts.Searches,
 	} {
 		if h != nil {
 			mux.Handle(pattern, auth(h))
 		}
+	}
+	if s.Mounts.Console != nil {
+		mux.Handle("/", s.Mounts.Console) // the least specific pattern: every other route wins
 	}
 	return mux
 }
