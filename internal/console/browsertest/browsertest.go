@@ -139,7 +139,7 @@ func (b *Browser) WaitFor(step, predicate string, timeout time.Duration) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.Ctx, timeout)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout))); err != nil {
 		b.Shot("failed-" + step)
 		b.t.Fatalf("%s: waiting for %s: %v", step, predicate, err)
 	}
