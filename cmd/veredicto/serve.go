@@ -54,7 +54,8 @@ need a bearer token: "veredicto token --tenant T --data DIR" prints one
 (the key is created under DIR on first start). GET /healthz answers 200
 while the server runs; the Step Functions API needs no token (it is the
 operator's interface, as IAM's is on AWS), which is why the server listens
-on loopback by default.
+on loopback by default. The web console is at / (open
+http://127.0.0.1:8080/ and paste such a token).
 
 Uploads take the AWS path: a READY marker written under
 DIR/inputs/searches/<tenant>/<search_id>/ is notified to a durable local
