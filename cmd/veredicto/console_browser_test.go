@@ -2,9 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/chromedp/chromedp"
 
 	"github.com/veredicto/veredicto/internal/console/browsertest"
@@ -112,4 +118,25 @@ func TestBrowserConsole(t *testing.T) {
 	b.Run("filter all", 10*time.Second, chromedp.SetValue(chromedp.ID("status-filter"), ""))
 	browsertest.Eval[bool](b, `document.getElementById('status-filter').dispatchEvent(new Event('change'))`)
 	b.Shot("runs-finished")
+
+	// Another workflow's run shows up in the list and opens generically.
+	input, err := os.ReadFile(filepath.Join("..", "..", "examples", "states", "gates_demo.input.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in map[string]any
+	json.Unmarshal(input, &in)
+	in["tenant"] = "acme"
+	body, _ := json.Marshal(in)
+	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(live.base),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	if _, err := client.StartExecution(ctx, &sfn.StartExecutionInput{Name: aws.String("gates-1"), Input: aws.String(string(body)),
+		StateMachineArn: aws.String("arn:aws:states:us-east-1:000000000000:stateMachine:GatesDemoStateMachine")}); err != nil {
+		t.Fatal(err)
+	}
+	b.Run("reload runs", 30*time.Second, chromedp.Reload())
+	b.WaitFor("other workflow listed", `document.querySelector('#runs-body tr[data-id="gates-1"] a') !== null`, 15*time.Second)
+	b.Run("open other run", 30*time.Second, chromedp.Click(chromedp.CSS(`#runs-body tr[data-id="gates-1"] a`)))
+	b.WaitFor("other run steps", `document.getElementById('run-status').textContent === 'Terminada' && document.querySelectorAll('#timeline li').length > 2 && document.querySelectorAll('#candidates-body tr .chip.done').length > 0`, 30*time.Second)
+	b.Shot("other-workflow-run")
 }

@@ -189,6 +189,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		return nil, "", err
 	}
 	srv.Manager, srv.API = mgr, api
+	a.HTTP.Executions = localRuns{mgr} // GET /runs lists every workflow's runs, not only searches
 
 	key, err := auth.LoadOrCreateKey(cfg.data)
 	if err != nil {

@@ -44,16 +44,18 @@ func (rt *Router) runs(ctx context.Context, req Request) Response {
 		list = append(list, l...)
 	}
 	if rt.Executions != nil {
+		// A search's execution may also be listed by name or ARN among
+		// the executions: it shows once, as the search.
 		seen := map[string]bool{}
 		for _, r := range list {
-			seen[r.Execution] = true
+			seen[executionName(r.Execution)] = true
 		}
 		more, err := rt.Executions.ListRuns(ctx, req.Tenant)
 		if err != nil {
 			return rt.failure(ctx, err)
 		}
 		for _, r := range more {
-			if !seen[r.Execution] {
+			if !seen[executionName(r.Execution)] {
 				list = append(list, r)
 			}
 		}
@@ -62,6 +64,15 @@ func (rt *Router) runs(ctx context.Context, req Request) Response {
 	return jsonResponse(http.StatusOK, struct {
 		Runs []intake.Run `json:"runs"`
 	}{list})
+}
+
+// executionName is the name of an execution given by name or by ARN
+// (arn:…:execution:<machine>:<name>).
+func executionName(ref string) string {
+	if i := strings.LastIndexByte(ref, ':'); i >= 0 && strings.HasPrefix(ref, "arn:") {
+		return ref[i+1:]
+	}
+	return ref
 }
 
 // consoleRoutes serves the console's search routes; ok is false for a

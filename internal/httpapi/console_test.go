@@ -128,6 +128,7 @@ func (otherRuns) ListRuns(_ context.Context, tenant string) ([]intake.Run, error
 	return []intake.Run{
 		{Kind: "debate", ID: tenant + "-d1", Execution: tenant + "--d1", Status: "RUNNING", StartedAt: "2099-01-01T00:00:00Z", Decisions: map[string]int{}},
 		{Kind: "search", ID: "done", Execution: tenant + "--done", Status: "SUCCEEDED"},
+		{Kind: "executive-search", ID: tenant + "--run", Execution: "arn:aws:states:us-east-1:000000000000:execution:ExecutiveSearchStateMachine:" + tenant + "--run", Status: "RUNNING"},
 	}, nil
 }
 
@@ -141,7 +142,7 @@ func TestRunsOfOtherWorkflowsShowUpGenerically(t *testing.T) {
 	}
 	only := &httpapi.Router{Executions: otherRuns{}}
 	json.Unmarshal(serve(only, "GET", "/runs", "acme", "", nil).Body, &body)
-	if len(body.Runs) != 2 {
+	if len(body.Runs) != 3 {
 		t.Errorf("without searches mounted: %+v", body.Runs)
 	}
 }

@@ -252,10 +252,11 @@
     var statusEl = el('span', { id: 'run-status', class: 'status s-PENDING', text: statusText('PENDING') });
     var counter = el('span', { id: 'run-events', class: 'counter', 'data-count': '0', text: '0 eventos' });
     var rowsBody = el('tbody', { id: 'candidates-body' });
-    var candidates = el('section', { class: 'card', hidden: !isSearch },
-      el('h2', { text: 'Candidatos' }),
+    var candidates = el('section', { class: 'card', hidden: true },
+      el('h2', { text: isSearch ? 'Candidatos' : 'Iteraciones' }),
       el('div', { class: 'scroll' }, el('table', { id: 'candidates' },
-        el('thead', null, el('tr', null, el('th', { text: 'Candidato' }), el('th', { text: 'Etapas' }), el('th', { text: 'Decisión' }))),
+        el('thead', null, el('tr', null, el('th', { text: isSearch ? 'Candidato' : 'Elemento' }), el('th', { text: 'Etapas' }),
+          el('th', { text: isSearch ? 'Decisión' : 'Resultado' }))),
         rowsBody)));
     var timeline = el('ul', { id: 'timeline', class: 'chips plain' });
     var summary = el('section', { id: 'summary', class: 'card', hidden: true });
@@ -275,6 +276,7 @@
       var chips = el('div', { class: 'chips' });
       var decision = el('td', { class: 'decision' });
       var tr = el('tr', { 'data-item': idx }, name, el('td', null, chips), decision);
+      candidates.hidden = false;
       // Keep rows in item order.
       var next = null;
       Object.keys(rows).forEach(function (k) {
@@ -335,8 +337,9 @@
         if (st.action === 'finished') r.gate = chip(r.chips, '', state.replace('QAGate', 'Gate QA'), state.replace('QAGate', 'Gate QA'));
         return;
       }
-      var label = taskLabel(state, st.agent);
-      if (!label) return; // routing states: nothing to show
+      // Searches show their agents; other workflows every state.
+      var label = isSearch ? taskLabel(state, st.agent) : (TASK_LABEL[state] || state);
+      if (!label) return; // a search's routing states: nothing to show
       var c = r.running[state];
       switch (st.action) {
       case 'started':
