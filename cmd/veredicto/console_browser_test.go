@@ -94,7 +94,8 @@ func TestBrowserConsole(t *testing.T) {
 	b.Shot("source")
 
 	// Back on the run page (its stream replays), approve in the modal.
-	b.Run("back to runs", 30*time.Second, chromedp.Navigate(live.base+"/#/"), chromedp.WaitVisible(chromedp.CSS(`#runs-body tr[data-id="demo-cfo-andina"] a`)))
+	b.Hash("#/")
+	b.Run("back to runs", 30*time.Second, chromedp.WaitVisible(chromedp.CSS(`#runs-body tr[data-id="demo-cfo-andina"] a`)))
 	b.Shot("runs-running")
 	b.Run("open run", 30*time.Second, chromedp.Click(chromedp.CSS(`#runs-body tr[data-id="demo-cfo-andina"] a`)))
 	b.WaitFor("modal again", `document.getElementById('confirm-dialog').open`, 30*time.Second)
@@ -108,7 +109,7 @@ func TestBrowserConsole(t *testing.T) {
 	b.Shot("approved-and-ranked")
 
 	// The runs page shows the finished search with its decisions.
-	b.Run("runs finished", 30*time.Second, chromedp.Navigate(live.base+"/#/"))
+	b.Hash("#/")
 	b.WaitFor("runs finished", `(document.querySelector('#runs-body tr[data-id="demo-cfo-andina"]') || {}).dataset && document.querySelector('#runs-body tr[data-id="demo-cfo-andina"]').dataset.status === 'SUCCEEDED'`, 15*time.Second)
 	b.Run("filter", 10*time.Second, chromedp.SetValue(chromedp.ID("status-filter"), "FAILED"))
 	browsertest.Eval[bool](b, `document.getElementById('status-filter').dispatchEvent(new Event('change'))`)

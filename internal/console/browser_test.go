@@ -213,7 +213,7 @@ func TestBrowserRunPageKeepsUpWith200Candidates(t *testing.T) {
 	if err := h.rec.Record(context.Background(), tenant, execARN, evs[0]); err != nil {
 		t.Fatal(err)
 	}
-	b.Run("open run", 30*time.Second, chromedp.Navigate(h.base+"/#/ejecucion/search/big/"+execARN), chromedp.WaitVisible(chromedp.ID("candidates")))
+	b.Hash("#/ejecucion/search/big/" + execARN)
 	b.WaitFor("stream open", `document.getElementById('run-events').dataset.count === '1'`, 15*time.Second)
 	start := time.Now()
 	go func() {
@@ -271,7 +271,7 @@ func TestBrowserConfirmationResolvedElsewhere(t *testing.T) {
 	b.WaitFor("badge", `document.getElementById('badge').textContent === '1'`, 15*time.Second)
 
 	h.rec.Record(context.Background(), tenant, execARN, asl.Event{ID: 1, Type: "ExecutionStarted"})
-	b.Run("open run", 30*time.Second, chromedp.Navigate(h.base+"/#/ejecucion/search/big/"+execARN), chromedp.WaitVisible(chromedp.ID("candidates")))
+	b.Hash("#/ejecucion/search/big/" + execARN)
 	pending, _ := eventlog.New(eventlog.TypePendingConfirmation, "p", view)
 	h.log.Append(context.Background(), tenant, execARN, pending)
 	b.WaitFor("modal", `document.getElementById('confirm-dialog').open`, 15*time.Second)
@@ -288,10 +288,11 @@ func TestBrowserConfirmationResolvedElsewhere(t *testing.T) {
 	b.WaitFor("escape closes", `!document.getElementById('confirm-dialog').open`, 5*time.Second)
 
 	// Open it again from the confirmations page, by keyboard.
-	b.Run("confirmations", 30*time.Second, chromedp.Navigate(h.base+"/#/confirmaciones"), chromedp.WaitVisible(chromedp.CSS(`#confirmations-list button`)))
+	b.Hash("#/confirmaciones")
+	b.Run("confirmations", 30*time.Second, chromedp.WaitVisible(chromedp.CSS(`#confirmations-list button`)))
 	b.Run("review", 10*time.Second, chromedp.Focus(chromedp.CSS(`#confirmations-list button`)), chromedp.KeyEvent(kb.Enter))
 	b.WaitFor("modal again", `document.getElementById('confirm-dialog').open`, 5*time.Second)
-	b.Run("back to run", 30*time.Second, chromedp.Navigate(h.base+"/#/ejecucion/search/big/"+execARN))
+	b.Hash("#/ejecucion/search/big/" + execARN)
 	b.WaitFor("modal on the run page", `document.getElementById('confirm-dialog').open && document.getElementById('confirm-dialog').dataset.id === 'cf_1'`, 15*time.Second)
 
 	resolved, _ := eventlog.New(eventlog.TypeConfirmationResolved, "r", map[string]any{"id": "cf_1", "approved": true})

@@ -412,10 +412,11 @@
         // only for those still pending.
         refreshBadge().then(function () {
           var still = pending.filter(function (c) { return c.id === data.id; })[0];
-          if (still && !openConfirmation.current) openConfirmation(still);
+          if (still && !resolvedIds[data.id] && !openConfirmation.current) openConfirmation(still);
         });
         break;
       case 'confirmation-resolved':
+        resolvedIds[data.id] = true;
         refreshBadge();
         confirmationResolved(data.id, data.approved);
         break;
@@ -547,10 +548,13 @@
   dialog.addEventListener('cancel', function () { openConfirmation.current = null; dialog.removeAttribute('data-id'); });
 
   var pending = [];
+  // Confirmations seen resolved on a stream: a list read just before may
+  // still call them pending.
+  var resolvedIds = {};
   function refreshBadge() {
     if (!token) return Promise.resolve();
     return api('GET', '/api/confirmations').then(function (d) {
-      pending = (d.confirmations || []).filter(function (c) { return !c.status || c.status === 'pending'; });
+      pending = (d.confirmations || []).filter(function (c) { return (!c.status || c.status === 'pending') && !resolvedIds[c.id]; });
       var b = $('badge');
       b.textContent = String(pending.length);
       b.className = 'badge' + (pending.length ? ' on' : '');

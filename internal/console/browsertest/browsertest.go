@@ -10,6 +10,7 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -131,6 +132,14 @@ func Eval[T any](b *Browser, expr string) T {
 		b.t.Fatalf("evaluate %s: %v", expr, err)
 	}
 	return v
+}
+
+// Hash moves the page to another route of its own (a same-document
+// navigation, which fires no load event for Navigate to wait for).
+func (b *Browser) Hash(route string) {
+	b.t.Helper()
+	js, _ := json.Marshal(route)
+	Eval[string](b, "location.hash = "+string(js))
 }
 
 // WaitFor polls a JavaScript predicate until it is true or timeout passes,
