@@ -16,6 +16,7 @@ package markdown
 import (
 	"html"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -190,10 +191,18 @@ func cells(row string) []string {
 }
 
 // inline renders a span: `code`, **bold**, *italic*, citations, line
-// breaks as spaces; everything else is escaped text.
+// breaks kept; everything else is escaped text. Emphasis nests properly:
+// a marker closes only the innermost open one (else it is text), and
+// what is still open at the end is closed, so the output is well formed.
 func (r *renderer) inline(s string) {
 	text := func(t string) { r.b.WriteString(html.EscapeString(t)) }
-	bold, italic := false, false
+	var open []string // "strong", "em": innermost last
+	top := func() string {
+		if len(open) == 0 {
+			return ""
+		}
+		return open[len(open)-1]
+	}
 	for len(s) > 0 {
 		j := strings.IndexAny(s, "`*[\\\n")
 		if j < 0 {
@@ -221,25 +230,27 @@ func (r *renderer) inline(s string) {
 			r.b.WriteString("</code>")
 			s = s[2+end:]
 		case strings.HasPrefix(s, "**"):
-			if !bold && !strings.Contains(s[2:], "**") {
-				text("**")
-			} else if bold {
+			switch {
+			case top() == "strong":
 				r.b.WriteString("</strong>")
-				bold = false
-			} else {
+				open = open[:len(open)-1]
+			case !slices.Contains(open, "strong") && strings.Contains(s[2:], "**"):
 				r.b.WriteString("<strong>")
-				bold = true
+				open = append(open, "strong")
+			default:
+				text("**")
 			}
 			s = s[2:]
 		case s[0] == '*':
-			if !italic && (len(s) < 2 || s[1] == ' ' || !strings.Contains(s[1:], "*")) {
-				text("*")
-			} else if italic {
+			switch {
+			case top() == "em":
 				r.b.WriteString("</em>")
-				italic = false
-			} else {
+				open = open[:len(open)-1]
+			case !slices.Contains(open, "em") && len(s) > 1 && s[1] != ' ' && strings.Contains(strings.ReplaceAll(s[1:], "**", ""), "*"):
 				r.b.WriteString("<em>")
-				italic = true
+				open = append(open, "em")
+			default:
+				text("*")
 			}
 			s = s[1:]
 		case s[0] == '[':
@@ -255,11 +266,8 @@ func (r *renderer) inline(s string) {
 			s = s[1:]
 		}
 	}
-	if italic {
-		r.b.WriteString("</em>")
-	}
-	if bold {
-		r.b.WriteString("</strong>")
+	for i := len(open) - 1; i >= 0; i-- {
+		r.b.WriteString("</" + open[i] + ">")
 	}
 }
 

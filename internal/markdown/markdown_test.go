@@ -35,6 +35,9 @@ func TestHTML(t *testing.T) {
 		{"escaped pipe in a cell", "| a |\n|---|\n| x \\| y |", "<table>\n<thead><tr><th>a</th></tr></thead>\n<tbody>\n<tr><td>x | y</td></tr>\n</tbody>\n</table>\n"},
 		{"fence", "```\n<b>x</b>\n```", "<pre><code>&lt;b&gt;x&lt;/b&gt;\n</code></pre>\n"},
 		{"backslash escape", `\*no\*`, "<p>*no*</p>\n"},
+		{"nested emphasis", "**a *b* c**", "<p><strong>a <em>b</em> c</strong></p>\n"},
+		{"crossed emphasis stays well formed", "*a **b* c**", "<p><em>a <strong>b* c</strong></em></p>\n"},
+		{"unclosed italic inside bold", "**a *b**", "<p><strong>a *b</strong></p>\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := HTML(tt.md, link); got != tt.want {
@@ -139,4 +142,39 @@ func BenchmarkHTMLReport(b *testing.B) {
 	for b.Loop() {
 		HTML(string(md), link)
 	}
+}
+
+// FuzzHTML: whatever the input, the output's tags are the renderer's own,
+// balanced and properly nested, and no attribute but class and href
+// appears.
+func FuzzHTML(f *testing.F) {
+	for _, s := range []string{"# t\n\n- a [cv.md]\n\n| a | b |\n|---|---|\n| **x** | *y* |", "**a *b* c**", "*a **b* c**", "> q\n> - l", "```\n<b>\n", "[a.md, b/c.md] `x` \\*"} {
+		f.Add(s)
+	}
+	tag := regexp.MustCompile(`<(/?)([a-zA-Z0-9]+)([^>]*)>`)
+	attr := regexp.MustCompile(`\s([a-zA-Z-]+)=`)
+	f.Fuzz(func(t *testing.T, md string) {
+		out := HTML(md, link)
+		var stack []string
+		for _, m := range tag.FindAllStringSubmatch(out, -1) {
+			name := m[2]
+			for _, a := range attr.FindAllStringSubmatch(m[3], -1) {
+				if a[1] != "class" && a[1] != "href" {
+					t.Fatalf("attribute %q in %q from %q", a[1], m[0], md)
+				}
+			}
+			switch {
+			case name == "hr":
+			case m[1] == "":
+				stack = append(stack, name)
+			case len(stack) == 0 || stack[len(stack)-1] != name:
+				t.Fatalf("</%s> closes %v in %q from %q", name, stack, out, md)
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		}
+		if len(stack) != 0 {
+			t.Fatalf("unclosed %v in %q from %q", stack, out, md)
+		}
+	})
 }
