@@ -273,7 +273,12 @@ func TestBrowserConfirmationResolvedElsewhere(t *testing.T) {
 	h.api.mu.Lock()
 	h.api.pending = []map[string]any{view}
 	h.api.mu.Unlock()
-	signIn(t, b, h)
+	// Signed in by an identity provider's redirect: the token in the
+	// fragment, which the page keeps and clears from the address.
+	b.Run("redirect", 30*time.Second, chromedp.Navigate(h.base+"/#id_token="+h.token+"&token_type=Bearer&expires_in=3600"), chromedp.WaitVisible(chromedp.ID("runs-table")))
+	if hash := browsertest.Eval[string](b, `location.hash`); hash != "#/" {
+		t.Errorf("after the redirect the address keeps %q, want #/", hash)
+	}
 	b.WaitFor("badge", `document.getElementById('badge').textContent === '1'`, 15*time.Second)
 
 	h.rec.Record(context.Background(), tenant, execARN, asl.Event{ID: 1, Type: "ExecutionStarted"})

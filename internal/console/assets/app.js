@@ -615,6 +615,20 @@
     main.focus({ preventScroll: true });
   }
 
+  // An identity provider's redirect (OIDC implicit flow, e.g. Cognito's
+  // hosted UI) brings the token in the fragment: #id_token=…&access_token=….
+  // The ID token carries the tenant claim; it is kept like a pasted one and
+  // the fragment is cleared from the address bar and the history.
+  (function tokenFromRedirect() {
+    if (!/^#(?!\/)/.test(location.hash)) return;
+    var p = new URLSearchParams(location.hash.slice(1));
+    var t = p.get('id_token') || p.get('access_token');
+    if (!t || !tenantOf(t)) return;
+    token = t;
+    sessionStorage.setItem(TOKEN_KEY, token);
+    history.replaceState(null, '', location.pathname + location.search + '#/');
+  })();
+
   $('signout').addEventListener('click', function () { signOut('Sesión cerrada.'); });
   window.addEventListener('hashchange', function () { notify(''); route(); });
   setInterval(refreshBadge, 5000);
