@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
 )
@@ -144,5 +146,36 @@ func TestRunsOfOtherWorkflowsShowUpGenerically(t *testing.T) {
 	json.Unmarshal(serve(only, "GET", "/runs", "acme", "", nil).Body, &body)
 	if len(body.Runs) != 3 {
 		t.Errorf("without searches mounted: %+v", body.Runs)
+	}
+}
+
+// TestConsoleRoutesBehindAPIGateway: the same routes through the Lambda
+// front, as the console on AWS calls them (lower-case headers, the tenant
+// from the authorizer's claims).
+func TestConsoleRoutesBehindAPIGateway(t *testing.T) {
+	rt := world(t, true)
+	ev := func(path string, headers map[string]string) events.APIGatewayV2HTTPRequest {
+		req := events.APIGatewayV2HTTPRequest{RawPath: path, Headers: headers}
+		req.RequestContext.HTTP.Method = "GET"
+		req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+			JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{"custom:tenant": "acme"}},
+		}
+		return req
+	}
+	for _, tt := range []struct {
+		path    string
+		headers map[string]string
+		ct      string
+		want    string
+	}{
+		{"/runs", nil, "application/json", `"kind": "search"`},
+		{"/searches/done/candidates/c-001/report", map[string]string{"accept": "text/html"}, "text/html; charset=utf-8", `<a class="cite" href="#/fuente/done/`},
+		{"/searches/done/summary", map[string]string{"accept": "text/html"}, "text/html; charset=utf-8", "<h2>Ranking de candidatos</h2>"},
+		{"/searches/done/sources/candidates/c-001/cv.md", nil, "text/plain; charset=utf-8", "#"},
+	} {
+		resp, err := rt.HandleAPIGateway(context.Background(), ev(tt.path, tt.headers))
+		if err != nil || resp.StatusCode != 200 || resp.Headers["Content-Type"] != tt.ct || !strings.Contains(resp.Body, tt.want) {
+			t.Errorf("GET %s: %d %v %.200s %v; want 200 %s containing %q", tt.path, resp.StatusCode, resp.Headers, resp.Body, err, tt.ct, tt.want)
+		}
 	}
 }
