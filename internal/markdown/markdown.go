@@ -52,8 +52,9 @@ var (
 	ruleRe    = regexp.MustCompile(`^\s*([-*_])(\s*[-*_]){2,}\s*$`)
 	tableSep  = regexp.MustCompile(`^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$`)
 	// sourceRe is what a cited source id looks like: a relative path with
-	// an extension, no spaces.
-	sourceRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*\.[A-Za-z0-9]{1,8}$`)
+	// an extension that starts with a letter (so "0.90" is not one), no
+	// spaces.
+	sourceRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*\.[A-Za-z][A-Za-z0-9]{0,7}$`)
 )
 
 func (r *renderer) blocks(lines []string) {
@@ -157,7 +158,10 @@ func (r *renderer) table(lines []string, i int) int {
 		r.b.WriteString("<tr>")
 		for _, c := range cells(lines[i]) {
 			r.b.WriteString("<td>")
-			r.inline(c)
+			// A cell that lists sources ("Fuentes") links them too.
+			if !r.sources(c, false) {
+				r.inline(c)
+			}
 			r.b.WriteString("</td>")
 		}
 		r.b.WriteString("</tr>\n")
@@ -255,7 +259,7 @@ func (r *renderer) inline(s string) {
 			s = s[1:]
 		case s[0] == '[':
 			end := strings.IndexByte(s, ']')
-			if end < 0 || !r.citation(s[1:end]) {
+			if end < 0 || !r.sources(s[1:end], true) {
 				text("[")
 				s = s[1:]
 				continue
@@ -271,10 +275,10 @@ func (r *renderer) inline(s string) {
 	}
 }
 
-// citation writes "[a, b]" with each source id as a link when every item
-// of inner looks like a source id; otherwise it writes nothing and says
-// false.
-func (r *renderer) citation(inner string) bool {
+// sources writes a list of source ids ("a.md, b/c.md"), in brackets when
+// bracketed, each id as a link, when every item looks like a source id;
+// otherwise it writes nothing and says false.
+func (r *renderer) sources(inner string, bracketed bool) bool {
 	items := strings.Split(inner, ",")
 	for i, it := range items {
 		items[i] = strings.TrimSpace(it)
@@ -282,7 +286,11 @@ func (r *renderer) citation(inner string) bool {
 			return false
 		}
 	}
-	r.b.WriteString(`<span class="cites">[`)
+	open, closing := `<span class="cites">`, "</span>"
+	if bracketed {
+		open, closing = `<span class="cites">[`, "]</span>"
+	}
+	r.b.WriteString(open)
 	for i, it := range items {
 		if i > 0 {
 			r.b.WriteString(", ")
@@ -297,6 +305,6 @@ func (r *renderer) citation(inner string) bool {
 		}
 		r.b.WriteString(`<a class="cite" href="` + html.EscapeString(href) + `">` + html.EscapeString(it) + `</a>`)
 	}
-	r.b.WriteString("]</span>")
+	r.b.WriteString(closing)
 	return true
 }
