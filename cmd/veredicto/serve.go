@@ -27,6 +27,7 @@ import (
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/console"
 	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -53,7 +54,8 @@ need a bearer token: "veredicto token --tenant T --data DIR" prints one
 (the key is created under DIR on first start). GET /healthz answers 200
 while the server runs; the Step Functions API needs no token (it is the
 operator's interface, as IAM's is on AWS), which is why the server listens
-on loopback by default.
+on loopback by default. The web console is at / (open
+http://127.0.0.1:8080/ and paste such a token).
 
 Uploads take the AWS path: a READY marker written under
 DIR/inputs/searches/<tenant>/<search_id>/ is notified to a durable local
@@ -191,6 +193,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		return nil, "", err
 	}
 	srv.Manager, srv.API = mgr, api
+	a.HTTP.Executions = localRuns{mgr} // GET /runs lists every workflow's runs, not only searches
 
 	key, err := auth.LoadOrCreateKey(cfg.data)
 	if err != nil {
@@ -205,6 +208,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		Events:        &stream.Handler{Log: events, Watch: events, Resolve: executions{mgr}, Logger: logger},
 		Searches:      a.HTTP.Handler(tenantOf),
 		Flags:         a.HTTP.Handler(tenantOf),
+		Console:       console.Handler(console.LocalConfig),
 	}
 	if srv.Inputs, err = openInputsQueue(cfg.data, cfg.queue, a.Intake.HandleSQS, logger); err != nil {
 		mgr.Close()
@@ -323,6 +327,7 @@ type serverMounts struct {
 	Confirmations http.Handler                    // GET/POST /api/confirmations
 	Searches      http.Handler                    // /searches and /searches/…
 	Flags         http.Handler                    // POST /flags
+	Console       http.Handler                    // GET / and its assets: the web console (no token: it signs in)
 	Auth          func(http.Handler) http.Handler // JWT verification
 	// EventsAuth, when set, wraps Events instead of Auth (the stream also
 	// takes the token as ?access_token=, for browsers' EventSource).
@@ -398,10 +403,14 @@ func (s *server) Handler() http.Handler {
 		"/searches":          s.Mounts.Searches,
 		"/searches/":         s.Mounts.Searches,
 		"/flags":             s.Mounts.Flags,
+		"/runs":              s.Mounts.Searches,
 	} {
 		if h != nil {
 			mux.Handle(pattern, auth(h))
 		}
+	}
+	if s.Mounts.Console != nil {
+		mux.Handle("/", s.Mounts.Console) // the least specific pattern: every other route wins
 	}
 	return mux
 }
