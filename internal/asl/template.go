@@ -124,11 +124,22 @@ func compileDynamic(s string) (*template, error) {
 type scope struct {
 	input   any
 	context func() any
+	vars    *varScope
 }
 
 func (s *scope) lookup(p *path) (any, bool) {
 	if p.context {
 		return p.get(s.context())
+	}
+	if p.variable != "" {
+		if s.vars == nil {
+			return nil, false
+		}
+		v, ok := s.vars.get(p.variable)
+		if !ok {
+			return nil, false
+		}
+		return p.get(v)
 	}
 	return p.get(s.input)
 }

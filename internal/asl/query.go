@@ -1,0 +1,333 @@
+package asl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+
+	"github.com/veredicto/veredicto/internal/asl/jsonata"
+)
+
+// Query languages: JSONPath (the default) and JSONata, per machine and per
+// state, as "Transforming data with JSONata in Step Functions" documents.
+const (
+	langJSONPath = "JSONPath"
+	langJSONata  = "JSONata"
+)
+
+// assignment is a compiled Assign field: a JSONPath payload template (keys
+// ending in ".$" are paths or intrinsics) or a JSONata value.
+type assignment struct {
+	jp    *template
+	ja    *jvalue
+	names []string
+}
+
+// compileAssignment checks an Assign object and compiles it in the state's
+// query language.
+func compileAssignment(raw any, where string, isJSONata bool) (*assignment, error) {
+	return compileAssignmentAcc(raw, where, isJSONata, jsonataAccess{})
+}
+
+func compileAssignmentAcc(raw any, where string, isJSONata bool, acc jsonataAccess) (*assignment, error) {
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: must be an object of variable names and values, got %s", where, typeName(raw))
+	}
+	a := &assignment{names: assignNames(m)}
+	for _, k := range sortedKeys(m) {
+		name := k
+		if strings.HasSuffix(k, ".$") {
+			if isJSONata {
+				return nil, fmt.Errorf("%s: field %q: keys ending in .$ are JSONPath; a JSONata state writes \"{%% … %%}\" values instead", where, k)
+			}
+			name = strings.TrimSuffix(k, ".$")
+		}
+		if name == reservedStatesVariable {
+			return nil, fmt.Errorf("%s: $states is a reserved variable and cannot be assigned", where)
+		}
+		if err := validVariableName(name); err != nil {
+			return nil, fmt.Errorf("%s: %v", where, err)
+		}
+	}
+	if isJSONata {
+		j, err := compileJValue(m, where, acc)
+		if err != nil {
+			return nil, err
+		}
+		a.ja = j
+		return a, nil
+	}
+	t, err := compileTemplate(m, where)
+	if err != nil {
+		return nil, err
+	}
+	a.jp = t
+	return a, nil
+}
+
+func (v *validator) assignment(raw any, where string, isJSONata bool) *assignment {
+	a, err := compileAssignment(raw, where, isJSONata)
+	if err != nil {
+		v.addf("%v", err)
+		return nil
+	}
+	return a
+}
+
+// evalJSONPath evaluates a JSONPath Assign with $ bound to dollar.
+func (a *assignment) evalJSONPath(r *stateRun, dollar any) (map[string]any, error) {
+	v, err := a.jp.eval(r.scope(dollar))
+	if err != nil {
+		return nil, err
+	}
+	m, _ := v.(map[string]any)
+	return m, nil
+}
+
+// assignAfter evaluates the state's Assign (when it has one) with $ bound to
+// dollar and returns the function that commits it; the caller commits once
+// the state's output is known, so that nothing is assigned by a state that
+// fails.
+func (r *stateRun) jsonPathAssign(a *assignment, dollar any) (func() error, error) {
+	if a == nil {
+		return noCommit, nil
+	}
+	vals, err := a.evalJSONPath(r, dollar)
+	if err != nil {
+		return nil, err
+	}
+	return func() error { return r.vars.assign(vals) }, nil
+}
+
+func noCommit() error { return nil }
+
+// jvalue is a compiled JSONata-state value: a JSON value whose strings
+// written "{% expr %}" are JSONata expressions, evaluated where they stand.
+type jvalue struct {
+	kind    tmplKind // tmplLiteral, tmplObject, tmplArray, or tmplPath for an expression
+	literal any
+	keys    []string
+	fields  []*jvalue
+	items   []*jvalue
+	expr    *jsonata.Expr
+	src     string // the expression, without the {% %} marks
+}
+
+// jsonataAccess says which parts of $states a field may read.
+type jsonataAccess struct {
+	result      bool
+	errorOutput bool
+}
+
+var statesMember = regexp.MustCompile(`\$states\.([A-Za-z_][A-Za-z0-9_]*)`)
+
+// isJSONataString reports whether s is written "{% … %}" (no space outside).
+func isJSONataString(s string) bool {
+	return strings.HasPrefix(s, "{%") && strings.HasSuffix(s, "%}") && len(s) >= 4
+}
+
+// compileJValue compiles v; where names the field for load-time errors.
+func compileJValue(v any, where string, acc jsonataAccess) (*jvalue, error) {
+	switch x := v.(type) {
+	case string:
+		if !isJSONataString(x) {
+			if strings.HasPrefix(strings.TrimSpace(x), "{%") && strings.HasSuffix(strings.TrimSpace(x), "%}") {
+				return nil, fmt.Errorf("%s: a JSONata expression must start with {%% and end with %%} with no spaces outside them", where)
+			}
+			return &jvalue{kind: tmplLiteral, literal: x}, nil
+		}
+		src := x[2 : len(x)-2]
+		if strings.TrimSpace(src) == "" {
+			return nil, fmt.Errorf("%s: the JSONata expression is empty", where)
+		}
+		for _, m := range statesMember.FindAllStringSubmatch(src, -1) {
+			switch m[1] {
+			case "input", "context":
+			case "result":
+				if !acc.result {
+					return nil, fmt.Errorf("%s: $states.result is not accessible in this field", where)
+				}
+			case "errorOutput":
+				if !acc.errorOutput {
+					return nil, fmt.Errorf("%s: $states.errorOutput is only accessible in a Catch's Output and Assign", where)
+				}
+			default:
+				return nil, fmt.Errorf("%s: $states.%s is not defined (the reserved $states has input, result, errorOutput and context)", where, m[1])
+			}
+		}
+		e, err := jsonata.Compile(src, stepFunctionsFunctions...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: invalid JSONata expression %q: %v", where, src, err)
+		}
+		return &jvalue{kind: tmplPath, expr: e, src: src}, nil
+	case map[string]any:
+		j := &jvalue{kind: tmplObject}
+		lit := true
+		for _, k := range sortedKeys(x) {
+			f, err := compileJValue(x[k], where+"."+k, acc)
+			if err != nil {
+				return nil, err
+			}
+			j.keys = append(j.keys, k)
+			j.fields = append(j.fields, f)
+			lit = lit && f.kind == tmplLiteral
+		}
+		if lit {
+			return &jvalue{kind: tmplLiteral, literal: x}, nil
+		}
+		return j, nil
+	case []any:
+		j := &jvalue{kind: tmplArray}
+		lit := true
+		for i, e := range x {
+			f, err := compileJValue(e, fmt.Sprintf("%s[%d]", where, i), acc)
+			if err != nil {
+				return nil, err
+			}
+			j.items = append(j.items, f)
+			lit = lit && f.kind == tmplLiteral
+		}
+		if lit {
+			return &jvalue{kind: tmplLiteral, literal: x}, nil
+		}
+		return j, nil
+	default:
+		return &jvalue{kind: tmplLiteral, literal: v}, nil
+	}
+}
+
+// jenv is what JSONata expressions of one state evaluation see.
+type jenv struct {
+	ctx      context.Context
+	input    any
+	bindings map[string]any
+}
+
+// jsonataEnv builds the bindings: the variables in scope and $states with
+// input, context and, when given, result or errorOutput.
+func (r *stateRun) jsonataEnv(ctx context.Context, input any, extra map[string]any) *jenv {
+	states := map[string]any{"input": input, "context": r.context()}
+	for k, v := range extra {
+		states[k] = v
+	}
+	b := map[string]any{}
+	if r.vars != nil {
+		r.vars.snapshot(b)
+	}
+	b[reservedStatesVariable] = states
+	return &jenv{ctx: ctx, input: input, bindings: b}
+}
+
+// eval renders the value; field names the ASL field in error causes.
+func (j *jvalue) eval(env *jenv, field string) (any, error) {
+	switch j.kind {
+	case tmplLiteral:
+		return j.literal, nil
+	case tmplPath:
+		v, err := j.expr.Eval(env.ctx, env.input, env.bindings)
+		if err != nil {
+			var je *jsonata.Error
+			if errors.As(err, &je) {
+				return nil, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation. %s", j.src, field, je.Error())
+			}
+			if env.ctx.Err() != nil {
+				return nil, env.ctx.Err()
+			}
+			return nil, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation. %v", j.src, field, err)
+		}
+		if jsonata.IsUndefined(v) {
+			return nil, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", j.src, field)
+		}
+		return normalizeNumbers(v), nil
+	case tmplObject:
+		out := make(map[string]any, len(j.fields))
+		for i, f := range j.fields {
+			v, err := f.eval(env, field+"."+j.keys[i])
+			if err != nil {
+				return nil, err
+			}
+			out[j.keys[i]] = v
+		}
+		return out, nil
+	case tmplArray:
+		out := make([]any, len(j.items))
+		for i, it := range j.items {
+			v, err := it.eval(env, fmt.Sprintf("%s[%d]", field, i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown JSONata value kind %d", j.kind)
+}
+
+// normalizeNumbers turns integral float64 results into int64, the engine's
+// representation of integers, so values compare and print alike whichever
+// query language produced them. Results may share containers with the
+// input, which is never modified: a container is copied only when something
+// inside it changes.
+func normalizeNumbers(v any) any {
+	out, _ := normalized(v)
+	return out
+}
+
+func normalized(v any) (any, bool) {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x), true
+		}
+	case map[string]any:
+		var cp map[string]any
+		for k, e := range x {
+			if n, changed := normalized(e); changed {
+				if cp == nil {
+					cp = make(map[string]any, len(x))
+					for k2, e2 := range x {
+						cp[k2] = e2
+					}
+				}
+				cp[k] = n
+			}
+		}
+		if cp != nil {
+			return cp, true
+		}
+	case []any:
+		var cp []any
+		for i, e := range x {
+			if n, changed := normalized(e); changed {
+				if cp == nil {
+					cp = make([]any, len(x))
+					copy(cp, x)
+				}
+				cp[i] = n
+			}
+		}
+		if cp != nil {
+			return cp, true
+		}
+	}
+	return v, false
+}
+
+// jsonataFields are the compiled fields of a JSONata state.
+type jsonataFields struct {
+	Arguments      *jvalue
+	Output         *jvalue
+	Items          *jvalue
+	ItemSelector   *jvalue
+	MaxConcurrency *jvalue
+	Timeout        *jvalue
+	Heartbeat      *jvalue
+	Seconds        *jvalue
+	Timestamp      *jvalue
+	Error          *jvalue
+	Cause          *jvalue
+}
