@@ -134,8 +134,8 @@ const MaxNestingDepth = 8
 type validator struct {
 	topJSONata bool // the machine's QueryLanguage is JSONata
 	problems   []string
-	depth    int  // nesting of the machine being validated (0: top level)
-	tooDeep  bool // the nesting problem has been reported
+	depth      int  // nesting of the machine being validated (0: top level)
+	tooDeep    bool // the nesting problem has been reported
 }
 
 // nested validates a Parallel branch or a Map item processor one level
