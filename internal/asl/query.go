@@ -140,7 +140,7 @@ func compileJValue(v any, where string, acc jsonataAccess) (*jvalue, error) {
 			}
 			return &jvalue{kind: tmplLiteral, literal: x}, nil
 		}
-		src := x[2 : len(x)-2]
+		src := strings.TrimSpace(x[2 : len(x)-2])
 		if strings.TrimSpace(src) == "" {
 			return nil, fmt.Errorf("%s: the JSONata expression is empty", where)
 		}

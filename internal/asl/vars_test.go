@@ -1,0 +1,154 @@
+package asl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestVariableSizeLimits(t *testing.T) {
+	// $.h is 100 KiB; Format doubles or triples it inside the Assign.
+	two, three := "States.Format('{}{}', $.h, $.h)", "States.Format('{}{}{}', $.h, $.h, $.h)"
+	tests := []struct {
+		name   string
+		states string
+		status string
+		cause  string
+	}{
+		{"one variable under the limit", `"A":{"Type":"Pass","Assign":{"x.$":"` + two + `"},"End":true}`, StatusSucceeded, ""},
+		{"one variable over the limit", `"A":{"Type":"Pass","Assign":{"x.$":"` + three + `"},"End":true}`, StatusFailed, "for a single variable"},
+		{"one Assign over the combined limit", `"A":{"Type":"Pass","Assign":{"x.$":"` + two + `","y.$":"$.h"},"End":true}`, StatusFailed, "in one Assign field"},
+		{"two Assigns each within the limits", `"A":{"Type":"Pass","Assign":{"x.$":"` + two + `"},"Next":"B"},"B":{"Type":"Pass","Assign":{"y.$":"` + two + `"},"End":true}`, StatusSucceeded, ""},
+	}
+	input := fmt.Sprintf(`{"h":"%s"}`, strings.Repeat("x", 100*1024))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := run(t, NewRegistry(), `{"StartAt":"A","States":{`+tt.states+`}}`, input)
+			if res.Status != tt.status {
+				t.Fatalf("status %s (%s: %.200s), want %s", res.Status, res.Error, res.Cause, tt.status)
+			}
+			if tt.status == StatusFailed && (res.Error != ErrDataLimitExceeded || !strings.Contains(res.Cause, tt.cause) || !strings.Contains(res.Cause, "state 'A' (entered at the event id #2)")) {
+				t.Errorf("error %s: %s, want %s mentioning %q", res.Error, res.Cause, ErrDataLimitExceeded, tt.cause)
+			}
+		})
+	}
+}
+
+func TestVariableTotalLimit(t *testing.T) {
+	vs := newVarScope(nil)
+	chunk := strings.Repeat("y", 200*1024)
+	n := 0
+	var err error
+	for i := 0; i < 100 && err == nil; i++ {
+		err = vs.assign(map[string]any{fmt.Sprintf("v%d", i): chunk})
+		if err == nil {
+			n++
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "total size") {
+		t.Fatalf("after %d variables: %v, want the 10 MiB total limit", n, err)
+	}
+	if want := MaxExecutionVarBytes / jsonSize(chunk); n != want {
+		t.Errorf("%d variables fit, want %d", n, want)
+	}
+	// Re-assigning a variable replaces its bytes instead of adding to them.
+	if err := vs.assign(map[string]any{"v0": "small"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := vs.assign(map[string]any{"again": chunk}); err != nil {
+		t.Errorf("after shrinking v0, a new variable should fit: %v", err)
+	}
+	// An inner scope's bytes are given back when it ends.
+	inner := newVarScope(vs)
+	before := vs.total.bytes
+	if err := inner.assign(map[string]any{"tmp": "abc"}); err != nil {
+		t.Fatal(err)
+	}
+	inner.release()
+	if vs.total.bytes != before {
+		t.Errorf("total %d after release, want %d", vs.total.bytes, before)
+	}
+}
+
+// Map iterations run concurrently, each assigning the same inner name in
+// its own scope while reading an outer variable (go test -race).
+func TestMapIterationsHaveTheirOwnScope(t *testing.T) {
+	def := `{"StartAt":"Init","States":{
+	 "Init":{"Type":"Pass","Assign":{"k":10},"Next":"M"},
+	 "M":{"Type":"Map","ItemsPath":"$.items","MaxConcurrency":8,"ItemProcessor":{"StartAt":"A","States":{
+	   "A":{"Type":"Pass","Assign":{"mine.$":"$"},"Next":"B"},
+	   "B":{"Type":"Pass","Parameters":{"v.$":"States.MathAdd($mine, $k)"},"End":true}}},"Next":"After"},
+	 "After":{"Type":"Pass","Parameters":{"out.$":"$","k.$":"$k"},"End":true}}}`
+	items := make([]string, 50)
+	for i := range items {
+		items[i] = fmt.Sprint(i)
+	}
+	res := run(t, NewRegistry(), def, `{"items":[`+strings.Join(items, ",")+`]}`)
+	if res.Status != StatusSucceeded {
+		t.Fatalf("%s %s: %s", res.Status, res.Error, res.Cause)
+	}
+	var got struct {
+		Out []struct{ V int }
+		K   int
+	}
+	if err := json.Unmarshal(res.Output, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Out) != 50 || got.K != 10 {
+		t.Fatalf("output %s", res.Output)
+	}
+	for i, o := range got.Out {
+		if o.V != i+10 {
+			t.Errorf("item %d = %d, want %d", i, o.V, i+10)
+		}
+	}
+}
+
+func TestJSONataErrorsNameStateAndEvent(t *testing.T) {
+	def := `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Next":"B"},"B":{"Type":"Pass","Output":{"x":"{% $states.input.nope %}"},"End":true}}}`
+	res := run(t, NewRegistry(), def, `{}`)
+	want := "An error occurred while executing the state 'B' (entered at the event id #4). The JSONata expression '$states.input.nope' specified for the field 'Output.x' returned nothing (undefined)."
+	if res.Error != ErrQueryEvaluationError || res.Cause != want {
+		t.Errorf("got %s: %q\nwant %s: %q", res.Error, res.Cause, ErrQueryEvaluationError, want)
+	}
+	def = `{"QueryLanguage":"JSONata","StartAt":"C","States":{"C":{"Type":"Choice","Choices":[{"Condition":"{% $states.input.n %}","Next":"D"}],"Default":"D"},"D":{"Type":"Succeed"}}}`
+	res = run(t, NewRegistry(), def, `{"n":1}`)
+	if res.Error != ErrQueryEvaluationError || !strings.Contains(res.Cause, "Expected 'boolean', but was 'number'") {
+		t.Errorf("non-boolean Condition: %s: %s", res.Error, res.Cause)
+	}
+}
+
+func TestJSONataLambdaInvokeBindsFunctionName(t *testing.T) {
+	reg := NewRegistry()
+	reg.Register("DoubleFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+		var v struct{ N int }
+		if err := json.Unmarshal(in, &v); err != nil {
+			return nil, err
+		}
+		return json.RawMessage(fmt.Sprintf(`{"n":%d}`, 2*v.N)), nil
+	})
+	def := `{"QueryLanguage":"JSONata","StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke",
+	  "Arguments":{"FunctionName":"${DoubleFunctionArn}","Payload":{"N":"{% $states.input.n %}"}},
+	  "Output":"{% $states.result.Payload.n %}","TimeoutSeconds":"{% 5 %}","End":true}}}`
+	res := run(t, reg, def, `{"n":21}`)
+	if res.Status != StatusSucceeded || string(res.Output) != "42" {
+		t.Fatalf("%s %s %s: output %s", res.Status, res.Error, res.Cause, res.Output)
+	}
+	unbound := strings.Replace(def, "DoubleFunction", "NopeFunction", 1)
+	if err := New(reg).Check(mustParse(t, unbound)); err == nil || !strings.Contains(err.Error(), "NopeFunction") {
+		t.Errorf("Check of an unbound JSONata lambda:invoke: %v", err)
+	}
+}
+
+func TestJSONataParallelArgumentsAndRetry(t *testing.T) {
+	def := `{"QueryLanguage":"JSONata","StartAt":"P","States":{"P":{"Type":"Parallel","Arguments":{"v":"{% $states.input.a %}"},
+	  "Branches":[{"StartAt":"B1","States":{"B1":{"Type":"Pass","Output":"{% $states.input.v + 1 %}","End":true}}},
+	              {"StartAt":"B2","States":{"B2":{"Type":"Pass","Output":"{% $states.input.v * 3 %}","End":true}}}],
+	  "Output":{"sum":"{% $sum($states.result) %}"},"End":true}}}`
+	res := run(t, NewRegistry(), def, `{"a":2}`)
+	if res.Status != StatusSucceeded || string(res.Output) != `{"sum":9}` {
+		t.Fatalf("%s %s %s: output %s", res.Status, res.Error, res.Cause, res.Output)
+	}
+}
