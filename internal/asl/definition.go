@@ -16,6 +16,7 @@ type StateMachine struct {
 	TimeoutSeconds int64
 	States         map[string]*State
 	order          []string // state names in definition order
+	assigns        bool     // some state of this machine (not nested ones) assigns variables
 }
 
 // State is one parsed state. Only the fields of its Type are set.

@@ -22,8 +22,8 @@ func (r *stateRun) parallel(ctx context.Context, input any) (any, error) {
 	g, bctx := errgroup.WithContext(ctx)
 	for i, b := range st.Branches {
 		g.Go(func() error {
-			vs := newVarScope(r.vars)
-			defer vs.release()
+			vs, release := r.vars.inner(b)
+			defer release()
 			out, err := r.x.runMachine(bctx, b, eff, r.fr.child(fmt.Sprintf("%s/branch[%d]", st.Name, i)), vs)
 			if err != nil {
 				return err
@@ -107,8 +107,8 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 		g.Go(func() error {
 			fr := r.fr.child(fmt.Sprintf("%s/item[%d]", st.Name, i))
 			r.x.emit(Event{Type: "MapIterationStarted", State: st.Name, Scope: r.fr.scope, Index: intPtr(i)})
-			vs := newVarScope(r.vars)
-			defer vs.release()
+			vs, release := r.vars.inner(st.Processor)
+			defer release()
 			out, err := r.x.runMachine(mctx, st.Processor, inputs[i], fr, vs)
 			if err != nil {
 				se := toStatesError(err)

@@ -74,6 +74,20 @@ func (vs *varScope) get(name string) (any, bool) {
 	return nil, false
 }
 
+// inner returns the scope a Parallel branch or Map iteration running sm
+// works in. A machine none of whose states assigns a variable only reads
+// the outer scopes, so it shares this one and costs no allocation.
+// The second result ends the scope.
+func (vs *varScope) inner(sm *StateMachine) (*varScope, func()) {
+	if !sm.assigns {
+		return vs, noRelease
+	}
+	s := newVarScope(vs)
+	return s, s.release
+}
+
+func noRelease() {}
+
 // release gives back the bytes a finished inner scope held.
 func (vs *varScope) release() {
 	vs.mu.Lock()
@@ -203,6 +217,7 @@ func (v *validator) checkScopes(sm *StateMachine, outer map[string]string, prefi
 			}
 		}
 	}
+	sm.assigns = len(mine) > 0
 	for _, n := range sortedKeys(anyMap(mine)) {
 		if where, ok := outer[n]; ok {
 			v.addf("%sstate %q: Assign: variable %q is already assigned in an outer scope (state %q); a Parallel branch or Map iteration cannot assign it", prefix, mine[n], n, where)
