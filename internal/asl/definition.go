@@ -27,10 +27,11 @@ type State struct {
 	End  bool
 
 	// Query language and variables.
-	jsonata  bool        // the state uses JSONata
-	Assign   *assignment // the state's own Assign
-	assigned []string    // every variable name the state assigns (its Assign, choice rules, catchers)
-	ja       *jsonataFields
+	jsonata   bool        // the state uses JSONata
+	Assign    *assignment // the state's own Assign
+	assigned  []string    // every variable name the state assigns (its Assign, choice rules, catchers)
+	ja        *jsonataFields
+	jaContext bool // some expression reads $states.context
 
 	InputPath      optPath
 	OutputPath     optPath
@@ -354,6 +355,7 @@ func (v *validator) state(name string, m map[string]any, where string) *State {
 	if isJSONata {
 		v.jsonataState(st, m, where)
 		st.assigned = collectAssigned(st)
+		st.jaContext = needsContext(st)
 		return st
 	}
 

@@ -3,6 +3,7 @@ package asl
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -443,4 +444,56 @@ func jsonTypeName(v any) string {
 		return "object"
 	}
 	return typeName(v)
+}
+
+// needsContext reports whether some expression of the state reads
+// $states.context (or $states whole), so that the context object, which
+// costs a few allocations, is built only for those states.
+func needsContext(st *State) bool {
+	var vals []*jvalue
+	add := func(a *assignment) {
+		if a != nil {
+			vals = append(vals, a.ja)
+		}
+	}
+	if f := st.ja; f != nil {
+		vals = append(vals, f.Arguments, f.Output, f.Items, f.ItemSelector, f.MaxConcurrency, f.Timeout, f.Heartbeat, f.Seconds, f.Timestamp, f.Error, f.Cause)
+	}
+	add(st.Assign)
+	for _, r := range st.Choices {
+		vals = append(vals, r.cond, r.output)
+		add(r.assign)
+	}
+	for _, c := range st.Catch {
+		vals = append(vals, c.Output)
+		add(c.Assign)
+	}
+	for _, j := range vals {
+		if j.readsContext() {
+			return true
+		}
+	}
+	return false
+}
+
+var statesWhole = regexp.MustCompile(`\$states(\.context|[^.A-Za-z0-9_]|$)`)
+
+func (j *jvalue) readsContext() bool {
+	if j == nil {
+		return false
+	}
+	if j.kind == tmplPath && statesWhole.MatchString(j.src) {
+		return true
+	}
+	for _, f := range j.fields {
+		if f.readsContext() {
+			return true
+		}
+	}
+	for _, it := range j.items {
+		if it.readsContext() {
+			return true
+		}
+	}
+	return false
 }

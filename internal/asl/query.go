@@ -210,7 +210,11 @@ type jenv struct {
 // jsonataEnv builds the bindings: the variables in scope and $states with
 // input, context and, when given, result or errorOutput.
 func (r *stateRun) jsonataEnv(ctx context.Context, input any, extra map[string]any) *jenv {
-	states := map[string]any{"input": input, "context": r.context()}
+	states := make(map[string]any, 3)
+	states["input"] = input
+	if r.st.jaContext {
+		states["context"] = r.context()
+	}
 	for k, v := range extra {
 		states[k] = v
 	}
