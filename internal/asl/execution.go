@@ -190,16 +190,17 @@ func (x *Execution) runMachine(ctx context.Context, sm *StateMachine, input any,
 
 // stateRun carries what one attempt of a state needs.
 type stateRun struct {
-	ctx     context.Context // for JSONata evaluation
-	x       *Execution
-	st      *State
-	fr      *frame
-	vars    *varScope
-	eventID int // the id of the StateEntered event
-	entered time.Time
-	retry   int
-	token   string
-	mapItem *mapItem
+	ctx      context.Context // for JSONata evaluation
+	x        *Execution
+	st       *State
+	fr       *frame
+	vars     *varScope
+	eventID  int               // the id of the StateEntered event
+	assigned map[string]string // variables the state assigned, as JSON text
+	entered  time.Time
+	retry    int
+	token    string
+	mapItem  *mapItem
 }
 
 type mapItem struct {
@@ -332,7 +333,7 @@ func (r *stateRun) checkOutput(out any, next string, err error) (any, string, er
 	if n := jsonSize(out); n > MaxPayloadBytes {
 		return nil, "", newError(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Name)
 	}
-	r.x.emit(Event{Type: st.Type + "StateExited", State: st.Name, Scope: r.fr.scope, Output: out})
+	r.x.emit(Event{Type: st.Type + "StateExited", State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned})
 	return out, next, nil
 }
 

@@ -311,7 +311,7 @@ func (r *stateRun) jsonataOutput(env *jenv, output *jvalue, a *assignment, def a
 			return nil, err
 		}
 		m, _ := v.(map[string]any)
-		if err := r.vars.assign(m); err != nil {
+		if err := r.assign(m); err != nil {
 			return nil, err
 		}
 	}

@@ -100,7 +100,7 @@ func (r *stateRun) jsonPathAssign(a *assignment, dollar any) (func() error, erro
 	if err != nil {
 		return nil, err
 	}
-	return func() error { return r.vars.assign(vals) }, nil
+	return func() error { return r.assign(vals) }, nil
 }
 
 func noCommit() error { return nil }

@@ -253,3 +253,26 @@ func anyMap(m map[string]string) map[string]any {
 	}
 	return out
 }
+
+// assign makes a state's assignments and keeps them for its StateExited
+// event, which lists them as Step Functions' history does
+// (assignedVariables: each value as JSON text).
+func (r *stateRun) assign(vals map[string]any) error {
+	if err := r.vars.assign(vals); err != nil {
+		return err
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	if r.assigned == nil {
+		r.assigned = make(map[string]string, len(vals))
+	}
+	for k, v := range vals {
+		b, err := marshalJSON(v)
+		if err != nil {
+			return newError(ErrRuntime, "variable %q cannot be encoded as JSON: %v", k, err)
+		}
+		r.assigned[k] = string(b)
+	}
+	return nil
+}

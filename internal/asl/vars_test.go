@@ -152,3 +152,23 @@ func TestJSONataParallelArgumentsAndRetry(t *testing.T) {
 		t.Fatalf("%s %s %s: output %s", res.Status, res.Error, res.Cause, res.Output)
 	}
 }
+
+func TestStateExitedListsAssignedVariables(t *testing.T) {
+	def := `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"x":{"k":[1,"a"]},"n.$":"$.n"},"Next":"B"},"B":{"Type":"Pass","End":true}}}`
+	res := run(t, NewRegistry(), def, `{"n":3}`)
+	var exits []Event
+	for _, e := range res.History {
+		if e.Type == "PassStateExited" {
+			exits = append(exits, e)
+		}
+	}
+	if len(exits) != 2 {
+		t.Fatalf("%d PassStateExited events", len(exits))
+	}
+	if got := exits[0].AssignedVariables; len(got) != 2 || got["x"] != `{"k":[1,"a"]}` || got["n"] != "3" {
+		t.Errorf("state A assigned %v", got)
+	}
+	if exits[1].AssignedVariables != nil {
+		t.Errorf("state B assigned nothing, event says %v", exits[1].AssignedVariables)
+	}
+}
