@@ -129,6 +129,19 @@ func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
 	return out, commit()
 }
 
+// plainText prints a value for a cause: a string as itself, anything else
+// as JSON.
+func plainText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := marshalJSON(v)
+	if err != nil {
+		return typeName(v)
+	}
+	return string(b)
+}
+
 func describe(v any, found bool) string {
 	if !found {
 		return "nothing"

@@ -65,9 +65,12 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 	if st.TimeoutSecondsPath != nil {
 		v, found := r.scope(input).lookup(st.TimeoutSecondsPath)
+		if !found {
+			return nil, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", st.TimeoutSecondsPath.raw, st.TimeoutSecondsPath.normalized())
+		}
 		n, isInt := asInt(v)
-		if !found || !isInt || n <= 0 {
-			return nil, newError(ErrRuntime, "state %q: TimeoutSecondsPath %q must select a positive integer, got %s", st.Name, st.TimeoutSecondsPath.raw, describe(v, found))
+		if !isInt || n <= 0 {
+			return nil, newError(ErrRuntime, "Expected non-negative integer for TimeoutSecondsPath, got '%s' instead.", plainText(v))
 		}
 		timeout = time.Duration(n) * time.Second
 	}
