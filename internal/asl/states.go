@@ -91,7 +91,7 @@ func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
 		case !ok:
 			return nil, newError(ErrRuntime, "The SecondsPath parameter does not reference an input value: %s", st.SecondsPath.raw)
 		case !isInt:
-			return nil, newError(ErrRuntime, "The SecondsPath parameter cannot be parsed as a long value: %s == %s", st.SecondsPath.raw, describe(raw, ok))
+			return nil, newError(ErrRuntime, "The SecondsPath parameter cannot be parsed as a long value: %s == %s", st.SecondsPath.raw, plainText(raw))
 		case n < 0:
 			return nil, newError(ErrRuntime, "The SecondsPath parameter references a negative value: %s == %d", st.SecondsPath.raw, n)
 		}
