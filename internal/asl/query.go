@@ -88,10 +88,10 @@ func (a *assignment) evalJSONPath(r *stateRun, dollar any) (map[string]any, erro
 	return m, nil
 }
 
-// assignAfter evaluates the state's Assign (when it has one) with $ bound to
-// dollar and returns the function that commits it; the caller commits once
-// the state's output is known, so that nothing is assigned by a state that
-// fails.
+// jsonPathAssign evaluates a JSONPath Assign (when there is one) with $
+// bound to dollar and returns the function that commits it; the caller
+// commits once the state's output is known, so that a state that fails
+// assigns nothing.
 func (r *stateRun) jsonPathAssign(a *assignment, dollar any) (func() error, error) {
 	if a == nil {
 		return noCommit, nil
