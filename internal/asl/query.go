@@ -200,6 +200,25 @@ func compileJValue(v any, where string, acc jsonataAccess) (*jvalue, error) {
 	}
 }
 
+// evaluationProblem words an evaluation failure; the bounds AWS documents
+// (time, memory, recursion) get AWS's words, other errors the evaluator's
+// code and message. Step Functions stops an expression after 1 second; the
+// engine bounds it by evaluation steps instead (10 million, of the same
+// order of time, without a timer per expression), so that the outcome
+// does not depend on the machine's load.
+func evaluationProblem(err error) string {
+	var je *jsonata.Error
+	switch {
+	case errors.As(err, &je) && je.Code == "U1002":
+		return "Expression evaluation timeout"
+	case errors.As(err, &je) && je.Code == "U1003":
+		return "Expression evaluation memory limit exceeded"
+	case errors.As(err, &je) && je.Code == "U1001":
+		return "Stack overflow error"
+	}
+	return err.Error()
+}
+
 // jenv is what JSONata expressions of one state evaluation see.
 type jenv struct {
 	ctx      context.Context
@@ -234,14 +253,10 @@ func (j *jvalue) eval(env *jenv, field string) (any, error) {
 	case tmplPath:
 		v, err := j.expr.Eval(env.ctx, env.input, env.bindings)
 		if err != nil {
-			var je *jsonata.Error
-			if errors.As(err, &je) {
-				return nil, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation. %s", j.src, field, je.Error())
-			}
 			if env.ctx.Err() != nil {
-				return nil, env.ctx.Err()
+				return nil, env.ctx.Err() // the execution was stopped or timed out
 			}
-			return nil, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation. %v", j.src, field, err)
+			return nil, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation. %s", j.src, field, evaluationProblem(err))
 		}
 		if jsonata.IsUndefined(v) {
 			return nil, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", j.src, field)

@@ -172,3 +172,17 @@ func TestStateExitedListsAssignedVariables(t *testing.T) {
 		t.Errorf("state B assigned nothing, event says %v", exits[1].AssignedVariables)
 	}
 }
+
+func TestJSONataBoundsAreQueryEvaluationErrors(t *testing.T) {
+	tests := []struct{ expr, want string }{
+		{`($f := function($n){ $f($n + 1) }; $f(0))`, "Stack overflow error"},
+		{`$reduce([1..40], function($a, $b){ $a & $a }, 'x')`, "Expression evaluation memory limit exceeded"},
+	}
+	for _, tt := range tests {
+		def := `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":"{% ` + tt.expr + ` %}","End":true}}}`
+		res := run(t, NewRegistry(), def, `{}`)
+		if res.Error != ErrQueryEvaluationError || !strings.Contains(res.Cause, tt.want) {
+			t.Errorf("%s: %s: %s, want %s mentioning %q", tt.expr, res.Error, res.Cause, ErrQueryEvaluationError, tt.want)
+		}
+	}
+}
