@@ -144,6 +144,26 @@ func (s *scope) lookup(p *path) (any, bool) {
 	return p.get(s.input)
 }
 
+// searched renders the document a missing path was looked up in, for the
+// cause Step Functions reports: the context object for "$$" paths, the
+// variable's value for "$name" paths, the input otherwise (compact JSON).
+func (s *scope) searched(raw string) string {
+	var doc any = s.input
+	switch {
+	case strings.HasPrefix(raw, "$$"):
+		doc = s.context()
+	default:
+		if name, _, ok := variablePrefix(raw); ok && s.vars != nil {
+			doc, _ = s.vars.get(name)
+		}
+	}
+	b, err := marshalJSON(doc)
+	if err != nil {
+		return typeName(doc)
+	}
+	return string(b)
+}
+
 // resolvePath is the resolver handed to intrinsic functions and Choice rules.
 func (s *scope) resolvePath(raw string) (any, bool, error) {
 	p, err := compilePath(raw)
@@ -214,7 +234,7 @@ func (t *template) evalInner(s *scope) (any, error) {
 					// Step Functions fails the state with States.Runtime here
 					// (not the States.ParameterPathFailure of the spec text), so
 					// States.ALL does not catch it.
-					return nil, newError(ErrRuntime, "The JSONPath '%s' specified for the field '%s' could not be found in the input", mp.path, f.raw)
+					return nil, newError(ErrRuntime, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", mp.path, f.raw, s.searched(mp.path))
 				}
 				return nil, err
 			}

@@ -186,3 +186,12 @@ func TestJSONataBoundsAreQueryEvaluationErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestMissingParameterPathCauseQuotesTheInput(t *testing.T) {
+	def := `{"StartAt":"S","States":{"S":{"Type":"Pass","Parameters":{"x.$":"$.nope"},"End":true}}}`
+	res := run(t, NewRegistry(), def, `{"Comment":"Insert your JSON here"}`)
+	want := `An error occurred while executing the state 'S' (entered at the event id #2). The JSONPath '$.nope' specified for the field 'x.$' could not be found in the input '{"Comment":"Insert your JSON here"}'`
+	if res.Error != ErrRuntime || res.Cause != want {
+		t.Errorf("got %s: %q\nwant %q", res.Error, res.Cause, want)
+	}
+}
