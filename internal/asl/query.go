@@ -245,7 +245,8 @@ func (r *stateRun) jsonataEnv(ctx context.Context, input any, extra map[string]a
 	return &jenv{ctx: ctx, input: input, bindings: b}
 }
 
-// eval renders the value; field names the ASL field in error causes.
+// eval renders the value; field names the ASL field (Output, Arguments, …)
+// in error causes, however deep in it the failing expression stands.
 func (j *jvalue) eval(env *jenv, field string) (any, error) {
 	switch j.kind {
 	case tmplLiteral:
@@ -265,7 +266,7 @@ func (j *jvalue) eval(env *jenv, field string) (any, error) {
 	case tmplObject:
 		out := make(map[string]any, len(j.fields))
 		for i, f := range j.fields {
-			v, err := f.eval(env, field+"."+j.keys[i])
+			v, err := f.eval(env, field)
 			if err != nil {
 				return nil, err
 			}
@@ -275,7 +276,7 @@ func (j *jvalue) eval(env *jenv, field string) (any, error) {
 	case tmplArray:
 		out := make([]any, len(j.items))
 		for i, it := range j.items {
-			v, err := it.eval(env, fmt.Sprintf("%s[%d]", field, i))
+			v, err := it.eval(env, field)
 			if err != nil {
 				return nil, err
 			}

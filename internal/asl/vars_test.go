@@ -109,7 +109,7 @@ func TestMapIterationsHaveTheirOwnScope(t *testing.T) {
 func TestJSONataErrorsNameStateAndEvent(t *testing.T) {
 	def := `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Next":"B"},"B":{"Type":"Pass","Output":{"x":"{% $states.input.nope %}"},"End":true}}}`
 	res := run(t, NewRegistry(), def, `{}`)
-	want := "An error occurred while executing the state 'B' (entered at the event id #4). The JSONata expression '$states.input.nope' specified for the field 'Output.x' returned nothing (undefined)."
+	want := "An error occurred while executing the state 'B' (entered at the event id #4). The JSONata expression '$states.input.nope' specified for the field 'Output' returned nothing (undefined)."
 	if res.Error != ErrQueryEvaluationError || res.Cause != want {
 		t.Errorf("got %s: %q\nwant %s: %q", res.Error, res.Cause, ErrQueryEvaluationError, want)
 	}
