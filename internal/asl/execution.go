@@ -282,7 +282,6 @@ func (r *stateRun) locate(err error) error {
 
 func (r *stateRun) run(ctx context.Context, input any) (any, string, error) {
 	st := r.st
-
 	var (
 		out  any
 		next string
@@ -298,24 +297,19 @@ func (r *stateRun) run(ctx context.Context, input any) (any, string, error) {
 		out, next, err = r.jsonataChoice(ctx, input)
 	case st.jsonata && st.Type == "Fail":
 		return nil, "", r.jsonataFail(input)
-	}
-	if st.jsonata && st.Type != "Wait" && st.Type != "Task" && st.Type != "Parallel" && st.Type != "Map" {
-		return r.checkOutput(out, next, err)
-	}
-	switch st.Type {
-	case "Pass":
+	case st.Type == "Pass":
 		out, err = r.pass(input)
 		next = st.Next
-	case "Choice":
+	case st.Type == "Choice":
 		out, next, err = r.choice(input)
-	case "Wait":
+	case st.Type == "Wait": // both query languages
 		out, err = r.wait(ctx, input)
 		next = st.Next
-	case "Succeed":
+	case st.Type == "Succeed":
 		out, err = r.succeed(input)
-	case "Fail":
+	case st.Type == "Fail":
 		return nil, "", r.fail(input)
-	case "Task", "Parallel", "Map":
+	case st.Type == "Task", st.Type == "Parallel", st.Type == "Map": // both query languages
 		out, next, err = r.withRetry(ctx, input)
 	default:
 		err = newError(ErrRuntime, "state %q has unsupported type %q", st.Name, st.Type)
