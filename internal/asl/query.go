@@ -222,7 +222,6 @@ func evaluationProblem(err error) string {
 // jenv is what JSONata expressions of one state evaluation see.
 type jenv struct {
 	ctx      context.Context
-	input    any
 	bindings map[string]any
 }
 
@@ -242,7 +241,7 @@ func (r *stateRun) jsonataEnv(ctx context.Context, input any, extra map[string]a
 		r.vars.snapshot(b)
 	}
 	b[reservedStatesVariable] = states
-	return &jenv{ctx: ctx, input: input, bindings: b}
+	return &jenv{ctx: ctx, bindings: b}
 }
 
 // eval renders the value; field names the ASL field (Output, Arguments, …)
@@ -252,7 +251,10 @@ func (j *jvalue) eval(env *jenv, field string) (any, error) {
 	case tmplLiteral:
 		return j.literal, nil
 	case tmplPath:
-		v, err := j.expr.Eval(env.ctx, env.input, env.bindings)
+		// The state input is reached through $states.input only: the
+		// context item ($, bare field names) is undefined, as in Step
+		// Functions' evaluator (and LocalStack's, which moto ports).
+		v, err := j.expr.Eval(env.ctx, jsonata.Undefined, env.bindings)
 		if err != nil {
 			if env.ctx.Err() != nil {
 				return nil, env.ctx.Err() // the execution was stopped or timed out

@@ -195,3 +195,11 @@ func TestMissingParameterPathCauseQuotesTheInput(t *testing.T) {
 		t.Errorf("got %s: %q\nwant %q", res.Error, res.Cause, want)
 	}
 }
+
+func TestJSONataInputOnlyThroughStates(t *testing.T) {
+	def := `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":{"ok":"{% $states.input.a %}","bare":"{% $exists(a) %}"},"End":true}}}`
+	res := run(t, NewRegistry(), def, `{"a":1}`)
+	if res.Status != StatusSucceeded || string(res.Output) != `{"bare":false,"ok":1}` {
+		t.Errorf("%s %s %s: %s", res.Status, res.Error, res.Cause, res.Output)
+	}
+}
