@@ -264,6 +264,9 @@ func (j *jvalue) eval(env *jenv, field string) (any, error) {
 		if jsonata.IsUndefined(v) {
 			return nil, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", j.src, field)
 		}
+		if !isJSONValue(v) {
+			return nil, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned an unsupported result type.", j.src, field)
+		}
 		return normalizeNumbers(v), nil
 	case tmplObject:
 		out := make(map[string]any, len(j.fields))
@@ -352,4 +355,28 @@ type jsonataFields struct {
 	Timestamp      *jvalue
 	Error          *jvalue
 	Cause          *jvalue
+}
+
+// isJSONValue reports whether v is made of JSON values only (a JSONata
+// function, or undefined inside an array, is not).
+func isJSONValue(v any) bool {
+	switch x := v.(type) {
+	case nil, bool, string, float64, int64, int:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !isJSONValue(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !isJSONValue(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

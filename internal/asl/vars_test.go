@@ -177,6 +177,7 @@ func TestJSONataBoundsAreQueryEvaluationErrors(t *testing.T) {
 	tests := []struct{ expr, want string }{
 		{`($f := function($n){ $f($n + 1) }; $f(0))`, "Stack overflow error"},
 		{`$reduce([1..40], function($a, $b){ $a & $a }, 'x')`, "Expression evaluation memory limit exceeded"},
+		{`function($x){ $x }`, "returned an unsupported result type"},
 	}
 	for _, tt := range tests {
 		def := `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":"{% ` + tt.expr + ` %}","End":true}}}`
