@@ -93,6 +93,7 @@ type catcher struct {
 	Next        string
 	Assign      *assignment
 	Output      *jvalue // JSONata
+	index       int     // position in Catch, for causes
 }
 
 // DefinitionError reports everything wrong with a definition at load time.

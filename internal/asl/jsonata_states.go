@@ -200,7 +200,7 @@ func compileAssignmentAccess(raw any, where string, acc jsonataAccess) (*assignm
 func (v *validator) jsonataCatchers(raw any, where string) []*catcher {
 	var out []*catcher
 	v.errorHandlers(raw, where, "Catch", jsonataCatcherFields, func(m map[string]any, w string, last bool) {
-		c := &catcher{}
+		c := &catcher{index: len(out)}
 		c.ErrorEquals = v.errorEquals(m["ErrorEquals"], w, last)
 		acc := jsonataAccess{errorOutput: true}
 		if o, ok := m["Output"]; ok {
@@ -297,16 +297,22 @@ func (v *validator) jsonataChoice(st *State, m map[string]any, where string) {
 // jsonataOutput evaluates Output (or returns def) and the Assign, then
 // commits the assignments: both see the variables as they were on entry.
 func (r *stateRun) jsonataOutput(env *jenv, output *jvalue, a *assignment, def any) (any, error) {
+	return r.jsonataOutputAt(env, "", output, a, def)
+}
+
+// jsonataOutputAt is jsonataOutput for the Output and Assign of a choice
+// rule or a catcher, whose causes name them under prefix ("Choices[0]/").
+func (r *stateRun) jsonataOutputAt(env *jenv, prefix string, output *jvalue, a *assignment, def any) (any, error) {
 	out := def
 	if output != nil {
-		v, err := output.eval(env, "Output")
+		v, err := output.eval(env, prefix+"Output")
 		if err != nil {
 			return nil, err
 		}
 		out = v
 	}
 	if a != nil && a.ja != nil {
-		v, err := a.ja.eval(env, "Assign")
+		v, err := a.ja.eval(env, prefix+"Assign")
 		if err != nil {
 			return nil, err
 		}
@@ -330,7 +336,7 @@ func (r *stateRun) jsonataFinish(input, result any) (any, error) {
 
 func (r *stateRun) jsonataCaught(ctx context.Context, c *catcher, input any, errOut map[string]any) (any, error) {
 	env := r.jsonataEnv(ctx, input, map[string]any{"errorOutput": errOut})
-	return r.jsonataOutput(env, c.Output, c.Assign, errOut)
+	return r.jsonataOutputAt(env, fmt.Sprintf("Catch[%d]/", c.index), c.Output, c.Assign, errOut)
 }
 
 // jsonataArguments is the input a JSONata Task or Parallel works on.
@@ -344,16 +350,17 @@ func (r *stateRun) jsonataArguments(input any) (any, error) {
 func (r *stateRun) jsonataChoice(ctx context.Context, input any) (any, string, error) {
 	env := r.jsonataEnv(ctx, input, nil)
 	for i, rule := range r.st.Choices {
-		v, err := rule.cond.eval(env, "Condition")
+		prefix := fmt.Sprintf("Choices[%d]/", i)
+		v, err := rule.cond.eval(env, prefix+"Condition")
 		if err != nil {
 			return nil, "", err
 		}
 		b, ok := v.(bool)
 		if !ok {
-			return nil, "", newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field 'Condition' of choice rule %d returned an unexpected result type. Expected 'boolean', but was '%s' for value: %s", rule.cond.src, i+1, jsonTypeName(v), describe(v, true))
+			return nil, "", newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%sCondition' returned an unexpected result type. Expected 'boolean', but was '%s' for value: %s", rule.cond.src, prefix, jsonTypeName(v), describe(v, true))
 		}
 		if b {
-			out, err := r.jsonataOutput(env, rule.output, rule.assign, input)
+			out, err := r.jsonataOutputAt(env, prefix, rule.output, rule.assign, input)
 			return out, rule.Next, err
 		}
 	}

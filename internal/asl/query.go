@@ -244,8 +244,8 @@ func (r *stateRun) jsonataEnv(ctx context.Context, input any, extra map[string]a
 	return &jenv{ctx: ctx, bindings: b}
 }
 
-// eval renders the value; field names the ASL field (Output, Arguments, …)
-// in error causes, however deep in it the failing expression stands.
+// eval renders the value; field locates it in the state for error causes,
+// as Step Functions writes it: "Arguments/Input/pushLocation", "Items[1]".
 func (j *jvalue) eval(env *jenv, field string) (any, error) {
 	switch j.kind {
 	case tmplLiteral:
@@ -271,7 +271,7 @@ func (j *jvalue) eval(env *jenv, field string) (any, error) {
 	case tmplObject:
 		out := make(map[string]any, len(j.fields))
 		for i, f := range j.fields {
-			v, err := f.eval(env, field)
+			v, err := f.eval(env, field+"/"+j.keys[i])
 			if err != nil {
 				return nil, err
 			}
@@ -281,7 +281,7 @@ func (j *jvalue) eval(env *jenv, field string) (any, error) {
 	case tmplArray:
 		out := make([]any, len(j.items))
 		for i, it := range j.items {
-			v, err := it.eval(env, field)
+			v, err := it.eval(env, fmt.Sprintf("%s[%d]", field, i))
 			if err != nil {
 				return nil, err
 			}

@@ -109,7 +109,7 @@ func TestMapIterationsHaveTheirOwnScope(t *testing.T) {
 func TestJSONataErrorsNameStateAndEvent(t *testing.T) {
 	def := `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Next":"B"},"B":{"Type":"Pass","Output":{"x":"{% $states.input.nope %}"},"End":true}}}`
 	res := run(t, NewRegistry(), def, `{}`)
-	want := "An error occurred while executing the state 'B' (entered at the event id #4). The JSONata expression '$states.input.nope' specified for the field 'Output' returned nothing (undefined)."
+	want := "An error occurred while executing the state 'B' (entered at the event id #4). The JSONata expression '$states.input.nope' specified for the field 'Output/x' returned nothing (undefined)."
 	if res.Error != ErrQueryEvaluationError || res.Cause != want {
 		t.Errorf("got %s: %q\nwant %s: %q", res.Error, res.Cause, ErrQueryEvaluationError, want)
 	}
@@ -202,5 +202,24 @@ func TestJSONataInputOnlyThroughStates(t *testing.T) {
 	res := run(t, NewRegistry(), def, `{"a":1}`)
 	if res.Status != StatusSucceeded || string(res.Output) != `{"bare":false,"ok":1}` {
 		t.Errorf("%s %s %s: %s", res.Status, res.Error, res.Cause, res.Output)
+	}
+}
+
+// The cause Step Functions recorded for an undefined expression deep in a
+// Task's Arguments: the field is written as a path with '/'.
+func TestJSONataUndefinedCauseNamesTheFieldPath(t *testing.T) {
+	reg := NewRegistry()
+	reg.Register("EchoFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) { return in, nil })
+	def := `{"QueryLanguage":"JSONata","StartAt":"Run S3 Data Push","States":{"Run S3 Data Push":{"Type":"Task","Resource":"${EchoFunctionArn}",
+	  "Arguments":{"Input":{"pushLocation":"{% $states.input.pushLocation %}"}},"End":true}}}`
+	res := run(t, reg, def, `{}`)
+	want := "An error occurred while executing the state 'Run S3 Data Push' (entered at the event id #2). The JSONata expression '$states.input.pushLocation' specified for the field 'Arguments/Input/pushLocation' returned nothing (undefined)."
+	if res.Error != ErrQueryEvaluationError || res.Cause != want {
+		t.Errorf("got %s: %q\nwant %q", res.Error, res.Cause, want)
+	}
+	def = `{"QueryLanguage":"JSONata","StartAt":"C","States":{"C":{"Type":"Choice","Choices":[{"Condition":"{% true %}","Output":{"a":["{% $nope %}"]},"Next":"D"}]},"D":{"Type":"Succeed"}}}`
+	res = run(t, reg, def, `{}`)
+	if !strings.Contains(res.Cause, "specified for the field 'Choices[0]/Output/a[0]' returned nothing") {
+		t.Errorf("choice rule Output: %s", res.Cause)
 	}
 }
