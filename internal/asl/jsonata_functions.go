@@ -37,23 +37,35 @@ func fnArgs(name string, args []any, lo, hi int) error {
 	return nil
 }
 
-// intArg reads a number argument, rounded down as AWS does for the
-// functions that take integers.
+// intArg reads a number argument. A non-integer is cut towards zero, as
+// Step Functions does for its functions that take integers ($range(-1.7, …)
+// starts at -1).
 func intArg(name string, args []any, i int) (int64, error) {
 	f, ok := asFloat(args[i])
 	if !ok || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1<<53 {
 		return 0, fmt.Errorf("$%s: argument %d must be a number, got %s", name, i+1, typeName(args[i]))
 	}
-	return int64(math.Floor(f)), nil
+	return int64(math.Trunc(f)), nil
 }
 
+// Where Step Functions' functions have no answer (a chunk size of zero, an
+// empty array, a range without a step or stepping away from its end, a hash
+// without an algorithm) they return undefined rather than fail, so the field
+// holding the expression fails as "returned nothing (undefined)".
+
 func fnPartition(_ context.Context, args []any) (any, error) {
+	if len(args) < 2 {
+		return jsonata.Undefined, nil
+	}
 	if err := fnArgs("partition", args, 2, 2); err != nil {
 		return nil, err
 	}
 	size, err := intArg("partition", args, 1)
 	if err != nil {
 		return nil, err
+	}
+	if arr, ok := args[0].([]any); size <= 0 || (ok && len(arr) == 0) {
+		return jsonata.Undefined, nil
 	}
 	v, err := (&intrinsic{name: "States.ArrayPartition"}).apply([]any{args[0], size}, nil)
 	if err != nil {
@@ -63,6 +75,9 @@ func fnPartition(_ context.Context, args []any) (any, error) {
 }
 
 func fnRange(_ context.Context, args []any) (any, error) {
+	if len(args) < 3 {
+		return jsonata.Undefined, nil
+	}
 	if err := fnArgs("range", args, 3, 3); err != nil {
 		return nil, err
 	}
@@ -74,14 +89,24 @@ func fnRange(_ context.Context, args []any) (any, error) {
 		}
 		in[i] = n
 	}
+	start, end, step := in[0].(int64), in[1].(int64), in[2].(int64)
+	if step == 0 || (end > start && step < 0) || (end < start && step > 0) {
+		return jsonata.Undefined, nil
+	}
 	v, err := (&intrinsic{name: "States.ArrayRange"}).apply(in, nil)
 	if err != nil {
 		return nil, fmt.Errorf("$range: %v", err)
+	}
+	if arr := v.([]any); len(arr) == 1 {
+		return arr[0], nil // a one-value sequence is the value, as JSONata returns it
 	}
 	return v, nil
 }
 
 func fnHash(_ context.Context, args []any) (any, error) {
+	if len(args) == 1 {
+		return jsonata.Undefined, nil
+	}
 	if err := fnArgs("hash", args, 2, 2); err != nil {
 		return nil, err
 	}

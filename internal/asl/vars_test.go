@@ -223,3 +223,39 @@ func TestJSONataUndefinedCauseNamesTheFieldPath(t *testing.T) {
 		t.Errorf("choice rule Output: %s", res.Cause)
 	}
 }
+
+func TestStepFunctionsJSONataFunctions(t *testing.T) {
+	tests := []struct {
+		expr string
+		want any // nil: the expression returns nothing
+	}{
+		{`$range(-1.7, 2, 1)`, []any{-1.0, 0.0, 1.0, 2.0}},
+		{`$range(3, 3, 1)`, 3.0},
+		{`$range(1, 5)`, nil},
+		{`$range(5, 1, 1)`, nil},
+		{`$partition([1,2,3,4,5], 2.9)`, []any{[]any{1.0, 2.0}, []any{3.0, 4.0}, []any{5.0}}},
+		{`$partition([1,2], 0)`, nil},
+		{`$partition([], 2)`, nil},
+		{`$hash('input data')`, nil},
+		{`$hash('input data', 'SHA-1')`, "aaff4a450a104cd177d28d18d74485e8cae074b7"},
+		{`$parse('{"a":[1,null]}')`, map[string]any{"a": []any{1.0, nil}}},
+	}
+	for _, tt := range tests {
+		def := `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":{"v":"{% ` + strings.ReplaceAll(tt.expr, `"`, `\"`) + ` %}"},"End":true}}}`
+		res := run(t, NewRegistry(), def, `{}`)
+		if tt.want == nil {
+			if res.Error != ErrQueryEvaluationError || !strings.Contains(res.Cause, "returned nothing (undefined)") {
+				t.Errorf("%s: %s %s: %s %s, want undefined", tt.expr, res.Status, res.Output, res.Error, res.Cause)
+			}
+			continue
+		}
+		var got struct{ V any }
+		if res.Status != StatusSucceeded || json.Unmarshal(res.Output, &got) != nil {
+			t.Errorf("%s: %s %s: %s", tt.expr, res.Status, res.Error, res.Cause)
+			continue
+		}
+		if fmt.Sprint(got.V) != fmt.Sprint(tt.want) {
+			t.Errorf("%s = %v, want %v", tt.expr, got.V, tt.want)
+		}
+	}
+}
