@@ -9,11 +9,17 @@ import (
 	"github.com/veredicto/veredicto/internal/asl/jsonata"
 )
 
-// stepFunctionsFunctions are the functions Step Functions adds to JSONata
+// stepFunctionsFunctions are the options every ASL expression is compiled
+// with: the functions Step Functions adds to JSONata
 // ("JSONata functions provided by Step Functions"), the counterparts of the
 // JSONPath intrinsics. $eval is not among JSONata 2.0.6 as the jsonata
 // package implements it; $parse takes its place.
 var stepFunctionsFunctions = []jsonata.Option{
+	// Step Functions' memory bound on one value an expression builds:
+	// about 6.7 MB of characters, or 873 782 array items ([1..873782]
+	// evaluates there, one item more is "Expression evaluation memory limit
+	// exceeded").
+	jsonata.WithMaxSize(6_990_256, 873_782),
 	jsonata.WithFunction("partition", fnPartition),
 	jsonata.WithFunction("range", fnRange),
 	jsonata.WithFunction("hash", fnHash),

@@ -259,3 +259,19 @@ func TestStepFunctionsJSONataFunctions(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONataMemoryBoundIsStepFunctions(t *testing.T) {
+	for _, tt := range []struct {
+		expr string
+		ok   bool
+	}{{`$count([1..873782])`, true}, {`$count([1..873783])`, false}} {
+		def := `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":"{% ` + tt.expr + ` %}","End":true}}}`
+		res := run(t, NewRegistry(), def, `{}`)
+		if ok := res.Status == StatusSucceeded; ok != tt.ok {
+			t.Errorf("%s: %s %s %s", tt.expr, res.Status, res.Error, res.Cause)
+		}
+		if !tt.ok && !strings.Contains(res.Cause, "Expression evaluation memory limit exceeded") {
+			t.Errorf("%s: cause %s", tt.expr, res.Cause)
+		}
+	}
+}
