@@ -99,15 +99,22 @@ func fnRange(_ context.Context, args []any) (any, error) {
 	if step == 0 || (end > start && step < 0) || (end < start && step > 0) {
 		return jsonata.Undefined, nil
 	}
-	v, err := (&intrinsic{name: "States.ArrayRange"}).apply(in, nil)
-	if err != nil {
-		return nil, fmt.Errorf("$range: %v", err)
+	// Unlike States.ArrayRange (at most 1000 items), $range is bounded by
+	// memory: Step Functions builds 360 145 items and refuses one more.
+	if n := (end-start)/step + 1; n > maxJSONataRange {
+		return nil, &jsonata.Error{Code: "U1003", Message: fmt.Sprintf("$range would build %d items, over %d", n, maxJSONataRange)}
 	}
-	if arr := v.([]any); len(arr) == 1 {
-		return arr[0], nil // a one-value sequence is the value, as JSONata returns it
+	out := make([]any, 0, (end-start)/step+1)
+	for i := start; (step > 0 && i <= end) || (step < 0 && i >= end); i += step {
+		out = append(out, i)
 	}
-	return v, nil
+	if len(out) == 1 {
+		return out[0], nil // a one-value sequence is the value, as JSONata returns it
+	}
+	return out, nil
 }
+
+const maxJSONataRange = 360_145
 
 func fnHash(_ context.Context, args []any) (any, error) {
 	if len(args) == 1 {

@@ -264,7 +264,7 @@ func TestJSONataMemoryBoundIsStepFunctions(t *testing.T) {
 	for _, tt := range []struct {
 		expr string
 		ok   bool
-	}{{`$count([1..873782])`, true}, {`$count([1..873783])`, false}} {
+	}{{`$count([1..873782])`, true}, {`$count([1..873783])`, false}, {`$count($range(1, 360145, 1))`, true}, {`$count($range(1, 360146, 1))`, false}} {
 		def := `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":"{% ` + tt.expr + ` %}","End":true}}}`
 		res := run(t, NewRegistry(), def, `{}`)
 		if ok := res.Status == StatusSucceeded; ok != tt.ok {
