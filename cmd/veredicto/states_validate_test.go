@@ -32,7 +32,7 @@ func TestStatesValidateRejectsWhatAWSRejects(t *testing.T) {
 		want      []string
 	}{
 		{"JSONPath field in a JSONata state", `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Parameters":{"a":1},"End":true}}}`,
-			[]string{`state "A": field "Parameters" is a JSONPath field`}},
+			[]string{`state "A": field "Parameters": the QueryLanguage is set to 'JSONata', but field 'Parameters' is only supported for the 'JSONPath' QueryLanguage`}},
 		{".$ key in JSONata", `{"StartAt":"A","States":{"A":{"Type":"Pass","QueryLanguage":"JSONata","Output":{"a":1},"Assign":{"v.$":"$.a"},"End":true}}}`,
 			[]string{`state "A": Assign: field "v.$"`}},
 		{"undefined reserved name", `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":"{% $states.nope %}","End":true}}}`,

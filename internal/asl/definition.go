@@ -162,7 +162,7 @@ func (v *validator) addf(format string, args ...any) {
 
 var (
 	machineFields = set("Comment", "StartAt", "States", "Version", "TimeoutSeconds", "QueryLanguage")
-	branchFields  = set("Comment", "StartAt", "States", "ProcessorConfig", "QueryLanguage")
+	branchFields  = set("Comment", "StartAt", "States", "ProcessorConfig")
 	commonFields  = set("Type", "Comment", "QueryLanguage")
 	stateFields   = map[string]map[string]bool{
 		"Pass":     set("Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result", "Assign"),
@@ -205,15 +205,11 @@ func (v *validator) machine(m map[string]any, prefix string, top bool) *StateMac
 			v.addf("%sunknown top-level field %q", prefix, k)
 		}
 	}
-	if ql, ok := m["QueryLanguage"]; ok {
-		switch {
-		case ql != langJSONata && ql != langJSONPath:
+	if ql, ok := m["QueryLanguage"]; ok && top {
+		if ql != langJSONata && ql != langJSONPath {
 			v.addf("%sQueryLanguage must be \"JSONPath\" or \"JSONata\", got %v", prefix, ql)
-		case top:
-			v.topJSONata = ql == langJSONata
-		case ql == langJSONPath && v.topJSONata:
-			v.addf("%sQueryLanguage \"JSONPath\" is not allowed where the state machine's QueryLanguage is \"JSONata\"", prefix)
 		}
+		v.topJSONata = ql == langJSONata
 	}
 	sm := &StateMachine{States: map[string]*State{}}
 	sm.Comment, _ = m["Comment"].(string)
@@ -332,7 +328,7 @@ func (v *validator) state(name string, m map[string]any, where string) *State {
 		case ql != langJSONPath:
 			v.addf("%s: QueryLanguage must be \"JSONPath\" or \"JSONata\", got %v", where, ql)
 		case v.topJSONata:
-			v.addf("%s: QueryLanguage \"JSONPath\" is not allowed in a state machine whose QueryLanguage is \"JSONata\"", where)
+			v.addf("%s: 'QueryLanguage' can not be 'JSONPath' if set to 'JSONata' for whole state machine", where)
 		default:
 			isJSONata = false
 		}
@@ -344,9 +340,9 @@ func (v *validator) state(name string, m map[string]any, where string) *State {
 		if !fields[k] && !commonFields[k] {
 			switch {
 			case isJSONata && jsonPathOnly[k]:
-				v.addf("%s: field %q is a JSONPath field, not allowed in a JSONata state (use Arguments, Output, Items or a {%% %%} expression instead)", where, k)
+				v.addf("%s: field %q: the QueryLanguage is set to 'JSONata', but field '%s' is only supported for the 'JSONPath' QueryLanguage (use Arguments, Output, Items or a {%% %%} expression)", where, k, k)
 			case !isJSONata && jsonataOnly[k]:
-				v.addf("%s: field %q is only allowed in a JSONata state (QueryLanguage \"JSONata\")", where, k)
+				v.addf("%s: field %q: the QueryLanguage is set to 'JSONPath', but field '%s' is only supported for the 'JSONata' QueryLanguage", where, k, k)
 			default:
 				v.addf("%s: field %q is not allowed in a %s state", where, k, typ)
 			}

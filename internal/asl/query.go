@@ -144,7 +144,11 @@ func compileJValue(v any, where string, acc jsonataAccess) (*jvalue, error) {
 		if strings.TrimSpace(src) == "" {
 			return nil, fmt.Errorf("%s: the JSONata expression is empty", where)
 		}
-		for _, m := range statesMember.FindAllStringSubmatch(src, -1) {
+		code := withoutStringLiterals(src)
+		if strings.Contains(code, "$$") {
+			return nil, fmt.Errorf("%s: Reference to '$$' is not supported (the context object is $states.context)", where)
+		}
+		for _, m := range statesMember.FindAllStringSubmatch(code, -1) {
 			switch m[1] {
 			case "input", "context":
 			case "result":
@@ -379,4 +383,26 @@ func isJSONValue(v any) bool {
 		return true
 	}
 	return false
+}
+
+// withoutStringLiterals blanks the contents of the string literals of a
+// JSONata expression, so that the checks on $$ and $states read code only.
+func withoutStringLiterals(src string) string {
+	b := []byte(src)
+	var quote byte
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case quote != 0 && c == '\\' && i+1 < len(b):
+			b[i], b[i+1] = ' ', ' '
+			i++
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			b[i] = ' '
+		case c == '"' || c == '\'':
+			quote = c
+		}
+	}
+	return string(b)
 }

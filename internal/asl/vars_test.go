@@ -275,3 +275,14 @@ func TestJSONataMemoryBoundIsStepFunctions(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONataChecksReadCodeNotStrings(t *testing.T) {
+	for _, src := range []string{`{% 'costs $$' %}`, `{% "$states.nope" & $states.input.a %}`, `{% 'it\'s $$' %}`} {
+		if _, err := compileJValue(src, "Output", jsonataAccess{}); err != nil {
+			t.Errorf("%s: %v", src, err)
+		}
+	}
+	if _, err := compileJValue(`{% 'a' & $states.nope %}`, "Output", jsonataAccess{}); err == nil {
+		t.Error("$states.nope outside a string was accepted")
+	}
+}
