@@ -37,6 +37,8 @@ func TestStatesValidateRejectsWhatAWSRejects(t *testing.T) {
 			[]string{`state "A": Assign: field "v.$"`}},
 		{"undefined reserved name", `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":"{% $states.nope %}","End":true}}}`,
 			[]string{`state "A": Output: $states.nope is not defined`}},
+		{"bare name at the top level", `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":{"v":"{% phone %}"},"End":true}}}`,
+			[]string{`state "A": Output.v: Reference to 'phone' at the top level is not supported`}},
 		{"errorOutput outside a Catch", `{"QueryLanguage":"JSONata","StartAt":"T","States":{"T":{"Type":"Task","Resource":"x","Output":"{% $states.errorOutput %}","End":true}}}`,
 			[]string{`state "T": Output: $states.errorOutput is only accessible`}},
 		{"Assign in a Fail state", `{"StartAt":"F","States":{"F":{"Type":"Fail","Assign":{"x":1}}}}`,

@@ -167,6 +167,9 @@ func compileJValue(v any, where string, acc jsonataAccess) (*jvalue, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: invalid JSONata expression %q: %v", where, src, err)
 		}
+		if names := e.TopLevelNames(); len(names) > 0 {
+			return nil, fmt.Errorf("%s: Reference to '%s' at the top level is not supported: an expression reads the state input as $states.input and a variable as $name", where, names[0])
+		}
 		return &jvalue{kind: tmplPath, expr: e, src: src}, nil
 	case map[string]any:
 		j := &jvalue{kind: tmplObject}

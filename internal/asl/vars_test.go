@@ -198,10 +198,14 @@ func TestMissingParameterPathCauseQuotesTheInput(t *testing.T) {
 }
 
 func TestJSONataInputOnlyThroughStates(t *testing.T) {
-	def := `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":{"ok":"{% $states.input.a %}","bare":"{% $exists(a) %}"},"End":true}}}`
-	res := run(t, NewRegistry(), def, `{"a":1}`)
-	if res.Status != StatusSucceeded || string(res.Output) != `{"bare":false,"ok":1}` {
+	def := `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":{"ok":"{% $states.input.a %}","items":"{% $states.input.list[v > 1].v %}"},"End":true}}}`
+	res := run(t, NewRegistry(), def, `{"a":1,"list":[{"v":1},{"v":2},{"v":3}]}`)
+	if res.Status != StatusSucceeded || string(res.Output) != `{"items":[2,3],"ok":1}` {
 		t.Errorf("%s %s %s: %s", res.Status, res.Error, res.Cause, res.Output)
+	}
+	_, err := Parse([]byte(`{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":{"bare":"{% $exists(a) %}"},"End":true}}}`))
+	if err == nil || !strings.Contains(err.Error(), `state "A": Output.bare: Reference to 'a' at the top level is not supported`) {
+		t.Errorf("a bare name at the top level: %v", err)
 	}
 }
 
