@@ -4,7 +4,7 @@ NPM      ?= npm
 BIN      := bin/veredicto
 NODE     := node_modules/.bin/node
 
-.PHONY: all run test test-go test-node test-cfn node-tools vet bench bench-compare build-cli clean jsonata-expected
+.PHONY: all run test test-go test-node test-cfn node-tools vet bench bench-compare build-cli clean jsonata-expected moto-crosscheck
 
 all: build-cli
 
@@ -84,3 +84,8 @@ clean:
 # corpus that go test ./internal/asl/jsonata compares the Go evaluator with.
 jsonata-expected: node_modules/.installed
 	$(NODE) scripts/jsonata-crosscheck.mjs --write internal/asl/jsonata/testdata
+
+# Informational second opinion on the service-free conformance cases from
+# moto's Step Functions interpreter (moto ships with the machine image).
+moto-crosscheck:
+	python3 scripts/moto-crosscheck.py testdata/conformance

@@ -51,6 +51,8 @@ Usage:
       Run a function of template.yaml in-process, like "sam local invoke".
   veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
       Run an Amazon States Language definition in-process.
+  veredicto states validate DEF.asl.json...
+      Check definitions (JSONPath or JSONata) as the engine loads them.
   veredicto serve [--addr 127.0.0.1:8080] [--data DIR]
       Serve the Step Functions API with durable executions, the HTTP API,
       confirmations and the event stream (local control plane).
