@@ -411,3 +411,11 @@ func CheckCitations(citable map[string]bool, premises []string, texts ...string)
 	}
 	return nil
 }
+
+// chunk returns a retrieved chunk by id.
+func (g *RAG) chunk(id string) (Chunk, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c, ok := g.retrieved[id]
+	return c, ok
+}

@@ -70,7 +70,7 @@ func Jaccard(a, b []string) float64 {
 
 // PairAgreement is the four points of one pair.
 type PairAgreement struct {
-	A, B                                   string
+	A, B                                    string
 	Recommendation, Premises, Risks, Timing bool
 }
 
