@@ -59,7 +59,6 @@ func TestDebateRunOfflineExample(t *testing.T) {
 	}
 }
 
-
 func sorted(xs []string) []string {
 	sort.Strings(xs)
 	return xs
