@@ -129,6 +129,16 @@ func (m *Main) debateRun(ctx context.Context, cfg debateRunConfig, getenv func(s
 			return fail(exitUsage, "%v", err)
 		}
 	}
+	return m.debateExecute(ctx, "veredicto debate run", cfg, q, chunks, getenv)
+}
+
+// debateExecute runs a parsed debate and writes its outputs; prefix names
+// the command in messages.
+func (m *Main) debateExecute(ctx context.Context, prefix string, cfg debateRunConfig, q debate.Question, chunks []debate.Chunk, getenv func(string) string) int {
+	fail := func(code int, format string, args ...any) int {
+		fmt.Fprintf(m.Stderr, prefix+": "+format+"\n", args...)
+		return code
+	}
 	if _, err := os.Stat(filepath.Join(cfg.out, "debate_log.yaml")); err == nil {
 		return fail(exitUsage, "%s already holds a debate (debate_log.yaml); choose another --out", cfg.out)
 	}

@@ -53,7 +53,11 @@ var knowledgeExts = map[string]bool{".md": true, ".txt": true, ".yaml": true, ".
 // link is refused by name, a file over MaxKnowledgeFile is refused by name,
 // and the totals are bounded. Hidden files and non-text formats are
 // skipped.
-func LoadKnowledge(dir string) ([]Chunk, error) {
+func LoadKnowledge(dir string) ([]Chunk, error) { return loadKnowledge(dir, nil) }
+
+// loadKnowledge is LoadKnowledge reading only the files keep accepts
+// (slash-separated paths relative to dir; nil keeps all).
+func loadKnowledge(dir string, keep func(string) bool) ([]Chunk, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, &veredicto.InvalidInputError{File: dir, Problem: "is not a readable knowledge folder"}
@@ -65,6 +69,12 @@ func LoadKnowledge(dir string) ([]Chunk, error) {
 			return err
 		}
 		if p != "." && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if keep != nil && p != "." && !keep(p) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
