@@ -44,9 +44,9 @@ func Route(q Question) (mode, reason string) {
 // then excluded from convergence), or its last position when there was one
 // (the seed's "resposta parcial").
 type Answer struct {
-	Participant string
-	Position    *Position
-	TimedOut    bool
+	Participant string    `json:"participant"`
+	Position    *Position `json:"position"`
+	TimedOut    bool      `json:"timed_out"`
 }
 
 // Answered reports whether the answer counts for convergence.
