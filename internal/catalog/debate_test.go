@@ -96,7 +96,10 @@ func (r *debateRun) start(t *testing.T, question string, humanTimeout int, decid
 		t.Fatal(err)
 	}
 	if res.Status != asl.StatusSucceeded {
-		for _, ev := range res.History { t.Logf("%s %s %s", ev.Type, ev.State, ev.Scope) }; t.Fatalf("execution %s: %s: %s", res.Status, res.Error, res.Cause)
+		for _, ev := range res.History {
+			t.Logf("%s %s %s", ev.Type, ev.State, ev.Scope)
+		}
+		t.Fatalf("execution %s: %s: %s", res.Status, res.Error, res.Cause)
 	}
 	log, err := debate.ReadLog(ctx, r.logs, "acme", "d-1")
 	if err != nil {

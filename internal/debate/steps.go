@@ -179,8 +179,8 @@ type Steps struct {
 	Knowledge BlobReader
 	Reports   BlobWriter
 	Logs      LogStore
-	Now    func() time.Time
-	Logger *slog.Logger
+	Now       func() time.Time
+	Logger    *slog.Logger
 }
 
 func (s *Steps) now() time.Time {
