@@ -38,7 +38,8 @@ LAMBDAS := \
 	DebateSynthesizeFunction:debate-synthesize \
 	DebateVoteFunction:debate-vote \
 	DebateCouncilFunction:debate-council \
-	DebateFinishFunction:debate-finish
+	DebateFinishFunction:debate-finish \
+	DebateApiFunction:debate-api
 
 lambda_id  = $(word 1,$(subst :, ,$(1)))
 lambda_dir = $(word 2,$(subst :, ,$(1)))

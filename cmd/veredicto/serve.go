@@ -159,6 +159,10 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 // /searches) starts through the Step Functions API.
 const ExecutiveSearchMachine = "ExecutiveSearchStateMachine"
 
+// DebateMachine is the template logical id of the debate's state machine
+// (seed 003), which POST /debates starts through the Step Functions API.
+const DebateMachine = "DebateStateMachine"
+
 // assemble builds the whole local server on the endpoint it will listen on:
 // the project's functions bound to the local adapters under cfg.data, the
 // confirmations and the event log, the control plane feeding the log, and
@@ -172,6 +176,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 	a.Intake.Starter = starter.NewEndpoint(self, control.StateMachineARN(ExecutiveSearchMachine))
 	a.Intake.Logger = logger // the queue consumer logs through it: one log format
+	a.Debate, a.DebateAPI = app.LocalDebate(cfg.data, client, starter.NewEndpoint(self, control.StateMachineARN(DebateMachine)))
 	events := eventlog.Local(cfg.data)
 	confirmations := &confirm.Service{Store: confirm.LocalStore(cfg.data), Events: events, Tasks: sfnClient, Logger: logger}
 	reg := catalog.Registry(&a.Services, catalog.All())
@@ -201,6 +206,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		Events:        &stream.Handler{Log: events, Watch: events, Resolve: executions{mgr}, Logger: logger},
 		Searches:      a.HTTP.Handler(tenantOf),
 		Flags:         a.HTTP.Handler(tenantOf),
+		Debates:       a.DebateAPI.Handler(tenantOf),
 	}
 	if srv.Inputs, err = openInputsQueue(cfg.data, cfg.queue, a.Intake.HandleSQS, logger); err != nil {
 		mgr.Close()
@@ -299,6 +305,7 @@ type serverMounts struct {
 	Confirmations http.Handler                    // GET/POST /api/confirmations
 	Searches      http.Handler                    // /searches and /searches/…
 	Flags         http.Handler                    // POST /flags
+	Debates       http.Handler                    // /debates and /debates/… (seed 003)
 	Auth          func(http.Handler) http.Handler // JWT verification
 	// EventsAuth, when set, wraps Events instead of Auth (the stream also
 	// takes the token as ?access_token=, for browsers' EventSource).
@@ -374,6 +381,8 @@ func (s *server) Handler() http.Handler {
 		"/searches":          s.Mounts.Searches,
 		"/searches/":         s.Mounts.Searches,
 		"/flags":             s.Mounts.Flags,
+		"/debates":           s.Mounts.Debates,
+		"/debates/":          s.Mounts.Debates,
 	} {
 		if h != nil {
 			mux.Handle(pattern, auth(h))

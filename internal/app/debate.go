@@ -3,11 +3,18 @@ package app
 import (
 	"context"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
+	"os"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/debate"
+	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/starter"
+	store "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // StartDebate runs one of the debate workflow's step functions
@@ -20,7 +27,11 @@ func StartDebate(logicalID string) {
 		if err != nil {
 			return catalog.Services{}, err
 		}
-		return catalog.Services{Debate: DebateSteps(client, inputs, reports, kv)}, nil
+		api := &httpapi.Debates{Starter: missingStarter{}, Logs: kv, Reports: reports, TenantClaim: cfg.TenantClaim}
+		if arn := os.Getenv("DEBATE_STATE_MACHINE_ARN"); arn != "" {
+			api.Starter = starter.NewSFN(sfn.NewFromConfig(ac), arn)
+		}
+		return catalog.Services{Debate: DebateSteps(client, inputs, reports, kv), DebateAPI: api}, nil
 	})
 }
 
@@ -32,4 +43,13 @@ func DebateSteps(client *llm.OpenAI, knowledge debate.BlobReader, reports debate
 		agents = debate.LLMAgents{Client: client}
 	}
 	return &debate.Steps{Agents: agents, Knowledge: knowledge, Reports: reports, Logs: logs}
+}
+
+// LocalDebate assembles the debate's steps and routes on this machine under
+// dir (the layout of NewLocal): knowledge from dir/inputs, the debate's
+// files to dir/reports, logs in dir/context; st starts DebateStateMachine.
+func LocalDebate(dir string, client *llm.OpenAI, st httpapi.DebateStarter) (*debate.Steps, *httpapi.Debates) {
+	in, rep, ctxDir := LocalLayout(dir)
+	inputs, reports, kv := blob.NewDir(in), blob.NewDir(rep), store.NewLocal(ctxDir)
+	return DebateSteps(client, inputs, reports, kv), &httpapi.Debates{Starter: st, Logs: kv, Reports: reports}
 }

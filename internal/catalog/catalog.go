@@ -105,8 +105,10 @@ type Services struct {
 	HTTP *httpapi.Router
 	// Confirm is ConfirmFunction's service (the .waitForTaskToken task).
 	Confirm *confirm.Service
-	// Debate holds the debate workflow's step handlers (seed 003).
-	Debate *debate.Steps
+	// Debate holds the debate workflow's step handlers (seed 003);
+	// DebateAPI its HTTP routes (/debates…).
+	Debate    *debate.Steps
+	DebateAPI *httpapi.Debates
 	// Confirmations serves GET/POST /api/confirmations behind the HTTP
 	// API; Stream the event stream on a streaming Function URL.
 	Confirmations *HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]
@@ -218,6 +220,10 @@ func All() []Function {
 			debateDeps, (*debate.Steps).Council),
 		fn(debate1("DebateFinishFunction", "debate-finish", "records the debate: log in the table, debate_log.yaml and debate.md in the bucket.", "debate-finish.json"),
 			debateDeps, (*debate.Steps).Finish),
+		fn(Function{LogicalID: "DebateApiFunction", Folder: "debate-api", Kind: KindDebate,
+			Doc:    "the debate routes of the HTTP API: POST /debates, GET /debates/{id}[/report].",
+			Events: []string{"debate-api-post.json", "debate-api-get.json"}},
+			func(s *Services) *httpapi.Debates { return s.DebateAPI }, (*httpapi.Debates).HandleAPIGateway),
 	}
 }
 

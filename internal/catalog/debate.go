@@ -8,6 +8,7 @@ import (
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/debate"
+	"github.com/veredicto/veredicto/internal/starter"
 	"github.com/veredicto/veredicto/statemachines"
 )
 
@@ -17,8 +18,11 @@ func DebateRegistry(steps *debate.Steps, decisions *confirm.Service) *asl.Regist
 	return Registry(&Services{Debate: steps, Confirm: decisions}, InvokedBy(Debate))
 }
 
-// DebateExecutionName is the execution name of a debate: scoped by tenant.
-func DebateExecutionName(tenant, debateID string) string { return tenant + "--" + debateID }
+// DebateExecutionName is the execution name of a debate: scoped by tenant
+// (the same rule as a search's, starter.ExecutionName).
+func DebateExecutionName(tenant, debateID string) string {
+	return starter.ExecutionName(tenant, debateID)
+}
 
 // StartDebate starts statemachines/debate.asl.json (DebateStateMachine) on
 // eng, whose registry is a DebateRegistry.

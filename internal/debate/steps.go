@@ -204,17 +204,36 @@ func ReportPrefix(tenant, id string) string { return "debates/" + tenant + "/" +
 // question re-reads the flow's question (QUESTION.yaml's fields).
 func (f *Flow) question() Question { return f.Result.Question }
 
+// ValidateStart checks an execution input without reading anything: ids,
+// the question (QUESTION.yaml's fields), the knowledge prefixes' tenant and
+// the human timeout. Prepare runs the same checks.
+func ValidateStart(in StartInput) error {
+	if !validID(in.Tenant) {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "tenant", Problem: "is missing or invalid"}
+	}
+	if !validID(in.DebateID) {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "debate_id", Problem: "must be 1-40 letters, digits, '-' or '_'"}
+	}
+	if len(in.Question) == 0 {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "question", Problem: "is required"}
+	}
+	if _, err := ParseQuestion("question", in.Question); err != nil {
+		return err
+	}
+	if in.HumanTimeoutSeconds < 0 || in.HumanTimeoutSeconds > 366*24*3600 {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "human_timeout_seconds", Problem: "must be between 1 second and 366 days"}
+	}
+	if len(in.Knowledge) > 20 {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "knowledge", Problem: "lists more than 20 prefixes"}
+	}
+	return nil
+}
+
 // Prepare validates the input, routes the debate and runs the first RAG
 // queries (the question; then the question and each participant's brief).
 func (s *Steps) Prepare(ctx context.Context, in StartInput) (Flow, error) {
-	if !validID(in.Tenant) {
-		return Flow{}, &veredicto.InvalidInputError{File: "execution input", Field: "tenant", Problem: "is missing or invalid"}
-	}
-	if !validID(in.DebateID) {
-		return Flow{}, &veredicto.InvalidInputError{File: "execution input", Field: "debate_id", Problem: "must be 1-40 letters, digits, '-' or '_'"}
-	}
-	if len(in.Question) == 0 {
-		return Flow{}, &veredicto.InvalidInputError{File: "execution input", Field: "question", Problem: "is required"}
+	if err := ValidateStart(in); err != nil {
+		return Flow{}, err
 	}
 	q, err := ParseQuestion("question", in.Question)
 	if err != nil {
@@ -243,9 +262,6 @@ func (s *Steps) Prepare(ctx context.Context, in StartInput) (Flow, error) {
 	f.Members = roster(DefaultCouncil, "council")
 	f.TaskTimeoutSeconds = int(q.Config.Timeout.PerAgent) + 30
 	f.HumanTimeoutSeconds = 7 * 24 * 3600
-	if in.HumanTimeoutSeconds < 0 || in.HumanTimeoutSeconds > 366*24*3600 {
-		return Flow{}, &veredicto.InvalidInputError{File: "execution input", Field: "human_timeout_seconds", Problem: "must be between 1 second and 366 days"}
-	}
 	if in.HumanTimeoutSeconds > 0 {
 		f.HumanTimeoutSeconds = in.HumanTimeoutSeconds
 	}
