@@ -177,6 +177,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 	a.Intake.Starter = starter.NewEndpoint(self, control.StateMachineARN(ExecutiveSearchMachine))
 	a.Intake.Logger = logger // the queue consumer logs through it: one log format
 	a.Debate, a.DebateAPI = app.LocalDebate(cfg.data, client, starter.NewEndpoint(self, control.StateMachineARN(DebateMachine)))
+	a.Debate.Logger = logger
 	events := eventlog.Local(cfg.data)
 	confirmations := &confirm.Service{Store: confirm.LocalStore(cfg.data), Events: events, Tasks: sfnClient, Logger: logger}
 	reg := catalog.Registry(&a.Services, catalog.All())

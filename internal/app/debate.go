@@ -2,14 +2,18 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/veredicto/veredicto/internal/asl"
 	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -52,4 +56,24 @@ func LocalDebate(dir string, client *llm.OpenAI, st httpapi.DebateStarter) (*deb
 	in, rep, ctxDir := LocalLayout(dir)
 	inputs, reports, kv := blob.NewDir(in), blob.NewDir(rep), store.NewLocal(ctxDir)
 	return DebateSteps(client, inputs, reports, kv), &httpapi.Debates{Starter: st, Logs: kv, Reports: reports}
+}
+
+// localDebate is LocalDebate for NewLocal: POST /debates runs
+// DebateStateMachine in-process through the engine (execution records in
+// kv), with the human decision recorded by decisions.
+func localDebate(dir string, client *llm.OpenAI, kv starter.KV, decisions *confirm.Service) (*debate.Steps, *httpapi.Debates) {
+	steps, api := LocalDebate(dir, client, nil)
+	eng := asl.New(catalog.DebateRegistry(steps, decisions))
+	api.Starter = starter.NewLocal(kv, func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
+		var in debate.StartInput
+		if err := json.Unmarshal(input, &in); err != nil {
+			return nil, fmt.Errorf("execution input: %w", err)
+		}
+		x, err := catalog.StartDebate(ctx, eng, in, nil)
+		if err != nil {
+			return nil, err
+		}
+		return x.Wait(ctx)
+	})
+	return steps, api
 }

@@ -30,7 +30,7 @@ type ReportReader interface {
 
 // Debates serves the debate routes (seed 003), for the caller's tenant:
 //
-//	POST /debates                   start a debate: {"debate_id", "question", "knowledge", "optional_council", "human_timeout_seconds"}
+//	POST /debates                   start a debate (idempotent for the same input; 409 for another input under the same id): {"debate_id", "question", "knowledge", "optional_council", "human_timeout_seconds"}
 //	GET  /debates/{id}              the execution's status and, once finished, the seed's debate_log
 //	GET  /debates/{id}/report       debate.md (text/markdown)
 //
@@ -108,7 +108,7 @@ func (d *Debates) start(ctx context.Context, req Request) Response {
 		return d.failure(ctx, err)
 	}
 	if !x.Started {
-		return errorResponse(http.StatusConflict, "debate "+body.DebateID+" already exists")
+		return errorResponse(http.StatusConflict, "debate "+body.DebateID+" already exists with another input")
 	}
 	return jsonResponse(http.StatusAccepted, DebateView{DebateID: body.DebateID, Execution: x.Name, Status: "RUNNING"})
 }
