@@ -188,6 +188,8 @@ type Result struct {
 	Human       *HumanDecision
 	RAG         RAGStats
 	Cited       []string
+	// Evidence holds the cited chunks (source and text) for the report.
+	Evidence map[string]Chunk
 	Usage       veredicto.Usage
 	Events      []string // TIMEOUT lines and other notes, in order
 	Checklists  []Check
@@ -351,6 +353,12 @@ func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
 	st := rag.Stats()
 	r.RAG = st
 	r.Cited = s.cited(latest, r.Council)
+	r.Evidence = map[string]Chunk{}
+	for _, id := range r.Cited {
+		if c, ok := rag.chunk(id); ok {
+			r.Evidence[id] = c
+		}
+	}
 	r.End = now()
 	r.Checklists = Checklists(r, e.Chunks)
 	log.InfoContext(ctx, "debate finished", "target", r.Target, "pending", r.Pending, "rounds", len(r.Rounds), "tokens", r.Usage.PromptTokens+r.Usage.CompletionTokens)

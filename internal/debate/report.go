@@ -327,7 +327,16 @@ func (r *Result) Markdown() string {
 		w("Ninguna cita a la base de conocimiento.\n")
 	} else {
 		for _, id := range r.Cited {
-			w("- [RAG:%s]", id)
+			c, ok := r.Evidence[id]
+			if !ok {
+				w("- [RAG:%s]", id)
+				continue
+			}
+			excerpt := []rune(oneLine(c.Text))
+			if len(excerpt) > 240 {
+				excerpt = append(excerpt[:240], '…')
+			}
+			w("- [RAG:%s] (%s): %s", id, c.Source, string(excerpt))
 		}
 		w("")
 	}

@@ -784,6 +784,16 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error
 	}
 	r.End = s.now()
 	r.Cited = citedAll(r)
+	r.Evidence = map[string]Chunk{}
+	lists := [][]Chunk{f.Extra}
+	for _, cs := range f.Chunks {
+		lists = append(lists, cs)
+	}
+	for _, c := range mergeChunks(lists...) {
+		if contains(r.Cited, c.ID) {
+			r.Evidence[c.ID] = c
+		}
+	}
 	r.Checklists = Checklists(r, knowledgeSize(&f))
 	var logYAML bytes.Buffer
 	enc := yaml.NewEncoder(&logYAML)
