@@ -189,10 +189,10 @@ type Result struct {
 	RAG         RAGStats
 	Cited       []string
 	// Evidence holds the cited chunks (source and text) for the report.
-	Evidence map[string]Chunk
-	Usage       veredicto.Usage
-	Events      []string // TIMEOUT lines and other notes, in order
-	Checklists  []Check
+	Evidence   map[string]Chunk
+	Usage      veredicto.Usage
+	Events     []string // TIMEOUT lines and other notes, in order
+	Checklists []Check
 }
 
 // CouncilOutcome is the council's votes and result.
