@@ -293,3 +293,44 @@ func TestAfterCouncil(t *testing.T) {
 		}
 	}
 }
+
+// TestEscalationFlow is the seed's whole escalation diagram, table-driven on
+// synthesis confidence × value at risk × council result: where the decision
+// finally goes.
+func TestEscalationFlow(t *testing.T) {
+	c := Defaults()
+	final := func(conf, value, council float64) string {
+		e := Escalate(EscalationInput{Mode: ModeDebate, SynthesisConfidence: conf, ConvergenceFinal: 80, ValueAtRisk: value, OptionalCouncil: true}, c)
+		if e.Target != TargetCouncil {
+			return e.Target
+		}
+		target, _ := AfterCouncil(council, false, conf, "", c)
+		if target == TargetNone {
+			return TargetCouncil // decided by the council
+		}
+		return target
+	}
+	tests := []struct {
+		conf, value, council float64
+		want                 string
+	}{
+		{75, 50_000, 0, TargetNone},
+		{75, 150_000, 0, TargetNone},
+		{60, 50_000, 70, TargetCouncil},
+		{60, 50_000, 50, TargetHuman},
+		{60, 150_000, 60, TargetCouncil},
+		{60, 150_000, 59, TargetHuman},
+		{45, 50_000, 90, TargetHuman},
+		{45, 150_000, 90, TargetCouncil},
+		{45, 150_000, 30, TargetHuman},
+		{50, 100_000, 60, TargetCouncil},
+		{49.9, 100_000, 60, TargetHuman},
+		{70, 100_001, 0, TargetNone},
+		{69.9, 100_001, 0, TargetHuman},
+	}
+	for _, tt := range tests {
+		if got := final(tt.conf, tt.value, tt.council); got != tt.want {
+			t.Errorf("confidence %v, value %v, council %v: %s, want %s", tt.conf, tt.value, tt.council, got, tt.want)
+		}
+	}
+}
