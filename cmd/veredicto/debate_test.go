@@ -123,3 +123,36 @@ func TestDebateRunHumanPendingExitCode(t *testing.T) {
 		t.Errorf("log does not record the escalation to HUMANO:\n%s", log)
 	}
 }
+
+func TestSearchDebateCommand(t *testing.T) {
+	out := t.TempDir()
+	cand := filepath.Join(out, "c-005")
+	if err := os.MkdirAll(cand, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"report.json": `{"search_id":"demo","candidate_id":"c-005","decision":"ESCALADO_CONSULTOR_SENIOR","escalation":{"motivo":"falta de evidencia estructural"}}`,
+		"report.md":   "# Informe de c-005\n\nFalta evidencia de los logros declarados; pedir referencias.",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(cand, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	m := &Main{Stdout: &stdout, Stderr: &stderr}
+	code := m.Run(context.Background(), []string{"search", "debate", cand, "--search", "../../examples/search-demo", "--llm", "offline"})
+	if code != exitOK && code != exitPending {
+		t.Fatalf("exit %d, stderr %s", code, stderr.String())
+	}
+	md, err := os.ReadFile(filepath.Join(cand, "debate", "debate.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "c-005") || !strings.Contains(string(md), "falta de evidencia estructural") || !strings.Contains(string(md), "[RAG:informe-c-005-report-md_001]") {
+		t.Errorf("debate.md does not debate c-005 on its report:\n%.600s", md)
+	}
+	if strings.Contains(string(md), "candidates-c-001") {
+		t.Error("another candidate's documents reached the debate")
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/veredicto/veredicto/prompts"
 )
 
 // Check is one item of the seed's validation checklists.
@@ -372,6 +374,13 @@ func (r *Result) Markdown() string {
 	w("- Tiempo total: %d ms", r.End.Sub(r.Start).Milliseconds())
 	w("- Llamadas al modelo: %d; tokens: %d (entrada %d, salida %d)", r.Usage.Calls, r.Usage.PromptTokens+r.Usage.CompletionTokens, r.Usage.PromptTokens, r.Usage.CompletionTokens)
 	w("- Rondas ejecutadas: %d", len(r.Rounds))
+	if r.Usage.Calls > 0 {
+		var vs []string
+		for _, schema := range []string{SchemaPosition, SchemaRebuttal, SchemaSynthesis, SchemaVote} {
+			vs = append(vs, prompts.PromptVersion(schema))
+		}
+		w("- Prompts: %s", strings.Join(vs, ", "))
+	}
 	w("- Sesión: %s", r.SessionID)
 	return b.String()
 }
