@@ -335,11 +335,16 @@ func (s *Steps) loadKnowledge(ctx context.Context, tenant string, prefixes []str
 }
 
 // agentCtx bounds one agent call by the per-agent timeout and what is left
-// of the debate's total time.
+// of the round's and of the debate's total time (the state machine's Map
+// has no timeout of its own: the round's bound is enforced here).
 func (s *Steps) agentCtx(ctx context.Context, f *Flow) (context.Context, context.CancelFunc) {
 	c := f.Result.Question.Config
+	now := s.now()
 	d := Dur(c.Timeout.PerAgent)
-	if left := f.Result.Start.Add(Dur(c.Timeout.Total)).Sub(s.now()); left < d {
+	if left := f.Result.Start.Add(Dur(c.Timeout.Total)).Sub(now); left < d {
+		d = left
+	}
+	if left := f.RoundStart.Add(Dur(c.Timeout.PerRound)).Sub(now); !f.RoundStart.IsZero() && left < d {
 		d = left
 	}
 	if d < 0 {
