@@ -171,8 +171,8 @@ func (r *Result) DebateLog() Log {
 	return Log{DebateLog: b}
 }
 
-// Write writes DIR/debate_log.yaml and DIR/debate.md, each to a temporary
-// file renamed into place, so a reader never sees half a file.
+// Write writes DIR/debate.md and then DIR/debate_log.yaml, each to a
+// temporary file renamed into place, so a reader never sees half a file.
 func (r *Result) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create output %s: %w", dir, err)
@@ -186,10 +186,12 @@ func (r *Result) Write(dir string) error {
 	if err := enc.Close(); err != nil {
 		return fmt.Errorf("encode debate log: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(dir, "debate_log.yaml"), buf.Bytes()); err != nil {
+	// The report first, the log last: a folder with debate_log.yaml holds
+	// a whole debate (and a rerun refuses to overwrite it).
+	if err := writeAtomic(filepath.Join(dir, "debate.md"), []byte(r.Markdown())); err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, "debate.md"), []byte(r.Markdown()))
+	return writeAtomic(filepath.Join(dir, "debate_log.yaml"), buf.Bytes())
 }
 
 func writeAtomic(path string, data []byte) error {
