@@ -723,7 +723,7 @@ func (s *state) human(ctx context.Context, divergences []string) error {
 	r.Human = &d
 	if d.Approved {
 		r.Final = proposed
-		if d.Decision != "" {
+		if d.Decision != "" && contains(r.Question.Options, d.Decision) {
 			r.Final = d.Decision
 		}
 	}

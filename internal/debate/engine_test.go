@@ -255,3 +255,40 @@ func TestOfflineRebuttalFollowsStrictMajority(t *testing.T) {
 		t.Errorf("rebuttal %+v, want to keep without a strict majority against", r)
 	}
 }
+
+type fakeHuman struct {
+	got HumanRequest
+	ans HumanDecision
+}
+
+func (h *fakeHuman) Decide(_ context.Context, req HumanRequest) (HumanDecision, error) {
+	h.got = req
+	return h.ans, nil
+}
+
+func TestEngineHumanDecides(t *testing.T) {
+	low := func(ctx context.Context, in PositionInput) (Position, error) {
+		return Position{Recommendation: "avanzar", Timing: "30d", Confidence: 40, Position: "p"}, nil
+	}
+	for _, tt := range []struct {
+		ans   HumanDecision
+		final string
+	}{
+		{HumanDecision{Approved: true}, "avanzar"},
+		{HumanDecision{Approved: true, Decision: "no avanzar"}, "no avanzar"},
+		{HumanDecision{Approved: false, Comment: "no"}, ""},
+	} {
+		h := &fakeHuman{ans: tt.ans}
+		e := &Engine{Agents: &funcAgents{position: low}, Logger: quiet(), Human: h}
+		r, err := e.Run(context.Background(), question(t, "", "cfo", "chro"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Target != TargetHuman || r.Pending || r.Final != tt.final {
+			t.Errorf("%+v: target %s pending %v final %q, want %q", tt.ans, r.Target, r.Pending, r.Final, tt.final)
+		}
+		if h.got.Proposed != "avanzar" || h.got.Confidence != 40 || len(h.got.Reasons) == 0 {
+			t.Errorf("the person saw %+v", h.got)
+		}
+	}
+}

@@ -782,7 +782,12 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error
 				}
 			}
 		case in.Error != nil && in.Error.Error == veredicto.NameConfirmationRejected:
-			r.Human = &HumanDecision{Approved: false}
+			// The Cause is the person's answer as JSON (comment, who, when).
+			var a struct {
+				Comment string `json:"comment"`
+			}
+			_ = json.Unmarshal([]byte(in.Error.Cause), &a)
+			r.Human = &HumanDecision{Approved: false, Comment: a.Comment}
 		default:
 			r.Pending = true
 		}
