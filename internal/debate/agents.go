@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/veredicto/veredicto"
@@ -125,7 +126,66 @@ func system(schema string) (string, error) {
 	return strings.TrimSuffix(s, "\n"), nil
 }
 
+// Bounds on what a model may write: every text and list of an answer is
+// checked (one re-ask names the excess), so a debate's state and report
+// stay bounded.
+const (
+	MaxTextChars = 2000 // position, reasoning, summary, rationale
+	MaxItemChars = 400  // one item of a list, one risk, the action
+	MaxListItems = 10
+)
+
+func checkText(field, text string, max int) error {
+	if n := len([]rune(text)); n > max {
+		return fmt.Errorf("%s has %d characters, more than %d: be brief", field, n, max)
+	}
+	return nil
+}
+
+func checkList(field string, items []string) error {
+	if len(items) > MaxListItems {
+		return fmt.Errorf("%s has %d items, more than %d", field, len(items), MaxListItems)
+	}
+	for i, it := range items {
+		if err := checkText(fmt.Sprintf("%s[%d]", field, i), it, MaxItemChars); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkBounds(texts map[string]string, lists map[string][]string) error {
+	for _, f := range sortedKeys(texts) {
+		if err := checkText(f, texts[f], MaxTextChars); err != nil {
+			return err
+		}
+	}
+	for _, f := range sortedKeys(lists) {
+		if err := checkList(f, lists[f]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func checkPosition(p *Position, options []string, citable map[string]bool) error {
+	risks := make([]string, len(p.Risks))
+	for i, r := range p.Risks {
+		risks[i] = r.Description
+	}
+	if err := checkBounds(map[string]string{"position": p.Position, "reasoning": p.Reasoning},
+		map[string][]string{"premises": p.Premises, "risks": risks, "limitations": p.Limitations}); err != nil {
+		return err
+	}
 	if !contains(options, p.Recommendation) {
 		return fmt.Errorf("recommendation %q is not one of the options", p.Recommendation)
 	}
@@ -184,6 +244,9 @@ func (a LLMAgents) Rebuttal(ctx context.Context, in RebuttalInput) (Rebuttal, ve
 		if err := checkPosition(&r.Stance, in.Question.Options, citable); err != nil {
 			return fmt.Errorf("stance: %w", err)
 		}
+		if err := checkBounds(nil, map[string][]string{"agreements": r.Agreements, "divergences": r.Divergences, "blind_spots": r.BlindSpots}); err != nil {
+			return err
+		}
 		return CheckCitations(citable, nil, append(append(append([]string{}, r.Agreements...), r.Divergences...), r.BlindSpots...)...)
 	})
 }
@@ -203,6 +266,12 @@ func (a LLMAgents) Synthesis(ctx context.Context, in SynthesisInput) (Synthesis,
 	return generate(ctx, a.Client, SchemaSynthesis, Synthesis{}, in.Question.Options, m.b.String(), func(s *Synthesis) error {
 		if strings.TrimSpace(s.Summary) == "" || strings.TrimSpace(s.Action) == "" {
 			return errors.New("summary and action must not be empty")
+		}
+		if err := checkText("action", s.Action, MaxItemChars); err != nil {
+			return err
+		}
+		if err := checkBounds(map[string]string{"summary": s.Summary}, map[string][]string{"consensus": s.Consensus, "divergences": s.Divergences}); err != nil {
+			return err
 		}
 		return CheckCitations(citable, nil, append(append([]string{s.Summary, s.Action}, s.Consensus...), s.Divergences...)...)
 	})
@@ -228,6 +297,9 @@ func (a LLMAgents) Vote(ctx context.Context, in VoteInput) (Vote, veredicto.Usag
 		}
 		if v.Confidence < 0 || v.Confidence > 100 {
 			return fmt.Errorf("confidence %d is outside 0-100", v.Confidence)
+		}
+		if err := checkBounds(map[string]string{"rationale": v.Rationale}, map[string][]string{"premises": v.Premises}); err != nil {
+			return err
 		}
 		return CheckCitations(citable, v.Premises, v.Rationale)
 	})

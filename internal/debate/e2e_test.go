@@ -378,3 +378,31 @@ func TestE2EProviderFailureFailsTheDebate(t *testing.T) {
 		t.Fatalf("err = %v, want a ProviderError", err)
 	}
 }
+
+func TestE2ETooLongAnswerIsReasked(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	e, srv := newEngine(t, script{position: func(p string, _ int) Position {
+		mu.Lock()
+		defer mu.Unlock()
+		pos := position("avanzar", "30d", 80, cite(kbChunk))
+		if p == "cfo" && n == 0 {
+			n++
+			pos.Reasoning = strings.Repeat("muy largo ", 300)
+		}
+		return pos
+	}})
+	r, err := e.Run(context.Background(), question(t, "", "cfo", "chro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasked := false
+	for _, c := range srv.Calls() {
+		if len(c.Messages) == 4 && strings.Contains(c.Messages[3].Content, "reasoning has 3000 characters") {
+			reasked = true
+		}
+	}
+	if !reasked || len(r.Rounds[0].Answers[0].Position.Reasoning) > MaxTextChars {
+		t.Errorf("an answer over the bounds was not re-asked (reasked %v)", reasked)
+	}
+}

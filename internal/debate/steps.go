@@ -55,14 +55,20 @@ type StartInput struct {
 // Flow is the state the debate's steps pass along: the result so far and
 // the bookkeeping of the loop.
 type Flow struct {
-	Tenant          string             `json:"tenant"`
-	Knowledge       []string           `json:"knowledge"`
-	OptionalCouncil bool               `json:"optional_council"`
-	Participants    []Participant      `json:"participants"`
-	Chunks          map[string][]Chunk `json:"chunks"`
-	Extra           []Chunk            `json:"extra"`
-	LoopCounter     int                `json:"loop_counter"`
-	LastHash        string             `json:"last_hash"`
+	Tenant          string        `json:"tenant"`
+	Knowledge       []string      `json:"knowledge"`
+	OptionalCouncil bool          `json:"optional_council"`
+	Participants    []Participant `json:"participants"`
+	// Library holds each retrieved chunk once; Chunks names, per
+	// participant, the ids it was given and Extra those of the refinement
+	// queries (the state stays small: no text is repeated).
+	Library map[string]Chunk    `json:"library"`
+	Chunks  map[string][]string `json:"chunks"`
+	Extra   []string            `json:"extra"`
+	// KnowledgeChunks is the size of the knowledge base (for the checklist).
+	KnowledgeChunks int    `json:"knowledge_chunks"`
+	LoopCounter     int    `json:"loop_counter"`
+	LastHash        string `json:"last_hash"`
 	// Next is the state machine's branch: rebuttal, refine, synthesize,
 	// council, human or finish. Index is the next agent of the sequential
 	// round or the item of a Map.
@@ -244,7 +250,7 @@ func (s *Steps) Prepare(ctx context.Context, in StartInput) (Flow, error) {
 		return Flow{}, err
 	}
 	f := Flow{Tenant: in.Tenant, Knowledge: in.Knowledge, OptionalCouncil: in.OptionalCouncil == nil || *in.OptionalCouncil,
-		Chunks: map[string][]Chunk{}, Extra: []Chunk{}, Current: []Answer{}}
+		Library: map[string]Chunk{}, Chunks: map[string][]string{}, Extra: []string{}, Current: []Answer{}, KnowledgeChunks: len(chunks)}
 	r := &f.Result
 	r.SessionID, r.Question, r.Start = in.DebateID, q, s.now()
 	r.Mode, r.ModeReason = Route(q)
@@ -255,7 +261,7 @@ func (s *Steps) Prepare(ctx context.Context, in StartInput) (Flow, error) {
 	rag := NewRAG(retrieverOf(chunks), q.Config.RAG.MaxQueries, Dur(q.Config.RAG.Timeout))
 	shared := f.query(ctx, rag, q.Question)
 	for _, p := range f.Participants {
-		f.Chunks[p.ID] = mergeChunks(shared, f.query(ctx, rag, q.Question+" "+p.Brief))
+		f.Chunks[p.ID] = f.keep(mergeChunks(shared, f.query(ctx, rag, q.Question+" "+p.Brief)))
 	}
 	f.Result.RAG = rag.Stats()
 	f.Roster = roster(f.Participants, fase(1))
@@ -405,11 +411,11 @@ func (s *Steps) Position(ctx context.Context, t Turn) (TurnOutput, error) {
 	p := f.Participants[t.Index]
 	round := len(f.Result.Rounds) + 1
 	prev := prevOf(f, p.ID)
-	in := PositionInput{Question: f.question(), Participant: p, Round: round, Chunks: f.Chunks[p.ID]}
+	in := PositionInput{Question: f.question(), Participant: p, Round: round, Chunks: f.chunks(f.Chunks[p.ID])}
 	if round >= 3 {
 		in.Focus = openDivergences(lastAnswers(f), f.Result.Rounds)
 		in.Previous = prev
-		in.Chunks = mergeChunks(in.Chunks, f.Extra, citedIn(f, prev))
+		in.Chunks = mergeChunks(in.Chunks, f.chunks(f.Extra), citedIn(f, prev))
 	}
 	actx, cancel := s.agentCtx(ctx, f)
 	defer cancel()
@@ -429,18 +435,9 @@ func citedIn(f *Flow, p *Position) []Chunk {
 	if p == nil {
 		return nil
 	}
-	all := map[string]Chunk{}
-	for _, cs := range f.Chunks {
-		for _, c := range cs {
-			all[c.ID] = c
-		}
-	}
-	for _, c := range f.Extra {
-		all[c.ID] = c
-	}
 	var out []Chunk
 	for _, id := range CitedIDs(append(append([]string{}, p.Premises...), p.Reasoning, p.Position)...) {
-		if c, ok := all[id]; ok {
+		if c, ok := f.Library[id]; ok {
 			out = append(out, c)
 		}
 	}
@@ -497,7 +494,7 @@ func (s *Steps) Rebuttal(ctx context.Context, in RebuttalStep) (Flow, error) {
 		out = TurnOutput{Answer: Answer{Participant: p.ID, Position: own, TimedOut: true},
 			Event: fmt.Sprintf("TIMEOUT: %s em %s", strings.ToUpper(p.ID), fase(2))}
 	} else if own == nil {
-		pos, u, cerr := s.Agents.Position(actx, PositionInput{Question: f.question(), Participant: p, Round: 2, Chunks: f.Chunks[p.ID]})
+		pos, u, cerr := s.Agents.Position(actx, PositionInput{Question: f.question(), Participant: p, Round: 2, Chunks: f.chunks(f.Chunks[p.ID])})
 		out, err = turn(p, 2, nil, &pos, cerr, actx, u)
 	} else {
 		var others []Stance
@@ -508,7 +505,7 @@ func (s *Steps) Rebuttal(ctx context.Context, in RebuttalStep) (Flow, error) {
 				seen = append(seen, citedIn(&f, a.Position)...)
 			}
 		}
-		r, u, cerr := s.Agents.Rebuttal(actx, RebuttalInput{Question: f.question(), Participant: p, Own: *own, Others: others, Chunks: mergeChunks(f.Chunks[p.ID], seen)})
+		r, u, cerr := s.Agents.Rebuttal(actx, RebuttalInput{Question: f.question(), Participant: p, Own: *own, Others: others, Chunks: mergeChunks(f.chunks(f.Chunks[p.ID]), seen)})
 		var pos *Position
 		if cerr == nil {
 			reb, pos = &r, &r.Stance
@@ -618,7 +615,7 @@ func (s *Steps) checkpoint(ctx context.Context, f Flow, rd Round) (Flow, error) 
 		}
 		rag.resume(f.Result.RAG)
 		focus := openDivergences(rd.Answers, f.Result.Rounds)
-		f.Extra = mergeChunks(f.Extra, f.query(ctx, rag, f.Result.Question.Question+" "+strings.Join(focus, " ")))
+		f.Extra = f.keep(mergeChunks(f.chunks(f.Extra), f.query(ctx, rag, f.Result.Question.Question+" "+strings.Join(focus, " "))))
 		f.Result.RAG = rag.Stats()
 	}
 	return f, nil
@@ -795,13 +792,9 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error
 	r.End = s.now()
 	r.Cited = citedAll(r)
 	r.Evidence = map[string]Chunk{}
-	lists := [][]Chunk{f.Extra}
-	for _, cs := range f.Chunks {
-		lists = append(lists, cs)
-	}
-	for _, c := range mergeChunks(lists...) {
-		if contains(r.Cited, c.ID) {
-			r.Evidence[c.ID] = c
+	for _, id := range r.Cited {
+		if c, ok := f.Library[id]; ok {
+			r.Evidence[id] = c
 		}
 	}
 	r.Checklists = Checklists(r, knowledgeSize(&f))
@@ -841,12 +834,30 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error
 		LogKey: prefix + "debate_log.yaml", ReportKey: prefix + "debate.md"}, nil
 }
 
-func knowledgeSize(f *Flow) int {
-	n := 0
-	for _, cs := range f.Chunks {
-		n += len(cs)
+func knowledgeSize(f *Flow) int { return f.KnowledgeChunks }
+
+// keep adds chunks to the library and returns their ids.
+func (f *Flow) keep(cs []Chunk) []string {
+	if f.Library == nil {
+		f.Library = map[string]Chunk{}
 	}
-	return n
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		f.Library[c.ID] = c
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// chunks returns the library's chunks of ids, in order.
+func (f *Flow) chunks(ids []string) []Chunk {
+	out := make([]Chunk, 0, len(ids))
+	for _, id := range ids {
+		if c, ok := f.Library[id]; ok {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func citedAll(r *Result) []string {
