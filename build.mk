@@ -30,7 +30,16 @@ LAMBDAS := \
 	FlagsFunction:flags \
 	ConfirmFunction:confirm \
 	ConfirmationsFunction:confirmations \
-	StreamFunction:stream
+	StreamFunction:stream \
+	DebatePrepareFunction:debate-prepare \
+	DebatePositionFunction:debate-position \
+	DebateCloseRoundFunction:debate-close-round \
+	DebateRebuttalFunction:debate-rebuttal \
+	DebateSynthesizeFunction:debate-synthesize \
+	DebateVoteFunction:debate-vote \
+	DebateCouncilFunction:debate-council \
+	DebateFinishFunction:debate-finish \
+	DebateApiFunction:debate-api
 
 lambda_id  = $(word 1,$(subst :, ,$(1)))
 lambda_dir = $(word 2,$(subst :, ,$(1)))

@@ -13,3 +13,8 @@ var ExecutiveSearch []byte
 //
 //go:embed gates_demo.asl.json
 var GatesDemo []byte
+
+// Debate is debate.asl.json (seed 003): DebateStateMachine.
+//
+//go:embed debate.asl.json
+var Debate []byte

@@ -47,6 +47,10 @@ Usage:
       for the senior consultant's decision on escalated candidates.
   veredicto flags --questions Q.yaml --transcript T.yaml [--transcript T2.yaml] [--context C.yaml]
       Classify interview answers with the Flags schema v1.1 (seed 002).
+  veredicto debate run QUESTION.yaml --out DIR [--knowledge DIR] [--llm offline|openai] [--no-optional-council]
+      Debate one hiring question in a committee of role agents (seed 003).
+  veredicto search debate OUT/CANDIDATE [--search DIR] [--question Q.yaml] [--out DIR]
+      Debate an escalated candidate with the search and its report as knowledge.
   veredicto lambda invoke LOGICAL_ID --event FILE [--data DIR]
       Run a function of template.yaml in-process, like "sam local invoke".
   veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
@@ -78,6 +82,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	switch args[0] {
 	case "flags":
 		return m.runFlags(ctx, args[1:])
+	case "debate":
+		return m.runDebate(ctx, args[1:])
 	case "lambda":
 		return m.runLambda(ctx, args[1:])
 	case "states":

@@ -75,6 +75,9 @@ type searchRunConfig struct {
 }
 
 func (m *Main) runSearch(ctx context.Context, args []string) int {
+	if len(args) > 0 && args[0] == "debate" {
+		return m.runSearchDebate(ctx, args[1:])
+	}
 	if len(args) == 0 || args[0] != "run" {
 		fmt.Fprint(m.Stderr, strings.Replace(searchUsage, "\nFlags:\n", "", 1))
 		return exitUsage

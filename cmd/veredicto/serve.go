@@ -164,6 +164,10 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 // /searches) starts through the Step Functions API.
 const ExecutiveSearchMachine = "ExecutiveSearchStateMachine"
 
+// DebateMachine is the template logical id of the debate's state machine
+// (seed 003), which POST /debates starts through the Step Functions API.
+const DebateMachine = "DebateStateMachine"
+
 // assemble builds the whole local server on the endpoint it will listen on:
 // the project's functions bound to the local adapters under cfg.data, the
 // confirmations and the event log, the control plane feeding the log, and
@@ -177,6 +181,8 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 	a.Intake.Starter = starter.NewEndpoint(self, control.StateMachineARN(ExecutiveSearchMachine))
 	a.Intake.Logger = logger // the queue consumer logs through it: one log format
+	a.Debate, a.DebateAPI = app.LocalDebate(cfg.data, client, starter.NewEndpoint(self, control.StateMachineARN(DebateMachine)))
+	a.Debate.Logger = logger
 	events := eventlog.Local(cfg.data)
 	decisions := confirm.LocalStore(cfg.data)
 	confirmations := &confirm.Service{Store: decisions, Events: events, Tasks: sfnClient, Logger: logger}
@@ -209,6 +215,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		Searches:      a.HTTP.Handler(tenantOf),
 		Flags:         a.HTTP.Handler(tenantOf),
 		Console:       console.Handler(console.LocalConfig),
+		Debates:       a.DebateAPI.Handler(tenantOf),
 	}
 	if srv.Inputs, err = openInputsQueue(cfg.data, cfg.queue, a.Intake.HandleSQS, logger); err != nil {
 		mgr.Close()
@@ -328,6 +335,7 @@ type serverMounts struct {
 	Searches      http.Handler                    // /searches and /searches/…
 	Flags         http.Handler                    // POST /flags
 	Console       http.Handler                    // GET / and its assets: the web console (no token: it signs in)
+	Debates       http.Handler                    // /debates and /debates/… (seed 003)
 	Auth          func(http.Handler) http.Handler // JWT verification
 	// EventsAuth, when set, wraps Events instead of Auth (the stream also
 	// takes the token as ?access_token=, for browsers' EventSource).
@@ -404,6 +412,8 @@ func (s *server) Handler() http.Handler {
 		"/searches/":         s.Mounts.Searches,
 		"/flags":             s.Mounts.Flags,
 		"/runs":              s.Mounts.Searches,
+		"/debates":           s.Mounts.Debates,
+		"/debates/":          s.Mounts.Debates,
 	} {
 		if h != nil {
 			mux.Handle(pattern, auth(h))

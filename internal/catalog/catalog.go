@@ -48,6 +48,7 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/search"
@@ -70,6 +71,9 @@ const (
 	// KindPeople: the functions that put a person in the loop (seed 004):
 	// confirmations and the event stream (DynamoDB, Step Functions).
 	KindPeople Kind = "people"
+	// KindDebate: a step of the debate workflow (seed 003): LLM, the
+	// knowledge and reports bucket, the debate log table.
+	KindDebate Kind = "debate"
 )
 
 // entryPoints names the internal/app function that starts a Lambda of each
@@ -79,6 +83,7 @@ var entryPoints = map[Kind]string{
 	KindIntake: "StartIntake",
 	KindFlags:  "StartFlags",
 	KindPeople: "StartPeople",
+	KindDebate: "StartDebate",
 }
 
 // EntryPoint is the internal/app function that starts a Lambda of kind k.
@@ -87,6 +92,7 @@ func EntryPoint(k Kind) string { return entryPoints[k] }
 // State machine files (statemachines/), as Function.StateMachines names them.
 const (
 	ExecutiveSearch = "executive_search.asl.json"
+	Debate          = "debate.asl.json"
 )
 
 // Services are the assembled dependencies the handlers are bound to. A
@@ -99,6 +105,10 @@ type Services struct {
 	HTTP *httpapi.Router
 	// Confirm is ConfirmFunction's service (the .waitForTaskToken task).
 	Confirm *confirm.Service
+	// Debate holds the debate workflow's step handlers (seed 003);
+	// DebateAPI its HTTP routes (/debates…).
+	Debate    *debate.Steps
+	DebateAPI *httpapi.Debates
 	// Confirmations serves GET/POST /api/confirmations behind the HTTP
 	// API; Stream the event stream on a streaming Function URL.
 	Confirmations *HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]
@@ -180,7 +190,7 @@ func All() []Function {
 			httpDeps, (*httpapi.Router).HandleAPIGateway),
 		fn(Function{LogicalID: "ConfirmFunction", Folder: "confirm", Kind: KindPeople,
 			Doc:           "the .waitForTaskToken task that stores a pending confirmation (seed 004 §3).",
-			StateMachines: []string{ExecutiveSearch}, Events: []string{"confirm.json"}},
+			StateMachines: []string{ExecutiveSearch, Debate}, Events: []string{"confirm.json"}},
 			func(s *Services) *confirm.Service { return s.Confirm }, (*confirm.Service).Confirm),
 		fn(Function{LogicalID: "ConfirmationsFunction", Folder: "confirmations", Kind: KindPeople,
 			Doc:    "GET and POST /api/confirmations on the HTTP API (list and resolve confirmations).",
@@ -194,8 +204,35 @@ func All() []Function {
 			func(s *Services) *HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse] {
 				return s.Stream
 			}, (*HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse]).Handle),
+		fn(debate1("DebatePrepareFunction", "debate-prepare", "validates a debate, routes it and runs the first RAG queries (seed 003).", "debate-prepare.json"),
+			debateDeps, (*debate.Steps).Prepare),
+		fn(debate1("DebatePositionFunction", "debate-position", "one agent's position in a parallel round (debate_position).", "debate-position.json"),
+			debateDeps, (*debate.Steps).Position),
+		fn(debate1("DebateCloseRoundFunction", "debate-close-round", "closes a parallel round: convergence checkpoint, loop hash, circuit breaker.", "debate-close-round.json"),
+			debateDeps, (*debate.Steps).CloseRound),
+		fn(debate1("DebateRebuttalFunction", "debate-rebuttal", "one agent's turn of the sequential round 2 (debate_rebuttal).", "debate-rebuttal.json"),
+			debateDeps, (*debate.Steps).Rebuttal),
+		fn(debate1("DebateSynthesizeFunction", "debate-synthesize", "the synthesis (debate_synthesis) and the escalation table.", "debate-synthesize.json"),
+			debateDeps, (*debate.Steps).Synthesize),
+		fn(debate1("DebateVoteFunction", "debate-vote", "one council member's vote (council_vote).", "debate-vote.json"),
+			debateDeps, (*debate.Steps).Vote),
+		fn(debate1("DebateCouncilFunction", "debate-council", "closes the council: result ≥ 60 decides, else a person.", "debate-council.json"),
+			debateDeps, (*debate.Steps).Council),
+		fn(debate1("DebateFinishFunction", "debate-finish", "records the debate: log in the table, debate_log.yaml and debate.md in the bucket.", "debate-finish.json"),
+			debateDeps, (*debate.Steps).Finish),
+		fn(Function{LogicalID: "DebateApiFunction", Folder: "debate-api", Kind: KindDebate,
+			Doc:    "the debate routes of the HTTP API: POST /debates, GET /debates/{id}[/report].",
+			Events: []string{"debate-api-post.json", "debate-api-get.json"}},
+			func(s *Services) *httpapi.Debates { return s.DebateAPI }, (*httpapi.Debates).HandleAPIGateway),
 	}
 }
+
+func debate1(id, folder, doc, sample string) Function {
+	return Function{LogicalID: id, Folder: folder, Kind: KindDebate, Doc: doc,
+		StateMachines: []string{Debate}, Events: []string{sample}}
+}
+
+func debateDeps(s *Services) *debate.Steps { return s.Debate }
 
 func searchDeps(s *Services) *search.Service { return s.Search }
 

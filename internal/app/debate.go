@@ -1,0 +1,79 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/veredicto/veredicto/internal/asl"
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/debate"
+	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/starter"
+	store "github.com/veredicto/veredicto/internal/store/file"
+)
+
+// StartDebate runs one of the debate workflow's step functions
+// (catalog.KindDebate): knowledge from the inputs bucket, the debate's
+// files to the reports bucket, its log to the context table.
+func StartDebate(logicalID string) {
+	start(logicalID, catalog.KindDebate, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+		inputs, reports, kv := storage(cfg, ac)
+		client, err := awsLLM(ctx, ac, cfg)
+		if err != nil {
+			return catalog.Services{}, err
+		}
+		api := &httpapi.Debates{Starter: missingStarter{}, Logs: kv, Reports: reports, TenantClaim: cfg.TenantClaim}
+		if arn := os.Getenv("DEBATE_STATE_MACHINE_ARN"); arn != "" {
+			api.Starter = starter.NewSFN(sfn.NewFromConfig(ac), arn)
+		}
+		return catalog.Services{Debate: DebateSteps(client, inputs, reports, kv), DebateAPI: api}, nil
+	})
+}
+
+// DebateSteps assembles the debate steps: the LLM agents when there is a
+// client, otherwise the offline baseline.
+func DebateSteps(client *llm.OpenAI, knowledge debate.BlobReader, reports debate.BlobWriter, logs debate.LogStore) *debate.Steps {
+	var agents debate.Agents = debate.Offline{}
+	if client != nil {
+		agents = debate.LLMAgents{Client: client}
+	}
+	return &debate.Steps{Agents: agents, Knowledge: knowledge, Reports: reports, Logs: logs}
+}
+
+// LocalDebate assembles the debate's steps and routes on this machine under
+// dir (the layout of NewLocal): knowledge from dir/inputs, the debate's
+// files to dir/reports, logs in dir/context; st starts DebateStateMachine.
+func LocalDebate(dir string, client *llm.OpenAI, st httpapi.DebateStarter) (*debate.Steps, *httpapi.Debates) {
+	in, rep, ctxDir := LocalLayout(dir)
+	inputs, reports, kv := blob.NewDir(in), blob.NewDir(rep), store.NewLocal(ctxDir)
+	return DebateSteps(client, inputs, reports, kv), &httpapi.Debates{Starter: st, Logs: kv, Reports: reports}
+}
+
+// localDebate is LocalDebate for NewLocal: POST /debates runs
+// DebateStateMachine in-process through the engine (execution records in
+// kv), with the human decision recorded by decisions.
+func localDebate(dir string, client *llm.OpenAI, kv starter.KV, decisions *confirm.Service) (*debate.Steps, *httpapi.Debates) {
+	steps, api := LocalDebate(dir, client, nil)
+	eng := asl.New(catalog.DebateRegistry(steps, decisions))
+	api.Starter = starter.NewLocal(kv, func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
+		var in debate.StartInput
+		if err := json.Unmarshal(input, &in); err != nil {
+			return nil, fmt.Errorf("execution input: %w", err)
+		}
+		x, err := catalog.StartDebate(ctx, eng, in, nil)
+		if err != nil {
+			return nil, err
+		}
+		return x.Wait(ctx)
+	})
+	return steps, api
+}

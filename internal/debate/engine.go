@@ -1,0 +1,740 @@
+package debate
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/llm"
+)
+
+// Agents is the port of the four calls a debate makes. LLMAgents and
+// Offline implement it; tests may script it.
+type Agents interface {
+	Position(ctx context.Context, in PositionInput) (Position, veredicto.Usage, error)
+	Rebuttal(ctx context.Context, in RebuttalInput) (Rebuttal, veredicto.Usage, error)
+	Synthesis(ctx context.Context, in SynthesisInput) (Synthesis, veredicto.Usage, error)
+	Vote(ctx context.Context, in VoteInput) (Vote, veredicto.Usage, error)
+}
+
+// Stance is a participant's current position, shown to the others.
+type Stance struct {
+	Participant string   `json:"participant"`
+	Position    Position `json:"position"`
+}
+
+// PositionInput is a position call (round 1, and rounds 3+ with Focus).
+type PositionInput struct {
+	Question    Question
+	Participant Participant
+	Round       int
+	Chunks      []Chunk
+	// Focus lists the open divergences a refinement round debates;
+	// Previous is the participant's last position. Both empty in round 1.
+	Focus    []string
+	Previous *Position
+}
+
+// RebuttalInput is a round-2 call: the participant sees the others.
+type RebuttalInput struct {
+	Question    Question
+	Participant Participant
+	Own         Position
+	Others      []Stance
+	Chunks      []Chunk
+}
+
+// SynthesisInput is the synthesizer's call: the code's decision and
+// confidence, the final stances and the open divergences.
+type SynthesisInput struct {
+	Question    Question
+	Decision    string
+	Confidence  float64
+	Stances     []Stance
+	Divergences []string
+	Impasse     bool
+	Chunks      []Chunk
+}
+
+// VoteInput is one council member's call.
+type VoteInput struct {
+	Question    Question
+	Member      Participant
+	Decision    string
+	Confidence  float64
+	Synthesis   Synthesis
+	Stances     []Stance
+	Divergences []string
+	Impasse     bool
+	Chunks      []Chunk
+}
+
+// DefaultCouncil is the council of three.
+var DefaultCouncil = []Participant{
+	{ID: "consejo-riesgo", Brief: "Consejero de riesgos: pondera lo irreversible, el peor caso y la exposición legal y reputacional."},
+	{ID: "consejo-negocio", Brief: "Consejero de negocio: pondera el valor para la empresa y el costo de no decidir o de decidir tarde."},
+	{ID: "consejo-independiente", Brief: "Consejero independiente: pondera la solidez de la evidencia citada y los puntos ciegos del comité."},
+}
+
+// Human is the person who decides an escalated debate (through a
+// confirmation). A nil Human leaves the decision pending.
+type Human interface {
+	Decide(ctx context.Context, req HumanRequest) (HumanDecision, error)
+}
+
+// HumanRequest is what the person sees: the synthesis and the divergences.
+type HumanRequest struct {
+	SessionID   string   `json:"session_id"`
+	Question    string   `json:"question"`
+	Options     []string `json:"options"`
+	Proposed    string   `json:"proposed_decision"`
+	Confidence  float64  `json:"confidence"`
+	Summary     string   `json:"summary"`
+	Divergences []string `json:"divergences"`
+	Reasons     []string `json:"reasons"`
+}
+
+// HumanDecision is the person's answer.
+type HumanDecision struct {
+	Approved bool
+	Decision string
+	Comment  string
+}
+
+// Engine runs debates. Its fields are set before the first Run and not
+// changed after; Run is safe for concurrent use.
+type Engine struct {
+	Agents    Agents
+	Retriever Retriever // nil: an empty knowledge base
+	// Chunks is the number of chunks behind Retriever (for the checklist).
+	Chunks          int
+	OptionalCouncil bool
+	Council         []Participant // DefaultCouncil when empty
+	Human           Human
+	Now             func() time.Time
+	NewID           func() string
+	Logger          *slog.Logger
+}
+
+// Round is one executed round.
+type Round struct {
+	Number      int
+	Kind        string // posicoes_iniciais, rebatidas, refinamento
+	Duration    time.Duration
+	Convergence float64
+	Answers     []Answer
+	Rebuttals   map[string]*Rebuttal
+	Invalid     []string // agents whose answer stayed invalid after the re-ask
+	Changes     int
+	Hash        string
+	Focus       []string
+}
+
+// Responded lists the agents with a fresh answer; TimedOut the agents
+// marked TIMEOUT.
+func (r Round) Responded() []string {
+	var out []string
+	for _, a := range r.Answers {
+		if a.Answered() && !a.TimedOut {
+			out = append(out, a.Participant)
+		}
+	}
+	return out
+}
+
+// TimedOut lists the agents marked TIMEOUT in the round.
+func (r Round) TimedOut() []string {
+	var out []string
+	for _, a := range r.Answers {
+		if a.TimedOut {
+			out = append(out, a.Participant)
+		}
+	}
+	return out
+}
+
+// Result is a finished (or pending) debate.
+type Result struct {
+	SessionID   string
+	Start, End  time.Time
+	Question    Question
+	Mode        string
+	ModeReason  string
+	Rounds      []Round
+	Trip        *Trip
+	Convergence float64 // final
+	Decision    string  // the synthesis decision (code)
+	Confidence  float64 // the synthesis confidence (code)
+	// ReducedByTimeout marks a synthesis made at the total timeout
+	// ("REDUZIDA POR TIMEOUT").
+	ReducedByTimeout bool
+	Synthesis        Synthesis
+	Escalation       Escalation
+	Council          *CouncilOutcome
+	// Target is where the decision finally went: NENHUM (emitted by the
+	// synthesis), COUNCIL (decided by the council) or HUMANO.
+	Target string
+	// Final is the emitted decision; empty while a person has not decided.
+	Final       string
+	FinalReason string
+	Pending     bool
+	Human       *HumanDecision
+	RAG         RAGStats
+	Cited       []string
+	// Evidence holds the cited chunks (source and text) for the report.
+	Evidence   map[string]Chunk
+	Usage      veredicto.Usage
+	Events     []string // TIMEOUT lines and other notes, in order
+	Checklists []Check
+}
+
+// CouncilOutcome is the council's votes and result.
+type CouncilOutcome struct {
+	Members  []Participant
+	Votes    []*Vote // nil: the member timed out or failed
+	Decision string
+	Result   float64
+	TimedOut bool
+}
+
+// Run debates q. It returns an error only when the debate cannot go on
+// (the provider failed, the context was cancelled); timeouts, invalid
+// answers and breakers are part of the result.
+func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
+	now := e.Now
+	if now == nil {
+		now = time.Now
+	}
+	newID := e.NewID
+	if newID == nil {
+		newID = NewSessionID
+	}
+	log := e.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	c := q.Config
+	r := &Result{SessionID: newID(), Start: now(), Question: q}
+	log = log.With("debate_id", r.SessionID)
+	r.Mode, r.ModeReason = Route(q)
+	log.InfoContext(ctx, "debate routed", "mode", r.Mode, "participants", len(q.Participants))
+
+	tctx, cancel := context.WithTimeout(ctx, Dur(c.Timeout.Total))
+	defer cancel()
+	rag := NewRAG(e.Retriever, c.RAG.MaxQueries, Dur(c.RAG.Timeout))
+	s := &state{e: e, r: r, rag: rag, log: log, now: now, total: tctx}
+
+	participants := q.Participants
+	if r.Mode == ModeSimple {
+		participants = participants[:1]
+	}
+	s.chunks = map[string][]Chunk{}
+	shared := s.query(q.Question)
+	for _, p := range participants {
+		own := s.query(q.Question + " " + p.Brief)
+		s.chunks[p.ID] = mergeChunks(shared, own)
+	}
+
+	var loop LoopDetector
+	var latest []Answer
+	for n := 1; ; n++ {
+		round, err := s.round(n, participants, latest)
+		if err != nil {
+			return nil, err
+		}
+		latest = round.Answers
+		conv, _ := Convergence(latest)
+		if r.Mode == ModeSimple && latest[0].Answered() {
+			conv = 100 // one voice agrees with itself
+		}
+		round.Convergence = conv
+		round.Hash = PositionsHash(latest)
+		loop.Observe(round.Hash)
+		r.Rounds = append(r.Rounds, *round)
+		r.Convergence = conv
+		log.InfoContext(ctx, "debate round", "round", n, "convergence", conv, "responded", len(round.Responded()), "timeouts", len(round.TimedOut()))
+		if r.Mode != ModeDebate {
+			if tctx.Err() != nil {
+				r.Trip = Breaker(BreakerState{Rounds: n, Iterations: n, Elapsed: Dur(c.Timeout.Total)}, c)
+			}
+			break
+		}
+		elapsed := now().Sub(r.Start)
+		if tctx.Err() != nil && elapsed < Dur(c.Timeout.Total) {
+			elapsed = Dur(c.Timeout.Total)
+		}
+		refinements := 0
+		if n >= 3 {
+			refinements = n - 2
+		}
+		converged := conv >= c.Convergence.Threshold && n >= c.Debate.Rounds.Min
+		if trip := Breaker(BreakerState{Rounds: n, Iterations: n, Refinements: refinements, Elapsed: elapsed,
+			LoopCounter: loop.Counter, Converged: converged}, c); trip != nil {
+			r.Trip = trip
+			log.WarnContext(ctx, "circuit breaker", "trigger", trip.Trigger, "round", n)
+			break
+		}
+		if converged {
+			break
+		}
+	}
+
+	// Synthesis.
+	r.Decision = Decide(latest, q.Options)
+	r.Confidence = SynthesisConfidence(latest, r.Decision)
+	r.ReducedByTimeout = r.Trip != nil && r.Trip.Trigger == TriggerTimeout
+	divergences := openDivergences(latest, r.Rounds)
+	impasse := r.Trip != nil && r.Trip.Impasse
+	sin := SynthesisInput{Question: q, Decision: r.Decision, Confidence: r.Confidence, Stances: stances(latest),
+		Divergences: divergences, Impasse: impasse, Chunks: s.citedChunks(latest)}
+	if r.ReducedByTimeout {
+		// No time left for a call: the code writes the synthesis of the
+		// current state.
+		r.Synthesis, _, _ = Offline{}.Synthesis(ctx, sin)
+	} else {
+		sctx, scancel := context.WithTimeout(tctx, Dur(c.Timeout.PerAgent))
+		syn, u, err := e.Agents.Synthesis(sctx, sin)
+		scancel()
+		r.Usage.Add(u)
+		switch {
+		case err == nil:
+			r.Synthesis = syn
+		case sctx.Err() != nil || isInvalid(err):
+			s.event("TIMEOUT: SINTETIZADOR em sintese (o respuesta inválida): síntesis escrita por el código")
+			r.Synthesis, _, _ = Offline{}.Synthesis(ctx, sin)
+		default:
+			return nil, fmt.Errorf("debate %s synthesis: %w", r.SessionID, err)
+		}
+	}
+
+	value := 0.0
+	if q.ValueAtRisk != nil {
+		value = q.ValueAtRisk.Amount
+	}
+	r.Escalation = Escalate(EscalationInput{
+		Mode: r.Mode, SynthesisConfidence: r.Confidence, ConvergenceFinal: r.Convergence, ValueAtRisk: value,
+		Irreversible: q.Irreversible, RiskLevel: q.RiskLevel, CriticalDivergence: r.Synthesis.CriticalDivergence,
+		OutOfScope: r.Synthesis.OutOfScope, Trip: r.Trip, OptionalCouncil: e.OptionalCouncil,
+	}, c)
+	r.Target = r.Escalation.Target
+	r.FinalReason = strings.Join(r.Escalation.Reasons, "; ")
+	switch r.Target {
+	case TargetNone:
+		r.Final = r.Decision
+	case TargetCouncil:
+		out, err := s.council(ctx, sin, r.Synthesis, r.Escalation.Impasse)
+		if err != nil {
+			return nil, err
+		}
+		r.Council = out
+		target, why := AfterCouncil(out.Result, out.TimedOut, r.Confidence, q.RiskLevel, c)
+		r.FinalReason += "; " + why
+		switch {
+		case target == TargetHuman:
+			r.Target = TargetHuman
+		case out.TimedOut:
+			r.Target, r.Final = TargetCouncil, r.Decision
+		default:
+			r.Target, r.Final = TargetCouncil, out.Decision
+		}
+	}
+	if r.Target == TargetHuman {
+		if err := s.human(ctx, divergences); err != nil {
+			return nil, err
+		}
+	}
+	st := rag.Stats()
+	r.RAG = st
+	r.Cited = s.cited(latest, r.Council)
+	r.Evidence = map[string]Chunk{}
+	for _, id := range r.Cited {
+		if c, ok := rag.chunk(id); ok {
+			r.Evidence[id] = c
+		}
+	}
+	r.End = now()
+	r.Checklists = Checklists(r, e.Chunks)
+	log.InfoContext(ctx, "debate finished", "target", r.Target, "pending", r.Pending, "rounds", len(r.Rounds), "tokens", r.Usage.PromptTokens+r.Usage.CompletionTokens)
+	return r, nil
+}
+
+type state struct {
+	e      *Engine
+	r      *Result
+	rag    *RAG
+	log    *slog.Logger
+	now    func() time.Time
+	total  context.Context
+	chunks map[string][]Chunk // per participant
+	mu     sync.Mutex
+}
+
+func (s *state) event(line string) {
+	s.mu.Lock()
+	s.r.Events = append(s.r.Events, line)
+	s.mu.Unlock()
+	s.log.Warn("debate event", "event", line)
+}
+
+func (s *state) query(text string) []Chunk {
+	chunks, err := s.rag.Query(s.total, text)
+	switch {
+	case errors.Is(err, ErrQueryBudget):
+		s.event(fmt.Sprintf("RAG: consulta rechazada, límite de %d consultas por debate alcanzado", s.rag.maxQueries))
+	case err != nil:
+		s.event("RAG: consulta abortada por timeout; se continúa sin ella")
+	}
+	return chunks
+}
+
+func mergeChunks(lists ...[]Chunk) []Chunk {
+	seen := map[string]bool{}
+	var out []Chunk
+	for _, l := range lists {
+		for _, c := range l {
+			if !seen[c.ID] {
+				seen[c.ID] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func citableOf(chunks []Chunk) map[string]bool {
+	m := map[string]bool{}
+	for _, c := range chunks {
+		m[c.ID] = true
+	}
+	return m
+}
+
+func isInvalid(err error) bool {
+	var ie *llm.InvalidOutputError
+	return errors.As(err, &ie)
+}
+
+// fase names a round in the seed's TIMEOUT line.
+func fase(n int) string { return fmt.Sprintf("rodada %d", n) }
+
+// round runs round n. Round 1 (and the only round of simple and council)
+// is parallel; round 2 is sequential rebuttals; rounds 3+ refine on the
+// open divergences.
+func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
+	c := s.r.Question.Config
+	start := s.now()
+	rctx, cancel := context.WithTimeout(s.total, Dur(c.Timeout.PerRound))
+	defer cancel()
+	rd := &Round{Number: n, Answers: make([]Answer, len(ps))}
+	prevOf := map[string]*Position{}
+	for _, a := range prev {
+		prevOf[a.Participant] = a.Position
+	}
+	var failed error
+	var mu sync.Mutex
+	record := func(i int, p Participant, pos *Position, err error, actx context.Context) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			rd.Answers[i] = Answer{Participant: p.ID, Position: pos}
+		case actx.Err() != nil:
+			// The seed's partial answer: the last position, if any.
+			rd.Answers[i] = Answer{Participant: p.ID, Position: prevOf[p.ID], TimedOut: true}
+			s.event(fmt.Sprintf("TIMEOUT: %s em %s", strings.ToUpper(p.ID), fase(n)))
+		case isInvalid(err):
+			rd.Answers[i] = Answer{Participant: p.ID, Position: prevOf[p.ID]}
+			rd.Invalid = append(rd.Invalid, p.ID)
+			s.event(fmt.Sprintf("INVALIDA: %s em %s (respuesta inválida tras una repregunta)", strings.ToUpper(p.ID), fase(n)))
+		default:
+			if failed == nil {
+				failed = fmt.Errorf("debate %s round %d participant %s: %w", s.r.SessionID, n, p.ID, err)
+			}
+		}
+	}
+	usage := func(u veredicto.Usage) {
+		mu.Lock()
+		s.r.Usage.Add(u)
+		mu.Unlock()
+	}
+	switch {
+	case n == 1:
+		rd.Kind = "posicoes_iniciais"
+		var wg sync.WaitGroup
+		for i, p := range ps {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				actx, acancel := context.WithTimeout(rctx, Dur(c.Timeout.PerAgent))
+				defer acancel()
+				pos, u, err := s.e.Agents.Position(actx, PositionInput{Question: s.r.Question, Participant: p, Round: 1, Chunks: s.chunks[p.ID]})
+				usage(u)
+				record(i, p, &pos, err, actx)
+			}()
+		}
+		wg.Wait()
+	case n == 2:
+		rd.Kind = "rebatidas"
+		rd.Rebuttals = map[string]*Rebuttal{}
+		current := append([]Answer(nil), prev...)
+		for i, p := range ps {
+			actx, acancel := context.WithTimeout(rctx, Dur(c.Timeout.PerAgent))
+			own := prevOf[p.ID]
+			if own == nil {
+				// Nothing to rebut from: the agent states a position.
+				pos, u, err := s.e.Agents.Position(actx, PositionInput{Question: s.r.Question, Participant: p, Round: n, Chunks: s.chunks[p.ID]})
+				usage(u)
+				record(i, p, &pos, err, actx)
+			} else {
+				var others []Stance
+				var seen []Chunk
+				for _, a := range current {
+					if a.Participant != p.ID && a.Answered() {
+						others = append(others, Stance{Participant: a.Participant, Position: *a.Position})
+						seen = append(seen, s.chunksCited(a.Position)...)
+					}
+				}
+				chunks := mergeChunks(s.chunks[p.ID], seen)
+				reb, u, err := s.e.Agents.Rebuttal(actx, RebuttalInput{Question: s.r.Question, Participant: p, Own: *own, Others: others, Chunks: chunks})
+				usage(u)
+				if err == nil {
+					rd.Rebuttals[p.ID] = &reb
+					record(i, p, &reb.Stance, nil, actx)
+				} else {
+					record(i, p, nil, err, actx)
+				}
+			}
+			acancel()
+			if failed != nil {
+				return nil, failed
+			}
+			// Sequential: the next agent sees this one's new stance.
+			for j := range current {
+				if current[j].Participant == p.ID && rd.Answers[i].Position != nil {
+					current[j] = rd.Answers[i]
+				}
+			}
+		}
+	default:
+		rd.Kind = "refinamento"
+		rd.Focus = openDivergences(prev, s.r.Rounds)
+		extra := s.query(s.r.Question.Question + " " + strings.Join(rd.Focus, " "))
+		var wg sync.WaitGroup
+		for i, p := range ps {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				actx, acancel := context.WithTimeout(rctx, Dur(c.Timeout.PerAgent))
+				defer acancel()
+				chunks := mergeChunks(s.chunks[p.ID], extra, s.chunksCited(prevOf[p.ID]))
+				pos, u, err := s.e.Agents.Position(actx, PositionInput{Question: s.r.Question, Participant: p, Round: n,
+					Chunks: chunks, Focus: rd.Focus, Previous: prevOf[p.ID]})
+				usage(u)
+				record(i, p, &pos, err, actx)
+			}()
+		}
+		wg.Wait()
+	}
+	if failed != nil {
+		return nil, failed
+	}
+	for _, a := range rd.Answers {
+		if old := prevOf[a.Participant]; old != nil && a.Position != nil && !a.TimedOut && old.Recommendation != a.Position.Recommendation {
+			rd.Changes++
+		}
+	}
+	rd.Duration = s.now().Sub(start)
+	return rd, nil
+}
+
+// chunksCited returns the retrieved chunks a position cites, so an agent
+// that reads the position can check them too.
+func (s *state) chunksCited(p *Position) []Chunk {
+	if p == nil {
+		return nil
+	}
+	var out []Chunk
+	for _, id := range CitedIDs(append(append([]string{}, p.Premises...), p.Reasoning, p.Position)...) {
+		if c, ok := s.rag.chunk(id); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (s *state) citedChunks(answers []Answer) []Chunk {
+	var out []Chunk
+	for _, a := range answers {
+		out = mergeChunks(out, s.chunksCited(a.Position))
+	}
+	return out
+}
+
+func (s *state) cited(answers []Answer, council *CouncilOutcome) []string {
+	var texts []string
+	for _, rd := range s.r.Rounds {
+		for _, a := range rd.Answers {
+			if a.Position != nil {
+				texts = append(texts, a.Position.Premises...)
+				texts = append(texts, a.Position.Reasoning, a.Position.Position)
+			}
+		}
+	}
+	texts = append(texts, s.r.Synthesis.Summary)
+	if council != nil {
+		for _, v := range council.Votes {
+			if v != nil {
+				texts = append(texts, v.Rationale)
+				texts = append(texts, v.Premises...)
+			}
+		}
+	}
+	ids := CitedIDs(texts...)
+	sort.Strings(ids)
+	return ids
+}
+
+func stances(answers []Answer) []Stance {
+	var out []Stance
+	for _, a := range answers {
+		if a.Answered() {
+			out = append(out, Stance{Participant: a.Participant, Position: *a.Position})
+		}
+	}
+	return out
+}
+
+// openDivergences lists, in code, the points on which answering agents
+// still disagree (recommendation and timing), then the divergences the
+// last rebuttals named.
+func openDivergences(answers []Answer, rounds []Round) []string {
+	var out []string
+	group := func(label string, key func(*Position) string) {
+		by := map[string][]string{}
+		for _, a := range answers {
+			if a.Answered() {
+				k := key(a.Position)
+				by[k] = append(by[k], a.Participant)
+			}
+		}
+		if len(by) < 2 {
+			return
+		}
+		var parts []string
+		for k, ids := range by {
+			parts = append(parts, fmt.Sprintf("%s: %s", strings.Join(ids, ", "), k))
+		}
+		sort.Strings(parts)
+		out = append(out, label+" — "+strings.Join(parts, " | "))
+	}
+	group("recomendación", func(p *Position) string { return p.Recommendation })
+	group("plazo", func(p *Position) string { return p.Timing })
+	for i := len(rounds) - 1; i >= 0; i-- {
+		if rounds[i].Rebuttals != nil {
+			ids := make([]string, 0, len(rounds[i].Rebuttals))
+			for id := range rounds[i].Rebuttals {
+				ids = append(ids, id)
+			}
+			sort.Strings(ids)
+			for _, id := range ids {
+				for _, d := range rounds[i].Rebuttals[id].Divergences {
+					out = append(out, id+": "+d)
+				}
+			}
+			break
+		}
+	}
+	const maxDivergences = 12
+	if len(out) > maxDivergences {
+		out = out[:maxDivergences]
+	}
+	return out
+}
+
+// council runs the three members in parallel within the council timeout.
+func (s *state) council(ctx context.Context, sin SynthesisInput, syn Synthesis, impasse bool) (*CouncilOutcome, error) {
+	c := s.r.Question.Config
+	members := s.e.Council
+	if len(members) == 0 {
+		members = DefaultCouncil
+	}
+	out := &CouncilOutcome{Members: members, Votes: make([]*Vote, len(members))}
+	cctx, cancel := context.WithTimeout(ctx, Dur(c.Timeout.Council))
+	defer cancel()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failed error
+	for i, m := range members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, u, err := s.e.Agents.Vote(cctx, VoteInput{Question: s.r.Question, Member: m, Decision: sin.Decision, Confidence: sin.Confidence,
+				Synthesis: syn, Stances: sin.Stances, Divergences: sin.Divergences, Impasse: impasse, Chunks: sin.Chunks})
+			mu.Lock()
+			defer mu.Unlock()
+			s.r.Usage.Add(u)
+			switch {
+			case err == nil:
+				out.Votes[i] = &v
+			case cctx.Err() != nil:
+				s.event(fmt.Sprintf("TIMEOUT: %s em council", strings.ToUpper(m.ID)))
+			case isInvalid(err):
+				s.event(fmt.Sprintf("INVALIDA: %s em council (respuesta inválida tras una repregunta)", strings.ToUpper(m.ID)))
+			default:
+				if failed == nil {
+					failed = fmt.Errorf("debate %s council member %s: %w", s.r.SessionID, m.ID, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed != nil {
+		return nil, failed
+	}
+	out.TimedOut = cctx.Err() != nil && ctx.Err() == nil
+	out.Decision, out.Result = CouncilResult(out.Votes, s.r.Question.Options)
+	return out, nil
+}
+
+// human asks the person, or records the decision as pending.
+func (s *state) human(ctx context.Context, divergences []string) error {
+	r := s.r
+	proposed := r.Decision
+	if r.Council != nil && !r.Council.TimedOut {
+		proposed = r.Council.Decision
+	}
+	req := HumanRequest{SessionID: r.SessionID, Question: r.Question.Question, Options: r.Question.Options, Proposed: proposed,
+		Confidence: r.Confidence, Summary: r.Synthesis.Summary, Divergences: divergences, Reasons: strings.Split(r.FinalReason, "; ")}
+	if s.e.Human == nil {
+		r.Pending = true
+		return nil
+	}
+	d, err := s.e.Human.Decide(ctx, req)
+	if err != nil {
+		return fmt.Errorf("debate %s human decision: %w", r.SessionID, err)
+	}
+	r.Human = &d
+	if d.Approved {
+		r.Final = proposed
+		if d.Decision != "" && contains(r.Question.Options, d.Decision) {
+			r.Final = d.Decision
+		}
+	}
+	return nil
+}
+
+// NewSessionID is a random UUID (version 4).
+func NewSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}

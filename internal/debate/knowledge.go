@@ -1,0 +1,439 @@
+package debate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/veredicto/veredicto"
+)
+
+// The knowledge base is lexical and in-process: a small BM25 index of our
+// own (about a hundred lines, no dependency) rather than a full-text library
+// such as bleve, whose index, analyzers and storage would add megabytes to
+// every Lambda bootstrap for a corpus of a few hundred chunks that fits in
+// memory. There is no external search at all.
+
+// Knowledge-base bounds.
+const (
+	MaxKnowledgeFiles = 500
+	MaxKnowledgeFile  = 1 << 20 // bytes read from one file
+	MaxKnowledgeBytes = 8 << 20 // bytes over all files
+	ChunkChars        = 900     // a chunk holds at most about this many characters
+	TopK              = 4       // chunks a query returns
+)
+
+// Chunk is one retrievable piece of a knowledge document. Its ID is
+// stable: the document's path made an identifier, then the chunk's
+// 1-based position ("candidates-c-005-report-md_003"), so it does not
+// change when other files are added.
+type Chunk struct {
+	ID     string `json:"chunk_id"`
+	Source string `json:"source"`
+	Text   string `json:"text"`
+}
+
+// knowledgeExts are the text formats read; anything else is skipped.
+var knowledgeExts = map[string]bool{".md": true, ".txt": true, ".yaml": true, ".yml": true, ".json": true}
+
+// LoadKnowledge chunks the text files under dir (recursively, sorted by
+// path). Like the search folder it never reads outside dir: a symbolic
+// link is refused by name, a file over MaxKnowledgeFile is refused by name,
+// and the totals are bounded. Hidden files and non-text formats are
+// skipped.
+func LoadKnowledge(dir string) ([]Chunk, error) { return loadKnowledge(dir, nil) }
+
+// loadKnowledge is LoadKnowledge reading only the files keep accepts
+// (slash-separated paths relative to dir; nil keeps all).
+func loadKnowledge(dir string, keep func(string) bool) ([]Chunk, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, &veredicto.InvalidInputError{File: dir, Problem: "is not a readable knowledge folder"}
+	}
+	defer root.Close()
+	var paths []string
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != "." && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if keep != nil && p != "." && !keep(p) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return &veredicto.InvalidInputError{File: p, Problem: "is a symbolic link in the knowledge folder; refused and not read: copy the document into the folder"}
+		}
+		if d.Type().IsRegular() && knowledgeExts[strings.ToLower(filepath.Ext(p))] {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		var ie *veredicto.InvalidInputError
+		if errors.As(err, &ie) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("list knowledge %s: %w", dir, err)
+	}
+	if len(paths) > MaxKnowledgeFiles {
+		return nil, &veredicto.InvalidInputError{File: dir, Problem: fmt.Sprintf("has %d documents, more than the %d a debate reads", len(paths), MaxKnowledgeFiles)}
+	}
+	sort.Strings(paths)
+	var chunks []Chunk
+	total := 0
+	for _, p := range paths {
+		f, err := root.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("read knowledge %s: %w", p, err)
+		}
+		b, err := io.ReadAll(io.LimitReader(f, MaxKnowledgeFile+1))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read knowledge %s: %w", p, err)
+		}
+		if len(b) > MaxKnowledgeFile {
+			return nil, &veredicto.InvalidInputError{File: p, Problem: fmt.Sprintf("is larger than %d bytes", MaxKnowledgeFile)}
+		}
+		if !utf8.Valid(b) {
+			return nil, &veredicto.InvalidInputError{File: p, Problem: "is not UTF-8 text"}
+		}
+		if total += len(b); total > MaxKnowledgeBytes {
+			return nil, &veredicto.InvalidInputError{File: dir, Problem: fmt.Sprintf("holds more than %d bytes of documents", MaxKnowledgeBytes)}
+		}
+		chunks = append(chunks, ChunkText(filepath.ToSlash(p), string(b))...)
+	}
+	return chunks, nil
+}
+
+var nonID = regexp.MustCompile(`[^A-Za-z0-9]+`)
+
+// ChunkText splits one document into chunks of at most about ChunkChars
+// characters at paragraph breaks (a longer paragraph is cut at line or word
+// breaks), with ids <source as identifier>_<NNN>.
+func ChunkText(source, text string) []Chunk {
+	base := strings.Trim(nonID.ReplaceAllString(source, "-"), "-")
+	var pieces []string
+	var cur strings.Builder
+	flush := func() {
+		if s := strings.TrimSpace(cur.String()); s != "" {
+			pieces = append(pieces, s)
+		}
+		cur.Reset()
+	}
+	for _, para := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n\n") {
+		para = strings.TrimSpace(para)
+		if para == "" {
+			continue
+		}
+		for _, part := range splitLong(para, ChunkChars) {
+			if cur.Len() > 0 && utf8.RuneCountInString(cur.String())+utf8.RuneCountInString(part) > ChunkChars {
+				flush()
+			}
+			if cur.Len() > 0 {
+				cur.WriteString("\n\n")
+			}
+			cur.WriteString(part)
+		}
+	}
+	flush()
+	out := make([]Chunk, len(pieces))
+	for i, p := range pieces {
+		out[i] = Chunk{ID: fmt.Sprintf("%s_%03d", base, i+1), Source: source, Text: p}
+	}
+	return out
+}
+
+func splitLong(s string, max int) []string {
+	var out []string
+	for utf8.RuneCountInString(s) > max {
+		r := []rune(s)
+		cut := max
+		for i := max; i > max/2; i-- {
+			if unicode.IsSpace(r[i]) {
+				cut = i
+				break
+			}
+		}
+		out = append(out, strings.TrimSpace(string(r[:cut])))
+		s = strings.TrimSpace(string(r[cut:]))
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Index is an in-memory BM25 index (k1 = 1.2, b = 0.75) over chunks.
+// Immutable after NewIndex; safe for concurrent use.
+type Index struct {
+	chunks []Chunk
+	tf     []map[string]int
+	lens   []int
+	df     map[string]int
+	avg    float64
+}
+
+// NewIndex indexes chunks.
+func NewIndex(chunks []Chunk) *Index {
+	ix := &Index{chunks: chunks, df: map[string]int{}}
+	total := 0
+	for _, c := range chunks {
+		tf := map[string]int{}
+		toks := Tokens(c.Text)
+		for _, t := range toks {
+			tf[t]++
+		}
+		for t := range tf {
+			ix.df[t]++
+		}
+		ix.tf = append(ix.tf, tf)
+		ix.lens = append(ix.lens, len(toks))
+		total += len(toks)
+	}
+	if len(chunks) > 0 {
+		ix.avg = float64(total) / float64(len(chunks))
+	}
+	return ix
+}
+
+// Len is the number of chunks.
+func (ix *Index) Len() int { return len(ix.chunks) }
+
+// Search returns the k best chunks for query by BM25, best first; ties by
+// chunk order. Chunks that share no term with the query are not returned.
+func (ix *Index) Search(query string, k int) []Chunk {
+	const k1, b = 1.2, 0.75
+	terms := sortedSet(Tokens(query))
+	type hit struct {
+		i     int
+		score float64
+	}
+	var hits []hit
+	n := float64(len(ix.chunks))
+	for i, tf := range ix.tf {
+		s := 0.0
+		for _, t := range terms {
+			f := float64(tf[t])
+			if f == 0 {
+				continue
+			}
+			df := float64(ix.df[t])
+			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+			s += idf * f * (k1 + 1) / (f + k1*(1-b+b*float64(ix.lens[i])/ix.avg))
+		}
+		if s > 0 {
+			hits = append(hits, hit{i, s})
+		}
+	}
+	sort.SliceStable(hits, func(a, b int) bool { return hits[a].score > hits[b].score })
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	out := make([]Chunk, len(hits))
+	for i, h := range hits {
+		out[i] = ix.chunks[h.i]
+	}
+	return out
+}
+
+// stopwords are Spanish and Portuguese function words left out of the index.
+var stopwords = set(strings.Fields(`de la el los las un una unos unas y o u en con por para que del al se su sus es son
+fue ser como mas más pero sin sobre entre este esta estos estas ese esa eso lo le les ya no si sí muy
+da do das dos em um uma os as ao na no nas nos com por pelo pela ou que se não e é`))
+
+// Tokens lowercases text, splits it at non-letters/digits and drops
+// stopwords and one-letter tokens.
+func Tokens(text string) []string {
+	f := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	out := f[:0]
+	for _, t := range f {
+		if utf8.RuneCountInString(t) > 1 && !stopwords[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Retriever answers one query; Index through IndexRetriever, or a fake.
+type Retriever interface {
+	Retrieve(ctx context.Context, query string) ([]Chunk, error)
+}
+
+// IndexRetriever adapts an Index to Retriever (TopK chunks).
+type IndexRetriever struct{ Index *Index }
+
+// Retrieve searches the index unless ctx is already done.
+func (r IndexRetriever) Retrieve(ctx context.Context, query string) ([]Chunk, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return r.Index.Search(query, TopK), nil
+}
+
+// ErrQueryBudget is a query refused because the debate used its budget.
+var ErrQueryBudget = errors.New("RAG query budget exhausted")
+
+// RAG is a debate's bounded access to the knowledge base: at most
+// MaxQueries queries, each bounded by Timeout; the chunks retrieved are the
+// only ones agents may cite. Safe for concurrent use.
+type RAG struct {
+	r          Retriever
+	maxQueries int
+	timeout    time.Duration
+
+	mu        sync.Mutex
+	queries   int
+	succeeded int
+	timedOut  int
+	refused   int
+	retrieved map[string]Chunk
+}
+
+// NewRAG bounds r (nil: an empty knowledge base) for one debate.
+func NewRAG(r Retriever, maxQueries int, timeout time.Duration) *RAG {
+	return &RAG{r: r, maxQueries: maxQueries, timeout: timeout, retrieved: map[string]Chunk{}}
+}
+
+// Query runs one query within the budget. The (maxQueries+1)th query is
+// refused with ErrQueryBudget without touching the index; a query over its
+// timeout is abandoned ("abortar consulta, continuar sem") and returns no
+// chunks and the context error.
+func (g *RAG) Query(ctx context.Context, query string) ([]Chunk, error) {
+	g.mu.Lock()
+	if g.queries >= g.maxQueries {
+		g.refused++
+		g.mu.Unlock()
+		return nil, ErrQueryBudget
+	}
+	g.queries++
+	g.mu.Unlock()
+	if g.r == nil {
+		g.mu.Lock()
+		g.succeeded++
+		g.mu.Unlock()
+		return nil, nil
+	}
+	qctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	type res struct {
+		c   []Chunk
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		c, err := g.r.Retrieve(qctx, query)
+		ch <- res{c, err}
+	}()
+	var out res
+	select {
+	case out = <-ch:
+	case <-qctx.Done():
+		out = res{err: qctx.Err()}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if out.err != nil {
+		if errors.Is(out.err, context.DeadlineExceeded) {
+			g.timedOut++
+		}
+		return nil, fmt.Errorf("RAG query: %w", out.err)
+	}
+	g.succeeded++
+	for _, c := range out.c {
+		g.retrieved[c.ID] = c
+	}
+	return out.c, nil
+}
+
+// RAGStats is the log's rag_queries block, plus the refused count.
+type RAGStats struct {
+	Total, Succeeded, TimedOut, Refused int
+}
+
+// Stats reports the queries so far.
+func (g *RAG) Stats() RAGStats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return RAGStats{Total: g.queries, Succeeded: g.succeeded, TimedOut: g.timedOut, Refused: g.refused}
+}
+
+// Retrieved reports whether id was retrieved in this debate.
+func (g *RAG) Retrieved(id string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.retrieved[id]
+	return ok
+}
+
+var citationRE = regexp.MustCompile(`\[RAG:([^\]\s]+)\]`)
+
+// CitedIDs returns the chunk ids cited as [RAG:<chunk_id>] in texts, in
+// order, each once.
+func CitedIDs(texts ...string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range texts {
+		for _, m := range citationRE.FindAllStringSubmatch(t, -1) {
+			if !seen[m[1]] {
+				seen[m[1]] = true
+				out = append(out, m[1])
+			}
+		}
+	}
+	return out
+}
+
+// premiseRE is the one form a premise may take.
+var premiseRE = regexp.MustCompile(`^\[RAG:[^\]\s]+\]$`)
+
+// CheckCitations rejects a citation of a chunk not in citable, and a
+// premise that is not written [RAG:<chunk_id>].
+func CheckCitations(citable map[string]bool, premises []string, texts ...string) error {
+	for i, p := range premises {
+		if !premiseRE.MatchString(strings.TrimSpace(p)) {
+			return fmt.Errorf("premises[%d]: must be written [RAG:<chunk_id>]", i)
+		}
+	}
+	for _, id := range CitedIDs(append(append([]string{}, premises...), texts...)...) {
+		if !citable[id] {
+			return fmt.Errorf("cites [RAG:%s], a chunk that was not retrieved for you; cite only the chunk_id values you received", id)
+		}
+	}
+	return nil
+}
+
+// chunk returns a retrieved chunk by id.
+func (g *RAG) chunk(id string) (Chunk, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c, ok := g.retrieved[id]
+	return c, ok
+}
+
+// resume carries a previous step's query counts into g, so the budget
+// spans the whole debate across Lambdas.
+func (g *RAG) resume(st RAGStats) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.queries, g.succeeded, g.timedOut, g.refused = st.Total, st.Succeeded, st.TimedOut, st.Refused
+}

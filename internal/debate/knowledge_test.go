@@ -1,0 +1,156 @@
+package debate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/veredicto/veredicto"
+)
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestChunkTextIDsAreStable(t *testing.T) {
+	text := strings.Repeat("Párrafo sobre compensación y retención del candidato.\n\n", 40)
+	a := ChunkText("candidates/c-005/report.md", text)
+	if len(a) < 2 {
+		t.Fatalf("%d chunks, want the text split", len(a))
+	}
+	if a[0].ID != "candidates-c-005-report-md_001" || a[1].ID != "candidates-c-005-report-md_002" {
+		t.Errorf("ids %q %q", a[0].ID, a[1].ID)
+	}
+	for _, c := range a {
+		if n := len([]rune(c.Text)); n > ChunkChars {
+			t.Errorf("chunk %s has %d characters, over %d", c.ID, n, ChunkChars)
+		}
+	}
+	b := ChunkText("candidates/c-005/report.md", text)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("chunk %d differs between two runs", i)
+		}
+	}
+	long := ChunkText("x.txt", strings.Repeat("palabra ", 500))
+	if len(long) < 4 {
+		t.Errorf("a paragraph of 4000 characters gave %d chunks", len(long))
+	}
+}
+
+func TestLoadKnowledgeHygiene(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "policies/compensation.md"), "Política: el salario máximo para el cargo es 40.000 BRL.")
+	writeFile(t, filepath.Join(dir, "report.md"), "El candidato c-005 tiene contradicciones en su historial.")
+	writeFile(t, filepath.Join(dir, "photo.png"), "\x89PNG")
+	writeFile(t, filepath.Join(dir, ".hidden.md"), "secret")
+	chunks, err := LoadKnowledge(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range chunks {
+		ids = append(ids, c.ID)
+	}
+	if strings.Join(ids, ",") != "policies-compensation-md_001,report-md_001" {
+		t.Errorf("chunks %v", ids)
+	}
+
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	writeFile(t, outside, "fuera")
+	if err := os.Symlink(outside, filepath.Join(dir, "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadKnowledge(dir)
+	var ie *veredicto.InvalidInputError
+	if !errors.As(err, &ie) || ie.File != "link.md" || !strings.Contains(ie.Problem, "symbolic link") {
+		t.Errorf("symlink: err = %v, want InvalidInputError naming link.md", err)
+	}
+	os.Remove(filepath.Join(dir, "link.md"))
+
+	writeFile(t, filepath.Join(dir, "big.txt"), strings.Repeat("x", MaxKnowledgeFile+1))
+	_, err = LoadKnowledge(dir)
+	if !errors.As(err, &ie) || ie.File != "big.txt" {
+		t.Errorf("oversized: err = %v, want InvalidInputError naming big.txt", err)
+	}
+}
+
+func TestIndexSearch(t *testing.T) {
+	ix := NewIndex([]Chunk{
+		{ID: "a_001", Text: "El salario pedido supera la banda de compensación."},
+		{ID: "b_001", Text: "La cultura del equipo valora la retención."},
+		{ID: "c_001", Text: "Salario, salario y bonos: la compensación total es alta."},
+	})
+	got := ix.Search("¿Qué salario pide?", 5)
+	if len(got) != 2 || got[0].ID != "c_001" || got[1].ID != "a_001" {
+		t.Errorf("Search = %v, want c_001 then a_001", got)
+	}
+	if got := ix.Search("inexistente", 5); len(got) != 0 {
+		t.Errorf("a query with no shared term returned %v", got)
+	}
+}
+
+type blockingRetriever struct{}
+
+func (blockingRetriever) Retrieve(ctx context.Context, _ string) ([]Chunk, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestRAGBudgetAndTimeout(t *testing.T) {
+	ix := NewIndex([]Chunk{{ID: "a_001", Text: "salario"}})
+	g := NewRAG(IndexRetriever{ix}, 5, time.Second)
+	for i := 0; i < 5; i++ {
+		if _, err := g.Query(context.Background(), "salario"); err != nil {
+			t.Fatalf("query %d: %v", i+1, err)
+		}
+	}
+	if _, err := g.Query(context.Background(), "salario"); !errors.Is(err, ErrQueryBudget) {
+		t.Fatalf("6th query: err = %v, want ErrQueryBudget", err)
+	}
+	if s := g.Stats(); s.Total != 5 || s.Succeeded != 5 || s.Refused != 1 {
+		t.Errorf("stats %+v", s)
+	}
+	if !g.Retrieved("a_001") || g.Retrieved("z_001") {
+		t.Error("Retrieved does not track the retrieved chunks")
+	}
+
+	slow := NewRAG(blockingRetriever{}, 5, time.Millisecond)
+	if _, err := slow.Query(context.Background(), "x"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("slow query: err = %v, want deadline exceeded", err)
+	}
+	if s := slow.Stats(); s.Total != 1 || s.TimedOut != 1 || s.Succeeded != 0 {
+		t.Errorf("slow stats %+v", s)
+	}
+}
+
+func TestCheckCitations(t *testing.T) {
+	citable := map[string]bool{"a_001": true}
+	tests := []struct {
+		premises []string
+		text     string
+		ok       bool
+	}{
+		{[]string{"[RAG:a_001]"}, "según [RAG:a_001]", true},
+		{nil, "", true},
+		{[]string{"[RAG:b_001]"}, "", false},
+		{[]string{"[RAG:a_001]"}, "y [RAG:zz_9]", false},
+		{[]string{"a_001"}, "", false},
+	}
+	for _, tt := range tests {
+		err := CheckCitations(citable, tt.premises, tt.text)
+		if (err == nil) != tt.ok {
+			t.Errorf("CheckCitations(%v, %q) = %v, want ok %v", tt.premises, tt.text, err, tt.ok)
+		}
+	}
+}

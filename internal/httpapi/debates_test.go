@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/starter"
+	store "github.com/veredicto/veredicto/internal/store/file"
+)
+
+type fakeDebateStarter struct{ started []string }
+
+func (f *fakeDebateStarter) Start(_ context.Context, name string, _ []byte) (starter.Execution, error) {
+	for _, s := range f.started {
+		if s == name {
+			return starter.Execution{Name: name}, nil
+		}
+	}
+	f.started = append(f.started, name)
+	return starter.Execution{Name: name, Started: true}, nil
+}
+
+func (f *fakeDebateStarter) Describe(_ context.Context, name string) (starter.Status, error) {
+	for _, s := range f.started {
+		if s == name {
+			return starter.Status{Name: name, Status: "RUNNING"}, nil
+		}
+	}
+	return starter.Status{}, &veredicto.NotFoundError{What: "execution " + name}
+}
+
+type noReports struct{}
+
+func (noReports) Get(_ context.Context, key string) ([]byte, error) {
+	return nil, &veredicto.NotFoundError{What: "blob " + key}
+}
+
+func TestDebatesRoutes(t *testing.T) {
+	st := &fakeDebateStarter{}
+	d := &Debates{Starter: st, Logs: store.NewMemory(), Reports: noReports{}}
+	ctx := context.Background()
+	good := `{"debate_id": "d-1", "question": {"question": "¿Avanzamos con c-005?", "options": ["a", "b"], "participants": [{"id": "cfo", "brief": "x"}]}}`
+	tests := []struct {
+		name, method, path, tenant, body string
+		status                           int
+		contains                         string
+	}{
+		{"no tenant", "POST", "/debates", "", good, http.StatusUnauthorized, "tenant claim"},
+		{"bad tenant", "POST", "/debates", "a/b", good, http.StatusForbidden, "tenant"},
+		{"unknown field", "POST", "/debates", "acme", `{"debate_id": "d-1", "extra": 1}`, http.StatusBadRequest, "extra"},
+		{"bad question", "POST", "/debates", "acme", `{"debate_id": "d-1", "question": {"question": "x", "options": ["a"]}}`, http.StatusBadRequest, "options"},
+		{"bad id", "POST", "/debates", "acme", strings.Replace(good, "d-1", "d 1", 1), http.StatusBadRequest, "debate_id"},
+		{"started", "POST", "/debates", "acme", good, http.StatusAccepted, `"status": "RUNNING"`},
+		{"read", "GET", "/debates/d-1", "acme", "", http.StatusOK, `"status": "RUNNING"`},
+		{"another tenant", "GET", "/debates/d-1", "globex", "", http.StatusNotFound, "not found"},
+		{"no report yet", "GET", "/debates/d-1/report", "acme", "", http.StatusNotFound, "not found"},
+		{"no route", "DELETE", "/debates/d-1", "acme", "", http.StatusNotFound, "no route"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := d.Serve(ctx, Request{Method: tt.method, Path: tt.path, Tenant: tt.tenant, Body: []byte(tt.body)})
+			if resp.Status != tt.status || !strings.Contains(string(resp.Body), tt.contains) {
+				t.Errorf("%d %s, want %d containing %q", resp.Status, resp.Body, tt.status, tt.contains)
+			}
+		})
+	}
+}
