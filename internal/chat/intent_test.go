@@ -198,9 +198,9 @@ func TestEvaluateCounts(t *testing.T) {
 	corpus := []Labelled{
 		{"Compara a c-001 con c-006 en deuda", "search-analyst"}, // right
 		{"Abre un debate sobre c-005", "reports"},                // wrong target
-		{"Hola", ""},                                             // not predicted
-		{"Marca las banderas de esta entrevista", ""},            // false alarm
-		{"hola de nuevo", "companion"},                           // missed
+		{"Hola", ""}, // not predicted
+		{"Marca las banderas de esta entrevista", ""}, // false alarm
+		{"hola de nuevo", "companion"},                // missed
 	}
 	q := r.Evaluate(corpus, HintThreshold)
 	if q.Predicted != 3 || q.Correct != 1 || q.Positives != 3 {
