@@ -48,7 +48,9 @@ functions use the local adapters under DIR (inputs, reports, context).
 
 It also serves the project's HTTP API with the same routes as on AWS
 (/searches…, /flags), the confirmations (GET/POST /api/confirmations) and
-the event stream (GET /api/events?execution=…, Server-Sent Events). Those
+the event stream (GET /api/events?execution=…, Server-Sent Events) and the
+delegation chat (POST /api/chat, GET /api/chat/metrics; a conversation's
+stream is GET /api/events?chat=…). Those
 need a bearer token: "veredicto token --tenant T --data DIR" prints one
 (the key is created under DIR on first start). GET /healthz answers 200
 while the server runs; the Step Functions API needs no token (it is the
@@ -78,6 +80,8 @@ type serveConfig struct {
 	onStatus  func(control.Status)
 	// queue configures the local inputs queue (zero: its defaults).
 	queue queue.Config
+	// chat configures the delegation chat (zero: from the environment).
+	chat chatConfig
 }
 
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
@@ -202,6 +206,13 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		Searches:      a.HTTP.Handler(tenantOf),
 		Flags:         a.HTTP.Handler(tenantOf),
 	}
+	chatHandler, chatNotice, err := assembleChat(cfg, a, sfnClient, events, confirmations, logger)
+	if err != nil {
+		mgr.Close()
+		return nil, "", err
+	}
+	srv.Mounts.Chat = chatHandler
+	notice += "; " + chatNotice
 	if srv.Inputs, err = openInputsQueue(cfg.data, cfg.queue, a.Intake.HandleSQS, logger); err != nil {
 		mgr.Close()
 		return nil, "", err
@@ -299,6 +310,7 @@ type serverMounts struct {
 	Confirmations http.Handler                    // GET/POST /api/confirmations
 	Searches      http.Handler                    // /searches and /searches/…
 	Flags         http.Handler                    // POST /flags
+	Chat          http.Handler                    // POST /api/chat, GET /api/chat/metrics
 	Auth          func(http.Handler) http.Handler // JWT verification
 	// EventsAuth, when set, wraps Events instead of Auth (the stream also
 	// takes the token as ?access_token=, for browsers' EventSource).
@@ -374,6 +386,8 @@ func (s *server) Handler() http.Handler {
 		"/searches":          s.Mounts.Searches,
 		"/searches/":         s.Mounts.Searches,
 		"/flags":             s.Mounts.Flags,
+		"/api/chat":          s.Mounts.Chat,
+		"/api/chat/metrics":  s.Mounts.Chat,
 	} {
 		if h != nil {
 			mux.Handle(pattern, auth(h))

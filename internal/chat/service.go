@@ -32,9 +32,12 @@ const (
 const HintText = "INTERNAL DELEGATION HINT: The user's request likely maps to specialist agent '%s'. Consider calling tool delegate_to_%s si añade capacidad única o velocidad. Explica brevemente si delegas."
 
 // StreamName is the event-log stream of a conversation.
-func StreamName(chatID string) string { return "chat/" + chatID }
+func StreamName(chatID string) string { return stream.ChatStream(chatID) }
 
-var chatIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+var (
+	chatIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+	tenantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+)
 
 // ValidChatID reports whether id can name a chat: 1-64 letters, digits,
 // '_' or '-'.

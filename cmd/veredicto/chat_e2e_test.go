@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/chat"
+	"github.com/veredicto/veredicto/internal/llm/llmtest"
+)
+
+// startLiveChat is startLive with the chat's supervisor on model.
+func startLiveChat(ctx context.Context, t *testing.T, model chat.Model, opts chat.Options) live {
+	t.Helper()
+	data := t.TempDir()
+	inputs, _, _ := app.LocalLayout(data)
+	copyDir(t, filepath.Join("..", "..", "examples", "search-demo"), filepath.Join(inputs, "searches", "acme", "demo-cfo-andina"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	cfg := serveConfig{data: data, template: filepath.Join("..", "..", "template.yaml"), chat: chatConfig{model: model, options: &opts}}
+	srv, _, err := assemble(ctx, cfg, base, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go hs.Serve(ln)
+	t.Cleanup(func() {
+		hs.Close()
+		if h, ok := srv.Mounts.Chat.(*chat.Handler); ok {
+			h.Wait()
+		}
+		srv.Close()
+	})
+	key, err := auth.LoadOrCreateKey(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return live{base: base, data: data, key: key}
+}
+
+// chatEvents follows GET /api/events?chat=<id> and hands out its messages.
+type chatEvents struct {
+	ch   chan map[string]any
+	seen []map[string]any
+}
+
+func followChat(ctx context.Context, t *testing.T, l live, tok, chatID string) *chatEvents {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", l.base+"/api/events?chat="+chatID+"&access_token="+tok, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("chat stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	ce := &chatEvents{ch: make(chan map[string]any, 1024)}
+	go func() {
+		defer resp.Body.Close()
+		defer close(ce.ch)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var m map[string]any
+				if json.Unmarshal([]byte(d), &m) == nil {
+					ce.ch <- m
+				}
+			}
+		}
+	}()
+	return ce
+}
+
+// until returns the events up to and including the first one match
+// accepts (bounded at 30 s).
+func (ce *chatEvents) until(t *testing.T, match func(map[string]any) bool) []map[string]any {
+	t.Helper()
+	var got []map[string]any
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case m, ok := <-ce.ch:
+			if !ok {
+				t.Fatalf("the chat stream closed; got %s", typesOf(got))
+			}
+			got = append(got, m)
+			ce.seen = append(ce.seen, m)
+			if match(m) {
+				return got
+			}
+		case <-timeout:
+			t.Fatalf("timed out; got %s", typesOf(got))
+		}
+	}
+}
+
+func finishOf(turn int) func(map[string]any) bool {
+	return func(m map[string]any) bool { return m["type"] == "finish" && m["turn"] == float64(turn) }
+}
+
+func typesOf(evs []map[string]any) string {
+	var ts []string
+	for _, e := range evs {
+		ts = append(ts, fmt.Sprint(e["type"]))
+	}
+	return strings.Join(ts, ",")
+}
+
+// scriptedSupervisor answers like a model would for the e2e requests.
+func scriptedSupervisor(c llmtest.Call) llmtest.Reply {
+	last := c.Last()
+	if last.Role == "tool" {
+		if strings.Contains(last.Content, "rechazó") {
+			return llmtest.Reply{Content: "Entendido: no envié nada."}
+		}
+		return llmtest.Reply{Content: "Listo."}
+	}
+	u := last.Content
+	switch {
+	case strings.HasPrefix(u, "Lanza"):
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.NewToolCall("call_s", "delegate_to_search-analyst", map[string]any{
+			"reason": "lanzar la evaluación", "request": u, "operation": "start", "search_id": "demo-cfo-andina", "candidate_ids": []string{}, "dimension": ""})}}
+	case strings.HasPrefix(u, "Envía"):
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.NewToolCall("call_r", "delegate_to_reports", map[string]any{
+			"reason": "enviar el informe al cliente", "request": u, "operation": "send", "search_id": "demo-cfo-andina",
+			"candidate_ids": []string{"c-001"}, "recipient": "cliente@example.com"})}}
+	}
+	return llmtest.Reply{Content: "Prefiero comentarlo yo mismo."}
+}
+
+func TestServeChat(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := llmtest.NewServer(t, scriptedSupervisor)
+	model, err := chat.NewOpenAIModel("test-key", srv.BaseURL(), "gpt-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := startLiveChat(ctx, t, model, chat.Options{ConfirmPoll: 20 * time.Millisecond})
+	acme, zeta := l.token(t, "acme", "ana"), l.token(t, "zeta", "zed")
+	post := func(tok, msg string) (int, string) {
+		t.Helper()
+		b, _ := json.Marshal(map[string]string{"chat_id": "e2e", "message": msg})
+		return l.call(ctx, t, "POST", "/api/chat", tok, string(b))
+	}
+	// Subscribed before the first message: a new chat's stream is served.
+	events := followChat(ctx, t, l, acme, "e2e")
+
+	t.Run("delegated turn", func(t *testing.T) {
+		if st, body := post(acme, "Lanza la evaluación de la búsqueda demo-cfo-andina"); st != http.StatusAccepted || !strings.Contains(body, `"turn":1`) {
+			t.Fatalf("POST /api/chat: %d %s", st, body)
+		}
+		evs := events.until(t, finishOf(1))
+		got := typesOf(evs)
+		if !strings.HasPrefix(got, "text-delta,tool-invocation,execution-step,execution-step,tool-invocation,text-delta") || !strings.HasSuffix(got, ",finish") {
+			t.Fatalf("SSE order = %s", got)
+		}
+		if d := evs[0]["delta"].(string); !strings.Contains(d, "Delego en analista de búsqueda: lanzar la evaluación") {
+			t.Errorf("first delta = %q, want the brief reason", d)
+		}
+		res := evs[4]["toolInvocation"].(map[string]any)
+		if res["state"] != "result" || !strings.Contains(fmt.Sprint(res["result"]), "acme--demo-cfo-andina") {
+			t.Errorf("tool result = %v", res)
+		}
+		// The search really started: the tenant sees it, another does not.
+		if st, body := l.call(ctx, t, "GET", "/searches/demo-cfo-andina", acme, ""); st != http.StatusOK {
+			t.Errorf("GET search: %d %s", st, body)
+		}
+		if st, _ := l.call(ctx, t, "GET", "/searches/demo-cfo-andina", zeta, ""); st != http.StatusNotFound {
+			t.Errorf("other tenant GET search: %d", st)
+		}
+		if n := len(srv.Calls()); n != 2 {
+			t.Errorf("%d model calls, want 2", n)
+		}
+		if sys := srv.Calls()[0].System(); strings.Contains(sys, "INTERNAL DELEGATION HINT") == false {
+			t.Error("no hint for a request at ≥ 0.55")
+		}
+	})
+
+	t.Run("missed delegation", func(t *testing.T) {
+		if st, body := post(acme, "Abre un debate sobre c-005"); st != http.StatusAccepted {
+			t.Fatalf("POST: %d %s", st, body)
+		}
+		evs := events.until(t, finishOf(2))
+		if got := typesOf(evs); got != "text-delta,delegation-missed,finish" {
+			t.Fatalf("events = %s", got)
+		}
+		if evs[1]["target"] != "debate" {
+			t.Errorf("delegation-missed = %v", evs[1])
+		}
+		st, body := l.call(ctx, t, "GET", "/api/chat/metrics", acme, "")
+		var m chat.Metrics
+		if st != http.StatusOK || json.Unmarshal([]byte(body), &m) != nil {
+			t.Fatalf("metrics: %d %s", st, body)
+		}
+		if m.Turns != 2 || m.Agents["debate"].Missed != 1 || m.Agents["search-analyst"].Delegated != 1 {
+			t.Errorf("metrics = %+v", m)
+		}
+		if _, body := l.call(ctx, t, "GET", "/api/chat/metrics", zeta, ""); !strings.Contains(body, `"turns":0`) {
+			t.Errorf("other tenant's metrics = %s", body)
+		}
+	})
+
+	// The reports need the search to have finished.
+	for i := 0; i < 300; i++ {
+		_, body := l.call(ctx, t, "GET", "/searches/demo-cfo-andina", acme, "")
+		if strings.Contains(body, `"status": "SUCCEEDED"`) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	outbox := filepath.Join(l.data, "outbox", "acme")
+	sent := func() int {
+		es, _ := os.ReadDir(outbox)
+		return len(es)
+	}
+	for i, approve := range []bool{true, false} {
+		turn := 3 + i
+		t.Run(fmt.Sprintf("confirmation approved=%v", approve), func(t *testing.T) {
+			before := sent()
+			if st, body := post(acme, "Envía el informe de c-001 de la búsqueda demo-cfo-andina a cliente@example.com"); st != http.StatusAccepted {
+				t.Fatalf("POST: %d %s", st, body)
+			}
+			evs := events.until(t, func(m map[string]any) bool { return m["type"] == "pending-confirmation" })
+			p := evs[len(evs)-1]
+			if p["category"] != "email_send" || p["sensitivity"] != "high" || p["undoable"] != false || p["toolName"] != "delegate_to_reports" {
+				t.Errorf("pending-confirmation = %v", p)
+			}
+			if sent() != before {
+				t.Fatal("the report was sent before the decision")
+			}
+			// Another tenant cannot resolve it: exactly like a missing one.
+			body := fmt.Sprintf(`{"id":%q,"approved":%v}`, p["id"], approve)
+			if st, _ := l.call(ctx, t, "POST", "/api/confirmations", zeta, body); st != http.StatusNotFound {
+				t.Errorf("other tenant resolving: %d, want 404", st)
+			}
+			if st, b := l.call(ctx, t, "POST", "/api/confirmations", acme, body); st != http.StatusOK {
+				t.Fatalf("resolve: %d %s", st, b)
+			}
+			evs = events.until(t, finishOf(turn))
+			got := typesOf(evs)
+			if !strings.HasPrefix(got, "confirmation-resolved,") {
+				t.Errorf("after the decision: %s", got)
+			}
+			want := before
+			if approve {
+				want++
+			}
+			if n := sent(); n != want {
+				t.Errorf("approved=%v: %d messages in the outbox, want %d", approve, n, want)
+			}
+			last := srv.Calls()[len(srv.Calls())-1].Last()
+			if approve == strings.Contains(last.Content, "rechazó") {
+				t.Errorf("the model was told %q", last.Content)
+			}
+		})
+	}
+
+	if st, _ := l.call(ctx, t, "POST", "/api/chat", "", `{"chat_id":"e2e","message":"hola"}`); st != http.StatusUnauthorized {
+		t.Errorf("anonymous POST: %d", st)
+	}
+	if st, body := l.call(ctx, t, "POST", "/api/chat", acme, `{"chat_id":"e2e","mesage":"hola"}`); st != http.StatusBadRequest || !strings.Contains(body, "mesage") {
+		t.Errorf("bad body: %d %s", st, body)
+	}
+}
