@@ -61,6 +61,8 @@ Usage:
   veredicto queue send KEY | dlq list | dlq redrive [ID…] [--data DIR]
       The local inputs queue "serve" consumes: queue a READY upload, list
       and redrive its dead letters.
+  veredicto chat [--endpoint URL] [--chat ID] [--token TOK | --tenant T --data DIR]
+      Talk to the delegation chat of a running server.
 
 Run "veredicto COMMAND -h" for a command's flags.
 `
@@ -88,6 +90,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.runConfirm(ctx, args[1:])
 	case "queue":
 		return m.runQueue(ctx, args[1:])
+	case "chat":
+		return m.runChat(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(m.Stdout, usage)
 		return exitOK

@@ -3,7 +3,6 @@ package chat
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -107,7 +106,11 @@ func OfflineArgs(a *Agent, text string) map[string]any {
 		}
 	}
 	searchID := idAfter(text, "busqueda", "search", "proceso")
-	args := map[string]any{"reason": fmt.Sprintf("la petición corresponde a %s", a.ID), "request": text}
+	name := a.Name
+	if name == "" {
+		name = a.ID
+	}
+	args := map[string]any{"reason": "la petición encaja con " + name + " (heurística sin conexión)", "request": text}
 	switch a.Action {
 	case ActionSearch:
 		op := "status"
