@@ -183,9 +183,11 @@ func (h *Handler) resolve(ctx context.Context, tenant, ref string, after int64) 
 	return stream, http.StatusOK, nil
 }
 
-// serve writes the stream from after; it ends at the finish message unless
-// keepOpen (a conversation, whose every turn ends with a finish).
-func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, tenant, stream string, after int64, keepOpen bool) {
+// serve writes the stream from after. An execution's stream is refreshed
+// from its history and ends at its finish; a conversation's (chat) is
+// written by the chat alone and stays open, each turn ending with its own
+// finish.
+func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, tenant, stream string, after int64, chat bool) {
 	if dl, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, dl.Add(-dflt(h.Reserve, 5*time.Second)))
@@ -226,7 +228,7 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, tenant, stre
 	}
 	var buf []byte
 	for {
-		if h.Refresh != nil {
+		if h.Refresh != nil && !chat {
 			if err := h.Refresh.Refresh(ctx, tenant, stream); err != nil && ctx.Err() == nil {
 				h.logger().WarnContext(ctx, "refresh event stream", "tenant", tenant, "stream", stream, "error", err)
 			}
@@ -250,7 +252,7 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, tenant, stre
 			}
 			buf = fmt.Appendf(buf, "id: %d\ndata: %s\n\n", ev.ID, data)
 			after = ev.ID
-			if ev.Finished() && !keepOpen {
+			if ev.Finished() && !chat {
 				finished = true
 				break
 			}
