@@ -30,7 +30,9 @@ LAMBDAS := \
 	FlagsFunction:flags \
 	ConfirmFunction:confirm \
 	ConfirmationsFunction:confirmations \
-	StreamFunction:stream
+	StreamFunction:stream \
+	ChatFunction:chat \
+	ChatTurnFunction:chatturn
 
 lambda_id  = $(word 1,$(subst :, ,$(1)))
 lambda_dir = $(word 2,$(subst :, ,$(1)))

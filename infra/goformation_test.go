@@ -25,7 +25,7 @@ func TestTemplateGoformation(t *testing.T) {
 		}
 	}
 	sort.Strings(ids)
-	want := "ApiFunction ConfirmFunction ConfirmationsFunction CorrectionFunction FlagsFunction Gem1Function Gem2Function Gem3Function Gem4Function Gem5Function ReportFunction StreamFunction SummaryFunction TriggerFunction ValidateFunction"
+	want := "ApiFunction ChatFunction ChatTurnFunction ConfirmFunction ConfirmationsFunction CorrectionFunction FlagsFunction Gem1Function Gem2Function Gem3Function Gem4Function Gem5Function ReportFunction StreamFunction SummaryFunction TriggerFunction ValidateFunction"
 	if strings.Join(ids, " ") != want {
 		t.Errorf("functions %v, want %s", ids, want)
 	}

@@ -22,7 +22,8 @@ import (
 //	                         output is on GET /api/events?chat=<chat_id>
 //	GET  /api/chat/metrics   delegation counters per agent (Metrics)
 //
-// With Async (the local server) a POST answers 202 {chat_id, turn,
+// With Enqueue (AWS) a POST claims the turn, queues it and answers 202
+// {chat_id, turn, events}. With Async (the local server) a POST answers 202 {chat_id, turn,
 // events} at once and the turn runs in the background, bounded by
 // MaxRunning turns at once (429 beyond) and TurnTimeout each. Without it
 // (a Lambda behind API Gateway) the POST answers 200 with the TurnResult
@@ -30,6 +31,9 @@ import (
 type Handler struct {
 	Service *Service
 	Async   bool
+	// Enqueue, when set, hands each claimed turn to a worker (the chat
+	// turns queue on AWS) and the POST answers 202 at once.
+	Enqueue Enqueuer
 	// MaxRunning bounds background turns (default 16); TurnTimeout bounds
 	// one turn (default 15 minutes, confirmations included).
 	MaxRunning  int
@@ -136,6 +140,18 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, tenant string) {
 	timeout := h.TurnTimeout
 	if timeout <= 0 {
 		timeout = 15 * time.Minute
+	}
+	if h.Enqueue != nil {
+		n, err := h.Service.Claim(r.Context(), tenant, req.ChatID)
+		if err == nil {
+			err = h.Enqueue.Enqueue(r.Context(), TurnJob{Tenant: tenant, ChatID: req.ChatID, Turn: n, Message: req.Message})
+		}
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusAccepted, Accepted{ChatID: req.ChatID, Turn: n, Events: "/api/events?chat=" + req.ChatID})
+		return
 	}
 	if !h.Async {
 		n, err := h.Service.Claim(r.Context(), tenant, req.ChatID)

@@ -58,3 +58,35 @@ func (o DirOutbox) Send(_ context.Context, tenant string, m Outgoing) (string, e
 	}
 	return m.ID, nil
 }
+
+// BlobPutter writes a blob (the reports bucket on AWS).
+type BlobPutter interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+	Put(ctx context.Context, key string, data []byte, contentType string) error
+}
+
+// BlobOutbox is the AWS Outbox: each message is one JSON object at
+// outbox/<tenant>/<id>.json in a bucket, for the mail gateway to deliver;
+// the same id again is not written twice.
+type BlobOutbox struct{ Blobs BlobPutter }
+
+var _ Outbox = BlobOutbox{}
+
+// Send writes the message.
+func (o BlobOutbox) Send(ctx context.Context, tenant string, m Outgoing) (string, error) {
+	if !ValidChatID(m.ID) || !tenantPattern.MatchString(tenant) {
+		return "", fmt.Errorf("outbox: bad tenant or message id")
+	}
+	key := "outbox/" + tenant + "/" + m.ID + ".json"
+	if _, err := o.Blobs.Get(ctx, key); err == nil {
+		return m.ID, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	if err := o.Blobs.Put(ctx, key, b, "application/json"); err != nil {
+		return "", fmt.Errorf("outbox %s: %w", m.ID, err)
+	}
+	return m.ID, nil
+}
