@@ -37,6 +37,9 @@ func TestOpenAIModelToolCalls(t *testing.T) {
 	if len(calls) != 2 {
 		t.Fatalf("%d calls, want 2", len(calls))
 	}
+	if !calls[0].Stream {
+		t.Error("the supervisor did not stream")
+	}
 	names := strings.Join(calls[0].ToolNames(), ",")
 	if !strings.Contains(names, "delegate_to_debate") || strings.Contains(names, "delegate_to_veredicto") {
 		t.Errorf("tools offered = %s", names)
@@ -69,6 +72,40 @@ func TestOpenAIModelErrors(t *testing.T) {
 		var te *veredicto.TransientError
 		if err == nil || errors.As(err, &te) != tc.transient {
 			t.Errorf("status %d: err = %v, want transient %v", tc.status, err, tc.transient)
+		}
+	}
+}
+
+// TestStreamedTextDeltas: a streamed answer reaches the stream as it
+// arrives, in coalesced text-delta events whose concatenation is the text.
+func TestStreamedTextDeltas(t *testing.T) {
+	long := strings.Repeat("La terna está lista para revisión del cliente. ", 8)
+	srv := llmtest.NewServer(t, func(llmtest.Call) llmtest.Reply { return llmtest.Reply{Content: long} })
+	m, _ := NewOpenAIModel("k", srv.BaseURL(), "gpt-test")
+	r := newRig(t, m, Options{})
+	res := r.turn(t, "st", "hola")
+	if res.Text != long {
+		t.Fatalf("text = %q", res.Text)
+	}
+	var joined strings.Builder
+	deltas := 0
+	for _, e := range r.eventsOf(t, "st") {
+		if e["type"] == TypeTextDelta {
+			deltas++
+			joined.WriteString(e["delta"].(string))
+		}
+	}
+	words := len(strings.Fields(long))
+	if joined.String() != long || deltas < 2 || deltas >= words {
+		t.Errorf("%d deltas for %d streamed words (want coalesced, more than one); joined %q", deltas, words, joined.String())
+	}
+	for _, status := range []int{429, 400} {
+		srv := llmtest.NewServer(t, func(llmtest.Call) llmtest.Reply { return llmtest.Reply{Status: status} })
+		m, _ := NewOpenAIModel("k", srv.BaseURL(), "gpt-test")
+		_, err := m.Stream(context.Background(), Prompt{Messages: []Message{{Role: "user", Content: "x"}}}, func(string) error { return nil })
+		var te *veredicto.TransientError
+		if err == nil || errors.As(err, &te) != (status == 429) {
+			t.Errorf("stream status %d: %v", status, err)
 		}
 	}
 }

@@ -306,6 +306,38 @@ func (t *turn) say(ctx context.Context, text string) error {
 	return nil
 }
 
+// streamWriter turns a streamed reply's fragments into text-delta events,
+// coalesced so that an event carries at least deltaRunes runes or waited
+// flushEvery (a token per event would be one durable write per token).
+type streamWriter struct {
+	t    *turn
+	ctx  context.Context
+	buf  strings.Builder
+	last time.Time
+}
+
+const flushEvery = 200 * time.Millisecond
+
+func (w *streamWriter) write(s string) error {
+	w.buf.WriteString(s)
+	if utf8.RuneCountInString(w.buf.String()) >= deltaRunes || time.Since(w.last) >= flushEvery {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *streamWriter) flush() error {
+	if w.buf.Len() == 0 {
+		return nil
+	}
+	text := w.buf.String()
+	w.buf.Reset()
+	w.last = time.Now()
+	w.t.text.WriteString(text)
+	w.t.deltas++
+	return w.t.emit(w.ctx, TypeTextDelta, fmt.Sprintf("d%d", w.t.deltas), map[string]any{"delta": text})
+}
+
 func (t *turn) step(ctx context.Context, agent, action, content string, md map[string]any) {
 	t.steps++
 	if md == nil {
@@ -397,18 +429,38 @@ func (s *Service) run(ctx context.Context, t *turn, rec *TurnRecord, intent Inte
 			}
 			break
 		}
-		reply, err := model.Next(ctx, prompt)
+		var (
+			reply    Reply
+			err      error
+			streamed bool
+		)
+		if sm, ok := model.(StreamingModel); ok {
+			sw := &streamWriter{t: t, ctx: ctx, last: time.Now()}
+			reply, err = sm.Stream(ctx, prompt, sw.write)
+			if ferr := sw.flush(); err == nil {
+				err = ferr
+			}
+			streamed = true
+		} else {
+			reply, err = model.Next(ctx, prompt)
+		}
 		if err != nil {
 			return TurnResult{}, err
 		}
 		if len(reply.ToolCalls) == 0 {
-			if err := t.say(ctx, reply.Content); err != nil {
-				return TurnResult{}, err
+			if !streamed {
+				if err := t.say(ctx, reply.Content); err != nil {
+					return TurnResult{}, err
+				}
 			}
 			break
 		}
 		if reply.Content != "" {
-			if err := t.say(ctx, reply.Content+"\n"); err != nil {
+			text := reply.Content + "\n"
+			if streamed {
+				text = "\n"
+			}
+			if err := t.say(ctx, text); err != nil {
 				return TurnResult{}, err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,6 +35,10 @@ type Call struct {
 	// Tools are the tools the request offered (name, description and
 	// parameters as sent).
 	Tools []Tool
+	// Stream is set when the request asked for a streamed answer; the
+	// server then sends the reply as Server-Sent Events chunks (see
+	// serveStream).
+	Stream bool
 }
 
 // User returns the content of the first user message.
@@ -155,6 +160,7 @@ type chatRequest struct {
 	Model          string    `json:"model"`
 	Messages       []Message `json:"messages"`
 	Tools          []Tool    `json:"tools"`
+	Stream         bool      `json:"stream"`
 	ResponseFormat *struct {
 		Type       string `json:"type"`
 		JSONSchema *struct {
@@ -176,7 +182,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	c := Call{N: len(s.calls) + 1, Model: req.Model, Messages: req.Messages, Tools: req.Tools}
+	c := Call{N: len(s.calls) + 1, Model: req.Model, Messages: req.Messages, Tools: req.Tools, Stream: req.Stream}
 	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil {
 		c.Schema, c.Strict, c.JSONSchema = rf.JSONSchema.Name, rf.JSONSchema.Strict, rf.JSONSchema.Schema
 	}
@@ -198,6 +204,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(rep.Status)
 		fmt.Fprintf(w, `{"error":{"message":"scripted failure %d","type":"server_error"}}`, rep.Status)
+		return
+	}
+	if req.Stream {
+		serveStream(w, c, rep)
 		return
 	}
 	message := map[string]any{"role": "assistant", "content": rep.Content}
@@ -223,4 +233,44 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		},
 	}
 	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// serveStream answers a streamed request as OpenAI does: one chunk per
+// word of the content, then each tool call in two chunks (its id and name
+// with the first half of the arguments, then the rest), a last chunk with
+// the finish reason, and "data: [DONE]".
+func serveStream(w http.ResponseWriter, c Call, rep Reply) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	send := func(delta map[string]any, finish any) {
+		chunk := map[string]any{"id": fmt.Sprintf("chatcmpl-%d", c.N), "object": "chat.completion.chunk", "created": 0, "model": c.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+		b, _ := json.Marshal(chunk)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	send(map[string]any{"role": "assistant", "content": ""}, nil)
+	for rest := rep.Content; rest != ""; {
+		i := strings.IndexByte(rest, ' ') + 1
+		if i == 0 {
+			i = len(rest)
+		}
+		send(map[string]any{"content": rest[:i]}, nil)
+		rest = rest[i:]
+	}
+	for i, tc := range rep.ToolCalls {
+		args := tc.Function.Arguments
+		half := len(args) / 2
+		send(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": tc.ID, "type": "function",
+			"function": map[string]any{"name": tc.Function.Name, "arguments": args[:half]}}}}, nil)
+		send(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": args[half:]}}}}, nil)
+	}
+	finish := "stop"
+	if len(rep.ToolCalls) > 0 {
+		finish = "tool_calls"
+	}
+	send(map[string]any{}, finish)
+	fmt.Fprint(w, "data: [DONE]\n\n")
 }
