@@ -359,7 +359,12 @@ func openControl(ctx context.Context, cfg serveConfig, reg *asl.Registry, logger
 
 // Close stops the running executions where they are; they resume at the
 // next start.
-func (s *server) Close() { s.Manager.Close() }
+func (s *server) Close() {
+	if c, ok := s.Mounts.Chat.(interface{ Close() }); ok {
+		c.Close() // the chat's background turns first: they use the control plane
+	}
+	s.Manager.Close()
+}
 
 // Handler routes the server's requests.
 func (s *server) Handler() http.Handler {

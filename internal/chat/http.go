@@ -43,6 +43,8 @@ type Handler struct {
 	once    sync.Once
 	slots   chan struct{}
 	running sync.WaitGroup
+	stop    context.Context
+	cancel  context.CancelFunc
 }
 
 // maxChatBody bounds a POST body.
@@ -57,6 +59,25 @@ func (h *Handler) logger() *slog.Logger {
 
 // Wait blocks until the background turns have ended.
 func (h *Handler) Wait() { h.running.Wait() }
+
+// Close stops the background turns (a turn waiting for a confirmation
+// ends as failed; its finish is still written) and waits for them.
+func (h *Handler) Close() {
+	h.init()
+	h.cancel()
+	h.running.Wait()
+}
+
+func (h *Handler) init() {
+	h.once.Do(func() {
+		n := h.MaxRunning
+		if n <= 0 {
+			n = 16
+		}
+		h.slots = make(chan struct{}, n)
+		h.stop, h.cancel = context.WithCancel(context.Background())
+	})
+}
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tenant, ok := auth.TenantFrom(r.Context())
@@ -130,13 +151,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, tenant string) {
 		h.fail(w, r, err)
 		return
 	}
-	h.once.Do(func() {
-		n := h.MaxRunning
-		if n <= 0 {
-			n = 16
-		}
-		h.slots = make(chan struct{}, n)
-	})
+	h.init()
 	timeout := h.TurnTimeout
 	if timeout <= 0 {
 		timeout = 15 * time.Minute
@@ -167,6 +182,10 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, tenant string) {
 		writeJSON(w, http.StatusOK, res)
 		return
 	}
+	if h.stop.Err() != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "the server is shutting down"})
+		return
+	}
 	select {
 	case h.slots <- struct{}{}:
 	default:
@@ -185,6 +204,8 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, tenant string) {
 		defer func() { <-h.slots }()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), timeout)
 		defer cancel()
+		stop := context.AfterFunc(h.stop, cancel)
+		defer stop()
 		if _, err := h.Service.Turn(ctx, tenant, req.ChatID, n, req.Message); err != nil {
 			h.logger().ErrorContext(ctx, "chat turn", "tenant", tenant, "chat_id", req.ChatID, "turn", n, "error_type", veredicto.ErrorName(err))
 		}

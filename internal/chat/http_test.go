@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -70,5 +71,42 @@ func TestQueuedTurn(t *testing.T) {
 		if rec := post(tc.tenant, tc.body); rec.Code != tc.status {
 			t.Errorf("%s: %d %s, want %d", tc.body, rec.Code, rec.Body, tc.status)
 		}
+	}
+}
+
+// TestCloseStopsWaitingTurns: shutting the local server down ends a turn
+// that waits for a confirmation: nothing is sent, and the turn is still
+// stored and finished.
+func TestCloseStopsWaitingTurns(t *testing.T) {
+	r := newRig(t, nil, Options{})
+	h := &Handler{Service: r.svc, Async: true}
+	req := httptest.NewRequest("POST", "/api/chat", strings.NewReader(`{"chat_id":"w","message":"Envía el informe de c-001 de la búsqueda cfo-2026 a cliente@example.com"}`))
+	req = req.WithContext(auth.WithClaims(req.Context(), auth.Claims{Tenant: "acme"}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusAccepted {
+		t.Fatalf("POST: %d %s", rec.Code, rec.Body)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(types(r.eventsOf(t, "w")), "pending-confirmation"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no pending confirmation: %s", types(r.eventsOf(t, "w")))
+		}
+	}
+	h.Close()
+	evs := r.eventsOf(t, "w")
+	if last := evs[len(evs)-1]; last["type"] != "finish" || last["finishReason"] != "error" {
+		t.Errorf("last event %v, want finish with finishReason error", last)
+	}
+	if len(r.outbox.sent) != 0 {
+		t.Error("sent without a decision")
+	}
+	if hist, _ := r.svc.History(context.Background(), "acme", "w", 5); len(hist) != 1 || hist[0].Error == "" {
+		t.Errorf("history = %+v, want the failed turn stored", hist)
+	}
+	rec = httptest.NewRecorder()
+	req = httptest.NewRequest("POST", "/api/chat", strings.NewReader(`{"chat_id":"w","message":"hola"}`))
+	h.ServeHTTP(rec, req.WithContext(auth.WithClaims(req.Context(), auth.Claims{Tenant: "acme"})))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("POST after Close: %d", rec.Code)
 	}
 }

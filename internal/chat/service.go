@@ -372,15 +372,21 @@ func (s *Service) Turn(ctx context.Context, tenant, chatID string, n int, messag
 		if errors.As(err, &te) {
 			msg = "El modelo no está disponible ahora mismo; inténtalo de nuevo en unos minutos."
 		}
-		_ = t.say(ctx, msg)
+		end, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		_ = t.say(end, msg)
+		cancel()
 		rec.Assistant = t.text.String()
 		s.logger().ErrorContext(ctx, "chat turn failed", "tenant", tenant, "chat_id", chatID, "turn", n, "error", err)
 	}
+	// The turn is stored and finished even when ctx ended (a shutdown, a
+	// deadline): bounded, on a context of its own.
+	end, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	b, _ := json.Marshal(rec)
-	if _, perr := s.Store.PutIfAbsent(ctx, turnKey(tenant, chatID, n), b); perr != nil && err == nil {
+	if _, perr := s.Store.PutIfAbsent(end, turnKey(tenant, chatID, n), b); perr != nil && err == nil {
 		err = fmt.Errorf("store turn %d of chat %s: %w", n, chatID, perr)
 	}
-	if ferr := t.emit(ctx, eventlog.TypeFinish, "finish", finish); ferr != nil && err == nil {
+	if ferr := t.emit(end, eventlog.TypeFinish, "finish", finish); ferr != nil && err == nil {
 		err = ferr
 	}
 	res.ChatID, res.Turn, res.Text = chatID, n, rec.Assistant
@@ -422,6 +428,9 @@ func (s *Service) run(ctx context.Context, t *turn, rec *TurnRecord, intent Inte
 	)
 	model := s.model()
 	for step := 1; ; step++ {
+		if err := ctx.Err(); err != nil {
+			return TurnResult{}, fmt.Errorf("turn %d of chat %s: %w", t.n, t.chatID, err)
+		}
 		if step > maxSteps {
 			// Bounded: the model keeps calling tools; close the turn.
 			if err := t.say(ctx, "He alcanzado el máximo de pasos de este turno."); err != nil {

@@ -377,6 +377,10 @@ type MachineTool struct {
 	MachineARN, Name string
 	// NewArgs returns a pointer to a new zero value of the arguments' type.
 	NewArgs func() any
+	// Input, when set, builds the execution input from the call (the JSON
+	// the machine documents); by default it is the arguments plus tenant,
+	// chat_id and source "chat".
+	Input func(c Call) (any, error)
 }
 
 func (t MachineTool) Args() any { return t.NewArgs() }
@@ -385,11 +389,24 @@ func (t MachineTool) Run(ctx context.Context, c Call) (Result, error) {
 	if t.Client == nil || t.MachineARN == "" {
 		return Result{}, toolErr("el flujo %s no está disponible en este despliegue", t.Name)
 	}
-	b, _ := json.Marshal(c.Args)
-	var input map[string]any
-	_ = json.Unmarshal(b, &input)
-	input["tenant"], input["chat_id"], input["source"] = c.Tenant, c.ChatID, "chat"
-	in, _ := json.Marshal(input)
+	var input any
+	if t.Input != nil {
+		v, err := t.Input(c)
+		if err != nil {
+			return Result{}, err
+		}
+		input = v
+	} else {
+		b, _ := json.Marshal(c.Args)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		m["tenant"], m["chat_id"], m["source"] = c.Tenant, c.ChatID, "chat"
+		input = m
+	}
+	in, err := json.Marshal(input)
+	if err != nil {
+		return Result{}, fmt.Errorf("input of %s: %w", t.Name, err)
+	}
 	name := ExecutionName(c.Tenant, c.ChatID, c.Turn, c.Agent.ID)
 	out, err := t.Client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(t.MachineARN), Name: aws.String(name), Input: aws.String(string(in))})
 	if err != nil {

@@ -36,7 +36,8 @@ type Resolver interface {
 	ResolveExecution(ctx context.Context, tenant, ref string) (string, error)
 }
 
-// Handler serves GET /api/events?execution=<arn or name> as Server-Sent
+// Handler serves GET /api/events?execution=<arn or name> (and a
+// conversation's stream, ?chat=<id>: see serveChat) as Server-Sent
 // Events for the tenant the auth middleware verified. Every message is
 // "id: N" and "data: {json with type}"; comments (": ping") keep the
 // connection alive. The stream ends after the finish message; a client
