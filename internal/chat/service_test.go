@@ -4,14 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/veredicto/veredicto"
+	fsblob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/search"
 	storefile "github.com/veredicto/veredicto/internal/store/file"
@@ -105,7 +111,7 @@ type rig struct {
 	outbox   *memOutbox
 }
 
-func newRig(t *testing.T, model Model, opts Options) *rig {
+func newRig(t testing.TB, model Model, opts Options) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	events := eventlog.NewFile(dir + "/events")
@@ -120,7 +126,7 @@ func newRig(t *testing.T, model Model, opts Options) *rig {
 	}
 	svc := &Service{
 		Registry: defaultRegistry(t), Model: model, Store: storefile.NewLocal(dir + "/kv"), Events: events,
-		Confirmations: cs, ConfirmationStore: cs.Store, Options: opts,
+		Confirmations: cs, ConfirmationStore: cs.Store, Options: opts, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Tools: map[string]Tool{
 			ActionSearch:    SearchTool{Searches: fs},
 			ActionFlags:     FlagsTool{Inputs: emptyBlobs{}},
@@ -448,6 +454,66 @@ func TestCheckRejects(t *testing.T) {
 		ie, ok := err.(*veredicto.InvalidInputError)
 		if !ok || ie.Field != tc.field {
 			t.Errorf("Check(%q, …) = %v, want field %s", tc.chat, err, tc.field)
+		}
+	}
+}
+
+// TestFlagsDelegation classifies an uploaded interview (the flags example)
+// through the offline supervisor: the tool reads the tenant's documents
+// and runs internal/flags; another tenant's interview is not found.
+func TestFlagsDelegation(t *testing.T) {
+	dir := t.TempDir()
+	blobs := fsblob.NewDir(dir)
+	for _, f := range []string{"questions.yaml", "context.yaml", "transcript_rrhh.yaml", "transcript_tecnico.yaml"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "flags", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := blobs.Put(context.Background(), InterviewPrefix("acme", "int-7")+f, b, "text/yaml"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRig(t, nil, Options{})
+	r.svc.Tools[ActionFlags] = FlagsTool{Inputs: blobs, Judge: flags.OfflineJudge{}}
+	res := r.turn(t, "f", "Marca las banderas de la entrevista int-7")
+	if res.Delegated != "flags-classifier" || !strings.Contains(res.Text, "Banderas de la entrevista int-7 (fl_") {
+		t.Fatalf("turn = %+v", res)
+	}
+	var result map[string]any
+	for _, e := range r.eventsOf(t, "f") {
+		if ti, ok := e["toolInvocation"].(map[string]any); ok && ti["state"] == "result" {
+			result = ti["result"].(map[string]any)
+		}
+	}
+	data, _ := result["data"].(map[string]any)
+	if byQ, _ := data["by_question"].([]any); len(byQ) == 0 {
+		t.Errorf("no per-question flags in the result: %v", result)
+	}
+	// Another tenant asking for the same id finds nothing.
+	n, _ := r.svc.Claim(context.Background(), "zeta", "f")
+	other, _ := r.svc.Turn(context.Background(), "zeta", "f", n, "Marca las banderas de la entrevista int-7")
+	if !strings.Contains(other.Text, "la entrevista int-7 no existe") {
+		t.Errorf("other tenant: %q", other.Text)
+	}
+}
+
+// BenchmarkOfflineTurn measures the chat's own overhead per turn with the
+// local adapters (durable event log, file store): claim, intent, history,
+// one delegation that compares two reports, its events and the stored
+// turn; no model.
+func BenchmarkOfflineTurn(b *testing.B) {
+	r := newRig(b, nil, Options{})
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		i++
+		chatID := fmt.Sprintf("b%d", i%50) // up to 50 chats with growing history
+		n, err := r.svc.Claim(ctx, "acme", chatID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.svc.Turn(ctx, "acme", chatID, n, "Compara a c-001 con c-006 en deuda en la búsqueda cfo-2026"); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
