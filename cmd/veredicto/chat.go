@@ -20,7 +20,7 @@ import (
 	"github.com/veredicto/veredicto/internal/chat"
 )
 
-const chatUsage = `Usage: veredicto chat [--endpoint URL] [--chat ID] [--token TOK | --tenant T --data DIR]
+const chatUsage = `Usage: veredicto chat [--endpoint URL] [--chat ID] [--token TOK | --tenant T --data DIR] [--debug]
 
 An interactive terminal client of the delegation chat of a running
 "veredicto serve" (or the HTTP API on AWS): each line you type is one turn
@@ -39,6 +39,9 @@ Flags:
 
 type chatCLIConfig struct {
 	endpoint, chatID, token, tenant, data string
+	// debug shows the heuristic's delegation-intent and delegation-missed
+	// events (analytics, not for the person by default).
+	debug bool
 	// turnTimeout bounds the wait for one turn's finish.
 	turnTimeout time.Duration
 }
@@ -54,6 +57,7 @@ func (m *Main) runChat(ctx context.Context, args []string) int {
 	fs.StringVar(&cfg.tenant, "tenant", "default", "tenant of a locally signed token")
 	fs.StringVar(&cfg.data, "data", ".veredicto-local", "data folder of the local server (its key signs the token)")
 	fs.DurationVar(&cfg.turnTimeout, "turn-timeout", 20*time.Minute, "how long to wait for one turn")
+	fs.BoolVar(&cfg.debug, "debug", false, "also show delegation-intent and delegation-missed events")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return exitOK
@@ -273,9 +277,13 @@ func (c *chatClient) await(ctx context.Context, turn int, in *bufio.Scanner) err
 			word := map[any]string{"approved": "aprobada", "rejected": "rechazada", "expired": "caducada"}[ev["status"]]
 			fmt.Fprintf(c.out, "[confirmación %s]\n", word)
 		case chat.TypeDelegationMissed:
-			fmt.Fprintf(c.out, "\n[aviso] no se delegó en %v\n", ev["target"])
+			if c.cfg.debug {
+				fmt.Fprintf(c.out, "\n[debug] delegación perdida: %v %v\n", ev["target"], ev["score"])
+			}
 		case chat.TypeDelegationIntent:
-			fmt.Fprintf(c.out, "[intención] %v %v\n", ev["target"], ev["score"])
+			if c.cfg.debug {
+				fmt.Fprintf(c.out, "[debug] intención: %v %v\n", ev["target"], ev["score"])
+			}
 		case "finish":
 			fmt.Fprintln(c.out)
 			return nil

@@ -280,3 +280,34 @@ func TestServeChat(t *testing.T) {
 		t.Errorf("bad body: %d %s", st, body)
 	}
 }
+
+// TestServeRejectsABadAgentsRegistry: a registry naming a tool the runtime
+// does not implement stops serve at start, naming the file and field.
+func TestServeRejectsABadAgentsRegistry(t *testing.T) {
+	seed, _ := filepath.Abs(filepath.Join("..", "..", "examples", "delegation", "agents-seed.yaml"))
+	t.Setenv("CHAT_AGENTS_FILE", seed)
+	data := t.TempDir()
+	_, _, err := assemble(t.Context(), serveConfig{data: data, template: filepath.Join("..", "..", "template.yaml")}, "http://127.0.0.1:1", nil,
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), "agents-seed.yaml: agents[1].action") || !strings.Contains(err.Error(), `"external"`) {
+		t.Fatalf("assemble with the seed registry: %v, want its file and agents[1].action", err)
+	}
+}
+
+func TestChatCLIUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"chat", "-h"}, exitOK, "Usage: veredicto chat"},
+		{[]string{"chat", "--chat", "a/b", "--token", "x"}, exitUsage, "--chat must be"},
+		{[]string{"chat", "extra"}, exitUsage, `unexpected argument "extra"`},
+	} {
+		var out, errb strings.Builder
+		m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
+		if code := m.Run(context.Background(), tc.args); code != tc.code || !strings.Contains(out.String()+errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, output %q; want %d and %q", tc.args, code, out.String()+errb.String(), tc.code, tc.want)
+		}
+	}
+}
