@@ -137,6 +137,10 @@ func scriptedSupervisor(c llmtest.Call) llmtest.Reply {
 	case strings.HasPrefix(u, "Lanza"):
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.NewToolCall("call_s", "delegate_to_search-analyst", map[string]any{
 			"reason": "lanzar la evaluación", "request": u, "operation": "start", "search_id": "demo-cfo-andina", "candidate_ids": []string{}, "dimension": ""})}}
+	case strings.HasPrefix(u, "Compara"):
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.NewToolCall("call_c", "delegate_to_search-analyst", map[string]any{
+			"reason": "comparar los informes", "request": u, "operation": "compare", "search_id": "demo-cfo-andina",
+			"candidate_ids": []string{"c-001", "c-006"}, "dimension": "deuda"})}}
 	case strings.HasPrefix(u, "Envía"):
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.NewToolCall("call_r", "delegate_to_reports", map[string]any{
 			"reason": "enviar el informe al cliente", "request": u, "operation": "send", "search_id": "demo-cfo-andina",
@@ -272,6 +276,32 @@ func TestServeChat(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("compare from the reports", func(t *testing.T) {
+		if st, body := post(acme, "Compara a c-001 con c-006 en deuda"); st != http.StatusAccepted {
+			t.Fatalf("POST: %d %s", st, body)
+		}
+		evs := events.until(t, finishOf(5))
+		var rows []any
+		for _, e := range evs {
+			if ti, ok := e["toolInvocation"].(map[string]any); ok && ti["state"] == "result" {
+				rows, _ = ti["result"].(map[string]any)["data"].([]any)
+			}
+		}
+		if len(rows) != 2 {
+			t.Fatalf("comparison rows = %v (events %s)", rows, typesOf(evs))
+		}
+		for _, row := range rows {
+			r := row.(map[string]any)
+			if r["decision"] == "" || len(r["scores"].(map[string]any)) == 0 {
+				t.Errorf("row without decision or stage scores: %v", r)
+			}
+		}
+		// The comparison reached the model as delimited data.
+		if last := srv.Calls()[len(srv.Calls())-1].Last(); last.Role != "tool" || !strings.Contains(last.Content, "<<<") || !strings.Contains(last.Content, "c-006") {
+			t.Errorf("tool message = %.300s", last.Content)
+		}
+	})
 
 	if st, _ := l.call(ctx, t, "POST", "/api/chat", "", `{"chat_id":"e2e","message":"hola"}`); st != http.StatusUnauthorized {
 		t.Errorf("anonymous POST: %d", st)
