@@ -484,13 +484,20 @@ func (s *Service) run(ctx context.Context, t *turn, rec *TurnRecord, intent Inte
 			case delegated != nil && (retried || !delegated.Critical || agent.ID != delegated.ID):
 				out = s.refuse(ctx, t, call, "La delegación de este turno falló; solo se reintenta una vez una delegación crítica al mismo agente.")
 			default:
+				args, problem := s.arguments(agent, call)
+				if problem != "" {
+					// Never ran: not a delegation; the model may correct
+					// its arguments (bounded by MaxSteps).
+					out = s.refuse(ctx, t, call, "Argumentos inválidos: "+problem)
+					break
+				}
 				if delegated != nil {
 					retried = true
 				}
 				delegations++
 				delegated = agent
 				var ok bool
-				out, ok = s.delegate(ctx, t, agent, call)
+				out, ok = s.delegate(ctx, t, agent, call, args)
 				failed = !ok
 			}
 			prompt.Messages = append(prompt.Messages, Message{Role: "tool", ToolCallID: call.ID, Content: out})
@@ -578,19 +585,29 @@ func (s *Service) refuse(ctx context.Context, t *turn, call ToolCall, why string
 	return toolMessage(map[string]any{"ok": false, "error": why})
 }
 
+// arguments checks a delegation's arguments against the tool's strict
+// schema and decodes them; problem says what is wrong.
+func (s *Service) arguments(agent *Agent, call ToolCall) (any, string) {
+	tool := s.Tools[agent.Action]
+	params, err := schemaOf(tool)
+	if err != nil {
+		return nil, "la herramienta no está disponible"
+	}
+	argPtr := tool.Args()
+	if err := llm.Validate(params, call.Arguments); err != nil {
+		return nil, err.Error()
+	}
+	if err := json.Unmarshal(call.Arguments, argPtr); err != nil {
+		return nil, err.Error()
+	}
+	return argPtr, ""
+}
+
 // delegate runs one delegation: the brief reason to the person, the
 // tool-invocation call and result, the tool's steps. ok is false when the
 // tool failed.
-func (s *Service) delegate(ctx context.Context, t *turn, agent *Agent, call ToolCall) (string, bool) {
+func (s *Service) delegate(ctx context.Context, t *turn, agent *Agent, call ToolCall, argPtr any) (string, bool) {
 	tool := s.Tools[agent.Action]
-	params, _ := schemaOf(tool)
-	argPtr := tool.Args()
-	if err := llm.Validate(params, call.Arguments); err != nil {
-		return s.refuse(ctx, t, call, "Argumentos inválidos: "+err.Error()), false
-	}
-	if err := json.Unmarshal(call.Arguments, argPtr); err != nil {
-		return s.refuse(ctx, t, call, "Argumentos inválidos: "+err.Error()), false
-	}
 	d := reasonOf(argPtr)
 	reason := truncateRunes(oneLine(d.Reason), maxReasonRunes)
 	if reason == "" {

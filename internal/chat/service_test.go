@@ -517,3 +517,32 @@ func BenchmarkOfflineTurn(b *testing.B) {
 		}
 	}
 }
+
+// TestInvalidArgumentsAreNotADelegation: arguments that break the tool's
+// schema are refused before anything runs, and the model may correct
+// them in the same turn.
+func TestInvalidArgumentsAreNotADelegation(t *testing.T) {
+	model := &scripted{answer: func(n int, p Prompt) Reply {
+		switch n {
+		case 1: // missing fields, an unknown one
+			return delegateCall("x", "delegate_to_reports", map[string]any{"reason": "r", "operation": "send", "colour": "red"})
+		case 2:
+			return delegateCall("y", "delegate_to_reports", map[string]any{"reason": "exportar", "request": "q", "operation": "export",
+				"search_id": "cfo-2026", "candidate_ids": []string{"c-001"}, "recipient": ""})
+		}
+		return Reply{Content: "exportado"}
+	}}
+	r := newRig(t, model, Options{})
+	res := r.turn(t, "ia", "Exporta el informe de c-001")
+	if res.Delegated != "reports" || !strings.Contains(res.Text, "exportado") {
+		t.Fatalf("turn = %+v", res)
+	}
+	first := model.prompts[1].Messages[len(model.prompts[1].Messages)-1].Content
+	if !strings.Contains(first, "Argumentos inválidos") {
+		t.Errorf("first tool answer = %q", first)
+	}
+	second := model.prompts[2].Messages[len(model.prompts[2].Messages)-1].Content
+	if !strings.Contains(second, `"ok":true`) {
+		t.Errorf("corrected call answered %q", second)
+	}
+}
