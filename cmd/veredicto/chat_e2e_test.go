@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/chat"
@@ -137,6 +140,10 @@ func scriptedSupervisor(c llmtest.Call) llmtest.Reply {
 	case strings.HasPrefix(u, "Lanza"):
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.NewToolCall("call_s", "delegate_to_search-analyst", map[string]any{
 			"reason": "lanzar la evaluación", "request": u, "operation": "start", "search_id": "demo-cfo-andina", "candidate_ids": []string{}, "dimension": ""})}}
+	case strings.HasPrefix(u, "Que el comité debata"):
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.NewToolCall("call_d", "delegate_to_debate", map[string]any{
+			"reason": "abrir un debate del comité", "request": u, "search_id": "demo-cfo-andina", "candidate_id": "c-005",
+			"question": "¿Avanzamos con c-005?"})}}
 	case strings.HasPrefix(u, "Compara"):
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.NewToolCall("call_c", "delegate_to_search-analyst", map[string]any{
 			"reason": "comparar los informes", "request": u, "operation": "compare", "search_id": "demo-cfo-andina",
@@ -263,6 +270,9 @@ func TestServeChat(t *testing.T) {
 			if !strings.HasPrefix(got, "confirmation-resolved,") {
 				t.Errorf("after the decision: %s", got)
 			}
+			if n := strings.Count(typesOf(events.seen), "confirmation-resolved"); n != i+1 {
+				t.Errorf("%d confirmation-resolved on the stream after %d decisions", n, i+1)
+			}
 			want := before
 			if approve {
 				want++
@@ -300,6 +310,55 @@ func TestServeChat(t *testing.T) {
 		// The comparison reached the model as delimited data.
 		if last := srv.Calls()[len(srv.Calls())-1].Last(); last.Role != "tool" || !strings.Contains(last.Content, "<<<") || !strings.Contains(last.Content, "c-006") {
 			t.Errorf("tool message = %.300s", last.Content)
+		}
+	})
+
+	t.Run("debate machine not registered", func(t *testing.T) {
+		if st, body := post(acme, "Que el comité debata si avanzamos con c-005"); st != http.StatusAccepted {
+			t.Fatalf("POST: %d %s", st, body)
+		}
+		evs := events.until(t, finishOf(6))
+		var errMsg any
+		for _, e := range evs {
+			if ti, ok := e["toolInvocation"].(map[string]any); ok && ti["state"] == "error" {
+				errMsg = ti["error"]
+			}
+		}
+		if !strings.Contains(fmt.Sprint(errMsg), "DebateStateMachine no está registrado") {
+			t.Errorf("debate tool error = %v (events %s)", errMsg, typesOf(evs))
+		}
+	})
+
+	t.Run("debate machine registered", func(t *testing.T) {
+		// Until issue 12 lands, any machine under the logical id will do:
+		// the tool starts it through the Step Functions API with its input.
+		client := sfnClient(l.base)
+		def := `{"StartAt":"Done","States":{"Done":{"Type":"Pass","End":true}}}`
+		if _, err := client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(DebateMachine), Definition: aws.String(def),
+			RoleArn: aws.String("arn:aws:iam::000000000000:role/local")}); err != nil {
+			t.Fatal(err)
+		}
+		if st, body := post(acme, "Que el comité debata si avanzamos con c-005"); st != http.StatusAccepted {
+			t.Fatalf("POST: %d %s", st, body)
+		}
+		evs := events.until(t, finishOf(7))
+		var arn string
+		for _, e := range evs {
+			if ti, ok := e["toolInvocation"].(map[string]any); ok && ti["state"] == "result" {
+				arn, _ = ti["result"].(map[string]any)["data"].(map[string]any)["execution"].(string)
+			}
+		}
+		if arn == "" {
+			t.Fatalf("no execution started (events %s)", typesOf(evs))
+		}
+		out, err := client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var input map[string]any
+		_ = json.Unmarshal([]byte(aws.ToString(out.Input)), &input)
+		if input["tenant"] != "acme" || input["candidate_id"] != "c-005" || input["question"] != "¿Avanzamos con c-005?" || input["chat_id"] != "e2e" {
+			t.Errorf("execution input = %v", input)
 		}
 	})
 

@@ -691,13 +691,19 @@ func (s *Service) confirm(ctx context.Context, t *turn, sv Sensitive) (bool, err
 	defer deadline.Stop()
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
-	status := resp.Status
-	for {
-		switch status {
-		case confirm.StatusApproved:
-			return true, nil
-		case confirm.StatusRejected, confirm.StatusExpired:
-			return false, nil
+	for first := true; ; first = false {
+		if !first || resp.Status != confirm.StatusPending {
+			rec, err := s.ConfirmationStore.Get(ctx, t.tenant, resp.ID)
+			if err != nil {
+				return false, fmt.Errorf("read confirmation %s: %w", resp.ID, err)
+			}
+			switch rec.Status {
+			case confirm.StatusApproved, confirm.StatusRejected:
+				s.announce(ctx, t, rec)
+				return rec.Status == confirm.StatusApproved, nil
+			case confirm.StatusExpired:
+				return false, nil
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -706,10 +712,25 @@ func (s *Service) confirm(ctx context.Context, t *turn, sv Sensitive) (bool, err
 			return false, nil
 		case <-tick.C:
 		}
-		rec, err := s.ConfirmationStore.Get(ctx, t.tenant, resp.ID)
-		if err != nil {
-			return false, fmt.Errorf("read confirmation %s: %w", resp.ID, err)
-		}
-		status = rec.Status
+	}
+}
+
+// announce appends the confirmation-resolved the confirmations service
+// appends too, with the same key and content: the log keeps whichever
+// comes first, so the stream shows the decision once and always before
+// what the turn does with it (the service writes the decision, which the
+// turn may read, before its event).
+func (s *Service) announce(ctx context.Context, t *turn, rec confirm.Record) {
+	d := rec.Decision
+	if d == nil {
+		return
+	}
+	ev, err := eventlog.New(eventlog.TypeConfirmationResolved, "resolved:"+rec.ID, map[string]any{
+		"id": rec.ID, "approved": d.Approved, "status": rec.Status, "decided_by": d.DecidedBy, "decided_at": d.DecidedAt, "comment": d.Comment})
+	if err == nil {
+		_, err = s.Events.Append(ctx, t.tenant, StreamName(t.chatID), ev)
+	}
+	if err != nil {
+		s.logger().WarnContext(ctx, "cannot append confirmation-resolved", "chat_id", t.chatID, "confirmation_id", rec.ID, "error", err)
 	}
 }
