@@ -709,10 +709,37 @@ func (s *Service) confirm(ctx context.Context, t *turn, sv Sensitive) (bool, err
 		case <-ctx.Done():
 			return false, ctx.Err()
 		case <-deadline.C:
-			return false, nil
+			return s.giveUp(ctx, t, resp.ID, wait)
 		case <-tick.C:
 		}
 	}
+}
+
+// resolver is the part of *confirm.Service that closes a confirmation.
+type resolver interface {
+	Resolve(ctx context.Context, tenant string, res confirm.Resolution) (confirm.View, error)
+}
+
+// giveUp ends a wait that ran out: the confirmation is rejected on the
+// person's behalf (so it no longer shows as pending, and a late answer
+// gets 409 instead of seeming to work); if the person decided at that
+// very moment, their decision stands.
+func (s *Service) giveUp(ctx context.Context, t *turn, id string, wait time.Duration) (bool, error) {
+	r, ok := s.Confirmations.(resolver)
+	if !ok {
+		return false, nil
+	}
+	_, err := r.Resolve(ctx, t.tenant, confirm.Resolution{ID: id, Approved: false, By: "veredicto-chat",
+		Comment: fmt.Sprintf("sin respuesta en %s: la acción no se ejecutó", wait)})
+	if err == nil {
+		return false, nil
+	}
+	rec, gerr := s.ConfirmationStore.Get(ctx, t.tenant, id)
+	if gerr == nil && (rec.Status == confirm.StatusApproved || rec.Status == confirm.StatusRejected) {
+		s.announce(ctx, t, rec)
+		return rec.Status == confirm.StatusApproved, nil
+	}
+	return false, nil
 }
 
 // announce appends the confirmation-resolved the confirmations service

@@ -546,3 +546,37 @@ func TestInvalidArgumentsAreNotADelegation(t *testing.T) {
 		t.Errorf("corrected call answered %q", second)
 	}
 }
+
+// TestConfirmationWaitRunsOut: a confirmation nobody answers within the
+// bound is rejected on the person's behalf: nothing is sent, the stream
+// says so, and a late answer is refused.
+func TestConfirmationWaitRunsOut(t *testing.T) {
+	send := map[string]any{"reason": "enviar", "request": "envía", "operation": "send", "search_id": "cfo-2026",
+		"candidate_ids": []string{"c-001"}, "recipient": "cliente@example.com"}
+	model := &scripted{answer: func(n int, p Prompt) Reply {
+		if n == 1 {
+			return delegateCall("s", "delegate_to_reports", send)
+		}
+		return Reply{Content: "ok"}
+	}}
+	r := newRig(t, model, Options{ConfirmWait: 100 * time.Millisecond})
+	r.turn(t, "late", "Envía la terna al cliente")
+	if len(r.outbox.sent) != 0 {
+		t.Fatal("sent without an answer")
+	}
+	var id string
+	for _, e := range r.eventsOf(t, "late") {
+		if e["type"] == eventlog.TypeConfirmationResolved {
+			id = e["id"].(string)
+			if e["status"] != "rejected" || e["decided_by"] != "veredicto-chat" {
+				t.Errorf("confirmation-resolved = %v", e)
+			}
+		}
+	}
+	if id == "" {
+		t.Fatalf("no confirmation-resolved: %s", types(r.eventsOf(t, "late")))
+	}
+	if _, err := r.confirms.Resolve(context.Background(), "acme", confirm.Resolution{ID: id, Approved: true, By: "ana"}); err == nil {
+		t.Error("a late approval was accepted")
+	}
+}
