@@ -93,6 +93,9 @@ func NewOpenAIModel(apiKey, baseURL, model string) (*OpenAIModel, error) {
 	return &OpenAIModel{client: openai.NewClientWithConfig(cfg), model: model}, nil
 }
 
+// Name is "openai:<model>", recorded in every stored turn.
+func (m *OpenAIModel) Name() string { return "openai:" + m.model }
+
 // Next makes one completion. Rate limits and server errors come back as
 // *veredicto.TransientError (the turn fails; the user may send again).
 func (m *OpenAIModel) Next(ctx context.Context, p Prompt) (Reply, error) {

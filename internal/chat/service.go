@@ -16,6 +16,7 @@ import (
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/stream"
+	"github.com/veredicto/veredicto/prompts"
 )
 
 // Event types of a conversation's stream besides eventlog's
@@ -182,6 +183,10 @@ type TurnRecord struct {
 	Missed       bool     `json:"missed"`
 	Tools        []string `json:"tools"`
 	Error        string   `json:"error,omitempty"`
+	// PromptVersion is the supervisor prompt's version
+	// (prompts.PromptVersion), Model "offline" or the model's kind.
+	PromptVersion string `json:"prompt_version"`
+	Model         string `json:"model"`
 }
 
 // TurnResult is what Turn answers.
@@ -356,7 +361,13 @@ func (s *Service) Turn(ctx context.Context, tenant, chatID string, n int, messag
 		return TurnResult{}, err
 	}
 	t := &turn{s: s, tenant: tenant, chatID: chatID, n: n}
-	rec := TurnRecord{ChatID: chatID, Turn: n, At: s.now(), User: message, Tools: []string{}}
+	rec := TurnRecord{ChatID: chatID, Turn: n, At: s.now(), User: message, Tools: []string{},
+		PromptVersion: prompts.PromptVersion("chat_supervisor"), Model: "offline"}
+	if m, ok := s.Model.(interface{ Name() string }); ok {
+		rec.Model = m.Name()
+	} else if s.Model != nil {
+		rec.Model = "custom"
+	}
 	intent := s.Registry.ScoreDelegationIntent(message)
 	rec.Intent = intent
 	res, err := s.run(ctx, t, &rec, intent)

@@ -421,7 +421,8 @@ func TestOfflineSupervisor(t *testing.T) {
 		t.Errorf("offline chat turn = %+v", res)
 	}
 	hist, _ := r.svc.History(context.Background(), "acme", "off", 10)
-	if len(hist) != 2 || hist[0].User == "" || hist[1].Turn != 2 {
+	if len(hist) != 2 || hist[0].User == "" || hist[1].Turn != 2 || hist[0].Model != "offline" || !strings.HasPrefix(hist[0].PromptVersion, "chat_supervisor@") ||
+		hist[0].PromptVersion == "chat_supervisor@missing" {
 		t.Errorf("history = %+v", hist)
 	}
 }
