@@ -143,7 +143,7 @@ func scriptedSupervisor(c llmtest.Call) llmtest.Reply {
 	case strings.HasPrefix(u, "Que el comité debata"):
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.NewToolCall("call_d", "delegate_to_debate", map[string]any{
 			"reason": "abrir un debate del comité", "request": u, "search_id": "demo-cfo-andina", "candidate_id": "c-005",
-			"question": "¿Avanzamos con c-005?"})}}
+			"question": "¿Avanzamos con c-005?", "options": []string{}})}}
 	case strings.HasPrefix(u, "Compara"):
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.NewToolCall("call_c", "delegate_to_search-analyst", map[string]any{
 			"reason": "comparar los informes", "request": u, "operation": "compare", "search_id": "demo-cfo-andina",
@@ -357,7 +357,11 @@ func TestServeChat(t *testing.T) {
 		}
 		var input map[string]any
 		_ = json.Unmarshal([]byte(aws.ToString(out.Input)), &input)
-		if input["tenant"] != "acme" || input["candidate_id"] != "c-005" || input["question"] != "¿Avanzamos con c-005?" || input["chat_id"] != "e2e" {
+		// The input issue 12 documents (internal/debate StartInput).
+		q, _ := input["question"].(map[string]any)
+		knowledge := fmt.Sprint(input["knowledge"])
+		if input["tenant"] != "acme" || input["debate_id"] == "" || q["question"] != "¿Avanzamos con c-005?" || len(q["participants"].([]any)) < 2 ||
+			!strings.Contains(knowledge, "searches/acme/demo-cfo-andina/") || !strings.Contains(knowledge, "reports/acme/demo-cfo-andina/c-005/") {
 			t.Errorf("execution input = %v", input)
 		}
 	})

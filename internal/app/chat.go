@@ -81,8 +81,8 @@ func chatService(ctx context.Context, cfg Config, pc peopleConfig, cc chatConfig
 		}
 	}
 	confirms := confirmService(cfg, pc, ac, false)
-	machine := func(arn, name string, args func() any) chat.MachineTool {
-		t := chat.MachineTool{MachineARN: arn, Name: name, NewArgs: args}
+	machine := func(arn, name string, args func() any, input func(chat.Call) (any, error)) chat.MachineTool {
+		t := chat.MachineTool{MachineARN: arn, Name: name, NewArgs: args, Input: input}
 		if arn != "" {
 			t.Client = sfnClient
 		}
@@ -94,8 +94,8 @@ func chatService(ctx context.Context, cfg Config, pc peopleConfig, cc chatConfig
 		Tools: map[string]chat.Tool{
 			chat.ActionSearch:    chat.SearchTool{Searches: searches},
 			chat.ActionFlags:     chat.FlagsTool{Inputs: inputs, Judge: judge(client)},
-			chat.ActionCompanion: machine(cc.CompanionARN, "CareerCompanionStateMachine", func() any { return &chat.CompanionArgs{} }),
-			chat.ActionDebate:    machine(cc.DebateARN, "DebateStateMachine", func() any { return &chat.DebateArgs{} }),
+			chat.ActionCompanion: machine(cc.CompanionARN, "CareerCompanionStateMachine", func() any { return &chat.CompanionArgs{} }, chat.CompanionInput),
+			chat.ActionDebate:    machine(cc.DebateARN, "DebateStateMachine", func() any { return &chat.DebateArgs{} }, chat.DebateInput),
 			chat.ActionReports:   chat.ReportsTool{Searches: searches, Outbox: chat.BlobOutbox{Blobs: reports}},
 		},
 	}

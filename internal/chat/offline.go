@@ -137,13 +137,14 @@ func OfflineArgs(a *Agent, text string) map[string]any {
 		if has("complet", "full") {
 			mode = "full"
 		}
-		args["mode"], args["profile_id"], args["job_id"] = mode, idAfter(text, "perfil", "profile", "cv"), idAfter(text, "vacante", "job", "puesto")
+		args["mode"], args["company"], args["platform"] = mode, "", ""
+		args["application_id"] = idAfter(text, "postulacion", "application", "vacante", "job", "aplicacion")
 	case ActionDebate:
 		cand := ""
 		if len(cands) > 0 {
 			cand = cands[0]
 		}
-		args["search_id"], args["candidate_id"], args["question"] = searchID, cand, text
+		args["search_id"], args["candidate_id"], args["question"], args["options"] = searchID, cand, text, []string{}
 	case ActionReports:
 		op := "send"
 		if has("export") {

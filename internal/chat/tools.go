@@ -350,20 +350,72 @@ var _ Starter = (*sfn.Client)(nil)
 
 // CompanionArgs are the career companion's arguments.
 type CompanionArgs struct {
-	Reason    string `json:"reason" desc:"Motivo breve (una frase) que se muestra a la persona"`
-	Request   string `json:"request" desc:"La tarea para el especialista, en palabras de la persona"`
-	Mode      string `json:"mode" enum:"screening,full"`
-	ProfileID string `json:"profile_id" desc:"Id del perfil o CV subido; vacío si no se indica"`
-	JobID     string `json:"job_id" desc:"Id de la vacante subida; vacío si no se indica"`
+	Reason        string `json:"reason" desc:"Motivo breve (una frase) que se muestra a la persona"`
+	Request       string `json:"request" desc:"La tarea para el especialista, en palabras de la persona"`
+	ApplicationID string `json:"application_id" desc:"Id de la postulación ya creada (su vacante y perfil subidos)"`
+	Mode          string `json:"mode" enum:"screening,full"`
+	Company       string `json:"company" desc:"Empresa de la vacante; vacío si no se indica"`
+	Platform      string `json:"platform" desc:"Plataforma de postulación; vacío si no se indica"`
 }
 
 // DebateArgs are the debate committee's arguments.
 type DebateArgs struct {
-	Reason      string `json:"reason" desc:"Motivo breve (una frase) que se muestra a la persona"`
-	Request     string `json:"request" desc:"La tarea para el especialista, en palabras de la persona"`
-	SearchID    string `json:"search_id" desc:"Búsqueda del caso; vacío si no aplica"`
-	CandidateID string `json:"candidate_id" desc:"Candidato sobre el que se debate; vacío si no aplica"`
-	Question    string `json:"question" desc:"La pregunta que el comité debe resolver"`
+	Reason      string   `json:"reason" desc:"Motivo breve (una frase) que se muestra a la persona"`
+	Request     string   `json:"request" desc:"La tarea para el especialista, en palabras de la persona"`
+	Question    string   `json:"question" desc:"La pregunta que el comité debe resolver"`
+	Options     []string `json:"options" desc:"Las recomendaciones posibles; vacío: avanzar / no avanzar"`
+	SearchID    string   `json:"search_id" desc:"Búsqueda del caso; vacío si no aplica"`
+	CandidateID string   `json:"candidate_id" desc:"Candidato sobre el que se debate; vacío si no aplica"`
+}
+
+// CompanionInput is CareerCompanionStateMachine's execution input for a
+// delegation: {tenant, application_id, mode, company, platform, refresh}.
+func CompanionInput(c Call) (any, error) {
+	a := c.Args.(*CompanionArgs)
+	if !searchIDPattern.MatchString(a.ApplicationID) {
+		return nil, toolErr("application_id %q no es un id de postulación válido; crea la postulación (vacante y perfil) primero", a.ApplicationID)
+	}
+	return map[string]any{"tenant": c.Tenant, "application_id": a.ApplicationID, "mode": a.Mode,
+		"company": a.Company, "platform": a.Platform, "refresh": false}, nil
+}
+
+// DefaultCommittee is the debate's committee when the chat opens one: a
+// search's decision seen from money, people and the evidence.
+var DefaultCommittee = []map[string]string{
+	{"id": "cfo", "brief": "Finanzas: coste de la contratación frente a lo que el cargo debe aportar."},
+	{"id": "chro", "brief": "Personas: encaje con el equipo y la cultura, riesgos de liderazgo y de salida."},
+	{"id": "consultor-senior", "brief": "Consultoría: qué prueba el informe del candidato, qué lo contradice y qué falta comprobar."},
+}
+
+// DebateInput is DebateStateMachine's execution input for a delegation:
+// {tenant, debate_id, question: {question, options, participants, mode},
+// knowledge}, the knowledge being the search's inputs and the candidate's
+// report when the chat names them.
+func DebateInput(c Call) (any, error) {
+	a := c.Args.(*DebateArgs)
+	if strings.TrimSpace(a.Question) == "" {
+		return nil, toolErr("falta la pregunta del debate")
+	}
+	options := a.Options
+	if len(options) < 2 {
+		options = []string{"avanzar", "no avanzar"}
+	}
+	var knowledge []string
+	if a.SearchID != "" {
+		if !searchIDPattern.MatchString(a.SearchID) {
+			return nil, toolErr("search_id %q no es un id de búsqueda válido", a.SearchID)
+		}
+		knowledge = append(knowledge, "searches/"+c.Tenant+"/"+a.SearchID+"/")
+		if a.CandidateID != "" {
+			if !candidateIDPattern.MatchString(a.CandidateID) {
+				return nil, toolErr("candidate_id %q no es válido", a.CandidateID)
+			}
+			knowledge = append(knowledge, "reports/"+c.Tenant+"/"+a.SearchID+"/"+a.CandidateID+"/")
+		}
+	}
+	return map[string]any{"tenant": c.Tenant, "debate_id": ExecutionName(c.Tenant, c.ChatID, c.Turn, "debate"),
+		"question":  map[string]any{"question": a.Question, "options": options, "participants": DefaultCommittee, "mode": "auto"},
+		"knowledge": knowledge}, nil
 }
 
 // MachineTool starts a state machine of the project (the career companion,
@@ -429,14 +481,16 @@ func (t MachineTool) Run(ctx context.Context, c Call) (Result, error) {
 
 // ExecutionName is the deterministic name of a delegated execution: one
 // per tenant, chat, turn and agent (a retried call finds it), within Step
-// Functions' 80 characters.
+// Functions' 80 characters of [A-Za-z0-9_-]: a readable part and a hash of
+// the four values (tenant and chat ids may hold '-', so the readable part
+// alone could be shared).
 func ExecutionName(tenant, chatID string, turn int, agent string) string {
-	raw := fmt.Sprintf("chat-%s-%s-%d-%s", tenant, chatID, turn, agent)
-	name := unsafeName.ReplaceAllString(raw, "_")
-	if len(name) <= 80 && name == raw {
-		return name
+	readable := unsafeName.ReplaceAllString(fmt.Sprintf("chat-%s-%d-%s", chatID, turn, agent), "_")
+	if len(readable) > 67 {
+		readable = readable[:67]
 	}
-	return fmt.Sprintf("chat-%s", hashID(raw))
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%d:%s|%d:%s|%d|%s", len(tenant), tenant, len(chatID), chatID, turn, agent)))
+	return readable + "-" + hex.EncodeToString(sum[:6])
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
