@@ -20,7 +20,7 @@ import (
 	"github.com/veredicto/veredicto/internal/chat"
 )
 
-const chatUsage = `Usage: veredicto chat [--endpoint URL] [--chat ID] [--token TOK | --tenant T --data DIR] [--debug]
+const chatUsage = `Usage: veredicto chat [--endpoint URL] [--events URL] [--chat ID] [--token TOK | --tenant T --data DIR] [--debug]
 
 An interactive terminal client of the delegation chat of a running
 "veredicto serve" (or the HTTP API on AWS): each line you type is one turn
@@ -29,7 +29,8 @@ An interactive terminal client of the delegation chat of a running
 supervisor delegates to and their steps, and a y/n question for every
 sensitive action waiting for your confirmation (POST /api/confirmations).
 Type /exit (or end the input) to leave; the chat's history stays on the
-server, so --chat ID resumes it.
+server, so --chat ID resumes it. On AWS, --endpoint is the HTTP API and
+--events the event stream's Function URL (its root serves the stream).
 
 The token is --token, else $VEREDICTO_TOKEN, else one signed for --tenant
 with the local server's key under --data (as "veredicto token" does).
@@ -38,7 +39,7 @@ Flags:
 `
 
 type chatCLIConfig struct {
-	endpoint, chatID, token, tenant, data string
+	endpoint, events, chatID, token, tenant, data string
 	// debug shows the heuristic's delegation-intent and delegation-missed
 	// events (analytics, not for the person by default).
 	debug bool
@@ -52,6 +53,7 @@ func (m *Main) runChat(ctx context.Context, args []string) int {
 	fs.SetOutput(m.Stderr)
 	fs.Usage = func() { fmt.Fprint(m.Stderr, chatUsage); fs.PrintDefaults() }
 	fs.StringVar(&cfg.endpoint, "endpoint", app.DefaultLocalEndpoint, "base URL of the server")
+	fs.StringVar(&cfg.events, "events", "", "base URL of the event stream (default: --endpoint; on AWS the stream's Function URL)")
 	fs.StringVar(&cfg.chatID, "chat", "", "chat id to start or resume (default: a new one)")
 	fs.StringVar(&cfg.token, "token", "", "bearer token (default: $VEREDICTO_TOKEN, else signed locally)")
 	fs.StringVar(&cfg.tenant, "tenant", "default", "tenant of a locally signed token")
@@ -70,6 +72,9 @@ func (m *Main) runChat(ctx context.Context, args []string) int {
 	}
 	if cfg.chatID == "" {
 		cfg.chatID = fmt.Sprintf("cli-%d", time.Now().Unix())
+	}
+	if cfg.events == "" {
+		cfg.events = cfg.endpoint
 	}
 	if !chat.ValidChatID(cfg.chatID) {
 		fmt.Fprintln(m.Stderr, "veredicto chat: --chat must be 1-64 letters, digits, '_' or '-'")
@@ -196,7 +201,11 @@ func (c *chatClient) readStream(ctx context.Context) error {
 	if c.lastID != "" {
 		q.Set("lastEventId", c.lastID)
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", strings.TrimSuffix(c.cfg.endpoint, "/")+"/api/events?"+q.Encode(), nil)
+	base := strings.TrimSuffix(c.cfg.events, "/")
+	if base == strings.TrimSuffix(c.cfg.endpoint, "/") {
+		base += "/api/events" // the local server serves the stream on its own route
+	}
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"?"+q.Encode(), nil)
 	if err != nil {
 		return err
 	}
