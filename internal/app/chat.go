@@ -29,8 +29,9 @@ type chatConfig struct {
 	TurnsQueueURL string // CHAT_TURNS_QUEUE_URL (ChatFunction)
 	CompanionARN  string // COMPANION_STATE_MACHINE_ARN (empty: the tool says it is not deployed)
 	DebateARN     string // DEBATE_STATE_MACHINE_ARN (idem)
-	ConfirmWait   time.Duration
-	chat.Options  // CHAT_DELEGATION_ONLY, DEBUG_DELEGATION_INTENT
+	// Options: CHAT_DELEGATION_ONLY, DEBUG_DELEGATION_INTENT, and the
+	// confirmation wait that fits one invocation.
+	chat.Options
 }
 
 func chatConfigFromEnv(getenv func(string) string, logicalID string) (chatConfig, error) {
