@@ -4,7 +4,7 @@ NPM      ?= npm
 BIN      := bin/veredicto
 NODE     := node_modules/.bin/node
 
-.PHONY: all run test test-go test-node test-cfn node-tools vet bench build-cli clean jsonata-expected
+.PHONY: all run test test-go test-node test-cfn node-tools vet bench bench-compare build-cli clean jsonata-expected moto-crosscheck
 
 all: build-cli
 
@@ -64,11 +64,18 @@ test-node:
 	  $(MAKE) --no-print-directory node_modules/.installed && \
 	  bash scripts/validate-asl.sh && \
 	  $(NODE) scripts/crosscheck.mjs testdata/conformance && \
-	  $(NODE) scripts/jsonata-crosscheck.mjs internal/asl/jsonata/testdata; \
+	  $(NODE) scripts/jsonata-crosscheck.mjs internal/asl/jsonata/testdata && \
+	  $(GO) run ./cmd/bench-compare -rounds 1 -time 20ms -cpu 1 >/dev/null; \
 	fi
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -cpu 1 ./internal/asl
+
+# The engine against the npm engine aws-local-stepfunctions on the same four
+# workloads (internal/asl/aslbench), interleaved rounds, medians, outputs
+# compared. BENCH_COMPARE='-rounds 3 -time 500ms' shortens it.
+bench-compare: node_modules/.installed
+	$(GO) run ./cmd/bench-compare $(BENCH_COMPARE)
 
 clean:
 	rm -rf bin node_modules
@@ -77,3 +84,8 @@ clean:
 # corpus that go test ./internal/asl/jsonata compares the Go evaluator with.
 jsonata-expected: node_modules/.installed
 	$(NODE) scripts/jsonata-crosscheck.mjs --write internal/asl/jsonata/testdata
+
+# Informational second opinion on the service-free conformance cases from
+# moto's Step Functions interpreter (moto ships with the machine image).
+moto-crosscheck:
+	python3 scripts/moto-crosscheck.py testdata/conformance

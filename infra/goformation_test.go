@@ -38,7 +38,7 @@ func TestTemplateGoformation(t *testing.T) {
 			t.Errorf("%s: DefinitionUri not under statemachines/", id)
 		}
 	}
-	if len(tmpl.GetAllDynamoDBTableResources()) != 2 || len(tmpl.GetAllS3BucketResources()) != 2 || len(tmpl.GetAllServerlessHttpApiResources()) != 1 {
-		t.Errorf("tables %d, buckets %d, http apis %d; want 2, 2, 1", len(tmpl.GetAllDynamoDBTableResources()), len(tmpl.GetAllS3BucketResources()), len(tmpl.GetAllServerlessHttpApiResources()))
+	if len(tmpl.GetAllDynamoDBTableResources()) != 2 || len(tmpl.GetAllS3BucketResources()) != 3 || len(tmpl.GetAllServerlessHttpApiResources()) != 1 {
+		t.Errorf("tables %d, buckets %d, http apis %d; want 2, 3 (inputs, reports, console), 1", len(tmpl.GetAllDynamoDBTableResources()), len(tmpl.GetAllS3BucketResources()), len(tmpl.GetAllServerlessHttpApiResources()))
 	}
 }

@@ -51,6 +51,8 @@ Usage:
       Run a function of template.yaml in-process, like "sam local invoke".
   veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
       Run an Amazon States Language definition in-process.
+  veredicto states validate DEF.asl.json...
+      Check definitions (JSONPath or JSONata) as the engine loads them.
   veredicto serve [--addr 127.0.0.1:8080] [--data DIR]
       Serve the Step Functions API with durable executions, the HTTP API,
       confirmations and the event stream (local control plane).
@@ -63,6 +65,8 @@ Usage:
       and redrive its dead letters.
   veredicto chat [--endpoint URL] [--chat ID] [--token TOK | --tenant T --data DIR]
       Talk to the delegation chat of a running server.
+  veredicto console export --api URL --events URL --out DIR
+      Write the web console as a static site (for the stack's console bucket).
 
 Run "veredicto COMMAND -h" for a command's flags.
 `
@@ -92,6 +96,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.runQueue(ctx, args[1:])
 	case "chat":
 		return m.runChat(ctx, args[1:])
+	case "console":
+		return m.runConsole(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(m.Stdout, usage)
 		return exitOK

@@ -27,6 +27,7 @@ import (
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/console"
 	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -55,7 +56,8 @@ need a bearer token: "veredicto token --tenant T --data DIR" prints one
 (the key is created under DIR on first start). GET /healthz answers 200
 while the server runs; the Step Functions API needs no token (it is the
 operator's interface, as IAM's is on AWS), which is why the server listens
-on loopback by default.
+on loopback by default. The web console is at / (open
+http://127.0.0.1:8080/ and paste such a token).
 
 Uploads take the AWS path: a READY marker written under
 DIR/inputs/searches/<tenant>/<search_id>/ is notified to a durable local
@@ -141,6 +143,9 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	// Its own tasks still wait after a restart (the control plane keeps
+	// their tokens): decisions recorded before it are delivered now.
+	go srv.Redeliver(ctx)
 	// The queue's consumer starts executions through the server itself, so
 	// it runs once the server is listening, and stops before it closes.
 	qctx, stopQueue := context.WithCancel(ctx)
@@ -177,7 +182,8 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 	a.Intake.Starter = starter.NewEndpoint(self, control.StateMachineARN(ExecutiveSearchMachine))
 	a.Intake.Logger = logger // the queue consumer logs through it: one log format
 	events := eventlog.Local(cfg.data)
-	confirmations := &confirm.Service{Store: confirm.LocalStore(cfg.data), Events: events, Tasks: sfnClient, Logger: logger}
+	decisions := confirm.LocalStore(cfg.data)
+	confirmations := &confirm.Service{Store: decisions, Events: events, Tasks: sfnClient, Logger: logger}
 	reg := catalog.Registry(&a.Services, catalog.All())
 	reg.Register("ConfirmFunction", catalog.EngineHandler(confirmations.Confirm))
 
@@ -191,6 +197,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		return nil, "", err
 	}
 	srv.Manager, srv.API = mgr, api
+	a.HTTP.Executions = localRuns{mgr} // GET /runs lists every workflow's runs, not only searches
 
 	key, err := auth.LoadOrCreateKey(cfg.data)
 	if err != nil {
@@ -205,6 +212,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		Events:        &stream.Handler{Log: events, Watch: events, Resolve: executions{mgr}, Logger: logger},
 		Searches:      a.HTTP.Handler(tenantOf),
 		Flags:         a.HTTP.Handler(tenantOf),
+		Console:       console.Handler(console.LocalConfig),
 	}
 	chatHandler, chatNotice, err := assembleChat(cfg, a, sfnClient, events, confirmations, logger)
 	if err != nil {
@@ -217,7 +225,24 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		mgr.Close()
 		return nil, "", err
 	}
+	srv.Redeliver = func(ctx context.Context) { redeliverDecisions(ctx, confirmations, decisions, logger) }
 	return srv, notice, nil
+}
+
+// redeliverDecisions is the start-up sweep of the confirmations left
+// resolving (decided, never delivered) by a crash or a failed SendTask.
+func redeliverDecisions(ctx context.Context, svc *confirm.Service, store *confirm.FileStore, logger *slog.Logger) {
+	tenants, err := store.Tenants()
+	if err == nil {
+		var n int
+		n, err = svc.RedeliverAll(ctx, tenants)
+		if n > 0 {
+			logger.Info("delivered decisions recorded before the restart", "count", n)
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		logger.Warn("some recorded decisions are still undelivered; POST them again to deliver", "error", err)
+	}
 }
 
 // tenantOf is the tenant of a request the auth middleware let through.
@@ -296,6 +321,9 @@ type server struct {
 	Mounts serverMounts
 	// Inputs is the local inputs queue; RunQueue consumes it.
 	Inputs *inputsQueue
+	// Redeliver delivers the decisions a previous run recorded but could
+	// not hand to their waiting tasks; it runs once the server listens.
+	Redeliver func(context.Context)
 
 	agentsMu sync.Mutex
 	agents   map[string]map[string]string // agentsFor's cache
@@ -311,6 +339,7 @@ type serverMounts struct {
 	Searches      http.Handler                    // /searches and /searches/…
 	Flags         http.Handler                    // POST /flags
 	Chat          http.Handler                    // POST /api/chat, GET /api/chat/metrics
+	Console       http.Handler                    // GET / and its assets: the web console (no token: it signs in)
 	Auth          func(http.Handler) http.Handler // JWT verification
 	// EventsAuth, when set, wraps Events instead of Auth (the stream also
 	// takes the token as ?access_token=, for browsers' EventSource).
@@ -393,10 +422,14 @@ func (s *server) Handler() http.Handler {
 		"/flags":             s.Mounts.Flags,
 		"/api/chat":          s.Mounts.Chat,
 		"/api/chat/metrics":  s.Mounts.Chat,
+		"/runs":              s.Mounts.Searches,
 	} {
 		if h != nil {
 			mux.Handle(pattern, auth(h))
 		}
+	}
+	if s.Mounts.Console != nil {
+		mux.Handle("/", s.Mounts.Console) // the least specific pattern: every other route wins
 	}
 	return mux
 }

@@ -24,6 +24,7 @@ import (
 )
 
 const statesUsage = `Usage: veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
+       veredicto states validate DEF.asl.json...
 
 Runs the state machine in-process and prints the execution output JSON on
 stdout. Task resources must be bound in the project's function catalog
@@ -40,6 +41,9 @@ Flags:
 `
 
 func (m *Main) runStates(ctx context.Context, args []string) int {
+	if len(args) > 0 && args[0] == "validate" {
+		return m.statesValidate(args[1:])
+	}
 	if len(args) == 0 || args[0] != "run" {
 		fmt.Fprint(m.Stderr, strings.Replace(statesUsage, "\nFlags:\n", "", 1))
 		return exitUsage

@@ -63,3 +63,38 @@ func BenchmarkMap1000(b *testing.B) {
 	  "ItemProcessor":{"StartAt":"A","States":{"A":{"Type":"Pass","Parameters":{"id.$":"$.item.id"},"ResultPath":"$.r","Next":"B"},"B":{"Type":"Pass","OutputPath":"$.r","End":true}}},"End":true}}}`
 	benchRun(b, def, `{"items":[`+strings.Join(items, ",")+`]}`)
 }
+
+// jsonataPassChain is passChain in JSONata: each state reshapes its input
+// with Output and assigns a variable.
+func jsonataPassChain(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"QueryLanguage":"JSONata","StartAt":"S0","States":{`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		next := fmt.Sprintf(`"Next":"S%d"`, i+1)
+		if i == n-1 {
+			next = `"End":true`
+		}
+		fmt.Fprintf(&b, `"S%d":{"Type":"Pass","Output":{"v":"{%% $states.input.v %%}","last":{"v":"{%% $states.input.v %%}","step":%d}},"Assign":{"step":%d},%s}`, i, i, i, next)
+	}
+	b.WriteString(`}}`)
+	return b.String()
+}
+
+// BenchmarkJSONataPassChain: 1,000 JSONata Pass states in a row.
+func BenchmarkJSONataPassChain(b *testing.B) {
+	benchRun(b, jsonataPassChain(1000), `{"v":{"name":"c-001","score":7}}`)
+}
+
+// BenchmarkJSONataMap1000: BenchmarkMap1000 written in JSONata.
+func BenchmarkJSONataMap1000(b *testing.B) {
+	items := make([]string, 1000)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"id":"c-%04d","score":%d}`, i, i%10)
+	}
+	def := `{"QueryLanguage":"JSONata","StartAt":"M","States":{"M":{"Type":"Map","Items":"{% $states.input.items %}","ItemSelector":{"item":"{% $states.context.Map.Item.Value %}","i":"{% $states.context.Map.Item.Index %}"},
+	  "ItemProcessor":{"StartAt":"A","States":{"A":{"Type":"Pass","Output":{"r":{"id":"{% $states.input.item.id %}"}},"Next":"B"},"B":{"Type":"Pass","Output":"{% $states.input.r %}","End":true}}},"End":true}}}`
+	benchRun(b, def, `{"items":[`+strings.Join(items, ",")+`]}`)
+}

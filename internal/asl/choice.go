@@ -10,7 +10,10 @@ import (
 // choiceRule is one rule of a Choice state, or a rule nested inside And, Or
 // or Not. Top-level rules carry Next; nested rules must not.
 type choiceRule struct {
-	Next string
+	Next   string
+	assign *assignment
+	output *jvalue // JSONata Output of a top-level rule
+	cond   *jvalue // JSONata Condition
 
 	// Boolean combinators: exactly one of these, or a comparison.
 	and []*choiceRule
@@ -74,6 +77,16 @@ func parseChoiceRule(m map[string]any, top bool, where string) (*choiceRule, err
 		switch k {
 		case "Next", "Variable", "Comment":
 			continue
+		case "Assign":
+			if !top {
+				return nil, fmt.Errorf("%s: Assign is only allowed in a top-level choice rule", where)
+			}
+			a, err := compileAssignment(m[k], where+": Assign", false)
+			if err != nil {
+				return nil, err
+			}
+			r.assign = a
+			continue
 		case "And", "Or", "Not":
 			ops = append(ops, k)
 			continue
@@ -87,8 +100,8 @@ func parseChoiceRule(m map[string]any, top bool, where string) (*choiceRule, err
 			ops = append(ops, k)
 			continue
 		}
-		if k == "Assign" || k == "Condition" || k == "Output" {
-			return nil, fmt.Errorf("%s: field %q belongs to the JSONata query language, which this engine does not run", where, k)
+		if k == "Condition" || k == "Output" {
+			return nil, fmt.Errorf("%s: field %q is only allowed in a JSONata state (QueryLanguage \"JSONata\")", where, k)
 		}
 		return nil, fmt.Errorf("%s: unknown field %q", where, k)
 	}

@@ -16,6 +16,7 @@ type StateMachine struct {
 	TimeoutSeconds int64
 	States         map[string]*State
 	order          []string // state names in definition order
+	assigns        bool     // some state of this machine (not nested ones) assigns variables
 }
 
 // State is one parsed state. Only the fields of its Type are set.
@@ -24,6 +25,13 @@ type State struct {
 	Type string
 	Next string
 	End  bool
+
+	// Query language and variables.
+	jsonata   bool        // the state uses JSONata
+	Assign    *assignment // the state's own Assign
+	assigned  []string    // every variable name the state assigns (its Assign, choice rules, catchers)
+	ja        *jsonataFields
+	jaContext bool // some expression reads $states.context
 
 	InputPath      optPath
 	OutputPath     optPath
@@ -83,6 +91,9 @@ type catcher struct {
 	ErrorEquals []string
 	ResultPath  optPath
 	Next        string
+	Assign      *assignment
+	Output      *jvalue // JSONata
+	index       int     // position in Catch, for causes
 }
 
 // DefinitionError reports everything wrong with a definition at load time.
@@ -107,6 +118,9 @@ func Parse(data []byte) (*StateMachine, error) {
 	}
 	v := &validator{}
 	sm := v.machine(m, "", true)
+	if len(v.problems) == 0 {
+		v.checkScopes(sm, map[string]string{}, "")
+	}
 	if len(v.problems) > 0 {
 		return nil, &DefinitionError{Problems: v.problems}
 	}
@@ -121,9 +135,10 @@ func Parse(data []byte) (*StateMachine, error) {
 const MaxNestingDepth = 8
 
 type validator struct {
-	problems []string
-	depth    int  // nesting of the machine being validated (0: top level)
-	tooDeep  bool // the nesting problem has been reported
+	topJSONata bool // the machine's QueryLanguage is JSONata
+	problems   []string
+	depth      int  // nesting of the machine being validated (0: top level)
+	tooDeep    bool // the nesting problem has been reported
 }
 
 // nested validates a Parallel branch or a Map item processor one level
@@ -147,17 +162,17 @@ func (v *validator) addf(format string, args ...any) {
 
 var (
 	machineFields = set("Comment", "StartAt", "States", "Version", "TimeoutSeconds", "QueryLanguage")
-	branchFields  = set("Comment", "StartAt", "States", "ProcessorConfig", "QueryLanguage")
+	branchFields  = set("Comment", "StartAt", "States", "ProcessorConfig")
 	commonFields  = set("Type", "Comment", "QueryLanguage")
 	stateFields   = map[string]map[string]bool{
-		"Pass":     set("Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result"),
-		"Task":     set("Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath", "Retry", "Catch", "Credentials"),
-		"Choice":   set("InputPath", "OutputPath", "Choices", "Default"),
-		"Wait":     set("Next", "End", "InputPath", "OutputPath", "Seconds", "SecondsPath", "Timestamp", "TimestampPath"),
+		"Pass":     set("Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result", "Assign"),
+		"Task":     set("Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath", "Retry", "Catch", "Credentials", "Assign"),
+		"Choice":   set("InputPath", "OutputPath", "Choices", "Default", "Assign"),
+		"Wait":     set("Next", "End", "InputPath", "OutputPath", "Seconds", "SecondsPath", "Timestamp", "TimestampPath", "Assign"),
 		"Succeed":  set("InputPath", "OutputPath"),
 		"Fail":     set("Error", "ErrorPath", "Cause", "CausePath"),
-		"Parallel": set("Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Branches", "Retry", "Catch"),
-		"Map":      set("Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ItemSelector", "ResultSelector", "ItemsPath", "ItemProcessor", "Iterator", "MaxConcurrency", "MaxConcurrencyPath", "Retry", "Catch", "ItemReader", "ResultWriter", "ItemBatcher", "ToleratedFailurePercentage", "ToleratedFailureCount", "ToleratedFailurePercentagePath", "ToleratedFailureCountPath", "Label"),
+		"Parallel": set("Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Branches", "Retry", "Catch", "Assign"),
+		"Map":      set("Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ItemSelector", "ResultSelector", "ItemsPath", "ItemProcessor", "Iterator", "MaxConcurrency", "MaxConcurrencyPath", "Retry", "Catch", "ItemReader", "ResultWriter", "ItemBatcher", "ToleratedFailurePercentage", "ToleratedFailureCount", "ToleratedFailurePercentagePath", "ToleratedFailureCountPath", "Label", "Assign"),
 	}
 )
 
@@ -190,12 +205,11 @@ func (v *validator) machine(m map[string]any, prefix string, top bool) *StateMac
 			v.addf("%sunknown top-level field %q", prefix, k)
 		}
 	}
-	if ql, ok := m["QueryLanguage"]; ok {
-		if ql == "JSONata" {
-			v.addf("%sQueryLanguage \"JSONata\" is not supported by this engine: use the JSONPath query language (the default)", prefix)
-		} else if ql != "JSONPath" {
-			v.addf("%sQueryLanguage must be \"JSONPath\", got %v", prefix, ql)
+	if ql, ok := m["QueryLanguage"]; ok && top {
+		if ql != langJSONata && ql != langJSONPath {
+			v.addf("%sQueryLanguage must be \"JSONPath\" or \"JSONata\", got %v", prefix, ql)
 		}
+		v.topJSONata = ql == langJSONata
 	}
 	sm := &StateMachine{States: map[string]*State{}}
 	sm.Comment, _ = m["Comment"].(string)
@@ -306,15 +320,41 @@ func (v *validator) state(name string, m map[string]any, where string) *State {
 		}
 		return nil
 	}
-	for _, k := range sortedKeys(m) {
-		if !fields[k] && !commonFields[k] {
-			v.addf("%s: field %q is not allowed in a %s state", where, k, typ)
+	isJSONata := v.topJSONata
+	if ql, ok := m["QueryLanguage"]; ok {
+		switch {
+		case ql == langJSONata:
+			isJSONata = true
+		case ql != langJSONPath:
+			v.addf("%s: QueryLanguage must be \"JSONPath\" or \"JSONata\", got %v", where, ql)
+		case v.topJSONata:
+			v.addf("%s: 'QueryLanguage' can not be 'JSONPath' if set to 'JSONata' for whole state machine", where)
+		default:
+			isJSONata = false
 		}
 	}
-	if ql, ok := m["QueryLanguage"]; ok && ql != "JSONPath" {
-		v.addf("%s: QueryLanguage %v is not supported by this engine: use JSONPath", where, ql)
+	if isJSONata {
+		fields = jsonataStateFields[typ]
 	}
-	st := &State{Name: name, Type: typ}
+	for _, k := range sortedKeys(m) {
+		if !fields[k] && !commonFields[k] {
+			switch {
+			case isJSONata && jsonPathOnly[k]:
+				v.addf("%s: field %q: the QueryLanguage is set to 'JSONata', but field '%s' is only supported for the 'JSONPath' QueryLanguage (use Arguments, Output, Items or a {%% %%} expression)", where, k, k)
+			case !isJSONata && jsonataOnly[k]:
+				v.addf("%s: field %q: the QueryLanguage is set to 'JSONPath', but field '%s' is only supported for the 'JSONata' QueryLanguage", where, k, k)
+			default:
+				v.addf("%s: field %q is not allowed in a %s state", where, k, typ)
+			}
+		}
+	}
+	st := &State{Name: name, Type: typ, jsonata: isJSONata}
+	if isJSONata {
+		v.jsonataState(st, m, where)
+		st.assigned = collectAssigned(st)
+		st.jaContext = needsContext(st)
+		return st
+	}
 
 	// Transitions.
 	terminal := typ == "Choice" || typ == "Succeed" || typ == "Fail"
@@ -359,6 +399,9 @@ func (v *validator) state(name string, m map[string]any, where string) *State {
 		st.Retry = v.retriers(m["Retry"], where)
 		st.Catch = v.catchers(m["Catch"], where)
 	}
+	if a, ok := m["Assign"]; ok {
+		st.Assign = v.assignment(a, where+": Assign", false)
+	}
 
 	switch typ {
 	case "Task":
@@ -385,7 +428,26 @@ func (v *validator) state(name string, m map[string]any, where string) *State {
 	case "Map":
 		v.mapState(st, m, where)
 	}
+	st.assigned = collectAssigned(st)
 	return st
+}
+
+// collectAssigned lists the variables a state may assign.
+func collectAssigned(st *State) []string {
+	var names []string
+	add := func(a *assignment) {
+		if a != nil {
+			names = append(names, a.names...)
+		}
+	}
+	add(st.Assign)
+	for _, r := range st.Choices {
+		add(r.assign)
+	}
+	for _, c := range st.Catch {
+		add(c.Assign)
+	}
+	return names
 }
 
 func (v *validator) optPath(m map[string]any, field, where string, reference bool) optPath {
@@ -408,6 +470,8 @@ func (v *validator) optPath(m map[string]any, field, where string, reference boo
 	if reference {
 		if p.context {
 			v.addf("%s: %s %q cannot point into the context object", where, field, s)
+		} else if p.variable != "" {
+			v.addf("%s: %s %q: variables cannot be used in %s", where, field, s, field)
 		} else if err := p.mustReference(); err != nil {
 			v.addf("%s: %s: %v", where, field, err)
 		}
@@ -573,33 +637,7 @@ func (v *validator) fail(st *State, m map[string]any, where string) {
 }
 
 func (v *validator) mapState(st *State, m map[string]any, where string) {
-	proc, hasProc := m["ItemProcessor"]
-	iter, hasIter := m["Iterator"]
-	switch {
-	case hasProc && hasIter:
-		v.addf("%s: ItemProcessor and Iterator are mutually exclusive", where)
-	case !hasProc && !hasIter:
-		v.addf("%s: a Map state needs ItemProcessor (or the legacy Iterator)", where)
-	}
-	body := proc
-	if !hasProc {
-		body = iter
-	}
-	if bm, ok := body.(map[string]any); ok {
-		if pc, ok := bm["ProcessorConfig"].(map[string]any); ok {
-			if mode, ok := pc["Mode"]; ok && mode != "INLINE" {
-				v.addf("%s: ProcessorConfig Mode %v is not supported locally: only INLINE (distributed maps read from S3)", where, mode)
-			}
-		}
-		st.Processor = v.nested(bm, where+" item processor: ")
-	} else if hasProc || hasIter {
-		v.addf("%s: ItemProcessor must be an object", where)
-	}
-	for _, f := range []string{"ItemReader", "ResultWriter", "ItemBatcher", "ToleratedFailurePercentage", "ToleratedFailureCount", "ToleratedFailurePercentagePath", "ToleratedFailureCountPath"} {
-		if _, ok := m[f]; ok {
-			v.addf("%s: %s is not supported by this engine yet", where, f)
-		}
-	}
+	v.mapProcessor(st, m, where)
 	if p, ok := m["ItemsPath"]; ok {
 		st.ItemsPath = v.refPath(p, where+": ItemsPath")
 	}
@@ -626,6 +664,37 @@ func (v *validator) mapState(st *State, m map[string]any, where string) {
 			v.addf("%s: MaxConcurrency and MaxConcurrencyPath are mutually exclusive", where)
 		}
 		st.MaxConcurrencyPath = v.refPath(c, where+": MaxConcurrencyPath")
+	}
+}
+
+// mapProcessor loads a Map state's item processor (both query languages).
+func (v *validator) mapProcessor(st *State, m map[string]any, where string) {
+	proc, hasProc := m["ItemProcessor"]
+	iter, hasIter := m["Iterator"]
+	switch {
+	case hasProc && hasIter:
+		v.addf("%s: ItemProcessor and Iterator are mutually exclusive", where)
+	case !hasProc && !hasIter:
+		v.addf("%s: a Map state needs ItemProcessor (or the legacy Iterator)", where)
+	}
+	body := proc
+	if !hasProc {
+		body = iter
+	}
+	if bm, ok := body.(map[string]any); ok {
+		if pc, ok := bm["ProcessorConfig"].(map[string]any); ok {
+			if mode, ok := pc["Mode"]; ok && mode != "INLINE" {
+				v.addf("%s: ProcessorConfig Mode %v is not supported locally: only INLINE (distributed maps read from S3)", where, mode)
+			}
+		}
+		st.Processor = v.nested(bm, where+" item processor: ")
+	} else if hasProc || hasIter {
+		v.addf("%s: ItemProcessor must be an object", where)
+	}
+	for _, f := range []string{"ItemReader", "ResultWriter", "ItemBatcher", "ToleratedFailurePercentage", "ToleratedFailureCount", "ToleratedFailurePercentagePath", "ToleratedFailureCountPath"} {
+		if _, ok := m[f]; ok {
+			v.addf("%s: %s is not supported by this engine yet", where, f)
+		}
 	}
 }
 
@@ -659,7 +728,7 @@ func (v *validator) errorHandlers(raw any, where, field string, allowed map[stri
 
 var (
 	retrierFields = set("ErrorEquals", "IntervalSeconds", "MaxAttempts", "BackoffRate", "MaxDelaySeconds", "JitterStrategy", "Comment")
-	catcherFields = set("ErrorEquals", "ResultPath", "Next", "Comment")
+	catcherFields = set("ErrorEquals", "ResultPath", "Next", "Comment", "Assign")
 )
 
 func (v *validator) retriers(raw any, where string) []*retrier {
@@ -715,6 +784,9 @@ func (v *validator) catchers(raw any, where string) []*catcher {
 		c := &catcher{}
 		c.ErrorEquals = v.errorEquals(m["ErrorEquals"], w, last)
 		c.ResultPath = v.optPath(m, "ResultPath", w, true)
+		if a, ok := m["Assign"]; ok {
+			c.Assign = v.assignment(a, w+": Assign", false)
+		}
 		next, ok := m["Next"].(string)
 		if !ok || next == "" {
 			v.addf("%s: Next must be a state name", w)

@@ -1,7 +1,10 @@
 // Package asl is Veredicto's in-process Amazon States Language engine: it
-// loads the definitions in statemachines/ (JSONPath query language) and runs
-// them the way AWS Step Functions (Standard workflows) does, binding each
-// Task to the same Go handler its Lambda function wraps.
+// loads the definitions in statemachines/ and runs them the way AWS Step
+// Functions (Standard workflows) does, binding each Task to the same Go
+// handler its Lambda function wraps. Both query languages run: JSONPath
+// (the default) and JSONata (QueryLanguage, per machine or per state, with
+// the evaluator of package jsonata), and workflow variables (Assign, $name)
+// in both.
 //
 // Parse loads and validates a definition into a StateMachine. An Engine runs
 // StateMachines; its Registry maps Task resources to Handlers
@@ -22,7 +25,10 @@
 //   - fanout.go: Parallel branches and Map iterations;
 //   - definition.go, path.go, template.go, choice.go, intrinsic.go: loading
 //     a definition, JSONPath, payload templates, Choice rules and intrinsic
-//     functions.
+//     functions;
+//   - vars.go: variable scopes, their size limits and scope rules;
+//   - query.go, jsonata_states.go, jsonata_functions.go: JSONata values
+//     ({% … %}), JSONata states and the functions Step Functions adds.
 //
 // Step Functions' quotas are enforced: payloads between states are limited
 // to MaxPayloadBytes (States.DataLimitExceeded) and an execution's history to

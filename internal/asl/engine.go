@@ -132,6 +132,9 @@ func staticBinding(st *State) (string, bool) {
 	if res != lambdaInvoke {
 		return bindingName(res), true
 	}
+	if st.jsonata {
+		return jsonataBinding(st)
+	}
 	if st.Parameters == nil {
 		return "", true
 	}
@@ -226,4 +229,36 @@ func (e *Engine) Start(ctx context.Context, sm *StateMachine, input json.RawMess
 		}
 	}()
 	return x, nil
+}
+
+// jsonataBinding is staticBinding for a JSONata lambda:invoke Task, whose
+// FunctionName is in Arguments (possibly computed by an expression).
+func jsonataBinding(st *State) (string, bool) {
+	args := st.ja.Arguments
+	if args == nil {
+		return "", true
+	}
+	switch args.kind {
+	case tmplLiteral:
+		if m, ok := args.literal.(map[string]any); ok {
+			if fn, ok := m["FunctionName"].(string); ok {
+				return bindingName(fn), true
+			}
+		}
+		return "", true
+	case tmplObject:
+		for i, k := range args.keys {
+			if k != "FunctionName" {
+				continue
+			}
+			if f := args.fields[i]; f.kind == tmplLiteral {
+				if fn, ok := f.literal.(string); ok {
+					return bindingName(fn), true
+				}
+			}
+			return "", false
+		}
+		return "", true
+	}
+	return "", false
 }

@@ -22,6 +22,7 @@ const (
 	ErrResultWriterFailed     = "States.ResultWriterFailed"
 	ErrDataLimitExceeded      = "States.DataLimitExceeded"
 	ErrRuntime                = "States.Runtime"
+	ErrQueryEvaluationError   = "States.QueryEvaluationError"
 )
 
 // StatesError is a failure with an ASL error name (the string Retry and
@@ -29,6 +30,8 @@ const (
 type StatesError struct {
 	Name  string
 	Cause string
+
+	located bool // the cause already names the failing state
 }
 
 func (e *StatesError) Error() string {

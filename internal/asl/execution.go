@@ -67,25 +67,25 @@ const MaxHistoryEvents = 25000
 
 // emit records a non-terminal history event. Once the quota is reached it
 // records nothing more and stops the run; run reports the failure.
-func (x *Execution) emit(ev Event) { x.record(ev, false) }
+func (x *Execution) emit(ev Event) int { return x.record(ev, false) }
 
 // record numbers ev, keeps it and hands it to OnEvent. Parallel branches and
 // Map iterations emit concurrently; OnEvent still sees events one at a time,
 // in ID order.
-func (x *Execution) record(ev Event, terminal bool) {
+func (x *Execution) record(ev Event, terminal bool) int {
 	x.order.Lock()
 	defer x.order.Unlock()
 	ev.Timestamp = x.engine.now()
 	x.mu.Lock()
 	if !terminal && x.overLimit != nil {
 		x.mu.Unlock()
-		return
+		return 0
 	}
 	if !terminal && x.emitted >= MaxHistoryEvents-1 {
 		x.overLimit = newError(ErrRuntime, "execution history exceeded %d events (Step Functions quota)", MaxHistoryEvents)
 		x.mu.Unlock()
 		x.cancel()
-		return
+		return 0
 	}
 	x.emitted++
 	ev.ID = x.emitted
@@ -99,6 +99,7 @@ func (x *Execution) record(ev Event, terminal bool) {
 	if x.onEvent != nil {
 		x.onEvent(ev)
 	}
+	return ev.ID
 }
 
 // historyLimit returns the quota failure, if the run reached it.
@@ -111,7 +112,7 @@ func (x *Execution) historyLimit() *StatesError {
 func (x *Execution) run(ctx context.Context) {
 	defer close(x.done)
 	x.emit(Event{Type: "ExecutionStarted", Input: x.input})
-	out, err := x.runMachine(ctx, x.sm, x.input, rootFrame)
+	out, err := x.runMachine(ctx, x.sm, x.input, rootFrame, newVarScope(nil))
 	res := &Result{}
 	switch limit := x.historyLimit(); {
 	case limit != nil:
@@ -167,14 +168,16 @@ func (f *frame) child(s string) *frame {
 	return &frame{scope: f.scope + "/" + s}
 }
 
-func (x *Execution) runMachine(ctx context.Context, sm *StateMachine, input any, fr *frame) (any, error) {
+// runMachine runs sm from StartAt with vs as its workflow-local variable
+// scope.
+func (x *Execution) runMachine(ctx context.Context, sm *StateMachine, input any, fr *frame, vs *varScope) (any, error) {
 	name := sm.StartAt
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		st := sm.States[name]
-		out, next, err := x.runState(ctx, st, input, fr)
+		out, next, err := x.runState(ctx, st, input, fr, vs)
 		if err != nil {
 			return nil, err
 		}
@@ -187,13 +190,17 @@ func (x *Execution) runMachine(ctx context.Context, sm *StateMachine, input any,
 
 // stateRun carries what one attempt of a state needs.
 type stateRun struct {
-	x       *Execution
-	st      *State
-	fr      *frame
-	entered time.Time
-	retry   int
-	token   string
-	mapItem *mapItem
+	ctx      context.Context // for JSONata evaluation
+	x        *Execution
+	st       *State
+	fr       *frame
+	vars     *varScope
+	eventID  int               // the id of the StateEntered event
+	assigned map[string]string // variables the state assigned, as JSON text
+	entered  time.Time
+	retry    int
+	token    string
+	mapItem  *mapItem
 }
 
 type mapItem struct {
@@ -239,7 +246,7 @@ func formatTime(t time.Time) string {
 
 func (r *stateRun) scope(input any) *scope {
 	var cached any
-	return &scope{input: input, context: func() any {
+	return &scope{input: input, vars: r.vars, context: func() any {
 		if cached == nil {
 			cached = r.context()
 		}
@@ -247,43 +254,80 @@ func (r *stateRun) scope(input any) *scope {
 	}}
 }
 
-func (x *Execution) runState(ctx context.Context, st *State, input any, fr *frame) (any, string, error) {
-	r := &stateRun{x: x, st: st, fr: fr, entered: x.engine.now()}
-	x.emit(Event{Type: st.Type + "StateEntered", State: st.Name, Scope: fr.scope, Input: input})
+func (x *Execution) runState(ctx context.Context, st *State, input any, fr *frame, vs *varScope) (any, string, error) {
+	r := &stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, entered: x.engine.now()}
+	r.eventID = x.emit(Event{Type: st.Type + "StateEntered", State: st.Name, Scope: fr.scope, Input: input})
+	out, next, err := r.run(ctx, input)
+	if err != nil {
+		return nil, "", r.locate(err)
+	}
+	return out, next, nil
+}
 
+// locate gives the causes of the errors Step Functions reports with the
+// failing state ("An error occurred while executing the state 'S' (entered
+// at the event id #N). …") that prefix, once, where they arise.
+func (r *stateRun) locate(err error) error {
+	var se *StatesError
+	if !errors.As(err, &se) || se.located {
+		return err
+	}
+	switch se.Name {
+	case ErrRuntime, ErrQueryEvaluationError, ErrDataLimitExceeded:
+	default:
+		return err
+	}
+	return &StatesError{Name: se.Name, Cause: fmt.Sprintf("An error occurred while executing the state '%s' (entered at the event id #%d). %s", r.st.Name, r.eventID, se.Cause), located: true}
+}
+
+func (r *stateRun) run(ctx context.Context, input any) (any, string, error) {
+	st := r.st
 	var (
 		out  any
 		next string
 		err  error
 	)
-	switch st.Type {
-	case "Pass":
+	switch {
+	case st.jsonata && st.Type == "Pass":
+		out, err = r.jsonataPass(ctx, input)
+		next = st.Next
+	case st.jsonata && st.Type == "Succeed":
+		out, err = r.jsonataOutput(r.jsonataEnv(ctx, input, nil), st.ja.Output, nil, input)
+	case st.jsonata && st.Type == "Choice":
+		out, next, err = r.jsonataChoice(ctx, input)
+	case st.jsonata && st.Type == "Fail":
+		return nil, "", r.jsonataFail(input)
+	case st.Type == "Pass":
 		out, err = r.pass(input)
 		next = st.Next
-	case "Choice":
+	case st.Type == "Choice":
 		out, next, err = r.choice(input)
-	case "Wait":
+	case st.Type == "Wait": // both query languages
 		out, err = r.wait(ctx, input)
 		next = st.Next
-	case "Succeed":
+	case st.Type == "Succeed":
 		out, err = r.succeed(input)
-	case "Fail":
-		err = r.fail(input)
-		if err != nil {
-			return nil, "", err
-		}
-	case "Task", "Parallel", "Map":
+	case st.Type == "Fail":
+		return nil, "", r.fail(input)
+	case st.Type == "Task", st.Type == "Parallel", st.Type == "Map": // both query languages
 		out, next, err = r.withRetry(ctx, input)
 	default:
 		err = newError(ErrRuntime, "state %q has unsupported type %q", st.Name, st.Type)
 	}
+	return r.checkOutput(out, next, err)
+}
+
+// checkOutput enforces the payload limit on a state's output and records
+// its exit.
+func (r *stateRun) checkOutput(out any, next string, err error) (any, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	st := r.st
 	if n := jsonSize(out); n > MaxPayloadBytes {
-		return nil, "", newError(ErrDataLimitExceeded, "the output of state %q is %d bytes, over the %d-byte limit between states", st.Name, n, MaxPayloadBytes)
+		return nil, "", newError(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Name)
 	}
-	x.emit(Event{Type: st.Type + "StateExited", State: st.Name, Scope: fr.scope, Output: out})
+	r.x.emit(Event{Type: st.Type + "StateExited", State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned})
 	return out, next, nil
 }
 
@@ -295,7 +339,7 @@ func (r *stateRun) applyInputPath(input any) (any, error) {
 	}
 	v, ok := r.scope(input).lookup(ip.p)
 	if !ok {
-		return nil, newError(ErrRuntime, "an error occurred while executing the state %q: invalid InputPath %q: the path selects nothing in the state input", r.st.Name, ip.p.raw)
+		return nil, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", ip.p.raw, ip.p.normalized())
 	}
 	return v, nil
 }
@@ -307,7 +351,7 @@ func (r *stateRun) applyOutputPath(v any) (any, error) {
 	}
 	out, ok := r.scope(v).lookup(op.p)
 	if !ok {
-		return nil, newError(ErrRuntime, "an error occurred while executing the state %q: invalid OutputPath %q: the path selects nothing in the state output", r.st.Name, op.p.raw)
+		return nil, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", op.p.raw, op.p.normalized())
 	}
 	return out, nil
 }
@@ -326,6 +370,9 @@ func (r *stateRun) applyResultPath(rp optPath, input, result any) (any, error) {
 
 // effectiveInput applies InputPath then Parameters.
 func (r *stateRun) effectiveInput(input any) (any, error) {
+	if r.st.jsonata {
+		return r.jsonataArguments(input)
+	}
 	v, err := r.applyInputPath(input)
 	if err != nil {
 		return nil, err
@@ -337,7 +384,16 @@ func (r *stateRun) effectiveInput(input any) (any, error) {
 }
 
 // finish applies ResultSelector, ResultPath and OutputPath to a result.
+// Assign sees the same result as ResultSelector (the raw result); its
+// values are assigned once the output is known.
 func (r *stateRun) finish(input, result any) (any, error) {
+	if r.st.jsonata {
+		return r.jsonataFinish(input, result)
+	}
+	commit, err := r.jsonPathAssign(r.st.Assign, result)
+	if err != nil {
+		return nil, err
+	}
 	if r.st.ResultSelector != nil {
 		sel, err := r.st.ResultSelector.eval(r.scope(result))
 		if err != nil {
@@ -349,5 +405,9 @@ func (r *stateRun) finish(input, result any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.applyOutputPath(out)
+	out, err = r.applyOutputPath(out)
+	if err != nil {
+		return nil, err
+	}
+	return out, commit()
 }

@@ -22,7 +22,9 @@ func (r *stateRun) parallel(ctx context.Context, input any) (any, error) {
 	g, bctx := errgroup.WithContext(ctx)
 	for i, b := range st.Branches {
 		g.Go(func() error {
-			out, err := r.x.runMachine(bctx, b, eff, r.fr.child(fmt.Sprintf("%s/branch[%d]", st.Name, i)))
+			vs, release := r.vars.inner(b)
+			defer release()
+			out, err := r.x.runMachine(bctx, b, eff, r.fr.child(fmt.Sprintf("%s/branch[%d]", st.Name, i)), vs)
 			if err != nil {
 				return err
 			}
@@ -44,27 +46,20 @@ func (r *stateRun) parallel(ctx context.Context, input any) (any, error) {
 
 func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 	st := r.st
-	eff, err := r.applyInputPath(input)
+	var (
+		eff   any
+		items []any
+		limit = int(st.MaxConcurrency)
+		err   error
+	)
+	if st.jsonata {
+		eff = input
+		items, limit, err = r.jsonataMapItems(ctx, input)
+	} else {
+		eff, items, limit, err = r.jsonPathMapItems(input)
+	}
 	if err != nil {
 		return nil, err
-	}
-	itemsPath := st.ItemsPath
-	if itemsPath == nil {
-		itemsPath = rootPath
-	}
-	raw, ok := r.scope(eff).lookup(itemsPath)
-	items, isArr := raw.([]any)
-	if !ok || !isArr {
-		return nil, newError(ErrRuntime, "state %q: ItemsPath %q must select an array, got %s", st.Name, itemsPath.raw, describe(raw, ok))
-	}
-	limit := int(st.MaxConcurrency)
-	if st.MaxConcurrencyPath != nil {
-		v, found := r.scope(eff).lookup(st.MaxConcurrencyPath)
-		n, isInt := asInt(v)
-		if !found || !isInt || n < 0 {
-			return nil, newError(ErrRuntime, "state %q: MaxConcurrencyPath %q must select a non-negative integer, got %s", st.Name, st.MaxConcurrencyPath.raw, describe(v, found))
-		}
-		limit = int(n)
 	}
 	if limit <= 0 || limit > inlineMapConcurrency {
 		limit = min(inlineMapConcurrency, max(limit, 0))
@@ -78,6 +73,16 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 	// before any iteration runs.
 	inputs := make([]any, len(items))
 	for i, it := range items {
+		if st.jsonata && st.ja.ItemSelector != nil {
+			ir := *r
+			ir.mapItem = &mapItem{index: i, value: it}
+			v, err := st.ja.ItemSelector.eval(ir.jsonataEnv(ctx, input, nil), "ItemSelector")
+			if err != nil {
+				return nil, err
+			}
+			inputs[i] = v
+			continue
+		}
 		if st.ItemSelector == nil {
 			inputs[i] = it
 			continue
@@ -102,7 +107,9 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 		g.Go(func() error {
 			fr := r.fr.child(fmt.Sprintf("%s/item[%d]", st.Name, i))
 			r.x.emit(Event{Type: "MapIterationStarted", State: st.Name, Scope: r.fr.scope, Index: intPtr(i)})
-			out, err := r.x.runMachine(mctx, st.Processor, inputs[i], fr)
+			vs, release := r.vars.inner(st.Processor)
+			defer release()
+			out, err := r.x.runMachine(mctx, st.Processor, inputs[i], fr, vs)
 			if err != nil {
 				se := toStatesError(err)
 				r.x.emit(Event{Type: "MapIterationFailed", State: st.Name, Scope: r.fr.scope, Index: intPtr(i), Error: se.Name, Cause: se.Cause})
@@ -123,4 +130,74 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 	}
 	r.x.emit(Event{Type: "MapStateSucceeded", State: st.Name, Scope: r.fr.scope})
 	return r.finish(input, results)
+}
+
+// jsonPathMapItems applies InputPath, ItemsPath and MaxConcurrencyPath.
+func (r *stateRun) jsonPathMapItems(input any) (eff any, items []any, limit int, err error) {
+	st := r.st
+	eff, err = r.applyInputPath(input)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	itemsPath := st.ItemsPath
+	if itemsPath == nil {
+		itemsPath = rootPath
+	}
+	raw, ok := r.scope(eff).lookup(itemsPath)
+	items, isArr := raw.([]any)
+	if !ok || !isArr {
+		return nil, nil, 0, newError(ErrRuntime, "state %q: ItemsPath %q must select an array, got %s", st.Name, itemsPath.raw, describe(raw, ok))
+	}
+	limit = int(st.MaxConcurrency)
+	if st.MaxConcurrencyPath != nil {
+		v, found := r.scope(eff).lookup(st.MaxConcurrencyPath)
+		if !found {
+			return nil, nil, 0, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", st.MaxConcurrencyPath.raw, st.MaxConcurrencyPath.normalized())
+		}
+		n, isInt := asInt(v)
+		switch {
+		case !isInt:
+			s, isStr := v.(string)
+			if !isStr {
+				b, _ := marshalJSON(v)
+				s = string(b)
+			}
+			return nil, nil, 0, newError(ErrRuntime, "The MaxConcurrencyPath field refers to value \"%s\" which is not a valid integer: %s", s, st.MaxConcurrencyPath.raw)
+		case n < 0:
+			return nil, nil, 0, newError(ErrRuntime, "Expected non-negative integer for MaxConcurrency, got '%d' instead.", n)
+		}
+		limit = int(n)
+	}
+	return eff, items, limit, nil
+}
+
+// jsonataMapItems evaluates Items (the state input by default) and
+// MaxConcurrency.
+func (r *stateRun) jsonataMapItems(ctx context.Context, input any) ([]any, int, error) {
+	st := r.st
+	limit := int(st.MaxConcurrency)
+	raw := input
+	env := r.jsonataEnv(ctx, input, nil)
+	if st.ja.Items != nil {
+		v, err := st.ja.Items.eval(env, "Items")
+		if err != nil {
+			return nil, 0, err
+		}
+		raw = v
+	}
+	items, ok := raw.([]any)
+	if !ok {
+		if st.ja.Items != nil && st.ja.Items.kind == tmplPath {
+			return nil, 0, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '%s' for value: %s", st.ja.Items.src, jsonTypeName(raw), describe(raw, true))
+		}
+		return nil, 0, newError(ErrQueryEvaluationError, "The Items of state '%s' must be an array, got %s", st.Name, jsonTypeName(raw))
+	}
+	if st.ja.MaxConcurrency != nil {
+		n, err := r.jsonataInt(env, st.ja.MaxConcurrency, "MaxConcurrency", 0)
+		if err != nil {
+			return nil, 0, err
+		}
+		limit = int(n)
+	}
+	return items, limit, nil
 }

@@ -26,6 +26,10 @@ type Event struct {
 	Output   any    `json:"output,omitempty"`
 	Error    string `json:"error,omitempty"`
 	Cause    string `json:"cause,omitempty"`
+	// AssignedVariables, on a StateExited event, holds the variables the
+	// state assigned, each value as JSON text (Step Functions'
+	// assignedVariables).
+	AssignedVariables map[string]string `json:"assignedVariables,omitempty"`
 }
 
 // Transitions counts the state transitions of a history: one per state

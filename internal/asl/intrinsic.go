@@ -362,6 +362,9 @@ func (f *intrinsic) apply(args []any, rawLit []bool) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if strings.TrimSpace(s) == "" {
+			return nil, nil // an empty or blank string is null on Step Functions
+		}
 		v, err := parseJSON([]byte(s))
 		if err != nil {
 			return nil, fmt.Errorf("the argument is not valid JSON text: %v", err)
@@ -536,11 +539,13 @@ func (f *intrinsic) apply(args []any, rawLit []bool) (any, error) {
 		}
 		return start + r.Int64N(end-start), nil
 	case "States.MathAdd":
-		a, err := argInt(args, 0)
+		// Step Functions rounds each argument half up before adding:
+		// MathAdd(1.49, 1.5) is 1 + 2, and -1.5 counts as -1.
+		a, err := argRounded(args, 0)
 		if err != nil {
 			return nil, err
 		}
-		b, err := argInt(args, 1)
+		b, err := argRounded(args, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -618,8 +623,57 @@ func formatValue(v any) (string, error) {
 		b, err := marshalJSON(x)
 		return string(b), err
 	default:
-		return "", fmt.Errorf("States.Format only interpolates strings, numbers, booleans and null, got %s", typeName(v))
+		return javaString(v), nil
 	}
+}
+
+// javaString prints an object or array argument of States.Format the way
+// Step Functions does, as Java's Map and List print: {Arg1=1, Arg2=[a, b]}
+// (strings unquoted, keys in the engine's sorted order).
+func javaString(v any) string {
+	var b strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			b.WriteByte('{')
+			for i, k := range sortedKeys(x) {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(k)
+				b.WriteByte('=')
+				walk(x[k])
+			}
+			b.WriteByte('}')
+		case []any:
+			b.WriteByte('[')
+			for i, e := range x {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				walk(e)
+			}
+			b.WriteByte(']')
+		default:
+			s, _ := formatValue(x)
+			b.WriteString(s)
+		}
+	}
+	walk(v)
+	return b.String()
+}
+
+// argRounded reads a number argument rounded half up (Java's Math.round).
+func argRounded(args []any, i int) (int64, error) {
+	f, ok := asFloat(args[i])
+	if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("argument %d must be a number, got %s", i+1, typeName(args[i]))
+	}
+	if n, isInt := args[i].(int64); isInt {
+		return n, nil
+	}
+	return int64(math.Floor(f + 0.5)), nil
 }
 
 func hashOf(args []any) (any, error) {

@@ -61,9 +61,8 @@ func TestIntrinsicFailures(t *testing.T) {
 		"States.JsonMerge($.o, $.o, true)",
 		"States.JsonMerge($.o, $.a, false)",
 		"States.MathAdd($.big, 1)",
-		"States.MathAdd(1.5, 1)",
+		"States.MathAdd('1', 1)",
 		"States.MathRandom(5, 5)",
-		"States.Format('{}', $.o)",
 		"States.Hash($.a, 'MD5')",
 	} {
 		_, err := evalIntrinsic(t, expr, in)
@@ -112,5 +111,35 @@ func TestIntrinsicValues(t *testing.T) {
 	s, err := evalIntrinsic(t, `States.Format('a\\b {} \{x\}', $$.State.Name)`, in)
 	if err != nil || s != `a\b S {x}` {
 		t.Errorf("Format with escapes = %q, %v", s, err)
+	}
+}
+
+// The behaviours the issue lists as recorded on AWS: MathAdd rounds each
+// argument half up, StringToJson of a blank string is null, Format prints
+// an object as a Java map.
+func TestIntrinsicAWSBehaviours(t *testing.T) {
+	in := map[string]any{"o": map[string]any{"Arg1": int64(1), "Arg2": []any{}}, "l": []any{"a", int64(2), nil}}
+	tests := []struct {
+		expr string
+		want any
+	}{
+		{"States.MathAdd(1.49, 1.5)", int64(3)},
+		{"States.MathAdd(-1.5, 0)", int64(-1)},
+		{"States.MathAdd(-1.51, 0)", int64(-2)},
+		{"States.MathAdd(2, 3)", int64(5)},
+		{"States.StringToJson('')", nil},
+		{"States.StringToJson('  ')", nil},
+		{"States.Format('{}', $.o)", "{Arg1=1, Arg2=[]}"},
+		{"States.Format('v={}', $.l)", "v=[a, 2, null]"},
+	}
+	for _, tt := range tests {
+		got, err := evalIntrinsic(t, tt.expr, in)
+		if err != nil {
+			t.Errorf("%s: %v", tt.expr, err)
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("%s = %#v, want %#v", tt.expr, got, tt.want)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 type path struct {
 	raw      string
 	context  bool    // "$$…": evaluated against the context object
+	variable string  // "$name…": evaluated against the workflow variable name
 	expr     jp.Expr // compiled expression, rooted at "$"
 	simple   []any   // non-nil when the path is only child names and indexes: fast lookup
 	definite bool    // selects at most one value (no wildcard, slice, filter, union, descent)
@@ -29,6 +30,16 @@ func compilePath(raw string) (*path, error) {
 		p.context = true
 		src = raw[1:]
 	case strings.HasPrefix(raw, "$"):
+		if name, rest, ok := variablePrefix(raw); ok {
+			if name == reservedStatesVariable {
+				return nil, fmt.Errorf("path %q: $states is reserved for JSONata states and undefined in JSONPath", raw)
+			}
+			if err := validVariableName(name); err != nil {
+				return nil, fmt.Errorf("path %q: %v", raw, err)
+			}
+			p.variable = name
+			src = "$" + rest
+		}
 	default:
 		return nil, fmt.Errorf("path %q must start with $", raw)
 	}
@@ -64,6 +75,25 @@ func compilePath(raw string) (*path, error) {
 		p.identity = len(simple) == 0
 	}
 	return p, nil
+}
+
+// variablePrefix splits "$name.rest" into the variable name and ".rest".
+func variablePrefix(raw string) (name, rest string, ok bool) {
+	if len(raw) < 2 {
+		return "", "", false
+	}
+	switch raw[1] {
+	case '.', '[', '$', ' ':
+		return "", "", false
+	}
+	end := len(raw)
+	for i, r := range raw[1:] {
+		if r == '.' || r == '[' {
+			end = i + 1
+			break
+		}
+	}
+	return raw[1:end], raw[end:], true
 }
 
 // mustReference checks that p is a reference path: it selects a single node
@@ -266,4 +296,25 @@ func plainName(name string) bool {
 		}
 	}
 	return true
+}
+
+// normalized writes a reference path in the bracket notation Step
+// Functions' causes use: "$.a.b[0]" is "$['a']['b'][0]".
+func (p *path) normalized() string {
+	if p.simple == nil {
+		return p.raw
+	}
+	var b strings.Builder
+	b.WriteString("$")
+	for _, s := range p.simple {
+		switch x := s.(type) {
+		case string:
+			b.WriteString("['")
+			b.WriteString(x)
+			b.WriteString("']")
+		case int:
+			fmt.Fprintf(&b, "[%d]", x)
+		}
+	}
+	return b.String()
 }

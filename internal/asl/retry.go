@@ -54,7 +54,7 @@ func (r *stateRun) withRetry(ctx context.Context, input any) (any, string, error
 				continue
 			}
 			errOut := map[string]any{"Error": se.Name, "Cause": se.Cause}
-			out, perr := r.applyResultPath(c.ResultPath, input, errOut)
+			out, perr := r.caught(ctx, c, input, errOut)
 			if perr != nil {
 				return nil, "", perr
 			}
@@ -89,4 +89,21 @@ func errorMatches(list []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// caught builds the output of a Catch and makes its assignments ($ in a
+// JSONPath Assign, $states.errorOutput in JSONata, is the error output).
+func (r *stateRun) caught(ctx context.Context, c *catcher, input any, errOut map[string]any) (any, error) {
+	if r.st.jsonata {
+		return r.jsonataCaught(ctx, c, input, errOut)
+	}
+	commit, err := r.jsonPathAssign(c.Assign, errOut)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.applyResultPath(c.ResultPath, input, errOut)
+	if err != nil {
+		return nil, err
+	}
+	return out, commit()
 }

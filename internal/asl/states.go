@@ -32,13 +32,14 @@ func (r *stateRun) choice(input any) (any, string, error) {
 	}
 	sc := r.scope(v)
 	next := ""
+	assign := r.st.Assign // the state's Assign goes with the Default
 	for _, rule := range r.st.Choices {
 		ok, err := rule.match(sc)
 		if err != nil {
 			return nil, "", err
 		}
 		if ok {
-			next = rule.Next
+			next, assign = rule.Next, rule.assign
 			break
 		}
 	}
@@ -48,8 +49,15 @@ func (r *stateRun) choice(input any) (any, string, error) {
 	if next == "" {
 		return nil, "", newError(ErrNoChoiceMatched, "no Choice rule of state %q matched the input and it has no Default", r.st.Name)
 	}
+	commit, err := r.jsonPathAssign(assign, v)
+	if err != nil {
+		return nil, "", err
+	}
 	out, err := r.applyOutputPath(v)
-	return out, next, err
+	if err != nil {
+		return nil, "", err
+	}
+	return out, next, commit()
 }
 
 func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
@@ -67,6 +75,11 @@ func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
 		}
 	}
 	switch {
+	case st.jsonata && (st.ja.Seconds != nil || st.ja.Timestamp != nil):
+		until, err = r.jsonataWaitUntil(ctx, input, began)
+		if err != nil {
+			return nil, err
+		}
 	case st.hasSeconds:
 		until = began.Add(time.Duration(st.Seconds) * time.Second)
 	case st.hasTimestamp:
@@ -74,8 +87,13 @@ func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
 	case st.SecondsPath != nil:
 		raw, ok := r.scope(v).lookup(st.SecondsPath)
 		n, isInt := asInt(raw)
-		if !ok || !isInt || n < 0 {
-			return nil, newError(ErrRuntime, "state %q: SecondsPath %q must select a non-negative integer, got %s", st.Name, st.SecondsPath.raw, describe(raw, ok))
+		switch {
+		case !ok:
+			return nil, newError(ErrRuntime, "The SecondsPath parameter does not reference an input value: %s", st.SecondsPath.raw)
+		case !isInt:
+			return nil, newError(ErrRuntime, "The SecondsPath parameter cannot be parsed as a long value: %s == %s", st.SecondsPath.raw, plainText(raw))
+		case n < 0:
+			return nil, newError(ErrRuntime, "The SecondsPath parameter references a negative value: %s == %d", st.SecondsPath.raw, n)
 		}
 		until = began.Add(time.Duration(n) * time.Second)
 	case st.TimestampPath != nil:
@@ -87,12 +105,41 @@ func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
 		}
 		until = ts
 	}
+	if st.jsonata {
+		if d := until.Sub(now); d > 0 {
+			if err := sleep(ctx, d); err != nil {
+				return nil, err
+			}
+		}
+		return r.jsonataOutput(r.jsonataEnv(ctx, input, nil), st.ja.Output, st.Assign, input)
+	}
+	commit, err := r.jsonPathAssign(st.Assign, v)
+	if err != nil {
+		return nil, err
+	}
 	if d := until.Sub(now); d > 0 {
 		if err := sleep(ctx, d); err != nil {
 			return nil, err
 		}
 	}
-	return r.applyOutputPath(v)
+	out, err := r.applyOutputPath(v)
+	if err != nil {
+		return nil, err
+	}
+	return out, commit()
+}
+
+// plainText prints a value for a cause: a string as itself, anything else
+// as JSON.
+func plainText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := marshalJSON(v)
+	if err != nil {
+		return typeName(v)
+	}
+	return string(b)
 }
 
 func describe(v any, found bool) string {

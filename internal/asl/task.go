@@ -56,11 +56,21 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 
 	timeout := time.Duration(st.TimeoutSeconds) * time.Second
+	if st.jsonata && st.ja.Timeout != nil {
+		n, err := r.jsonataInt(r.jsonataEnv(ctx, input, nil), st.ja.Timeout, "TimeoutSeconds", 1)
+		if err != nil {
+			return nil, err
+		}
+		timeout = time.Duration(n) * time.Second
+	}
 	if st.TimeoutSecondsPath != nil {
 		v, found := r.scope(input).lookup(st.TimeoutSecondsPath)
+		if !found {
+			return nil, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", st.TimeoutSecondsPath.raw, st.TimeoutSecondsPath.normalized())
+		}
 		n, isInt := asInt(v)
-		if !found || !isInt || n <= 0 {
-			return nil, newError(ErrRuntime, "state %q: TimeoutSecondsPath %q must select a positive integer, got %s", st.Name, st.TimeoutSecondsPath.raw, describe(v, found))
+		if !isInt || n <= 0 {
+			return nil, newError(ErrRuntime, "Expected non-negative integer for TimeoutSecondsPath, got '%s' instead.", plainText(v))
 		}
 		timeout = time.Duration(n) * time.Second
 	}
@@ -106,7 +116,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 				result = map[string]any{"ExecutedVersion": "$LATEST", "Payload": result, "StatusCode": int64(200)}
 			}
 			if n := jsonSize(result); n > MaxPayloadBytes {
-				return nil, newError(ErrDataLimitExceeded, "the result of task %q is %d bytes, over the %d-byte limit", st.Name, n, MaxPayloadBytes)
+				return nil, newError(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Resource)
 			}
 			r.x.emit(Event{Type: "TaskSucceeded", State: st.Name, Scope: r.fr.scope, Output: result})
 			return r.finish(input, result)

@@ -124,13 +124,44 @@ func compileDynamic(s string) (*template, error) {
 type scope struct {
 	input   any
 	context func() any
+	vars    *varScope
 }
 
 func (s *scope) lookup(p *path) (any, bool) {
 	if p.context {
 		return p.get(s.context())
 	}
+	if p.variable != "" {
+		if s.vars == nil {
+			return nil, false
+		}
+		v, ok := s.vars.get(p.variable)
+		if !ok {
+			return nil, false
+		}
+		return p.get(v)
+	}
 	return p.get(s.input)
+}
+
+// searched renders the document a missing path was looked up in, for the
+// cause Step Functions reports: the context object for "$$" paths, the
+// variable's value for "$name" paths, the input otherwise (compact JSON).
+func (s *scope) searched(raw string) string {
+	var doc any = s.input
+	switch {
+	case strings.HasPrefix(raw, "$$"):
+		doc = s.context()
+	default:
+		if name, _, ok := variablePrefix(raw); ok && s.vars != nil {
+			doc, _ = s.vars.get(name)
+		}
+	}
+	b, err := marshalJSON(doc)
+	if err != nil {
+		return typeName(doc)
+	}
+	return string(b)
 }
 
 // resolvePath is the resolver handed to intrinsic functions and Choice rules.
@@ -203,7 +234,7 @@ func (t *template) evalInner(s *scope) (any, error) {
 					// Step Functions fails the state with States.Runtime here
 					// (not the States.ParameterPathFailure of the spec text), so
 					// States.ALL does not catch it.
-					return nil, newError(ErrRuntime, "The JSONPath '%s' specified for the field '%s' could not be found in the input", mp.path, f.raw)
+					return nil, newError(ErrRuntime, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", mp.path, f.raw, s.searched(mp.path))
 				}
 				return nil, err
 			}

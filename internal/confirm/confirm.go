@@ -724,3 +724,34 @@ func tokenGone(err error) bool {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// RedeliverAll finishes, for each tenant, the deliveries this process owns
+// (Record.Resolver) that a crash or a failed SendTask left resolving: the
+// decision was recorded, the waiting task never heard it. A server calls it
+// once it can take SendTask calls again, after a restart. It returns how
+// many decisions it delivered; errors are per confirmation and joined.
+func (s *Service) RedeliverAll(ctx context.Context, tenants []string) (int, error) {
+	delivered := 0
+	var errs []error
+	for _, tenant := range tenants {
+		recs, err := s.Store.List(ctx, tenant, MaxList)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tenant %q: %w", tenant, err))
+			continue
+		}
+		for _, r := range recs {
+			if r.Status != StatusResolving || r.Resolver != s.Resolver {
+				continue
+			}
+			v, err := s.Redeliver(ctx, tenant, r.ID)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("confirmation %s: %w", r.ID, err))
+				continue
+			}
+			if v.Status != StatusResolving {
+				delivered++
+			}
+		}
+	}
+	return delivered, errors.Join(errs...)
+}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -436,5 +437,54 @@ func TestConcurrentDecisionsOneWins(t *testing.T) {
 	}
 	if ok < 1 {
 		t.Errorf("no POST won: %v", statuses)
+	}
+}
+
+// A decision recorded before a crash (resolving, SendTask failed) is
+// delivered by the restarted server's sweep, once, for every tenant, and a
+// record owned by another process is left to it.
+func TestRedeliverAllAfterARestart(t *testing.T) {
+	f := newFixture(t)
+	acme := f.create(t, "acme", "tok-acme")
+	beta := f.create(t, "beta", "tok-beta")
+	pending := f.create(t, "acme", "tok-pending")
+	f.tasks.fail = func(string) error { return errors.New("connection refused") }
+	for _, c := range []struct{ tenant, id string }{{"acme", acme}, {"beta", beta}} {
+		if status, body := f.do(t, "POST", c.tenant, `{"id":"`+c.id+`","approved":true}`); status != 503 {
+			t.Fatalf("POST %s = %d %s, want 503 (decision recorded, delivery failed)", c.id, status, body)
+		}
+	}
+	f.tasks.fail = nil
+	f.clock.Add(time.Hour) // past any delivery lease
+
+	store := f.svc.Store.(*FileStore)
+	tenants, err := store.Tenants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(tenants)
+	if strings.Join(tenants, ",") != "acme,beta" {
+		t.Fatalf("Tenants = %v, want [acme beta]", tenants)
+	}
+	other := *f.svc
+	other.Resolver = "another-process"
+	if n, err := other.RedeliverAll(context.Background(), tenants); err != nil || n != 0 {
+		t.Errorf("a process that owns none delivered %d (%v), want 0", n, err)
+	}
+	restarted := *f.svc
+	n, err := restarted.RedeliverAll(context.Background(), tenants)
+	if err != nil || n != 2 {
+		t.Fatalf("RedeliverAll = %d, %v; want 2 delivered", n, err)
+	}
+	for _, tok := range []string{"tok-acme", "tok-beta"} {
+		if got := f.tasks.sent(tok); got != 1 {
+			t.Errorf("%s: sends = %d, want 1", tok, got)
+		}
+	}
+	if got := f.tasks.sent("tok-pending"); got != 0 {
+		t.Errorf("a pending confirmation (%s) was sent %d times: nobody decided it", pending, got)
+	}
+	if n, err := restarted.RedeliverAll(context.Background(), tenants); err != nil || n != 0 {
+		t.Errorf("second sweep delivered %d (%v), want 0", n, err)
 	}
 }

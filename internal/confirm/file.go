@@ -166,3 +166,27 @@ func sortByCreated(rs []Record) {
 func LocalStore(dataDir string) *FileStore {
 	return NewFileStore(filepath.Join(dataDir, "confirmations"))
 }
+
+// Tenants returns the tenants that have confirmations in the store, for a
+// sweep at start-up (see Service.RedeliverAll).
+func (f *FileStore) Tenants() ([]string, error) {
+	entries, err := os.ReadDir(f.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list confirmation tenants: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		t, err := base64.RawURLEncoding.DecodeString(e.Name())
+		if err != nil || len(t) == 0 {
+			continue // not a tenant folder this store wrote
+		}
+		out = append(out, string(t))
+	}
+	return out, nil
+}

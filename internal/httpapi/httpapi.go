@@ -14,6 +14,7 @@
 //	GET  /searches/{id}                           state, per-candidate stages and decisions, usage
 //	GET  /searches/{id}/candidates/{cid}/report   report.json, or report.md with Accept: text/markdown
 //	POST /flags                                   interview flags for the posted documents
+//	GET  /runs, /searches/{id}/summary, /searches/{id}/sources/…   what the web console reads (console.go)
 package httpapi
 
 import (
@@ -56,6 +57,9 @@ type Response struct {
 type Router struct {
 	// Searches serves /searches; nil leaves those routes unmounted.
 	Searches *intake.Service
+	// Executions lists other workflows' runs on GET /runs, besides the
+	// searches; nil lists the searches only.
+	Executions RunLister
 	// Judge serves POST /flags; nil leaves it unmounted.
 	Judge flags.ContradictionJudge
 	// Now stamps flags documents (time.Now when nil).
@@ -90,7 +94,8 @@ func (rt *Router) Serve(ctx context.Context, req Request) Response {
 	if parts[0] == "flags" && len(parts) == 1 && rt.Judge != nil {
 		return rt.flags(ctx, req)
 	}
-	if parts[0] != "searches" || rt.Searches == nil {
+	listsRuns := parts[0] == "runs" && len(parts) == 1 && (rt.Searches != nil || rt.Executions != nil)
+	if !listsRuns && (parts[0] != "searches" || rt.Searches == nil) {
 		return errorResponse(http.StatusNotFound, "no route for "+req.Method+" "+req.Path)
 	}
 	if req.Tenant == "" {
@@ -98,6 +103,9 @@ func (rt *Router) Serve(ctx context.Context, req Request) Response {
 	}
 	if !intake.ValidTenant(req.Tenant) {
 		return errorResponse(http.StatusForbidden, "the token's tenant is not a valid tenant id")
+	}
+	if listsRuns {
+		return rt.runs(ctx, req)
 	}
 	return rt.searches(ctx, req, parts)
 }

@@ -10,6 +10,9 @@ import (
 
 // searches serves /searches/…; req.Tenant is set and valid.
 func (rt *Router) searches(ctx context.Context, req Request, parts []string) Response {
+	if resp, ok := rt.consoleRoutes(ctx, req, parts); ok {
+		return resp
+	}
 	svc, tenant := rt.Searches, req.Tenant
 	switch {
 	case len(parts) == 1 && req.Method == http.MethodPost:

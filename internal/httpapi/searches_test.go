@@ -191,7 +191,7 @@ func TestRequestsTheCallerMustFix(t *testing.T) {
 		{"every problem named", "POST", "/searches", "acme", `{"search_id":"ghost","concurrency":99,"thresholds":{"gem1":6.5}}`, 400,
 			`"problems": [
     "concurrency 99 is out of range 1–40",
-    "thresholds.gem1: 6.5 is not a whole number (gates are whole scores; a fraction would be truncated)",
+    "thresholds.gem1: 6.5 is not a whole number (gates compare whole scores; a fraction would be truncated): use 6 or 7",
     "searches/acme/ghost/: required document(s) missing: jd.md, kickoff.md"
   ]`},
 		{"malformed search id", "GET", "/searches/%2e%2e", "acme", "", 404, "not found"},

@@ -128,7 +128,7 @@ func TestTriggerRejectsUploadsThatCannotStartWithoutFailing(t *testing.T) {
 		"searches/acme/half/READY: searches/acme/half/: required document(s) missing: kickoff.md",
 		"searches/acme/odd/READY: READY is not valid YAML (line 1: did not find expected ',' or ']')",
 		`searches/acme/keys/READY: READY: unknown key "tenants" (allowed: tenant, concurrency, thresholds, review); READY: concurrency must be a whole number from 1 to 40`,
-		"searches/acme/frac/READY: thresholds.gem1: 6.5 is not a whole number (gates are whole scores; a fraction would be truncated); searches/acme/frac/: required document(s) missing: jd.md, kickoff.md",
+		"searches/acme/frac/READY: thresholds.gem1: 6.5 is not a whole number (gates compare whole scores; a fraction would be truncated): use 6 or 7; searches/acme/frac/: required document(s) missing: jd.md, kickoff.md",
 		`searches/acme/spoof/READY: READY names tenant "globex" but was uploaded under tenant "acme"; the folder decides, remove the tenant key`,
 		"searches/old-layout/READY: a READY marker belongs at searches/<tenant>/<search_id>/READY",
 	}
@@ -203,7 +203,7 @@ func TestBadStartBurnsNoID(t *testing.T) {
 	wantProblems := []string{
 		"concurrency 99 is out of range 1–40",
 		"review.timeout_seconds -5 is out of range 1–31536000 (0: the default, 7 days)",
-		"thresholds.gem1: 6.5 is not a whole number (gates are whole scores; a fraction would be truncated)",
+		"thresholds.gem1: 6.5 is not a whole number (gates compare whole scores; a fraction would be truncated): use 6 or 7",
 		"searches/acme/s-fix/: required document(s) missing: kickoff.md",
 	}
 	if strings.Join(rej.Problems, "\n") != strings.Join(wantProblems, "\n") || rej.MissingOnly {

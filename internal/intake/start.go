@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -116,8 +115,8 @@ func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (s
 	whole := map[string]int{}
 	for _, k := range names {
 		v := req.Thresholds[k]
-		if v != math.Trunc(v) || math.IsInf(v, 0) {
-			rej.Problems = append(rej.Problems, fmt.Sprintf("thresholds.%s: %v is not a whole number (gates are whole scores; a fraction would be truncated)", k, v))
+		if err := search.CheckWhole(v); err != nil {
+			rej.Problems = append(rej.Problems, fmt.Sprintf("thresholds.%s: %v", k, err))
 			continue
 		}
 		whole[k] = int(v)

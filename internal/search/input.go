@@ -368,11 +368,20 @@ func parseConfig(b []byte, cfg *Config, g *Gates) error {
 // scores are integers, so a fractional threshold is refused, never
 // truncated or rounded behind the user's back.
 func CheckThreshold(v float64, lo, hi int) error {
-	if v != math.Trunc(v) || math.IsInf(v, 0) {
-		return fmt.Errorf("%v is not a whole number: scores are integers 0–10, so use %v or %v", v, math.Floor(v), math.Ceil(v))
+	if err := CheckWhole(v); err != nil {
+		return err
 	}
 	if v < float64(lo) || v > float64(hi) {
 		return fmt.Errorf("%v is out of range %d–%d", v, lo, hi)
+	}
+	return nil
+}
+
+// CheckWhole fails for a threshold that is not a whole number: gates
+// compare whole scores, so a fraction would silently be truncated.
+func CheckWhole(v float64) error {
+	if v != math.Trunc(v) || math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmt.Errorf("%v is not a whole number (gates compare whole scores; a fraction would be truncated): use %v or %v", v, math.Floor(v), math.Ceil(v))
 	}
 	return nil
 }

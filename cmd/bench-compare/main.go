@@ -1,0 +1,241 @@
+// Command bench-compare measures the project's ASL engine against the npm
+// engine aws-local-stepfunctions on the same four workloads
+// (internal/asl/aslbench): a Pass chain, an inline Map, a Choice loop and
+// a Task chain. Rounds are interleaved (the engine that goes first
+// alternates) and the medians are printed as transitions per second with
+// the ratio; both engines' outputs must be equal or the command fails.
+//
+// Run it with `make bench-compare`; the table it prints is the one recorded
+// in docs/BENCHMARKS.md.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/asl/aslbench"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-compare:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	rounds int
+	each   time.Duration
+	node   string
+	script string
+	procs  []int
+	only   string
+}
+
+func parse(args []string) (config, error) {
+	fs := flag.NewFlagSet("bench-compare", flag.ContinueOnError)
+	c := config{}
+	fs.IntVar(&c.rounds, "rounds", 7, "interleaved rounds per workload (the median is reported)")
+	fs.DurationVar(&c.each, "time", time.Second, "how long each engine runs a workload per round")
+	fs.StringVar(&c.node, "node", "node_modules/.bin/node", "the Node.js binary")
+	fs.StringVar(&c.script, "script", "scripts/bench-compare.mjs", "the Node half of the benchmark")
+	cpus := fs.String("cpu", "1,2", "GOMAXPROCS values to measure the Go engine with, comma-separated")
+	fs.StringVar(&c.only, "only", "", "run only the workload with this name")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if c.rounds < 1 || c.each <= 0 {
+		return c, fmt.Errorf("-rounds and -time must be positive")
+	}
+	for _, s := range strings.Split(*cpus, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("-cpu: %q is not a positive integer", s)
+		}
+		c.procs = append(c.procs, n)
+	}
+	return c, nil
+}
+
+// sample is one engine's figures over the rounds.
+type sample struct {
+	perSecond []float64
+	allocs    []float64
+}
+
+func (s *sample) add(perSecond, allocs float64) {
+	s.perSecond = append(s.perSecond, perSecond)
+	s.allocs = append(s.allocs, allocs)
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	cfg, err := parse(args)
+	if err != nil {
+		return err
+	}
+	var ws []aslbench.Workload
+	for _, w := range aslbench.All() {
+		if cfg.only == "" || cfg.only == w.Name {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) == 0 {
+		return fmt.Errorf("-only: no workload named %q", cfg.only)
+	}
+	dir, err := os.MkdirTemp("", "bench-compare-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := aslbench.Write(dir, ws); err != nil {
+		return err
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+
+	fmt.Fprintf(out, "bench-compare: %d rounds × %s per engine; %s, %d CPUs\n", cfg.rounds, cfg.each, runtime.Version(), runtime.NumCPU())
+	type row struct {
+		name string
+		goBy map[int]*sample
+		node sample
+	}
+	var rows []row
+	for _, w := range ws {
+		r, err := aslbench.NewRunner(w)
+		if err != nil {
+			return err
+		}
+		rw := row{name: w.Name, goBy: map[int]*sample{}}
+		for _, p := range cfg.procs {
+			rw.goBy[p] = &sample{}
+		}
+		for round := 0; round < cfg.rounds; round++ {
+			goRound := func() error {
+				for _, p := range cfg.procs {
+					runtime.GOMAXPROCS(p)
+					m, err := r.Measure(ctx, cfg.each)
+					if err != nil {
+						return err
+					}
+					rw.goBy[p].add(m.PerSecond(), m.Allocs)
+				}
+				return nil
+			}
+			nodeRound := func() error {
+				goOut, transitions, err := r.Run(ctx)
+				if err != nil {
+					return err
+				}
+				m, err := measureNode(ctx, cfg, filepath.Join(dir, w.Name+".json"))
+				if err != nil {
+					return fmt.Errorf("%s: node: %w", w.Name, err)
+				}
+				if err := sameJSON(goOut, m.Output); err != nil {
+					return fmt.Errorf("%s: the engines disagree: %w", w.Name, err)
+				}
+				m.Transitions = transitions
+				rw.node.add(m.PerSecond(), 0)
+				return nil
+			}
+			first, second := goRound, nodeRound
+			if round%2 == 1 {
+				first, second = nodeRound, goRound
+			}
+			if err := first(); err != nil {
+				return err
+			}
+			if err := second(); err != nil {
+				return err
+			}
+		}
+		rows = append(rows, rw)
+	}
+
+	fmt.Fprintln(out)
+	header := "| workload | aws-local-stepfunctions |"
+	sep := "|---|---:|"
+	for _, p := range cfg.procs {
+		header += fmt.Sprintf(" Go, GOMAXPROCS=%d | ratio | allocs/transition |", p)
+		sep += "---:|---:|---:|"
+	}
+	fmt.Fprintln(out, header)
+	fmt.Fprintln(out, sep)
+	for _, rw := range rows {
+		node := median(rw.node.perSecond)
+		line := fmt.Sprintf("| %s | %s |", rw.name, rate(node))
+		for _, p := range cfg.procs {
+			g := median(rw.goBy[p].perSecond)
+			ratio := 0.0
+			if node > 0 {
+				ratio = g / node
+			}
+			line += fmt.Sprintf(" %s | %.2f× | %.1f |", rate(g), ratio, median(rw.goBy[p].allocs))
+		}
+		fmt.Fprintln(out, line)
+	}
+	fmt.Fprintln(out, "\ntransitions/s, medians of the rounds; ratio = Go / Node.")
+	return nil
+}
+
+func rate(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2f M/s", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.0f k/s", v/1e3)
+	default:
+		return fmt.Sprintf("%.0f /s", v)
+	}
+}
+
+func measureNode(ctx context.Context, cfg config, file string) (aslbench.Measurement, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, cfg.node, cfg.script, file, strconv.FormatInt(cfg.each.Milliseconds(), 10))
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return aslbench.Measurement{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	var m aslbench.Measurement
+	if err := json.Unmarshal(stdout.Bytes(), &m); err != nil {
+		return m, fmt.Errorf("decode its output: %w", err)
+	}
+	return m, nil
+}
+
+func sameJSON(a, b []byte) error {
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		return fmt.Errorf("go output: %w", err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		return fmt.Errorf("node output: %w", err)
+	}
+	if !reflect.DeepEqual(x, y) {
+		return fmt.Errorf("outputs differ: go %.200s, node %.200s", a, b)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{3}, 3},
+		{[]float64{5, 1, 3}, 3},
+		{[]float64{4, 1, 3, 2}, 2.5},
+	} {
+		if got := median(c.in); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestSameJSON(t *testing.T) {
+	if err := sameJSON([]byte(`{"a":1,"b":[1,2]}`), []byte(`{"b":[1,2],"a":1.0}`)); err != nil {
+		t.Errorf("equal documents reported different: %v", err)
+	}
+	if err := sameJSON([]byte(`{"a":1}`), []byte(`{"a":2}`)); err == nil {
+		t.Error("different documents reported equal")
+	}
+}
+
+func TestParse(t *testing.T) {
+	c, err := parse([]string{"-rounds", "3", "-time", "50ms", "-cpu", "1, 4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.rounds != 3 || c.each != 50*time.Millisecond || len(c.procs) != 2 || c.procs[1] != 4 {
+		t.Errorf("parsed %+v", c)
+	}
+	for _, bad := range [][]string{{"-cpu", "0"}, {"-cpu", "x"}, {"-rounds", "0"}} {
+		if _, err := parse(bad); err == nil || !strings.Contains(err.Error(), "-") {
+			t.Errorf("parse(%v) = %v, want an error naming the flag", bad, err)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package intake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/starter"
+)
+
+// What the web console reads besides a search's state: the list of runs
+// with their status and decisions so far, the search summary, and the
+// source documents the reports cite.
+
+// Run is one execution in a tenant's list of runs. Kind says which
+// workflow it is ("search" here; other workflows list theirs through the
+// same shape), ID names it within its kind.
+type Run struct {
+	Kind      string `json:"kind"`
+	ID        string `json:"id"`
+	Execution string `json:"execution"`
+	Status    string `json:"status"`
+	StartedAt string `json:"started_at,omitempty"`
+	StoppedAt string `json:"stopped_at,omitempty"`
+	// DurationSeconds is stopped − started, or now − started while it runs.
+	DurationSeconds float64 `json:"duration_seconds"`
+	// Candidates counts the subjects with any progress; Decisions counts
+	// the decisions taken so far by decision.
+	Candidates int            `json:"candidates"`
+	Decisions  map[string]int `json:"decisions"`
+	Error      string         `json:"error,omitempty"`
+}
+
+// MaxRuns bounds Runs: the most recent searches are listed.
+const MaxRuns = 100
+
+// Runs lists the tenant's most recent searches (at most MaxRuns, newest
+// first) with status, times and decisions so far.
+func (s *Service) Runs(ctx context.Context, tenant string) ([]Run, error) {
+	items, err := s.List(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].CreatedAt > items[j].CreatedAt })
+	if len(items) > MaxRuns {
+		items = items[:MaxRuns]
+	}
+	out := make([]Run, 0, len(items))
+	for _, it := range items {
+		st, err := s.State(ctx, tenant, it.SearchID)
+		if errors.As(err, new(*veredicto.NotFoundError)) {
+			continue // removed since it was listed
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, runOf(st, starter.ExecutionName(tenant, it.SearchID), s.now()))
+	}
+	return out, nil
+}
+
+func runOf(st SearchState, execution string, now time.Time) Run {
+	r := Run{Kind: "search", ID: st.SearchID, Execution: execution, Status: st.Status, StartedAt: st.StartedAt,
+		StoppedAt: st.StoppedAt, Candidates: len(st.Candidates), Decisions: map[string]int{}, Error: st.Error}
+	if start, err := time.Parse(time.RFC3339, st.StartedAt); err == nil {
+		end := now
+		if stop, err := time.Parse(time.RFC3339, st.StoppedAt); err == nil {
+			end = stop
+		}
+		r.DurationSeconds = end.Sub(start).Round(time.Second).Seconds()
+	}
+	for _, c := range st.Candidates {
+		if c.Decision != "" {
+			r.Decisions[c.Decision]++
+		}
+	}
+	return r
+}
+
+// Summary returns a search's summary.json, or summary.md when markdown;
+// NotFound until the search has finished.
+func (s *Service) Summary(ctx context.Context, tenant, searchID string, markdown bool) ([]byte, error) {
+	rec, err := s.visible(ctx, tenant, searchID)
+	if err != nil {
+		return nil, err
+	}
+	name := "summary.json"
+	if markdown {
+		name = "summary.md"
+	}
+	b, err := s.Reports.Get(ctx, path.Join(rec.Input.ReportPrefix, name))
+	if errors.As(err, new(*veredicto.NotFoundError)) {
+		return nil, &veredicto.NotFoundError{What: "summary of search " + searchID}
+	}
+	return b, err
+}
+
+// MaxSourceBytes bounds a source document Source returns (the intake
+// bounds uploads well below it).
+const MaxSourceBytes = 4 << 20
+
+// Source returns the text of a document of a search by its source id, the
+// path relative to the search folder that agents cite
+// ("candidates/c-005/cv.md"). An id that leaves the folder is invalid;
+// one that names nothing is NotFound, like another tenant's.
+func (s *Service) Source(ctx context.Context, tenant, searchID, id string) ([]byte, error) {
+	rec, err := s.visible(ctx, tenant, searchID)
+	if err != nil {
+		return nil, err
+	}
+	if !ValidSourceID(id) {
+		return nil, &veredicto.InvalidInputError{File: "request path", Field: "source", Problem: fmt.Sprintf("%q is not a document path inside the search", id)}
+	}
+	b, err := s.Inputs.Get(ctx, path.Join(rec.Input.InputPrefix, id))
+	if errors.As(err, new(*veredicto.NotFoundError)) {
+		return nil, &veredicto.NotFoundError{What: fmt.Sprintf("source %s of search %s", id, searchID)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read source %s of search %s: %w", id, searchID, err)
+	}
+	if len(b) > MaxSourceBytes {
+		b = b[:MaxSourceBytes]
+	}
+	return b, nil
+}
+
+// ValidSourceID reports whether id can name a document inside a search
+// folder: a clean relative path of ordinary segments, none hidden, with
+// no backslash and no control character, ending in a file name.
+func ValidSourceID(id string) bool {
+	if id == "" || len(id) > 512 || path.Clean(id) != id || path.IsAbs(id) || strings.ContainsAny(id, "\\:") {
+		return false
+	}
+	for _, seg := range strings.Split(id, "/") {
+		if seg == "" || seg == "." || seg == ".." || strings.HasPrefix(seg, ".") {
+			return false
+		}
+		for _, r := range seg {
+			if r < 0x20 || r == 0x7f {
+				return false
+			}
+		}
+	}
+	return id != ReadyMarker
+}
