@@ -39,7 +39,9 @@ LAMBDAS := \
 	DebateVoteFunction:debate-vote \
 	DebateCouncilFunction:debate-council \
 	DebateFinishFunction:debate-finish \
-	DebateApiFunction:debate-api
+	DebateApiFunction:debate-api \
+	ChatFunction:chat \
+	ChatTurnFunction:chatturn
 
 lambda_id  = $(word 1,$(subst :, ,$(1)))
 lambda_dir = $(word 2,$(subst :, ,$(1)))

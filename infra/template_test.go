@@ -295,6 +295,7 @@ func invokedFunctions(policies any) map[string]bool {
 var samPolicyTemplates = map[string]bool{
 	"S3ReadPolicy":                          true,
 	"S3CrudPolicy":                          true,
+	"SQSSendMessagePolicy":                  true, // ChatFunction queues turns: sqs:SendMessage* on one queue
 	"DynamoDBReadPolicy":                    true,
 	"DynamoDBCrudPolicy":                    true,
 	"AWSSecretsManagerGetSecretValuePolicy": true,

@@ -67,6 +67,8 @@ Usage:
   veredicto queue send KEY | dlq list | dlq redrive [ID…] [--data DIR]
       The local inputs queue "serve" consumes: queue a READY upload, list
       and redrive its dead letters.
+  veredicto chat [--endpoint URL] [--chat ID] [--token TOK | --tenant T --data DIR]
+      Talk to the delegation chat of a running server.
   veredicto console export --api URL --events URL --out DIR
       Write the web console as a static site (for the stack's console bucket).
 
@@ -98,6 +100,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.runConfirm(ctx, args[1:])
 	case "queue":
 		return m.runQueue(ctx, args[1:])
+	case "chat":
+		return m.runChat(ctx, args[1:])
 	case "console":
 		return m.runConsole(ctx, args[1:])
 	case "-h", "--help", "help":

@@ -49,7 +49,9 @@ functions use the local adapters under DIR (inputs, reports, context).
 
 It also serves the project's HTTP API with the same routes as on AWS
 (/searches…, /flags), the confirmations (GET/POST /api/confirmations) and
-the event stream (GET /api/events?execution=…, Server-Sent Events). Those
+the event stream (GET /api/events?execution=…, Server-Sent Events) and the
+delegation chat (POST /api/chat, GET /api/chat/metrics; a conversation's
+stream is GET /api/events?chat=…). Those
 need a bearer token: "veredicto token --tenant T --data DIR" prints one
 (the key is created under DIR on first start). GET /healthz answers 200
 while the server runs; the Step Functions API needs no token (it is the
@@ -80,6 +82,8 @@ type serveConfig struct {
 	onStatus  func(control.Status)
 	// queue configures the local inputs queue (zero: its defaults).
 	queue queue.Config
+	// chat configures the delegation chat (zero: from the environment).
+	chat chatConfig
 }
 
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
@@ -217,6 +221,13 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		Console:       console.Handler(console.LocalConfig),
 		Debates:       a.DebateAPI.Handler(tenantOf),
 	}
+	chatHandler, chatNotice, err := assembleChat(cfg, a, sfnClient, events, confirmations, logger)
+	if err != nil {
+		mgr.Close()
+		return nil, "", err
+	}
+	srv.Mounts.Chat = chatHandler
+	notice += "; " + chatNotice
 	if srv.Inputs, err = openInputsQueue(cfg.data, cfg.queue, a.Intake.HandleSQS, logger); err != nil {
 		mgr.Close()
 		return nil, "", err
@@ -334,6 +345,7 @@ type serverMounts struct {
 	Confirmations http.Handler                    // GET/POST /api/confirmations
 	Searches      http.Handler                    // /searches and /searches/…
 	Flags         http.Handler                    // POST /flags
+	Chat          http.Handler                    // POST /api/chat, GET /api/chat/metrics
 	Console       http.Handler                    // GET / and its assets: the web console (no token: it signs in)
 	Debates       http.Handler                    // /debates and /debates/… (seed 003)
 	Auth          func(http.Handler) http.Handler // JWT verification
@@ -384,7 +396,12 @@ func openControl(ctx context.Context, cfg serveConfig, reg *asl.Registry, logger
 
 // Close stops the running executions where they are; they resume at the
 // next start.
-func (s *server) Close() { s.Manager.Close() }
+func (s *server) Close() {
+	if c, ok := s.Mounts.Chat.(interface{ Close() }); ok {
+		c.Close() // the chat's background turns first: they use the control plane
+	}
+	s.Manager.Close()
+}
 
 // Handler routes the server's requests.
 func (s *server) Handler() http.Handler {
@@ -411,6 +428,8 @@ func (s *server) Handler() http.Handler {
 		"/searches":          s.Mounts.Searches,
 		"/searches/":         s.Mounts.Searches,
 		"/flags":             s.Mounts.Flags,
+		"/api/chat":          s.Mounts.Chat,
+		"/api/chat/metrics":  s.Mounts.Chat,
 		"/runs":              s.Mounts.Searches,
 		"/debates":           s.Mounts.Debates,
 		"/debates/":          s.Mounts.Debates,

@@ -318,6 +318,7 @@ func NewLocal(dir string, analyst search.Analyst, client *llm.OpenAI) *App {
 	services.Search, services.Intake = svc, is
 	services.HTTP = &httpapi.Router{Searches: is, Judge: judge(client)}
 	services.Debate, services.DebateAPI = localDebate(dir, client, kv, services.Confirm)
+	services.Chat, services.ChatTurns = localChat(dir, services)
 	return &App{services}
 }
 

@@ -47,6 +47,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
@@ -74,6 +75,9 @@ const (
 	// KindDebate: a step of the debate workflow (seed 003): LLM, the
 	// knowledge and reports bucket, the debate log table.
 	KindDebate Kind = "debate"
+	// KindChat: the delegation chat (seed 004 §5–9): the HTTP API and the
+	// turns queue's worker (DynamoDB, S3, SQS, Step Functions, LLM).
+	KindChat Kind = "chat"
 )
 
 // entryPoints names the internal/app function that starts a Lambda of each
@@ -84,6 +88,7 @@ var entryPoints = map[Kind]string{
 	KindFlags:  "StartFlags",
 	KindPeople: "StartPeople",
 	KindDebate: "StartDebate",
+	KindChat:   "StartChat",
 }
 
 // EntryPoint is the internal/app function that starts a Lambda of kind k.
@@ -113,6 +118,10 @@ type Services struct {
 	// API; Stream the event stream on a streaming Function URL.
 	Confirmations *HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]
 	Stream        *HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse]
+	// Chat serves POST /api/chat and GET /api/chat/metrics behind the
+	// HTTP API; ChatTurns runs the queued turns.
+	Chat      *HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]
+	ChatTurns *chat.Service
 }
 
 // HandlerFunc is a handler assembled as a function (an HTTP handler behind
@@ -224,6 +233,16 @@ func All() []Function {
 			Doc:    "the debate routes of the HTTP API: POST /debates, GET /debates/{id}[/report].",
 			Events: []string{"debate-api-post.json", "debate-api-get.json"}},
 			func(s *Services) *httpapi.Debates { return s.DebateAPI }, (*httpapi.Debates).HandleAPIGateway),
+		fn(Function{LogicalID: "ChatFunction", Folder: "chat", Kind: KindChat,
+			Doc:    "POST /api/chat and GET /api/chat/metrics on the HTTP API: claims a turn of the delegation chat and queues it (seed 004 §5–9).",
+			Events: []string{"chat-post.json", "chat-metrics.json"}},
+			func(s *Services) *HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse] {
+				return s.Chat
+			}, (*HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]).Handle),
+		fn(Function{LogicalID: "ChatTurnFunction", Folder: "chatturn", Kind: KindChat,
+			Doc:    "runs the delegation chat's queued turns: the supervisor, its delegations and confirmations, onto the conversation's stream.",
+			Events: []string{"chatturn-sqs.json"}},
+			func(s *Services) *chat.Service { return s.ChatTurns }, (*chat.Service).HandleSQS),
 	}
 }
 

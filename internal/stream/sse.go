@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +36,8 @@ type Resolver interface {
 	ResolveExecution(ctx context.Context, tenant, ref string) (string, error)
 }
 
-// Handler serves GET /api/events?execution=<arn or name> as Server-Sent
+// Handler serves GET /api/events?execution=<arn or name> (and a
+// conversation's stream, ?chat=<id>: see serveChat) as Server-Sent
 // Events for the tenant the auth middleware verified. Every message is
 // "id: N" and "data: {json with type}"; comments (": ping") keep the
 // connection alive. The stream ends after the finish message; a client
@@ -99,6 +101,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on /api/events")
 		return
 	}
+	if r.URL.Query().Has("chat") {
+		h.serveChat(w, r, tenant)
+		return
+	}
 	ref := r.URL.Query().Get("execution")
 	if ref == "" {
 		jsonError(w, http.StatusBadRequest, "execution: is required (an execution ARN or name)")
@@ -131,7 +137,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 		return
 	}
-	h.serve(ctx, w, tenant, stream, after)
+	h.serve(ctx, w, tenant, stream, after, false)
 }
 
 // resolve finds the stream and checks the reconnecting client has not
@@ -178,7 +184,11 @@ func (h *Handler) resolve(ctx context.Context, tenant, ref string, after int64) 
 	return stream, http.StatusOK, nil
 }
 
-func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, tenant, stream string, after int64) {
+// serve writes the stream from after. An execution's stream is refreshed
+// from its history and ends at its finish; a conversation's (chat) is
+// written by the chat alone and stays open, each turn ending with its own
+// finish.
+func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, tenant, stream string, after int64, chat bool) {
 	if dl, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, dl.Add(-dflt(h.Reserve, 5*time.Second)))
@@ -219,7 +229,7 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, tenant, stre
 	}
 	var buf []byte
 	for {
-		if h.Refresh != nil {
+		if h.Refresh != nil && !chat {
 			if err := h.Refresh.Refresh(ctx, tenant, stream); err != nil && ctx.Err() == nil {
 				h.logger().WarnContext(ctx, "refresh event stream", "tenant", tenant, "stream", stream, "error", err)
 			}
@@ -243,7 +253,7 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, tenant, stre
 			}
 			buf = fmt.Appendf(buf, "id: %d\ndata: %s\n\n", ev.ID, data)
 			after = ev.ID
-			if ev.Finished() {
+			if ev.Finished() && !chat {
 				finished = true
 				break
 			}
@@ -268,4 +278,36 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, tenant, stre
 			}
 		}
 	}
+}
+
+// ChatStream is the event-log stream of a conversation (internal/chat).
+func ChatStream(chatID string) string { return "chat/" + chatID }
+
+var chatIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// serveChat serves GET /api/events?chat=<id>: the conversation's stream,
+// which stays open across turns (each turn ends with its own finish; the
+// client closes when it is done). A chat with no events yet is served
+// too, so a client can subscribe before its first message; another
+// tenant's chat is therefore indistinguishable from a new one.
+func (h *Handler) serveChat(w http.ResponseWriter, r *http.Request, tenant string) {
+	id := r.URL.Query().Get("chat")
+	if !chatIDPattern.MatchString(id) {
+		jsonError(w, http.StatusBadRequest, "chat: must be 1-64 letters, digits, '_' or '-'")
+		return
+	}
+	after := int64(0)
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = r.URL.Query().Get("lastEventId")
+	}
+	if last != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(last), 10, 64)
+		if err != nil || n < 0 {
+			jsonError(w, http.StatusBadRequest, "Last-Event-ID: must be a non-negative integer")
+			return
+		}
+		after = n
+	}
+	h.serve(r.Context(), w, tenant, ChatStream(id), after, true)
 }

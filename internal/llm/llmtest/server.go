@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,10 @@ import (
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCallID is set on a tool result message; ToolCalls on an
+	// assistant message that called tools.
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // Call is a chat-completion request as the server received it.
@@ -27,6 +32,13 @@ type Call struct {
 	Strict     bool
 	JSONSchema json.RawMessage
 	Messages   []Message
+	// Tools are the tools the request offered (name, description and
+	// parameters as sent).
+	Tools []Tool
+	// Stream is set when the request asked for a streamed answer; the
+	// server then sends the reply as Server-Sent Events chunks (see
+	// serveStream).
+	Stream bool
 }
 
 // User returns the content of the first user message.
@@ -59,6 +71,61 @@ type Reply struct {
 	CachedTokens     int
 	CompletionTokens int
 	Delay            time.Duration
+	// ToolCalls, when set, are the assistant's tool calls (finish_reason
+	// "tool_calls"); Content may then be empty.
+	ToolCalls []ToolCall
+}
+
+// ToolCall is one function call of an assistant message.
+type ToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// NewToolCall builds a function call with arguments args (encoded as JSON
+// unless already a string).
+func NewToolCall(id, name string, args any) ToolCall {
+	c := ToolCall{ID: id, Type: "function"}
+	c.Function.Name = name
+	if s, ok := args.(string); ok {
+		c.Function.Arguments = s
+	} else {
+		b, _ := json.Marshal(args)
+		c.Function.Arguments = string(b)
+	}
+	return c
+}
+
+// Tool is one tool a request offered.
+type Tool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Strict      bool            `json:"strict"`
+	} `json:"function"`
+}
+
+// ToolNames lists the names of the tools a call offered.
+func (c Call) ToolNames() []string {
+	var out []string
+	for _, t := range c.Tools {
+		out = append(out, t.Function.Name)
+	}
+	return out
+}
+
+// Last returns the call's last message.
+func (c Call) Last() Message {
+	if len(c.Messages) == 0 {
+		return Message{}
+	}
+	return c.Messages[len(c.Messages)-1]
 }
 
 // Server is a scripted OpenAI-compatible endpoint.
@@ -92,6 +159,8 @@ func (s *Server) Calls() []Call {
 type chatRequest struct {
 	Model          string    `json:"model"`
 	Messages       []Message `json:"messages"`
+	Tools          []Tool    `json:"tools"`
+	Stream         bool      `json:"stream"`
 	ResponseFormat *struct {
 		Type       string `json:"type"`
 		JSONSchema *struct {
@@ -113,7 +182,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	c := Call{N: len(s.calls) + 1, Model: req.Model, Messages: req.Messages}
+	c := Call{N: len(s.calls) + 1, Model: req.Model, Messages: req.Messages, Tools: req.Tools, Stream: req.Stream}
 	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil {
 		c.Schema, c.Strict, c.JSONSchema = rf.JSONSchema.Name, rf.JSONSchema.Strict, rf.JSONSchema.Schema
 	}
@@ -137,6 +206,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"error":{"message":"scripted failure %d","type":"server_error"}}`, rep.Status)
 		return
 	}
+	if req.Stream {
+		serveStream(w, c, rep)
+		return
+	}
+	message := map[string]any{"role": "assistant", "content": rep.Content}
+	finish := "stop"
+	if len(rep.ToolCalls) > 0 {
+		message["tool_calls"], finish = rep.ToolCalls, "tool_calls"
+	}
 	resp := map[string]any{
 		"id":      fmt.Sprintf("chatcmpl-%d", c.N),
 		"object":  "chat.completion",
@@ -144,8 +222,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		"model":   req.Model,
 		"choices": []any{map[string]any{
 			"index":         0,
-			"finish_reason": "stop",
-			"message":       map[string]any{"role": "assistant", "content": rep.Content},
+			"finish_reason": finish,
+			"message":       message,
 		}},
 		"usage": map[string]any{
 			"prompt_tokens":         rep.PromptTokens,
@@ -155,4 +233,44 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		},
 	}
 	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// serveStream answers a streamed request as OpenAI does: one chunk per
+// word of the content, then each tool call in two chunks (its id and name
+// with the first half of the arguments, then the rest), a last chunk with
+// the finish reason, and "data: [DONE]".
+func serveStream(w http.ResponseWriter, c Call, rep Reply) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	send := func(delta map[string]any, finish any) {
+		chunk := map[string]any{"id": fmt.Sprintf("chatcmpl-%d", c.N), "object": "chat.completion.chunk", "created": 0, "model": c.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+		b, _ := json.Marshal(chunk)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	send(map[string]any{"role": "assistant", "content": ""}, nil)
+	for rest := rep.Content; rest != ""; {
+		i := strings.IndexByte(rest, ' ') + 1
+		if i == 0 {
+			i = len(rest)
+		}
+		send(map[string]any{"content": rest[:i]}, nil)
+		rest = rest[i:]
+	}
+	for i, tc := range rep.ToolCalls {
+		args := tc.Function.Arguments
+		half := len(args) / 2
+		send(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": tc.ID, "type": "function",
+			"function": map[string]any{"name": tc.Function.Name, "arguments": args[:half]}}}}, nil)
+		send(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": args[half:]}}}}, nil)
+	}
+	finish := "stop"
+	if len(rep.ToolCalls) > 0 {
+		finish = "tool_calls"
+	}
+	send(map[string]any{}, finish)
+	fmt.Fprint(w, "data: [DONE]\n\n")
 }

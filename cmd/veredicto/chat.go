@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/chat"
+)
+
+const chatUsage = `Usage: veredicto chat [--endpoint URL] [--events URL] [--chat ID] [--token TOK | --tenant T --data DIR] [--debug]
+
+An interactive terminal client of the delegation chat of a running
+"veredicto serve" (or the HTTP API on AWS): each line you type is one turn
+(POST /api/chat); the answer streams from the conversation's event stream
+(GET /api/events?chat=ID): the text as it arrives, the tools the
+supervisor delegates to and their steps, and a y/n question for every
+sensitive action waiting for your confirmation (POST /api/confirmations).
+Type /exit (or end the input) to leave; the chat's history stays on the
+server, so --chat ID resumes it. On AWS, --endpoint is the HTTP API and
+--events the event stream's Function URL (its root serves the stream).
+
+The token is --token, else $VEREDICTO_TOKEN, else one signed for --tenant
+with the local server's key under --data (as "veredicto token" does).
+
+Flags:
+`
+
+type chatCLIConfig struct {
+	endpoint, events, chatID, token, tenant, data string
+	// debug shows the heuristic's delegation-intent and delegation-missed
+	// events (analytics, not for the person by default).
+	debug bool
+	// turnTimeout bounds the wait for one turn's finish.
+	turnTimeout time.Duration
+}
+
+func (m *Main) runChat(ctx context.Context, args []string) int {
+	cfg := chatCLIConfig{}
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() { fmt.Fprint(m.Stderr, chatUsage); fs.PrintDefaults() }
+	fs.StringVar(&cfg.endpoint, "endpoint", app.DefaultLocalEndpoint, "base URL of the server")
+	fs.StringVar(&cfg.events, "events", "", "base URL of the event stream (default: --endpoint; on AWS the stream's Function URL)")
+	fs.StringVar(&cfg.chatID, "chat", "", "chat id to start or resume (default: a new one)")
+	fs.StringVar(&cfg.token, "token", "", "bearer token (default: $VEREDICTO_TOKEN, else signed locally)")
+	fs.StringVar(&cfg.tenant, "tenant", "default", "tenant of a locally signed token")
+	fs.StringVar(&cfg.data, "data", ".veredicto-local", "data folder of the local server (its key signs the token)")
+	fs.DurationVar(&cfg.turnTimeout, "turn-timeout", 20*time.Minute, "how long to wait for one turn")
+	fs.BoolVar(&cfg.debug, "debug", false, "also show delegation-intent and delegation-missed events")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(m.Stderr, "veredicto chat: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if cfg.chatID == "" {
+		cfg.chatID = fmt.Sprintf("cli-%d", time.Now().Unix())
+	}
+	if cfg.events == "" {
+		cfg.events = cfg.endpoint
+	}
+	if !chat.ValidChatID(cfg.chatID) {
+		fmt.Fprintln(m.Stderr, "veredicto chat: --chat must be 1-64 letters, digits, '_' or '-'")
+		return exitUsage
+	}
+	if cfg.token == "" {
+		cfg.token = os.Getenv("VEREDICTO_TOKEN")
+	}
+	if cfg.token == "" {
+		key, err := auth.LoadOrCreateKey(cfg.data)
+		if err != nil {
+			fmt.Fprintf(m.Stderr, "veredicto chat: %v\n", err)
+			return exitFailed
+		}
+		now := time.Now()
+		if cfg.token, err = auth.SignHS256(key, auth.Claims{Subject: "local:" + localUser(), Tenant: cfg.tenant, Issuer: LocalIssuer,
+			IssuedAt: now, ExpiresAt: now.Add(24 * time.Hour)}, auth.DefaultTenantClaim); err != nil {
+			fmt.Fprintf(m.Stderr, "veredicto chat: %v\n", err)
+			return exitFailed
+		}
+	}
+	c := &chatClient{cfg: cfg, out: m.Stdout, http: &http.Client{}}
+	if err := c.run(ctx, m.Stdin); err != nil {
+		fmt.Fprintf(m.Stderr, "veredicto chat: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+type chatClient struct {
+	cfg    chatCLIConfig
+	out    io.Writer
+	http   *http.Client
+	events chan map[string]any
+	errc   chan error
+	lastID string
+}
+
+func (c *chatClient) run(ctx context.Context, stdin io.Reader) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.events, c.errc = make(chan map[string]any, 256), make(chan error, 1)
+	go c.follow(ctx)
+	in := bufio.NewScanner(stdin)
+	in.Buffer(make([]byte, chat.MaxMessageBytes), chat.MaxMessageBytes)
+	fmt.Fprintf(c.out, "Chat %s en %s. Escribe tu mensaje (/exit para salir).\n", c.cfg.chatID, c.cfg.endpoint)
+	for {
+		fmt.Fprint(c.out, "tú> ")
+		if !in.Scan() {
+			fmt.Fprintln(c.out)
+			return in.Err()
+		}
+		line := strings.TrimSpace(in.Text())
+		switch line {
+		case "":
+			continue
+		case "/exit", "/salir", "/quit":
+			return nil
+		}
+		turn, err := c.post(ctx, line)
+		if err != nil {
+			fmt.Fprintf(c.out, "[error] %v\n", err)
+			continue
+		}
+		if err := c.await(ctx, turn, in); err != nil {
+			return err
+		}
+	}
+}
+
+// post sends one message and returns its turn.
+func (c *chatClient) post(ctx context.Context, msg string) (int, error) {
+	b, _ := json.Marshal(chat.Request{ChatID: c.cfg.chatID, Message: msg})
+	status, body, err := c.do(ctx, "POST", "/api/chat", b)
+	if err != nil {
+		return 0, err
+	}
+	var a chat.Accepted
+	if status != http.StatusAccepted && status != http.StatusOK || json.Unmarshal(body, &a) != nil {
+		return 0, fmt.Errorf("POST /api/chat: %d %s", status, strings.TrimSpace(string(body)))
+	}
+	return a.Turn, nil
+}
+
+func (c *chatClient) do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.cfg.endpoint, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.cfg.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, b, err
+}
+
+// follow reads the conversation's stream into c.events, reconnecting
+// with the last id it saw (at most maxReconnects times in a row).
+func (c *chatClient) follow(ctx context.Context) {
+	const maxReconnects = 5
+	for failures := 0; failures < maxReconnects; {
+		err := c.readStream(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			failures++
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Duration(failures) * 500 * time.Millisecond):
+		}
+	}
+	c.errc <- errors.New("the event stream is unreachable")
+}
+
+func (c *chatClient) readStream(ctx context.Context) error {
+	q := url.Values{"chat": {c.cfg.chatID}, "access_token": {c.cfg.token}}
+	if c.lastID != "" {
+		q.Set("lastEventId", c.lastID)
+	}
+	base := strings.TrimSuffix(c.cfg.events, "/")
+	if base == strings.TrimSuffix(c.cfg.endpoint, "/") {
+		base += "/api/events" // the local server serves the stream on its own route
+	}
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("event stream: %s", resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			c.lastID = id
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			var ev map[string]any
+			if json.Unmarshal([]byte(d), &ev) == nil {
+				select {
+				case c.events <- ev:
+				case <-ctx.Done():
+					return nil
+				}
+			}
+		}
+	}
+	return sc.Err()
+}
+
+// await prints turn's events until its finish, asking for confirmations.
+func (c *chatClient) await(ctx context.Context, turn int, in *bufio.Scanner) error {
+	timeout := time.NewTimer(c.cfg.turnTimeout)
+	defer timeout.Stop()
+	for {
+		var ev map[string]any
+		select {
+		case ev = <-c.events:
+		case err := <-c.errc:
+			return err
+		case <-timeout.C:
+			fmt.Fprintln(c.out, "\n[aviso] el turno no terminó a tiempo")
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		t, hasTurn := ev["turn"].(float64)
+		if hasTurn && int(t) != turn {
+			continue // an earlier turn replayed on connect
+		}
+		switch ev["type"] {
+		case chat.TypeTextDelta:
+			fmt.Fprint(c.out, ev["delta"])
+		case chat.TypeToolInvocation:
+			ti, _ := ev["toolInvocation"].(map[string]any)
+			switch ti["state"] {
+			case "call":
+				fmt.Fprintf(c.out, "\n[herramienta] %v…\n", ti["toolName"])
+			case "result":
+				summary := ""
+				if r, ok := ti["result"].(map[string]any); ok {
+					summary, _ = r["summary"].(string)
+				}
+				fmt.Fprintf(c.out, "[✓ %v] %s\n", ti["toolName"], summary)
+			case "error":
+				fmt.Fprintf(c.out, "[✗ %v] %v\n", ti["toolName"], ti["error"])
+			}
+		case "execution-step":
+			st, _ := ev["step"].(map[string]any)
+			fmt.Fprintf(c.out, "  · %v: %v\n", st["agent"], st["content"])
+		case "pending-confirmation":
+			if err := c.confirm(ctx, ev, in); err != nil {
+				return err
+			}
+		case "confirmation-resolved":
+			word := map[any]string{"approved": "aprobada", "rejected": "rechazada", "expired": "caducada"}[ev["status"]]
+			fmt.Fprintf(c.out, "[confirmación %s]\n", word)
+		case chat.TypeDelegationMissed:
+			if c.cfg.debug {
+				fmt.Fprintf(c.out, "\n[debug] delegación perdida: %v %v\n", ev["target"], ev["score"])
+			}
+		case chat.TypeDelegationIntent:
+			if c.cfg.debug {
+				fmt.Fprintf(c.out, "[debug] intención: %v %v\n", ev["target"], ev["score"])
+			}
+		case "finish":
+			fmt.Fprintln(c.out)
+			return nil
+		}
+	}
+}
+
+// confirm asks the person about a pending confirmation that is still
+// pending (a replayed one already decided is skipped).
+func (c *chatClient) confirm(ctx context.Context, ev map[string]any, in *bufio.Scanner) error {
+	id, _ := ev["id"].(string)
+	status, body, err := c.do(ctx, "GET", "/api/confirmations", nil)
+	if err != nil || status != http.StatusOK || !bytes.Contains(body, []byte(`"`+id+`"`)) {
+		return nil
+	}
+	preview, _ := json.Marshal(ev["preview"])
+	undo := "no se puede deshacer"
+	if ev["undoable"] == true {
+		undo = "se puede deshacer"
+	}
+	fmt.Fprintf(c.out, "\n[confirmación] %v (%v, sensibilidad %v, %s)\n  %s\n", ev["toolName"], ev["category"], ev["sensitivity"], undo, preview)
+	for {
+		fmt.Fprint(c.out, "¿Confirmas? [s/n]: ")
+		if !in.Scan() {
+			return errors.New("input ended during a confirmation (it stays pending)")
+		}
+		var approved bool
+		switch strings.ToLower(strings.TrimSpace(in.Text())) {
+		case "s", "si", "sí", "y", "yes":
+			approved = true
+		case "n", "no":
+		default:
+			continue
+		}
+		b, _ := json.Marshal(map[string]any{"id": id, "approved": approved})
+		st, body, err := c.do(ctx, "POST", "/api/confirmations", b)
+		if err != nil {
+			return err
+		}
+		if st != http.StatusOK {
+			fmt.Fprintf(c.out, "[error] %d %s\n", st, strings.TrimSpace(string(body)))
+		}
+		return nil
+	}
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestLambdaInvokeChat runs the chat functions on their events/ samples
+// with the local adapters: the HTTP function runs the turn in the request
+// (no queue locally), the queue worker runs a queued turn once (a
+// redelivered message does not run it again), and the metrics count both.
+func TestLambdaInvokeChat(t *testing.T) {
+	data := localData(t)
+	// The sample asks to compare two candidates of a search that was never
+	// evaluated here: the offline supervisor delegates, the analyst says
+	// there is no report, and the turn still ends with an answer.
+	code, out, errs := invoke(t, data, "ChatFunction", "../../events/chat-post.json")
+	if code != exitOK || !strings.Contains(out, `"statusCode": 200`) || !strings.Contains(out, `\"delegated\":\"search-analyst\"`) ||
+		!strings.Contains(out, "no hay informe de c-001") {
+		t.Fatalf("ChatFunction: exit %d\n%s\n%s", code, out, errs)
+	}
+	for i := 0; i < 2; i++ {
+		code, out, errs = invoke(t, data, "ChatTurnFunction", "../../events/chatturn-sqs.json")
+		if code != exitOK || !strings.Contains(out, `"batchItemFailures": []`) && !strings.Contains(out, `"batchItemFailures": null`) {
+			t.Fatalf("ChatTurnFunction: exit %d\n%s\n%s", code, out, errs)
+		}
+	}
+	code, out, errs = invoke(t, data, "ChatFunction", "../../events/chat-metrics.json")
+	// Turn 1 ran in the request; the queued turn 1 of the sample found it
+	// stored and did not run again.
+	if code != exitOK || !strings.Contains(out, `\"turns\":1`) || !strings.Contains(out, `\"search-analyst\":{\"intent\":1,\"delegated\":1,\"failed\":1`) {
+		t.Fatalf("metrics: exit %d\n%s\n%s", code, out, errs)
+	}
+}

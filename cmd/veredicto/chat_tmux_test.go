@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/chat"
+)
+
+// tmuxSession is a terminal driven through its own tmux server (a private
+// socket), killed when the test ends.
+type tmuxSession struct {
+	t      *testing.T
+	socket string
+}
+
+func startTmux(t *testing.T, command string) *tmuxSession {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatalf("tmux is required for the terminal test (apt-get install -y tmux): %v", err)
+	}
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("veredicto-chat-test-%d", os.Getpid())}
+	s.tmux("new-session", "-d", "-s", "chat", "-x", "200", "-y", "60", command)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+	return s
+}
+
+func (s *tmuxSession) tmux(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", s.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// send types a line and presses Enter.
+func (s *tmuxSession) send(line string) {
+	s.t.Helper()
+	s.tmux("send-keys", "-t", "chat", "-l", line)
+	s.tmux("send-keys", "-t", "chat", "Enter")
+}
+
+func (s *tmuxSession) screen() string {
+	return s.tmux("capture-pane", "-p", "-J", "-t", "chat", "-S", "-500")
+}
+
+// waitFor polls the screen until it holds want (bounded at 30 s) and
+// returns it.
+func (s *tmuxSession) waitFor(want string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		scr := s.screen()
+		if strings.Contains(scr, want) {
+			return scr
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the terminal never showed %q; it shows:\n%s", want, scr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestChatTerminal drives "veredicto chat" in a real terminal against a
+// live server with the offline supervisor: a delegated turn streams its
+// text and tool steps, and a sensitive send asks y/n and runs only when
+// approved.
+func TestChatTerminal(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := startLiveChat(ctx, t, nil, chat.Options{ConfirmPoll: 20 * time.Millisecond})
+	tok := l.token(t, "acme", "ana")
+	bin := filepath.Join(t.TempDir(), "veredicto")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	term := startTmux(t, fmt.Sprintf("%s chat --endpoint %s --token %s --chat term1", bin, l.base, tok))
+	term.waitFor("tú> ")
+
+	term.send("Lanza la evaluación de la búsqueda demo-cfo-andina")
+	scr := term.waitFor("Evaluación de la búsqueda demo-cfo-andina iniciada")
+	for _, want := range []string{"→ Delego en analista de búsqueda", "[herramienta] delegate_to_search-analyst", "· search-analyst: search evaluation started", "[✓ delegate_to_search-analyst]"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the terminal does not show %q:\n%s", want, scr)
+		}
+	}
+	for i := 0; i < 300; i++ { // the offline evaluation takes about a second
+		if _, body := l.call(ctx, t, "GET", "/searches/demo-cfo-andina", tok, ""); strings.Contains(body, `"status": "SUCCEEDED"`) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	outbox := filepath.Join(l.data, "outbox", "acme")
+	count := func() int { es, _ := os.ReadDir(outbox); return len(es) }
+
+	term.send("Envía el informe de c-001 de la búsqueda demo-cfo-andina a cliente@example.com")
+	term.waitFor("¿Confirmas? [s/n]: ")
+	if scr := term.screen(); !strings.Contains(scr, "email_send, sensibilidad high, no se puede deshacer") {
+		t.Errorf("the confirmation does not say what it is:\n%s", scr)
+	}
+	if count() != 0 {
+		t.Fatal("sent before the answer")
+	}
+	term.send("n")
+	term.waitFor("La persona rechazó el envío")
+	if count() != 0 {
+		t.Fatal("sent although rejected")
+	}
+	term.send("Envía el informe de c-001 de la búsqueda demo-cfo-andina a cliente@example.com")
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Count(term.screen(), "¿Confirmas? [s/n]: ") < 2 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	term.send("s")
+	term.waitFor("Enviados 1 informes de la búsqueda demo-cfo-andina a cliente@example.com")
+	if count() != 1 {
+		t.Errorf("%d messages in the outbox after approving, want 1", count())
+	}
+	t.Logf("terminal:\n%s", term.screen())
+	term.send("/exit")
+}

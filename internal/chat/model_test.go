@@ -1,0 +1,111 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/llm/llmtest"
+)
+
+// TestOpenAIModelToolCalls runs a whole delegated turn through go-openai
+// against the scripted OpenAI-compatible server: the tools are offered
+// with strict schemas, the tool call is executed, and its result goes back
+// as a tool message with the call's id.
+func TestOpenAIModelToolCalls(t *testing.T) {
+	srv := llmtest.NewServer(t, func(c llmtest.Call) llmtest.Reply {
+		if c.N == 1 {
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.NewToolCall("call_7", "delegate_to_search-analyst", map[string]any{
+				"reason": "comparar informes", "request": "compara", "operation": "compare", "search_id": "cfo-2026",
+				"candidate_ids": []string{"c-001", "c-006"}, "dimension": "deuda"})}}
+		}
+		return llmtest.Reply{Content: "Hecho: " + c.Last().ToolCallID}
+	})
+	m, err := NewOpenAIModel("k", srv.BaseURL(), "gpt-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, m, Options{})
+	res := r.turn(t, "oa", "Compara a c-001 con c-006 en deuda en la búsqueda cfo-2026")
+	if res.Delegated != "search-analyst" || !strings.HasSuffix(res.Text, "Hecho: call_7") {
+		t.Fatalf("turn = %+v", res)
+	}
+	calls := srv.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("%d calls, want 2", len(calls))
+	}
+	if !calls[0].Stream {
+		t.Error("the supervisor did not stream")
+	}
+	names := strings.Join(calls[0].ToolNames(), ",")
+	if !strings.Contains(names, "delegate_to_debate") || strings.Contains(names, "delegate_to_veredicto") {
+		t.Errorf("tools offered = %s", names)
+	}
+	for _, tool := range calls[0].Tools {
+		if !tool.Function.Strict {
+			t.Errorf("%s is not strict", tool.Function.Name)
+		}
+	}
+	if !strings.Contains(calls[0].System(), "INTERNAL DELEGATION HINT") {
+		t.Error("no hint at 0.9")
+	}
+	msgs := calls[1].Messages
+	if a := msgs[len(msgs)-2]; a.Role != "assistant" || len(a.ToolCalls) != 1 || a.ToolCalls[0].ID != "call_7" {
+		t.Errorf("assistant message = %+v", a)
+	}
+	if last := calls[1].Last(); last.Role != "tool" || last.ToolCallID != "call_7" || !strings.Contains(last.Content, "<<<") {
+		t.Errorf("tool message = %+v", last)
+	}
+}
+
+func TestOpenAIModelErrors(t *testing.T) {
+	for _, tc := range []struct {
+		status    int
+		transient bool
+	}{{http.StatusTooManyRequests, true}, {http.StatusInternalServerError, true}, {http.StatusBadRequest, false}} {
+		srv := llmtest.NewServer(t, func(llmtest.Call) llmtest.Reply { return llmtest.Reply{Status: tc.status} })
+		m, _ := NewOpenAIModel("k", srv.BaseURL(), "gpt-test")
+		_, err := m.Next(context.Background(), Prompt{System: "s", Messages: []Message{{Role: "user", Content: "hola"}}})
+		var te *veredicto.TransientError
+		if err == nil || errors.As(err, &te) != tc.transient {
+			t.Errorf("status %d: err = %v, want transient %v", tc.status, err, tc.transient)
+		}
+	}
+}
+
+// TestStreamedTextDeltas: a streamed answer reaches the stream as it
+// arrives, in coalesced text-delta events whose concatenation is the text.
+func TestStreamedTextDeltas(t *testing.T) {
+	long := strings.Repeat("La terna está lista para revisión del cliente. ", 8)
+	srv := llmtest.NewServer(t, func(llmtest.Call) llmtest.Reply { return llmtest.Reply{Content: long} })
+	m, _ := NewOpenAIModel("k", srv.BaseURL(), "gpt-test")
+	r := newRig(t, m, Options{})
+	res := r.turn(t, "st", "hola")
+	if res.Text != long {
+		t.Fatalf("text = %q", res.Text)
+	}
+	var joined strings.Builder
+	deltas := 0
+	for _, e := range r.eventsOf(t, "st") {
+		if e["type"] == TypeTextDelta {
+			deltas++
+			joined.WriteString(e["delta"].(string))
+		}
+	}
+	words := len(strings.Fields(long))
+	if joined.String() != long || deltas < 2 || deltas >= words {
+		t.Errorf("%d deltas for %d streamed words (want coalesced, more than one); joined %q", deltas, words, joined.String())
+	}
+	for _, status := range []int{429, 400} {
+		srv := llmtest.NewServer(t, func(llmtest.Call) llmtest.Reply { return llmtest.Reply{Status: status} })
+		m, _ := NewOpenAIModel("k", srv.BaseURL(), "gpt-test")
+		_, err := m.Stream(context.Background(), Prompt{Messages: []Message{{Role: "user", Content: "x"}}}, func(string) error { return nil })
+		var te *veredicto.TransientError
+		if err == nil || errors.As(err, &te) != (status == 429) {
+			t.Errorf("stream status %d: %v", status, err)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/veredicto/veredicto"
+)
+
+// TurnJob is one claimed turn handed to a worker: on AWS the HTTP API's
+// chat function answers 202 at once (the API stops waiting after 30 s,
+// a turn may wait minutes for a confirmation) and the turn runs from the
+// chat turns queue.
+type TurnJob struct {
+	Tenant  string `json:"tenant"`
+	ChatID  string `json:"chat_id"`
+	Turn    int    `json:"turn"`
+	Message string `json:"message"`
+}
+
+// Enqueuer hands a claimed turn to a worker.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, job TurnJob) error
+}
+
+// SQSSendAPI is the part of the SQS client the enqueuer uses.
+type SQSSendAPI interface {
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, opts ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+var _ SQSSendAPI = (*sqs.Client)(nil)
+
+// SQSEnqueuer sends turns to an SQS queue.
+type SQSEnqueuer struct {
+	Client   SQSSendAPI
+	QueueURL string
+}
+
+// Enqueue sends one job.
+func (q SQSEnqueuer) Enqueue(ctx context.Context, job TurnJob) error {
+	b, err := json.Marshal(job)
+	if err != nil {
+		return err
+	}
+	if _, err := q.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.QueueURL), MessageBody: aws.String(string(b))}); err != nil {
+		return &veredicto.TransientError{Op: fmt.Sprintf("enqueue turn %d of chat %s", job.Turn, job.ChatID), Err: err}
+	}
+	return nil
+}
+
+// HandleSQS runs the queued turns (the chat turn function). A turn
+// already stored (a redelivered message) is not run again; a bad message
+// is dropped with a log line (retrying cannot fix it); a failed turn is
+// reported as a batch item failure, so SQS retries that message only.
+func (s *Service) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	var resp events.SQSEventResponse
+	for _, m := range ev.Records {
+		var job TurnJob
+		if err := json.Unmarshal([]byte(m.Body), &job); err != nil || job.Turn < 1 || !tenantPattern.MatchString(job.Tenant) || Check(job.ChatID, job.Message) != nil {
+			s.logger().ErrorContext(ctx, "dropping a malformed chat turn message", "message_id", m.MessageId)
+			continue
+		}
+		if _, done, err := s.Store.Get(ctx, turnKey(job.Tenant, job.ChatID, job.Turn)); err == nil && done {
+			continue
+		}
+		if _, err := s.Turn(ctx, job.Tenant, job.ChatID, job.Turn, job.Message); err != nil {
+			var te *veredicto.TransientError
+			if errors.As(err, &te) || ctx.Err() != nil {
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+			}
+		}
+	}
+	return resp, nil
+}
