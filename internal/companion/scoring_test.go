@@ -27,9 +27,9 @@ func near(a, b float64) bool { return math.Abs(a-b) < 0.005 }
 func TestConfidenceHandComputed(t *testing.T) {
 	e := NewEngine(DefaultConfig())
 	tests := []struct {
-		name                              string
-		reqs                              []ClassifiedRequirement
-		links                             []StrengthLink
+		name                            string
+		reqs                            []ClassifiedRequirement
+		links                           []StrengthLink
 		oblig, deseab, base, mvp, final float64
 	}{
 		{"all cumple", []ClassifiedRequirement{req("A", "cumple"), req("B", "cumple"), req("C", "cumple")}, nil, 100, 100, 100, 0, 100},
