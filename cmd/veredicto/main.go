@@ -61,6 +61,8 @@ Usage:
   veredicto queue send KEY | dlq list | dlq redrive [ID…] [--data DIR]
       The local inputs queue "serve" consumes: queue a READY upload, list
       and redrive its dead letters.
+  veredicto companion run --jd JD.md --profile profile.yaml --out DIR [--mode screening|full|onboarding] | continue --out DIR --proceed|--stop
+      The candidate's career companion (seed 001): fit, scores and CV content.
 
 Run "veredicto COMMAND -h" for a command's flags.
 `
@@ -88,6 +90,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.runConfirm(ctx, args[1:])
 	case "queue":
 		return m.runQueue(ctx, args[1:])
+	case "companion":
+		return m.runCompanion(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(m.Stdout, usage)
 		return exitOK
