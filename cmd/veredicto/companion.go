@@ -9,11 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/companion/agents"
+	"github.com/veredicto/veredicto/internal/yamldoc"
+	"github.com/veredicto/veredicto/platforms"
 )
 
 // exitPaused: the work stopped at a confirmation the user must answer.
@@ -24,6 +27,11 @@ const companionUsage = `Usage:
       [--company NAME] [--platform NAME] [--llm offline|openai] [--model M] [--small-model M]
       [--cache DIR] [--refresh] [--scoring FILE]
   veredicto companion continue --out DIR --proceed|--stop [--llm offline|openai] [--model M]
+  veredicto companion answer --out DIR [--platform NAME [--confirm]] [--question Q]...
+  veredicto companion verify --out DIR
+  veredicto companion audit --out DIR
+  veredicto companion retro --out DIR [--answers FILE]
+  veredicto companion refine --out DIR --instruction "..."
 
 The career companion of seed 001: should you apply, how well do you fit,
 what do you say. "run" checks the profile (an incomplete one exits 2 with
@@ -47,6 +55,18 @@ model) under --cache (default: the user cache dir); a re-run reuses them.
 moves more than 5 points. --scoring replaces the scoring defaults (the
 embedded scoring.yaml; see the README).
 
+After a full run, the phases you trigger: "answer" (phase 4) previews the
+platform's usual fields (platforms/<name>.yaml: getonboard, linkedin_jobs)
+and answers them once you --confirm, plus any --question, coherent with the
+CV; "verify" (phase 5) cross-checks the CV against the profile, checks the
+non-negotiables in code and anticipates 3 technical and 2 culture
+questions; "audit" (phase 6) checks the 6 brand criteria; "retro" (phase 7)
+asks the 4 retrospective questions (without --answers it prints them and a
+template) and records the learnings. "refine" iterates on phases 3-5 with a
+persisted history; a factual correction ("coordiné, no lideré") updates the
+profile and writes DIR/profile.refined.yaml with the change recorded, to
+start the next application from it.
+
 The LLM is "openai" (the default when OPENAI_API_KEY is set;
 OPENAI_BASE_URL, OPENAI_MODEL and OPENAI_SMALL_MODEL for the intent check)
 or the offline baseline, deterministic and labelled as such.
@@ -58,6 +78,9 @@ type companionConfig struct {
 	cache, scoring                            string
 	refresh                                   bool
 	proceed, stop                             bool
+	questions                                 stringList
+	confirm                                   bool
+	answers, instruction                      string
 }
 
 func (m *Main) runCompanion(ctx context.Context, args []string) int {
@@ -83,8 +106,10 @@ func (m *Main) companion(ctx context.Context, args []string, getenv func(string)
 	switch args[0] {
 	case "run":
 		return m.companionRun(ctx, cfg, getenv)
-	default:
+	case "continue":
 		return m.companionContinue(ctx, cfg, getenv)
+	default:
+		return m.companionFollowUp(ctx, args[0], cfg, getenv)
 	}
 }
 
@@ -110,8 +135,17 @@ func parseCompanionArgs(sub string, args []string, stderr io.Writer) (companionC
 	case "continue":
 		fs.BoolVar(&cfg.proceed, "proceed", false, "go on after the anti-impostor pause")
 		fs.BoolVar(&cfg.stop, "stop", false, "stop the application at the anti-impostor pause")
+	case "answer":
+		fs.StringVar(&cfg.platform, "platform", "", "platform whose layer-2 fields to answer (platforms/<name>.yaml)")
+		fs.Var(&cfg.questions, "question", "a portal question to answer (repeatable)")
+		fs.BoolVar(&cfg.confirm, "confirm", false, "confirm the platform's fields shown in the preview")
+	case "verify", "audit":
+	case "retro":
+		fs.StringVar(&cfg.answers, "answers", "", "YAML with your answers to the 4 questions (answers: [...])")
+	case "refine":
+		fs.StringVar(&cfg.instruction, "instruction", "", "what to change, e.g. \"coordiné, no lideré\" (required)")
 	default:
-		return cfg, fmt.Errorf("unknown subcommand (want run or continue)")
+		return cfg, fmt.Errorf("unknown subcommand (want run, continue, answer, verify, audit, retro or refine)")
 	}
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -128,6 +162,8 @@ func parseCompanionArgs(sub string, args []string, stderr io.Writer) (companionC
 		return cfg, errors.New("--profile is required")
 	case sub == "continue" && cfg.proceed == cfg.stop:
 		return cfg, errors.New("give exactly one of --proceed or --stop")
+	case sub == "refine" && strings.TrimSpace(cfg.instruction) == "":
+		return cfg, errors.New("--instruction is required")
 	}
 	switch cfg.provider {
 	case "", "offline", "openai":
@@ -329,4 +365,143 @@ func (m *Main) companionContinue(ctx context.Context, cfg companionConfig, geten
 	}
 	fmt.Fprintln(m.Stderr, notice)
 	return m.companionFinish(ctx, cfg, m.companionRunner(cfg, a, engine, cache).Run(ctx, c), c, "continue")
+}
+
+// companionFollowUp runs a phase the user triggers (4-7) or a refinement
+// on the application in cfg.out, with the analyst that ran it.
+func (m *Main) companionFollowUp(ctx context.Context, sub string, cfg companionConfig, getenv func(string) string) int {
+	fail := func(code int, format string, args ...any) int {
+		fmt.Fprintf(m.Stderr, "veredicto companion %s: "+format+"\n", append([]any{sub}, args...)...)
+		return code
+	}
+	c, err := companion.LoadDir(cfg.out)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if cfg.provider == "" {
+		cfg.provider = c.Analyst.Provider
+	}
+	if cfg.model == "" && c.Analyst.Provider == "openai" {
+		cfg.model = c.Analyst.Model
+	}
+	a, _, err := companionAnalyst(cfg, getenv)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	f, ok := a.(companion.FollowUp)
+	if !ok {
+		return fail(exitFailed, "the analyst cannot run the follow-up phases")
+	}
+	switch sub {
+	case "answer":
+		err = m.companionAnswer(ctx, f, c, cfg)
+	case "verify":
+		fmt.Fprintln(m.Stderr, "[Fase 5/7] Verificando integridad factual e Interview Intel...")
+		err = companion.Verify(ctx, f, c)
+	case "audit":
+		fmt.Fprintln(m.Stderr, "[Fase 6/7] Auditando coherencia de marca...")
+		err = companion.Audit(ctx, f, c)
+	case "retro":
+		err = m.companionRetro(ctx, f, c, cfg)
+	case "refine":
+		var changed bool
+		changed, err = companion.Refine(ctx, f, c, cfg.instruction, time.Now())
+		if err == nil && changed {
+			err = companion.SaveProfile(filepath.Join(cfg.out, companion.RefinedProfileFile), c.Profile)
+			if err == nil {
+				fmt.Fprintf(m.Stderr, "Perfil actualizado: %s (usa este archivo en tu próxima postulación).\n", filepath.Join(cfg.out, companion.RefinedProfileFile))
+			}
+		}
+		if err == nil {
+			fmt.Fprintln(m.Stdout, c.RefinementHistory[len(c.RefinementHistory)-1].Reply)
+		}
+	}
+	var waiting *confirmationNeeded
+	var ie *veredicto.InvalidInputError
+	var ce *veredicto.ConflictError
+	switch {
+	case errors.As(err, &waiting):
+		fmt.Fprintln(m.Stderr, waiting.msg)
+		return exitPaused
+	case errors.As(err, &ie), errors.As(err, &ce):
+		return fail(exitUsage, "%v", err)
+	case err != nil:
+		return fail(exitFailed, "%v", err)
+	}
+	if err := companion.SaveDir(cfg.out, c); err != nil {
+		return fail(exitFailed, "%v", err)
+	}
+	fmt.Fprintf(m.Stdout, "%s: fase %d/7 completada\n", filepath.Join(cfg.out, companion.ReportFile), c.LastCompletedPhase)
+	return exitOK
+}
+
+// confirmationNeeded is a phase that waits for the user's confirmation.
+type confirmationNeeded struct{ msg string }
+
+func (e *confirmationNeeded) Error() string { return e.msg }
+
+func (m *Main) companionAnswer(ctx context.Context, f companion.FollowUp, c *companion.Context, cfg companionConfig) error {
+	platform := cfg.platform
+	if platform == "" {
+		platform = c.PlatformName
+	}
+	var questions []string
+	if platform != "" {
+		s, err := platforms.Load(platform)
+		if err != nil {
+			return &veredicto.InvalidInputError{Field: "platform", Problem: err.Error()}
+		}
+		var labels []string
+		for _, fl := range s.Layer2Fields {
+			labels = append(labels, fl.Label)
+		}
+		name := s.DisplayName
+		if name == "" {
+			name = s.PlatformName
+		}
+		preview := fmt.Sprintf("%s generalmente pide: %s. ¿Te aparecen estas mismas?", name, strings.Join(labels, ", "))
+		if !cfg.confirm {
+			var b strings.Builder
+			b.WriteString(preview + "\n")
+			for _, fl := range s.Layer2Fields {
+				fmt.Fprintf(&b, "  - %s\n", fl.Question)
+			}
+			fmt.Fprintf(&b, "Confirm with: veredicto companion answer --out %s --platform %s --confirm [--question \"other question\"]...", cfg.out, s.PlatformName)
+			return &confirmationNeeded{msg: b.String()}
+		}
+		for _, fl := range s.Layer2Fields {
+			questions = append(questions, fl.Question)
+		}
+		platform = s.PlatformName
+	}
+	questions = append(questions, cfg.questions...)
+	fmt.Fprintln(m.Stderr, "[Fase 4/7] Preparando respuestas de postulación...")
+	return companion.Answer(ctx, f, c, platform, questions)
+}
+
+func (m *Main) companionRetro(ctx context.Context, f companion.FollowUp, c *companion.Context, cfg companionConfig) error {
+	if cfg.answers == "" {
+		var b strings.Builder
+		b.WriteString("[Fase 7/7] Retrospectiva: responde estas 4 preguntas en un YAML y pásalo con --answers FILE:\n")
+		for i, q := range companion.RetroQuestions {
+			fmt.Fprintf(&b, "  %d. %s\n", i+1, q)
+		}
+		b.WriteString("Template:\nanswers:\n  - \"...\"\n  - \"...\"\n  - \"...\"\n  - \"...\"")
+		return &confirmationNeeded{msg: b.String()}
+	}
+	data, err := os.ReadFile(cfg.answers)
+	if err != nil {
+		return &veredicto.InvalidInputError{File: cfg.answers, Problem: err.Error()}
+	}
+	var doc struct {
+		Answers []string `yaml:"answers"`
+	}
+	if err := yamldoc.Decode(cfg.answers, data, &doc); err != nil {
+		return err
+	}
+	if len(doc.Answers) != len(companion.RetroQuestions) {
+		return &veredicto.InvalidInputError{File: cfg.answers, Field: "answers", Problem: fmt.Sprintf("want %d answers, one per question, got %d", len(companion.RetroQuestions), len(doc.Answers))}
+	}
+	fmt.Fprintln(m.Stderr, "[Fase 7/7] Capturando learnings...")
+	return companion.Retro(ctx, f, c, doc.Answers)
 }

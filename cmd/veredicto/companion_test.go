@@ -98,6 +98,32 @@ func (s *companionScript) respond(t *testing.T) func(llmtest.Call) llmtest.Reply
 				text = "Rediseñé la conciliación diaria y reduje costos un 60 %."
 			}
 			return reply(map[string]any{"bullets": []map[string]any{{"experience_id": "exp-pagofacil", "achievement_ids": []string{"ach-conciliacion"}, "text": text}}})
+		case "platform_answer":
+			var qs []string
+			if i := strings.Index(c.User(), "## Preguntas del portal"); i >= 0 {
+				rest := c.User()[i:]
+				json.Unmarshal([]byte(rest[strings.Index(rest, "<<<\n")+4:strings.Index(rest, "\n>>>")]), &qs)
+			}
+			var out []map[string]any
+			for _, q := range qs {
+				out = append(out, map[string]any{"question": q, "answer": "Porque une pagos y operaciones, como en PagoFácil."})
+			}
+			return reply(map[string]any{"answers": out})
+		case "verify_facts":
+			return reply(map[string]any{"violations": []string{}, "advocacy_check": []string{"Conciliación bien posicionada"}})
+		case "interview_intel":
+			return reply(map[string]any{"technical_questions": []string{"t1", "t2", "t3"}, "culture_questions": []string{"c1", "c2"}})
+		case "brand_audit":
+			return reply(map[string]any{"tone_match": true, "pillar_reinforced": true, "ethos_visible": false, "tech_business_balance": true,
+				"red_lines_respected": true, "narrative_coherent": true, "notes": []string{"falta el ethos"}, "overall_passed": true})
+		case "learnings":
+			return reply(map[string]any{"learnings": []map[string]any{{"category": "process", "description": "confirmar la plataforma", "trigger_context": "fase 4", "solution": "precargar campos"}}})
+		case "generalizability":
+			return reply(map[string]any{"assessments": []map[string]any{{"index": 0, "is_generalizable": true, "justification": "aplica a todos"}}})
+		case "refine":
+			return reply(map[string]any{"reply": "Corregido.", "killer_summary": "",
+				"bullets": []map[string]any{{"experience_id": "exp-pagofacil", "achievement_ids": []string{"ach-conciliacion"}, "text": "Rediseñé la conciliación: de 4 horas a 30 minutos."}},
+				"answers": []any{}, "profile_corrections": []map[string]any{{"achievement_id": "ach-conciliacion", "field": "metric", "before": "25 minutos", "after": "30 minutos"}}})
 		case "skills_matrix":
 			return reply(map[string]any{"skills": []map[string]any{{"skill": "Go", "level": "avanzado", "years": 4, "relevant_to": []string{"Experiencia sólida con Go en producción."}}}})
 		}
@@ -486,5 +512,158 @@ func TestCompanionOfflineExample(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), fmt.Sprintf("%s: completed", filepath.Join(out, "report.md"))) {
 		t.Errorf("stdout %q", stdout.String())
+	}
+}
+
+func TestCompanionFollowUpPhasesOffline(t *testing.T) {
+	out := t.TempDir()
+	env := func(string) string { return "" }
+	run := func(args ...string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		m := &Main{Stdout: &stdout, Stderr: &stderr}
+		code := m.companion(context.Background(), args, env)
+		return code, stdout.String() + stderr.String()
+	}
+	if code, msgs := run("run", "--jd", exampleJD, "--profile", exampleProfile, "--out", out, "--llm", "offline", "--cache", t.TempDir()); code != exitOK {
+		t.Fatalf("run: %d\n%s", code, msgs)
+	}
+	code, msgs := run("answer", "--out", out, "--platform", "getonboard")
+	if code != exitPaused || !strings.Contains(msgs, "GetOnBoard generalmente pide: Motivación, Experiencia relevante, Expectativa de renta. ¿Te aparecen estas mismas?") {
+		t.Fatalf("preview: %d\n%s", code, msgs)
+	}
+	if c, _ := loadCompanion(t, out); c.LastCompletedPhase != 3 || len(c.ApplicationQA) != 0 {
+		t.Errorf("the preview changed the application")
+	}
+	if code, msgs := run("answer", "--out", out, "--platform", "getonboard", "--confirm", "--question", "¿Cuántos años de experiencia tienes con Go?"); code != exitOK {
+		t.Fatalf("answer: %d\n%s", code, msgs)
+	}
+	c, _ := loadCompanion(t, out)
+	if c.LastCompletedPhase != 4 || len(c.ApplicationQA) != 4 || !strings.Contains(c.ApplicationQA[2].Answer, "3800 USD") || !strings.Contains(c.ApplicationQA[3].Answer, "7 años") {
+		t.Errorf("answers = %+v", c.ApplicationQA)
+	}
+	if code, msgs := run("verify", "--out", out); code != exitOK {
+		t.Fatalf("verify: %d\n%s", code, msgs)
+	}
+	if code, msgs := run("audit", "--out", out); code != exitOK {
+		t.Fatalf("audit: %d\n%s", code, msgs)
+	}
+	c, _ = loadCompanion(t, out)
+	v, a := c.VerificationResult, c.BrandAudit
+	if v == nil || len(v.InterviewIntel.TechnicalQuestions) != 3 || len(v.InterviewIntel.CultureQuestions) != 2 || !v.Passed || len(v.NonNegotiablesCheck) != 5 {
+		t.Errorf("verification = %+v", v)
+	}
+	if a == nil || a.OverallPassed != (a.ToneMatch && a.PillarReinforced && a.EthosVisible && a.TechBusinessBalance && a.RedLinesRespected && a.NarrativeCoherent) || c.LastCompletedPhase != 6 {
+		t.Errorf("audit = %+v phase %d", a, c.LastCompletedPhase)
+	}
+	code, msgs = run("retro", "--out", out)
+	if code != exitPaused || !strings.Contains(msgs, companion.RetroQuestions[3]) {
+		t.Errorf("retro without answers: %d\n%s", code, msgs)
+	}
+	answers := filepath.Join(t.TempDir(), "a.yaml")
+	os.WriteFile(answers, []byte("answers:\n  - Casi dijimos que lideré las alertas\n  - Sí\n  - Mi certificación AWS en curso\n  - Confirmar la plataforma fue lento\n"), 0o644)
+	if code, msgs := run("retro", "--out", out, "--answers", answers); code != exitOK {
+		t.Fatalf("retro: %d\n%s", code, msgs)
+	}
+	c, _ = loadCompanion(t, out)
+	if c.LastCompletedPhase != 7 || len(c.Learnings) != 3 || c.Learnings[2].Category != "process" || !c.Learnings[2].IsGeneralizable {
+		t.Errorf("learnings = %+v", c.Learnings)
+	}
+	rep, _ := os.ReadFile(filepath.Join(out, companion.ReportFile))
+	order := []string{"## 6. Skills Matrix", "## Respuestas del portal", "## 7. Verificación e Interview Intel", "## 8. Auditoría de coherencia de marca", "## Retrospectiva"}
+	last := -1
+	for _, s := range order {
+		i := strings.Index(string(rep), s)
+		if i <= last {
+			t.Fatalf("report: %q missing or out of order", s)
+		}
+		last = i
+	}
+
+	// A factual correction updates the profile in a new file.
+	code, msgs = run("refine", "--out", out, "--instruction", "30 minutos, no 25 minutos")
+	if code != exitOK || !strings.Contains(msgs, "profile.refined.yaml") {
+		t.Fatalf("refine: %d\n%s", code, msgs)
+	}
+	data, err := os.ReadFile(filepath.Join(out, companion.RefinedProfileFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := companion.ParseProfile("profile.refined.yaml", data)
+	if err != nil {
+		t.Fatalf("the refined profile must be a valid profile: %v", err)
+	}
+	if m := p.WorkExperiences[0].Achievements[0].Metric; !strings.HasSuffix(m, "30 minutos") || len(p.Corrections) != 1 || p.Corrections[0].Instruction != "30 minutos, no 25 minutos" {
+		t.Errorf("metric %q corrections %+v", m, p.Corrections)
+	}
+	c, _ = loadCompanion(t, out)
+	if len(c.RefinementHistory) != 1 || !strings.Contains(c.CVContent.ImpactBullets["exp-pagofacil"][0], "30 minutos") || c.VerificationResult != nil {
+		t.Errorf("after refine: history %d bullets %v verification %v", len(c.RefinementHistory), c.CVContent.ImpactBullets, c.VerificationResult)
+	}
+	// An instruction the baseline cannot apply changes nothing but is kept.
+	if code, _ := run("refine", "--out", out, "--instruction", "hazlo menos formal"); code != exitOK {
+		t.Fatal(code)
+	}
+	c, _ = loadCompanion(t, out)
+	if len(c.RefinementHistory) != 2 || len(c.Profile.Corrections) != 1 {
+		t.Errorf("history %d corrections %d", len(c.RefinementHistory), len(c.Profile.Corrections))
+	}
+}
+
+func TestCompanionFollowUpPhasesLLM(t *testing.T) {
+	e := newCompanionEnv(t)
+	out := t.TempDir()
+	if code, msgs, _ := e.run("run", "--jd", exampleJD, "--profile", exampleProfile, "--out", out); code != exitOK {
+		t.Fatalf("run: %d\n%s", code, msgs)
+	}
+	run := func(args ...string) (int, string, []string) {
+		before := len(e.srv.Calls())
+		var stdout, stderr bytes.Buffer
+		m := &Main{Stdout: &stdout, Stderr: &stderr}
+		code := m.companion(context.Background(), args, e.getenv)
+		var schemas []string
+		for _, c := range e.srv.Calls()[before:] {
+			schemas = append(schemas, c.Schema)
+		}
+		return code, stdout.String() + stderr.String(), schemas
+	}
+	if code, msgs, schemas := run("answer", "--out", out, "--platform", "linkedin_jobs", "--confirm"); code != exitOK || strings.Join(schemas, ",") != "platform_answer" {
+		t.Fatalf("answer: %d %v\n%s", code, schemas, msgs)
+	}
+	if code, _, schemas := run("verify", "--out", out); code != exitOK || strings.Join(schemas, ",") != "verify_facts,interview_intel" {
+		t.Fatalf("verify: %d %v", code, schemas)
+	}
+	if code, _, schemas := run("audit", "--out", out); code != exitOK || strings.Join(schemas, ",") != "brand_audit" {
+		t.Fatalf("audit: %d %v", code, schemas)
+	}
+	c, _ := loadCompanion(t, out)
+	if c.BrandAudit.OverallPassed {
+		t.Error("overall_passed must be computed by code: ethos_visible is false")
+	}
+	if len(c.ApplicationQA) != 3 || c.VerificationResult.InterviewIntel.CultureQuestions[1] != "c2" {
+		t.Errorf("qa %d", len(c.ApplicationQA))
+	}
+	answers := filepath.Join(t.TempDir(), "a.yaml")
+	os.WriteFile(answers, []byte("answers: [a, b, c, d]\n"), 0o644)
+	if code, _, schemas := run("retro", "--out", out, "--answers", answers); code != exitOK || strings.Join(schemas, ",") != "learnings,generalizability" {
+		t.Fatalf("retro: %d %v", code, schemas)
+	}
+	for i := 0; i < 2; i++ {
+		if code, msgs, schemas := run("refine", "--out", out, "--instruction", "30 minutos, no 25 minutos"); code != exitOK || len(schemas) != 1 {
+			// The second turn's correction no longer applies ("25 minutos"
+			// is gone): rejected after one re-ask.
+			if i == 1 && code == exitFailed && len(schemas) == 2 {
+				break
+			}
+			t.Fatalf("refine %d: %d %v\n%s", i, code, schemas, msgs)
+		}
+	}
+	calls := e.srv.Calls()
+	last := calls[len(calls)-1]
+	if last.Schema != "refine" || !strings.Contains(last.User(), "Historial reciente (1 turnos)") {
+		t.Errorf("the second refinement does not carry the history")
+	}
+	c, _ = loadCompanion(t, out)
+	if len(c.Profile.Corrections) != 1 || len(c.RefinementHistory) != 1 {
+		t.Errorf("corrections %d history %d", len(c.Profile.Corrections), len(c.RefinementHistory))
 	}
 }

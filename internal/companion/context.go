@@ -57,6 +57,7 @@ type Context struct {
 	Learnings              []Learning              `json:"learnings"`
 	LastCompletedPhase     int                     `json:"last_completed_phase"`
 	Drift                  *Drift                  `json:"drift"`
+	RefinementHistory      []RefineTurn            `json:"refinement_history"`
 	Usage                  veredicto.Usage         `json:"usage"`
 }
 

@@ -147,6 +147,12 @@ func Report(c *Context) string {
 		}
 		b.WriteString("\n")
 	}
+	if len(c.ApplicationQA) > 0 {
+		b.WriteString("## Respuestas del portal (fase 4)\n\n")
+		for _, qa := range c.ApplicationQA {
+			fmt.Fprintf(&b, "**%s**\n\n%s\n\n", qa.Question, qa.Answer)
+		}
+	}
 	if v := c.VerificationResult; v != nil {
 		b.WriteString("## 7. Verificación e Interview Intel\n\n")
 		fmt.Fprintf(&b, "- **Integridad factual:** %s\n", passFail(v.Passed))
@@ -169,6 +175,20 @@ func Report(c *Context) string {
 		fmt.Fprintf(&b, "- **Resultado:** %s\n", passFail(a.OverallPassed))
 		list(&b, "Notas", a.Notes)
 		b.WriteString("\n")
+	}
+	if len(c.Learnings) > 0 {
+		b.WriteString("## Retrospectiva (fase 7)\n\n")
+		for _, l := range c.Learnings {
+			g := "personal"
+			if l.IsGeneralizable {
+				g = "generalizable"
+			}
+			fmt.Fprintf(&b, "- **[%s]** %s — solución: %s (%s: %s)\n", l.Category, l.Description, l.Solution, g, l.GeneralizabilityJustification)
+		}
+		b.WriteString("\n")
+	}
+	if n := len(c.RefinementHistory); n > 0 {
+		fmt.Fprintf(&b, "_Refinamientos aplicados: %d; correcciones del perfil registradas: %d._\n\n", n, len(c.Profile.Corrections))
 	}
 	if c.Status == StatusStopped {
 		b.WriteString("Decidiste detenerte tras la pausa anti-impostor: no se generó contenido del CV.\n")

@@ -1,6 +1,7 @@
 package companion
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/veredicto/veredicto"
 )
@@ -132,6 +135,28 @@ func (f FileCache) PutClassification(ctx context.Context, hash string, c Classif
 	}
 	if err := writeAtomic(p, b); err != nil {
 		return fmt.Errorf("classification cache %s: %w", hash, err)
+	}
+	return nil
+}
+
+// RefinedProfileFile is the profile a refinement with factual corrections
+// writes next to the application, with the corrections recorded.
+const RefinedProfileFile = "profile.refined.yaml"
+
+// SaveProfile writes p as ProfileSnapshot YAML, atomically.
+func SaveProfile(path string, p ProfileSnapshot) error {
+	var buf bytes.Buffer
+	buf.WriteString("# ProfileSnapshot updated by \"veredicto companion refine\"; corrections lists each change.\n")
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(p); err != nil {
+		return fmt.Errorf("save profile %s: %w", path, err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("save profile %s: %w", path, err)
+	}
+	if err := writeAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("save profile %s: %w", path, err)
 	}
 	return nil
 }
