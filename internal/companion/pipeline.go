@@ -198,13 +198,16 @@ func (r *Runner) Run(ctx context.Context, c *Context) error {
 		log.Info("phase done", "phase", 1)
 	}
 	if c.LastCompletedPhase < 2 {
-		r.emit("progress", 2, "[Fase 2/7] Clasificando requisitos y calculando scores...")
-		if err := r.phase2(ctx, c); err != nil {
-			return err
+		if c.ScoringResult == nil && c.SASEvaluation == nil && len(c.ClassifiedRequirements) == 0 {
+			r.emit("progress", 2, "[Fase 2/7] Clasificando requisitos y calculando scores...")
 		}
-		c.LastCompletedPhase = 2
-		if err := r.save(ctx, c); err != nil {
-			return err
+		for _, step := range []func(context.Context, *Context) error{r.Classify, r.EvaluateSAS, r.Score} {
+			if err := step(ctx, c); err != nil {
+				return err
+			}
+			if err := r.save(ctx, c); err != nil {
+				return err
+			}
 		}
 		log.Info("phase done", "phase", 2, "decision", c.ScoringResult.DecisionMatrix)
 	}
@@ -265,7 +268,17 @@ func Resolve(c *Context, proceed bool) error {
 	return nil
 }
 
-func (r *Runner) phase2(ctx context.Context, c *Context) error {
+// Classify is phase 2a: the classification, from the cache by input hash
+// unless Refresh (then compared with the cached one for drift), chunked
+// when the JD lists more than ChunkSize requirements. Done once: a context
+// that has its classification keeps it.
+func (r *Runner) Classify(ctx context.Context, c *Context) error {
+	if len(c.ClassifiedRequirements) > 0 || c.LastCompletedPhase >= 2 {
+		return nil
+	}
+	if c.CultureRadar == nil {
+		return fmt.Errorf("phase 2 classify: phase 1 has not run")
+	}
 	reqs, err := ExtractRequirements("jd", c.JDText)
 	if err != nil {
 		return err
@@ -333,19 +346,47 @@ func (r *Runner) phase2(ctx context.Context, c *Context) error {
 			r.emit("drift", 2, "[Drift] El score final se movió %+.2f puntos respecto de la clasificación anterior (%.2f → %.2f).", d, before.Final, after.Final)
 		}
 	}
+	return nil
+}
+
+// EvaluateSAS is phase 2b: the model's 5 SAS dimensions. Done once.
+func (r *Runner) EvaluateSAS(ctx context.Context, c *Context) error {
+	if c.SASEvaluation != nil || c.LastCompletedPhase >= 2 {
+		return nil
+	}
+	if c.CultureRadar == nil {
+		return fmt.Errorf("phase 2 sas: phase 1 has not run")
+	}
 	sas, u, err := r.Analyst.SAS(ctx, SASInput{JD: c.JDText, Profile: c.Profile, Radar: *c.CultureRadar, Check: CheckSAS})
 	c.Usage.Add(u)
+	if err == nil {
+		err = CheckSAS(&sas)
+	}
 	if err != nil {
 		return fmt.Errorf("phase 2 sas: %w", err)
 	}
 	c.SASEvaluation = &sas
+	return nil
+}
+
+// Score is phase 2c, code only: the ScoringEngine over the classification
+// and the SAS evaluation, and the non-negotiables over the JD's facts. It
+// completes phase 2.
+func (r *Runner) Score(ctx context.Context, c *Context) error {
+	if c.LastCompletedPhase >= 2 {
+		return nil
+	}
+	if len(c.ClassifiedRequirements) == 0 || c.SASEvaluation == nil || c.JDFacts == nil {
+		return fmt.Errorf("phase 2 scoring: the classification or the SAS evaluation is missing")
+	}
 	nonneg := CheckNonNegotiables(c.Profile.NonNegotiables, *c.JDFacts)
 	// Sprint 1: no web research, the culture dimension rests on the JD.
-	res, err := r.Engine.Score(cl.Requirements, cl.StrengthLinks, sas, true, nonneg)
+	res, err := r.Engine.Score(c.ClassifiedRequirements, c.StrengthLinks, *c.SASEvaluation, true, nonneg)
 	if err != nil {
 		return fmt.Errorf("phase 2 scoring: %w", err)
 	}
 	c.ScoringResult = &res
+	c.LastCompletedPhase = 2
 	return nil
 }
 

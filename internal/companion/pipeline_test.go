@@ -51,7 +51,7 @@ func TestOfflineExampleFull(t *testing.T) {
 	if !strings.HasPrefix(events[0].Message, "[Fase 1/7]") || !strings.HasPrefix(events[1].Message, "[Fase 2/7]") || !strings.HasPrefix(events[2].Message, "[Fase 3/7]") {
 		t.Errorf("events = %+v", events)
 	}
-	if want := []int{0, 1, 2, 3, 3}; !reflect.DeepEqual(saved, want) {
+	if want := []int{0, 1, 1, 1, 2, 3, 3}; !reflect.DeepEqual(saved, want) { // intent, radar, classify, sas, score, draft, done
 		t.Errorf("saved after phases %v, want %v", saved, want)
 	}
 	rep := Report(c)
