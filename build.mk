@@ -30,7 +30,16 @@ LAMBDAS := \
 	FlagsFunction:flags \
 	ConfirmFunction:confirm \
 	ConfirmationsFunction:confirmations \
-	StreamFunction:stream
+	StreamFunction:stream \
+	CompanionIntentFunction:companion_intent \
+	CompanionValidateFunction:companion_validate \
+	CompanionCultureRadarFunction:companion_culture_radar \
+	CompanionCacheLookupFunction:companion_cache_lookup \
+	CompanionClassifyFunction:companion_classify \
+	CompanionSasFunction:companion_sas \
+	CompanionScoringFunction:companion_scoring \
+	CompanionDecisionFunction:companion_decision \
+	CompanionDraftFunction:companion_draft
 
 lambda_id  = $(word 1,$(subst :, ,$(1)))
 lambda_dir = $(word 2,$(subst :, ,$(1)))

@@ -1,11 +1,14 @@
 package infra
 
 import (
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/awslabs/goformation/v7"
+
+	"github.com/veredicto/veredicto/internal/catalog"
 )
 
 // TestTemplateGoformation parses template.yaml with goformation, the
@@ -25,13 +28,15 @@ func TestTemplateGoformation(t *testing.T) {
 		}
 	}
 	sort.Strings(ids)
-	want := "ApiFunction ConfirmFunction ConfirmationsFunction CorrectionFunction FlagsFunction Gem1Function Gem2Function Gem3Function Gem4Function Gem5Function ReportFunction StreamFunction SummaryFunction TriggerFunction ValidateFunction"
+	// Every function of the catalog, and nothing else.
+	want := strings.Join(catalog.LogicalIDs(), " ")
 	if strings.Join(ids, " ") != want {
 		t.Errorf("functions %v, want %s", ids, want)
 	}
 	sms := tmpl.GetAllServerlessStateMachineResources()
-	if len(sms) != 2 {
-		t.Errorf("%d state machines, want one per statemachines/*.asl.json (2)", len(sms))
+	defs, _ := filepath.Glob("../statemachines/*.asl.json")
+	if len(sms) != len(defs) {
+		t.Errorf("%d state machines, want one per statemachines/*.asl.json (%d)", len(sms), len(defs))
 	}
 	for id, sm := range sms {
 		if sm.DefinitionUri == nil || sm.DefinitionUri.String == nil || !strings.HasPrefix(*sm.DefinitionUri.String, "statemachines/") {

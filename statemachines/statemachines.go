@@ -13,3 +13,8 @@ var ExecutiveSearch []byte
 //
 //go:embed gates_demo.asl.json
 var GatesDemo []byte
+
+// CareerCompanion is career_companion.asl.json (seed 001).
+//
+//go:embed career_companion.asl.json
+var CareerCompanion []byte

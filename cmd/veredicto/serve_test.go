@@ -190,7 +190,7 @@ func TestServeDurable(t *testing.T) {
 	for _, sm := range list.StateMachines {
 		names = append(names, aws.ToString(sm.Name))
 	}
-	if got := strings.Join(names, " "); got != "ExecutiveSearchStateMachine GatesDemoStateMachine" {
+	if got := strings.Join(names, " "); got != "CareerCompanionStateMachine ExecutiveSearchStateMachine GatesDemoStateMachine" {
 		t.Errorf("template machines %s", got)
 	}
 	sm, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("Durable"), Definition: aws.String(durableDef), RoleArn: aws.String("arn:aws:iam::000000000000:role/x")})

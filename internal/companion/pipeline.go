@@ -157,41 +157,17 @@ func (r *Runner) logger() *slog.Logger {
 func (r *Runner) Run(ctx context.Context, c *Context) error {
 	log := r.logger().With("application_id", c.ApplicationID)
 	if c.Intent == nil {
-		if m := DetectInjection(c.JDText); m != "" {
-			return &IntentRejectedError{Reason: "el texto contiene instrucciones dirigidas al asistente (\"" + m + "\"); solo se aceptan ofertas de empleo"}
+		if err := r.intent(ctx, c); err != nil {
+			return err
 		}
-		v, u, err := r.Analyst.Intent(ctx, c.JDText)
-		c.Usage.Add(u)
-		if err != nil {
-			return fmt.Errorf("intent: %w", err)
-		}
-		if !v.IsCareerTask || v.InjectionDetected {
-			reason := strings.TrimSpace(v.Reason)
-			if reason == "" {
-				reason = "no es una tarea de carrera"
-			}
-			log.Info("intent rejected")
-			return &IntentRejectedError{Reason: reason}
-		}
-		c.Intent = &v
 		if err := r.save(ctx, c); err != nil {
 			return err
 		}
 	}
 	if c.LastCompletedPhase < 1 {
-		r.emit("progress", 1, "[Fase 1/7] Analizando empresa y cultura...")
-		radar, u, err := r.Analyst.CultureRadar(ctx, CultureInput{JD: c.JDText, Company: c.Company, Check: CheckCultureRadar})
-		c.Usage.Add(u)
-		if err != nil {
-			return fmt.Errorf("phase 1 culture radar: %w", err)
+		if err := r.cultureRadar(ctx, c); err != nil {
+			return err
 		}
-		if err := CheckCultureRadar(&radar); err != nil {
-			return fmt.Errorf("phase 1 culture radar: %w", err)
-		}
-		c.CultureRadar = &radar
-		f := ExtractFacts(c.JDText, c.Profile.NonNegotiables.ExcludedIndustries)
-		c.JDFacts = &f
-		c.LastCompletedPhase = 1
 		if err := r.save(ctx, c); err != nil {
 			return err
 		}
@@ -264,6 +240,7 @@ func Resolve(c *Context, proceed bool) error {
 		c.Status = StatusRunning
 	} else {
 		c.Pause.Resolution = "stop"
+		c.Status = StatusStopped
 	}
 	return nil
 }
@@ -451,4 +428,48 @@ func AntiImpostorPause(c *Context) *Pause {
 	b.WriteString(".\n¿Sigo y preparo tu CV poniendo en valor lo que sí traes, o prefieres detenerte aquí?")
 	p.Preview = b.String()
 	return p
+}
+
+// intent is the security layer: the code's injection check, then the
+// analyst's (the small model's) verdict.
+func (r *Runner) intent(ctx context.Context, c *Context) error {
+	if m := DetectInjection(c.JDText); m != "" {
+		return &IntentRejectedError{Reason: "el texto contiene instrucciones dirigidas al asistente (\"" + m + "\"); solo se aceptan ofertas de empleo"}
+	}
+	v, u, err := r.Analyst.Intent(ctx, c.JDText)
+	c.Usage.Add(u)
+	if err != nil {
+		return fmt.Errorf("intent: %w", err)
+	}
+	if !v.IsCareerTask || v.InjectionDetected {
+		reason := strings.TrimSpace(v.Reason)
+		if reason == "" {
+			reason = "no es una tarea de carrera"
+		}
+		r.logger().Info("intent rejected", "application_id", c.ApplicationID)
+		return &IntentRejectedError{Reason: reason}
+	}
+	c.Intent = &v
+	return nil
+}
+
+// cultureRadar is phase 1, with the JD's facts for the non-negotiables.
+func (r *Runner) cultureRadar(ctx context.Context, c *Context) error {
+	if c.LastCompletedPhase >= 1 {
+		return nil
+	}
+	r.emit("progress", 1, "[Fase 1/7] Analizando empresa y cultura...")
+	radar, u, err := r.Analyst.CultureRadar(ctx, CultureInput{JD: c.JDText, Company: c.Company, Check: CheckCultureRadar})
+	c.Usage.Add(u)
+	if err == nil {
+		err = CheckCultureRadar(&radar)
+	}
+	if err != nil {
+		return fmt.Errorf("phase 1 culture radar: %w", err)
+	}
+	c.CultureRadar = &radar
+	f := ExtractFacts(c.JDText, c.Profile.NonNegotiables.ExcludedIndustries)
+	c.JDFacts = &f
+	c.LastCompletedPhase = 1
+	return nil
 }

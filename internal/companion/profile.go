@@ -293,8 +293,6 @@ func (e *IntentRejectedError) Error() string {
 	return "the input is not a career-companion task: " + e.Reason
 }
 
-// ErrorName is the ASL error name a workflow may Catch.
-func (*IntentRejectedError) ErrorName() string { return NameIntentRejected }
-
-// NameIntentRejected is the ASL error name of IntentRejectedError.
-const NameIntentRejected = "IntentRejectedError"
+// ErrorName is the ASL error name: input that is not a career task is an
+// invalid input (InvalidInputError), caught like an incomplete profile.
+func (*IntentRejectedError) ErrorName() string { return veredicto.NameInvalidInput }

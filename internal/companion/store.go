@@ -76,7 +76,10 @@ func LoadDir(dir string) (*Context, error) {
 	return &c, nil
 }
 
-var tenantRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+var (
+	tenantRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+	appIDRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+)
 
 // FileCache is the local classification cache:
 // DIR/<tenant>/classifications/<input_hash>.json.

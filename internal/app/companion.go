@@ -1,0 +1,51 @@
+package app
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/companion"
+	"github.com/veredicto/veredicto/internal/companion/agents"
+	"github.com/veredicto/veredicto/internal/llm"
+	store "github.com/veredicto/veredicto/internal/store/file"
+)
+
+// StartCompanion runs one of the career companion's task functions
+// (catalog.KindCompanion): context records in DynamoDB, inputs, report.md
+// and context.json in the reports bucket under companion/<tenant>/<id>/.
+func StartCompanion(logicalID string) {
+	start(logicalID, catalog.KindCompanion, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+		_, reports, kv := storage(cfg, ac)
+		client, err := awsLLM(ctx, ac, cfg)
+		if err != nil {
+			return catalog.Services{}, err
+		}
+		return catalog.Services{Companion: &companion.Service{Store: kv, Blobs: reports,
+			Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}}, nil
+	})
+}
+
+// CompanionAnalyst is the career companion's analyst of a client (small
+// runs the intent check; nil means client): the LLM agents, or the offline
+// baseline when client is nil.
+func CompanionAnalyst(client, small *llm.OpenAI) companion.Analyst {
+	if client == nil {
+		return companion.Offline{}
+	}
+	if small == nil {
+		small = client
+	}
+	return agents.New(client, small, "openai", client.Info().Model, small.Info().Model)
+}
+
+// LocalCompanion is the career companion's service on this machine under
+// dir: context records in the local context store, inputs and reports in
+// the local reports folder (companion/<tenant>/<id>/).
+func LocalCompanion(dir string, client *llm.OpenAI) *companion.Service {
+	_, rep, ctxDir := LocalLayout(dir)
+	return &companion.Service{Store: store.NewLocal(ctxDir), Blobs: blob.NewDir(rep),
+		Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
+}
