@@ -174,7 +174,6 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 	a.Intake.Logger = logger // the queue consumer logs through it: one log format
 	events := eventlog.Local(cfg.data)
 	confirmations := &confirm.Service{Store: confirm.LocalStore(cfg.data), Events: events, Tasks: sfnClient, Logger: logger}
-	a.Companion = app.LocalCompanion(cfg.data, client)
 	reg := catalog.Registry(&a.Services, catalog.All())
 	reg.Register("ConfirmFunction", catalog.EngineHandler(confirmations.Confirm))
 

@@ -317,6 +317,7 @@ func NewLocal(dir string, analyst search.Analyst, client *llm.OpenAI) *App {
 	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: starter.NewLocal(kv, run)}
 	services.Search, services.Intake = svc, is
 	services.HTTP = &httpapi.Router{Searches: is, Judge: judge(client)}
+	services.Companion = LocalCompanion(dir, client)
 	return &App{services}
 }
 
