@@ -159,6 +159,10 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 // /searches) starts through the Step Functions API.
 const ExecutiveSearchMachine = "ExecutiveSearchStateMachine"
 
+// CareerCompanionMachine is the template logical id of the career
+// companion's state machine, which POST /companion/applications starts.
+const CareerCompanionMachine = "CareerCompanionStateMachine"
+
 // assemble builds the whole local server on the endpoint it will listen on:
 // the project's functions bound to the local adapters under cfg.data, the
 // confirmations and the event log, the control plane feeding the log, and
@@ -174,6 +178,11 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 	a.Intake.Logger = logger // the queue consumer logs through it: one log format
 	events := eventlog.Local(cfg.data)
 	confirmations := &confirm.Service{Store: confirm.LocalStore(cfg.data), Events: events, Tasks: sfnClient, Logger: logger}
+	companionStarter := starter.NewEndpoint(self, control.StateMachineARN(CareerCompanionMachine))
+	a.HTTP.Companion = app.CompanionAPI(a.Companion, func(ctx context.Context, name string, input []byte) error {
+		_, err := companionStarter.Start(ctx, name, input)
+		return err
+	})
 	reg := catalog.Registry(&a.Services, catalog.All())
 	reg.Register("ConfirmFunction", catalog.EngineHandler(confirmations.Confirm))
 
@@ -201,6 +210,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		Events:        &stream.Handler{Log: events, Watch: events, Resolve: executions{mgr}, Logger: logger},
 		Searches:      a.HTTP.Handler(tenantOf),
 		Flags:         a.HTTP.Handler(tenantOf),
+		Companion:     a.HTTP.Handler(tenantOf),
 	}
 	if srv.Inputs, err = openInputsQueue(cfg.data, cfg.queue, a.Intake.HandleSQS, logger); err != nil {
 		mgr.Close()
@@ -299,6 +309,7 @@ type serverMounts struct {
 	Confirmations http.Handler                    // GET/POST /api/confirmations
 	Searches      http.Handler                    // /searches and /searches/…
 	Flags         http.Handler                    // POST /flags
+	Companion     http.Handler                    // /companion/applications…
 	Auth          func(http.Handler) http.Handler // JWT verification
 	// EventsAuth, when set, wraps Events instead of Auth (the stream also
 	// takes the token as ?access_token=, for browsers' EventSource).
@@ -374,6 +385,7 @@ func (s *server) Handler() http.Handler {
 		"/searches":          s.Mounts.Searches,
 		"/searches/":         s.Mounts.Searches,
 		"/flags":             s.Mounts.Flags,
+		"/companion/":        s.Mounts.Companion,
 	} {
 		if h != nil {
 			mux.Handle(pattern, auth(h))

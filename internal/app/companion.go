@@ -49,3 +49,11 @@ func LocalCompanion(dir string, client *llm.OpenAI) *companion.Service {
 	return &companion.Service{Store: store.NewLocal(ctxDir), Blobs: blob.NewDir(rep),
 		Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
 }
+
+// CompanionAPI is what the companion's HTTP routes call: svc, its
+// analyst as the follow-up phases' analyst, and start for new executions
+// of CareerCompanionStateMachine.
+func CompanionAPI(svc *companion.Service, start func(ctx context.Context, name string, input []byte) error) *companion.API {
+	f, _ := svc.Analyst.(companion.FollowUp) // both analysts implement it
+	return &companion.API{Service: svc, FollowUp: f, Start: start}
+}

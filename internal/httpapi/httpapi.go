@@ -14,6 +14,7 @@
 //	GET  /searches/{id}                           state, per-candidate stages and decisions, usage
 //	GET  /searches/{id}/candidates/{cid}/report   report.json, or report.md with Accept: text/markdown
 //	POST /flags                                   interview flags for the posted documents
+//	/companion/applications…                      the career companion (companion.go)
 package httpapi
 
 import (
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/intake"
 )
@@ -58,6 +60,8 @@ type Router struct {
 	Searches *intake.Service
 	// Judge serves POST /flags; nil leaves it unmounted.
 	Judge flags.ContradictionJudge
+	// Companion serves /companion/applications…; nil leaves them unmounted.
+	Companion *companion.API
 	// Now stamps flags documents (time.Now when nil).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -89,6 +93,9 @@ func (rt *Router) Serve(ctx context.Context, req Request) Response {
 	parts := strings.Split(strings.Trim(req.Path, "/"), "/")
 	if parts[0] == "flags" && len(parts) == 1 && rt.Judge != nil {
 		return rt.flags(ctx, req)
+	}
+	if parts[0] == "companion" && rt.Companion != nil {
+		return rt.companion(ctx, req, parts)
 	}
 	if parts[0] != "searches" || rt.Searches == nil {
 		return errorResponse(http.StatusNotFound, "no route for "+req.Method+" "+req.Path)
