@@ -38,7 +38,7 @@ func (s *companionScript) set(f func(*companionScript)) {
 }
 
 // requirementsOf reads the requirement list the classifier was given.
-func requirementsOf(t *testing.T, user string) []string {
+func requirementsOf(t testing.TB, user string) []string {
 	i := strings.Index(user, "## Requisitos a clasificar")
 	if i < 0 {
 		t.Errorf("classify call without the requirement list")
@@ -53,7 +53,7 @@ func requirementsOf(t *testing.T, user string) []string {
 	return reqs
 }
 
-func (s *companionScript) respond(t *testing.T) func(llmtest.Call) llmtest.Reply {
+func (s *companionScript) respond(t testing.TB) func(llmtest.Call) llmtest.Reply {
 	return func(c llmtest.Call) llmtest.Reply {
 		s.mu.Lock()
 		defer s.mu.Unlock()

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/veredicto/veredicto/internal/llm"
@@ -168,9 +170,24 @@ var (
 // wordIn reports whether word occurs in text as a whole word,
 // case-insensitively.
 func wordIn(text, word string) bool {
+	if re, ok := wordREs.Load(word); ok {
+		return re.(*regexp.Regexp).MatchString(text)
+	}
 	re := regexp.MustCompile(`(?i)(^|[^\pL\pN])` + regexp.QuoteMeta(word) + `($|[^\pL\pN])`)
+	if wordREsN.Add(1) <= maxWordREs {
+		wordREs.Store(word, re)
+	}
 	return re.MatchString(text)
 }
+
+const maxWordREs = 4096
+
+var wordREsN atomic.Int64
+
+// wordREs caches wordIn's patterns by word. The words are the fixed
+// technology names and a profile's skill names: bounded by maxWordREs,
+// past which patterns are compiled per call.
+var wordREs sync.Map
 
 var stop = map[string]bool{"experiencia": true, "conocimientos": true, "desarrollo": true, "trabajo": true, "equipo": true, "sistemas": true, "personas": true, "sobre": true, "entre": true, "desde": true, "donde": true, "hacia": true, "tiempo": true}
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/yamldoc"
@@ -189,13 +190,15 @@ var defaultConfigYAML []byte
 func DefaultConfigYAML() []byte { return append([]byte(nil), defaultConfigYAML...) }
 
 // DefaultConfig is the embedded scoring.yaml.
-func DefaultConfig() Config {
+func DefaultConfig() Config { return defaultConfig() }
+
+var defaultConfig = sync.OnceValue(func() Config {
 	c, err := ParseConfig("scoring.yaml", defaultConfigYAML)
 	if err != nil {
 		panic(err) // the embedded file is tested
 	}
 	return c
-}
+})
 
 // ParseConfig decodes a scoring configuration strictly and checks it.
 func ParseConfig(name string, data []byte) (Config, error) {
