@@ -39,7 +39,8 @@ LAMBDAS := \
 	CompanionSasFunction:companion_sas \
 	CompanionScoringFunction:companion_scoring \
 	CompanionDecisionFunction:companion_decision \
-	CompanionDraftFunction:companion_draft
+	CompanionDraftFunction:companion_draft \
+	CompanionApiFunction:companion_api
 
 lambda_id  = $(word 1,$(subst :, ,$(1)))
 lambda_dir = $(word 2,$(subst :, ,$(1)))

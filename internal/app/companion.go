@@ -4,12 +4,15 @@ import (
 	"context"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/companion/agents"
+	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/starter"
 	store "github.com/veredicto/veredicto/internal/store/file"
 )
 
@@ -23,8 +26,17 @@ func StartCompanion(logicalID string) {
 		if err != nil {
 			return catalog.Services{}, err
 		}
-		return catalog.Services{Companion: &companion.Service{Store: kv, Blobs: reports,
-			Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}}, nil
+		svc := &companion.Service{Store: kv, Blobs: reports,
+			Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
+		services := catalog.Services{Companion: svc}
+		if cfg.StateMachineARN != "" { // CompanionApiFunction
+			st := starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)
+			services.HTTP = &httpapi.Router{TenantClaim: cfg.TenantClaim, Companion: CompanionAPI(svc, func(ctx context.Context, name string, input []byte) error {
+				_, err := st.Start(ctx, name, input)
+				return err
+			})}
+		}
+		return services, nil
 	})
 }
 

@@ -220,6 +220,10 @@ func All() []Function {
 			companionDeps, (*companion.Service).RecordDecision),
 		fn(companion1("CompanionDraftFunction", "companion_draft", "phase 3, the CV content.", "companion_draft.json"),
 			companionDeps, (*companion.Service).Draft),
+		fn(Function{LogicalID: "CompanionApiFunction", Folder: "companion_api", Kind: KindCompanion,
+			Doc:    "the career companion's HTTP routes (/companion/applications…).",
+			Events: []string{"companion_api-post.json", "companion_api-get.json"}},
+			httpDeps, (*httpapi.Router).HandleAPIGateway),
 	}
 }
 
