@@ -178,6 +178,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 	a.Intake.Logger = logger // the queue consumer logs through it: one log format
 	events := eventlog.Local(cfg.data)
 	confirmations := &confirm.Service{Store: confirm.LocalStore(cfg.data), Events: events, Tasks: sfnClient, Logger: logger}
+	a.Companion.Events = events
 	companionStarter := starter.NewEndpoint(self, control.StateMachineARN(CareerCompanionMachine))
 	a.HTTP.Companion = app.CompanionAPI(a.Companion, func(ctx context.Context, name string, input []byte) error {
 		_, err := companionStarter.Start(ctx, name, input)

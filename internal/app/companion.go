@@ -2,14 +2,17 @@ package app
 
 import (
 	"context"
+	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/companion/agents"
+	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/starter"
@@ -28,6 +31,9 @@ func StartCompanion(logicalID string) {
 		}
 		svc := &companion.Service{Store: kv, Blobs: reports,
 			Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
+		if t := os.Getenv("EVENTS_TABLE"); t != "" { // progress on the execution's stream
+			svc.Events = eventlog.NewDynamo(dynamodb.NewFromConfig(ac), t)
+		}
 		services := catalog.Services{Companion: svc}
 		if cfg.StateMachineARN != "" { // CompanionApiFunction
 			st := starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)

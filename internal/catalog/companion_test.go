@@ -2,10 +2,12 @@ package catalog_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/eventlog"
 	store "github.com/veredicto/veredicto/internal/store/file"
 )
 
@@ -26,6 +29,23 @@ type companionRun struct {
 	confirms *confirm.Service
 	eng      *asl.Engine
 	blobs    string
+	events   *memEvents
+}
+
+// memEvents records the events appended to each stream.
+type memEvents struct {
+	mu      sync.Mutex
+	streams map[string][]eventlog.Event
+}
+
+func (m *memEvents) Append(_ context.Context, tenant, stream string, ev eventlog.Event) (eventlog.Event, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.streams == nil {
+		m.streams = map[string][]eventlog.Event{}
+	}
+	m.streams[tenant+"|"+stream] = append(m.streams[tenant+"|"+stream], ev)
+	return ev, nil
 }
 
 func newCompanionRun(t *testing.T) *companionRun {
@@ -33,6 +53,8 @@ func newCompanionRun(t *testing.T) *companionRun {
 	r := &companionRun{blobs: t.TempDir(), confirms: &confirm.Service{Store: confirm.NewMemoryStore(), Logger: slog.New(slog.DiscardHandler)}}
 	r.svc = &companion.Service{Store: store.NewMemory(), Blobs: blob.NewDir(r.blobs), Analyst: companion.Offline{Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }},
 		Engine: companion.NewEngine(companion.DefaultConfig()), Logger: slog.New(slog.DiscardHandler)}
+	r.events = &memEvents{}
+	r.svc.Events = r.events
 	r.eng = asl.New(catalog.CompanionRegistry(r.svc, r.confirms))
 	r.confirms.Tasks = confirm.EngineTasks{Engine: r.eng}
 	return r
@@ -103,16 +125,31 @@ func TestCompanionWorkflowPausesAndProceeds(t *testing.T) {
 		t.Fatalf("%s: %s %s", res.Status, res.Error, res.Cause)
 	}
 	got := strings.Join(statePath(res), " ")
-	want := "Intent Validate CultureRadar CacheLookup ClassificationCached Classify Sas Scoring AntiImpostorRule AskAntiImpostor MarkProceed RecordProceed Draft Done"
+	want := "Begin Intent Validate CultureRadar CacheLookup ClassificationCached Classify Sas Scoring AntiImpostorRule AskAntiImpostor MarkProceed RecordProceed Draft Done"
 	if got != want {
 		t.Errorf("path\n got %s\nwant %s", got, want)
 	}
-	c, err := r.svc.Load(t.Context(), in)
+	c, err := r.svc.Load(t.Context(), companion.TaskInput{StartInput: in})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.LastCompletedPhase != 3 || c.Status != companion.StatusCompleted || c.Pause.Resolution != "proceed" || c.CVContent == nil {
 		t.Errorf("context: phase %d status %s pause %+v", c.LastCompletedPhase, c.Status, c.Pause)
+	}
+	// Each step's progress went to the execution's stream, in order.
+	var lines []string
+	for key, evs := range r.events.streams {
+		if !strings.HasPrefix(key, tenant+"|") || !strings.HasSuffix(key, "-"+in.ApplicationID) {
+			t.Errorf("events on stream %q", key)
+		}
+		for _, ev := range evs {
+			var d struct{ Message string }
+			json.Unmarshal(ev.Data, &d)
+			lines = append(lines, d.Message)
+		}
+	}
+	if len(lines) != 6 || lines[1] != "[Fase 1/7] Culture Radar listo." || lines[5] != "[Fase 3/7] Contenido del CV listo." {
+		t.Errorf("progress events %q", lines)
 	}
 	rep, err := os.ReadFile(r.blobs + "/" + companion.Prefix(tenant, in.ApplicationID) + companion.ReportFile)
 	if err != nil || !strings.Contains(string(rep), "## 4. Killer Summary") {
@@ -122,7 +159,7 @@ func TestCompanionWorkflowPausesAndProceeds(t *testing.T) {
 	other := in
 	other.Tenant = "globex"
 	var nf *veredicto.NotFoundError
-	if _, err := r.svc.Load(t.Context(), other); !errors.As(err, &nf) {
+	if _, err := r.svc.Load(t.Context(), companion.TaskInput{StartInput: other}); !errors.As(err, &nf) {
 		t.Errorf("other tenant: err = %v, want not found", err)
 	}
 }
@@ -138,7 +175,7 @@ func TestCompanionWorkflowStopAndScreening(t *testing.T) {
 	if p := strings.Join(statePath(res), " "); res.Status != asl.StatusSucceeded || !strings.HasSuffix(p, "AskAntiImpostor MarkStop RecordStop Stopped") {
 		t.Fatalf("%s: %s", res.Status, p)
 	}
-	c, _ := r.svc.Load(t.Context(), in)
+	c, _ := r.svc.Load(t.Context(), companion.TaskInput{StartInput: in})
 	if c.Status != companion.StatusStopped || c.CVContent != nil {
 		t.Errorf("stopped: status %s", c.Status)
 	}
@@ -149,7 +186,7 @@ func TestCompanionWorkflowStopAndScreening(t *testing.T) {
 	if p := strings.Join(statePath(res), " "); res.Status != asl.StatusSucceeded || !strings.HasSuffix(p, "ClassificationCached Sas Scoring AntiImpostorRule Done") {
 		t.Fatalf("screening %s: %s", res.Status, p)
 	}
-	c, _ = r.svc.Load(t.Context(), in)
+	c, _ = r.svc.Load(t.Context(), companion.TaskInput{StartInput: in})
 	if c.LastCompletedPhase != 2 || c.Status != companion.StatusCompleted || !c.ClassificationCached {
 		t.Errorf("screening: phase %d status %s cached %v", c.LastCompletedPhase, c.Status, c.ClassificationCached)
 	}
@@ -171,7 +208,7 @@ func TestCompanionWorkflowRejectsIncompleteProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != asl.StatusFailed || res.Error != "InvalidInputError" || strings.Join(statePath(res), " ") != "Intent Rejected" {
+	if res.Status != asl.StatusFailed || res.Error != "InvalidInputError" || strings.Join(statePath(res), " ") != "Begin Intent Rejected" {
 		t.Errorf("%s %s path %v", res.Status, res.Error, statePath(res))
 	}
 }

@@ -82,7 +82,7 @@ func (a *API) Get(ctx context.Context, tenant, id string) (*Context, error) {
 }
 
 func (a *API) latest(ctx context.Context, tenant, id string) (*Context, int, error) {
-	in := TaskInput{Tenant: tenant, ApplicationID: id}
+	in := TaskInput{StartInput: StartInput{Tenant: tenant, ApplicationID: id}}
 	c, err := a.Service.Load(ctx, in)
 	if err != nil {
 		return nil, 0, err
@@ -191,7 +191,7 @@ func (a *API) RunFollowUp(ctx context.Context, tenant, id, phase string, req Fol
 	if !ok {
 		return nil, nil, &veredicto.ConflictError{What: "application " + id, Problem: "another follow-up completed first; read it and retry"}
 	}
-	if err := a.Service.publish(ctx, TaskInput{Tenant: tenant, ApplicationID: id}, c, b); err != nil {
+	if err := a.Service.publish(ctx, TaskInput{StartInput: StartInput{Tenant: tenant, ApplicationID: id}}, c, b); err != nil {
 		return nil, nil, err
 	}
 	return c, nil, nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/eventlog"
 )
 
 // KV is the context store (DynamoDB in AWS, files locally): write-once
@@ -36,6 +37,9 @@ type Service struct {
 	Analyst Analyst
 	Engine  Engine
 	Logger  *slog.Logger
+	// Events, when set, receives each step's progress and drift alerts on
+	// the execution's stream.
+	Events Appender
 }
 
 // StartInput is the execution input of CareerCompanionStateMachine (the
@@ -52,8 +56,69 @@ type StartInput struct {
 	Refresh       bool   `json:"refresh"`
 }
 
-// TaskInput is every Task's input: the execution input.
-type TaskInput = StartInput
+// TaskInput is every Task's input: the execution input and, from the
+// workflow's first state, the execution's id (the event stream's key).
+type TaskInput struct {
+	StartInput
+	Execution *ExecutionRef `json:"execution,omitempty"`
+}
+
+// ExecutionRef names the running execution ("id.$": "$$.Execution.Id").
+type ExecutionRef struct {
+	ID string `json:"id"`
+}
+
+// Appender appends to an execution's event stream (internal/eventlog).
+type Appender interface {
+	Append(ctx context.Context, tenant, stream string, ev eventlog.Event) (eventlog.Event, error)
+}
+
+// Event types the companion appends to its execution's stream.
+const (
+	EventProgress = "companion-progress"
+	EventDrift    = "companion-drift"
+)
+
+// progress are the stream's lines when a step completes.
+var progress = map[string]Event{
+	"intent":        {Kind: "progress", Phase: 0, Message: "Intención verificada: es una oferta de empleo."},
+	"culture_radar": {Kind: "progress", Phase: 1, Message: "[Fase 1/7] Culture Radar listo."},
+	"classify":      {Kind: "progress", Phase: 2, Message: "[Fase 2/7] Requisitos clasificados."},
+	"sas":           {Kind: "progress", Phase: 2, Message: "[Fase 2/7] SAS evaluado."},
+	"scoring":       {Kind: "progress", Phase: 2, Message: "[Fase 2/7] Scores calculados."},
+	"draft":         {Kind: "progress", Phase: 3, Message: "[Fase 3/7] Contenido del CV listo."},
+}
+
+// emit appends the step's progress (and a drift alert) to the execution's
+// stream; a failure is logged, never fails the step.
+func (s *Service) emit(ctx context.Context, in TaskInput, step string, c *Context) {
+	if s.Events == nil || in.Execution == nil || in.Execution.ID == "" {
+		return
+	}
+	var evs []eventlog.Event
+	if p, ok := progress[step]; ok {
+		if ev, err := eventlog.New(EventProgress, "companion:"+step, p); err == nil {
+			evs = append(evs, ev)
+		}
+	}
+	if step == "classify" && c.Drift != nil && c.Drift.Alert {
+		if ev, err := eventlog.New(EventDrift, "companion:drift", c.Drift); err == nil {
+			evs = append(evs, ev)
+		}
+	}
+	for _, ev := range evs {
+		if _, err := s.Events.Append(ctx, in.Tenant, in.Execution.ID, ev); err != nil {
+			s.logger().WarnContext(ctx, "cannot append companion event", "application_id", in.ApplicationID, "error", err)
+		}
+	}
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
+}
 
 // TaskOutput is every Task's output (ResultPath $.step): small, for the
 // Choice states.
@@ -109,7 +174,7 @@ func (s *Service) Create(ctx context.Context, tenant string, jd, profileYAML []b
 		return StartInput{}, err
 	}
 	in := StartInput{Tenant: tenant, ApplicationID: c.InputHash[:20] + "-" + c.Mode[:1], Mode: c.Mode, Company: company, Platform: platform}
-	if err := checkIDs(in); err != nil {
+	if err := checkIDs(TaskInput{StartInput: in}); err != nil {
 		return StartInput{}, err
 	}
 	pre := Prefix(tenant, in.ApplicationID)
@@ -179,6 +244,7 @@ func (s *Service) step(ctx context.Context, in TaskInput, name string, fn func(*
 	if err := s.publish(ctx, in, c, b); err != nil {
 		return TaskOutput{}, err
 	}
+	s.emit(ctx, in, name, c)
 	return s.output(in, c), nil
 }
 
@@ -252,6 +318,7 @@ func (s *Service) Intent(ctx context.Context, in TaskInput) (TaskOutput, error) 
 	if _, err := s.Store.PutIfAbsent(ctx, key, b); err != nil {
 		return TaskOutput{}, fmt.Errorf("intent %s: %w", in.ApplicationID, err)
 	}
+	s.emit(ctx, in, "intent", c)
 	return s.output(in, c), s.publish(ctx, in, c, b)
 }
 

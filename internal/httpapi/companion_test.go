@@ -28,7 +28,7 @@ func TestCompanionRoutesOnAPIGateway(t *testing.T) {
 		if err := json.Unmarshal(input, &in); err != nil {
 			return err
 		}
-		_, err := svc.Intent(ctx, in) // the first step, as the execution would
+		_, err := svc.Intent(ctx, companion.TaskInput{StartInput: in}) // the first step, as the execution would
 		return err
 	}}}
 	var post events.APIGatewayV2HTTPRequest
