@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -666,4 +667,16 @@ func TestCompanionFollowUpPhasesLLM(t *testing.T) {
 	if len(c.Profile.Corrections) != 1 || len(c.RefinementHistory) != 1 {
 		t.Errorf("corrections %d history %d", len(c.Profile.Corrections), len(c.RefinementHistory))
 	}
+	// Document text (the JD, the profile, upstream outputs quoting them)
+	// only ever travels between the data marks, in every call.
+	for _, call := range e.srv.Calls() {
+		outside := dataBlockRE.ReplaceAllString(call.User(), "")
+		for _, personal := range []string{"Camila Rojas", "PagoFácil", "conciliación diaria", "Andes Fintech es una fintech"} {
+			if strings.Contains(outside, personal) {
+				t.Errorf("%s: %q outside the data marks", call.Schema, personal)
+			}
+		}
+	}
 }
+
+var dataBlockRE = regexp.MustCompile(`(?s)<<<\n.*?\n>>>`)

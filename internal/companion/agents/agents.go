@@ -109,7 +109,7 @@ func (a *Analyst) Intent(ctx context.Context, jd string) (companion.IntentVerdic
 func (a *Analyst) CultureRadar(ctx context.Context, in companion.CultureInput) (companion.CultureRadar, llm.Usage, error) {
 	var m message
 	if in.Company != "" {
-		m.line("empresa: %s\n", in.Company)
+		m.text("Empresa", in.Company)
 	}
 	m.text("Oferta de empleo", in.JD)
 	return generate(ctx, a.client, SchemaCultureRadar, &m, in.Check)
