@@ -680,3 +680,28 @@ func TestCompanionFollowUpPhasesLLM(t *testing.T) {
 }
 
 var dataBlockRE = regexp.MustCompile(`(?s)<<<\n.*?\n>>>`)
+
+func TestCompanionScoringOverride(t *testing.T) {
+	e := newCompanionEnv(t)
+	defaults, _ := os.ReadFile("../../internal/companion/scoring.yaml")
+	custom := filepath.Join(t.TempDir(), "scoring.yaml")
+	// Final 56 with SAS 75 and a type-A gap is strategic_only by default;
+	// with consider from 50 and the type-A cap at consider, it is consider.
+	os.WriteFile(custom, []byte(strings.NewReplacer("consider: {final: 60, sas: 50}", "consider: {final: 50, sas: 50}",
+		"hard_filter_cap: strategic_only", "hard_filter_cap: consider").Replace(string(defaults))), 0o644)
+	out := t.TempDir()
+	if code, msgs, _ := e.run("run", "--jd", exampleJD, "--profile", exampleProfile, "--mode", "screening", "--out", out, "--scoring", custom); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, msgs)
+	}
+	c, _ := loadCompanion(t, out)
+	if c.ScoringResult.DecisionMatrix != "consider" {
+		t.Errorf("decision %s (%s), want consider with the overridden thresholds", c.ScoringResult.DecisionMatrix, c.ScoringResult.DecisionReason)
+	}
+	os.WriteFile(custom, []byte("weights: {obligatorios: 2}\n"), 0o644)
+	if code, msgs, schemas := e.run("run", "--jd", exampleJD, "--profile", exampleProfile, "--out", t.TempDir(), "--scoring", custom); code != exitUsage || len(schemas) != 0 || !strings.Contains(msgs, custom+": ") {
+		t.Errorf("bad scoring file: exit %d calls %v\n%s", code, schemas, msgs)
+	}
+	if code, _, _ := e.run("run", "--jd", exampleJD, "--profile", exampleProfile, "--out", t.TempDir(), "--mode", "express"); code != exitUsage {
+		t.Errorf("unknown mode: exit %d", code)
+	}
+}
