@@ -274,7 +274,8 @@ func (r *Runner) Classify(ctx context.Context, c *Context) error {
 			// A cached entry is checked like a fresh answer: a stale or
 			// tampered one is classified again.
 			if err := CheckClassification(&prev, reqs, c.Profile, pain, r.Engine); err != nil {
-				r.logger().Warn("cached classification rejected", "application_id", c.ApplicationID, "err", err)
+				// The problem quotes requirement text: not logged (personal data).
+				r.logger().Warn("cached classification rejected, classifying again", "application_id", c.ApplicationID)
 				cached = false
 			}
 		}
