@@ -41,7 +41,17 @@ LAMBDAS := \
 	DebateFinishFunction:debate-finish \
 	DebateApiFunction:debate-api \
 	ChatFunction:chat \
-	ChatTurnFunction:chatturn
+	ChatTurnFunction:chatturn \
+	CompanionIntentFunction:companion_intent \
+	CompanionValidateFunction:companion_validate \
+	CompanionCultureRadarFunction:companion_culture_radar \
+	CompanionCacheLookupFunction:companion_cache_lookup \
+	CompanionClassifyFunction:companion_classify \
+	CompanionSasFunction:companion_sas \
+	CompanionScoringFunction:companion_scoring \
+	CompanionDecisionFunction:companion_decision \
+	CompanionDraftFunction:companion_draft \
+	CompanionApiFunction:companion_api
 
 lambda_id  = $(word 1,$(subst :, ,$(1)))
 lambda_dir = $(word 2,$(subst :, ,$(1)))

@@ -18,3 +18,8 @@ var GatesDemo []byte
 //
 //go:embed debate.asl.json
 var Debate []byte
+
+// CareerCompanion is career_companion.asl.json (seed 001).
+//
+//go:embed career_companion.asl.json
+var CareerCompanion []byte

@@ -71,6 +71,8 @@ Usage:
       Talk to the delegation chat of a running server.
   veredicto console export --api URL --events URL --out DIR
       Write the web console as a static site (for the stack's console bucket).
+  veredicto companion run --jd JD.md --profile profile.yaml --out DIR [--mode screening|full|onboarding] | continue --out DIR --proceed|--stop
+      The candidate's career companion (seed 001): fit, scores and CV content.
 
 Run "veredicto COMMAND -h" for a command's flags.
 `
@@ -104,6 +106,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.runChat(ctx, args[1:])
 	case "console":
 		return m.runConsole(ctx, args[1:])
+	case "companion":
+		return m.runCompanion(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(m.Stdout, usage)
 		return exitOK

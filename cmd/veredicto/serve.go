@@ -172,6 +172,10 @@ const ExecutiveSearchMachine = "ExecutiveSearchStateMachine"
 // (seed 003), which POST /debates starts through the Step Functions API.
 const DebateMachine = "DebateStateMachine"
 
+// CareerCompanionMachine is the template logical id of the career
+// companion's state machine, which POST /companion/applications starts.
+const CareerCompanionMachine = "CareerCompanionStateMachine"
+
 // assemble builds the whole local server on the endpoint it will listen on:
 // the project's functions bound to the local adapters under cfg.data, the
 // confirmations and the event log, the control plane feeding the log, and
@@ -190,6 +194,12 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 	events := eventlog.Local(cfg.data)
 	decisions := confirm.LocalStore(cfg.data)
 	confirmations := &confirm.Service{Store: decisions, Events: events, Tasks: sfnClient, Logger: logger}
+	a.Companion.Events = events
+	companionStarter := starter.NewEndpoint(self, control.StateMachineARN(CareerCompanionMachine))
+	a.HTTP.Companion = app.CompanionAPI(a.Companion, func(ctx context.Context, name string, input []byte) error {
+		_, err := companionStarter.Start(ctx, name, input)
+		return err
+	})
 	reg := catalog.Registry(&a.Services, catalog.All())
 	reg.Register("ConfirmFunction", catalog.EngineHandler(confirmations.Confirm))
 
@@ -220,6 +230,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 		Flags:         a.HTTP.Handler(tenantOf),
 		Console:       console.Handler(console.LocalConfig),
 		Debates:       a.DebateAPI.Handler(tenantOf),
+		Companion:     a.HTTP.Handler(tenantOf),
 	}
 	chatHandler, chatNotice, err := assembleChat(cfg, a, sfnClient, events, confirmations, logger)
 	if err != nil {
@@ -348,6 +359,7 @@ type serverMounts struct {
 	Chat          http.Handler                    // POST /api/chat, GET /api/chat/metrics
 	Console       http.Handler                    // GET / and its assets: the web console (no token: it signs in)
 	Debates       http.Handler                    // /debates and /debates/… (seed 003)
+	Companion     http.Handler                    // /companion/applications…
 	Auth          func(http.Handler) http.Handler // JWT verification
 	// EventsAuth, when set, wraps Events instead of Auth (the stream also
 	// takes the token as ?access_token=, for browsers' EventSource).
@@ -433,6 +445,7 @@ func (s *server) Handler() http.Handler {
 		"/runs":              s.Mounts.Searches,
 		"/debates":           s.Mounts.Debates,
 		"/debates/":          s.Mounts.Debates,
+		"/companion/":        s.Mounts.Companion,
 	} {
 		if h != nil {
 			mux.Handle(pattern, auth(h))

@@ -190,7 +190,7 @@ func TestServeDurable(t *testing.T) {
 	for _, sm := range list.StateMachines {
 		names = append(names, aws.ToString(sm.Name))
 	}
-	if got := strings.Join(names, " "); got != "DebateStateMachine ExecutiveSearchStateMachine GatesDemoStateMachine" {
+	if got := strings.Join(names, " "); got != "CareerCompanionStateMachine DebateStateMachine ExecutiveSearchStateMachine GatesDemoStateMachine" {
 		t.Errorf("template machines %s", got)
 	}
 	sm, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("Durable"), Definition: aws.String(durableDef), RoleArn: aws.String("arn:aws:iam::000000000000:role/x")})

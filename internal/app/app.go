@@ -319,6 +319,7 @@ func NewLocal(dir string, analyst search.Analyst, client *llm.OpenAI) *App {
 	services.HTTP = &httpapi.Router{Searches: is, Judge: judge(client)}
 	services.Debate, services.DebateAPI = localDebate(dir, client, kv, services.Confirm)
 	services.Chat, services.ChatTurns = localChat(dir, services)
+	services.Companion = LocalCompanion(dir, client)
 	return &App{services}
 }
 

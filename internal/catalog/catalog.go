@@ -48,6 +48,7 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/chat"
+	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
@@ -78,17 +79,21 @@ const (
 	// KindChat: the delegation chat (seed 004 §5–9): the HTTP API and the
 	// turns queue's worker (DynamoDB, S3, SQS, Step Functions, LLM).
 	KindChat Kind = "chat"
+	// KindCompanion: a Task of the career-companion workflow (seed 001):
+	// context store, blob store and LLM.
+	KindCompanion Kind = "companion"
 )
 
 // entryPoints names the internal/app function that starts a Lambda of each
 // kind; generated main.go files call it with the logical id.
 var entryPoints = map[Kind]string{
-	KindSearch: "StartSearch",
-	KindIntake: "StartIntake",
-	KindFlags:  "StartFlags",
-	KindPeople: "StartPeople",
-	KindDebate: "StartDebate",
-	KindChat:   "StartChat",
+	KindSearch:    "StartSearch",
+	KindIntake:    "StartIntake",
+	KindFlags:     "StartFlags",
+	KindPeople:    "StartPeople",
+	KindDebate:    "StartDebate",
+	KindChat:      "StartChat",
+	KindCompanion: "StartCompanion",
 }
 
 // EntryPoint is the internal/app function that starts a Lambda of kind k.
@@ -98,6 +103,7 @@ func EntryPoint(k Kind) string { return entryPoints[k] }
 const (
 	ExecutiveSearch = "executive_search.asl.json"
 	Debate          = "debate.asl.json"
+	CareerCompanion = "career_companion.asl.json"
 )
 
 // Services are the assembled dependencies the handlers are bound to. A
@@ -122,6 +128,8 @@ type Services struct {
 	// HTTP API; ChatTurns runs the queued turns.
 	Chat      *HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]
 	ChatTurns *chat.Service
+	// Companion holds the career companion's Task handlers.
+	Companion *companion.Service
 }
 
 // HandlerFunc is a handler assembled as a function (an HTTP handler behind
@@ -199,7 +207,7 @@ func All() []Function {
 			httpDeps, (*httpapi.Router).HandleAPIGateway),
 		fn(Function{LogicalID: "ConfirmFunction", Folder: "confirm", Kind: KindPeople,
 			Doc:           "the .waitForTaskToken task that stores a pending confirmation (seed 004 §3).",
-			StateMachines: []string{ExecutiveSearch, Debate}, Events: []string{"confirm.json"}},
+			StateMachines: []string{ExecutiveSearch, Debate, CareerCompanion}, Events: []string{"confirm.json"}},
 			func(s *Services) *confirm.Service { return s.Confirm }, (*confirm.Service).Confirm),
 		fn(Function{LogicalID: "ConfirmationsFunction", Folder: "confirmations", Kind: KindPeople,
 			Doc:    "GET and POST /api/confirmations on the HTTP API (list and resolve confirmations).",
@@ -243,6 +251,28 @@ func All() []Function {
 			Doc:    "runs the delegation chat's queued turns: the supervisor, its delegations and confirmations, onto the conversation's stream.",
 			Events: []string{"chatturn-sqs.json"}},
 			func(s *Services) *chat.Service { return s.ChatTurns }, (*chat.Service).HandleSQS),
+		fn(companion1("CompanionIntentFunction", "companion_intent", "the career companion's profile check and intent classifier (seed 001).", "companion_intent.json"),
+			companionDeps, (*companion.Service).Intent),
+		fn(companion1("CompanionValidateFunction", "companion_validate", "checks the JD lists requirements before phase 1.", "companion_validate.json"),
+			companionDeps, (*companion.Service).Validate),
+		fn(companion1("CompanionCultureRadarFunction", "companion_culture_radar", "phase 1, the culture radar.", "companion_culture_radar.json"),
+			companionDeps, (*companion.Service).CultureRadar),
+		fn(companion1("CompanionCacheLookupFunction", "companion_cache_lookup", "the classification cache lookup by input hash.", "companion_cache_lookup.json"),
+			companionDeps, (*companion.Service).CacheLookup),
+		fn(companion1("CompanionClassifyFunction", "companion_classify", "phase 2a, requirements classified A-D and matched.", "companion_classify.json"),
+			companionDeps, (*companion.Service).Classify),
+		fn(companion1("CompanionSasFunction", "companion_sas", "phase 2b, the 5 SAS dimensions.", "companion_sas.json"),
+			companionDeps, (*companion.Service).SAS),
+		fn(companion1("CompanionScoringFunction", "companion_scoring", "phase 2c, the ScoringEngine (code only).", "companion_scoring.json"),
+			companionDeps, (*companion.Service).Scoring),
+		fn(companion1("CompanionDecisionFunction", "companion_decision", "records the answer to the anti-impostor pause.", "companion_decision.json"),
+			companionDeps, (*companion.Service).RecordDecision),
+		fn(companion1("CompanionDraftFunction", "companion_draft", "phase 3, the CV content.", "companion_draft.json"),
+			companionDeps, (*companion.Service).Draft),
+		fn(Function{LogicalID: "CompanionApiFunction", Folder: "companion_api", Kind: KindCompanion,
+			Doc:    "the career companion's HTTP routes (/companion/applications…).",
+			Events: []string{"companion_api-post.json", "companion_api-get.json"}},
+			httpDeps, (*httpapi.Router).HandleAPIGateway),
 	}
 }
 
@@ -252,6 +282,13 @@ func debate1(id, folder, doc, sample string) Function {
 }
 
 func debateDeps(s *Services) *debate.Steps { return s.Debate }
+
+func companion1(id, folder, doc, sample string) Function {
+	return Function{LogicalID: id, Folder: folder, Kind: KindCompanion, Doc: doc,
+		StateMachines: []string{CareerCompanion}, Events: []string{sample}}
+}
+
+func companionDeps(s *Services) *companion.Service { return s.Companion }
 
 func searchDeps(s *Services) *search.Service { return s.Search }
 
@@ -419,4 +456,25 @@ func engineNamed(h asl.Handler) asl.Handler {
 		}
 		return out, nil
 	}
+}
+
+// CompanionRegistry is the registry of the career companion's functions
+// bound to svc, with the anti-impostor pause recorded by confirms.
+func CompanionRegistry(svc *companion.Service, confirms *confirm.Service) *asl.Registry {
+	return Registry(&Services{Companion: svc, Confirm: confirms}, InvokedBy(CareerCompanion))
+}
+
+// StartCompanion starts statemachines/career_companion.asl.json on eng
+// (whose registry is a CompanionRegistry) under the execution name
+// <tenant>-<application_id>.
+func StartCompanion(ctx context.Context, eng *asl.Engine, in companion.StartInput, onEvent func(asl.Event)) (*asl.Execution, error) {
+	sm, err := asl.Parse(statemachines.CareerCompanion)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", CareerCompanion, err)
+	}
+	input, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s input: %w", CareerCompanion, err)
+	}
+	return eng.Start(ctx, sm, input, asl.StartOptions{Name: in.Tenant + "-" + in.ApplicationID, StateMachineName: "career_companion", OnEvent: onEvent})
 }

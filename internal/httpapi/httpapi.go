@@ -15,6 +15,7 @@
 //	GET  /searches/{id}/candidates/{cid}/report   report.json, or report.md with Accept: text/markdown
 //	POST /flags                                   interview flags for the posted documents
 //	GET  /runs, /searches/{id}/summary, /searches/{id}/sources/…   what the web console reads (console.go)
+//	/companion/applications…                      the career companion (companion.go)
 package httpapi
 
 import (
@@ -29,6 +30,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/intake"
 )
@@ -62,6 +64,8 @@ type Router struct {
 	Executions RunLister
 	// Judge serves POST /flags; nil leaves it unmounted.
 	Judge flags.ContradictionJudge
+	// Companion serves /companion/applications…; nil leaves them unmounted.
+	Companion *companion.API
 	// Now stamps flags documents (time.Now when nil).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -93,6 +97,9 @@ func (rt *Router) Serve(ctx context.Context, req Request) Response {
 	parts := strings.Split(strings.Trim(req.Path, "/"), "/")
 	if parts[0] == "flags" && len(parts) == 1 && rt.Judge != nil {
 		return rt.flags(ctx, req)
+	}
+	if parts[0] == "companion" && rt.Companion != nil {
+		return rt.companion(ctx, req, parts)
 	}
 	listsRuns := parts[0] == "runs" && len(parts) == 1 && (rt.Searches != nil || rt.Executions != nil)
 	if !listsRuns && (parts[0] != "searches" || rt.Searches == nil) {

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeCompanion runs the career companion under "veredicto serve":
+// POST /companion/applications starts CareerCompanionStateMachine, the
+// anti-impostor pause waits on /api/confirmations, the context is read
+// back per tenant, and a triggered phase runs over HTTP.
+func TestServeCompanion(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	l := startLive(ctx, t)
+	acme, globex := l.token(t, "acme", "ana"), l.token(t, "globex", "eve")
+	jd, _ := os.ReadFile(exampleJD)
+	profile, _ := os.ReadFile(exampleProfile)
+	body, _ := json.Marshal(map[string]any{
+		"jd":           string(jd) + "\n## Requisitos adicionales\n- Experiencia con mainframe COBOL (excluyente).\n",
+		"profile_yaml": string(profile), "mode": "full", "company": "Andes Fintech",
+	})
+	st, resp := l.call(ctx, t, http.MethodPost, "/companion/applications", acme, string(body))
+	if st != http.StatusAccepted {
+		t.Fatalf("POST: %d %s", st, resp)
+	}
+	var created struct {
+		ApplicationID string `json:"application_id"`
+		Execution     string `json:"execution"`
+	}
+	json.Unmarshal([]byte(resp), &created)
+	if created.ApplicationID == "" || created.Execution != "acme-"+created.ApplicationID {
+		t.Fatalf("created = %s", resp)
+	}
+	if st, _ := l.call(ctx, t, http.MethodPost, "/companion/applications", acme, `{"jd": 3}`); st != http.StatusBadRequest {
+		t.Errorf("bad body: %d", st)
+	}
+
+	// The pause waits for the user on the confirmations endpoint.
+	var id string
+	for id == "" {
+		if ctx.Err() != nil {
+			t.Fatal("no anti_impostor confirmation")
+		}
+		_, list := l.call(ctx, t, http.MethodGet, "/api/confirmations", acme, "")
+		var got struct {
+			Confirmations []struct {
+				ID, ToolName, Status string
+				Preview              json.RawMessage
+			} `json:"confirmations"`
+		}
+		json.Unmarshal([]byte(list), &got)
+		for _, c := range got.Confirmations {
+			if c.ToolName == "anti_impostor" && c.Status == "pending" {
+				id = c.ID
+				if !strings.Contains(string(c.Preview), "Certificación PCI DSS") {
+					t.Errorf("preview = %s", c.Preview)
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st, resp := l.call(ctx, t, http.MethodPost, "/api/confirmations", acme, `{"id":"`+id+`","approved":true}`); st != http.StatusOK {
+		t.Fatalf("approve: %d %s", st, resp)
+	}
+	path := "/companion/applications/" + created.ApplicationID
+	for {
+		if ctx.Err() != nil {
+			t.Fatal("the application never completed phase 3")
+		}
+		st, resp := l.call(ctx, t, http.MethodGet, path, acme, "")
+		var c struct {
+			LastCompletedPhase int    `json:"last_completed_phase"`
+			Status             string `json:"status"`
+		}
+		json.Unmarshal([]byte(resp), &c)
+		if st == http.StatusOK && c.LastCompletedPhase == 3 && c.Status == "completed" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st, _ := l.call(ctx, t, http.MethodGet, path, globex, ""); st != http.StatusNotFound {
+		t.Errorf("another tenant: %d, want 404", st)
+	}
+	if st, resp := l.call(ctx, t, http.MethodPost, path+"/answer", acme, `{"platform":"getonboard"}`); st != http.StatusAccepted || !strings.Contains(resp, "¿Te aparecen estas mismas?") {
+		t.Errorf("answer preview: %d %s", st, resp)
+	}
+	st, resp = l.call(ctx, t, http.MethodPost, path+"/verify", acme, "")
+	if st != http.StatusOK || !strings.Contains(resp, `"technical_questions"`) || !strings.Contains(resp, `"last_completed_phase": 5`) {
+		t.Errorf("verify: %d %s", st, resp[:min(len(resp), 300)])
+	}
+	if st, _ := l.call(ctx, t, http.MethodPost, path+"/verify", globex, ""); st != http.StatusNotFound {
+		t.Errorf("verify as another tenant: %d", st)
+	}
+}

@@ -1,0 +1,77 @@
+package app
+
+import (
+	"context"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/companion"
+	"github.com/veredicto/veredicto/internal/companion/agents"
+	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/starter"
+	store "github.com/veredicto/veredicto/internal/store/file"
+)
+
+// StartCompanion runs one of the career companion's task functions
+// (catalog.KindCompanion): context records in DynamoDB, inputs, report.md
+// and context.json in the reports bucket under companion/<tenant>/<id>/.
+func StartCompanion(logicalID string) {
+	start(logicalID, catalog.KindCompanion, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+		_, reports, kv := storage(cfg, ac)
+		client, err := awsLLM(ctx, ac, cfg)
+		if err != nil {
+			return catalog.Services{}, err
+		}
+		svc := &companion.Service{Store: kv, Blobs: reports,
+			Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
+		if t := os.Getenv("EVENTS_TABLE"); t != "" { // progress on the execution's stream
+			svc.Events = eventlog.NewDynamo(dynamodb.NewFromConfig(ac), t)
+		}
+		services := catalog.Services{Companion: svc}
+		if cfg.StateMachineARN != "" { // CompanionApiFunction
+			st := starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)
+			services.HTTP = &httpapi.Router{TenantClaim: cfg.TenantClaim, Companion: CompanionAPI(svc, func(ctx context.Context, name string, input []byte) error {
+				_, err := st.Start(ctx, name, input)
+				return err
+			})}
+		}
+		return services, nil
+	})
+}
+
+// CompanionAnalyst is the career companion's analyst of a client (small
+// runs the intent check; nil means client): the LLM agents, or the offline
+// baseline when client is nil.
+func CompanionAnalyst(client, small *llm.OpenAI) companion.Analyst {
+	if client == nil {
+		return companion.Offline{}
+	}
+	if small == nil {
+		small = client
+	}
+	return agents.New(client, small, "openai", client.Info().Model, small.Info().Model)
+}
+
+// LocalCompanion is the career companion's service on this machine under
+// dir: context records in the local context store, inputs and reports in
+// the local reports folder (companion/<tenant>/<id>/).
+func LocalCompanion(dir string, client *llm.OpenAI) *companion.Service {
+	_, rep, ctxDir := LocalLayout(dir)
+	return &companion.Service{Store: store.NewLocal(ctxDir), Blobs: blob.NewDir(rep),
+		Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
+}
+
+// CompanionAPI is what the companion's HTTP routes call: svc, its
+// analyst as the follow-up phases' analyst, and start for new executions
+// of CareerCompanionStateMachine.
+func CompanionAPI(svc *companion.Service, start func(ctx context.Context, name string, input []byte) error) *companion.API {
+	f, _ := svc.Analyst.(companion.FollowUp) // both analysts implement it
+	return &companion.API{Service: svc, FollowUp: f, Start: start}
+}

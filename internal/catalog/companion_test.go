@@ -1,0 +1,214 @@
+package catalog_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/asl"
+	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/companion"
+	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/eventlog"
+	store "github.com/veredicto/veredicto/internal/store/file"
+)
+
+// companionRun runs statemachines/career_companion.asl.json through the
+// local engine with the real handlers, the offline analyst, an in-memory
+// context store and a folder of blobs.
+type companionRun struct {
+	svc      *companion.Service
+	confirms *confirm.Service
+	eng      *asl.Engine
+	blobs    string
+	events   *memEvents
+}
+
+// memEvents records the events appended to each stream.
+type memEvents struct {
+	mu      sync.Mutex
+	streams map[string][]eventlog.Event
+}
+
+func (m *memEvents) Append(_ context.Context, tenant, stream string, ev eventlog.Event) (eventlog.Event, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.streams == nil {
+		m.streams = map[string][]eventlog.Event{}
+	}
+	m.streams[tenant+"|"+stream] = append(m.streams[tenant+"|"+stream], ev)
+	return ev, nil
+}
+
+func newCompanionRun(t *testing.T) *companionRun {
+	t.Helper()
+	r := &companionRun{blobs: t.TempDir(), confirms: &confirm.Service{Store: confirm.NewMemoryStore(), Logger: slog.New(slog.DiscardHandler)}}
+	r.svc = &companion.Service{Store: store.NewMemory(), Blobs: blob.NewDir(r.blobs), Analyst: companion.Offline{Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }},
+		Engine: companion.NewEngine(companion.DefaultConfig()), Logger: slog.New(slog.DiscardHandler)}
+	r.events = &memEvents{}
+	r.svc.Events = r.events
+	r.eng = asl.New(catalog.CompanionRegistry(r.svc, r.confirms))
+	r.confirms.Tasks = confirm.EngineTasks{Engine: r.eng}
+	return r
+}
+
+func companionInputs(t *testing.T, extraJD string) ([]byte, []byte) {
+	t.Helper()
+	jd, err := os.ReadFile("../../examples/companion/jd.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := os.ReadFile("../../examples/companion/profile.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(jd, []byte(extraJD)...), p
+}
+
+const hardGapsJD = "\n## Requisitos adicionales\n- Experiencia con mainframe COBOL (excluyente).\n"
+
+// start creates the application and starts its execution; decide, when
+// set, answers the anti-impostor confirmation once it waits.
+func (r *companionRun) start(t *testing.T, jd, profile []byte, mode string, decide func(id string)) (*asl.Result, companion.StartInput) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	in, err := r.svc.Create(ctx, tenant, jd, profile, mode, "Andes Fintech", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := catalog.StartCompanion(ctx, r.eng, in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if decide != nil {
+		decide(pendingReview(t, r.confirms))
+	}
+	res, err := x.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, in
+}
+
+func statePath(res *asl.Result) []string {
+	var out []string
+	for _, ev := range res.History {
+		if ev.Type == "TaskStateEntered" || ev.Type == "ChoiceStateEntered" || ev.Type == "SucceedStateEntered" || ev.Type == "FailStateEntered" || ev.Type == "PassStateEntered" {
+			out = append(out, ev.State)
+		}
+	}
+	return out
+}
+
+func TestCompanionWorkflowPausesAndProceeds(t *testing.T) {
+	r := newCompanionRun(t)
+	jd, p := companionInputs(t, hardGapsJD)
+	res, in := r.start(t, jd, p, companion.ModeFull, func(id string) {
+		list, _ := r.confirms.Store.List(t.Context(), tenant, 10)
+		if len(list) != 1 || list[0].ToolName != companion.ToolAntiImpostor || !strings.Contains(string(list[0].Preview), "Esto no te define") {
+			t.Errorf("pending confirmation = %+v", list)
+		}
+		if _, err := r.confirms.Resolve(t.Context(), tenant, confirm.Resolution{ID: id, Approved: true, By: "ana"}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if res.Status != asl.StatusSucceeded {
+		t.Fatalf("%s: %s %s", res.Status, res.Error, res.Cause)
+	}
+	got := strings.Join(statePath(res), " ")
+	want := "Begin Intent Validate CultureRadar CacheLookup ClassificationCached Classify Sas Scoring AntiImpostorRule AskAntiImpostor MarkProceed RecordProceed Draft Done"
+	if got != want {
+		t.Errorf("path\n got %s\nwant %s", got, want)
+	}
+	c, err := r.svc.Load(t.Context(), companion.TaskInput{StartInput: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LastCompletedPhase != 3 || c.Status != companion.StatusCompleted || c.Pause.Resolution != "proceed" || c.CVContent == nil {
+		t.Errorf("context: phase %d status %s pause %+v", c.LastCompletedPhase, c.Status, c.Pause)
+	}
+	// Each step's progress went to the execution's stream, in order.
+	var lines []string
+	for key, evs := range r.events.streams {
+		if !strings.HasPrefix(key, tenant+"|") || !strings.HasSuffix(key, "-"+in.ApplicationID) {
+			t.Errorf("events on stream %q", key)
+		}
+		for _, ev := range evs {
+			var d struct{ Message string }
+			json.Unmarshal(ev.Data, &d)
+			lines = append(lines, d.Message)
+		}
+	}
+	if len(lines) != 6 || lines[1] != "[Fase 1/7] Culture Radar listo." || lines[5] != "[Fase 3/7] Contenido del CV listo." {
+		t.Errorf("progress events %q", lines)
+	}
+	rep, err := os.ReadFile(r.blobs + "/" + companion.Prefix(tenant, in.ApplicationID) + companion.ReportFile)
+	if err != nil || !strings.Contains(string(rep), "## 4. Killer Summary") {
+		t.Errorf("report.md in the blob store: %v", err)
+	}
+	// Another tenant's application answers like a missing one.
+	other := in
+	other.Tenant = "globex"
+	var nf *veredicto.NotFoundError
+	if _, err := r.svc.Load(t.Context(), companion.TaskInput{StartInput: other}); !errors.As(err, &nf) {
+		t.Errorf("other tenant: err = %v, want not found", err)
+	}
+}
+
+func TestCompanionWorkflowStopAndScreening(t *testing.T) {
+	r := newCompanionRun(t)
+	jd, p := companionInputs(t, hardGapsJD)
+	res, in := r.start(t, jd, p, companion.ModeFull, func(id string) {
+		if _, err := r.confirms.Resolve(t.Context(), tenant, confirm.Resolution{ID: id, Approved: false, By: "ana"}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if p := strings.Join(statePath(res), " "); res.Status != asl.StatusSucceeded || !strings.HasSuffix(p, "AskAntiImpostor MarkStop RecordStop Stopped") {
+		t.Fatalf("%s: %s", res.Status, p)
+	}
+	c, _ := r.svc.Load(t.Context(), companion.TaskInput{StartInput: in})
+	if c.Status != companion.StatusStopped || c.CVContent != nil {
+		t.Errorf("stopped: status %s", c.Status)
+	}
+
+	// Screening: phases 1-2, no pause even with hard gaps; the second
+	// application with the same JD and profile reuses the classification.
+	res, in = r.start(t, jd, p, companion.ModeScreening, nil)
+	if p := strings.Join(statePath(res), " "); res.Status != asl.StatusSucceeded || !strings.HasSuffix(p, "ClassificationCached Sas Scoring AntiImpostorRule Done") {
+		t.Fatalf("screening %s: %s", res.Status, p)
+	}
+	c, _ = r.svc.Load(t.Context(), companion.TaskInput{StartInput: in})
+	if c.LastCompletedPhase != 2 || c.Status != companion.StatusCompleted || !c.ClassificationCached {
+		t.Errorf("screening: phase %d status %s cached %v", c.LastCompletedPhase, c.Status, c.ClassificationCached)
+	}
+}
+
+func TestCompanionWorkflowRejectsIncompleteProfile(t *testing.T) {
+	r := newCompanionRun(t)
+	jd, _ := companionInputs(t, "")
+	ctx := t.Context()
+	in := companion.StartInput{Tenant: tenant, ApplicationID: "incomplete-f", Mode: companion.ModeFull}
+	blobs := blob.NewDir(r.blobs)
+	blobs.Put(ctx, companion.Prefix(tenant, in.ApplicationID)+"jd.md", jd, "")
+	blobs.Put(ctx, companion.Prefix(tenant, in.ApplicationID)+"profile.yaml", []byte("name: Ana\n"), "")
+	x, err := catalog.StartCompanion(ctx, r.eng, in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := x.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != asl.StatusFailed || res.Error != "InvalidInputError" || strings.Join(statePath(res), " ") != "Begin Intent Rejected" {
+		t.Errorf("%s %s path %v", res.Status, res.Error, statePath(res))
+	}
+}

@@ -1,0 +1,461 @@
+package companion
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/eventlog"
+)
+
+// KV is the context store (DynamoDB in AWS, files locally): write-once
+// records, so a retried task never overwrites a step another attempt
+// completed.
+type KV interface {
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	PutIfAbsent(ctx context.Context, key string, value []byte) (bool, error)
+}
+
+// Blobs is the blob store (S3 in AWS, a folder locally): the inputs, and
+// report.md and context.json of each application.
+type Blobs interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+	Put(ctx context.Context, key string, data []byte, contentType string) error
+}
+
+// Service holds the Task handlers of statemachines/career_companion.asl.json:
+// one method per Task, each the code the Lambda wraps. Every key is scoped
+// by tenant: companion/<tenant>/<application_id>/… . Safe for concurrent
+// use.
+type Service struct {
+	Store   KV
+	Blobs   Blobs
+	Analyst Analyst
+	Engine  Engine
+	Logger  *slog.Logger
+	// Events, when set, receives each step's progress and drift alerts on
+	// the execution's stream.
+	Events Appender
+}
+
+// StartInput is the execution input of CareerCompanionStateMachine (the
+// shape other workflows, e.g. the delegation chat, start it with). The
+// inputs are already stored (Service.Create): the JD at
+// companion/<tenant>/<application_id>/jd.md and the profile at
+// companion/<tenant>/<application_id>/profile.yaml.
+type StartInput struct {
+	Tenant        string `json:"tenant"`
+	ApplicationID string `json:"application_id"`
+	Mode          string `json:"mode"`
+	Company       string `json:"company"`
+	Platform      string `json:"platform"`
+	Refresh       bool   `json:"refresh"`
+}
+
+// TaskInput is every Task's input: the execution input and, from the
+// workflow's first state, the execution's id (the event stream's key).
+type TaskInput struct {
+	StartInput
+	Execution *ExecutionRef `json:"execution,omitempty"`
+}
+
+// ExecutionRef names the running execution ("id.$": "$$.Execution.Id").
+type ExecutionRef struct {
+	ID string `json:"id"`
+}
+
+// Appender appends to an execution's event stream (internal/eventlog).
+type Appender interface {
+	Append(ctx context.Context, tenant, stream string, ev eventlog.Event) (eventlog.Event, error)
+}
+
+// Event types the companion appends to its execution's stream.
+const (
+	EventProgress = "companion-progress"
+	EventDrift    = "companion-drift"
+)
+
+// progress are the stream's lines when a step completes.
+var progress = map[string]Event{
+	"intent":        {Kind: "progress", Phase: 0, Message: "Intención verificada: es una oferta de empleo."},
+	"culture_radar": {Kind: "progress", Phase: 1, Message: "[Fase 1/7] Culture Radar listo."},
+	"classify":      {Kind: "progress", Phase: 2, Message: "[Fase 2/7] Requisitos clasificados."},
+	"sas":           {Kind: "progress", Phase: 2, Message: "[Fase 2/7] SAS evaluado."},
+	"scoring":       {Kind: "progress", Phase: 2, Message: "[Fase 2/7] Scores calculados."},
+	"draft":         {Kind: "progress", Phase: 3, Message: "[Fase 3/7] Contenido del CV listo."},
+}
+
+// emit appends the step's progress (and a drift alert) to the execution's
+// stream; a failure is logged, never fails the step.
+func (s *Service) emit(ctx context.Context, in TaskInput, step string, c *Context) {
+	if s.Events == nil || in.Execution == nil || in.Execution.ID == "" {
+		return
+	}
+	var evs []eventlog.Event
+	if p, ok := progress[step]; ok {
+		if ev, err := eventlog.New(EventProgress, "companion:"+step, p); err == nil {
+			evs = append(evs, ev)
+		}
+	}
+	if step == "classify" && c.Drift != nil && c.Drift.Alert {
+		if ev, err := eventlog.New(EventDrift, "companion:drift", c.Drift); err == nil {
+			evs = append(evs, ev)
+		}
+	}
+	for _, ev := range evs {
+		if _, err := s.Events.Append(ctx, in.Tenant, in.Execution.ID, ev); err != nil {
+			s.logger().WarnContext(ctx, "cannot append companion event", "application_id", in.ApplicationID, "error", err)
+		}
+	}
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
+}
+
+// TaskOutput is every Task's output (ResultPath $.step): small, for the
+// Choice states.
+type TaskOutput struct {
+	ApplicationID      string   `json:"application_id"`
+	LastCompletedPhase int      `json:"last_completed_phase"`
+	Status             string   `json:"status"`
+	Cached             bool     `json:"cached"`
+	NeedsPause         bool     `json:"needs_pause"`
+	HardGaps           []string `json:"hard_gaps"`
+	Preview            string   `json:"preview"`
+	Decision           string   `json:"decision"`
+	Final              float64  `json:"final"`
+	SAS                int      `json:"sas"`
+	ReportKey          string   `json:"report_key"`
+}
+
+// Keys of an application.
+func Prefix(tenant, app string) string { return "companion/" + tenant + "/" + app + "/" }
+
+func checkIDs(in TaskInput) error {
+	if !tenantRE.MatchString(in.Tenant) {
+		return &veredicto.InvalidInputError{Field: "tenant", Problem: "must be 1-64 letters, digits, '_', '.', '-'"}
+	}
+	if !appIDRE.MatchString(in.ApplicationID) {
+		return &veredicto.InvalidInputError{Field: "application_id", Problem: "must be 1-64 lowercase letters, digits or '-'"}
+	}
+	return nil
+}
+
+// Steps in order; each one's context record is write-once.
+var steps = []string{"intent", "validate", "culture_radar", "classify", "sas", "scoring", "decision", "draft"}
+
+func stepKey(in TaskInput, step string) string {
+	for i, s := range steps {
+		if s == step {
+			return fmt.Sprintf("%sctx/%02d-%s", Prefix(in.Tenant, in.ApplicationID), i, s)
+		}
+	}
+	panic("unknown step " + step)
+}
+
+// Create stores an application's inputs and returns the execution input.
+// The id derives from the tenant, the inputs and the mode, so posting the
+// same application twice starts one execution (deterministic name).
+func (s *Service) Create(ctx context.Context, tenant string, jd, profileYAML []byte, mode, company, platform string) (StartInput, error) {
+	p, err := ParseProfile("profile.yaml", profileYAML)
+	if err != nil {
+		return StartInput{}, err
+	}
+	c, err := NewContext("profile.yaml", string(jd), p, mode, company, platform, s.Analyst.Info())
+	if err != nil {
+		return StartInput{}, err
+	}
+	in := StartInput{Tenant: tenant, ApplicationID: c.InputHash[:20] + "-" + c.Mode[:1], Mode: c.Mode, Company: company, Platform: platform}
+	if err := checkIDs(TaskInput{StartInput: in}); err != nil {
+		return StartInput{}, err
+	}
+	pre := Prefix(tenant, in.ApplicationID)
+	if err := s.Blobs.Put(ctx, pre+"jd.md", jd, "text/markdown; charset=utf-8"); err != nil {
+		return StartInput{}, fmt.Errorf("store jd %s: %w", in.ApplicationID, err)
+	}
+	if err := s.Blobs.Put(ctx, pre+"profile.yaml", profileYAML, "application/yaml"); err != nil {
+		return StartInput{}, fmt.Errorf("store profile %s: %w", in.ApplicationID, err)
+	}
+	return in, nil
+}
+
+// Load returns the application's latest context; another tenant's
+// application is a *veredicto.NotFoundError like a missing one.
+func (s *Service) Load(ctx context.Context, in TaskInput) (*Context, error) {
+	if err := checkIDs(in); err != nil {
+		return nil, err
+	}
+	for i := len(steps) - 1; i >= 0; i-- {
+		b, ok, err := s.Store.Get(ctx, stepKey(in, steps[i]))
+		if err != nil {
+			return nil, fmt.Errorf("load context %s/%s: %w", in.ApplicationID, steps[i], err)
+		}
+		if ok {
+			var c Context
+			if err := json.Unmarshal(b, &c); err != nil {
+				return nil, fmt.Errorf("load context %s/%s: %w", in.ApplicationID, steps[i], err)
+			}
+			return &c, nil
+		}
+	}
+	return nil, &veredicto.NotFoundError{What: "application " + in.ApplicationID}
+}
+
+func (s *Service) runner(in TaskInput) *Runner {
+	return &Runner{Analyst: s.Analyst, Engine: s.Engine, Cache: KVCache{KV: s.Store, Tenant: in.Tenant}, Refresh: in.Refresh, Logger: s.Logger}
+}
+
+// step runs fn over the latest context unless the step's record exists
+// (a retried or resumed task returns what was done), then stores the
+// record and the report.
+func (s *Service) step(ctx context.Context, in TaskInput, name string, fn func(*Context) error) (TaskOutput, error) {
+	key := stepKey(in, name)
+	if b, ok, err := s.Store.Get(ctx, key); err != nil {
+		return TaskOutput{}, fmt.Errorf("%s %s: %w", name, in.ApplicationID, err)
+	} else if ok {
+		var c Context
+		if err := json.Unmarshal(b, &c); err != nil {
+			return TaskOutput{}, fmt.Errorf("%s %s: %w", name, in.ApplicationID, err)
+		}
+		return s.output(in, &c), nil
+	}
+	c, err := s.Load(ctx, in)
+	if err != nil {
+		return TaskOutput{}, err
+	}
+	if err := fn(c); err != nil {
+		return TaskOutput{}, err
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return TaskOutput{}, fmt.Errorf("%s %s: %w", name, in.ApplicationID, err)
+	}
+	if _, err := s.Store.PutIfAbsent(ctx, key, b); err != nil {
+		return TaskOutput{}, fmt.Errorf("%s %s: %w", name, in.ApplicationID, err)
+	}
+	if err := s.publish(ctx, in, c, b); err != nil {
+		return TaskOutput{}, err
+	}
+	s.emit(ctx, in, name, c)
+	return s.output(in, c), nil
+}
+
+func (s *Service) publish(ctx context.Context, in TaskInput, c *Context, ctxJSON []byte) error {
+	pre := Prefix(in.Tenant, in.ApplicationID)
+	if err := s.Blobs.Put(ctx, pre+ContextFile, ctxJSON, "application/json"); err != nil {
+		return fmt.Errorf("put %s%s: %w", pre, ContextFile, err)
+	}
+	if err := s.Blobs.Put(ctx, pre+ReportFile, []byte(Report(c)), "text/markdown; charset=utf-8"); err != nil {
+		return fmt.Errorf("put %s%s: %w", pre, ReportFile, err)
+	}
+	return nil
+}
+
+func (s *Service) output(in TaskInput, c *Context) TaskOutput {
+	o := TaskOutput{ApplicationID: c.ApplicationID, LastCompletedPhase: c.LastCompletedPhase, Status: c.Status, Cached: c.ClassificationCached,
+		HardGaps: []string{}, ReportKey: Prefix(in.Tenant, in.ApplicationID) + ReportFile}
+	if r := c.ScoringResult; r != nil {
+		o.Decision, o.Final, o.SAS = r.DecisionMatrix, r.Confidence.Final, r.SAS.Total
+		if c.Mode != ModeScreening && s.Engine.NeedsAntiImpostorPause(c.ClassifiedRequirements) {
+			p := AntiImpostorPause(c)
+			o.NeedsPause, o.HardGaps, o.Preview = true, p.HardGaps, p.Preview
+		}
+	}
+	return o
+}
+
+// Intent reads and checks the inputs (code: an incomplete profile is an
+// InvalidInputError before any model call), creates the context, and runs
+// the intent check (IntentRejectedError).
+func (s *Service) Intent(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	if err := checkIDs(in); err != nil {
+		return TaskOutput{}, err
+	}
+	key := stepKey(in, "intent")
+	if _, ok, err := s.Store.Get(ctx, key); err != nil {
+		return TaskOutput{}, fmt.Errorf("intent %s: %w", in.ApplicationID, err)
+	} else if ok {
+		return s.step(ctx, in, "intent", nil)
+	}
+	pre := Prefix(in.Tenant, in.ApplicationID)
+	jd, err := s.Blobs.Get(ctx, pre+"jd.md")
+	if err != nil {
+		return TaskOutput{}, fmt.Errorf("intent %s: %w", in.ApplicationID, err)
+	}
+	py, err := s.Blobs.Get(ctx, pre+"profile.yaml")
+	if err != nil {
+		return TaskOutput{}, fmt.Errorf("intent %s: %w", in.ApplicationID, err)
+	}
+	p, err := ParseProfile("profile.yaml", py)
+	if err != nil {
+		return TaskOutput{}, err
+	}
+	c, err := NewContext("profile.yaml", string(jd), p, in.Mode, in.Company, in.Platform, s.Analyst.Info())
+	if err != nil {
+		var pe *ProfileIncompleteError
+		if errors.As(err, &pe) {
+			return TaskOutput{}, &veredicto.InvalidInputError{File: "profile.yaml", Problem: strings.Join(pe.Messages, " ")}
+		}
+		return TaskOutput{}, err
+	}
+	c.ApplicationID = in.ApplicationID
+	r := s.runner(in)
+	if err := r.intent(ctx, c); err != nil {
+		return TaskOutput{}, err
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return TaskOutput{}, err
+	}
+	if _, err := s.Store.PutIfAbsent(ctx, key, b); err != nil {
+		return TaskOutput{}, fmt.Errorf("intent %s: %w", in.ApplicationID, err)
+	}
+	s.emit(ctx, in, "intent", c)
+	return s.output(in, c), s.publish(ctx, in, c, b)
+}
+
+// Validate checks that the JD lists requirements the classifier can work
+// on, before phase 1 pays for a call.
+func (s *Service) Validate(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	return s.step(ctx, in, "validate", func(c *Context) error {
+		_, err := ExtractRequirements("jd.md", c.JDText)
+		return err
+	})
+}
+
+// CultureRadar is phase 1.
+func (s *Service) CultureRadar(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	return s.step(ctx, in, "culture_radar", func(c *Context) error { return s.runner(in).cultureRadar(ctx, c) })
+}
+
+// CacheLookup applies a cached classification (by input hash) unless the
+// input asks to refresh; Cached says whether Classify can be skipped.
+func (s *Service) CacheLookup(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	c, err := s.Load(ctx, in)
+	if err != nil {
+		return TaskOutput{}, err
+	}
+	if in.Refresh || len(c.ClassifiedRequirements) > 0 {
+		o := s.output(in, c)
+		o.Cached = len(c.ClassifiedRequirements) > 0 && !in.Refresh
+		return o, nil
+	}
+	if _, ok, err := (KVCache{KV: s.Store, Tenant: in.Tenant}).GetClassification(ctx, c.InputHash); err != nil || !ok {
+		o := s.output(in, c)
+		o.Cached = false
+		return o, err
+	}
+	return s.Classify(ctx, in) // served from the cache: no model call
+}
+
+// Classify is phase 2a.
+func (s *Service) Classify(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	return s.step(ctx, in, "classify", func(c *Context) error { return s.runner(in).Classify(ctx, c) })
+}
+
+// SAS is phase 2b.
+func (s *Service) SAS(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	return s.step(ctx, in, "sas", func(c *Context) error { return s.runner(in).EvaluateSAS(ctx, c) })
+}
+
+// Scoring is phase 2c: the ScoringEngine, code only. NeedsPause drives the
+// anti-impostor Choice.
+func (s *Service) Scoring(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	return s.step(ctx, in, "scoring", func(c *Context) error {
+		if err := s.runner(in).Score(ctx, c); err != nil {
+			return err
+		}
+		if c.Mode == ModeScreening {
+			c.Status = StatusCompleted
+		} else if s.Engine.NeedsAntiImpostorPause(c.ClassifiedRequirements) {
+			c.Pause = AntiImpostorPause(c)
+			c.Status = StatusPaused
+		}
+		return nil
+	})
+}
+
+// DecisionInput is RecordDecision's input: the task input and whether the
+// user proceeds after the anti-impostor pause.
+type DecisionInput struct {
+	TaskInput
+	Proceed bool `json:"proceed"`
+}
+
+// RecordDecision records the user's answer to the anti-impostor
+// confirmation.
+func (s *Service) RecordDecision(ctx context.Context, in DecisionInput) (TaskOutput, error) {
+	return s.step(ctx, in.TaskInput, "decision", func(c *Context) error { return Resolve(c, in.Proceed) })
+}
+
+// Draft is phase 3; it completes the run.
+func (s *Service) Draft(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	return s.step(ctx, in, "draft", func(c *Context) error {
+		if c.Pause != nil && c.Pause.Resolution != "proceed" {
+			return &veredicto.ConflictError{What: "application " + c.ApplicationID, Problem: "waits for the anti_impostor confirmation"}
+		}
+		c.Status = StatusRunning
+		if err := s.runner(in).phase3(ctx, c); err != nil {
+			return err
+		}
+		c.LastCompletedPhase = 3
+		c.Status = StatusCompleted
+		return nil
+	})
+}
+
+// KVCache is the classification cache on the context store:
+// companion/<tenant>/classifications/<input_hash>. Write-once: a refresh
+// compares with the first classification stored.
+type KVCache struct {
+	KV     KV
+	Tenant string
+}
+
+var _ Cache = KVCache{}
+
+func (k KVCache) key(hash string) (string, error) {
+	if !tenantRE.MatchString(k.Tenant) || !hashRE.MatchString(hash) {
+		return "", fmt.Errorf("classification cache: invalid tenant or hash")
+	}
+	return "companion/" + k.Tenant + "/classifications/" + hash, nil
+}
+
+// GetClassification reads the classification stored for hash.
+func (k KVCache) GetClassification(ctx context.Context, hash string) (Classification, bool, error) {
+	var c Classification
+	key, err := k.key(hash)
+	if err != nil {
+		return c, false, err
+	}
+	b, ok, err := k.KV.Get(ctx, key)
+	if err != nil || !ok {
+		return c, false, err
+	}
+	if json.Unmarshal(b, &c) != nil {
+		return c, false, nil
+	}
+	return c, true, nil
+}
+
+// PutClassification stores c for hash unless one is stored.
+func (k KVCache) PutClassification(ctx context.Context, hash string, c Classification) error {
+	key, err := k.key(hash)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	_, err = k.KV.PutIfAbsent(ctx, key, b)
+	return err
+}
