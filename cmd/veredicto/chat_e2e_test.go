@@ -21,6 +21,7 @@ import (
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/chat"
+	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/llm/llmtest"
 )
 
@@ -313,35 +314,14 @@ func TestServeChat(t *testing.T) {
 		}
 	})
 
-	t.Run("debate machine not registered", func(t *testing.T) {
+	t.Run("debate machine registered", func(t *testing.T) {
+		// The template's DebateStateMachine, started through the Step
+		// Functions API with the input internal/debate documents.
+		client := sfnClient(l.base)
 		if st, body := post(acme, "Que el comité debata si avanzamos con c-005"); st != http.StatusAccepted {
 			t.Fatalf("POST: %d %s", st, body)
 		}
 		evs := events.until(t, finishOf(6))
-		var errMsg any
-		for _, e := range evs {
-			if ti, ok := e["toolInvocation"].(map[string]any); ok && ti["state"] == "error" {
-				errMsg = ti["error"]
-			}
-		}
-		if !strings.Contains(fmt.Sprint(errMsg), "DebateStateMachine no está registrado") {
-			t.Errorf("debate tool error = %v (events %s)", errMsg, typesOf(evs))
-		}
-	})
-
-	t.Run("debate machine registered", func(t *testing.T) {
-		// Until issue 12 lands, any machine under the logical id will do:
-		// the tool starts it through the Step Functions API with its input.
-		client := sfnClient(l.base)
-		def := `{"StartAt":"Done","States":{"Done":{"Type":"Pass","End":true}}}`
-		if _, err := client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(DebateMachine), Definition: aws.String(def),
-			RoleArn: aws.String("arn:aws:iam::000000000000:role/local")}); err != nil {
-			t.Fatal(err)
-		}
-		if st, body := post(acme, "Que el comité debata si avanzamos con c-005"); st != http.StatusAccepted {
-			t.Fatalf("POST: %d %s", st, body)
-		}
-		evs := events.until(t, finishOf(7))
 		var arn string
 		for _, e := range evs {
 			if ti, ok := e["toolInvocation"].(map[string]any); ok && ti["state"] == "result" {
@@ -363,6 +343,26 @@ func TestServeChat(t *testing.T) {
 		if input["tenant"] != "acme" || input["debate_id"] == "" || q["question"] != "¿Avanzamos con c-005?" || len(q["participants"].([]any)) < 2 ||
 			!strings.Contains(knowledge, "searches/acme/demo-cfo-andina/") || !strings.Contains(knowledge, "reports/acme/demo-cfo-andina/c-005/") {
 			t.Errorf("execution input = %v", input)
+		}
+	})
+
+	t.Run("debate machine not registered", func(t *testing.T) {
+		client := sfnClient(l.base)
+		if _, err := client.DeleteStateMachine(ctx, &sfn.DeleteStateMachineInput{StateMachineArn: aws.String(control.StateMachineARN(DebateMachine))}); err != nil {
+			t.Fatal(err)
+		}
+		if st, body := post(acme, "Que el comité debata si avanzamos con c-005"); st != http.StatusAccepted {
+			t.Fatalf("POST: %d %s", st, body)
+		}
+		evs := events.until(t, finishOf(7))
+		var errMsg any
+		for _, e := range evs {
+			if ti, ok := e["toolInvocation"].(map[string]any); ok && ti["state"] == "error" {
+				errMsg = ti["error"]
+			}
+		}
+		if !strings.Contains(fmt.Sprint(errMsg), "DebateStateMachine no está registrado") {
+			t.Errorf("debate tool error = %v (events %s)", errMsg, typesOf(evs))
 		}
 	})
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-
 	"os"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -16,13 +16,15 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/starter"
 	store "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // StartDebate runs one of the debate workflow's step functions
-// (catalog.KindDebate): knowledge from the inputs bucket, the debate's
+// (catalog.KindDebate): knowledge from the inputs bucket (a search's
+// reports from the reports bucket), the debate's
 // files to the reports bucket, its log to the context table.
 func StartDebate(logicalID string) {
 	start(logicalID, catalog.KindDebate, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
@@ -35,7 +37,7 @@ func StartDebate(logicalID string) {
 		if arn := os.Getenv("DEBATE_STATE_MACHINE_ARN"); arn != "" {
 			api.Starter = starter.NewSFN(sfn.NewFromConfig(ac), arn)
 		}
-		return catalog.Services{Debate: DebateSteps(client, inputs, reports, kv), DebateAPI: api}, nil
+		return catalog.Services{Debate: DebateSteps(client, knowledgeStores{inputs, reports}, reports, kv), DebateAPI: api}, nil
 	})
 }
 
@@ -49,13 +51,37 @@ func DebateSteps(client *llm.OpenAI, knowledge debate.BlobReader, reports debate
 	return &debate.Steps{Agents: agents, Knowledge: knowledge, Reports: reports, Logs: logs}
 }
 
+// knowledgeStores reads a debate's knowledge base from the bucket that holds
+// each prefix: a search's reports ("reports/<tenant>/…", what a debate on an
+// escalated candidate cites) from the reports bucket, every other prefix
+// (search folders, uploaded documents) from the inputs bucket.
+type knowledgeStores struct {
+	inputs, reports debate.BlobReader
+}
+
+func (k knowledgeStores) of(key string) debate.BlobReader {
+	if strings.HasPrefix(key, intake.ReportsPrefix+"/") {
+		return k.reports
+	}
+	return k.inputs
+}
+
+func (k knowledgeStores) List(ctx context.Context, prefix string) ([]string, error) {
+	return k.of(prefix).List(ctx, prefix)
+}
+
+func (k knowledgeStores) Get(ctx context.Context, key string) ([]byte, error) {
+	return k.of(key).Get(ctx, key)
+}
+
 // LocalDebate assembles the debate's steps and routes on this machine under
-// dir (the layout of NewLocal): knowledge from dir/inputs, the debate's
+// dir (the layout of NewLocal): knowledge from dir/inputs (reports from
+// dir/reports), the debate's
 // files to dir/reports, logs in dir/context; st starts DebateStateMachine.
 func LocalDebate(dir string, client *llm.OpenAI, st httpapi.DebateStarter) (*debate.Steps, *httpapi.Debates) {
 	in, rep, ctxDir := LocalLayout(dir)
 	inputs, reports, kv := blob.NewDir(in), blob.NewDir(rep), store.NewLocal(ctxDir)
-	return DebateSteps(client, inputs, reports, kv), &httpapi.Debates{Starter: st, Logs: kv, Reports: reports}
+	return DebateSteps(client, knowledgeStores{inputs, reports}, reports, kv), &httpapi.Debates{Starter: st, Logs: kv, Reports: reports}
 }
 
 // localDebate is LocalDebate for NewLocal: POST /debates runs

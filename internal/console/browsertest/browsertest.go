@@ -143,12 +143,15 @@ func (b *Browser) Hash(route string) {
 }
 
 // WaitFor polls a JavaScript predicate until it is true or timeout passes,
-// failing the test with step's name (and a screenshot) then.
+// failing the test with step's name (and a screenshot) then. A predicate
+// that throws (an element not rendered yet: the page is still on its way)
+// counts as false for that poll.
 func (b *Browser) WaitFor(step, predicate string, timeout time.Duration) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.Ctx, timeout)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout))); err != nil {
+	guarded := "(() => { try { return !!(" + predicate + "); } catch (e) { return false; } })()"
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](guarded, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout))); err != nil {
 		b.Shot("failed-" + step)
 		b.t.Fatalf("%s: waiting for %s: %v", step, predicate, err)
 	}
