@@ -311,3 +311,32 @@ func TestBrowserConfirmationResolvedElsewhere(t *testing.T) {
 	b.WaitFor("closed by the event", `!document.getElementById('confirm-dialog').open && /otra sesión/.test(document.getElementById('notice').textContent)`, 15*time.Second)
 	b.Shot("resolved-elsewhere")
 }
+
+// TestBrowserRunPageWaitsForItsStream: a run page opened before its
+// execution has written any event (the stream answers 404) keeps trying,
+// then follows the events from the first, none twice, without saying the
+// connection was lost.
+func TestBrowserRunPageWaitsForItsStream(t *testing.T) {
+	h := startHarness(t)
+	b := browsertest.New(t, 1280, 900)
+	signIn(t, b, h)
+	evs := history(2)
+	b.Hash("#/ejecucion/search/big/" + execARN)
+	time.Sleep(1500 * time.Millisecond) // the first attempts find no stream
+	for _, ev := range evs {
+		if err := h.rec.Record(context.Background(), tenant, execARN, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.WaitFor("stream followed", `document.getElementById('run-status').textContent === 'Terminada'`, 30*time.Second)
+	h.log.mu.Lock()
+	total := len(h.log.events[tenant+"/"+execARN])
+	h.log.mu.Unlock()
+	if got, want := browsertest.Eval[string](b, `document.getElementById('run-events').dataset.count`), strconv.Itoa(total); got != want {
+		t.Errorf("the page received %s events, want %d: none dropped, none twice", got, total)
+	}
+	if notice := browsertest.Eval[string](b, `document.getElementById('notice').hidden ? '' : document.getElementById('notice').textContent`); notice != "" {
+		t.Errorf("notice shown: %q", notice)
+	}
+	b.Shot("stream-waited")
+}

@@ -11,6 +11,7 @@
   var main = document.getElementById('main');
   var cleanup = []; // run when the page changes: timers, streams
   var MAX_TIMELINE = 500; // execution-level steps kept on the page
+  var STREAM_RETRIES = 10; // a closed stream of a running run is reopened at most this many times in a row
 
   var STATUS = {
     RUNNING: 'En curso', SUCCEEDED: 'Terminada', FAILED: 'Fallida', TIMED_OUT: 'Tiempo agotado',
@@ -393,10 +394,35 @@
       }, function () { /* no summary yet (failed run): the stages say why */ });
     }
     setStatus('RUNNING');
-    var url = cfg.events + (cfg.events.indexOf('?') >= 0 ? '&' : '?') + 'execution=' + enc(execution) + '&access_token=' + enc(token);
-    var es = new EventSource(url);
-    cleanup.push(function () { es.close(); });
-    es.onmessage = function (ev) {
+    var lastId = '';
+    var retries = 0;
+    var es = null;
+    var retryTimer = null;
+    cleanup.push(function () { if (es) es.close(); clearTimeout(retryTimer); });
+    // A stream that closes while the run is still running (a 404 before
+    // the execution's first event, a restarted server) is opened again from
+    // the last event seen, a bounded number of times.
+    function connect() {
+      var url = cfg.events + (cfg.events.indexOf('?') >= 0 ? '&' : '?') + 'execution=' + enc(execution) + '&access_token=' + enc(token) +
+        (lastId ? '&lastEventId=' + enc(lastId) : '');
+      es = new EventSource(url);
+      es.onmessage = onMessage;
+      es.onerror = onError;
+    }
+    function onError() {
+      // EventSource reconnects by itself with Last-Event-ID; a closed
+      // stream (204 after finish, 404) stays closed.
+      if (es.readyState !== EventSource.CLOSED || statusEl.textContent !== statusText('RUNNING')) return;
+      if (retries < STREAM_RETRIES) {
+        retries++;
+        retryTimer = setTimeout(connect, Math.min(500 * retries, 5000));
+        return;
+      }
+      notify('Se perdió la conexión con el flujo de eventos de ' + id + '.');
+    }
+    function onMessage(ev) {
+      retries = 0;
+      if (ev.lastEventId) lastId = ev.lastEventId;
       var data;
       try { data = JSON.parse(ev.data); } catch (e) { return; }
       count++;
@@ -426,14 +452,8 @@
         loadSummary();
         break;
       }
-    };
-    es.onerror = function () {
-      // EventSource reconnects by itself with Last-Event-ID; a closed
-      // stream (204 after finish, 404) stays closed.
-      if (es.readyState === EventSource.CLOSED && statusEl.textContent === statusText('RUNNING')) {
-        notify('Se perdió la conexión con el flujo de eventos de ' + id + '.');
-      }
-    };
+    }
+    connect();
   }
   function actionText(st) {
     var m = st.metadata || {};
