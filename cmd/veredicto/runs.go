@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -53,11 +54,7 @@ func (l localRuns) ListRuns(ctx context.Context, tenant string) ([]intake.Run, e
 		}
 	}
 	// Newest first, bounded.
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].StartedAt > out[j-1].StartedAt; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt > out[j].StartedAt })
 	if len(out) > maxLocalRuns {
 		out = out[:maxLocalRuns]
 	}
