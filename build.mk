@@ -42,16 +42,16 @@ LAMBDAS := \
 	DebateApiFunction:debate-api \
 	ChatFunction:chat \
 	ChatTurnFunction:chatturn \
-	CompanionIntentFunction:companion_intent \
-	CompanionValidateFunction:companion_validate \
-	CompanionCultureRadarFunction:companion_culture_radar \
-	CompanionCacheLookupFunction:companion_cache_lookup \
-	CompanionClassifyFunction:companion_classify \
-	CompanionSasFunction:companion_sas \
-	CompanionScoringFunction:companion_scoring \
-	CompanionDecisionFunction:companion_decision \
-	CompanionDraftFunction:companion_draft \
-	CompanionApiFunction:companion_api
+	CompanionIntentFunction:companion-intent \
+	CompanionValidateFunction:companion-validate \
+	CompanionCultureRadarFunction:companion-culture-radar \
+	CompanionCacheLookupFunction:companion-cache-lookup \
+	CompanionClassifyFunction:companion-classify \
+	CompanionSasFunction:companion-sas \
+	CompanionScoringFunction:companion-scoring \
+	CompanionDecisionFunction:companion-decision \
+	CompanionDraftFunction:companion-draft \
+	CompanionApiFunction:companion-api
 
 lambda_id  = $(word 1,$(subst :, ,$(1)))
 lambda_dir = $(word 2,$(subst :, ,$(1)))

@@ -32,7 +32,7 @@ func TestCompanionRoutesOnAPIGateway(t *testing.T) {
 		return err
 	}}}
 	var post events.APIGatewayV2HTTPRequest
-	b, _ := os.ReadFile("../../events/companion_api-post.json")
+	b, _ := os.ReadFile("../../events/companion-api-post.json")
 	if err := json.Unmarshal(b, &post); err != nil {
 		t.Fatal(err)
 	}
