@@ -108,11 +108,11 @@ func (a *App) Handler(logicalID string) (any, error) {
 // own entry point (StartSearch, StartIntake, StartFlags) so a bootstrap links
 // only the AWS clients it uses. Configuration errors end the process with a
 // message (a Lambda init failure), never a panic.
-func start(logicalID string, kind catalog.Kind, build func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error)) {
+func start(logicalID string, kind catalog.Kind, functions func() []catalog.Function, build func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error)) {
 	ctx := context.Background()
 	logger := lambdaLogger(os.Getenv("LOG_LEVEL"))
 	slog.SetDefault(logger)
-	h, err := lambdaHandler(ctx, logicalID, kind, build)
+	h, err := lambdaHandler(ctx, logicalID, kind, functions, build)
 	if err == nil {
 		lambda.Start(h)
 		return
@@ -121,13 +121,20 @@ func start(logicalID string, kind catalog.Kind, build func(ctx context.Context, 
 	os.Exit(1)
 }
 
-func lambdaHandler(ctx context.Context, logicalID string, kind catalog.Kind, build func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error)) (any, error) {
-	f, err := catalog.Lookup(logicalID)
-	if err != nil {
-		return nil, err
+// lambdaHandler binds logicalID, one of functions (its kind's list, the only
+// one the entry point names, so that the binary links only that kind's
+// handlers), to the services build assembles.
+func lambdaHandler(ctx context.Context, logicalID string, kind catalog.Kind, functions func() []catalog.Function, build func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error)) (any, error) {
+	var f catalog.Function
+	var ids []string
+	for _, c := range functions() {
+		ids = append(ids, c.LogicalID)
+		if c.LogicalID == logicalID {
+			f = c
+		}
 	}
-	if f.Kind != kind {
-		return nil, fmt.Errorf("%s is a %s function, not %s", logicalID, f.Kind, kind)
+	if f.LogicalID == "" {
+		return nil, fmt.Errorf("no %s function %q (the %s entry point serves %s)", kind, logicalID, kind, strings.Join(ids, ", "))
 	}
 	cfg, err := ConfigFromEnv(os.Getenv)
 	if err != nil {
@@ -184,7 +191,7 @@ func storage(cfg Config, ac aws.Config) (inputs, reports *s3blob.Store, kv *dyna
 // StartSearch runs one of the executive-search task functions
 // (catalog.KindSearch).
 func StartSearch(logicalID string) {
-	start(logicalID, catalog.KindSearch, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, catalog.KindSearch, catalog.SearchFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		inputs, reports, kv := storage(cfg, ac)
 		client, err := awsLLM(ctx, ac, cfg)
 		if err != nil {
@@ -201,7 +208,7 @@ func StartSearch(logicalID string) {
 
 // StartIntake runs TriggerFunction or ApiFunction (catalog.KindIntake).
 func StartIntake(logicalID string) {
-	start(logicalID, catalog.KindIntake, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, catalog.KindIntake, catalog.IntakeFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		inputs, reports, kv := storage(cfg, ac)
 		var st intake.Starter = missingStarter{}
 		if cfg.StateMachineARN != "" {
@@ -214,7 +221,7 @@ func StartIntake(logicalID string) {
 
 // StartFlags runs FlagsFunction (catalog.KindFlags).
 func StartFlags(logicalID string) {
-	start(logicalID, catalog.KindFlags, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, catalog.KindFlags, catalog.FlagsFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		client, err := awsLLM(ctx, ac, cfg)
 		if err != nil {
 			return catalog.Services{}, err

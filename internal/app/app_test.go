@@ -69,16 +69,17 @@ func TestEntryPointsServeTheirKindOnly(t *testing.T) {
 		return catalog.Services{}, nil
 	}
 	tests := []struct {
-		id   string
-		kind catalog.Kind
-		want string
+		id        string
+		kind      catalog.Kind
+		functions func() []catalog.Function
+		want      string
 	}{
-		{"Gem1Function", catalog.KindIntake, "Gem1Function is a search function, not intake"},
-		{"FlagsFunction", catalog.KindSearch, "FlagsFunction is a flags function, not search"},
-		{"Gem9Function", catalog.KindSearch, `no function "Gem9Function"`},
+		{"Gem1Function", catalog.KindIntake, catalog.IntakeFunctions, `no intake function "Gem1Function" (the intake entry point serves TriggerFunction, ApiFunction)`},
+		{"FlagsFunction", catalog.KindSearch, catalog.SearchFunctions, `no search function "FlagsFunction"`},
+		{"Gem9Function", catalog.KindSearch, catalog.SearchFunctions, `no search function "Gem9Function"`},
 	}
 	for _, tt := range tests {
-		_, err := lambdaHandler(context.Background(), tt.id, tt.kind, build)
+		_, err := lambdaHandler(context.Background(), tt.id, tt.kind, tt.functions, build)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s as %s: got %v, want %q", tt.id, tt.kind, err, tt.want)
 		}

@@ -107,7 +107,7 @@ func chatService(ctx context.Context, cfg Config, pc peopleConfig, cc chatConfig
 // behind the HTTP API's JWT authorizer: the turn is claimed and queued)
 // or ChatTurnFunction (the turns queue's worker) (catalog.KindChat).
 func StartChat(logicalID string) {
-	start(logicalID, catalog.KindChat, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, catalog.KindChat, catalog.ChatFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		pc, err := peopleConfigFromEnv(os.Getenv, false)
 		if err != nil {
 			return catalog.Services{}, err

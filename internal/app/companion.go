@@ -23,7 +23,7 @@ import (
 // (catalog.KindCompanion): context records in DynamoDB, inputs, report.md
 // and context.json in the reports bucket under companion/<tenant>/<id>/.
 func StartCompanion(logicalID string) {
-	start(logicalID, catalog.KindCompanion, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, catalog.KindCompanion, catalog.CompanionFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		_, reports, kv := storage(cfg, ac)
 		client, err := awsLLM(ctx, ac, cfg)
 		if err != nil {

@@ -27,7 +27,7 @@ import (
 // reports from the reports bucket), the debate's
 // files to the reports bucket, its log to the context table.
 func StartDebate(logicalID string) {
-	start(logicalID, catalog.KindDebate, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, catalog.KindDebate, catalog.DebateFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		inputs, reports, kv := storage(cfg, ac)
 		client, err := awsLLM(ctx, ac, cfg)
 		if err != nil {

@@ -74,7 +74,7 @@ func confirmService(cfg Config, pc peopleConfig, ac aws.Config, withTasks bool) 
 // InvokeMode RESPONSE_STREAM, JWTs checked against the issuer's JWKS,
 // events read from DynamoDB and the execution's history mirrored into them.
 func StartPeople(logicalID string) {
-	start(logicalID, catalog.KindPeople, func(_ context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, catalog.KindPeople, catalog.PeopleFunctions, func(_ context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		switch logicalID {
 		case "ConfirmFunction":
 			pc, err := peopleConfigFromEnv(os.Getenv, false)

@@ -170,6 +170,17 @@ func (f Function) Task(s *Services) (asl.Handler, error) { return f.task(s) }
 
 // All lists every function, in template order.
 func All() []Function {
+	var out []Function
+	for _, kind := range []func() []Function{SearchFunctions, IntakeFunctions, FlagsFunctions, PeopleFunctions,
+		DebateFunctions, ChatFunctions, CompanionFunctions} {
+		out = append(out, kind()...)
+	}
+	return out
+}
+
+// SearchFunctions are the executive-search workflow's Tasks (seed 000). A Lambda's entry point names only its kind's
+// list, so its binary links only those handlers.
+func SearchFunctions() []Function {
 	search1 := func(id, folder, doc, sample string) Function {
 		return Function{LogicalID: id, Folder: folder, Kind: KindSearch, Doc: doc,
 			StateMachines: []string{ExecutiveSearch}, Events: []string{sample}}
@@ -193,6 +204,13 @@ func All() []Function {
 			searchDeps, (*search.Service).Report),
 		fn(search1("SummaryFunction", "summary", "the search summary and protocol metrics.", "summary.json"),
 			searchDeps, (*search.Service).Summarize),
+	}
+}
+
+// IntakeFunctions are the upload trigger and the HTTP API of the searches. A Lambda's entry point names only its kind's
+// list, so its binary links only those handlers.
+func IntakeFunctions() []Function {
+	return []Function{
 		fn(Function{LogicalID: "TriggerFunction", Folder: "trigger", Kind: KindIntake,
 			Doc:    "consumes the inputs queue: one evaluation per searches/<tenant>/<id>/READY upload.",
 			Events: []string{"trigger-sqs-batch.json", "trigger-sqs-ready.json"}},
@@ -201,10 +219,24 @@ func All() []Function {
 			Doc:    "the HTTP API (start searches, read state and reports).",
 			Events: []string{"api-get-report.json", "api-get-search.json", "api-post-searches.json"}},
 			httpDeps, (*httpapi.Router).HandleAPIGateway),
+	}
+}
+
+// FlagsFunctions are interview flags over HTTP (seed 002). A Lambda's entry point names only its kind's
+// list, so its binary links only those handlers.
+func FlagsFunctions() []Function {
+	return []Function{
 		fn(Function{LogicalID: "FlagsFunction", Folder: "flags", Kind: KindFlags,
 			Doc:    "POST /flags classifies interview answers with the Flags schema v1.1 (seed 002).",
 			Events: []string{"flags-post.json"}},
 			httpDeps, (*httpapi.Router).HandleAPIGateway),
+	}
+}
+
+// PeopleFunctions are the functions that put a person in the loop (seed 004): confirmations and the event stream. A Lambda's entry point names only its kind's
+// list, so its binary links only those handlers.
+func PeopleFunctions() []Function {
+	return []Function{
 		fn(Function{LogicalID: "ConfirmFunction", Folder: "confirm", Kind: KindPeople,
 			Doc:           "the .waitForTaskToken task that stores a pending confirmation (seed 004 §3).",
 			StateMachines: []string{ExecutiveSearch, Debate, CareerCompanion}, Events: []string{"confirm.json"}},
@@ -221,6 +253,13 @@ func All() []Function {
 			func(s *Services) *HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse] {
 				return s.Stream
 			}, (*HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse]).Handle),
+	}
+}
+
+// DebateFunctions are the debate workflow's steps and its HTTP routes (seed 003). A Lambda's entry point names only its kind's
+// list, so its binary links only those handlers.
+func DebateFunctions() []Function {
+	return []Function{
 		fn(debate1("DebatePrepareFunction", "debate-prepare", "validates a debate, routes it and runs the first RAG queries (seed 003).", "debate-prepare.json"),
 			debateDeps, (*debate.Steps).Prepare),
 		fn(debate1("DebatePositionFunction", "debate-position", "one agent's position in a parallel round (debate_position).", "debate-position.json"),
@@ -241,6 +280,13 @@ func All() []Function {
 			Doc:    "the debate routes of the HTTP API: POST /debates, GET /debates/{id}[/report].",
 			Events: []string{"debate-api-post.json", "debate-api-get.json"}},
 			func(s *Services) *httpapi.Debates { return s.DebateAPI }, (*httpapi.Debates).HandleAPIGateway),
+	}
+}
+
+// ChatFunctions are the delegation chat (seed 004 §5–9). A Lambda's entry point names only its kind's
+// list, so its binary links only those handlers.
+func ChatFunctions() []Function {
+	return []Function{
 		fn(Function{LogicalID: "ChatFunction", Folder: "chat", Kind: KindChat,
 			Doc:    "POST /api/chat and GET /api/chat/metrics on the HTTP API: claims a turn of the delegation chat and queues it (seed 004 §5–9).",
 			Events: []string{"chat-post.json", "chat-metrics.json"}},
@@ -251,6 +297,13 @@ func All() []Function {
 			Doc:    "runs the delegation chat's queued turns: the supervisor, its delegations and confirmations, onto the conversation's stream.",
 			Events: []string{"chatturn-sqs.json"}},
 			func(s *Services) *chat.Service { return s.ChatTurns }, (*chat.Service).HandleSQS),
+	}
+}
+
+// CompanionFunctions are the career companion's Tasks and HTTP routes (seed 001). A Lambda's entry point names only its kind's
+// list, so its binary links only those handlers.
+func CompanionFunctions() []Function {
+	return []Function{
 		fn(companion1("CompanionIntentFunction", "companion-intent", "the career companion's profile check and intent classifier (seed 001).", "companion-intent.json"),
 			companionDeps, (*companion.Service).Intent),
 		fn(companion1("CompanionValidateFunction", "companion-validate", "checks the JD lists requirements before phase 1.", "companion-validate.json"),
