@@ -178,8 +178,9 @@ func All() []Function {
 	return out
 }
 
-// SearchFunctions are the executive-search workflow's Tasks (seed 000). A Lambda's entry point names only its kind's
-// list, so its binary links only those handlers.
+// SearchFunctions are the executive-search workflow's Tasks (seed 000). A
+// Lambda's entry point names only its kind's list, so its binary links only
+// those handlers.
 func SearchFunctions() []Function {
 	search1 := func(id, folder, doc, sample string) Function {
 		return Function{LogicalID: id, Folder: folder, Kind: KindSearch, Doc: doc,
@@ -207,8 +208,9 @@ func SearchFunctions() []Function {
 	}
 }
 
-// IntakeFunctions are the upload trigger and the HTTP API of the searches. A Lambda's entry point names only its kind's
-// list, so its binary links only those handlers.
+// IntakeFunctions are the upload trigger and the HTTP API of the searches. A
+// Lambda's entry point names only its kind's list, so its binary links only
+// those handlers.
 func IntakeFunctions() []Function {
 	return []Function{
 		fn(Function{LogicalID: "TriggerFunction", Folder: "trigger", Kind: KindIntake,
@@ -222,8 +224,8 @@ func IntakeFunctions() []Function {
 	}
 }
 
-// FlagsFunctions are interview flags over HTTP (seed 002). A Lambda's entry point names only its kind's
-// list, so its binary links only those handlers.
+// FlagsFunctions are interview flags over HTTP (seed 002). A Lambda's entry
+// point names only its kind's list, so its binary links only those handlers.
 func FlagsFunctions() []Function {
 	return []Function{
 		fn(Function{LogicalID: "FlagsFunction", Folder: "flags", Kind: KindFlags,
@@ -233,8 +235,9 @@ func FlagsFunctions() []Function {
 	}
 }
 
-// PeopleFunctions are the functions that put a person in the loop (seed 004): confirmations and the event stream. A Lambda's entry point names only its kind's
-// list, so its binary links only those handlers.
+// PeopleFunctions are the functions that put a person in the loop (seed 004):
+// confirmations and the event stream. A Lambda's entry point names only its
+// kind's list, so its binary links only those handlers.
 func PeopleFunctions() []Function {
 	return []Function{
 		fn(Function{LogicalID: "ConfirmFunction", Folder: "confirm", Kind: KindPeople,
@@ -256,8 +259,9 @@ func PeopleFunctions() []Function {
 	}
 }
 
-// DebateFunctions are the debate workflow's steps and its HTTP routes (seed 003). A Lambda's entry point names only its kind's
-// list, so its binary links only those handlers.
+// DebateFunctions are the debate workflow's steps and its HTTP routes (seed
+// 003). A Lambda's entry point names only its kind's list, so its binary links
+// only those handlers.
 func DebateFunctions() []Function {
 	return []Function{
 		fn(debate1("DebatePrepareFunction", "debate-prepare", "validates a debate, routes it and runs the first RAG queries (seed 003).", "debate-prepare.json"),
@@ -283,8 +287,8 @@ func DebateFunctions() []Function {
 	}
 }
 
-// ChatFunctions are the delegation chat (seed 004 §5–9). A Lambda's entry point names only its kind's
-// list, so its binary links only those handlers.
+// ChatFunctions are the delegation chat (seed 004 §5–9). A Lambda's entry
+// point names only its kind's list, so its binary links only those handlers.
 func ChatFunctions() []Function {
 	return []Function{
 		fn(Function{LogicalID: "ChatFunction", Folder: "chat", Kind: KindChat,
@@ -300,8 +304,9 @@ func ChatFunctions() []Function {
 	}
 }
 
-// CompanionFunctions are the career companion's Tasks and HTTP routes (seed 001). A Lambda's entry point names only its kind's
-// list, so its binary links only those handlers.
+// CompanionFunctions are the career companion's Tasks and HTTP routes (seed
+// 001). A Lambda's entry point names only its kind's list, so its binary links
+// only those handlers.
 func CompanionFunctions() []Function {
 	return []Function{
 		fn(companion1("CompanionIntentFunction", "companion-intent", "the career companion's profile check and intent classifier (seed 001).", "companion-intent.json"),
