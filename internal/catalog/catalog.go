@@ -21,9 +21,12 @@
 // # Adding a function
 //
 //  1. Write the handler, func(ctx, In) (Out, error), in its domain package.
-//  2. Add one entry to All below with fn(...). If it needs dependencies no
-//     Kind builds yet, add a Kind, a field of Services, and a Start<Kind>
-//     entry point in internal/app (entryPoints below names it).
+//  2. Add one entry with fn(...) to its kind's list (SearchFunctions,
+//     CompanionFunctions, …; All concatenates them). If it needs
+//     dependencies no Kind builds yet, add a Kind, its <Kind>Functions list
+//     (and to All), a field of Services, and a Start<Kind> entry point in
+//     internal/app that passes that list to start (entryPoints below names
+//     it), so the kind's bootstrap links only its own handlers.
 //  3. Run go generate ./internal/catalog: it writes functions/<Folder>/main.go
 //     and build.mk.
 //  4. Add the resource to template.yaml (and, for a Task, its
