@@ -24,11 +24,17 @@ func (rt *Router) APIGateway() func(context.Context, events.APIGatewayV2HTTPRequ
 // HandleAPIGateway serves one API Gateway HTTP API (payload 2.0) request:
 // the method form of APIGateway, as the catalog binds handlers.
 func (rt *Router) HandleAPIGateway(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return serveAPIGateway(ctx, ev, rt.tenantClaim(), rt.Serve), nil
+}
+
+// serveAPIGateway decodes an API Gateway HTTP API (payload 2.0) request,
+// the tenant from the JWT claim the API's authorizer verified, for serve.
+func serveAPIGateway(ctx context.Context, ev events.APIGatewayV2HTTPRequest, claim string, serve func(context.Context, Request) Response) events.APIGatewayV2HTTPResponse {
 	req := Request{Method: ev.RequestContext.HTTP.Method, Path: ev.RawPath, Header: http.Header{}, Body: []byte(ev.Body)}
 	if ev.IsBase64Encoded {
 		b, err := base64.StdEncoding.DecodeString(ev.Body)
 		if err != nil {
-			return toAPIGateway(errorResponse(http.StatusBadRequest, "body is not valid base64")), nil
+			return toAPIGateway(errorResponse(http.StatusBadRequest, "body is not valid base64"))
 		}
 		req.Body = b
 	}
@@ -36,9 +42,9 @@ func (rt *Router) HandleAPIGateway(ctx context.Context, ev events.APIGatewayV2HT
 		req.Header.Set(k, v)
 	}
 	if a := ev.RequestContext.Authorizer; a != nil && a.JWT != nil {
-		req.Tenant = a.JWT.Claims[rt.tenantClaim()]
+		req.Tenant = a.JWT.Claims[claim]
 	}
-	return toAPIGateway(rt.Serve(ctx, req)), nil
+	return toAPIGateway(serve(ctx, req))
 }
 
 func toAPIGateway(r Response) events.APIGatewayV2HTTPResponse {
@@ -53,13 +59,18 @@ func toAPIGateway(r Response) events.APIGatewayV2HTTPResponse {
 // the authenticated tenant of a request ("" when there is none, which the
 // search routes answer with 401).
 func (rt *Router) Handler(tenant func(*http.Request) string) http.Handler {
+	return netHTTP(rt.Serve, tenant)
+}
+
+// netHTTP serves serve on net/http, the body bounded by MaxBody.
+func netHTTP(serve func(context.Context, Request) Response, tenant func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 		var resp Response
 		if err != nil {
 			resp = errorResponse(http.StatusRequestEntityTooLarge, "the request body is larger than 10 MiB or could not be read")
 		} else {
-			resp = rt.Serve(r.Context(), Request{Method: r.Method, Path: r.URL.EscapedPath(), Header: r.Header, Body: body, Tenant: tenant(r)})
+			resp = serve(r.Context(), Request{Method: r.Method, Path: r.URL.EscapedPath(), Header: r.Header, Body: body, Tenant: tenant(r)})
 		}
 		for k, v := range resp.Header {
 			w.Header()[k] = v

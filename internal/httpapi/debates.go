@@ -2,10 +2,8 @@ package httpapi
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 
@@ -150,42 +148,15 @@ func (d *Debates) failure(ctx context.Context, err error) Response {
 // Handler serves the routes on net/http; tenant names the authenticated
 // caller's tenant.
 func (d *Debates) Handler(tenant func(*http.Request) string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
-		var resp Response
-		if err != nil {
-			resp = errorResponse(http.StatusRequestEntityTooLarge, "the request body is larger than 10 MiB or could not be read")
-		} else {
-			resp = d.Serve(r.Context(), Request{Method: r.Method, Path: r.URL.EscapedPath(), Header: r.Header, Body: body, Tenant: tenant(r)})
-		}
-		for k, v := range resp.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(resp.Status)
-		w.Write(resp.Body)
-	})
+	return netHTTP(d.Serve, tenant)
 }
 
 // HandleAPIGateway serves an API Gateway HTTP API (payload 2.0) request,
 // the tenant from the JWT claim its authorizer verified.
 func (d *Debates) HandleAPIGateway(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	req := Request{Method: ev.RequestContext.HTTP.Method, Path: ev.RawPath, Header: http.Header{}, Body: []byte(ev.Body)}
-	if ev.IsBase64Encoded {
-		b, err := base64.StdEncoding.DecodeString(ev.Body)
-		if err != nil {
-			return toAPIGateway(errorResponse(http.StatusBadRequest, "body is not valid base64")), nil
-		}
-		req.Body = b
-	}
-	for k, v := range ev.Headers {
-		req.Header.Set(k, v)
-	}
 	claim := d.TenantClaim
 	if claim == "" {
 		claim = DefaultTenantClaim
 	}
-	if a := ev.RequestContext.Authorizer; a != nil && a.JWT != nil {
-		req.Tenant = a.JWT.Claims[claim]
-	}
-	return toAPIGateway(d.Serve(ctx, req)), nil
+	return serveAPIGateway(ctx, ev, claim, d.Serve), nil
 }
