@@ -110,18 +110,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, "execution: is required (an execution ARN or name)")
 		return
 	}
-	after := int64(0)
-	last := r.Header.Get("Last-Event-ID")
-	if last == "" {
-		last = r.URL.Query().Get("lastEventId")
-	}
-	if last != "" {
-		n, err := strconv.ParseInt(strings.TrimSpace(last), 10, 64)
-		if err != nil || n < 0 {
-			jsonError(w, http.StatusBadRequest, "Last-Event-ID: must be a non-negative integer")
-			return
-		}
-		after = n
+	after, ok := lastEventID(w, r)
+	if !ok {
+		return
 	}
 	stream, status, err := h.resolve(ctx, tenant, ref, after)
 	if err != nil {
@@ -296,18 +287,29 @@ func (h *Handler) serveChat(w http.ResponseWriter, r *http.Request, tenant strin
 		jsonError(w, http.StatusBadRequest, "chat: must be 1-64 letters, digits, '_' or '-'")
 		return
 	}
-	after := int64(0)
+	after, ok := lastEventID(w, r)
+	if !ok {
+		return
+	}
+	h.serve(r.Context(), w, tenant, ChatStream(id), after, true)
+}
+
+// lastEventID is where a client resumes: the Last-Event-ID header, or the
+// lastEventId query parameter (EventSource cannot set headers on a new
+// connection), 0 when neither is set. An invalid one is answered 400 here
+// (ok false).
+func lastEventID(w http.ResponseWriter, r *http.Request) (after int64, ok bool) {
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
 		last = r.URL.Query().Get("lastEventId")
 	}
-	if last != "" {
-		n, err := strconv.ParseInt(strings.TrimSpace(last), 10, 64)
-		if err != nil || n < 0 {
-			jsonError(w, http.StatusBadRequest, "Last-Event-ID: must be a non-negative integer")
-			return
-		}
-		after = n
+	if last == "" {
+		return 0, true
 	}
-	h.serve(r.Context(), w, tenant, ChatStream(id), after, true)
+	n, err := strconv.ParseInt(strings.TrimSpace(last), 10, 64)
+	if err != nil || n < 0 {
+		jsonError(w, http.StatusBadRequest, "Last-Event-ID: must be a non-negative integer")
+		return 0, false
+	}
+	return n, true
 }
