@@ -73,9 +73,10 @@ func (x *Execution) emit(ev Event) int { return x.record(ev, false) }
 // Map iterations emit concurrently; OnEvent still sees events one at a time,
 // in ID order.
 func (x *Execution) record(ev Event, terminal bool) int {
-	x.order.Lock()
-	defer x.order.Unlock()
-	ev.Timestamp = x.engine.now()
+	if x.onEvent != nil {
+		x.order.Lock()
+		defer x.order.Unlock()
+	}
 	x.mu.Lock()
 	if !terminal && x.overLimit != nil {
 		x.mu.Unlock()
@@ -92,6 +93,11 @@ func (x *Execution) record(ev Event, terminal bool) int {
 	if strings.HasSuffix(ev.Type, "StateEntered") {
 		x.transitions++
 	}
+	// An event nobody keeps or streams is only counted (for the quota, the
+	// transitions and the ids causes cite): no clock read, no copy.
+	if x.keepHistory || x.onEvent != nil {
+		ev.Timestamp = x.engine.now()
+	}
 	if x.keepHistory {
 		x.events = append(x.events, ev)
 	}
@@ -100,6 +106,52 @@ func (x *Execution) record(ev Event, terminal bool) int {
 		x.onEvent(ev)
 	}
 	return ev.ID
+}
+
+// enteredType and exitedType name a state's StateEntered and StateExited
+// events without building the string for the usual types.
+func enteredType(typ string) string {
+	switch typ {
+	case "Task":
+		return "TaskStateEntered"
+	case "Pass":
+		return "PassStateEntered"
+	case "Choice":
+		return "ChoiceStateEntered"
+	case "Map":
+		return "MapStateEntered"
+	case "Parallel":
+		return "ParallelStateEntered"
+	case "Wait":
+		return "WaitStateEntered"
+	case "Succeed":
+		return "SucceedStateEntered"
+	case "Fail":
+		return "FailStateEntered"
+	}
+	return typ + "StateEntered"
+}
+
+func exitedType(typ string) string {
+	switch typ {
+	case "Task":
+		return "TaskStateExited"
+	case "Pass":
+		return "PassStateExited"
+	case "Choice":
+		return "ChoiceStateExited"
+	case "Map":
+		return "MapStateExited"
+	case "Parallel":
+		return "ParallelStateExited"
+	case "Wait":
+		return "WaitStateExited"
+	case "Succeed":
+		return "SucceedStateExited"
+	case "Fail":
+		return "FailStateExited"
+	}
+	return typ + "StateExited"
 }
 
 // historyLimit returns the quota failure, if the run reached it.
@@ -245,18 +297,12 @@ func formatTime(t time.Time) string {
 }
 
 func (r *stateRun) scope(input any) *scope {
-	var cached any
-	return &scope{input: input, vars: r.vars, context: func() any {
-		if cached == nil {
-			cached = r.context()
-		}
-		return cached
-	}}
+	return &scope{input: input, vars: r.vars, run: r}
 }
 
 func (x *Execution) runState(ctx context.Context, st *State, input any, fr *frame, vs *varScope) (any, string, error) {
 	r := &stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, entered: x.engine.now()}
-	r.eventID = x.emit(Event{Type: st.Type + "StateEntered", State: st.Name, Scope: fr.scope, Input: input})
+	r.eventID = x.emit(Event{Type: enteredType(st.Type), State: st.Name, Scope: fr.scope, Input: input})
 	out, next, err := r.run(ctx, input)
 	if err != nil {
 		return nil, "", r.locate(err)
@@ -327,7 +373,7 @@ func (r *stateRun) checkOutput(out any, next string, err error) (any, string, er
 	if n := jsonSize(out); n > MaxPayloadBytes {
 		return nil, "", newError(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Name)
 	}
-	r.x.emit(Event{Type: st.Type + "StateExited", State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned})
+	r.x.emit(Event{Type: exitedType(st.Type), State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned})
 	return out, next, nil
 }
 

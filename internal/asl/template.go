@@ -123,13 +123,28 @@ func compileDynamic(s string) (*template, error) {
 // a lazily built context object.
 type scope struct {
 	input   any
-	context func() any
+	context func() any // when run is nil
 	vars    *varScope
+	// run, when set, builds the context object (once per scope, so that a
+	// retry sees its own EnteredTime and RetryCount) without a closure.
+	run    *stateRun
+	cached any
+}
+
+// contextObject returns the context object ($$).
+func (s *scope) contextObject() any {
+	if s.run == nil {
+		return s.context()
+	}
+	if s.cached == nil {
+		s.cached = s.run.context()
+	}
+	return s.cached
 }
 
 func (s *scope) lookup(p *path) (any, bool) {
 	if p.context {
-		return p.get(s.context())
+		return p.get(s.contextObject())
 	}
 	if p.variable != "" {
 		if s.vars == nil {
@@ -151,7 +166,7 @@ func (s *scope) searched(raw string) string {
 	var doc any = s.input
 	switch {
 	case strings.HasPrefix(raw, "$$"):
-		doc = s.context()
+		doc = s.contextObject()
 	default:
 		if name, _, ok := variablePrefix(raw); ok && s.vars != nil {
 			doc, _ = s.vars.get(name)
