@@ -43,6 +43,9 @@ func parseJSON(b []byte) (v any, err error) {
 // marshalJSON renders an engine value as compact JSON without HTML escaping,
 // the way Step Functions shows payloads.
 func marshalJSON(v any) ([]byte, error) {
+	if b, ok := encodeJSON(v); ok {
+		return b, nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -75,6 +78,9 @@ func jsonSize(v any) int {
 	case float64:
 		return floatSize(x)
 	case map[string]any:
+		if x == nil {
+			return 4 // null
+		}
 		n := 2 // braces
 		first := true
 		for k, e := range x {
@@ -86,6 +92,9 @@ func jsonSize(v any) int {
 		}
 		return n
 	case []any:
+		if x == nil {
+			return 4 // null
+		}
 		n := 2
 		for i, e := range x {
 			if i > 0 {
