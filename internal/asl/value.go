@@ -17,11 +17,22 @@ import (
 // Values are never mutated in place: a state that changes a value copies the
 // containers along the changed path.
 
-// parseJSON parses JSON text into an engine value. The text is checked with
+// parseJSON parses JSON text into an engine value. parseFast reads the
+// common documents; parseJSONGeneral gives every other one ojg's value or
+// the error. The text is checked with
 // encoding/json first: ojg v1.28.5 panics on some malformed documents
 // (`{"a":{"b":},"":1}`, found by FuzzParse), and the text comes from
 // definitions, execution input and handler output alike.
-func parseJSON(b []byte) (v any, err error) {
+func parseJSON(b []byte) (any, error) {
+	if v, ok := parseFast(b); ok {
+		return v, nil
+	}
+	return parseJSONGeneral(b)
+}
+
+// parseJSONGeneral is parseJSON without parseFast: encoding/json's check,
+// then ojg.
+func parseJSONGeneral(b []byte) (v any, err error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, fmt.Errorf("empty JSON document")
 	}
