@@ -219,11 +219,8 @@ func (t *template) evalInner(s *scope) (any, error) {
 		}
 		return v, nil
 	case tmplIntrinsic:
-		return t.intrinsic.eval(func(raw string) (any, error) {
-			v, ok, err := s.resolvePath(raw)
-			if err != nil {
-				return nil, err
-			}
+		return t.intrinsic.eval(func(raw string, p *path) (any, error) {
+			v, ok := s.lookup(p)
 			if !ok {
 				return nil, newError(ErrRuntime, "The JSONPath '%s' used as an intrinsic function argument could not be found in the input", raw)
 			}
