@@ -34,6 +34,11 @@ type Execution struct {
 
 	done   chan struct{}
 	result *Result
+
+	// The context object's Execution and StateMachine members are the same
+	// for every state: built once, shared (values are never mutated).
+	ctxOnce            sync.Once
+	ctxExec, ctxSMInfo map[string]any
 }
 
 // Stop aborts a running execution.
@@ -263,25 +268,26 @@ type mapItem struct {
 // context builds the context object ($$) for this state attempt.
 func (r *stateRun) context() any {
 	x := r.x
-	state := map[string]any{
-		"Name":        r.st.Name,
-		"EnteredTime": formatTime(r.entered),
-		"RetryCount":  int64(r.retry),
-	}
-	c := map[string]any{
-		"Execution": map[string]any{
+	x.ctxOnce.Do(func() {
+		x.ctxExec = map[string]any{
 			"Id":           x.ID,
 			"Name":         x.Name,
 			"Input":        x.input,
 			"StartTime":    formatTime(x.StartTime),
 			"RoleArn":      "arn:aws:iam::000000000000:role/local",
 			"RedriveCount": int64(0),
-		},
-		"StateMachine": map[string]any{
-			"Id":   x.smID,
-			"Name": x.smName,
-		},
-		"State": state,
+		}
+		x.ctxSMInfo = map[string]any{"Id": x.smID, "Name": x.smName}
+	})
+	state := map[string]any{
+		"Name":        r.st.Name,
+		"EnteredTime": formatTime(r.entered),
+		"RetryCount":  int64(r.retry),
+	}
+	c := map[string]any{
+		"Execution":    x.ctxExec,
+		"StateMachine": x.ctxSMInfo,
+		"State":        state,
 	}
 	if r.token != "" {
 		c["Task"] = map[string]any{"Token": r.token}
