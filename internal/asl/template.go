@@ -201,11 +201,14 @@ func (e *missingPathError) Error() string {
 // States.Runtime naming the field, as Step Functions does.
 func (t *template) eval(s *scope) (any, error) {
 	v, err := t.evalInner(s)
+	if err == nil {
+		return v, nil
+	}
 	var mp *missingPathError
 	if errors.As(err, &mp) {
 		return nil, newError(ErrRuntime, "%s", mp.Error())
 	}
-	return v, err
+	return nil, err
 }
 
 func (t *template) evalInner(s *scope) (any, error) {
