@@ -103,7 +103,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		return r.replayed(input, replay)
 	}
 	info := TaskInfo{ExecutionID: r.x.ID, State: st.Name, Resource: st.Resource, Attempt: r.retry + 1, Token: r.token}
-	raw, herr := invoke(context.WithValue(tctx, taskInfoKey{}, info), h, in)
+	raw, herr := invoke(&taskContext{Context: tctx, info: info}, h, in)
 	if herr == nil && !callback {
 		result, perr := parseJSON(raw)
 		if len(raw) == 0 {
@@ -169,6 +169,20 @@ type TaskInfo struct {
 }
 
 type taskInfoKey struct{}
+
+// taskContext carries the TaskInfo to the handler: context.WithValue with
+// one allocation instead of two (the boxed info is made only if asked for).
+type taskContext struct {
+	context.Context
+	info TaskInfo
+}
+
+func (c *taskContext) Value(key any) any {
+	if _, ok := key.(taskInfoKey); ok {
+		return c.info
+	}
+	return c.Context.Value(key)
+}
 
 // TaskFromContext returns the Task attempt a handler was invoked for by the
 // local engine (false under Lambda, where lambdacontext carries the request).
