@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -195,8 +196,11 @@ func (x *Execution) run(ctx context.Context) {
 		res.Status, res.Error, res.Cause = StatusFailed, se.Name, se.Cause
 		x.record(Event{Type: "ExecutionFailed", Error: se.Name, Cause: se.Cause}, true)
 	}
-	res.History = x.History()
+	// The history is complete: the result shares it rather than copying it
+	// (clipped, so that appending to Result.History cannot write into it;
+	// History() still returns copies).
 	x.mu.Lock()
+	res.History = slices.Clip(x.events)
 	res.Transitions = x.transitions
 	x.mu.Unlock()
 	x.result = res
