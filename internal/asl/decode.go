@@ -17,14 +17,27 @@ import (
 // containers (the text lives as long as any of its strings does, at most
 // MaxPayloadBytes for a payload that passes the limit).
 func parseFast(b []byte) (any, bool) {
+	v, _, ok := parseFastSized(b)
+	return v, ok
+}
+
+// parseFastSized is parseFast that also returns the value's size as
+// jsonSize would measure it (sizeUnknown when an object repeats a key).
+func parseFastSized(b []byte) (any, int, bool) {
 	p := fastParser{s: string(b)}
 	p.space()
 	v, ok := p.value(0)
 	if !ok {
-		return nil, false
+		return nil, sizeUnknown, false
 	}
 	p.space()
-	return v, p.i == len(p.s)
+	if p.i != len(p.s) {
+		return nil, sizeUnknown, false
+	}
+	if p.repeated {
+		return v, sizeUnknown, true
+	}
+	return v, p.size, true
 }
 
 // maxFastDepth bounds the nesting parseFast follows; deeper documents go
@@ -34,6 +47,10 @@ const maxFastDepth = 512
 type fastParser struct {
 	s string
 	i int
+	// size is the compact re-encoding's length so far (what jsonSize
+	// returns), valid unless an object repeated a key.
+	size     int
+	repeated bool
 }
 
 func (p *fastParser) space() {
@@ -68,10 +85,13 @@ func (p *fastParser) value(depth int) (any, bool) {
 		s, ok := p.str()
 		return s, ok
 	case c == 't':
+		p.size += 4
 		return true, p.literal("true")
 	case c == 'f':
+		p.size += 5
 		return false, p.literal("false")
 	case c == 'n':
+		p.size += 4
 		return nil, p.literal("null")
 	case c == '-' || ('0' <= c && c <= '9'):
 		return p.integer()
@@ -82,6 +102,7 @@ func (p *fastParser) value(depth int) (any, bool) {
 func (p *fastParser) object(depth int) (any, bool) {
 	p.i++ // {
 	m := map[string]any{}
+	p.size += 2
 	p.space()
 	if p.i < len(p.s) && p.s[p.i] == '}' {
 		p.i++
@@ -105,6 +126,13 @@ func (p *fastParser) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
+		if _, dup := m[k]; dup {
+			p.repeated = true
+		}
+		if len(m) > 0 {
+			p.size++ // comma
+		}
+		p.size++ // colon
 		m[k] = v // a repeated key keeps its last value, as with ojg
 		p.space()
 		if p.i >= len(p.s) {
@@ -126,6 +154,7 @@ func (p *fastParser) object(depth int) (any, bool) {
 func (p *fastParser) array(depth int) (any, bool) {
 	p.i++ // [
 	a := []any{}
+	p.size += 2
 	p.space()
 	if p.i < len(p.s) && p.s[p.i] == ']' {
 		p.i++
@@ -135,6 +164,9 @@ func (p *fastParser) array(depth int) (any, bool) {
 		v, ok := p.value(depth + 1)
 		if !ok {
 			return nil, false
+		}
+		if len(a) > 0 {
+			p.size++ // comma
 		}
 		a = append(a, v)
 		p.space()
@@ -186,19 +218,27 @@ func (p *fastParser) integer() (any, bool) {
 	if err != nil {
 		return nil, false
 	}
+	if v == 0 {
+		p.size++ // -0 is written 0
+	} else {
+		p.size += p.i - start
+	}
 	return v, true
 }
 
-// str reads a string literal. Without escapes it is a slice of the text.
+// str reads a string literal (a key or a value). Without escapes it is a
+// slice of the text.
 func (p *fastParser) str() (string, bool) {
 	p.i++ // opening quote
 	start := p.i
+	extra := 0 // U+2028 and U+2029 are written as 6-byte escapes
 	for p.i < len(p.s) {
 		c := p.s[p.i]
 		switch {
 		case c == '"':
 			s := p.s[start:p.i]
 			p.i++
+			p.size += 2 + len(s) + extra
 			return s, true
 		case c == '\\':
 			return p.escaped(start)
@@ -208,6 +248,9 @@ func (p *fastParser) str() (string, bool) {
 			r, size := utf8.DecodeRuneInString(p.s[p.i:])
 			if r == utf8.RuneError && size == 1 {
 				return "", false
+			}
+			if r == '\u2028' || r == '\u2029' {
+				extra += 3
 			}
 			p.i += size
 		default:
@@ -227,7 +270,9 @@ func (p *fastParser) escaped(start int) (string, bool) {
 		switch {
 		case c == '"':
 			p.i++
-			return string(b), true
+			s := string(b)
+			p.size += jsonStringSize(s)
+			return s, true
 		case c == '\\':
 			if p.i+1 >= len(p.s) {
 				return "", false

@@ -9,7 +9,7 @@ import (
 func TestParseFastMatchesOjg(t *testing.T) {
 	accepted := []string{
 		`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `7`, `-42`, `123456789012345678`, `-123456789012345678`,
-		`""`, `"plain"`, `"esc \" \\ \/ \b \f \n \r \t \u0041 \u00e9 \u65e5 \u0000"`, `"é 日本 😀"`,
+		`""`, `"plain"`, `"esc \" \\ \/ \b \f \n \r \t \u0041 \u00e9 \u65e5 \u0000"`, `"é 日本 😀"`, `"a\u2028b\u2029"`, "\"raw \u2028 \u2029\"", `"\u2028 escaped"`, `"\u007f\u001f"`,
 		` { "a" : [ 1 , "x" , { } , [ ] , null ] , "b" : { "c" : false } } `,
 		`{"a":1,"a":2}`, `[[[[[]]]]]`, "{\"v\":{\"name\":\"c-001\",\"score\":7},\"step\":499}\n",
 	}
@@ -26,6 +26,7 @@ func TestParseFastMatchesOjg(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("parseFast(%s) = %#v, want %#v", s, got, want)
 		}
+		checkFastSize(t, []byte(s), got)
 	}
 	declined := []string{
 		``, ` `, `1.5`, `1e2`, `-0.0`, `1234567890123456789`, `-`, `01`, `"\ud83d\ude00"`, `"\ud800"`, "\"bad \xff\"",
@@ -57,5 +58,24 @@ func FuzzParseFast(f *testing.F) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("parseFast(%q) = %#v, want %#v", b, got, want)
 		}
+		checkFastSize(t, b, got)
 	})
+}
+
+// checkFastSize checks the size parseFastSized reports against jsonSize.
+func checkFastSize(t *testing.T, b []byte, v any) {
+	t.Helper()
+	_, n, ok := parseFastSized(b)
+	if !ok {
+		t.Fatalf("parseFastSized(%q) declined what parseFast accepted", b)
+	}
+	if n == sizeUnknown {
+		if !strings.Contains(string(b), ",") {
+			t.Errorf("parseFastSized(%q): size unknown without a repeated key", b)
+		}
+		return
+	}
+	if want := jsonSize(v); n != want {
+		t.Errorf("parseFastSized(%q) size %d, jsonSize %d", b, n, want)
+	}
 }

@@ -178,8 +178,9 @@ func (e *Engine) Start(ctx context.Context, sm *StateMachine, input json.RawMess
 	if err != nil {
 		return nil, fmt.Errorf("execution input is not valid JSON: %w", err)
 	}
-	if n := jsonSize(in); n > MaxPayloadBytes {
-		return nil, fmt.Errorf("execution input is %d bytes, over the %d-byte limit", n, MaxPayloadBytes)
+	inSize := jsonSize(in)
+	if inSize > MaxPayloadBytes {
+		return nil, fmt.Errorf("execution input is %d bytes, over the %d-byte limit", inSize, MaxPayloadBytes)
 	}
 	name := opts.Name
 	if name == "" {
@@ -198,6 +199,7 @@ func (e *Engine) Start(ctx context.Context, sm *StateMachine, input json.RawMess
 		smName:      smName,
 		smID:        "arn:aws:states:local:000000000000:stateMachine:" + smName,
 		input:       in,
+		inputSize:   inSize,
 		onEvent:     opts.OnEvent,
 		durable:     opts.Durable,
 		keepHistory: !opts.DiscardHistory,

@@ -16,14 +16,15 @@ type Execution struct {
 	Name      string
 	StartTime time.Time
 
-	engine  *Engine
-	sm      *StateMachine
-	smName  string
-	smID    string
-	input   any
-	onEvent func(Event)
-	durable *Durable
-	cancel  context.CancelFunc
+	engine    *Engine
+	sm        *StateMachine
+	smName    string
+	smID      string
+	input     any
+	inputSize int // jsonSize(input)
+	onEvent   func(Event)
+	durable   *Durable
+	cancel    context.CancelFunc
 
 	order       sync.Mutex // held while an event is numbered and delivered
 	mu          sync.Mutex
@@ -170,7 +171,7 @@ func (x *Execution) historyLimit() *StatesError {
 func (x *Execution) run(ctx context.Context) {
 	defer close(x.done)
 	x.emit(Event{Type: "ExecutionStarted", Input: x.input})
-	out, err := x.runMachine(ctx, x.sm, x.input, rootFrame, newVarScope(nil))
+	out, err := x.runMachineSized(ctx, x.sm, x.input, x.inputSize, rootFrame, newVarScope(nil))
 	res := &Result{}
 	switch limit := x.historyLimit(); {
 	case limit != nil:
@@ -232,20 +233,26 @@ func (f *frame) child(s string) *frame {
 // runMachine runs sm from StartAt with vs as its workflow-local variable
 // scope.
 func (x *Execution) runMachine(ctx context.Context, sm *StateMachine, input any, fr *frame, vs *varScope) (any, error) {
+	return x.runMachineSized(ctx, sm, input, sizeUnknown, fr, vs)
+}
+
+// runMachineSized is runMachine given a bound on the input's size (see
+// size.go), which it carries from state to state.
+func (x *Execution) runMachineSized(ctx context.Context, sm *StateMachine, input any, size int, fr *frame, vs *varScope) (any, error) {
 	name := sm.StartAt
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		st := sm.States[name]
-		out, next, err := x.runState(ctx, st, input, fr, vs)
+		out, next, outSize, err := x.runState(ctx, st, input, size, fr, vs)
 		if err != nil {
 			return nil, err
 		}
 		if next == "" {
 			return out, nil
 		}
-		input, name = out, next
+		input, name, size = out, next, outSize
 	}
 }
 
@@ -262,6 +269,10 @@ type stateRun struct {
 	retry    int
 	token    string
 	mapItem  *mapItem
+
+	// Bounds on payload sizes (size.go): the state input's, the current
+	// attempt's result's and its output's; sizeUnknown when not known.
+	inSize, resultSize, outSize int
 }
 
 type mapItem struct {
@@ -310,14 +321,14 @@ func (r *stateRun) scope(input any) *scope {
 	return &scope{input: input, vars: r.vars, run: r}
 }
 
-func (x *Execution) runState(ctx context.Context, st *State, input any, fr *frame, vs *varScope) (any, string, error) {
-	r := &stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, entered: x.engine.now()}
+func (x *Execution) runState(ctx context.Context, st *State, input any, inSize int, fr *frame, vs *varScope) (any, string, int, error) {
+	r := &stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, entered: x.engine.now(), inSize: inSize, resultSize: sizeUnknown, outSize: sizeUnknown}
 	r.eventID = x.emit(Event{Type: enteredType(st.Type), State: st.Name, Scope: fr.scope, Input: input})
 	out, next, err := r.run(ctx, input)
 	if err != nil {
-		return nil, "", r.locate(err)
+		return nil, "", sizeUnknown, r.locate(err)
 	}
-	return out, next, nil
+	return out, next, r.outSize, nil
 }
 
 // locate gives the causes of the errors Step Functions reports with the
@@ -380,8 +391,17 @@ func (r *stateRun) checkOutput(out any, next string, err error) (any, string, er
 		return nil, "", err
 	}
 	st := r.st
-	if n := jsonSize(out); n > MaxPayloadBytes {
-		return nil, "", newError(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Name)
+	if verifySizeBounds && within(r.outSize) {
+		if n := jsonSize(out); n > r.outSize {
+			panic(fmt.Sprintf("asl: state %q: output of %d bytes over its size bound %d", st.Name, n, r.outSize))
+		}
+	}
+	if !within(r.outSize) { // the bound does not prove it fits: measure
+		n := jsonSize(out)
+		if n > MaxPayloadBytes {
+			return nil, "", newError(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Name)
+		}
+		r.outSize = n
 	}
 	r.x.emit(Event{Type: exitedType(st.Type), State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned})
 	return out, next, nil
@@ -450,12 +470,13 @@ func (r *stateRun) finish(input, result any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	resultSize := r.resultSize
 	if r.st.ResultSelector != nil {
 		sel, err := r.st.ResultSelector.eval(r.scope(result))
 		if err != nil {
 			return nil, err
 		}
-		result = sel
+		result, resultSize = sel, jsonSize(sel)
 	}
 	out, err := r.applyResultPath(r.st.ResultPath, input, result)
 	if err != nil {
@@ -465,5 +486,9 @@ func (r *stateRun) finish(input, result any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return out, commit()
+	if err := commit(); err != nil {
+		return nil, err
+	}
+	r.outSize = selectBound(r.st.OutputPath, resultPathBound(r.st.ResultPath, r.inSize, resultSize))
+	return out, nil
 }

@@ -105,19 +105,18 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	info := TaskInfo{ExecutionID: r.x.ID, State: st.Name, Resource: st.Resource, Attempt: r.retry + 1, Token: r.token}
 	raw, herr := invoke(&taskContext{Context: tctx, info: info}, h, in)
 	if herr == nil && !callback {
-		result, perr := parseJSON(raw)
-		if len(raw) == 0 {
-			result, perr = nil, nil
-		}
+		result, size, perr := parseResult(raw)
 		if perr != nil {
 			herr = &StatesError{Name: ErrRuntime, Cause: fmt.Sprintf("the handler of %q returned invalid JSON: %v", binding, perr)}
 		} else {
 			if base == lambdaInvoke {
 				result = map[string]any{"ExecutedVersion": "$LATEST", "Payload": result, "StatusCode": int64(200)}
+				size += len(`{"ExecutedVersion":"$LATEST","Payload":,"StatusCode":200}`)
 			}
-			if n := jsonSize(result); n > MaxPayloadBytes {
+			if size > MaxPayloadBytes {
 				return nil, newError(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Resource)
 			}
+			r.resultSize = size
 			r.x.emit(Event{Type: "TaskSucceeded", State: st.Name, Scope: r.fr.scope, Output: result})
 			return r.finish(input, result)
 		}
@@ -157,6 +156,23 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 	r.x.emit(Event{Type: "TaskSucceeded", State: st.Name, Scope: r.fr.scope, Output: result})
 	return r.finish(input, result)
+}
+
+// parseResult parses a handler's output (empty means null) and measures
+// it: exactly as jsonSize would, without walking it again when parseFast
+// read it.
+func parseResult(raw []byte) (any, int, error) {
+	if len(raw) == 0 {
+		return nil, jsonSize(nil), nil
+	}
+	if v, n, ok := parseFastSized(raw); ok && n != sizeUnknown {
+		return v, n, nil
+	}
+	v, err := parseJSON(raw)
+	if err != nil {
+		return nil, 0, err
+	}
+	return v, jsonSize(v), nil
 }
 
 // TaskInfo describes the Task attempt a handler is serving.
