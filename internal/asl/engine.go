@@ -205,6 +205,11 @@ func (e *Engine) Start(ctx context.Context, sm *StateMachine, input json.RawMess
 		keepHistory: !opts.DiscardHistory,
 		done:        make(chan struct{}),
 	}
+	if x.keepHistory {
+		if n := sm.historyHint.Load(); n > 0 {
+			x.events = make([]Event, 0, n)
+		}
+	}
 	if opts.ExecutionARN != "" {
 		x.ID = opts.ExecutionARN
 	}

@@ -72,6 +72,11 @@ func (x *Execution) History() []Event {
 // Events are counted as they are emitted, whoever records or streams them.
 const MaxHistoryEvents = 25000
 
+// maxHistoryHint bounds the capacity an execution preallocates for its
+// history from its machine's previous run: the quota, so an execution never
+// reserves more than one history can hold (≈ 5 MB of events).
+const maxHistoryHint = MaxHistoryEvents
+
 // emit records a non-terminal history event. Once the quota is reached it
 // records nothing more and stops the run; run reports the failure.
 func (x *Execution) emit(ev Event) int { return x.record(ev, false) }
@@ -201,6 +206,9 @@ func (x *Execution) run(ctx context.Context) {
 	// (clipped, so that appending to Result.History cannot write into it;
 	// History() still returns copies).
 	x.mu.Lock()
+	if x.keepHistory {
+		x.sm.historyHint.Store(int32(min(len(x.events), maxHistoryHint)))
+	}
 	res.History = slices.Clip(x.events)
 	res.Transitions = x.transitions
 	x.mu.Unlock()
