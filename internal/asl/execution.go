@@ -277,6 +277,9 @@ type stateRun struct {
 	retry    int
 	token    string
 	mapItem  *mapItem
+	// stateCtx, when set, is the context object's State member, shared by
+	// the items of a Map (built for this attempt; cleared after it).
+	stateCtx map[string]any
 
 	// Bounds on payload sizes (size.go): the state input's, the current
 	// attempt's result's and its output's; sizeUnknown when not known.
@@ -302,10 +305,9 @@ func (r *stateRun) context() any {
 		}
 		x.ctxSMInfo = map[string]any{"Id": x.smID, "Name": x.smName}
 	})
-	state := map[string]any{
-		"Name":        r.st.Name,
-		"EnteredTime": formatTime(r.entered),
-		"RetryCount":  int64(r.retry),
+	state := r.stateCtx
+	if state == nil {
+		state = r.stateContext()
 	}
 	c := map[string]any{
 		"Execution":    x.ctxExec,
@@ -319,6 +321,15 @@ func (r *stateRun) context() any {
 		c["Map"] = map[string]any{"Item": map[string]any{"Index": int64(r.mapItem.index), "Value": r.mapItem.value}}
 	}
 	return c
+}
+
+// stateContext builds the context object's State member.
+func (r *stateRun) stateContext() map[string]any {
+	return map[string]any{
+		"Name":        r.st.Name,
+		"EnteredTime": formatTime(r.entered),
+		"RetryCount":  int64(r.retry),
+	}
 }
 
 func formatTime(t time.Time) string {
