@@ -23,6 +23,10 @@ type StateMachine struct {
 	// of this machine, so that the next one allocates its history once
 	// rather than growing it step by step.
 	historyHint atomic.Int32
+	// checkedWith is the last registry every static Task binding of the
+	// machine was found in. Handlers are only ever added or replaced, so
+	// the machine stays bound there and Start need not walk it again.
+	checkedWith atomic.Pointer[Registry]
 }
 
 // State is one parsed state. Only the fields of its Type are set.

@@ -96,6 +96,9 @@ type Result struct {
 // Check reports every Task resource of sm (including inside Parallel
 // branches and Map processors) that the registry cannot serve.
 func (e *Engine) Check(sm *StateMachine) error {
+	if e.registry != nil && sm.checkedWith.Load() == e.registry {
+		return nil
+	}
 	var errs []error
 	walkStates(sm, func(st *State) {
 		if st.Type != "Task" {
@@ -109,6 +112,9 @@ func (e *Engine) Check(sm *StateMachine) error {
 			errs = append(errs, &UnboundError{State: st.Name, Resource: st.Resource, Binding: name})
 		}
 	})
+	if len(errs) == 0 && e.registry != nil {
+		sm.checkedWith.Store(e.registry)
+	}
 	return errors.Join(errs...)
 }
 

@@ -3,6 +3,7 @@ package asl
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -112,5 +113,28 @@ func TestSizeBounds(t *testing.T) {
 	}
 	if got := resultPathBound(optPath{p: must("$.a")}, sizeUnknown, 10); got != sizeUnknown {
 		t.Errorf("unknown input: %d", got)
+	}
+}
+
+// TestCheckRemembersOnlyItsOwnRegistry: a machine found bound in one
+// registry is not taken as bound in another.
+func TestCheckRemembersOnlyItsOwnRegistry(t *testing.T) {
+	sm, err := Parse([]byte(`{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"${FnArn}","End":true}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := NewRegistry()
+	bound.Register("Fn", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) { return in, nil })
+	for i := 0; i < 2; i++ {
+		if err := New(bound).Check(sm); err != nil {
+			t.Fatalf("bound registry, check %d: %v", i+1, err)
+		}
+	}
+	var ue *UnboundError
+	if err := New(NewRegistry()).Check(sm); !errors.As(err, &ue) {
+		t.Fatalf("empty registry after the bound one: %v, want *UnboundError", err)
+	}
+	if err := New(bound).Check(sm); err != nil {
+		t.Fatalf("bound registry again: %v", err)
 	}
 }
