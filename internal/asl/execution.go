@@ -280,6 +280,7 @@ type stateRun struct {
 	// stateCtx, when set, is the context object's State member, shared by
 	// the items of a Map (built for this attempt; cleared after it).
 	stateCtx map[string]any
+	taskCtx  taskContext // the context handed to the Task's handler
 
 	// Bounds on payload sizes (size.go): the state input's, the current
 	// attempt's result's and its output's; sizeUnknown when not known.
