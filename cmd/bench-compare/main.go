@@ -193,7 +193,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			if node > 0 {
 				ratio = g / node
 			}
-			line += fmt.Sprintf(" %s | %.2f× | %.1f |", rate(g), ratio, median(rw.goBy[p].allocs))
+			line += fmt.Sprintf(" %s | %.2f× | %.2f |", rate(g), ratio, median(rw.goBy[p].allocs))
 		}
 		fmt.Fprintln(out, line)
 	}

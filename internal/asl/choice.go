@@ -1,7 +1,9 @@
 package asl
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"math/big"
 	"strings"
 	"time"
@@ -323,6 +325,9 @@ func compare(op string, v, operand any) bool {
 		}
 		return ordered(op, strings.Compare(a, b))
 	case "number":
+		if c, ok := compareSameKind(v, operand); ok {
+			return ordered(op, c)
+		}
 		a, ok1 := toRat(v)
 		b, ok2 := toRat(operand)
 		if !ok1 || !ok2 {
@@ -357,6 +362,23 @@ func ordered(op string, c int) bool {
 	default: // Equals
 		return c == 0
 	}
+}
+
+// compareSameKind compares two int64 or two finite float64 numbers, which
+// Go compares exactly, without toRat's allocations; other pairs are not
+// handled.
+func compareSameKind(a, b any) (int, bool) {
+	switch x := a.(type) {
+	case int64:
+		if y, ok := b.(int64); ok {
+			return cmp.Compare(x, y), true
+		}
+	case float64:
+		if y, ok := b.(float64); ok && !math.IsNaN(x) && !math.IsNaN(y) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+			return cmp.Compare(x, y), true
+		}
+	}
+	return 0, false
 }
 
 // toRat converts a JSON number to an exact rational, so int64 and float64

@@ -96,6 +96,9 @@ type Result struct {
 // Check reports every Task resource of sm (including inside Parallel
 // branches and Map processors) that the registry cannot serve.
 func (e *Engine) Check(sm *StateMachine) error {
+	if e.registry != nil && sm.checkedWith.Load() == e.registry {
+		return nil
+	}
 	var errs []error
 	walkStates(sm, func(st *State) {
 		if st.Type != "Task" {
@@ -109,6 +112,9 @@ func (e *Engine) Check(sm *StateMachine) error {
 			errs = append(errs, &UnboundError{State: st.Name, Resource: st.Resource, Binding: name})
 		}
 	})
+	if len(errs) == 0 && e.registry != nil {
+		sm.checkedWith.Store(e.registry)
+	}
 	return errors.Join(errs...)
 }
 
@@ -157,7 +163,21 @@ func staticBinding(st *State) (string, bool) {
 }
 
 // Run starts an execution and waits for it to finish.
+//
+// When ctx can never be cancelled (Done returns nil) the execution runs on
+// the calling goroutine: Wait could only return once it finished anyway,
+// and handing it to another goroutine costs a thread wake-up per execution,
+// which on a busy machine with GOMAXPROCS > 1 can take longer than a short
+// execution itself.
 func (e *Engine) Run(ctx context.Context, sm *StateMachine, input json.RawMessage, opts StartOptions) (*Result, error) {
+	if ctx.Done() == nil {
+		x, body, err := e.prepare(ctx, sm, input, opts)
+		if err != nil {
+			return nil, err
+		}
+		body()
+		return x.result, nil
+	}
 	x, err := e.Start(ctx, sm, input, opts)
 	if err != nil {
 		return nil, err
@@ -168,18 +188,29 @@ func (e *Engine) Run(ctx context.Context, sm *StateMachine, input json.RawMessag
 // Start validates the input and the bindings and starts an execution in the
 // background. Errors returned here mean no execution was started.
 func (e *Engine) Start(ctx context.Context, sm *StateMachine, input json.RawMessage, opts StartOptions) (*Execution, error) {
-	if err := e.Check(sm); err != nil {
+	x, body, err := e.prepare(ctx, sm, input, opts)
+	if err != nil {
 		return nil, err
+	}
+	go body()
+	return x, nil
+}
+
+// prepare validates and builds an execution; body runs it to the end.
+func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMessage, opts StartOptions) (*Execution, func(), error) {
+	if err := e.Check(sm); err != nil {
+		return nil, nil, err
 	}
 	if len(strings.TrimSpace(string(input))) == 0 {
 		input = json.RawMessage("{}")
 	}
 	in, err := parseJSON(input)
 	if err != nil {
-		return nil, fmt.Errorf("execution input is not valid JSON: %w", err)
+		return nil, nil, fmt.Errorf("execution input is not valid JSON: %w", err)
 	}
-	if n := jsonSize(in); n > MaxPayloadBytes {
-		return nil, fmt.Errorf("execution input is %d bytes, over the %d-byte limit", n, MaxPayloadBytes)
+	inSize := jsonSize(in)
+	if inSize > MaxPayloadBytes {
+		return nil, nil, fmt.Errorf("execution input is %d bytes, over the %d-byte limit", inSize, MaxPayloadBytes)
 	}
 	name := opts.Name
 	if name == "" {
@@ -198,10 +229,16 @@ func (e *Engine) Start(ctx context.Context, sm *StateMachine, input json.RawMess
 		smName:      smName,
 		smID:        "arn:aws:states:local:000000000000:stateMachine:" + smName,
 		input:       in,
+		inputSize:   inSize,
 		onEvent:     opts.OnEvent,
 		durable:     opts.Durable,
 		keepHistory: !opts.DiscardHistory,
 		done:        make(chan struct{}),
+	}
+	if x.keepHistory {
+		if n := sm.historyHint.Load(); n > 0 {
+			x.events = make([]Event, 0, n)
+		}
 	}
 	if opts.ExecutionARN != "" {
 		x.ID = opts.ExecutionARN
@@ -220,15 +257,14 @@ func (e *Engine) Start(ctx context.Context, sm *StateMachine, input json.RawMess
 	}
 	x.cancel = cancel
 	stop := context.AfterFunc(ctx, cancel)
-	go func() {
+	return x, func() {
 		defer stop()
 		defer cancel()
 		x.run(runCtx)
 		if opts.OnDone != nil {
 			opts.OnDone(x.result)
 		}
-	}()
-	return x, nil
+	}, nil
 }
 
 // jsonataBinding is staticBinding for a JSONata lambda:invoke Task, whose

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,14 +16,15 @@ type Execution struct {
 	Name      string
 	StartTime time.Time
 
-	engine  *Engine
-	sm      *StateMachine
-	smName  string
-	smID    string
-	input   any
-	onEvent func(Event)
-	durable *Durable
-	cancel  context.CancelFunc
+	engine    *Engine
+	sm        *StateMachine
+	smName    string
+	smID      string
+	input     any
+	inputSize int // jsonSize(input)
+	onEvent   func(Event)
+	durable   *Durable
+	cancel    context.CancelFunc
 
 	order       sync.Mutex // held while an event is numbered and delivered
 	mu          sync.Mutex
@@ -34,6 +36,11 @@ type Execution struct {
 
 	done   chan struct{}
 	result *Result
+
+	// The context object's Execution and StateMachine members are the same
+	// for every state: built once, shared (values are never mutated).
+	ctxOnce            sync.Once
+	ctxExec, ctxSMInfo map[string]any
 }
 
 // Stop aborts a running execution.
@@ -65,6 +72,11 @@ func (x *Execution) History() []Event {
 // Events are counted as they are emitted, whoever records or streams them.
 const MaxHistoryEvents = 25000
 
+// maxHistoryHint bounds the capacity an execution preallocates for its
+// history from its machine's previous run: the quota, so an execution never
+// reserves more than one history can hold (≈ 5 MB of events).
+const maxHistoryHint = MaxHistoryEvents
+
 // emit records a non-terminal history event. Once the quota is reached it
 // records nothing more and stops the run; run reports the failure.
 func (x *Execution) emit(ev Event) int { return x.record(ev, false) }
@@ -73,9 +85,10 @@ func (x *Execution) emit(ev Event) int { return x.record(ev, false) }
 // Map iterations emit concurrently; OnEvent still sees events one at a time,
 // in ID order.
 func (x *Execution) record(ev Event, terminal bool) int {
-	x.order.Lock()
-	defer x.order.Unlock()
-	ev.Timestamp = x.engine.now()
+	if x.onEvent != nil {
+		x.order.Lock()
+		defer x.order.Unlock()
+	}
 	x.mu.Lock()
 	if !terminal && x.overLimit != nil {
 		x.mu.Unlock()
@@ -92,6 +105,11 @@ func (x *Execution) record(ev Event, terminal bool) int {
 	if strings.HasSuffix(ev.Type, "StateEntered") {
 		x.transitions++
 	}
+	// An event nobody keeps or streams is only counted (for the quota, the
+	// transitions and the ids causes cite): no clock read, no copy.
+	if x.keepHistory || x.onEvent != nil {
+		ev.Timestamp = x.engine.now()
+	}
 	if x.keepHistory {
 		x.events = append(x.events, ev)
 	}
@@ -100,6 +118,52 @@ func (x *Execution) record(ev Event, terminal bool) int {
 		x.onEvent(ev)
 	}
 	return ev.ID
+}
+
+// enteredType and exitedType name a state's StateEntered and StateExited
+// events without building the string for the usual types.
+func enteredType(typ string) string {
+	switch typ {
+	case "Task":
+		return "TaskStateEntered"
+	case "Pass":
+		return "PassStateEntered"
+	case "Choice":
+		return "ChoiceStateEntered"
+	case "Map":
+		return "MapStateEntered"
+	case "Parallel":
+		return "ParallelStateEntered"
+	case "Wait":
+		return "WaitStateEntered"
+	case "Succeed":
+		return "SucceedStateEntered"
+	case "Fail":
+		return "FailStateEntered"
+	}
+	return typ + "StateEntered"
+}
+
+func exitedType(typ string) string {
+	switch typ {
+	case "Task":
+		return "TaskStateExited"
+	case "Pass":
+		return "PassStateExited"
+	case "Choice":
+		return "ChoiceStateExited"
+	case "Map":
+		return "MapStateExited"
+	case "Parallel":
+		return "ParallelStateExited"
+	case "Wait":
+		return "WaitStateExited"
+	case "Succeed":
+		return "SucceedStateExited"
+	case "Fail":
+		return "FailStateExited"
+	}
+	return typ + "StateExited"
 }
 
 // historyLimit returns the quota failure, if the run reached it.
@@ -112,7 +176,7 @@ func (x *Execution) historyLimit() *StatesError {
 func (x *Execution) run(ctx context.Context) {
 	defer close(x.done)
 	x.emit(Event{Type: "ExecutionStarted", Input: x.input})
-	out, err := x.runMachine(ctx, x.sm, x.input, rootFrame, newVarScope(nil))
+	out, err := x.runMachineSized(ctx, x.sm, x.input, x.inputSize, rootFrame, newVarScope(nil))
 	res := &Result{}
 	switch limit := x.historyLimit(); {
 	case limit != nil:
@@ -138,8 +202,14 @@ func (x *Execution) run(ctx context.Context) {
 		res.Status, res.Error, res.Cause = StatusFailed, se.Name, se.Cause
 		x.record(Event{Type: "ExecutionFailed", Error: se.Name, Cause: se.Cause}, true)
 	}
-	res.History = x.History()
+	// The history is complete: the result shares it rather than copying it
+	// (clipped, so that appending to Result.History cannot write into it;
+	// History() still returns copies).
 	x.mu.Lock()
+	if x.keepHistory {
+		x.sm.historyHint.Store(int32(min(len(x.events), maxHistoryHint)))
+	}
+	res.History = slices.Clip(x.events)
 	res.Transitions = x.transitions
 	x.mu.Unlock()
 	x.result = res
@@ -171,20 +241,26 @@ func (f *frame) child(s string) *frame {
 // runMachine runs sm from StartAt with vs as its workflow-local variable
 // scope.
 func (x *Execution) runMachine(ctx context.Context, sm *StateMachine, input any, fr *frame, vs *varScope) (any, error) {
+	return x.runMachineSized(ctx, sm, input, sizeUnknown, fr, vs)
+}
+
+// runMachineSized is runMachine given a bound on the input's size (see
+// size.go), which it carries from state to state.
+func (x *Execution) runMachineSized(ctx context.Context, sm *StateMachine, input any, size int, fr *frame, vs *varScope) (any, error) {
 	name := sm.StartAt
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		st := sm.States[name]
-		out, next, err := x.runState(ctx, st, input, fr, vs)
+		out, next, outSize, err := x.runState(ctx, st, input, size, fr, vs)
 		if err != nil {
 			return nil, err
 		}
 		if next == "" {
 			return out, nil
 		}
-		input, name = out, next
+		input, name, size = out, next, outSize
 	}
 }
 
@@ -201,6 +277,14 @@ type stateRun struct {
 	retry    int
 	token    string
 	mapItem  *mapItem
+	// stateCtx, when set, is the context object's State member, shared by
+	// the items of a Map (built for this attempt; cleared after it).
+	stateCtx map[string]any
+	taskCtx  taskContext // the context handed to the Task's handler
+
+	// Bounds on payload sizes (size.go): the state input's, the current
+	// attempt's result's and its output's; sizeUnknown when not known.
+	inSize, resultSize, outSize int
 }
 
 type mapItem struct {
@@ -211,25 +295,25 @@ type mapItem struct {
 // context builds the context object ($$) for this state attempt.
 func (r *stateRun) context() any {
 	x := r.x
-	state := map[string]any{
-		"Name":        r.st.Name,
-		"EnteredTime": formatTime(r.entered),
-		"RetryCount":  int64(r.retry),
-	}
-	c := map[string]any{
-		"Execution": map[string]any{
+	x.ctxOnce.Do(func() {
+		x.ctxExec = map[string]any{
 			"Id":           x.ID,
 			"Name":         x.Name,
 			"Input":        x.input,
 			"StartTime":    formatTime(x.StartTime),
 			"RoleArn":      "arn:aws:iam::000000000000:role/local",
 			"RedriveCount": int64(0),
-		},
-		"StateMachine": map[string]any{
-			"Id":   x.smID,
-			"Name": x.smName,
-		},
-		"State": state,
+		}
+		x.ctxSMInfo = map[string]any{"Id": x.smID, "Name": x.smName}
+	})
+	state := r.stateCtx
+	if state == nil {
+		state = r.stateContext()
+	}
+	c := map[string]any{
+		"Execution":    x.ctxExec,
+		"StateMachine": x.ctxSMInfo,
+		"State":        state,
 	}
 	if r.token != "" {
 		c["Task"] = map[string]any{"Token": r.token}
@@ -240,28 +324,31 @@ func (r *stateRun) context() any {
 	return c
 }
 
+// stateContext builds the context object's State member.
+func (r *stateRun) stateContext() map[string]any {
+	return map[string]any{
+		"Name":        r.st.Name,
+		"EnteredTime": formatTime(r.entered),
+		"RetryCount":  int64(r.retry),
+	}
+}
+
 func formatTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
 func (r *stateRun) scope(input any) *scope {
-	var cached any
-	return &scope{input: input, vars: r.vars, context: func() any {
-		if cached == nil {
-			cached = r.context()
-		}
-		return cached
-	}}
+	return &scope{input: input, vars: r.vars, run: r}
 }
 
-func (x *Execution) runState(ctx context.Context, st *State, input any, fr *frame, vs *varScope) (any, string, error) {
-	r := &stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, entered: x.engine.now()}
-	r.eventID = x.emit(Event{Type: st.Type + "StateEntered", State: st.Name, Scope: fr.scope, Input: input})
+func (x *Execution) runState(ctx context.Context, st *State, input any, inSize int, fr *frame, vs *varScope) (any, string, int, error) {
+	r := &stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, entered: x.engine.now(), inSize: inSize, resultSize: sizeUnknown, outSize: sizeUnknown}
+	r.eventID = x.emit(Event{Type: enteredType(st.Type), State: st.Name, Scope: fr.scope, Input: input})
 	out, next, err := r.run(ctx, input)
 	if err != nil {
-		return nil, "", r.locate(err)
+		return nil, "", sizeUnknown, r.locate(err)
 	}
-	return out, next, nil
+	return out, next, r.outSize, nil
 }
 
 // locate gives the causes of the errors Step Functions reports with the
@@ -324,10 +411,19 @@ func (r *stateRun) checkOutput(out any, next string, err error) (any, string, er
 		return nil, "", err
 	}
 	st := r.st
-	if n := jsonSize(out); n > MaxPayloadBytes {
-		return nil, "", newError(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Name)
+	if verifySizeBounds && within(r.outSize) {
+		if n := jsonSize(out); n > r.outSize {
+			panic(fmt.Sprintf("asl: state %q: output of %d bytes over its size bound %d", st.Name, n, r.outSize))
+		}
 	}
-	r.x.emit(Event{Type: st.Type + "StateExited", State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned})
+	if !within(r.outSize) { // the bound does not prove it fits: measure
+		n := jsonSize(out)
+		if n > MaxPayloadBytes {
+			return nil, "", newError(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Name)
+		}
+		r.outSize = n
+	}
+	r.x.emit(Event{Type: exitedType(st.Type), State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned})
 	return out, next, nil
 }
 
@@ -394,12 +490,13 @@ func (r *stateRun) finish(input, result any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	resultSize := r.resultSize
 	if r.st.ResultSelector != nil {
 		sel, err := r.st.ResultSelector.eval(r.scope(result))
 		if err != nil {
 			return nil, err
 		}
-		result = sel
+		result, resultSize = sel, jsonSize(sel)
 	}
 	out, err := r.applyResultPath(r.st.ResultPath, input, result)
 	if err != nil {
@@ -409,5 +506,9 @@ func (r *stateRun) finish(input, result any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return out, commit()
+	if err := commit(); err != nil {
+		return nil, err
+	}
+	r.outSize = selectBound(r.st.OutputPath, resultPathBound(r.st.ResultPath, r.inSize, resultSize))
+	return out, nil
 }

@@ -3,6 +3,7 @@ package asl
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -72,6 +73,8 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 	// Item inputs are computed up front so a selector error fails the state
 	// before any iteration runs.
 	inputs := make([]any, len(items))
+	r.stateCtx = r.stateContext() // $$.State is the same for every item
+	defer func() { r.stateCtx = nil }()
 	for i, it := range items {
 		if st.jsonata && st.ja.ItemSelector != nil {
 			ir := *r
@@ -105,18 +108,19 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 			break // an iteration failed: start no more
 		}
 		g.Go(func() error {
-			fr := r.fr.child(fmt.Sprintf("%s/item[%d]", st.Name, i))
-			r.x.emit(Event{Type: "MapIterationStarted", State: st.Name, Scope: r.fr.scope, Index: intPtr(i)})
+			fr := r.fr.child(st.Name + "/item[" + strconv.Itoa(i) + "]")
+			index := intPtr(i) // shared by the iteration's events, which never change it
+			r.x.emit(Event{Type: "MapIterationStarted", State: st.Name, Scope: r.fr.scope, Index: index})
 			vs, release := r.vars.inner(st.Processor)
 			defer release()
 			out, err := r.x.runMachine(mctx, st.Processor, inputs[i], fr, vs)
 			if err != nil {
 				se := toStatesError(err)
-				r.x.emit(Event{Type: "MapIterationFailed", State: st.Name, Scope: r.fr.scope, Index: intPtr(i), Error: se.Name, Cause: se.Cause})
+				r.x.emit(Event{Type: "MapIterationFailed", State: st.Name, Scope: r.fr.scope, Index: index, Error: se.Name, Cause: se.Cause})
 				return err
 			}
 			results[i] = out
-			r.x.emit(Event{Type: "MapIterationSucceeded", State: st.Name, Scope: r.fr.scope, Index: intPtr(i)})
+			r.x.emit(Event{Type: "MapIterationSucceeded", State: st.Name, Scope: r.fr.scope, Index: index})
 			return nil
 		})
 	}

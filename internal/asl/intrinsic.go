@@ -28,9 +28,10 @@ type intrinsic struct {
 
 // intrinsicArg is a literal, a path, or a nested call.
 type intrinsicArg struct {
-	literal any
-	path    string
-	call    *intrinsic
+	literal  any
+	path     string
+	compiled *path // path, compiled once with the definition
+	call     *intrinsic
 }
 
 // Limits documented for the JSONPath intrinsics.
@@ -268,10 +269,11 @@ func (p *intrinsicParser) pathArg() (intrinsicArg, error) {
 	}
 done:
 	raw := strings.TrimSpace(string(p.src[start:p.pos]))
-	if _, err := compilePath(raw); err != nil {
+	compiled, err := compilePath(raw)
+	if err != nil {
 		return intrinsicArg{}, err
 	}
-	return intrinsicArg{path: raw}, nil
+	return intrinsicArg{path: raw, compiled: compiled}, nil
 }
 
 func (p *intrinsicParser) number() (intrinsicArg, error) {
@@ -317,8 +319,9 @@ func unescapeBraces(s string) string {
 }
 
 // eval runs the call. resolve returns the value a path selects (or an error
-// when it selects nothing). Failures are States.IntrinsicFailure.
-func (f *intrinsic) eval(resolve func(path string) (any, error)) (any, error) {
+// when it selects nothing), given its text and its compiled form. Failures
+// are States.IntrinsicFailure.
+func (f *intrinsic) eval(resolve func(raw string, p *path) (any, error)) (any, error) {
 	args := make([]any, len(f.args))
 	// rawLit marks string literals whose brace escapes are still in place.
 	rawLit := make([]bool, len(f.args))
@@ -331,7 +334,7 @@ func (f *intrinsic) eval(resolve func(path string) (any, error)) (any, error) {
 			}
 			args[i] = v
 		case a.path != "":
-			v, err := resolve(a.path)
+			v, err := resolve(a.path, a.compiled)
 			if err != nil {
 				return nil, err
 			}

@@ -13,7 +13,7 @@ func evalIntrinsic(t *testing.T, expr string, input map[string]any) (any, error)
 		t.Fatalf("parse %s: %v", expr, err)
 	}
 	sc := &scope{input: input, context: func() any { return map[string]any{"State": map[string]any{"Name": "S"}} }}
-	return f.eval(func(raw string) (any, error) {
+	return f.eval(func(raw string, _ *path) (any, error) {
 		v, ok, err := sc.resolvePath(raw)
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package asl
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/ohler55/ojg/jp"
@@ -161,6 +162,10 @@ func (p *path) set(doc, val any) (any, error) {
 	return setAt(doc, p.simple, val, p.raw)
 }
 
+// smallMap is the number of entries a Go map holds before it outgrows its
+// first group: a clone of a smaller map can take one more without growing.
+const smallMap = 8
+
 func setAt(cur any, steps []any, val any, raw string) (any, error) {
 	if len(steps) == 0 {
 		return val, nil
@@ -170,6 +175,10 @@ func setAt(cur any, steps []any, val any, raw string) (any, error) {
 		var m map[string]any
 		switch c := cur.(type) {
 		case map[string]any:
+			if _, replaced := c[s]; replaced || len(c) < smallMap {
+				m = maps.Clone(c) // copies a small map's slots as they are, no rehashing
+				break
+			}
 			m = make(map[string]any, len(c)+1)
 			for k, v := range c {
 				m[k] = v

@@ -16,6 +16,7 @@ func (r *stateRun) withRetry(ctx context.Context, input any) (any, string, error
 			out any
 			err error
 		)
+		r.resultSize, r.outSize = sizeUnknown, sizeUnknown // this attempt's
 		switch st.Type {
 		case "Task":
 			out, err = r.task(ctx, input)
@@ -54,6 +55,7 @@ func (r *stateRun) withRetry(ctx context.Context, input any) (any, string, error
 				continue
 			}
 			errOut := map[string]any{"Error": se.Name, "Cause": se.Cause}
+			r.resultSize, r.outSize = sizeUnknown, sizeUnknown // measured on exit
 			out, perr := r.caught(ctx, c, input, errOut)
 			if perr != nil {
 				return nil, "", perr

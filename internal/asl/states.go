@@ -11,8 +11,14 @@ func (r *stateRun) pass(input any) (any, error) {
 		return nil, err
 	}
 	result := eff
-	if r.st.hasResult {
+	switch {
+	case r.st.hasResult:
 		result = r.st.Result
+		r.resultSize = jsonSize(result)
+	case r.st.Parameters != nil:
+		r.resultSize = jsonSize(result)
+	default:
+		r.resultSize = selectBound(r.st.InputPath, r.inSize)
 	}
 	return r.finish(input, result)
 }
@@ -57,7 +63,11 @@ func (r *stateRun) choice(input any) (any, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return out, next, commit()
+	if err := commit(); err != nil {
+		return nil, "", err
+	}
+	r.outSize = selectBound(r.st.OutputPath, selectBound(r.st.InputPath, r.inSize))
+	return out, next, nil
 }
 
 func (r *stateRun) wait(ctx context.Context, input any) (any, error) {

@@ -103,21 +103,29 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		return r.replayed(input, replay)
 	}
 	info := TaskInfo{ExecutionID: r.x.ID, State: st.Name, Resource: st.Resource, Attempt: r.retry + 1, Token: r.token}
-	raw, herr := invoke(context.WithValue(tctx, taskInfoKey{}, info), h, in)
+	// The first attempt's context lives in r (no allocation of its own); a
+	// retry gets a new one, so a context a handler kept is never rewritten.
+	var hctx *taskContext
+	if r.retry == 0 {
+		hctx = &r.taskCtx
+	} else {
+		hctx = new(taskContext)
+	}
+	*hctx = taskContext{Context: tctx, info: info}
+	raw, herr := invoke(hctx, h, in)
 	if herr == nil && !callback {
-		result, perr := parseJSON(raw)
-		if len(raw) == 0 {
-			result, perr = nil, nil
-		}
+		result, size, perr := parseResult(raw)
 		if perr != nil {
 			herr = &StatesError{Name: ErrRuntime, Cause: fmt.Sprintf("the handler of %q returned invalid JSON: %v", binding, perr)}
 		} else {
 			if base == lambdaInvoke {
 				result = map[string]any{"ExecutedVersion": "$LATEST", "Payload": result, "StatusCode": int64(200)}
+				size += len(`{"ExecutedVersion":"$LATEST","Payload":,"StatusCode":200}`)
 			}
-			if n := jsonSize(result); n > MaxPayloadBytes {
+			if size > MaxPayloadBytes {
 				return nil, newError(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Resource)
 			}
+			r.resultSize = size
 			r.x.emit(Event{Type: "TaskSucceeded", State: st.Name, Scope: r.fr.scope, Output: result})
 			return r.finish(input, result)
 		}
@@ -159,6 +167,23 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	return r.finish(input, result)
 }
 
+// parseResult parses a handler's output (empty means null) and measures
+// it: exactly as jsonSize would, without walking it again when parseFast
+// read it.
+func parseResult(raw []byte) (any, int, error) {
+	if len(raw) == 0 {
+		return nil, jsonSize(nil), nil
+	}
+	if v, n, ok := parseFastSized(raw); ok && n != sizeUnknown {
+		return v, n, nil
+	}
+	v, err := parseJSON(raw)
+	if err != nil {
+		return nil, 0, err
+	}
+	return v, jsonSize(v), nil
+}
+
 // TaskInfo describes the Task attempt a handler is serving.
 type TaskInfo struct {
 	ExecutionID string
@@ -169,6 +194,20 @@ type TaskInfo struct {
 }
 
 type taskInfoKey struct{}
+
+// taskContext carries the TaskInfo to the handler: context.WithValue with
+// one allocation instead of two (the boxed info is made only if asked for).
+type taskContext struct {
+	context.Context
+	info TaskInfo
+}
+
+func (c *taskContext) Value(key any) any {
+	if _, ok := key.(taskInfoKey); ok {
+		return c.info
+	}
+	return c.Context.Value(key)
+}
 
 // TaskFromContext returns the Task attempt a handler was invoked for by the
 // local engine (false under Lambda, where lambdacontext carries the request).

@@ -123,13 +123,28 @@ func compileDynamic(s string) (*template, error) {
 // a lazily built context object.
 type scope struct {
 	input   any
-	context func() any
+	context func() any // when run is nil
 	vars    *varScope
+	// run, when set, builds the context object (once per scope, so that a
+	// retry sees its own EnteredTime and RetryCount) without a closure.
+	run    *stateRun
+	cached any
+}
+
+// contextObject returns the context object ($$).
+func (s *scope) contextObject() any {
+	if s.run == nil {
+		return s.context()
+	}
+	if s.cached == nil {
+		s.cached = s.run.context()
+	}
+	return s.cached
 }
 
 func (s *scope) lookup(p *path) (any, bool) {
 	if p.context {
-		return p.get(s.context())
+		return p.get(s.contextObject())
 	}
 	if p.variable != "" {
 		if s.vars == nil {
@@ -151,7 +166,7 @@ func (s *scope) searched(raw string) string {
 	var doc any = s.input
 	switch {
 	case strings.HasPrefix(raw, "$$"):
-		doc = s.context()
+		doc = s.contextObject()
 	default:
 		if name, _, ok := variablePrefix(raw); ok && s.vars != nil {
 			doc, _ = s.vars.get(name)
@@ -186,11 +201,14 @@ func (e *missingPathError) Error() string {
 // States.Runtime naming the field, as Step Functions does.
 func (t *template) eval(s *scope) (any, error) {
 	v, err := t.evalInner(s)
+	if err == nil {
+		return v, nil
+	}
 	var mp *missingPathError
 	if errors.As(err, &mp) {
 		return nil, newError(ErrRuntime, "%s", mp.Error())
 	}
-	return v, err
+	return nil, err
 }
 
 func (t *template) evalInner(s *scope) (any, error) {
@@ -204,11 +222,8 @@ func (t *template) evalInner(s *scope) (any, error) {
 		}
 		return v, nil
 	case tmplIntrinsic:
-		return t.intrinsic.eval(func(raw string) (any, error) {
-			v, ok, err := s.resolvePath(raw)
-			if err != nil {
-				return nil, err
-			}
+		return t.intrinsic.eval(func(raw string, p *path) (any, error) {
+			v, ok := s.lookup(p)
 			if !ok {
 				return nil, newError(ErrRuntime, "The JSONPath '%s' used as an intrinsic function argument could not be found in the input", raw)
 			}

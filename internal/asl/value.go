@@ -17,11 +17,22 @@ import (
 // Values are never mutated in place: a state that changes a value copies the
 // containers along the changed path.
 
-// parseJSON parses JSON text into an engine value. The text is checked with
+// parseJSON parses JSON text into an engine value. parseFast reads the
+// common documents; parseJSONGeneral gives every other one ojg's value or
+// the error. The text is checked with
 // encoding/json first: ojg v1.28.5 panics on some malformed documents
 // (`{"a":{"b":},"":1}`, found by FuzzParse), and the text comes from
 // definitions, execution input and handler output alike.
-func parseJSON(b []byte) (v any, err error) {
+func parseJSON(b []byte) (any, error) {
+	if v, ok := parseFast(b); ok {
+		return v, nil
+	}
+	return parseJSONGeneral(b)
+}
+
+// parseJSONGeneral is parseJSON without parseFast: encoding/json's check,
+// then ojg.
+func parseJSONGeneral(b []byte) (v any, err error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, fmt.Errorf("empty JSON document")
 	}
@@ -43,6 +54,9 @@ func parseJSON(b []byte) (v any, err error) {
 // marshalJSON renders an engine value as compact JSON without HTML escaping,
 // the way Step Functions shows payloads.
 func marshalJSON(v any) ([]byte, error) {
+	if b, ok := encodeJSON(v); ok {
+		return b, nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -75,6 +89,9 @@ func jsonSize(v any) int {
 	case float64:
 		return floatSize(x)
 	case map[string]any:
+		if x == nil {
+			return 4 // null
+		}
 		n := 2 // braces
 		first := true
 		for k, e := range x {
@@ -86,6 +103,9 @@ func jsonSize(v any) int {
 		}
 		return n
 	case []any:
+		if x == nil {
+			return 4 // null
+		}
 		n := 2
 		for i, e := range x {
 			if i > 0 {

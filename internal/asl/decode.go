@@ -1,0 +1,323 @@
+package asl
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// parseFast parses the JSON handlers usually return (objects, arrays,
+// strings, integers of up to 18 digits, true, false, null) into the same
+// values ojg produces, or declines. Anything else (a fraction or exponent,
+// a longer integer, a surrogate escape, invalid UTF-8, deep nesting, any
+// syntax error) makes it decline, and parseJSON takes its usual path, so
+// values and error messages never differ from ojg's.
+//
+// The text is copied once into a string; keys and strings without escapes
+// are slices of it, so a payload costs one allocation for its text plus its
+// containers (the text lives as long as any of its strings does, at most
+// MaxPayloadBytes for a payload that passes the limit).
+func parseFast(b []byte) (any, bool) {
+	v, _, ok := parseFastSized(b)
+	return v, ok
+}
+
+// parseFastSized is parseFast that also returns the value's size as
+// jsonSize would measure it (sizeUnknown when an object repeats a key).
+func parseFastSized(b []byte) (any, int, bool) {
+	p := fastParser{s: string(b)}
+	p.space()
+	v, ok := p.value(0)
+	if !ok {
+		return nil, sizeUnknown, false
+	}
+	p.space()
+	if p.i != len(p.s) {
+		return nil, sizeUnknown, false
+	}
+	if p.repeated {
+		return v, sizeUnknown, true
+	}
+	return v, p.size, true
+}
+
+// maxFastDepth bounds the nesting parseFast follows; deeper documents go
+// to the general path (whose own bound is encoding/json's).
+const maxFastDepth = 512
+
+type fastParser struct {
+	s string
+	i int
+	// size is the compact re-encoding's length so far (what jsonSize
+	// returns), valid unless an object repeated a key.
+	size     int
+	repeated bool
+}
+
+func (p *fastParser) space() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *fastParser) literal(word string) bool {
+	if len(p.s)-p.i >= len(word) && p.s[p.i:p.i+len(word)] == word {
+		p.i += len(word)
+		return true
+	}
+	return false
+}
+
+func (p *fastParser) value(depth int) (any, bool) {
+	if p.i >= len(p.s) || depth > maxFastDepth {
+		return nil, false
+	}
+	switch c := p.s[p.i]; {
+	case c == '{':
+		return p.object(depth)
+	case c == '[':
+		return p.array(depth)
+	case c == '"':
+		s, ok := p.str()
+		return s, ok
+	case c == 't':
+		p.size += 4
+		return true, p.literal("true")
+	case c == 'f':
+		p.size += 5
+		return false, p.literal("false")
+	case c == 'n':
+		p.size += 4
+		return nil, p.literal("null")
+	case c == '-' || ('0' <= c && c <= '9'):
+		return p.integer()
+	}
+	return nil, false
+}
+
+func (p *fastParser) object(depth int) (any, bool) {
+	p.i++ // {
+	m := map[string]any{}
+	p.size += 2
+	p.space()
+	if p.i < len(p.s) && p.s[p.i] == '}' {
+		p.i++
+		return m, true
+	}
+	for {
+		if p.i >= len(p.s) || p.s[p.i] != '"' {
+			return nil, false
+		}
+		k, ok := p.str()
+		if !ok {
+			return nil, false
+		}
+		p.space()
+		if p.i >= len(p.s) || p.s[p.i] != ':' {
+			return nil, false
+		}
+		p.i++
+		p.space()
+		v, ok := p.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		if _, dup := m[k]; dup {
+			p.repeated = true
+		}
+		if len(m) > 0 {
+			p.size++ // comma
+		}
+		p.size++ // colon
+		m[k] = v // a repeated key keeps its last value, as with ojg
+		p.space()
+		if p.i >= len(p.s) {
+			return nil, false
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+			p.space()
+		case '}':
+			p.i++
+			return m, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func (p *fastParser) array(depth int) (any, bool) {
+	p.i++ // [
+	a := []any{}
+	p.size += 2
+	p.space()
+	if p.i < len(p.s) && p.s[p.i] == ']' {
+		p.i++
+		return a, true
+	}
+	for {
+		v, ok := p.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		if len(a) > 0 {
+			p.size++ // comma
+		}
+		a = append(a, v)
+		p.space()
+		if p.i >= len(p.s) {
+			return nil, false
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+			p.space()
+		case ']':
+			p.i++
+			return a, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// integer reads an integer of at most 18 digits (ojg's int64 range; longer
+// ones become json.Number there).
+func (p *fastParser) integer() (any, bool) {
+	start := p.i
+	if p.s[p.i] == '-' {
+		p.i++
+	}
+	digits := p.i
+	if p.i >= len(p.s) {
+		return nil, false
+	}
+	if p.s[p.i] == '0' {
+		p.i++
+	} else {
+		for p.i < len(p.s) && '0' <= p.s[p.i] && p.s[p.i] <= '9' {
+			p.i++
+		}
+	}
+	n := p.i - digits
+	if n == 0 || n > 18 {
+		return nil, false
+	}
+	if p.i < len(p.s) {
+		switch p.s[p.i] {
+		case '.', 'e', 'E':
+			return nil, false
+		}
+	}
+	v, err := strconv.ParseInt(p.s[start:p.i], 10, 64)
+	if err != nil {
+		return nil, false
+	}
+	if v == 0 {
+		p.size++ // -0 is written 0
+	} else {
+		p.size += p.i - start
+	}
+	return v, true
+}
+
+// str reads a string literal (a key or a value). Without escapes it is a
+// slice of the text.
+func (p *fastParser) str() (string, bool) {
+	p.i++ // opening quote
+	start := p.i
+	extra := 0 // U+2028 and U+2029 are written as 6-byte escapes
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			s := p.s[start:p.i]
+			p.i++
+			p.size += 2 + len(s) + extra
+			return s, true
+		case c == '\\':
+			return p.escaped(start)
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(p.s[p.i:])
+			if r == utf8.RuneError && size == 1 {
+				return "", false
+			}
+			if r == '\u2028' || r == '\u2029' {
+				extra += 3
+			}
+			p.i += size
+		default:
+			p.i++
+		}
+	}
+	return "", false
+}
+
+// escaped finishes a string literal that has escapes, from start (just past
+// the opening quote); p.i is at the first backslash.
+func (p *fastParser) escaped(start int) (string, bool) {
+	b := make([]byte, 0, p.i-start+16)
+	b = append(b, p.s[start:p.i]...)
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			s := string(b)
+			p.size += jsonStringSize(s)
+			return s, true
+		case c == '\\':
+			if p.i+1 >= len(p.s) {
+				return "", false
+			}
+			e := p.s[p.i+1]
+			p.i += 2
+			switch e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				if p.i+4 > len(p.s) {
+					return "", false
+				}
+				r, err := strconv.ParseUint(p.s[p.i:p.i+4], 16, 32)
+				if err != nil || (0xD800 <= r && r <= 0xDFFF) {
+					return "", false // surrogates: ojg's own decoding applies
+				}
+				b = utf8.AppendRune(b, rune(r))
+				p.i += 4
+			default:
+				return "", false
+			}
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(p.s[p.i:])
+			if r == utf8.RuneError && size == 1 {
+				return "", false
+			}
+			b = append(b, p.s[p.i:p.i+size]...)
+			p.i += size
+		default:
+			b = append(b, c)
+			p.i++
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,81 @@
+package asl
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseFastMatchesOjg(t *testing.T) {
+	accepted := []string{
+		`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `7`, `-42`, `123456789012345678`, `-123456789012345678`,
+		`""`, `"plain"`, `"esc \" \\ \/ \b \f \n \r \t \u0041 \u00e9 \u65e5 \u0000"`, `"é 日本 😀"`, `"a\u2028b\u2029"`, "\"raw \u2028 \u2029\"", `"\u2028 escaped"`, `"\u007f\u001f"`,
+		` { "a" : [ 1 , "x" , { } , [ ] , null ] , "b" : { "c" : false } } `,
+		`{"a":1,"a":2}`, `[[[[[]]]]]`, "{\"v\":{\"name\":\"c-001\",\"score\":7},\"step\":499}\n",
+	}
+	for _, s := range accepted {
+		got, ok := parseFast([]byte(s))
+		if !ok {
+			t.Errorf("parseFast(%s) declined", s)
+			continue
+		}
+		want, err := parseJSONGeneral([]byte(s))
+		if err != nil {
+			t.Fatalf("ojg: %s: %v", s, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("parseFast(%s) = %#v, want %#v", s, got, want)
+		}
+		checkFastSize(t, []byte(s), got)
+	}
+	declined := []string{
+		``, ` `, `1.5`, `1e2`, `-0.0`, `1234567890123456789`, `-`, `01`, `"\ud83d\ude00"`, `"\ud800"`, "\"bad \xff\"",
+		"\"ctl \x01\"", `"\x"`, `"\u12"`, `{"a":1,}`, `[1,]`, `{"a" 1}`, `{a:1}`, `[1 2]`, `tru`, `nul`, `{"a":1}x`, `"open`,
+		strings.Repeat("[", maxFastDepth+2) + strings.Repeat("]", maxFastDepth+2),
+	}
+	for _, s := range declined {
+		if v, ok := parseFast([]byte(s)); ok {
+			t.Errorf("parseFast(%q) = %#v, want it declined", s, v)
+		}
+	}
+}
+
+// FuzzParseFast checks that what parseFast accepts, ojg reads as the same
+// value, and that parseFast accepts no text the general path refuses.
+func FuzzParseFast(f *testing.F) {
+	for _, s := range []string{`{"a":[1,-2,"x\n"],"b":null,"c":{"d":true}}`, `"\u00e9\u0000"`, `[123456789012345678,-0]`, `{"a":1,"a":{}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := parseFast(b)
+		if !ok {
+			return
+		}
+		want, err := parseJSONGeneral(b)
+		if err != nil {
+			t.Fatalf("parseFast accepted %q, which the general path refuses: %v", b, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("parseFast(%q) = %#v, want %#v", b, got, want)
+		}
+		checkFastSize(t, b, got)
+	})
+}
+
+// checkFastSize checks the size parseFastSized reports against jsonSize.
+func checkFastSize(t *testing.T, b []byte, v any) {
+	t.Helper()
+	_, n, ok := parseFastSized(b)
+	if !ok {
+		t.Fatalf("parseFastSized(%q) declined what parseFast accepted", b)
+	}
+	if n == sizeUnknown {
+		if !strings.Contains(string(b), ",") {
+			t.Errorf("parseFastSized(%q): size unknown without a repeated key", b)
+		}
+		return
+	}
+	if want := jsonSize(v); n != want {
+		t.Errorf("parseFastSized(%q) size %d, jsonSize %d", b, n, want)
+	}
+}
