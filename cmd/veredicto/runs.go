@@ -3,11 +3,10 @@ package main
 import (
 	"context"
 	"sort"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/veredicto/veredicto/internal/control"
+	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
 )
 
@@ -30,7 +29,7 @@ func (l localRuns) ListRuns(ctx context.Context, tenant string) ([]intake.Run, e
 	for next := ""; ; {
 		machines, n := l.m.ListStateMachines(ctx, next, 100)
 		for _, sm := range machines {
-			kind := kindOf(sm.Name)
+			kind := httpapi.KindOf(sm.Name)
 			for page := ""; scanned < maxScannedRuns; {
 				execs, p, err := l.m.ListExecutions(ctx, sm.ARN, "", page, 100)
 				if err != nil {
@@ -73,21 +72,4 @@ func runOfExecution(kind string, e control.Execution, now time.Time) intake.Run 
 		r.DurationSeconds = end.Sub(e.Start).Round(time.Second).Seconds()
 	}
 	return r
-}
-
-// kindOf names a state machine's runs: "CompanionStateMachine" →
-// "companion", "GatesDemoStateMachine" → "gates-demo".
-func kindOf(machine string) string {
-	name := strings.TrimSuffix(machine, "StateMachine")
-	var b strings.Builder
-	for i, r := range name {
-		if unicode.IsUpper(r) {
-			if i > 0 {
-				b.WriteByte('-')
-			}
-			r = unicode.ToLower(r)
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -79,11 +79,3 @@ func TestServeListsEveryWorkflowsRuns(t *testing.T) {
 		t.Errorf("zeta runs %+v, want only its gates demo", runs.Runs)
 	}
 }
-
-func TestKindOf(t *testing.T) {
-	for in, want := range map[string]string{"CompanionStateMachine": "companion", "GatesDemoStateMachine": "gates-demo", "ExecutiveSearchStateMachine": "executive-search", "debate": "debate"} {
-		if got := kindOf(in); got != want {
-			t.Errorf("kindOf(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

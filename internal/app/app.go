@@ -53,6 +53,9 @@ type Config struct {
 	BaseURL         string // OPENAI_BASE_URL
 	TenantClaim     string // TENANT_CLAIM (default custom:tenant)
 	MaxConcurrency  int    // MAX_CONCURRENCY: candidates at once when a start does not say
+	// RunMachines are the state machines whose runs GET /runs lists
+	// besides the searches (RUN_STATE_MACHINE_ARNS, comma-separated; API).
+	RunMachines []string
 }
 
 // ConfigFromEnv reads the Lambda configuration; missing required settings
@@ -61,7 +64,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
 		InputsBucket: getenv("INPUTS_BUCKET"), ReportsBucket: getenv("REPORTS_BUCKET"), ContextTable: getenv("CONTEXT_TABLE"),
 		StateMachineARN: getenv("STATE_MACHINE_ARN"), LLMSecretARN: getenv("LLM_SECRET_ARN"), Model: getenv("OPENAI_MODEL"),
-		BaseURL: getenv("OPENAI_BASE_URL"), TenantClaim: getenv("TENANT_CLAIM"),
+		BaseURL: getenv("OPENAI_BASE_URL"), TenantClaim: getenv("TENANT_CLAIM"), RunMachines: split(getenv("RUN_STATE_MACHINE_ARNS")),
 	}
 	var missing []string
 	for name, v := range map[string]string{"INPUTS_BUCKET": c.InputsBucket, "REPORTS_BUCKET": c.ReportsBucket, "CONTEXT_TABLE": c.ContextTable} {
@@ -211,11 +214,16 @@ func StartIntake(logicalID string) {
 	start(logicalID, catalog.KindIntake, catalog.IntakeFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		inputs, reports, kv := storage(cfg, ac)
 		var st intake.Starter = missingStarter{}
+		client := sfn.NewFromConfig(ac)
 		if cfg.StateMachineARN != "" {
-			st = starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)
+			st = starter.NewSFN(client, cfg.StateMachineARN)
 		}
 		in := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
-		return catalog.Services{Intake: in, HTTP: &httpapi.Router{Searches: in, TenantClaim: cfg.TenantClaim}}, nil
+		rt := &httpapi.Router{Searches: in, TenantClaim: cfg.TenantClaim}
+		if len(cfg.RunMachines) > 0 {
+			rt.Executions = &httpapi.SFNRuns{Client: client, Machines: cfg.RunMachines}
+		}
+		return catalog.Services{Intake: in, HTTP: rt}, nil
 	})
 }
 
@@ -377,4 +385,15 @@ func Analyst(client *llm.OpenAI) (search.Analyst, string) {
 		return offline.New(), "LLM: offline lexical baseline (no OPENAI_API_KEY set): reports are labelled as a baseline, not a model judgment"
 	}
 	return gems.New(client, client.Info()), "LLM: openai-compatible, model " + client.Info().Model
+}
+
+// split reads a comma-separated setting, blanks dropped.
+func split(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

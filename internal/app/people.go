@@ -32,15 +32,6 @@ type peopleConfig struct {
 }
 
 func peopleConfigFromEnv(getenv func(string) string, stream bool) (peopleConfig, error) {
-	split := func(s string) []string {
-		var out []string
-		for _, p := range strings.Split(s, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
 	c := peopleConfig{EventsTable: getenv("EVENTS_TABLE"), JWTIssuer: getenv("JWT_ISSUER"),
 		JWTAudience: split(getenv("JWT_AUDIENCE")), JWKSURL: getenv("JWKS_URL"), StateMachines: split(getenv("STATE_MACHINE_ARNS"))}
 	if c.EventsTable == "" {
