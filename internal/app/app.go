@@ -56,6 +56,9 @@ type Config struct {
 	// RunMachines are the state machines whose runs GET /runs lists
 	// besides the searches (RUN_STATE_MACHINE_ARNS, comma-separated; API).
 	RunMachines []string
+	// EventsTable is the event log's table (EVENTS_TABLE), for the
+	// workflows that append their progress to an execution's stream.
+	EventsTable string
 }
 
 // ConfigFromEnv reads the Lambda configuration; missing required settings
@@ -65,6 +68,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		InputsBucket: getenv("INPUTS_BUCKET"), ReportsBucket: getenv("REPORTS_BUCKET"), ContextTable: getenv("CONTEXT_TABLE"),
 		StateMachineARN: getenv("STATE_MACHINE_ARN"), LLMSecretARN: getenv("LLM_SECRET_ARN"), Model: getenv("OPENAI_MODEL"),
 		BaseURL: getenv("OPENAI_BASE_URL"), TenantClaim: getenv("TENANT_CLAIM"), RunMachines: split(getenv("RUN_STATE_MACHINE_ARNS")),
+		EventsTable: getenv("EVENTS_TABLE"),
 	}
 	var missing []string
 	for name, v := range map[string]string{"INPUTS_BUCKET": c.InputsBucket, "REPORTS_BUCKET": c.ReportsBucket, "CONTEXT_TABLE": c.ContextTable} {

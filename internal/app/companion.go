@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -31,8 +30,8 @@ func StartCompanion(logicalID string) {
 		}
 		svc := &companion.Service{Store: kv, Blobs: reports,
 			Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
-		if t := os.Getenv("EVENTS_TABLE"); t != "" { // progress on the execution's stream
-			svc.Events = eventlog.NewDynamo(dynamodb.NewFromConfig(ac), t)
+		if cfg.EventsTable != "" { // progress on the execution's stream
+			svc.Events = eventlog.NewDynamo(dynamodb.NewFromConfig(ac), cfg.EventsTable)
 		}
 		services := catalog.Services{Companion: svc}
 		if cfg.StateMachineARN != "" { // CompanionApiFunction
