@@ -366,29 +366,7 @@ func (v *validator) state(name string, m map[string]any, where string) *State {
 		return st
 	}
 
-	// Transitions.
-	terminal := typ == "Choice" || typ == "Succeed" || typ == "Fail"
-	next, hasNext := m["Next"]
-	end, hasEnd := m["End"]
-	if !terminal {
-		switch {
-		case hasNext && hasEnd:
-			v.addf("%s: has both Next and End", where)
-		case hasNext:
-			s, ok := next.(string)
-			if !ok || s == "" {
-				v.addf("%s: Next must be a non-empty string", where)
-			}
-			st.Next = s
-		case hasEnd:
-			if end != true {
-				v.addf("%s: End must be true", where)
-			}
-			st.End = true
-		default:
-			v.addf("%s: needs Next or \"End\": true", where)
-		}
-	}
+	v.transition(st, m, where)
 
 	st.InputPath = v.optPath(m, "InputPath", where, false)
 	st.OutputPath = v.optPath(m, "OutputPath", where, false)
