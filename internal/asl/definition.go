@@ -401,23 +401,28 @@ func (v *validator) state(name string, m map[string]any, where string) *State {
 	case "Fail":
 		v.fail(st, m, where)
 	case "Parallel":
-		branches, ok := m["Branches"].([]any)
-		if !ok || len(branches) == 0 {
-			v.addf("%s: Branches must be a non-empty array", where)
-		}
-		for i, b := range branches {
-			bm, ok := b.(map[string]any)
-			if !ok {
-				v.addf("%s: branch %d must be an object", where, i+1)
-				continue
-			}
-			st.Branches = append(st.Branches, v.nested(bm, fmt.Sprintf("%s branch %d: ", where, i+1)))
-		}
+		v.branches(st, m, where)
 	case "Map":
 		v.mapState(st, m, where)
 	}
 	st.assigned = collectAssigned(st)
 	return st
+}
+
+// branches loads a Parallel state's Branches, each a nested machine.
+func (v *validator) branches(st *State, m map[string]any, where string) {
+	branches, ok := m["Branches"].([]any)
+	if !ok || len(branches) == 0 {
+		v.addf("%s: Branches must be a non-empty array", where)
+	}
+	for i, b := range branches {
+		bm, ok := b.(map[string]any)
+		if !ok {
+			v.addf("%s: branch %d must be an object", where, i+1)
+			continue
+		}
+		st.Branches = append(st.Branches, v.nested(bm, fmt.Sprintf("%s branch %d: ", where, i+1)))
+	}
 }
 
 // collectAssigned lists the variables a state may assign.

@@ -74,18 +74,7 @@ func (v *validator) jsonataState(st *State, m map[string]any, where string) {
 		f.Heartbeat = v.numberOrExpr(m, "HeartbeatSeconds", where, &st.HeartbeatSeconds, 1)
 	case "Parallel":
 		f.Arguments = compile("Arguments", jsonataAccess{})
-		branches, ok := m["Branches"].([]any)
-		if !ok || len(branches) == 0 {
-			v.addf("%s: Branches must be a non-empty array", where)
-		}
-		for i, b := range branches {
-			bm, ok := b.(map[string]any)
-			if !ok {
-				v.addf("%s: branch %d must be an object", where, i+1)
-				continue
-			}
-			st.Branches = append(st.Branches, v.nested(bm, fmt.Sprintf("%s branch %d: ", where, i+1)))
-		}
+		v.branches(st, m, where)
 	case "Map":
 		v.mapProcessor(st, m, where)
 		f.Items = compile("Items", jsonataAccess{})
