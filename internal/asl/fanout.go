@@ -192,9 +192,9 @@ func (r *stateRun) jsonataMapItems(ctx context.Context, input any) ([]any, int, 
 	items, ok := raw.([]any)
 	if !ok {
 		if st.ja.Items != nil && st.ja.Items.kind == tmplPath {
-			return nil, 0, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '%s' for value: %s", st.ja.Items.src, jsonTypeName(raw), describe(raw, true))
+			return nil, 0, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '%s' for value: %s", st.ja.Items.src, typeName(raw), describe(raw, true))
 		}
-		return nil, 0, newError(ErrQueryEvaluationError, "The Items of state '%s' must be an array, got %s", st.Name, jsonTypeName(raw))
+		return nil, 0, newError(ErrQueryEvaluationError, "The Items of state '%s' must be an array, got %s", st.Name, typeName(raw))
 	}
 	if st.ja.MaxConcurrency != nil {
 		n, err := r.jsonataInt(env, st.ja.MaxConcurrency, "MaxConcurrency", 0)

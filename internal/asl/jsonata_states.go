@@ -346,7 +346,7 @@ func (r *stateRun) jsonataChoice(ctx context.Context, input any) (any, string, e
 		}
 		b, ok := v.(bool)
 		if !ok {
-			return nil, "", newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%sCondition' returned an unexpected result type. Expected 'boolean', but was '%s' for value: %s", rule.cond.src, prefix, jsonTypeName(v), describe(v, true))
+			return nil, "", newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%sCondition' returned an unexpected result type. Expected 'boolean', but was '%s' for value: %s", rule.cond.src, prefix, typeName(v), describe(v, true))
 		}
 		if b {
 			out, err := r.jsonataOutputAt(env, prefix, rule.output, rule.assign, input)
@@ -368,7 +368,7 @@ func (r *stateRun) jsonataInt(env *jenv, j *jvalue, field string, min int64) (in
 	}
 	n, ok := asInt(v)
 	if !ok {
-		return 0, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned an unexpected result type. Expected 'integer', but was '%s' for value: %s", j.src, field, jsonTypeName(v), describe(v, true))
+		return 0, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned an unexpected result type. Expected 'integer', but was '%s' for value: %s", j.src, field, typeName(v), describe(v, true))
 	}
 	if n < min {
 		return 0, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned a value out of range: %d (the minimum is %d)", j.src, field, n, min)
@@ -416,30 +416,11 @@ func (r *stateRun) jsonataFail(input any) error {
 		}
 		s, ok := v.(string)
 		if !ok {
-			return newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned an unexpected result type. Expected 'string', but was '%s' for value: %s", f.j.src, f.field, jsonTypeName(v), describe(v, true))
+			return newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned an unexpected result type. Expected 'string', but was '%s' for value: %s", f.j.src, f.field, typeName(v), describe(v, true))
 		}
 		*f.dst = s
 	}
 	return &StatesError{Name: name, Cause: cause}
-}
-
-// jsonTypeName names a value's JSON type as AWS's causes do.
-func jsonTypeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case string:
-		return "string"
-	case int64, int, float64:
-		return "number"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return typeName(v)
 }
 
 // needsContext reports whether some expression of the state reads
