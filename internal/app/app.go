@@ -255,18 +255,28 @@ func judge(client *llm.OpenAI) flags.ContradictionJudge {
 // with "api_key") and returns the client; without a secret it returns nil
 // and the offline baselines run.
 func awsLLM(ctx context.Context, ac aws.Config, cfg Config) (*llm.OpenAI, error) {
+	key, err := awsLLMKey(ctx, ac, cfg)
+	if key == "" || err != nil {
+		return nil, err
+	}
+	return llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: cfg.BaseURL, Model: cfg.Model})
+}
+
+// awsLLMKey reads the LLM API key from Secrets Manager; "" without a
+// secret.
+func awsLLMKey(ctx context.Context, ac aws.Config, cfg Config) (string, error) {
 	if cfg.LLMSecretARN == "" {
-		return nil, nil
+		return "", nil
 	}
 	out, err := secretsmanager.NewFromConfig(ac).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(cfg.LLMSecretARN)})
 	if err != nil {
-		return nil, fmt.Errorf("read LLM secret: %w", err)
+		return "", fmt.Errorf("read LLM secret: %w", err)
 	}
 	key, err := apiKeyFromSecret(aws.ToString(out.SecretString))
 	if err != nil {
-		return nil, fmt.Errorf("LLM secret %s: %w", cfg.LLMSecretARN, err)
+		return "", fmt.Errorf("LLM secret %s: %w", cfg.LLMSecretARN, err)
 	}
-	return llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: cfg.BaseURL, Model: cfg.Model})
+	return key, nil
 }
 
 // apiKeyFromSecret reads the API key from a secret's string: the key

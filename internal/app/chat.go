@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
+	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/starter"
 	store "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
@@ -63,19 +63,17 @@ func chatService(ctx context.Context, cfg Config, pc peopleConfig, cc chatConfig
 		st = starter.NewSFN(sfnClient, cfg.StateMachineARN)
 	}
 	searches := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
-	client, err := awsLLM(ctx, ac, cfg)
+	// One read of the secret serves the flags judge's client and the
+	// supervisor's model.
+	key, err := awsLLMKey(ctx, ac, cfg)
 	if err != nil {
 		return nil, err
 	}
+	var client *llm.OpenAI
 	var model chat.Model
-	if cfg.LLMSecretARN != "" {
-		out, err := secretsmanager.NewFromConfig(ac).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(cfg.LLMSecretARN)})
-		if err != nil {
-			return nil, fmt.Errorf("read LLM secret: %w", err)
-		}
-		key, err := apiKeyFromSecret(aws.ToString(out.SecretString))
-		if err != nil {
-			return nil, fmt.Errorf("LLM secret %s: %w", cfg.LLMSecretARN, err)
+	if key != "" {
+		if client, err = llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: cfg.BaseURL, Model: cfg.Model}); err != nil {
+			return nil, err
 		}
 		if model, err = chat.NewOpenAIModel(key, cfg.BaseURL, cfg.Model); err != nil {
 			return nil, err
