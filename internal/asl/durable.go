@@ -70,7 +70,6 @@ func (r *stateRun) replayed(input any, rep TaskReplay) (any, error) {
 		r.x.emit(ev)
 		return nil, rep.Err
 	}
-	ev.Type, ev.Output = "TaskSucceeded", rep.Output
-	r.x.emit(ev)
+	r.x.emitState("TaskSucceeded", r.st, r.fr, rep.Output, histOutput, 0)
 	return r.finish(input, rep.Output)
 }

@@ -84,8 +84,8 @@ func TestDurableReplay(t *testing.T) {
 	if n := notified.Load(); n != 1 {
 		t.Errorf("the callback handler was invoked %d times, want 1", n)
 	}
-	if res.History != nil {
-		t.Errorf("DiscardHistory kept %d events", len(res.History))
+	if res.History() != nil {
+		t.Errorf("DiscardHistory kept %d events", len(res.History()))
 	}
 	if res.Transitions != 3 {
 		t.Errorf("transitions %d, want 3", res.Transitions)

@@ -77,7 +77,7 @@ type StartOptions struct {
 	// finished, from the execution's goroutine (so a caller tracking many
 	// executions needs no goroutine of its own per execution).
 	OnDone func(*Result)
-	// DiscardHistory keeps no events in memory (Result.History is nil):
+	// DiscardHistory keeps no events in memory (Result.History returns nil):
 	// for a caller that records them from OnEvent, so that many long-lived
 	// executions cost little memory.
 	DiscardHistory bool
@@ -89,9 +89,14 @@ type Result struct {
 	Output      json.RawMessage `json:"output,omitempty"`
 	Error       string          `json:"error,omitempty"`
 	Cause       string          `json:"cause,omitempty"`
-	History     []Event         `json:"-"`
 	Transitions int             `json:"transitions"`
+
+	hist []histEvent // the kept history (nil with DiscardHistory)
 }
+
+// History returns the execution's history events in order (nil when the
+// execution ran with DiscardHistory). Each call builds a new slice.
+func (r *Result) History() []Event { return events(r.hist) }
 
 // Check reports every Task resource of sm (including inside Parallel
 // branches and Map processors) that the registry cannot serve.
@@ -220,10 +225,13 @@ func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMe
 	if smName == "" {
 		smName = "local"
 	}
+	start := e.now()
 	x := &Execution{
 		ID:          fmt.Sprintf("arn:aws:states:local:000000000000:execution:%s:%s", smName, name),
 		Name:        name,
-		StartTime:   e.now().UTC(),
+		StartTime:   start.UTC(),
+		wall0:       start.UnixNano(),
+		mono0:       start,
 		engine:      e,
 		sm:          sm,
 		smName:      smName,
@@ -237,7 +245,7 @@ func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMe
 	}
 	if x.keepHistory {
 		if n := sm.historyHint.Load(); n > 0 {
-			x.events = make([]Event, 0, n)
+			x.hist = make([]histEvent, 0, n)
 		}
 	}
 	if opts.ExecutionARN != "" {

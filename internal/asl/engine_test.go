@@ -232,11 +232,11 @@ func TestHistoryOrderAndTransitions(t *testing.T) {
 	def := `{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"B"},"B":{"Type":"Map","ItemsPath":"$.xs","ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","End":true}}},"ResultPath":"$.ys","Next":"C"},"C":{"Type":"Succeed"}}}`
 	res := run(t, NewRegistry(), def, `{"xs":[1]}`)
 	var types []string
-	for i, e := range res.History {
+	for i, e := range res.History() {
 		if e.ID != i+1 {
 			t.Errorf("event %d has id %d", i, e.ID)
 		}
-		if i > 0 && e.Timestamp.Before(res.History[i-1].Timestamp) {
+		if i > 0 && e.Timestamp.Before(res.History()[i-1].Timestamp) {
 			t.Errorf("event %d goes back in time", e.ID)
 		}
 		types = append(types, e.Type)
@@ -250,8 +250,8 @@ func TestHistoryOrderAndTransitions(t *testing.T) {
 	if res.Transitions != 4 {
 		t.Errorf("transitions %d, want 4 (A, B, I, C)", res.Transitions)
 	}
-	if res.History[6].Scope != "B/item[0]" {
-		t.Errorf("inner state scope %q, want B/item[0]", res.History[6].Scope)
+	if res.History()[6].Scope != "B/item[0]" {
+		t.Errorf("inner state scope %q, want B/item[0]", res.History()[6].Scope)
 	}
 }
 

@@ -29,13 +29,20 @@ type Execution struct {
 	order       sync.Mutex // held while an event is numbered and delivered
 	mu          sync.Mutex
 	keepHistory bool
-	events      []Event
+	hist        []histEvent  // the kept history, compact (see histEvent)
 	emitted     int          // events emitted, kept or not
 	transitions int          // states entered
 	overLimit   *StatesError // set once the history quota is reached
 
 	done   chan struct{}
 	result *Result
+
+	// The clock of the events: wall0 (Unix nanoseconds) read with mono0,
+	// from which a monotonic reading gives each event's wall time at half
+	// the cost of reading both clocks.
+	wall0  int64
+	mono0  time.Time
+	lastTS int64 // the latest event's timestamp
 
 	// The context object's Execution and StateMachine members are the same
 	// for every state: built once, shared (values are never mutated).
@@ -63,7 +70,7 @@ func (x *Execution) Wait(ctx context.Context) (*Result, error) {
 func (x *Execution) History() []Event {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return append([]Event(nil), x.events...)
+	return events(x.hist)
 }
 
 // MaxHistoryEvents is Step Functions' quota on the events of one execution's
@@ -79,45 +86,66 @@ const maxHistoryHint = MaxHistoryEvents
 
 // emit records a non-terminal history event. Once the quota is reached it
 // records nothing more and stops the run; run reports the failure.
-func (x *Execution) emit(ev Event) int { return x.record(ev, false) }
+func (x *Execution) emit(ev Event) int {
+	id, _ := x.record(histEvent{typ: ev.Type, more: &ev}, false)
+	return id
+}
 
-// record numbers ev, keeps it and hands it to OnEvent. Parallel branches and
+// emitState records one of the common events of state st in frame fr,
+// with data as its Input (or Output, with histOutput in flags). It returns
+// the event's id and its timestamp (0 when the clock was not read).
+func (x *Execution) emitState(typ string, st *State, fr *frame, data any, flags uint8, num int) (int, int64) {
+	return x.record(histEvent{typ: typ, st: st, fr: fr, data: data, flags: flags, num: int32(num)}, false)
+}
+
+// clock returns the wall time in Unix nanoseconds.
+func (x *Execution) clock() int64 { return x.wall0 + int64(time.Since(x.mono0)) }
+
+// record numbers h, keeps it and hands it to OnEvent. Parallel branches and
 // Map iterations emit concurrently; OnEvent still sees events one at a time,
 // in ID order.
-func (x *Execution) record(ev Event, terminal bool) int {
+func (x *Execution) record(h histEvent, terminal bool) (int, int64) {
 	if x.onEvent != nil {
 		x.order.Lock()
 		defer x.order.Unlock()
 	}
+	// The clock is read outside the lock, so that concurrent iterations do
+	// not wait on each other's reads; a read that lost the race to the
+	// lock takes the latest timestamp, so timestamps never decrease.
+	var ts int64
+	if x.keepHistory || x.onEvent != nil {
+		ts = x.clock()
+	}
 	x.mu.Lock()
 	if !terminal && x.overLimit != nil {
 		x.mu.Unlock()
-		return 0
+		return 0, 0
 	}
 	if !terminal && x.emitted >= MaxHistoryEvents-1 {
 		x.overLimit = newError(ErrRuntime, "execution history exceeded %d events (Step Functions quota)", MaxHistoryEvents)
 		x.mu.Unlock()
 		x.cancel()
-		return 0
+		return 0, 0
 	}
 	x.emitted++
-	ev.ID = x.emitted
-	if strings.HasSuffix(ev.Type, "StateEntered") {
+	id := x.emitted
+	if strings.HasSuffix(h.typ, "StateEntered") {
 		x.transitions++
 	}
 	// An event nobody keeps or streams is only counted (for the quota, the
 	// transitions and the ids causes cite): no clock read, no copy.
-	if x.keepHistory || x.onEvent != nil {
-		ev.Timestamp = x.engine.now()
+	if ts != 0 {
+		ts = max(ts, x.lastTS)
+		x.lastTS, h.ts = ts, ts
 	}
 	if x.keepHistory {
-		x.events = append(x.events, ev)
+		x.hist = append(x.hist, h)
 	}
 	x.mu.Unlock()
 	if x.onEvent != nil {
-		x.onEvent(ev)
+		x.onEvent(h.event(id))
 	}
-	return ev.ID
+	return id, h.ts
 }
 
 // enteredType and exitedType name a state's StateEntered and StateExited
@@ -175,13 +203,13 @@ func (x *Execution) historyLimit() *StatesError {
 
 func (x *Execution) run(ctx context.Context) {
 	defer close(x.done)
-	x.emit(Event{Type: "ExecutionStarted", Input: x.input})
+	x.record(histEvent{typ: "ExecutionStarted", data: x.input}, false)
 	out, err := x.runMachineSized(ctx, x.sm, x.input, x.inputSize, rootFrame, newVarScope(nil))
 	res := &Result{}
 	switch limit := x.historyLimit(); {
 	case limit != nil:
 		res.Status, res.Error, res.Cause = StatusFailed, limit.Name, limit.Cause
-		x.record(Event{Type: "ExecutionFailed", Error: limit.Name, Cause: limit.Cause}, true)
+		x.recordTerminal(Event{Type: "ExecutionFailed", Error: limit.Name, Cause: limit.Cause})
 	case err == nil:
 		b, merr := marshalJSON(out)
 		if merr != nil {
@@ -189,31 +217,33 @@ func (x *Execution) run(ctx context.Context) {
 			break
 		}
 		res.Status, res.Output = StatusSucceeded, b
-		x.record(Event{Type: "ExecutionSucceeded", Output: out}, true)
+		x.record(histEvent{typ: "ExecutionSucceeded", data: out, flags: histOutput}, true)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.Status, res.Error = StatusTimedOut, ErrTimeout
 		res.Cause = fmt.Sprintf("the execution ran longer than its TimeoutSeconds (%d)", x.sm.TimeoutSeconds)
-		x.record(Event{Type: "ExecutionTimedOut", Error: res.Error, Cause: res.Cause}, true)
+		x.recordTerminal(Event{Type: "ExecutionTimedOut", Error: res.Error, Cause: res.Cause})
 	case errors.Is(ctx.Err(), context.Canceled):
 		res.Status, res.Error, res.Cause = StatusAborted, "States.Aborted", "the execution was stopped"
-		x.record(Event{Type: "ExecutionAborted"}, true)
+		x.recordTerminal(Event{Type: "ExecutionAborted"})
 	default:
 		se := toStatesError(err)
 		res.Status, res.Error, res.Cause = StatusFailed, se.Name, se.Cause
-		x.record(Event{Type: "ExecutionFailed", Error: se.Name, Cause: se.Cause}, true)
+		x.recordTerminal(Event{Type: "ExecutionFailed", Error: se.Name, Cause: se.Cause})
 	}
-	// The history is complete: the result shares it rather than copying it
-	// (clipped, so that appending to Result.History cannot write into it;
-	// History() still returns copies).
+	// The history is complete: the result shares it (clipped, and never
+	// written again); Result.History builds the events when asked.
 	x.mu.Lock()
 	if x.keepHistory {
-		x.sm.historyHint.Store(int32(min(len(x.events), maxHistoryHint)))
+		x.sm.historyHint.Store(int32(min(len(x.hist), maxHistoryHint)))
 	}
-	res.History = slices.Clip(x.events)
+	res.hist = slices.Clip(x.hist)
 	res.Transitions = x.transitions
 	x.mu.Unlock()
 	x.result = res
 }
+
+// recordTerminal records the execution's final event.
+func (x *Execution) recordTerminal(ev Event) { x.record(histEvent{typ: ev.Type, more: &ev}, true) }
 
 // toStatesError gives any error an ASL name: a *StatesError keeps its own.
 func toStatesError(err error) *StatesError {
@@ -342,8 +372,14 @@ func (r *stateRun) scope(input any) *scope {
 }
 
 func (x *Execution) runState(ctx context.Context, st *State, input any, inSize int, fr *frame, vs *varScope) (any, string, int, error) {
-	r := &stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, entered: x.engine.now(), inSize: inSize, resultSize: sizeUnknown, outSize: sizeUnknown}
-	r.eventID = x.emit(Event{Type: enteredType(st.Type), State: st.Name, Scope: fr.scope, Input: input})
+	r := &stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, inSize: inSize, resultSize: sizeUnknown, outSize: sizeUnknown}
+	id, ts := x.emitState(enteredType(st.Type), st, fr, input, 0, 0)
+	r.eventID = id
+	if ts != 0 { // the state was entered when its event was recorded
+		r.entered = time.Unix(0, ts)
+	} else {
+		r.entered = x.engine.now()
+	}
 	out, next, err := r.run(ctx, input)
 	if err != nil {
 		return nil, "", sizeUnknown, r.locate(err)
@@ -423,7 +459,11 @@ func (r *stateRun) checkOutput(out any, next string, err error) (any, string, er
 		}
 		r.outSize = n
 	}
-	r.x.emit(Event{Type: exitedType(st.Type), State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned})
+	if r.assigned != nil {
+		r.x.emit(Event{Type: exitedType(st.Type), State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned})
+	} else {
+		r.x.emitState(exitedType(st.Type), st, r.fr, out, histOutput, 0)
+	}
 	return out, next, nil
 }
 

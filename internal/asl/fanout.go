@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -101,30 +103,22 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 
 	r.x.emit(Event{Type: "MapStateStarted", State: st.Name, Scope: r.fr.scope, Length: intPtr(len(items))})
 	results := make([]any, len(items))
-	g, mctx := errgroup.WithContext(ctx)
-	g.SetLimit(limit)
-	for i := range items {
-		if mctx.Err() != nil {
-			break // an iteration failed: start no more
+	iterate := func(mctx context.Context, i int) error {
+		fr := r.fr.child(st.Name + "/item[" + strconv.Itoa(i) + "]")
+		r.x.emitState("MapIterationStarted", st, r.fr, nil, histIndex, i)
+		vs, release := r.vars.inner(st.Processor)
+		defer release()
+		out, err := r.x.runMachine(mctx, st.Processor, inputs[i], fr, vs)
+		if err != nil {
+			se := toStatesError(err)
+			r.x.emit(Event{Type: "MapIterationFailed", State: st.Name, Scope: r.fr.scope, Index: intPtr(i), Error: se.Name, Cause: se.Cause})
+			return err
 		}
-		g.Go(func() error {
-			fr := r.fr.child(st.Name + "/item[" + strconv.Itoa(i) + "]")
-			index := intPtr(i) // shared by the iteration's events, which never change it
-			r.x.emit(Event{Type: "MapIterationStarted", State: st.Name, Scope: r.fr.scope, Index: index})
-			vs, release := r.vars.inner(st.Processor)
-			defer release()
-			out, err := r.x.runMachine(mctx, st.Processor, inputs[i], fr, vs)
-			if err != nil {
-				se := toStatesError(err)
-				r.x.emit(Event{Type: "MapIterationFailed", State: st.Name, Scope: r.fr.scope, Index: index, Error: se.Name, Cause: se.Cause})
-				return err
-			}
-			results[i] = out
-			r.x.emit(Event{Type: "MapIterationSucceeded", State: st.Name, Scope: r.fr.scope, Index: index})
-			return nil
-		})
+		results[i] = out
+		r.x.emitState("MapIterationSucceeded", st, r.fr, nil, histIndex, i)
+		return nil
 	}
-	if err := g.Wait(); err != nil {
+	if err := runIterations(ctx, len(items), limit, iterate); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -134,6 +128,43 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 	}
 	r.x.emit(Event{Type: "MapStateSucceeded", State: st.Name, Scope: r.fr.scope})
 	return r.finish(input, results)
+}
+
+// runIterations runs iterate for the indexes 0…n-1, at most limit at once
+// and in index order of start, on limit workers (the caller's goroutine
+// being one of them) rather than a goroutine per item. The first error
+// cancels the context the others run with; no iteration starts after it,
+// and it is returned once every running one has ended.
+func runIterations(ctx context.Context, n, limit int, iterate func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next     atomic.Int64
+		once     sync.Once
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	work := func() {
+		for ctx.Err() == nil {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			if err := iterate(ctx, i); err != nil {
+				once.Do(func() {
+					firstErr = err
+					cancel()
+				})
+				return
+			}
+		}
+	}
+	for range min(limit, n) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	return firstErr
 }
 
 // jsonPathMapItems applies InputPath, ItemsPath and MaxConcurrencyPath.

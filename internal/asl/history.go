@@ -45,3 +45,72 @@ func Transitions(events []Event) int {
 }
 
 func intPtr(i int) *int { return &i }
+
+// histEvent is the compact form in which an execution keeps its history:
+// a third of an Event's size, so that a long history costs little memory
+// and garbage. The common events (a state entered or exited, a Task
+// scheduled or succeeded, a Map iteration's start and success, the
+// execution's start and success) are held in its own fields; any other
+// event keeps its whole Event in more. Event builds the public form.
+type histEvent struct {
+	ts    int64 // wall clock, Unix nanoseconds (0 when not read)
+	typ   string
+	st    *State // the state the event belongs to (nil for the execution's)
+	fr    *frame // the state's frame (nil for the execution's)
+	data  any    // Input, or Output with histOutput
+	more  *Event // the whole event, for the kinds not held in the fields
+	num   int32  // Attempt with histAttempt, Index with histIndex
+	flags uint8
+}
+
+// histEvent flags.
+const (
+	histOutput  = 1 << iota // data is the Output (otherwise the Input)
+	histAttempt             // num is the Task's attempt; Resource is st's
+	histIndex               // num is the Map iteration's index
+)
+
+// event returns the public form of the event numbered id.
+func (h *histEvent) event(id int) Event {
+	var ev Event
+	if h.more != nil {
+		ev = *h.more
+	} else {
+		ev.Type = h.typ
+		if h.st != nil {
+			ev.State = h.st.Name
+		}
+		if h.fr != nil {
+			ev.Scope = h.fr.scope
+		}
+		if h.flags&histOutput != 0 {
+			ev.Output = h.data
+		} else {
+			ev.Input = h.data
+		}
+		switch {
+		case h.flags&histAttempt != 0:
+			ev.Attempt = int(h.num)
+			ev.Resource = h.st.Resource
+		case h.flags&histIndex != 0:
+			ev.Index = intPtr(int(h.num))
+		}
+	}
+	ev.ID = id
+	if h.ts != 0 {
+		ev.Timestamp = time.Unix(0, h.ts)
+	}
+	return ev
+}
+
+// events returns the public form of a kept history (ids count from 1).
+func events(hist []histEvent) []Event {
+	if hist == nil {
+		return nil
+	}
+	out := make([]Event, len(hist))
+	for i := range hist {
+		out[i] = hist[i].event(i + 1)
+	}
+	return out
+}

@@ -36,10 +36,10 @@ func TestEndlessLoopsFailAtTheHistoryQuota(t *testing.T) {
 			if want := fmt.Sprintf("execution history exceeded %d events (Step Functions quota)", MaxHistoryEvents); !strings.Contains(res.Cause, want) {
 				t.Errorf("cause %q\ndoes not contain %q", res.Cause, want)
 			}
-			if got := len(res.History); got != MaxHistoryEvents {
+			if got := len(res.History()); got != MaxHistoryEvents {
 				t.Errorf("history holds %d events, want exactly %d", got, MaxHistoryEvents)
 			}
-			if last := res.History[len(res.History)-1]; last.Type != "ExecutionFailed" || last.ID != MaxHistoryEvents {
+			if last := res.History()[len(res.History())-1]; last.Type != "ExecutionFailed" || last.ID != MaxHistoryEvents {
 				t.Errorf("last event = #%d %s, want #%d ExecutionFailed", last.ID, last.Type, MaxHistoryEvents)
 			}
 			// The history is still referenced here, so this bounds what one

@@ -98,7 +98,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	if err != nil {
 		return nil, newError(ErrRuntime, "state %q: cannot encode the task input: %v", st.Name, err)
 	}
-	r.x.emit(Event{Type: "TaskScheduled", State: st.Name, Scope: r.fr.scope, Resource: st.Resource, Attempt: r.retry + 1, Input: payload})
+	r.x.emitState("TaskScheduled", st, r.fr, payload, histAttempt, r.retry+1)
 	if replay.Done {
 		return r.replayed(input, replay)
 	}
@@ -126,7 +126,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 				return nil, newError(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Resource)
 			}
 			r.resultSize = size
-			r.x.emit(Event{Type: "TaskSucceeded", State: st.Name, Scope: r.fr.scope, Output: result})
+			r.x.emitState("TaskSucceeded", st, r.fr, result, histOutput, 0)
 			return r.finish(input, result)
 		}
 	}
@@ -163,7 +163,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		r.x.emit(Event{Type: "TaskFailed", State: st.Name, Scope: r.fr.scope, Error: se.Name, Cause: se.Cause})
 		return nil, se
 	}
-	r.x.emit(Event{Type: "TaskSucceeded", State: st.Name, Scope: r.fr.scope, Output: result})
+	r.x.emitState("TaskSucceeded", st, r.fr, result, histOutput, 0)
 	return r.finish(input, result)
 }
 

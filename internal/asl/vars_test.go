@@ -157,7 +157,7 @@ func TestStateExitedListsAssignedVariables(t *testing.T) {
 	def := `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"x":{"k":[1,"a"]},"n.$":"$.n"},"Next":"B"},"B":{"Type":"Pass","End":true}}}`
 	res := run(t, NewRegistry(), def, `{"n":3}`)
 	var exits []Event
-	for _, e := range res.History {
+	for _, e := range res.History() {
 		if e.Type == "PassStateExited" {
 			exits = append(exits, e)
 		}

@@ -101,7 +101,7 @@ func (r *companionRun) start(t *testing.T, jd, profile []byte, mode string, deci
 
 func statePath(res *asl.Result) []string {
 	var out []string
-	for _, ev := range res.History {
+	for _, ev := range res.History() {
 		if ev.Type == "TaskStateEntered" || ev.Type == "ChoiceStateEntered" || ev.Type == "SucceedStateEntered" || ev.Type == "FailStateEntered" || ev.Type == "PassStateEntered" {
 			out = append(out, ev.State)
 		}

@@ -96,7 +96,7 @@ func (r *debateRun) start(t *testing.T, question string, humanTimeout int, decid
 		t.Fatal(err)
 	}
 	if res.Status != asl.StatusSucceeded {
-		for _, ev := range res.History {
+		for _, ev := range res.History() {
 			t.Logf("%s %s %s", ev.Type, ev.State, ev.Scope)
 		}
 		t.Fatalf("execution %s: %s: %s", res.Status, res.Error, res.Cause)

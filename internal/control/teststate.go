@@ -93,8 +93,9 @@ func (m *Manager) TestState(ctx context.Context, definition, input string) (Test
 	}
 	out := TestResult{}
 	var caught *asl.Event
-	for i := range res.History {
-		ev := &res.History[i]
+	history := res.History()
+	for i := range history {
+		ev := &history[i]
 		if strings.HasSuffix(ev.Type, "StateEntered") && ev.State != name && ev.Scope == "" {
 			out.NextState = ev.State
 			break

@@ -1,0 +1,112 @@
+package asl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"sync"
+	"testing"
+)
+
+// The engine keeps its history compact and builds the public events when
+// asked: what Result.History returns must be exactly what OnEvent saw as
+// the events happened, for every kind of event, including those held whole.
+func TestKeptHistoryIsWhatOnEventSaw(t *testing.T) {
+	reg := NewRegistry()
+	calls := 0
+	reg.Register("FlakyFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+		calls++
+		if calls == 1 {
+			return nil, &StatesError{Name: "Custom.Flaky", Cause: "first attempt fails"}
+		}
+		return in, nil
+	})
+	reg.Register("BrokenFunction", func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return nil, errors.New("always broken")
+	})
+	def := `{"StartAt":"T","States":{
+	  "T":{"Type":"Task","Resource":"${FlakyFunctionArn}","Parameters":{"n.$":"$.n"},"ResultPath":"$.t",
+	       "Retry":[{"ErrorEquals":["Custom.Flaky"],"IntervalSeconds":1,"BackoffRate":1,"MaxAttempts":1,"MaxDelaySeconds":1,"JitterStrategy":"FULL"}],"Next":"V"},
+	  "V":{"Type":"Pass","Assign":{"seen.$":"$.n"},"Next":"P"},
+	  "P":{"Type":"Parallel","Branches":[
+	    {"StartAt":"B","States":{"B":{"Type":"Task","Resource":"${BrokenFunctionArn}","End":true}}}],
+	    "Catch":[{"ErrorEquals":["States.ALL"],"ResultPath":"$.err","Next":"M"}],"Next":"M"},
+	  "M":{"Type":"Map","ItemsPath":"$.xs","MaxConcurrency":2,
+	       "ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","End":true}}},"ResultPath":"$.ys","End":true}}}`
+	sm, err := Parse([]byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu       sync.Mutex
+		streamed []Event
+	)
+	res, err := New(reg).Run(context.Background(), sm, json.RawMessage(`{"n":300,"xs":[1,2,3]}`), StartOptions{OnEvent: func(ev Event) {
+		mu.Lock()
+		streamed = append(streamed, ev)
+		mu.Unlock()
+	}})
+	if err != nil || res.Status != StatusSucceeded {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	kept := res.History()
+	if !reflect.DeepEqual(kept, streamed) {
+		for i := range min(len(kept), len(streamed)) {
+			if !reflect.DeepEqual(kept[i], streamed[i]) {
+				t.Fatalf("event %d differs:\n kept     %+v\n streamed %+v", i+1, kept[i], streamed[i])
+			}
+		}
+		t.Fatalf("kept %d events, streamed %d", len(kept), len(streamed))
+	}
+	seen := map[string]bool{}
+	for i, ev := range kept {
+		seen[ev.Type] = true
+		if ev.ID != i+1 || ev.Timestamp.IsZero() || (i > 0 && ev.Timestamp.Before(kept[i-1].Timestamp)) {
+			t.Errorf("event %d: id %d, timestamp %v", i+1, ev.ID, ev.Timestamp)
+		}
+		switch ev.Type {
+		case "TaskScheduled":
+			if ev.State == "T" && (ev.Resource != "${FlakyFunctionArn}" || ev.Attempt < 1 || ev.Input == nil) {
+				t.Errorf("TaskScheduled %+v", ev)
+			}
+		case "MapIterationStarted", "MapIterationSucceeded":
+			if ev.Index == nil || *ev.Index < 0 || *ev.Index > 2 || ev.State != "M" {
+				t.Errorf("%s %+v", ev.Type, ev)
+			}
+		case "TaskSucceeded", "ExecutionSucceeded", "TaskStateExited":
+			if ev.Output == nil || ev.Input != nil {
+				t.Errorf("%s carries input %v, output %v", ev.Type, ev.Input, ev.Output)
+			}
+		case "PassStateEntered", "TaskStateEntered", "ExecutionStarted":
+			if ev.Input == nil || ev.Output != nil {
+				t.Errorf("%s carries input %v, output %v", ev.Type, ev.Input, ev.Output)
+			}
+			if ev.State == "I" && (len(ev.Scope) != len("M/item[0]") || ev.Scope[:7] != "M/item[") {
+				t.Errorf("inner state scope %q", ev.Scope)
+			}
+		case "PassStateExited":
+			if ev.State == "V" && ev.AssignedVariables["seen"] != "300" {
+				t.Errorf("V exited with %v", ev.AssignedVariables)
+			}
+		}
+	}
+	for _, want := range []string{"TaskFailed", "TaskSucceeded", "ParallelStateStarted", "ParallelStateFailed",
+		"MapStateStarted", "MapIterationStarted", "MapIterationSucceeded", "MapStateSucceeded", "ExecutionSucceeded"} {
+		if !seen[want] {
+			t.Errorf("no %s event in the history", want)
+		}
+	}
+	attempts := 0
+	for _, ev := range kept {
+		if ev.Type == "TaskScheduled" && ev.State == "T" {
+			attempts++
+			if ev.Attempt != attempts {
+				t.Errorf("attempt %d recorded as %d", attempts, ev.Attempt)
+			}
+		}
+	}
+	if attempts != 2 {
+		t.Errorf("T scheduled %d times, want 2", attempts)
+	}
+}
