@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -17,10 +18,17 @@ import (
 // falls back to encoding/json, so the bytes and the errors never differ.
 
 // encoder is reusable scratch space: the output buffer and a stack of the
-// keys of the maps being written.
+// members of the maps being written (collected in one pass over each map,
+// then sorted by key, so that no value is looked up again).
 type encoder struct {
-	buf  []byte
-	keys []string
+	buf     []byte
+	members []member
+	used    int // the most members held at once, cleared before reuse
+}
+
+type member struct {
+	key string
+	val any
 }
 
 var encoders = sync.Pool{New: func() any { return &encoder{buf: make([]byte, 0, 1024)} }}
@@ -42,8 +50,8 @@ func encodeJSON(v any) ([]byte, bool) {
 		out = slices.Clone(e.buf)
 	}
 	if cap(e.buf) <= maxPooledEncoder {
-		clear(e.keys[:cap(e.keys)])
-		e.keys = e.keys[:0]
+		clear(e.members[:e.used]) // drop the references to v
+		e.members, e.used = e.members[:0], 0
 		encoders.Put(e)
 	}
 	return out, ok
@@ -82,27 +90,30 @@ func (e *encoder) appendJSON(b []byte, v any) ([]byte, bool) {
 		if x == nil {
 			return append(b, "null"...), true
 		}
-		base := len(e.keys)
-		for k := range x {
-			e.keys = append(e.keys, k)
+		base := len(e.members)
+		for k, v := range x {
+			e.members = append(e.members, member{k, v})
 		}
-		keys := e.keys[base:]
-		slices.Sort(keys)
+		e.used = max(e.used, len(e.members))
+		ms := e.members[base:]
+		if len(ms) > 1 {
+			slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		}
 		b = append(b, '{')
-		for i := range keys {
-			k := e.keys[base+i] // e.keys may grow (and move) while nested maps are written
+		for i := range len(ms) {
+			m := e.members[base+i] // e.members may grow (and move) while nested maps are written
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = appendJSONString(b, m.key)
 			b = append(b, ':')
 			var ok bool
-			if b, ok = e.appendJSON(b, x[k]); !ok {
-				e.keys = e.keys[:base]
+			if b, ok = e.appendJSON(b, m.val); !ok {
+				e.members = e.members[:base]
 				return b, false
 			}
 		}
-		e.keys = e.keys[:base]
+		e.members = e.members[:base]
 		return append(b, '}'), true
 	}
 	return b, false

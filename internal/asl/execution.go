@@ -278,12 +278,16 @@ func (x *Execution) runMachine(ctx context.Context, sm *StateMachine, input any,
 // size.go), which it carries from state to state.
 func (x *Execution) runMachineSized(ctx context.Context, sm *StateMachine, input any, size int, fr *frame, vs *varScope) (any, error) {
 	name := sm.StartAt
+	// One stateRun serves the states of this run one after another: nothing
+	// keeps it once its state has ended (a Task's handler gets a context of
+	// its own).
+	r := new(stateRun)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		st := sm.States[name]
-		out, next, outSize, err := x.runState(ctx, st, input, size, fr, vs)
+		out, next, outSize, err := x.runState(ctx, r, st, input, size, fr, vs)
 		if err != nil {
 			return nil, err
 		}
@@ -310,7 +314,6 @@ type stateRun struct {
 	// stateCtx, when set, is the context object's State member, shared by
 	// the items of a Map (built for this attempt; cleared after it).
 	stateCtx map[string]any
-	taskCtx  taskContext // the context handed to the Task's handler
 
 	// Bounds on payload sizes (size.go): the state input's, the current
 	// attempt's result's and its output's; sizeUnknown when not known.
@@ -371,8 +374,9 @@ func (r *stateRun) scope(input any) *scope {
 	return &scope{input: input, vars: r.vars, run: r}
 }
 
-func (x *Execution) runState(ctx context.Context, st *State, input any, inSize int, fr *frame, vs *varScope) (any, string, int, error) {
-	r := &stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, inSize: inSize, resultSize: sizeUnknown, outSize: sizeUnknown}
+// runState runs st with r, which it resets first.
+func (x *Execution) runState(ctx context.Context, r *stateRun, st *State, input any, inSize int, fr *frame, vs *varScope) (any, string, int, error) {
+	*r = stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, inSize: inSize, resultSize: sizeUnknown, outSize: sizeUnknown}
 	id, ts := x.emitState(enteredType(st.Type), st, fr, input, 0, 0)
 	r.eventID = id
 	if ts != 0 { // the state was entered when its event was recorded

@@ -103,15 +103,9 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		return r.replayed(input, replay)
 	}
 	info := TaskInfo{ExecutionID: r.x.ID, State: st.Name, Resource: st.Resource, Attempt: r.retry + 1, Token: r.token}
-	// The first attempt's context lives in r (no allocation of its own); a
-	// retry gets a new one, so a context a handler kept is never rewritten.
-	var hctx *taskContext
-	if r.retry == 0 {
-		hctx = &r.taskCtx
-	} else {
-		hctx = new(taskContext)
-	}
-	*hctx = taskContext{Context: tctx, info: info}
+	// Each attempt's handler gets a context of its own, so a context a
+	// handler kept is never rewritten.
+	hctx := &taskContext{Context: tctx, info: info}
 	raw, herr := invoke(hctx, h, in)
 	if herr == nil && !callback {
 		result, size, perr := parseResult(raw)
