@@ -41,20 +41,25 @@ const maxPooledEncoder = 1 << 20
 // or false when v holds something appendJSON does not write.
 func encodeJSON(v any) ([]byte, bool) {
 	e := encoders.Get().(*encoder)
-	var (
-		out []byte
-		ok  bool
-	)
-	e.buf, ok = e.appendJSON(e.buf[:0], v)
+	var out []byte
+	b, ok := e.appendJSON(e.buf[:0], v)
 	if ok {
-		out = slices.Clone(e.buf)
+		out = slices.Clone(b)
 	}
-	if cap(e.buf) <= maxPooledEncoder {
-		clear(e.members[:e.used]) // drop the references to v
-		e.members, e.used = e.members[:0], 0
-		encoders.Put(e)
-	}
+	e.release(b)
 	return out, ok
+}
+
+// release returns e to the pool with buf as its buffer, unless it grew too
+// big to keep.
+func (e *encoder) release(buf []byte) {
+	if cap(buf) > maxPooledEncoder {
+		return
+	}
+	e.buf = buf
+	clear(e.members[:e.used]) // drop the references to the values written
+	e.members, e.used = e.members[:0], 0
+	encoders.Put(e)
 }
 
 func (e *encoder) appendJSON(b []byte, v any) ([]byte, bool) {

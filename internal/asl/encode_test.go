@@ -3,6 +3,7 @@ package asl
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -93,4 +94,70 @@ func FuzzEncodeJSON(f *testing.F) {
 			t.Fatalf("jsonSize = %d, want %d (%s)", n, len(want), want)
 		}
 	})
+}
+
+// A Task's Parameters object is written straight to text: it must be the
+// text marshalJSON gives for the object eval builds, whatever the keys'
+// order, and fail with eval's error when a path is missing.
+func TestEncodeObjectMatchesEvalThenMarshal(t *testing.T) {
+	wide := map[string]any{}
+	for i := range maxEncodedFields + 3 {
+		wide[fmt.Sprintf("k%02d.$", i)] = "$.n"
+	}
+	templates := []map[string]any{
+		{"v.$": "$.v", "step": int64(7)},
+		// stripping ".$" changes the keys' order: "a-b" < "a.$" but "a" < "a-b"
+		{"a.$": "$.n", "a-b": "lit", "a_c.$": "$.s", "é": true, "A": nil, "": 1.5},
+		{"nested": map[string]any{"x.$": "$.v.name", "y": []any{int64(1), "two"}}, "arr": []any{"$.n"}, "n.$": "$.n"},
+		{"sum.$": "States.MathAdd($.n, 2)", "fmt.$": "States.Format('{} y {}', $.s, $.n)", "ctx.$": "$$.State.Name"},
+		{"big.$": "$.big", "f.$": "$.f"},
+		wide,
+	}
+	input := map[string]any{"v": map[string]any{"name": "c-001", "score": int64(7)}, "n": int64(300), "s": `q"uote`,
+		"big": json.Number("123456789012345678901234567890"), "f": 2.5}
+	for i, raw := range templates {
+		tmpl, err := compileTemplate(raw, "Parameters")
+		if err != nil {
+			t.Fatalf("template %d: %v", i, err)
+		}
+		if tmpl.kind != tmplObject {
+			t.Fatalf("template %d compiled to kind %d", i, tmpl.kind)
+		}
+		r := &stateRun{st: &State{Name: "S"}, x: &Execution{}}
+		v, err := tmpl.eval(r.scope(input))
+		if err != nil {
+			t.Fatalf("template %d: eval: %v", i, err)
+		}
+		want, err := marshalJSON(v)
+		if err != nil {
+			t.Fatalf("template %d: %v", i, err)
+		}
+		for copies := 1; copies <= 2; copies++ {
+			text, obj, err := tmpl.encodeObject(r.scope(input), copies)
+			if err != nil {
+				t.Fatalf("template %d: encodeObject: %v", i, err)
+			}
+			if text == nil { // declined: the object for the general path
+				got, err := marshalJSON(obj)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("template %d declined with %s (%v), want %s", i, got, err, want)
+				}
+				continue
+			}
+			if !bytes.Equal(text, bytes.Repeat(want, copies)) {
+				t.Errorf("template %d ×%d:\n got  %s\n want %s", i, copies, text, want)
+			}
+		}
+	}
+	// Two missing paths: the error names the field eval reports first.
+	tmpl, err := compileTemplate(map[string]any{"z.$": "$.missing1", "a-b.$": "$.missing2"}, "Parameters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &stateRun{st: &State{Name: "S"}, x: &Execution{}}
+	_, wantErr := tmpl.eval(r.scope(input))
+	_, _, gotErr := tmpl.encodeObject(r.scope(input), 1)
+	if wantErr == nil || gotErr == nil || gotErr.Error() != wantErr.Error() {
+		t.Errorf("error %v, want %v", gotErr, wantErr)
+	}
 }

@@ -1,6 +1,10 @@
 package asl
 
-import "time"
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
 
 // Event is one entry of an execution's history, in the order it happened.
 // Types follow Step Functions' history event names: ExecutionStarted,
@@ -68,6 +72,7 @@ const (
 	histOutput  = 1 << iota // data is the Output (otherwise the Input)
 	histAttempt             // num is the Task's attempt; Resource is st's
 	histIndex               // num is the Map iteration's index
+	histText                // data is the Input's JSON text (json.RawMessage)
 )
 
 // event returns the public form of the event numbered id.
@@ -83,9 +88,16 @@ func (h *histEvent) event(id int) Event {
 		if h.fr != nil {
 			ev.Scope = h.fr.scope
 		}
-		if h.flags&histOutput != 0 {
+		switch {
+		case h.flags&histOutput != 0:
 			ev.Output = h.data
-		} else {
+		case h.flags&histText != 0:
+			v, err := parseJSON(h.data.(json.RawMessage))
+			if err != nil { // never: the engine wrote the text
+				panic(fmt.Sprintf("asl: the recorded input of %s is not JSON: %v", h.typ, err))
+			}
+			ev.Input = v
+		default:
 			ev.Input = h.data
 		}
 		switch {

@@ -67,7 +67,10 @@ func TestKeptHistoryIsWhatOnEventSaw(t *testing.T) {
 		}
 		switch ev.Type {
 		case "TaskScheduled":
-			if ev.State == "T" && (ev.Resource != "${FlakyFunctionArn}" || ev.Attempt < 1 || ev.Input == nil) {
+			// T's Parameters went to the handler as text, written without
+			// building the object; the history shows it as a value.
+			if ev.State == "T" && (ev.Resource != "${FlakyFunctionArn}" || ev.Attempt < 1 ||
+				!reflect.DeepEqual(ev.Input, map[string]any{"n": int64(300)})) {
 				t.Errorf("TaskScheduled %+v", ev)
 			}
 		case "MapIterationStarted", "MapIterationSucceeded":

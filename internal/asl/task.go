@@ -33,7 +33,19 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 			r.token = newToken()
 		}
 	}
-	eff, err := r.effectiveInput(input)
+	// A Parameters object is written straight to the handler's input text
+	// (see taskInput); otherwise the payload is built, then encoded.
+	var (
+		in       json.RawMessage
+		recorded any
+		eff      any
+		err      error
+	)
+	if base != lambdaInvoke && !st.jsonata && st.Parameters != nil && st.Parameters.kind == tmplObject {
+		in, recorded, eff, err = r.taskInput(input)
+	} else {
+		eff, err = r.effectiveInput(input)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +106,13 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		tctx, cancel = context.WithDeadline(ctx, deadline)
 	}
 	defer cancel()
-	in, err := marshalJSON(payload)
-	if err != nil {
+	flags := uint8(histAttempt)
+	if in != nil {
+		payload, flags = recorded, flags|histText
+	} else if in, err = marshalJSON(payload); err != nil {
 		return nil, newError(ErrRuntime, "state %q: cannot encode the task input: %v", st.Name, err)
 	}
-	r.x.emitState("TaskScheduled", st, r.fr, payload, histAttempt, r.retry+1)
+	r.x.emitState("TaskScheduled", st, r.fr, payload, flags, r.retry+1)
 	if replay.Done {
 		return r.replayed(input, replay)
 	}
@@ -159,6 +173,33 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 	r.x.emitState("TaskSucceeded", st, r.fr, result, histOutput, 0)
 	return r.finish(input, result)
+}
+
+// taskInput renders a Task's Parameters object straight to the handler's
+// input text, without building the object: in is that text and recorded a
+// copy of it for the history (both share one allocation; in's capacity ends
+// where it does, so a handler appending to its input cannot reach the
+// copy). When the encoder declines a value, in is nil and eff is the
+// rendered object, for the general path.
+func (r *stateRun) taskInput(input any) (in json.RawMessage, recorded, eff any, err error) {
+	v, err := r.applyInputPath(input)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	record := r.x.keepHistory || r.x.onEvent != nil
+	copies := 1
+	if record {
+		copies = 2
+	}
+	text, obj, err := r.st.Parameters.encodeObject(r.scope(v), copies)
+	if err != nil || text == nil {
+		return nil, nil, obj, err
+	}
+	if !record {
+		return text, nil, nil, nil
+	}
+	n := len(text) / 2
+	return text[:n:n], json.RawMessage(text[n:]), nil, nil
 }
 
 // parseResult parses a handler's output (empty means null) and measures

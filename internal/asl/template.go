@@ -3,6 +3,7 @@ package asl
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -13,6 +14,7 @@ type template struct {
 	kind      tmplKind
 	literal   any
 	fields    []tmplField
+	order     []int // an object's fields by output key, the order its JSON text has
 	items     []*template
 	path      *path
 	intrinsic *intrinsic
@@ -72,6 +74,11 @@ func compileTemplate(v any, where string) (*template, error) {
 		if allLiteral(t.fields) {
 			return &template{kind: tmplLiteral, literal: x}, nil
 		}
+		t.order = make([]int, len(t.fields))
+		for i := range t.order {
+			t.order[i] = i
+		}
+		slices.SortFunc(t.order, func(a, b int) int { return strings.Compare(t.fields[a].key, t.fields[b].key) })
 		return t, nil
 	case []any:
 		t := &template{kind: tmplArray, items: make([]*template, len(x))}
@@ -244,18 +251,80 @@ func (t *template) evalInner(s *scope) (any, error) {
 		for _, f := range t.fields {
 			v, err := f.value.evalInner(s)
 			if err != nil {
-				var mp *missingPathError
-				if errors.As(err, &mp) {
-					// Step Functions fails the state with States.Runtime here
-					// (not the States.ParameterPathFailure of the spec text), so
-					// States.ALL does not catch it.
-					return nil, newError(ErrRuntime, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", mp.path, f.raw, s.searched(mp.path))
-				}
-				return nil, err
+				return nil, f.failed(s, err)
 			}
 			out[f.key] = v
 		}
 		return out, nil
 	}
 	return nil, fmt.Errorf("unknown template kind %d", t.kind)
+}
+
+// failed is the error of field f whose value could not be evaluated.
+func (f *tmplField) failed(s *scope, err error) error {
+	var mp *missingPathError
+	if errors.As(err, &mp) {
+		// Step Functions fails the state with States.Runtime here (not the
+		// States.ParameterPathFailure of the spec text), so States.ALL does
+		// not catch it.
+		return newError(ErrRuntime, "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", mp.path, f.raw, s.searched(mp.path))
+	}
+	return err
+}
+
+// maxEncodedFields bounds the objects encodeObject renders with its values
+// on the stack.
+const maxEncodedFields = 16
+
+// encodeObject renders an object template straight to its JSON text: the
+// bytes marshalJSON(eval(s)) gives and the same errors (fields are
+// evaluated in eval's order), without building the object. When a value is
+// one appendJSON declines, text is nil and obj is the rendered object, for
+// the caller's general path. text holds copies copies of the text, one after
+// the other, in one allocation.
+func (t *template) encodeObject(s *scope, copies int) (text []byte, obj any, err error) {
+	var stack [maxEncodedFields]any
+	vals := stack[:0]
+	if len(t.fields) <= len(stack) {
+		vals = stack[:len(t.fields)]
+	} else {
+		vals = make([]any, len(t.fields))
+	}
+	for i := range t.fields {
+		f := &t.fields[i]
+		v, err := f.value.evalInner(s)
+		if err != nil {
+			return nil, nil, f.failed(s, err)
+		}
+		vals[i] = v
+	}
+	e := encoders.Get().(*encoder)
+	b := append(e.buf[:0], '{')
+	ok := true
+	for n, i := range t.order {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, t.fields[i].key)
+		b = append(b, ':')
+		if b, ok = e.appendJSON(b, vals[i]); !ok {
+			break
+		}
+	}
+	if ok {
+		b = append(b, '}')
+		text = make([]byte, 0, copies*len(b))
+		for range copies {
+			text = append(text, b...)
+		}
+	}
+	e.release(b)
+	if !ok {
+		m := make(map[string]any, len(t.fields))
+		for i, f := range t.fields {
+			m[f.key] = vals[i]
+		}
+		return nil, m, nil
+	}
+	return text, nil, nil
 }
