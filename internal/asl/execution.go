@@ -357,6 +357,39 @@ func (r *stateRun) context() any {
 	return c
 }
 
+// contextMember resolves a context path of names (simple) to one of the
+// members states usually read, without building the context object: the
+// Map item, the task token, the state's name and retry count. ok is false
+// for any other path, which the caller resolves on the whole object.
+func (r *stateRun) contextMember(simple []any) (v any, found, ok bool) {
+	if len(simple) == 3 && simple[0] == "Map" && simple[1] == "Item" {
+		if r.mapItem == nil {
+			return nil, false, true // no "Map" member outside a Map's items
+		}
+		switch simple[2] {
+		case "Value":
+			return r.mapItem.value, true, true
+		case "Index":
+			return int64(r.mapItem.index), true, true
+		}
+		return nil, false, true
+	}
+	if len(simple) == 2 {
+		switch {
+		case simple[0] == "Task" && simple[1] == "Token":
+			if r.token == "" {
+				return nil, false, true
+			}
+			return r.token, true, true
+		case simple[0] == "State" && simple[1] == "Name":
+			return r.st.Name, true, true
+		case simple[0] == "State" && simple[1] == "RetryCount":
+			return int64(r.retry), true, true
+		}
+	}
+	return nil, false, false
+}
+
 // stateContext builds the context object's State member.
 func (r *stateRun) stateContext() map[string]any {
 	return map[string]any{

@@ -73,32 +73,33 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 	limit = min(limit, max(len(items), 1))
 
 	// Item inputs are computed up front so a selector error fails the state
-	// before any iteration runs.
+	// before any iteration runs, and measured once, so that the item's
+	// states carry a bound on their payloads (size.go).
 	inputs := make([]any, len(items))
+	sizes := make([]int, len(items))
 	r.stateCtx = r.stateContext() // $$.State is the same for every item
 	defer func() { r.stateCtx = nil }()
+	ir := *r // the selector's view of each item in turn
+	var item mapItem
+	ir.mapItem = &item
 	for i, it := range items {
-		if st.jsonata && st.ja.ItemSelector != nil {
-			ir := *r
-			ir.mapItem = &mapItem{index: i, value: it}
-			v, err := st.ja.ItemSelector.eval(ir.jsonataEnv(ctx, input, nil), "ItemSelector")
+		item = mapItem{index: i, value: it}
+		v := it
+		switch {
+		case st.jsonata && st.ja.ItemSelector != nil:
+			sel, err := st.ja.ItemSelector.eval(ir.jsonataEnv(ctx, input, nil), "ItemSelector")
 			if err != nil {
 				return nil, err
 			}
-			inputs[i] = v
-			continue
+			v = sel
+		case !st.jsonata && st.ItemSelector != nil:
+			sel, err := st.ItemSelector.eval(ir.scope(eff))
+			if err != nil {
+				return nil, err
+			}
+			v = sel
 		}
-		if st.ItemSelector == nil {
-			inputs[i] = it
-			continue
-		}
-		ir := *r
-		ir.mapItem = &mapItem{index: i, value: it}
-		v, err := st.ItemSelector.eval(ir.scope(eff))
-		if err != nil {
-			return nil, err
-		}
-		inputs[i] = v
+		inputs[i], sizes[i] = v, jsonSize(v)
 	}
 
 	r.x.emit(Event{Type: "MapStateStarted", State: st.Name, Scope: r.fr.scope, Length: intPtr(len(items))})
@@ -108,7 +109,7 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 		r.x.emitState("MapIterationStarted", st, r.fr, nil, histIndex, i)
 		vs, release := r.vars.inner(st.Processor)
 		defer release()
-		out, err := r.x.runMachine(mctx, st.Processor, inputs[i], fr, vs)
+		out, err := r.x.runMachineSized(mctx, st.Processor, inputs[i], sizes[i], fr, vs)
 		if err != nil {
 			se := toStatesError(err)
 			r.x.emit(Event{Type: "MapIterationFailed", State: st.Name, Scope: r.fr.scope, Index: intPtr(i), Error: se.Name, Cause: se.Cause})

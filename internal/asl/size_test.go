@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -141,5 +142,63 @@ func TestCheckRemembersOnlyItsOwnRegistry(t *testing.T) {
 	}
 	if err := New(bound).Check(sm); err != nil {
 		t.Fatalf("bound registry again: %v", err)
+	}
+}
+
+// A template's bound is never short of what it renders, whatever the
+// document's size (verifySizeBounds checks the bounds of every run; this
+// checks the templates directly, with the document's exact size).
+func TestTemplateBoundCoversItsOutput(t *testing.T) {
+	doc := map[string]any{"v": map[string]any{"name": "c-001", "tags": []any{"a", `q"x`, 1.5}}, "n": int64(-12), "s": "é\u2028"}
+	for _, raw := range []any{
+		map[string]any{"v.$": "$.v", "step": int64(7)},
+		map[string]any{"all.$": "$", "list": []any{"lit", map[string]any{"x.$": "$.s"}}, "nested": map[string]any{"n.$": "$.n", "k": nil}},
+		[]any{map[string]any{"a.$": "$.v.tags[1]"}, "b"},
+		map[string]any{"many.$": "$.v.tags[*]"},
+		map[string]any{"sum.$": "States.MathAdd($.n, 1)"},
+		map[string]any{"ctx.$": "$$.State.Name"},
+	} {
+		tmpl, err := compileTemplate(raw, "Parameters")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &stateRun{st: &State{Name: "S"}, x: &Execution{}}
+		out, err := tmpl.eval(r.scope(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := tmpl.bound(jsonSize(doc))
+		if b != sizeUnknown && b < jsonSize(out) {
+			t.Errorf("%v: bound %d under the output's %d bytes", raw, b, jsonSize(out))
+		}
+		if tmpl.bound(sizeUnknown) != sizeUnknown && tmpl.kind != tmplLiteral {
+			t.Errorf("%v: bounded without a bound on the document", raw)
+		}
+	}
+}
+
+// The context members resolved without building the context object are the
+// ones the object holds.
+func TestContextMembersMatchTheContextObject(t *testing.T) {
+	x := &Execution{ID: "arn:x", Name: "x", smName: "m", smID: "arn:m"}
+	paths := []string{"$$.Map.Item.Value", "$$.Map.Item.Index", "$$.Map.Item.Other", "$$.Task.Token",
+		"$$.State.Name", "$$.State.RetryCount", "$$.State.EnteredTime", "$$.Execution.Id"}
+	runs := []*stateRun{
+		{x: x, st: &State{Name: "Plain"}},
+		{x: x, st: &State{Name: "Item"}, retry: 2, mapItem: &mapItem{index: 3, value: map[string]any{"id": "c-3"}}},
+		{x: x, st: &State{Name: "Waiting"}, token: "tok"},
+	}
+	for _, r := range runs {
+		for _, raw := range paths {
+			p, err := compilePath(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantFound := p.get(r.context())
+			got, found := r.scope(nil).lookup(p)
+			if found != wantFound || !reflect.DeepEqual(got, want) {
+				t.Errorf("state %s, %s: got %v (%v), want %v (%v)", r.st.Name, raw, got, found, want, wantFound)
+			}
+		}
 	}
 }

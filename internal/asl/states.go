@@ -16,7 +16,9 @@ func (r *stateRun) pass(input any) (any, error) {
 		result = r.st.Result
 		r.resultSize = jsonSize(result)
 	case r.st.Parameters != nil:
-		r.resultSize = jsonSize(result)
+		// bounded, not measured: checkOutput measures the output when the
+		// bound does not prove it fits
+		r.resultSize = r.st.Parameters.bound(selectBound(r.st.InputPath, r.inSize))
 	default:
 		r.resultSize = selectBound(r.st.InputPath, r.inSize)
 	}

@@ -15,6 +15,7 @@ type template struct {
 	literal   any
 	fields    []tmplField
 	order     []int // an object's fields by output key, the order its JSON text has
+	size      int   // a literal's JSON size
 	items     []*template
 	path      *path
 	intrinsic *intrinsic
@@ -72,7 +73,7 @@ func compileTemplate(v any, where string) (*template, error) {
 			t.fields = append(t.fields, tmplField{key: key, value: val, raw: k})
 		}
 		if allLiteral(t.fields) {
-			return &template{kind: tmplLiteral, literal: x}, nil
+			return &template{kind: tmplLiteral, literal: x, size: jsonSize(x)}, nil
 		}
 		t.order = make([]int, len(t.fields))
 		for i := range t.order {
@@ -92,11 +93,11 @@ func compileTemplate(v any, where string) (*template, error) {
 			lit = lit && it.kind == tmplLiteral
 		}
 		if lit {
-			return &template{kind: tmplLiteral, literal: x}, nil
+			return &template{kind: tmplLiteral, literal: x, size: jsonSize(x)}, nil
 		}
 		return t, nil
 	default:
-		return &template{kind: tmplLiteral, literal: v}, nil
+		return &template{kind: tmplLiteral, literal: v, size: jsonSize(v)}, nil
 	}
 }
 
@@ -151,6 +152,11 @@ func (s *scope) contextObject() any {
 
 func (s *scope) lookup(p *path) (any, bool) {
 	if p.context {
+		if s.run != nil && s.cached == nil && len(p.simple) >= 2 {
+			if v, found, ok := s.run.contextMember(p.simple); ok {
+				return v, found
+			}
+		}
 		return p.get(s.contextObject())
 	}
 	if p.variable != "" {
@@ -327,4 +333,40 @@ func (t *template) encodeObject(s *scope, copies int) (text []byte, obj any, err
 		return nil, m, nil
 	}
 	return text, nil, nil
+}
+
+// bound bounds the size of the template's output (see size.go) when its
+// paths select from a document of size at most doc: a literal is its own
+// size, a path to one subtree of the document no more than the document,
+// and objects and arrays add their keys and punctuation. Intrinsic
+// functions, "$$" and variable paths and paths that may select several
+// values have no bound (sizeUnknown).
+func (t *template) bound(doc int) int {
+	switch t.kind {
+	case tmplLiteral:
+		return t.size
+	case tmplPath:
+		return selectBound(optPath{p: t.path}, doc)
+	case tmplArray:
+		n := 2 + max(len(t.items)-1, 0)
+		for _, it := range t.items {
+			b := it.bound(doc)
+			if b < 0 {
+				return sizeUnknown
+			}
+			n += b
+		}
+		return n
+	case tmplObject:
+		n := 2 + max(len(t.fields)-1, 0)
+		for _, f := range t.fields {
+			b := f.value.bound(doc)
+			if b < 0 {
+				return sizeUnknown
+			}
+			n += jsonStringSize(f.key) + 1 + b
+		}
+		return n
+	}
+	return sizeUnknown
 }
