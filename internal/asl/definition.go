@@ -19,10 +19,6 @@ type StateMachine struct {
 	order          []string // state names in definition order
 	assigns        bool     // some state of this machine (not nested ones) assigns variables
 
-	// historyHint is the length of the last history kept for an execution
-	// of this machine, so that the next one allocates its history once
-	// rather than growing it step by step.
-	historyHint atomic.Int32
 	// checkedWith is the last registry every static Task binding of the
 	// machine was found in. Handlers are only ever added or replaced, so
 	// the machine stays bound there and Start need not walk it again.

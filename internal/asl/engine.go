@@ -91,12 +91,12 @@ type Result struct {
 	Cause       string          `json:"cause,omitempty"`
 	Transitions int             `json:"transitions"`
 
-	hist []histEvent // the kept history (nil with DiscardHistory)
+	hist history // the kept history (nil with DiscardHistory)
 }
 
 // History returns the execution's history events in order (nil when the
 // execution ran with DiscardHistory). Each call builds a new slice.
-func (r *Result) History() []Event { return events(r.hist) }
+func (r *Result) History() []Event { return r.hist.events() }
 
 // Check reports every Task resource of sm (including inside Parallel
 // branches and Map processors) that the registry cannot serve.
@@ -242,11 +242,6 @@ func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMe
 		durable:     opts.Durable,
 		keepHistory: !opts.DiscardHistory,
 		done:        make(chan struct{}),
-	}
-	if x.keepHistory {
-		if n := sm.historyHint.Load(); n > 0 {
-			x.hist = make([]histEvent, 0, n)
-		}
 	}
 	if opts.ExecutionARN != "" {
 		x.ID = opts.ExecutionARN

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,7 +28,7 @@ type Execution struct {
 	order       sync.Mutex // held while an event is numbered and delivered
 	mu          sync.Mutex
 	keepHistory bool
-	hist        []histEvent  // the kept history, compact (see histEvent)
+	hist        history      // the kept history, compact (see histEvent)
 	emitted     int          // events emitted, kept or not
 	transitions int          // states entered
 	overLimit   *StatesError // set once the history quota is reached
@@ -70,7 +69,7 @@ func (x *Execution) Wait(ctx context.Context) (*Result, error) {
 func (x *Execution) History() []Event {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return events(x.hist)
+	return x.hist.events()
 }
 
 // MaxHistoryEvents is Step Functions' quota on the events of one execution's
@@ -78,11 +77,6 @@ func (x *Execution) History() []Event {
 // ExecutionFailed event is the last one, so no history exceeds the quota.
 // Events are counted as they are emitted, whoever records or streams them.
 const MaxHistoryEvents = 25000
-
-// maxHistoryHint bounds the capacity an execution preallocates for its
-// history from its machine's previous run: the quota, so an execution never
-// reserves more than one history can hold (≈ 5 MB of events).
-const maxHistoryHint = MaxHistoryEvents
 
 // emit records a non-terminal history event. Once the quota is reached it
 // records nothing more and stops the run; run reports the failure.
@@ -139,7 +133,7 @@ func (x *Execution) record(h histEvent, terminal bool) (int, int64) {
 		x.lastTS, h.ts = ts, ts
 	}
 	if x.keepHistory {
-		x.hist = append(x.hist, h)
+		x.hist.add(h)
 	}
 	x.mu.Unlock()
 	if x.onEvent != nil {
@@ -230,13 +224,10 @@ func (x *Execution) run(ctx context.Context) {
 		res.Status, res.Error, res.Cause = StatusFailed, se.Name, se.Cause
 		x.recordTerminal(Event{Type: "ExecutionFailed", Error: se.Name, Cause: se.Cause})
 	}
-	// The history is complete: the result shares it (clipped, and never
-	// written again); Result.History builds the events when asked.
+	// The history is complete: the result shares it (never written again);
+	// Result.History builds the events when asked.
 	x.mu.Lock()
-	if x.keepHistory {
-		x.sm.historyHint.Store(int32(min(len(x.hist), maxHistoryHint)))
-	}
-	res.hist = slices.Clip(x.hist)
+	res.hist = x.hist
 	res.Transitions = x.transitions
 	x.mu.Unlock()
 	x.result = res

@@ -115,14 +115,41 @@ func (h *histEvent) event(id int) Event {
 	return ev
 }
 
+// histChunk is how many events a history holds per allocation: a history
+// grows by small blocks, never copied, rather than by doubling one large
+// array, whose pages the runtime would return to the system and fault in
+// again at every execution.
+const histChunk = 128
+
+// history is a kept history: its events in blocks of histChunk.
+type history [][]histEvent
+
+func (h *history) add(ev histEvent) {
+	n := len(*h)
+	if n == 0 || len((*h)[n-1]) == histChunk {
+		*h = append(*h, make([]histEvent, 0, histChunk))
+		n++
+	}
+	(*h)[n-1] = append((*h)[n-1], ev)
+}
+
+func (h history) len() int {
+	if len(h) == 0 {
+		return 0
+	}
+	return (len(h)-1)*histChunk + len(h[len(h)-1])
+}
+
 // events returns the public form of a kept history (ids count from 1).
-func events(hist []histEvent) []Event {
-	if hist == nil {
+func (h history) events() []Event {
+	if h == nil {
 		return nil
 	}
-	out := make([]Event, len(hist))
-	for i := range hist {
-		out[i] = hist[i].event(i + 1)
+	out := make([]Event, 0, h.len())
+	for _, chunk := range h {
+		for i := range chunk {
+			out = append(out, chunk[i].event(len(out)+1))
+		}
 	}
 	return out
 }
