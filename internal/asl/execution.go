@@ -106,8 +106,8 @@ func (x *Execution) record(h histEvent, terminal bool) (int, int64) {
 	// The clock is read outside the lock, so that concurrent iterations do
 	// not wait on each other's reads; a read that lost the race to the
 	// lock takes the latest timestamp, so timestamps never decrease.
-	var ts int64
-	if x.keepHistory || x.onEvent != nil {
+	ts := h.ts // a reading the caller took for the event, if any
+	if ts == 0 && (x.keepHistory || x.onEvent != nil) {
 		ts = x.clock()
 	}
 	x.mu.Lock()
@@ -297,6 +297,7 @@ type stateRun struct {
 	fr       *frame
 	vars     *varScope
 	eventID  int               // the id of the StateEntered event
+	exitedAt int64             // the clock reading of the StateExited event (0 if not read)
 	assigned map[string]string // variables the state assigned, as JSON text
 	entered  time.Time
 	retry    int
@@ -400,8 +401,12 @@ func (r *stateRun) scope(input any) *scope {
 
 // runState runs st with r, which it resets first.
 func (x *Execution) runState(ctx context.Context, r *stateRun, st *State, input any, inSize int, fr *frame, vs *varScope) (any, string, int, error) {
+	// The state is entered the instant the previous one of this run exited
+	// (nothing happens between them): its event takes that exit's clock
+	// reading rather than reading the clock again.
+	at := r.exitedAt
 	*r = stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, inSize: inSize, resultSize: sizeUnknown, outSize: sizeUnknown}
-	id, ts := x.emitState(enteredType(st.Type), st, fr, input, 0, 0)
+	id, ts := x.record(histEvent{typ: enteredType(st.Type), st: st, fr: fr, data: input, ts: at}, false)
 	r.eventID = id
 	if ts != 0 { // the state was entered when its event was recorded
 		r.entered = time.Unix(0, ts)
@@ -487,11 +492,11 @@ func (r *stateRun) checkOutput(out any, next string, err error) (any, string, er
 		}
 		r.outSize = n
 	}
+	h := histEvent{typ: exitedType(st.Type), st: st, fr: r.fr, data: out, flags: histOutput}
 	if r.assigned != nil {
-		r.x.emit(Event{Type: exitedType(st.Type), State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned})
-	} else {
-		r.x.emitState(exitedType(st.Type), st, r.fr, out, histOutput, 0)
+		h = histEvent{typ: h.typ, more: &Event{Type: h.typ, State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned}}
 	}
+	_, r.exitedAt = r.x.record(h, false)
 	return out, next, nil
 }
 
