@@ -18,6 +18,7 @@ type StateMachine struct {
 	States         map[string]*State
 	order          []string // state names in definition order
 	assigns        bool     // some state of this machine (not nested ones) assigns variables
+	pure           bool     // no state of this machine (nested ones included) waits (see markPure)
 
 	// checkedWith is the last registry every static Task binding of the
 	// machine was found in. Handlers are only ever added or replaced, so
@@ -130,7 +131,33 @@ func Parse(data []byte) (*StateMachine, error) {
 	if len(v.problems) > 0 {
 		return nil, &DefinitionError{Problems: v.problems}
 	}
+	markPure(sm)
 	return sm, nil
+}
+
+// markPure sets pure on every machine (nested ones included) whose states
+// never wait: Pass, Choice, Succeed and Fail, and Map and Parallel states
+// whose own machines are pure. A Map whose items are pure gains nothing by
+// running them concurrently (they only compute, for microseconds): see
+// mapState.
+func markPure(sm *StateMachine) bool {
+	pure := true
+	for _, name := range sm.order {
+		st := sm.States[name]
+		switch st.Type {
+		case "Pass", "Choice", "Succeed", "Fail":
+		case "Map":
+			pure = markPure(st.Processor) && pure
+		case "Parallel":
+			for _, b := range st.Branches {
+				pure = markPure(b) && pure
+			}
+		default:
+			pure = false
+		}
+	}
+	sm.pure = pure
+	return pure
 }
 
 // MaxNestingDepth bounds how deep Parallel branches and Map item processors

@@ -91,12 +91,18 @@ type Result struct {
 	Cause       string          `json:"cause,omitempty"`
 	Transitions int             `json:"transitions"`
 
-	hist history // the kept history (nil with DiscardHistory)
+	hist   *history // the kept history (nil with DiscardHistory)
+	events int      // how many events it holds
 }
 
 // History returns the execution's history events in order (nil when the
 // execution ran with DiscardHistory). Each call builds a new slice.
-func (r *Result) History() []Event { return r.hist.events() }
+func (r *Result) History() []Event {
+	if r.hist == nil {
+		return nil
+	}
+	return r.hist.events(r.events)
+}
 
 // Check reports every Task resource of sm (including inside Parallel
 // branches and Map processors) that the registry cannot serve.
@@ -242,6 +248,9 @@ func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMe
 		durable:     opts.Durable,
 		keepHistory: !opts.DiscardHistory,
 		done:        make(chan struct{}),
+	}
+	if x.keepHistory {
+		x.hist = newHistory()
 	}
 	if opts.ExecutionARN != "" {
 		x.ID = opts.ExecutionARN

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,13 +25,12 @@ type Execution struct {
 	durable   *Durable
 	cancel    context.CancelFunc
 
-	order       sync.Mutex // held while an event is numbered and delivered
-	mu          sync.Mutex
+	order       sync.Mutex // held while an event is numbered and streamed
 	keepHistory bool
-	hist        history      // the kept history, compact (see histEvent)
-	emitted     int          // events emitted, kept or not
-	transitions int          // states entered
-	overLimit   *StatesError // set once the history quota is reached
+	hist        history                     // the kept history, compact (see histEvent)
+	emitted     atomic.Int64                // events emitted, kept or not
+	transitions atomic.Int64                // states entered (see runMachineSized)
+	overLimit   atomic.Pointer[StatesError] // set once the history quota is reached
 
 	done   chan struct{}
 	result *Result
@@ -41,7 +40,7 @@ type Execution struct {
 	// the cost of reading both clocks.
 	wall0  int64
 	mono0  time.Time
-	lastTS int64 // the latest event's timestamp
+	lastTS int64 // the latest streamed event's timestamp (under order)
 
 	// The context object's Execution and StateMachine members are the same
 	// for every state: built once, shared (values are never mutated).
@@ -67,9 +66,10 @@ func (x *Execution) Wait(ctx context.Context) (*Result, error) {
 
 // History returns a copy of the events recorded so far.
 func (x *Execution) History() []Event {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.hist.events()
+	if !x.keepHistory {
+		return nil
+	}
+	return x.hist.events(int(x.emitted.Load()))
 }
 
 // MaxHistoryEvents is Step Functions' quota on the events of one execution's
@@ -96,50 +96,59 @@ func (x *Execution) emitState(typ string, st *State, fr *frame, data any, flags 
 func (x *Execution) clock() int64 { return x.wall0 + int64(time.Since(x.mono0)) }
 
 // record numbers h, keeps it and hands it to OnEvent. Parallel branches and
-// Map iterations emit concurrently; OnEvent still sees events one at a time,
-// in ID order.
+// Map iterations emit concurrently: without OnEvent they do not wait on
+// each other (see history); with it, OnEvent sees events one at a time, in
+// ID order, with timestamps that never decrease.
 func (x *Execution) record(h histEvent, terminal bool) (int, int64) {
 	if x.onEvent != nil {
 		x.order.Lock()
 		defer x.order.Unlock()
 	}
-	// The clock is read outside the lock, so that concurrent iterations do
-	// not wait on each other's reads; a read that lost the race to the
-	// lock takes the latest timestamp, so timestamps never decrease.
 	ts := h.ts // a reading the caller took for the event, if any
 	if ts == 0 && (x.keepHistory || x.onEvent != nil) {
 		ts = x.clock()
 	}
-	x.mu.Lock()
-	if !terminal && x.overLimit != nil {
-		x.mu.Unlock()
+	id, ok := x.number(terminal)
+	if !ok {
 		return 0, 0
-	}
-	if !terminal && x.emitted >= MaxHistoryEvents-1 {
-		x.overLimit = newError(ErrRuntime, "execution history exceeded %d events (Step Functions quota)", MaxHistoryEvents)
-		x.mu.Unlock()
-		x.cancel()
-		return 0, 0
-	}
-	x.emitted++
-	id := x.emitted
-	if strings.HasSuffix(h.typ, "StateEntered") {
-		x.transitions++
 	}
 	// An event nobody keeps or streams is only counted (for the quota, the
 	// transitions and the ids causes cite): no clock read, no copy.
-	if ts != 0 {
+	if x.onEvent != nil {
 		ts = max(ts, x.lastTS)
-		x.lastTS, h.ts = ts, ts
+		x.lastTS = ts
 	}
+	h.ts = ts
 	if x.keepHistory {
-		x.hist.add(h)
+		x.hist.put(id, h)
 	}
-	x.mu.Unlock()
 	if x.onEvent != nil {
 		x.onEvent(h.event(id))
 	}
-	return id, h.ts
+	return id, ts
+}
+
+// number hands out the next event id. Once the quota is reached it hands
+// out no more but the terminal event's, and stops the run; run reports the
+// failure.
+func (x *Execution) number(terminal bool) (int, bool) {
+	for {
+		n := x.emitted.Load()
+		if !terminal {
+			if x.overLimit.Load() != nil {
+				return 0, false
+			}
+			if n >= MaxHistoryEvents-1 {
+				if x.overLimit.CompareAndSwap(nil, newError(ErrRuntime, "execution history exceeded %d events (Step Functions quota)", MaxHistoryEvents)) {
+					x.cancel()
+				}
+				return 0, false
+			}
+		}
+		if x.emitted.CompareAndSwap(n, n+1) {
+			return int(n + 1), true
+		}
+	}
 }
 
 // enteredType and exitedType name a state's StateEntered and StateExited
@@ -189,11 +198,7 @@ func exitedType(typ string) string {
 }
 
 // historyLimit returns the quota failure, if the run reached it.
-func (x *Execution) historyLimit() *StatesError {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.overLimit
-}
+func (x *Execution) historyLimit() *StatesError { return x.overLimit.Load() }
 
 func (x *Execution) run(ctx context.Context) {
 	defer close(x.done)
@@ -226,10 +231,10 @@ func (x *Execution) run(ctx context.Context) {
 	}
 	// The history is complete: the result shares it (never written again);
 	// Result.History builds the events when asked.
-	x.mu.Lock()
-	res.hist = x.hist
-	res.Transitions = x.transitions
-	x.mu.Unlock()
+	if x.keepHistory {
+		res.hist, res.events = &x.hist, int(x.emitted.Load())
+	}
+	res.Transitions = int(x.transitions.Load())
 	x.result = res
 }
 
@@ -273,12 +278,19 @@ func (x *Execution) runMachineSized(ctx context.Context, sm *StateMachine, input
 	// keeps it once its state has ended (a Task's handler gets a context of
 	// its own).
 	r := new(stateRun)
+	// States entered (their StateEntered recorded) are counted here and
+	// added once, so that concurrent iterations do not share a counter.
+	entered := 0
+	defer func() { x.transitions.Add(int64(entered)) }()
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		st := sm.States[name]
 		out, next, outSize, err := x.runState(ctx, r, st, input, size, fr, vs)
+		if r.eventID != 0 {
+			entered++
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -71,10 +71,27 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 		}
 	}
 	limit = min(limit, max(len(items), 1))
+	if st.Processor.pure {
+		// Items that only compute take microseconds each: run at once, they
+		// would add nothing but goroutines contending for the history. One
+		// after the other, in index order, is one of the interleavings a
+		// concurrent run allows.
+		limit = 1
+	}
 
 	// Item inputs are computed up front so a selector error fails the state
-	// before any iteration runs, and measured once, so that the item's
-	// states carry a bound on their payloads (size.go).
+	// before any iteration runs, and bounded (or else measured) once, so
+	// that the item's states carry a bound on their payloads (size.go): an
+	// item is no larger than the array it is in, which is no larger than
+	// the effective input.
+	effBound, itemBound := sizeUnknown, sizeUnknown
+	if !st.jsonata {
+		effBound = selectBound(st.InputPath, r.inSize)
+		itemBound = effBound
+		if st.ItemsPath != nil {
+			itemBound = selectBound(optPath{p: st.ItemsPath}, effBound)
+		}
+	}
 	inputs := make([]any, len(items))
 	sizes := make([]int, len(items))
 	r.stateCtx = r.stateContext() // $$.State is the same for every item
@@ -84,22 +101,25 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 	ir.mapItem = &item
 	for i, it := range items {
 		item = mapItem{index: i, value: it}
-		v := it
+		v, bound := it, itemBound
 		switch {
 		case st.jsonata && st.ja.ItemSelector != nil:
 			sel, err := st.ja.ItemSelector.eval(ir.jsonataEnv(ctx, input, nil), "ItemSelector")
 			if err != nil {
 				return nil, err
 			}
-			v = sel
+			v, bound = sel, sizeUnknown
 		case !st.jsonata && st.ItemSelector != nil:
 			sel, err := st.ItemSelector.eval(ir.scope(eff))
 			if err != nil {
 				return nil, err
 			}
-			v = sel
+			v, bound = sel, st.ItemSelector.bound(effBound, itemBound)
 		}
-		inputs[i], sizes[i] = v, jsonSize(v)
+		if !within(bound) {
+			bound = jsonSize(v)
+		}
+		inputs[i], sizes[i] = v, bound
 	}
 
 	r.x.emit(Event{Type: "MapStateStarted", State: st.Name, Scope: r.fr.scope, Length: intPtr(len(items))})

@@ -3,6 +3,7 @@ package asl
 import (
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -115,41 +116,68 @@ func (h *histEvent) event(id int) Event {
 	return ev
 }
 
-// histChunk is how many events a history holds per allocation: a history
-// grows by small blocks, never copied, rather than by doubling one large
-// array, whose pages the runtime would return to the system and fault in
-// again at every execution.
+// histChunk is how many events a history holds per block: a history grows
+// by small blocks, never copied, rather than by one large array, whose pages
+// the runtime would return to the system and fault in again at every
+// execution.
 const histChunk = 128
 
-// history is a kept history: its events in blocks of histChunk.
-type history [][]histEvent
-
-func (h *history) add(ev histEvent) {
-	n := len(*h)
-	if n == 0 || len((*h)[n-1]) == histChunk {
-		*h = append(*h, make([]histEvent, 0, histChunk))
-		n++
-	}
-	(*h)[n-1] = append((*h)[n-1], ev)
+// histBlock is one block of a history. ready marks the slots written, so
+// that a reader during the run (Execution.History) takes only events whose
+// writing is complete.
+type histBlock struct {
+	events [histChunk]histEvent
+	ready  [histChunk]atomic.Bool
 }
 
-func (h history) len() int {
-	if len(h) == 0 {
-		return 0
-	}
-	return (len(h)-1)*histChunk + len(h[len(h)-1])
+// history is a kept history, written without a lock: each event's id,
+// handed out by the execution, is its slot, so concurrent Map iterations and
+// Parallel branches write different slots and never wait on each other.
+type history struct {
+	blocks []atomic.Pointer[histBlock] // ceil(MaxHistoryEvents/histChunk)
 }
 
-// events returns the public form of a kept history (ids count from 1).
-func (h history) events() []Event {
-	if h == nil {
+func newHistory() history {
+	return history{blocks: make([]atomic.Pointer[histBlock], (MaxHistoryEvents+histChunk-1)/histChunk)}
+}
+
+// put stores the event numbered id.
+func (h *history) put(id int, ev histEvent) {
+	slot := id - 1
+	ref := &h.blocks[slot/histChunk]
+	b := ref.Load()
+	if b == nil {
+		b = new(histBlock)
+		if !ref.CompareAndSwap(nil, b) {
+			b = ref.Load() // another event made the block first
+		}
+	}
+	b.events[slot%histChunk] = ev
+	b.ready[slot%histChunk].Store(true)
+}
+
+// events returns the public form of the first n events (ids count from 1),
+// stopping at the first one not written yet. Concurrent events may have
+// been numbered in another order than they read the clock: a timestamp is
+// never earlier than the one before it.
+func (h *history) events(n int) []Event {
+	if h.blocks == nil {
 		return nil
 	}
-	out := make([]Event, 0, h.len())
-	for _, chunk := range h {
-		for i := range chunk {
-			out = append(out, chunk[i].event(len(out)+1))
+	out := make([]Event, 0, n)
+	var last time.Time
+	for id := 1; id <= n; id++ {
+		slot := id - 1
+		b := h.blocks[slot/histChunk].Load()
+		if b == nil || !b.ready[slot%histChunk].Load() {
+			break
 		}
+		ev := b.events[slot%histChunk].event(id)
+		if ev.Timestamp.Before(last) {
+			ev.Timestamp = last
+		}
+		last = ev.Timestamp
+		out = append(out, ev)
 	}
 	return out
 }

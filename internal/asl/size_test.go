@@ -167,13 +167,35 @@ func TestTemplateBoundCoversItsOutput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := tmpl.bound(jsonSize(doc))
+		b := tmpl.bound(jsonSize(doc), sizeUnknown)
 		if b != sizeUnknown && b < jsonSize(out) {
 			t.Errorf("%v: bound %d under the output's %d bytes", raw, b, jsonSize(out))
 		}
-		if tmpl.bound(sizeUnknown) != sizeUnknown && tmpl.kind != tmplLiteral {
+		if tmpl.bound(sizeUnknown, sizeUnknown) != sizeUnknown && tmpl.kind != tmplLiteral {
 			t.Errorf("%v: bounded without a bound on the document", raw)
 		}
+	}
+}
+
+// In a Map's ItemSelector, $$.Map.Item.Value is bounded by the item's bound.
+func TestItemSelectorBoundCoversItsOutput(t *testing.T) {
+	item := map[string]any{"v": map[string]any{"name": "c-001"}, "n": int64(-3)}
+	tmpl, err := compileTemplate(map[string]any{"item.$": "$$.Map.Item.Value", "i.$": "$$.Map.Item.Index",
+		"deep.$": "$$.Map.Item.Value.v", "top.$": "$.top"}, "ItemSelector")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := map[string]any{"top": []any{item, item}}
+	r := &stateRun{st: &State{Name: "M"}, x: &Execution{}, mapItem: &mapItem{index: -9223372036854775807 - 1, value: item}}
+	out, err := tmpl.eval(r.scope(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := tmpl.bound(jsonSize(doc), jsonSize(item)); b < jsonSize(out) {
+		t.Errorf("bound %d under the output's %d bytes", b, jsonSize(out))
+	}
+	if b := tmpl.bound(jsonSize(doc), sizeUnknown); b != sizeUnknown {
+		t.Errorf("bounded (%d) without a bound on the item", b)
 	}
 }
 

@@ -18,7 +18,7 @@ func (r *stateRun) pass(input any) (any, error) {
 	case r.st.Parameters != nil:
 		// bounded, not measured: checkOutput measures the output when the
 		// bound does not prove it fits
-		r.resultSize = r.st.Parameters.bound(selectBound(r.st.InputPath, r.inSize))
+		r.resultSize = r.st.Parameters.bound(selectBound(r.st.InputPath, r.inSize), sizeUnknown)
 	default:
 		r.resultSize = selectBound(r.st.InputPath, r.inSize)
 	}

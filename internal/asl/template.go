@@ -336,21 +336,32 @@ func (t *template) encodeObject(s *scope, copies int) (text []byte, obj any, err
 }
 
 // bound bounds the size of the template's output (see size.go) when its
-// paths select from a document of size at most doc: a literal is its own
-// size, a path to one subtree of the document no more than the document,
+// paths select from a document of size at most doc and, in a Map's
+// ItemSelector, $$.Map.Item.Value is at most item bytes (sizeUnknown
+// elsewhere): a literal is its own size, a path to one subtree of the
+// document no more than the document, the item's index at most 20 bytes,
 // and objects and arrays add their keys and punctuation. Intrinsic
-// functions, "$$" and variable paths and paths that may select several
+// functions, other "$$" paths, variables and paths that may select several
 // values have no bound (sizeUnknown).
-func (t *template) bound(doc int) int {
+func (t *template) bound(doc, item int) int {
 	switch t.kind {
 	case tmplLiteral:
 		return t.size
 	case tmplPath:
+		if p := t.path; p.context {
+			switch {
+			case len(p.simple) >= 3 && p.simple[0] == "Map" && p.simple[1] == "Item" && p.simple[2] == "Value":
+				return item // the item or a subtree of it
+			case len(p.simple) == 3 && p.simple[0] == "Map" && p.simple[1] == "Item" && p.simple[2] == "Index":
+				return len("-9223372036854775808")
+			}
+			return sizeUnknown
+		}
 		return selectBound(optPath{p: t.path}, doc)
 	case tmplArray:
 		n := 2 + max(len(t.items)-1, 0)
 		for _, it := range t.items {
-			b := it.bound(doc)
+			b := it.bound(doc, item)
 			if b < 0 {
 				return sizeUnknown
 			}
@@ -360,7 +371,7 @@ func (t *template) bound(doc int) int {
 	case tmplObject:
 		n := 2 + max(len(t.fields)-1, 0)
 		for _, f := range t.fields {
-			b := f.value.bound(doc)
+			b := f.value.bound(doc, item)
 			if b < 0 {
 				return sizeUnknown
 			}
