@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,7 +136,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		for round := 0; round < cfg.rounds; round++ {
 			goRound := func() error {
-				for _, p := range cfg.procs {
+				// The GOMAXPROCS values take turns going first, so that
+				// neither is always measured right after the other.
+				procs := cfg.procs
+				if round%2 == 1 {
+					procs = slices.Clone(procs)
+					slices.Reverse(procs)
+				}
+				for _, p := range procs {
 					runtime.GOMAXPROCS(p)
 					m, err := r.Measure(ctx, cfg.each)
 					if err != nil {
