@@ -114,7 +114,11 @@ func (m *OpenAIModel) Next(ctx context.Context, p Prompt) (Reply, error) {
 		return Reply{}, fmt.Errorf("chat model %s: the response has no choices", m.model)
 	}
 	msg := resp.Choices[0].Message
-	out := Reply{Content: msg.Content, Usage: veredicto.Usage{Calls: 1, PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens}}
+	content := msg.Content
+	if resp.Choices[0].FinishReason == openai.FinishReasonLength {
+		content += CutOffNote
+	}
+	out := Reply{Content: content, Usage: veredicto.Usage{Calls: 1, PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens}}
 	for _, c := range msg.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: rawArgs(c.Function.Arguments)})
 	}
@@ -148,6 +152,14 @@ func (m *OpenAIModel) fail(err error) error {
 // MaxStreamChunks bounds one streamed reply.
 const MaxStreamChunks = 20000
 
+// MaxReplyTokens bounds every reply of the model (about 16 KB of text): a
+// reply is stored with its turn and shown whole.
+const MaxReplyTokens = 4096
+
+// CutOffNote ends a reply the model was cut off in at MaxReplyTokens, so
+// that it is never shown as if whole.
+const CutOffNote = "\n\n[Respuesta cortada: alcanzó el límite de longitud.]"
+
 // Stream makes one streamed completion: text fragments go to delta as
 // they arrive; tool calls are assembled from their fragments.
 func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) error) (Reply, error) {
@@ -165,10 +177,11 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 	}
 	defer st.Close()
 	var (
-		out   Reply
-		text  strings.Builder
-		calls []*ToolCall
-		args  []*strings.Builder
+		out    Reply
+		text   strings.Builder
+		calls  []*ToolCall
+		args   []*strings.Builder
+		cutOff bool
 	)
 	for n := 0; ; n++ {
 		if n == MaxStreamChunks {
@@ -186,6 +199,9 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 		}
 		if len(chunk.Choices) == 0 {
 			continue
+		}
+		if chunk.Choices[0].FinishReason == openai.FinishReasonLength {
+			cutOff = true
 		}
 		d := chunk.Choices[0].Delta
 		if d.Content != "" {
@@ -214,6 +230,12 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 			args[i].WriteString(tc.Function.Arguments)
 		}
 	}
+	if cutOff {
+		text.WriteString(CutOffNote)
+		if err := delta(CutOffNote); err != nil {
+			return Reply{}, err
+		}
+	}
 	out.Content = text.String()
 	for i, c := range calls {
 		c.Arguments = rawArgs(args[i].String())
@@ -236,7 +258,7 @@ func (m *OpenAIModel) request(p Prompt) openai.ChatCompletionRequest {
 		}
 		msgs = append(msgs, om)
 	}
-	req := openai.ChatCompletionRequest{Model: m.model, Messages: msgs}
+	req := openai.ChatCompletionRequest{Model: m.model, Messages: msgs, MaxCompletionTokens: MaxReplyTokens}
 	for _, t := range p.Tools {
 		req.Tools = append(req.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 			Name: t.Name, Description: t.Description, Parameters: json.RawMessage(t.Parameters), Strict: true}})

@@ -109,3 +109,26 @@ func TestStreamedTextDeltas(t *testing.T) {
 		}
 	}
 }
+
+// A reply is bounded; one the model was cut off in says so, streamed or not.
+func TestCutOffRepliesSaySo(t *testing.T) {
+	srv := llmtest.NewServer(t, func(llmtest.Call) llmtest.Reply {
+		return llmtest.Reply{Content: "La terna está lista y la primera", Truncated: true}
+	})
+	m, _ := NewOpenAIModel("k", srv.BaseURL(), "gpt-test")
+	p := Prompt{Messages: []Message{{Role: "user", Content: "x"}}}
+	whole, err := m.Next(context.Background(), p)
+	if err != nil || !strings.HasSuffix(whole.Content, CutOffNote) {
+		t.Fatalf("Next = %q, %v", whole.Content, err)
+	}
+	var streamed strings.Builder
+	rep, err := m.Stream(context.Background(), p, func(d string) error { streamed.WriteString(d); return nil })
+	if err != nil || !strings.HasSuffix(rep.Content, CutOffNote) || streamed.String() != rep.Content {
+		t.Fatalf("Stream = %q (streamed %q), %v", rep.Content, streamed.String(), err)
+	}
+	for _, c := range srv.Calls() {
+		if c.MaxCompletionTokens != MaxReplyTokens {
+			t.Errorf("call %d bounded at %d tokens, want %d", c.N, c.MaxCompletionTokens, MaxReplyTokens)
+		}
+	}
+}

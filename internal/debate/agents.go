@@ -208,8 +208,13 @@ func generate[T any](ctx context.Context, c llm.Client, schema string, v T, opti
 	if err != nil {
 		return zero, veredicto.Usage{}, fmt.Errorf("%s schema: %w", schema, err)
 	}
-	return llm.Generate(ctx, c, llm.Request{Schema: schema, JSONSchema: js, System: sys, User: user}, check)
+	return llm.Generate(ctx, c, llm.Request{Schema: schema, JSONSchema: js, System: sys, User: user, MaxOutputTokens: AgentMaxTokens}, check)
 }
+
+// AgentMaxTokens bounds each agent's answer (a position, rebuttal, vote or
+// synthesis: about 6 KB of JSON), so that a round of MaxParticipants
+// answers fits the state the debate carries (see StateBudget).
+const AgentMaxTokens = 1500
 
 // Position asks for a position (round 1, or a refinement with Focus).
 func (a LLMAgents) Position(ctx context.Context, in PositionInput) (Position, veredicto.Usage, error) {

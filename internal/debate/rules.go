@@ -178,6 +178,10 @@ const (
 	TriggerLoop        = "loop"
 	TriggerRefinements = "max_refinements"
 	TriggerRounds      = "max_rounds"
+	// TriggerStateSize is the implementation's own bound, not the seed's:
+	// the debate's state (see StateBudget) grew too large to carry another
+	// round.
+	TriggerStateSize = "max_state_size"
 )
 
 // Escalation targets (the log's escalado_para).

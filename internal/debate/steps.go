@@ -618,7 +618,31 @@ func (s *Steps) checkpoint(ctx context.Context, f Flow, rd Round) (Flow, error) 
 		f.Extra = f.keep(mergeChunks(f.chunks(f.Extra), f.query(ctx, rag, f.Result.Question.Question+" "+strings.Join(focus, " "))))
 		f.Result.RAG = rag.Stats()
 	}
+	if f.Next == "rebuttal" || f.Next == "refine" {
+		if size := flowSize(&f); size >= StateBudget {
+			f.Result.Trip = &Trip{Trigger: TriggerStateSize,
+				Condition: fmt.Sprintf("estado >= %d KiB (%d KiB; limite de 256 KiB por estado do Step Functions)", StateBudget>>10, size>>10),
+				Action:    "Forcar sintese com divergencias"}
+			f.Next, f.Index, f.Current = "synthesize", 0, nil
+		}
+	}
 	return f, nil
+}
+
+// StateBudget bounds the debate's state (the Flow) at a round's close for
+// another round to start: Step Functions carries at most 256 KiB between
+// states, and a round adds up to one answer per participant (each bounded
+// by AgentMaxTokens), then the synthesis and the council add theirs. A
+// debate whose state reaches it goes to the synthesis with what it has,
+// as when it reaches max_rounds, and its report says why.
+const StateBudget = 128 << 10
+
+func flowSize(f *Flow) int {
+	b, err := json.Marshal(f)
+	if err != nil { // never: a Flow is plain data
+		return 0
+	}
+	return len(b)
 }
 
 // Synthesize computes the decision and confidence, has the synthesis

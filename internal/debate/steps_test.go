@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,5 +60,51 @@ func TestStepsBoundAgentsByTheRound(t *testing.T) {
 	}
 	if !out.Answer.TimedOut || out.Event != "TIMEOUT: CEO em rodada 1" || !called {
 		t.Errorf("turn %+v (called %v), want a TIMEOUT of CEO in round 1", out, called)
+	}
+}
+
+// A debate whose state could no longer carry another round goes to the
+// synthesis with what it has, naming the bound, instead of failing the
+// state machine with States.DataLimitExceeded.
+func TestARoundThatFillsTheStateGoesToTheSynthesis(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	s := &Steps{Agents: &funcAgents{}, Now: func() time.Time { return now }, Logger: quiet()}
+	q := json.RawMessage(`{"question": "¿Avanzamos?", "options": ["a", "b"], "participants": [{"id": "cfo", "brief": "x"}, {"id": "ceo", "brief": "y"}]}`)
+	for _, tc := range []struct {
+		name      string
+		reasoning int
+		next      string
+	}{
+		{"small answers", 2_000, "rebuttal"},
+		{"answers that fill the state", StateBudget / 2, "synthesize"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := s.Prepare(context.Background(), StartInput{Tenant: "acme", DebateID: "d-1", Question: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The two disagree on everything: the round does not converge.
+			turn := func(id, rec, timing, risk string) TurnOutput {
+				return TurnOutput{Answer: Answer{Participant: id, Position: &Position{Recommendation: rec, Position: "p",
+					Reasoning: strings.Repeat("r", tc.reasoning), Timing: timing, Confidence: 70,
+					Premises: []string{"[RAG:" + id + "]"}, Risks: []Risk{{Category: risk, Description: "d"}}}}}
+			}
+			out, err := s.CloseRound(context.Background(), RoundInput{Flow: f,
+				Turns: []TurnOutput{turn("cfo", "a", "30d", "legal"), turn("ceo", "b", "later", "people")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Next != tc.next {
+				t.Fatalf("next %q, want %q (state %d bytes)", out.Next, tc.next, flowSize(&out))
+			}
+			if tc.next == "synthesize" {
+				if tr := out.Result.Trip; tr == nil || tr.Trigger != TriggerStateSize || !strings.Contains(tr.Condition, "128 KiB") {
+					t.Errorf("trip %+v, want the state-size bound", tr)
+				}
+				if out.Current != nil {
+					t.Errorf("the sequential round's answers are still carried")
+				}
+			}
+		})
 	}
 }

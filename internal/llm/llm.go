@@ -27,6 +27,9 @@ type Request struct {
 	User string
 	// Retry carries the previous answer's validation error on a re-ask.
 	Retry *Reask
+	// MaxOutputTokens bounds this answer (0: the client's default, see
+	// OpenAIConfig.MaxOutputTokens).
+	MaxOutputTokens int
 }
 
 // Reask is a second attempt after an invalid answer.
@@ -39,6 +42,9 @@ type Reask struct {
 type Response struct {
 	Content json.RawMessage
 	Usage   Usage
+	// Truncated reports an answer cut off at the output-token bound:
+	// Content is then incomplete.
+	Truncated bool
 }
 
 // Usage is what one or more calls consumed: the vocabulary's type, named

@@ -224,3 +224,37 @@ func TestOpenAIErrorsCarryTheirASLName(t *testing.T) {
 		})
 	}
 }
+
+// Every answer is bounded: the default bound, or a request's smaller one,
+// goes with the call; an answer cut off at it is re-asked once, saying so,
+// and a second cut-off one is invalid.
+func TestAnswersAreBoundedAndACutOffAnswerIsReasked(t *testing.T) {
+	full := `{"recommendation":"SI","score_dimension":7,"confidence":0.8,"sources":["cv.md"],"note":null}`
+	srv := llmtest.NewServer(t, func(c llmtest.Call) llmtest.Reply {
+		if c.N == 1 {
+			return llmtest.Reply{Content: full[:30], Truncated: true, CompletionTokens: 2000}
+		}
+		return llmtest.Reply{Content: full}
+	})
+	got, _, err := llm.Generate[verdict](context.Background(), newClient(t, srv), llm.Request{Schema: "gem3", MaxOutputTokens: 2000}, nil)
+	if err != nil || got.Recommendation != "SI" {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	calls := srv.Calls()
+	if len(calls) != 2 || calls[0].MaxCompletionTokens != 2000 {
+		t.Fatalf("calls %d, first bounded at %d tokens, want 2 calls bounded at 2000", len(calls), calls[0].MaxCompletionTokens)
+	}
+	if last := calls[1].Messages[len(calls[1].Messages)-1].Content; !strings.Contains(last, "quedó cortada") {
+		t.Errorf("re-ask %q does not say the answer was cut off", last)
+	}
+
+	cut := llmtest.NewServer(t, func(llmtest.Call) llmtest.Reply { return llmtest.Reply{Content: full[:30], Truncated: true} })
+	_, _, err = llm.Generate[verdict](context.Background(), newClient(t, cut), llm.Request{Schema: "gem3"}, nil)
+	var ie *llm.InvalidOutputError
+	if !errors.As(err, &ie) || !strings.Contains(ie.Problem, "quedó cortada") {
+		t.Fatalf("got %v, want an *InvalidOutputError saying the answer was cut off", err)
+	}
+	if n := cut.Calls()[0].MaxCompletionTokens; n != llm.DefaultMaxOutputTokens {
+		t.Errorf("default bound %d, want %d", n, llm.DefaultMaxOutputTokens)
+	}
+}

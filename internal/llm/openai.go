@@ -50,10 +50,19 @@ type OpenAIConfig struct {
 	// CallTimeout bounds one HTTP call (default 120s); the caller's ctx
 	// deadline still wins when it is sooner.
 	CallTimeout time.Duration
+	// MaxOutputTokens bounds every answer (default 8192 tokens, about 32 KB
+	// of JSON): an agent's answer travels in state-machine payloads
+	// (256 KiB) and DynamoDB items (400 KB), so no answer may grow without
+	// bound. A Request may ask for less. An answer cut off at the bound
+	// comes back Truncated.
+	MaxOutputTokens int
 	// Price overrides the price table for cost estimates.
 	Price  *Price
 	Logger *slog.Logger
 }
+
+// DefaultMaxOutputTokens is OpenAIConfig.MaxOutputTokens' default.
+const DefaultMaxOutputTokens = 8192
 
 // OpenAI is the go-openai adapter of the port, with strict structured
 // outputs. Safe for concurrent use.
@@ -84,6 +93,9 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	}
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = 120 * time.Second
+	}
+	if cfg.MaxOutputTokens <= 0 {
+		cfg.MaxOutputTokens = DefaultMaxOutputTokens
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -120,9 +132,14 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: fmt.Sprintf(reaskTemplate, req.Retry.Problem, req.Schema)},
 		)
 	}
+	maxOut := o.cfg.MaxOutputTokens
+	if req.MaxOutputTokens > 0 && req.MaxOutputTokens < maxOut {
+		maxOut = req.MaxOutputTokens
+	}
 	creq := openai.ChatCompletionRequest{
-		Model:    o.cfg.Model,
-		Messages: msgs,
+		Model:               o.cfg.Model,
+		Messages:            msgs,
+		MaxCompletionTokens: maxOut,
 		ResponseFormat: &openai.ChatCompletionResponseFormat{
 			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
 			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
@@ -145,7 +162,8 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 				return Response{}, &ProviderError{Op: op, Err: errors.New("the response has no choices")}
 			}
 			u := o.usage(resp.Usage)
-			return Response{Content: []byte(resp.Choices[0].Message.Content), Usage: u}, nil
+			ch := resp.Choices[0]
+			return Response{Content: []byte(ch.Message.Content), Usage: u, Truncated: ch.FinishReason == openai.FinishReasonLength}, nil
 		}
 		if ctx.Err() != nil {
 			return Response{}, &veredicto.TransientError{Op: op, Err: ctx.Err(), RetryAfter: retryAfter}

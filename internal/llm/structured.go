@@ -28,7 +28,13 @@ func Generate[T any](ctx context.Context, c Client, req Request, check func(*T) 
 		if err != nil {
 			return zero, total, fmt.Errorf("generate %s: %w", req.Schema, err)
 		}
-		out, problem := decode[T](req.JSONSchema, resp.Content, check)
+		var (
+			out     T
+			problem = truncatedProblem
+		)
+		if !resp.Truncated {
+			out, problem = decode[T](req.JSONSchema, resp.Content, check)
+		}
 		if problem == "" {
 			return out, total, nil
 		}
@@ -39,6 +45,10 @@ func Generate[T any](ctx context.Context, c Client, req Request, check func(*T) 
 	}
 	panic("unreachable")
 }
+
+// truncatedProblem is the re-ask of an answer cut off at the output-token
+// bound (in Spanish, the language of the prompts).
+const truncatedProblem = "la respuesta superó el límite de longitud y quedó cortada; responde de forma más concisa"
 
 func decode[T any](schema json.RawMessage, content []byte, check func(*T) error) (T, string) {
 	var out T

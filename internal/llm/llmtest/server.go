@@ -39,6 +39,8 @@ type Call struct {
 	// server then sends the reply as Server-Sent Events chunks (see
 	// serveStream).
 	Stream bool
+	// MaxCompletionTokens is the request's bound on the answer.
+	MaxCompletionTokens int
 }
 
 // User returns the content of the first user message.
@@ -74,6 +76,9 @@ type Reply struct {
 	// ToolCalls, when set, are the assistant's tool calls (finish_reason
 	// "tool_calls"); Content may then be empty.
 	ToolCalls []ToolCall
+	// Truncated answers with finish_reason "length": Content was cut off at
+	// the request's bound.
+	Truncated bool
 }
 
 // ToolCall is one function call of an assistant message.
@@ -161,6 +166,7 @@ type chatRequest struct {
 	Messages       []Message `json:"messages"`
 	Tools          []Tool    `json:"tools"`
 	Stream         bool      `json:"stream"`
+	MaxCompletion  int       `json:"max_completion_tokens"`
 	ResponseFormat *struct {
 		Type       string `json:"type"`
 		JSONSchema *struct {
@@ -182,7 +188,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	c := Call{N: len(s.calls) + 1, Model: req.Model, Messages: req.Messages, Tools: req.Tools, Stream: req.Stream}
+	c := Call{N: len(s.calls) + 1, Model: req.Model, Messages: req.Messages, Tools: req.Tools, Stream: req.Stream, MaxCompletionTokens: req.MaxCompletion}
 	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil {
 		c.Schema, c.Strict, c.JSONSchema = rf.JSONSchema.Name, rf.JSONSchema.Strict, rf.JSONSchema.Schema
 	}
@@ -214,6 +220,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	finish := "stop"
 	if len(rep.ToolCalls) > 0 {
 		message["tool_calls"], finish = rep.ToolCalls, "tool_calls"
+	}
+	if rep.Truncated {
+		finish = "length"
 	}
 	resp := map[string]any{
 		"id":      fmt.Sprintf("chatcmpl-%d", c.N),
@@ -270,6 +279,9 @@ func serveStream(w http.ResponseWriter, c Call, rep Reply) {
 	finish := "stop"
 	if len(rep.ToolCalls) > 0 {
 		finish = "tool_calls"
+	}
+	if rep.Truncated {
+		finish = "length"
 	}
 	send(map[string]any{}, finish)
 	fmt.Fprint(w, "data: [DONE]\n\n")
