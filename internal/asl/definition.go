@@ -52,9 +52,12 @@ type State struct {
 	Resource           string
 	TimeoutSeconds     int64
 	TimeoutSecondsPath *path
-	HeartbeatSeconds   int64
-	Retry              []*retrier
-	Catch              []*catcher
+	// HeartbeatSeconds (or HeartbeatSecondsPath) bounds the wait between
+	// a .waitForTaskToken task's heartbeats (SendTaskHeartbeat).
+	HeartbeatSecondsPath *path
+	HeartbeatSeconds     int64
+	Retry                []*retrier
+	Catch                []*catcher
 
 	// Choice
 	Choices []*choiceRule
@@ -541,6 +544,12 @@ func (v *validator) task(st *State, m map[string]any, where string) {
 		if st.TimeoutSeconds > 0 && n >= st.TimeoutSeconds {
 			v.addf("%s: HeartbeatSeconds must be smaller than TimeoutSeconds", where)
 		}
+	}
+	if t, ok := m["HeartbeatSecondsPath"]; ok {
+		if _, dup := m["HeartbeatSeconds"]; dup {
+			v.addf("%s: HeartbeatSeconds and HeartbeatSecondsPath are mutually exclusive", where)
+		}
+		st.HeartbeatSecondsPath = v.refPath(t, where+": HeartbeatSecondsPath")
 	}
 }
 

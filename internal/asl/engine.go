@@ -33,7 +33,7 @@ type Engine struct {
 	now      func() time.Time
 
 	mu      sync.Mutex
-	pending map[string]chan taskOutcome // task tokens awaiting SendTask*
+	pending map[string]*waiter // task tokens awaiting SendTask*
 }
 
 // Option configures an Engine.
@@ -44,7 +44,7 @@ func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.logger = l }
 
 // New returns an engine that dispatches Task states through reg.
 func New(reg *Registry, opts ...Option) *Engine {
-	e := &Engine{registry: reg, logger: slog.Default(), now: time.Now, pending: map[string]chan taskOutcome{}}
+	e := &Engine{registry: reg, logger: slog.Default(), now: time.Now, pending: map[string]*waiter{}}
 	for _, o := range opts {
 		o(e)
 	}

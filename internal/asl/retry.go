@@ -77,7 +77,8 @@ func matchIndex(rs []*retrier, name string) int {
 
 // errorMatches applies ErrorEquals: exact names, States.ALL (any error but
 // the terminal States.Runtime and States.DataLimitExceeded) and
-// States.TaskFailed (any of those but States.Timeout).
+// States.TaskFailed (any of those but the timeouts); States.Timeout also
+// matches States.HeartbeatTimeout.
 func errorMatches(list []string, name string) bool {
 	terminal := name == ErrRuntime || name == ErrDataLimitExceeded
 	for _, e := range list {
@@ -86,7 +87,11 @@ func errorMatches(list []string, name string) bool {
 			return true
 		case e == ErrAll && !terminal:
 			return true
-		case e == ErrTaskFailed && !terminal && name != ErrTimeout:
+		case e == ErrTimeout && name == ErrHeartbeatTimeout:
+			// States.Timeout also names a task that stopped sending
+			// heartbeats (States.HeartbeatTimeout is the narrower name)
+			return true
+		case e == ErrTaskFailed && !terminal && name != ErrTimeout && name != ErrHeartbeatTimeout:
 			return true
 		}
 	}

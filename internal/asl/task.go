@@ -86,7 +86,11 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		}
 		timeout = time.Duration(n) * time.Second
 	}
-	var wait chan taskOutcome
+	heartbeat, err := r.heartbeat(ctx, input, callback)
+	if err != nil {
+		return nil, err
+	}
+	var wait *waiter
 	if callback {
 		wait = r.x.engine.register(r.token)
 		defer r.x.engine.unregister(r.token)
@@ -140,20 +144,14 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 	var result any
 	if herr == nil { // callback: wait for SendTaskSuccess / SendTaskFailure
-		select {
-		case o := <-wait:
-			if o.err != nil {
-				herr = o.err
-			} else {
-				result = o.output
-			}
-		case <-tctx.Done():
-			herr = tctx.Err()
-		}
+		result, herr = wait.wait(tctx, heartbeat)
 	}
 	if herr != nil {
 		var se *StatesError
 		switch {
+		case errors.As(herr, &se) && se.Name == ErrHeartbeatTimeout:
+			r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope, Error: se.Name, Cause: se.Cause})
+			return nil, se
 		case errors.Is(herr, context.DeadlineExceeded) && ctx.Err() == nil:
 			se = newError(ErrTimeout, "state %q did not finish within %s", st.Name, timeout)
 			r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope, Error: se.Name, Cause: se.Cause})
@@ -282,12 +280,80 @@ func newToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (e *Engine) register(token string) chan taskOutcome {
-	ch := make(chan taskOutcome, 1)
+// waiter is a .waitForTaskToken task waiting for its outcome and, with
+// HeartbeatSeconds, for heartbeats.
+type waiter struct {
+	done chan taskOutcome
+	beat chan struct{}
+}
+
+func (e *Engine) register(token string) *waiter {
+	w := &waiter{done: make(chan taskOutcome, 1), beat: make(chan struct{}, 1)}
 	e.mu.Lock()
-	e.pending[token] = ch
+	e.pending[token] = w
 	e.mu.Unlock()
-	return ch
+	return w
+}
+
+// wait waits for the task's outcome, or ctx's end, or (heartbeat > 0) for
+// a gap of more than heartbeat between heartbeats, counted from the start
+// of the wait: States.HeartbeatTimeout.
+func (w *waiter) wait(ctx context.Context, heartbeat time.Duration) (any, error) {
+	var expired <-chan time.Time
+	var timer *time.Timer
+	if heartbeat > 0 {
+		timer = time.NewTimer(heartbeat)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	for {
+		select {
+		case o := <-w.done:
+			if o.err != nil {
+				return nil, o.err
+			}
+			return o.output, nil
+		case <-w.beat:
+			if timer != nil {
+				timer.Reset(heartbeat)
+			}
+		case <-expired:
+			return nil, newError(ErrHeartbeatTimeout, "no heartbeat (SendTaskHeartbeat) within %s", heartbeat)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// heartbeat is the bound on a .waitForTaskToken task's silence: its
+// HeartbeatSeconds, HeartbeatSecondsPath or JSONata HeartbeatSeconds; zero
+// for none. Other tasks send no heartbeats: their handler's return is the
+// only news of them.
+func (r *stateRun) heartbeat(ctx context.Context, input any, callback bool) (time.Duration, error) {
+	st := r.st
+	if !callback {
+		return 0, nil
+	}
+	n := st.HeartbeatSeconds
+	switch {
+	case st.jsonata && st.ja.Heartbeat != nil:
+		v, err := r.jsonataInt(r.jsonataEnv(ctx, input, nil), st.ja.Heartbeat, "HeartbeatSeconds", 1)
+		if err != nil {
+			return 0, err
+		}
+		n = v
+	case st.HeartbeatSecondsPath != nil:
+		v, found := r.scope(input).lookup(st.HeartbeatSecondsPath)
+		if !found {
+			return 0, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", st.HeartbeatSecondsPath.raw, st.HeartbeatSecondsPath.normalized())
+		}
+		i, isInt := asInt(v)
+		if !isInt || i <= 0 {
+			return 0, newError(ErrRuntime, "Expected non-negative integer for HeartbeatSecondsPath, got '%s' instead.", plainText(v))
+		}
+		n = i
+	}
+	return time.Duration(n) * time.Second, nil
 }
 
 func (e *Engine) unregister(token string) {
@@ -307,7 +373,7 @@ func (e *TaskTimedOut) Error() string {
 
 func (e *Engine) deliver(token string, o taskOutcome) error {
 	e.mu.Lock()
-	ch, ok := e.pending[token]
+	w, ok := e.pending[token]
 	if ok {
 		delete(e.pending, token)
 	}
@@ -315,7 +381,23 @@ func (e *Engine) deliver(token string, o taskOutcome) error {
 	if !ok {
 		return &TaskTimedOut{Token: token}
 	}
-	ch <- o
+	w.done <- o
+	return nil
+}
+
+// SendTaskHeartbeat tells the waiting Task whose $$.Task.Token is token
+// that its worker is alive: its HeartbeatSeconds count again from now.
+func (e *Engine) SendTaskHeartbeat(token string) error {
+	e.mu.Lock()
+	w, ok := e.pending[token]
+	e.mu.Unlock()
+	if !ok {
+		return &TaskTimedOut{Token: token}
+	}
+	select {
+	case w.beat <- struct{}{}:
+	default: // a heartbeat is already on its way
+	}
 	return nil
 }
 

@@ -848,12 +848,19 @@ func (m *Manager) SendTaskFailure(_ context.Context, token, errName, cause strin
 	return rec.resolve(token, resolution{Token: token, Error: errName, Cause: cause, Failed: true})
 }
 
-// SendTaskHeartbeat reports that the task waiting on token is alive. The
-// engine does not time heartbeats (HeartbeatSeconds is refused at load), so
-// this only checks the token.
+// SendTaskHeartbeat reports that the task waiting on token is alive: its
+// HeartbeatSeconds count again from now. A task recorded as waiting that
+// the engine is not waiting for yet (its execution is being resumed) starts
+// its count when it waits again.
 func (m *Manager) SendTaskHeartbeat(_ context.Context, token string) error {
-	_, err := m.waiting(token)
-	return err
+	if _, err := m.waiting(token); err != nil {
+		return err
+	}
+	var notYet *asl.TaskTimedOut
+	if err := m.eng.SendTaskHeartbeat(token); err != nil && !errors.As(err, &notYet) {
+		return err
+	}
+	return nil
 }
 
 // Loading.

@@ -101,6 +101,37 @@ func callbackDef(timeout int) string {
 	  "Done":{"Type":"Pass","Result":"approved","ResultPath":"$.path","End":true}}}`, timeout)
 }
 
+// A worker that keeps sending heartbeats through the API keeps its task
+// alive past HeartbeatSeconds; one that stops is timed out.
+func TestHeartbeatsKeepAWaitingTaskAlive(t *testing.T) {
+	p := newPeer(t)
+	ctx := context.Background()
+	def := strings.Replace(callbackDef(3600), `"TimeoutSeconds":3600,`, `"TimeoutSeconds":3600,"HeartbeatSeconds":1,`, 1)
+	smARN := p.create(t, "Beating", def)
+
+	alive := p.start(t, smARN, "alive", `{"tenant":"acme"}`)
+	tok := p.token(t)
+	for range 4 { // 1.6 s of work, never 1 s without a heartbeat
+		time.Sleep(400 * time.Millisecond)
+		if _, err := p.client.SendTaskHeartbeat(ctx, &sfn.SendTaskHeartbeatInput{TaskToken: aws.String(tok)}); err != nil {
+			t.Fatalf("SendTaskHeartbeat: %v", err)
+		}
+	}
+	if _, err := p.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String(`{"approved":true}`)}); err != nil {
+		t.Fatalf("SendTaskSuccess: %v", err)
+	}
+	if out := closed(t, p.client, alive); !strings.Contains(aws.ToString(out.Output), `"path":"approved"`) {
+		t.Errorf("beating worker: %s %s", out.Status, aws.ToString(out.Output))
+	}
+
+	silent := p.start(t, smARN, "silent", `{"tenant":"acme"}`)
+	p.token(t)
+	out := closed(t, p.client, silent)
+	if got := aws.ToString(out.Output); !strings.Contains(got, `"path":"late"`) || !strings.Contains(got, "States.HeartbeatTimeout") {
+		t.Errorf("silent worker: %s %s, want the heartbeat timeout caught as late", out.Status, got)
+	}
+}
+
 func (p *peer) create(t *testing.T, name, def string) string {
 	t.Helper()
 	out, err := p.client.CreateStateMachine(context.Background(), &sfn.CreateStateMachineInput{Name: aws.String(name), Definition: aws.String(def), RoleArn: aws.String(role)})
