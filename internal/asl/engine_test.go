@@ -155,14 +155,7 @@ func TestWaitForTaskTokenResumesOnSendTaskSuccessAndFailure(t *testing.T) {
 		t.Run(fmt.Sprint("succeed=", succeed), func(t *testing.T) {
 			tokens := make(chan string, 1)
 			reg := NewRegistry()
-			reg.Register("AskFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
-				var v struct{ Token string }
-				if err := json.Unmarshal(in, &v); err != nil {
-					return nil, err
-				}
-				tokens <- v.Token
-				return json.RawMessage(`"ignored"`), nil
-			})
+			reg.Register("AskFunction", tokenHandler(tokens))
 			def := `{"StartAt":"Ask","States":{"Ask":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
 			  "Parameters":{"FunctionName":"${AskFunctionArn}","Payload":{"Token.$":"$$.Task.Token"}},"ResultPath":"$.answer",
 			  "Catch":[{"ErrorEquals":["Rejected"],"ResultPath":"$.rejection","Next":"No"}],"End":true},

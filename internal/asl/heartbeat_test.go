@@ -24,14 +24,7 @@ func TestHeartbeatSecondsBoundsAWaitingTasksSilence(t *testing.T) {
 	start := func(t *testing.T, definition, input string) (*Engine, *Execution, string) {
 		tokens := make(chan string, 1)
 		reg := NewRegistry()
-		reg.Register("AskFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
-			var v struct{ Token string }
-			if err := json.Unmarshal(in, &v); err != nil {
-				return nil, err
-			}
-			tokens <- v.Token
-			return nil, nil
-		})
+		reg.Register("AskFunction", tokenHandler(tokens))
 		eng := New(reg)
 		x, err := eng.Start(context.Background(), mustParse(t, definition), json.RawMessage(input), StartOptions{})
 		if err != nil {
@@ -99,5 +92,18 @@ func TestHeartbeatTimeoutMatching(t *testing.T) {
 		if got := errorMatches(tc.equals, ErrHeartbeatTimeout); got != tc.want {
 			t.Errorf("%v matches States.HeartbeatTimeout: %v, want %v", tc.equals, got, tc.want)
 		}
+	}
+}
+
+// tokenHandler is a .waitForTaskToken task's handler: it hands the task
+// token it is given ({"Token": …}) to tokens, as a worker would receive it.
+func tokenHandler(tokens chan<- string) Handler {
+	return func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+		var v struct{ Token string }
+		if err := json.Unmarshal(in, &v); err != nil {
+			return nil, err
+		}
+		tokens <- v.Token
+		return json.RawMessage(`"ignored"`), nil
 	}
 }
