@@ -206,7 +206,25 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintln(out, line)
 	}
 	fmt.Fprintln(out, "\ntransitions/s, medians of the rounds; ratio = Go / Node.")
+	// The spread says how far to trust a median on a machine whose load
+	// comes and goes.
+	fmt.Fprintln(out, "\nSpread (slowest – fastest round):")
+	for _, rw := range rows {
+		line := fmt.Sprintf("- %s: Node %s", rw.name, spread(rw.node.perSecond))
+		for _, p := range cfg.procs {
+			line += fmt.Sprintf("; Go GOMAXPROCS=%d %s", p, spread(rw.goBy[p].perSecond))
+		}
+		fmt.Fprintln(out, line)
+	}
 	return nil
+}
+
+// spread is the slowest and fastest of v ("a – b").
+func spread(v []float64) string {
+	if len(v) == 0 {
+		return "–"
+	}
+	return rate(slices.Min(v)) + " – " + rate(slices.Max(v))
 }
 
 func rate(v float64) string {

@@ -45,3 +45,12 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestSpread(t *testing.T) {
+	if got := spread([]float64{250e3, 120e3, 1.5e6}); got != "120 k/s – 1.50 M/s" {
+		t.Errorf("spread = %q", got)
+	}
+	if got := spread(nil); got != "–" {
+		t.Errorf("spread(nil) = %q", got)
+	}
+}
