@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -111,5 +113,56 @@ func TestKeptHistoryIsWhatOnEventSaw(t *testing.T) {
 	}
 	if attempts != 2 {
 		t.Errorf("T scheduled %d times, want 2", attempts)
+	}
+}
+
+// History may be read while concurrent iterations are recording events
+// (the race detector watches): what it returns is a prefix of the final
+// history, in id order.
+func TestHistoryReadWhileIterationsRecord(t *testing.T) {
+	release := make(chan struct{})
+	reg := NewRegistry()
+	reg.Register("WorkFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+		<-release
+		return in, nil
+	})
+	def := `{"StartAt":"M","States":{"M":{"Type":"Map","MaxConcurrency":8,
+	  "ItemProcessor":{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"W"},
+	    "W":{"Type":"Task","Resource":"${WorkFunctionArn}","Next":"B"},"B":{"Type":"Pass","End":true}}},"End":true}}}`
+	items := make([]string, 64)
+	for i := range items {
+		items[i] = fmt.Sprint(i)
+	}
+	eng := New(reg)
+	x, err := eng.Start(context.Background(), mustParse(t, def), json.RawMessage("["+strings.Join(items, ",")+"]"), StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snapshots [][]Event
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 200; i++ {
+			snapshots = append(snapshots, x.History())
+			if i == 20 {
+				close(release)
+			}
+		}
+	}()
+	<-done
+	res, err := x.Wait(context.Background())
+	if err != nil || res.Status != StatusSucceeded {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	final := res.History()
+	for _, snap := range snapshots {
+		if len(snap) > len(final) {
+			t.Fatalf("a snapshot has %d events, the final history %d", len(snap), len(final))
+		}
+		for i, ev := range snap {
+			if ev.ID != i+1 || ev.Type != final[i].Type || ev.Scope != final[i].Scope {
+				t.Fatalf("snapshot event %d is %s %s (id %d), final %s %s", i+1, ev.Type, ev.Scope, ev.ID, final[i].Type, final[i].Scope)
+			}
+		}
 	}
 }
