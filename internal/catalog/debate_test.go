@@ -214,6 +214,17 @@ func TestDebateWorkflowLoopImpasseCouncilThenHuman(t *testing.T) {
 			if b.Rodadas[1].Tipo != "rebatidas" || b.Rodadas[2].Tipo != "refinamento" {
 				t.Errorf("round kinds %s %s", b.Rodadas[1].Tipo, b.Rodadas[2].Tipo)
 			}
+			// Rounds 1 and 2 left the state for the log store when round 3
+			// closed, and came back whole for the report.
+			archived, err := r.logs.List(t.Context(), "debate/acme/d-1/rounds/")
+			if err != nil || len(archived) != 2 {
+				t.Errorf("archived rounds %v (%v), want rounds 1 and 2", archived, err)
+			}
+			for _, rd := range b.Rodadas {
+				if len(rd.AgentesResponderam) == 0 {
+					t.Errorf("round %d has no answers in the log", rd.Numero)
+				}
+			}
 			var out debate.FinishOutput
 			if err := json.Unmarshal(res.Output, &out); err != nil {
 				t.Fatal(err)

@@ -135,6 +135,9 @@ type Round struct {
 	Changes     int
 	Hash        string
 	Focus       []string
+	// Archived marks a round of the state machine's Flow whose answers are
+	// kept in the log store, not the state (see Steps.archive).
+	Archived bool `json:",omitempty"`
 }
 
 // Responded lists the agents with a fresh answer; TimedOut the agents

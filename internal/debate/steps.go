@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -585,6 +586,9 @@ func (s *Steps) checkpoint(ctx context.Context, f Flow, rd Round) (Flow, error) 
 	now := s.now()
 	rd.Duration = now.Sub(f.RoundStart)
 	f.Result.Rounds = append(f.Result.Rounds, rd)
+	if err := s.archive(ctx, &f); err != nil {
+		return Flow{}, err
+	}
 	f.Result.Convergence = rd.Convergence
 	f.Roster = roster(f.Participants, fase(rd.Number+1))
 	n := rd.Number
@@ -627,6 +631,66 @@ func (s *Steps) checkpoint(ctx context.Context, f Flow, rd Round) (Flow, error) 
 		}
 	}
 	return f, nil
+}
+
+// RoundKey is where the log store keeps an archived round of debate id.
+func RoundKey(tenant, id string, number int) string {
+	return LogKey(tenant, id) + "/rounds/" + strconv.Itoa(number)
+}
+
+// archive moves the answers of every round but the last out of the state:
+// each such round is stored whole under RoundKey (written once, so a retried
+// step stores the same round it carried in) and stays in the Flow without
+// its answers, marked Archived. The steps before Finish read only the last
+// round's answers (and the rebuttals, which stay); Finish restores the rest
+// for the report. Without a log store the rounds stay in the state.
+func (s *Steps) archive(ctx context.Context, f *Flow) error {
+	rounds := f.Result.Rounds
+	if s.Logs == nil {
+		return nil
+	}
+	for i := range len(rounds) - 1 {
+		rd := &rounds[i]
+		if rd.Archived {
+			continue
+		}
+		b, err := json.Marshal(rd)
+		if err != nil {
+			return fmt.Errorf("archive round %d: %w", rd.Number, err)
+		}
+		if _, err := s.Logs.PutIfAbsent(ctx, RoundKey(f.Tenant, f.Result.SessionID, rd.Number), b); err != nil {
+			return &veredicto.TransientError{Op: fmt.Sprintf("archive debate %s round %d", f.Result.SessionID, rd.Number), Err: err}
+		}
+		rd.Answers, rd.Archived = nil, true
+	}
+	return nil
+}
+
+// restore reads the archived rounds back (see archive).
+func (s *Steps) restore(ctx context.Context, f *Flow) error {
+	for i := range f.Result.Rounds {
+		rd := &f.Result.Rounds[i]
+		if !rd.Archived {
+			continue
+		}
+		if s.Logs == nil {
+			return fmt.Errorf("debate %s: round %d is archived and there is no log store to read it from", f.Result.SessionID, rd.Number)
+		}
+		b, ok, err := s.Logs.Get(ctx, RoundKey(f.Tenant, f.Result.SessionID, rd.Number))
+		if err != nil {
+			return &veredicto.TransientError{Op: fmt.Sprintf("read debate %s round %d", f.Result.SessionID, rd.Number), Err: err}
+		}
+		if !ok {
+			return fmt.Errorf("debate %s: round %d is archived but missing from the log store", f.Result.SessionID, rd.Number)
+		}
+		var whole Round
+		if err := json.Unmarshal(b, &whole); err != nil || whole.Number != rd.Number {
+			return fmt.Errorf("debate %s: the archived round %d is damaged (%v)", f.Result.SessionID, rd.Number, err)
+		}
+		whole.Archived = false
+		*rd = whole
+	}
+	return nil
 }
 
 // StateBudget bounds the debate's state (the Flow) at a round's close for
@@ -812,6 +876,9 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error
 		default:
 			r.Pending = true
 		}
+	}
+	if err := s.restore(ctx, &f); err != nil {
+		return FinishOutput{}, err
 	}
 	r.End = s.now()
 	r.Cited = citedAll(r)

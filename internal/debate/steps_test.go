@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	store "github.com/veredicto/veredicto/internal/store/file"
 )
 
 func TestValidateStart(t *testing.T) {
@@ -106,5 +107,41 @@ func TestARoundThatFillsTheStateGoesToTheSynthesis(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Rounds before the last leave the state for the log store and come back
+// for the report; an archived round the store lost fails the step, naming
+// it, instead of a report without it.
+func TestRoundsBeforeTheLastLeaveTheState(t *testing.T) {
+	logs := store.NewMemory()
+	s := &Steps{Agents: &funcAgents{}, Logs: logs, Now: func() time.Time { return time.Unix(1_800_000_000, 0) }, Logger: quiet()}
+	f := Flow{Tenant: "acme", Result: Result{SessionID: "d-1"}}
+	for n := 1; n <= 3; n++ {
+		f.Result.Rounds = append(f.Result.Rounds, Round{Number: n, Answers: []Answer{{Participant: "cfo", Position: &Position{Recommendation: "a"}}}})
+		if err := s.archive(context.Background(), &f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, rd := range f.Result.Rounds {
+		if last := i == 2; rd.Archived == last || (len(rd.Answers) == 0) != !last {
+			t.Errorf("round %d: archived %v with %d answers", rd.Number, rd.Archived, len(rd.Answers))
+		}
+	}
+	kept := f
+	kept.Result.Rounds = append([]Round(nil), f.Result.Rounds...)
+	if err := s.restore(context.Background(), &kept); err != nil {
+		t.Fatal(err)
+	}
+	for _, rd := range kept.Result.Rounds {
+		if rd.Archived || len(rd.Answers) != 1 || rd.Answers[0].Position.Recommendation != "a" {
+			t.Errorf("restored round %d: %+v", rd.Number, rd)
+		}
+	}
+
+	lost := &Steps{Logs: store.NewMemory()}
+	err := lost.restore(context.Background(), &f)
+	if err == nil || !strings.Contains(err.Error(), "round 1 is archived but missing") {
+		t.Errorf("restore from a store without the rounds: %v", err)
 	}
 }
