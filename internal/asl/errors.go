@@ -32,6 +32,9 @@ type StatesError struct {
 	Cause string
 
 	located bool // the cause already names the failing state
+	// location is the field of a JSONata state whose expression failed
+	// (States.QueryEvaluationError): the EvaluationFailed event's location.
+	location string
 }
 
 func (e *StatesError) Error() string {
@@ -44,6 +47,12 @@ func (e *StatesError) Error() string {
 // newError builds a *StatesError with a formatted cause.
 func newError(name, format string, args ...any) *StatesError {
 	return &StatesError{Name: name, Cause: fmt.Sprintf(format, args...)}
+}
+
+// queryError is a States.QueryEvaluationError of the JSONata expression in
+// field.
+func queryError(field, format string, args ...any) *StatesError {
+	return &StatesError{Name: ErrQueryEvaluationError, Cause: fmt.Sprintf(format, args...), location: field}
 }
 
 // asStatesError reports whether err is (or wraps) a *StatesError.

@@ -445,7 +445,13 @@ func (r *stateRun) locate(err error) error {
 	default:
 		return err
 	}
-	return &StatesError{Name: se.Name, Cause: fmt.Sprintf("An error occurred while executing the state '%s' (entered at the event id #%d). %s", r.st.Name, r.eventID, se.Cause), located: true}
+	located := &StatesError{Name: se.Name, Cause: fmt.Sprintf("An error occurred while executing the state '%s' (entered at the event id #%d). %s", r.st.Name, r.eventID, se.Cause), located: true}
+	if se.Name == ErrQueryEvaluationError {
+		// Step Functions records a JSONata evaluation failure as its own
+		// event, between the state's entry and what its failure causes.
+		r.x.emit(Event{Type: "EvaluationFailed", State: r.st.Name, Scope: r.fr.scope, Error: located.Name, Cause: located.Cause, Location: se.location})
+	}
+	return located
 }
 
 func (r *stateRun) run(ctx context.Context, input any) (any, string, error) {

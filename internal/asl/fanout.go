@@ -2,6 +2,7 @@ package asl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -62,7 +63,7 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 		eff, items, limit, err = r.jsonPathMapItems(input)
 	}
 	if err != nil {
-		return nil, err
+		return nil, r.mapFailedEarly(err)
 	}
 	if limit <= 0 || limit > inlineMapConcurrency {
 		limit = min(inlineMapConcurrency, max(limit, 0))
@@ -106,7 +107,7 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 		case st.jsonata && st.ja.ItemSelector != nil:
 			sel, err := st.ja.ItemSelector.eval(ir.jsonataEnv(ctx, input, nil), "ItemSelector")
 			if err != nil {
-				return nil, err
+				return nil, r.mapFailedEarly(err)
 			}
 			v, bound = sel, sizeUnknown
 		case !st.jsonata && st.ItemSelector != nil:
@@ -149,6 +150,19 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 	}
 	r.x.emit(Event{Type: "MapStateSucceeded", State: st.Name, Scope: r.fr.scope})
 	return r.finish(input, results)
+}
+
+// mapFailedEarly is a Map state failing before its iterations start. A
+// JSONata evaluation failure is recorded as Step Functions does: the
+// EvaluationFailed event, then MapStateFailed.
+func (r *stateRun) mapFailedEarly(err error) error {
+	var se *StatesError
+	if !errors.As(err, &se) || se.Name != ErrQueryEvaluationError {
+		return err
+	}
+	located := r.locate(err)
+	r.x.emit(Event{Type: "MapStateFailed", State: r.st.Name, Scope: r.fr.scope})
+	return located
 }
 
 // runIterations runs iterate for the indexes 0…n-1, at most limit at once
@@ -244,9 +258,9 @@ func (r *stateRun) jsonataMapItems(ctx context.Context, input any) ([]any, int, 
 	items, ok := raw.([]any)
 	if !ok {
 		if st.ja.Items != nil && st.ja.Items.kind == tmplPath {
-			return nil, 0, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '%s' for value: %s", st.ja.Items.src, typeName(raw), describe(raw, true))
+			return nil, 0, queryError("Items", "The JSONata expression '%s' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '%s' for value: %s", st.ja.Items.src, typeName(raw), describe(raw, true))
 		}
-		return nil, 0, newError(ErrQueryEvaluationError, "The Items of state '%s' must be an array, got %s", st.Name, typeName(raw))
+		return nil, 0, queryError("Items", "The Items of state '%s' must be an array, got %s", st.Name, typeName(raw))
 	}
 	if st.ja.MaxConcurrency != nil {
 		n, err := r.jsonataInt(env, st.ja.MaxConcurrency, "MaxConcurrency", 0)

@@ -13,8 +13,9 @@ import (
 // TaskFailed, TaskTimedOut, MapStateStarted, MapIterationStarted,
 // MapIterationSucceeded, MapIterationFailed, MapStateSucceeded,
 // MapStateFailed, ParallelStateStarted, ParallelStateSucceeded,
-// ParallelStateFailed, WaitStateStarted, ExecutionSucceeded, ExecutionFailed,
-// ExecutionTimedOut, ExecutionAborted.
+// ParallelStateFailed, WaitStateStarted, EvaluationFailed (a JSONata state's
+// expression failed), ExecutionSucceeded, ExecutionFailed, ExecutionTimedOut,
+// ExecutionAborted.
 type Event struct {
 	ID        int       `json:"id"`
 	Timestamp time.Time `json:"timestamp"`
@@ -31,6 +32,9 @@ type Event struct {
 	Output   any    `json:"output,omitempty"`
 	Error    string `json:"error,omitempty"`
 	Cause    string `json:"cause,omitempty"`
+	// Location, on an EvaluationFailed event, names the field whose JSONata
+	// expression failed ("Output/error", "Items", "Arguments/FunctionName").
+	Location string `json:"location,omitempty"`
 	// AssignedVariables, on a StateExited event, holds the variables the
 	// state assigned, each value as JSON text (Step Functions'
 	// assignedVariables).

@@ -346,7 +346,7 @@ func (r *stateRun) jsonataChoice(ctx context.Context, input any) (any, string, e
 		}
 		b, ok := v.(bool)
 		if !ok {
-			return nil, "", newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%sCondition' returned an unexpected result type. Expected 'boolean', but was '%s' for value: %s", rule.cond.src, prefix, typeName(v), describe(v, true))
+			return nil, "", queryError(prefix+"Condition", "The JSONata expression '%s' specified for the field '%sCondition' returned an unexpected result type. Expected 'boolean', but was '%s' for value: %s", rule.cond.src, prefix, typeName(v), describe(v, true))
 		}
 		if b {
 			out, err := r.jsonataOutputAt(env, prefix, rule.output, rule.assign, input)
@@ -368,10 +368,10 @@ func (r *stateRun) jsonataInt(env *jenv, j *jvalue, field string, min int64) (in
 	}
 	n, ok := asInt(v)
 	if !ok {
-		return 0, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned an unexpected result type. Expected 'integer', but was '%s' for value: %s", j.src, field, typeName(v), describe(v, true))
+		return 0, queryError(field, "The JSONata expression '%s' specified for the field '%s' returned an unexpected result type. Expected 'integer', but was '%s' for value: %s", j.src, field, typeName(v), describe(v, true))
 	}
 	if n < min {
-		return 0, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned a value out of range: %d (the minimum is %d)", j.src, field, n, min)
+		return 0, queryError(field, "The JSONata expression '%s' specified for the field '%s' returned a value out of range: %d (the minimum is %d)", j.src, field, n, min)
 	}
 	return n, nil
 }
@@ -393,7 +393,7 @@ func (r *stateRun) jsonataWaitUntil(ctx context.Context, input any, began time.T
 	s, _ := v.(string)
 	ts, perr := time.Parse(time.RFC3339Nano, s)
 	if perr != nil {
-		return time.Time{}, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field 'Timestamp' returned %s, which is not an ISO-8601 timestamp", st.ja.Timestamp.src, describe(v, true))
+		return time.Time{}, queryError("Timestamp", "The JSONata expression '%s' specified for the field 'Timestamp' returned %s, which is not an ISO-8601 timestamp", st.ja.Timestamp.src, describe(v, true))
 	}
 	return ts, nil
 }
@@ -416,7 +416,7 @@ func (r *stateRun) jsonataFail(input any) error {
 		}
 		s, ok := v.(string)
 		if !ok {
-			return newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned an unexpected result type. Expected 'string', but was '%s' for value: %s", f.j.src, f.field, typeName(v), describe(v, true))
+			return queryError(f.field, "The JSONata expression '%s' specified for the field '%s' returned an unexpected result type. Expected 'string', but was '%s' for value: %s", f.j.src, f.field, typeName(v), describe(v, true))
 		}
 		*f.dst = s
 	}

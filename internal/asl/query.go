@@ -266,13 +266,13 @@ func (j *jvalue) eval(env *jenv, field string) (any, error) {
 			if env.ctx.Err() != nil {
 				return nil, env.ctx.Err() // the execution was stopped or timed out
 			}
-			return nil, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation. %s", j.src, field, evaluationProblem(err))
+			return nil, queryError(field, "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation. %s", j.src, field, evaluationProblem(err))
 		}
 		if jsonata.IsUndefined(v) {
-			return nil, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", j.src, field)
+			return nil, queryError(field, "The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", j.src, field)
 		}
 		if !isJSONValue(v) {
-			return nil, newError(ErrQueryEvaluationError, "The JSONata expression '%s' specified for the field '%s' returned an unsupported result type.", j.src, field)
+			return nil, queryError(field, "The JSONata expression '%s' specified for the field '%s' returned an unsupported result type.", j.src, field)
 		}
 		return normalizeNumbers(v), nil
 	case tmplObject:

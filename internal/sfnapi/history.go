@@ -94,6 +94,12 @@ func historyEvent(ev control.HistoryEvent, data bool) map[string]any {
 		out["lambdaFunctionTimedOutEventDetails"] = errCause(map[string]any{})
 	case t == "TaskTimedOut":
 		out["taskTimedOutEventDetails"] = errCause(task())
+	case t == "EvaluationFailed":
+		d := errCause(map[string]any{"state": ev.State})
+		if ev.Location != "" {
+			d["location"] = ev.Location
+		}
+		out["evaluationFailedEventDetails"] = d
 	case t == "MapStateStarted" && ev.Length != nil:
 		out["mapStateStartedEventDetails"] = map[string]any{"length": *ev.Length}
 	case strings.HasPrefix(t, "MapIteration") && ev.Index != nil:

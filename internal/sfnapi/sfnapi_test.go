@@ -584,3 +584,26 @@ func TestRawProtocol(t *testing.T) {
 		t.Errorf("the server stopped serving after bad requests: %v", err)
 	}
 }
+
+// A JSONata evaluation failure reaches GetExecutionHistory as AWS shapes it:
+// an EvaluationFailed event with the state, the field and the cause.
+func TestEvaluationFailedInTheHistory(t *testing.T) {
+	p := newPeer(t)
+	def := `{"QueryLanguage":"JSONata","StartAt":"P","States":{"P":{"Type":"Pass","Output":{"error":"{% $nothing %}"},"End":true}}}`
+	arn := p.start(t, p.create(t, "Evaluates", def), "eval-1", `{"tenant":"acme"}`)
+	if out := closed(t, p.client, arn); out.Status != types.ExecutionStatusFailed || aws.ToString(out.Error) != "States.QueryEvaluationError" {
+		t.Fatalf("status %s %s", out.Status, aws.ToString(out.Error))
+	}
+	for _, ev := range history(t, p.client, arn) {
+		if ev.Type != types.HistoryEventTypeEvaluationFailed {
+			continue
+		}
+		d := ev.EvaluationFailedEventDetails
+		if d == nil || aws.ToString(d.State) != "P" || aws.ToString(d.Location) != "Output/error" ||
+			aws.ToString(d.Error) != "States.QueryEvaluationError" || !strings.Contains(aws.ToString(d.Cause), "(entered at the event id #2)") {
+			t.Errorf("EvaluationFailed details %+v", d)
+		}
+		return
+	}
+	t.Error("no EvaluationFailed event in the history")
+}
