@@ -223,7 +223,7 @@ func (p *fastParser) integer() (any, bool) {
 	} else {
 		p.size += p.i - start
 	}
-	return v, true
+	return boxInt(v), true
 }
 
 // str reads a string literal (a key or a value). Without escapes it is a

@@ -374,7 +374,7 @@ func (r *stateRun) contextMember(simple []any) (v any, found, ok bool) {
 		case "Value":
 			return r.mapItem.value, true, true
 		case "Index":
-			return int64(r.mapItem.index), true, true
+			return boxInt(int64(r.mapItem.index)), true, true
 		}
 		return nil, false, true
 	}

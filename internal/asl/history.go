@@ -77,7 +77,7 @@ const (
 	histOutput  = 1 << iota // data is the Output (otherwise the Input)
 	histAttempt             // num is the Task's attempt; Resource is st's
 	histIndex               // num is the Map iteration's index
-	histText                // data is the Input's JSON text (json.RawMessage)
+	histText                // data is the Input's JSON text (*json.RawMessage)
 )
 
 // event returns the public form of the event numbered id.
@@ -97,7 +97,7 @@ func (h *histEvent) event(id int) Event {
 		case h.flags&histOutput != 0:
 			ev.Output = h.data
 		case h.flags&histText != 0:
-			v, err := parseJSON(h.data.(json.RawMessage))
+			v, err := parseJSON(*h.data.(*json.RawMessage))
 			if err != nil { // never: the engine wrote the text
 				panic(fmt.Sprintf("asl: the recorded input of %s is not JSON: %v", h.typ, err))
 			}

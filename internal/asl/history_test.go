@@ -166,3 +166,25 @@ func TestHistoryReadWhileIterationsRecord(t *testing.T) {
 		}
 	}
 }
+
+// Tasks look handlers up without a lock while others are registered.
+func TestRegistryLookupWhileRegistering(t *testing.T) {
+	reg := NewRegistry()
+	reg.Register("A", func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			reg.Register(fmt.Sprintf("F%d", i), func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+		}
+	}()
+	for range 2000 {
+		if _, ok := reg.lookup("A"); !ok {
+			t.Fatal("A went missing while others were registered")
+		}
+	}
+	<-done
+	if _, ok := reg.lookup("F199"); !ok {
+		t.Error("F199 was not registered")
+	}
+}

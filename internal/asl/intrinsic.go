@@ -557,7 +557,7 @@ func (f *intrinsic) apply(args []any, rawLit []bool) (any, error) {
 				return nil, fmt.Errorf("%d is outside the 32-bit integer range", x)
 			}
 		}
-		return a + b, nil
+		return boxInt(a + b), nil
 	case "States.StringSplit":
 		s, err := argString(args, 0)
 		if err != nil {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 )
@@ -19,13 +21,15 @@ type Handler func(ctx context.Context, in json.RawMessage) (json.RawMessage, err
 // the template logical id of their function ("Gem1Function"); the ASL
 // resource "${Gem1FunctionArn}" resolves to it. It is safe for concurrent use.
 type Registry struct {
-	mu       sync.RWMutex
-	handlers map[string]Handler
+	mu       sync.Mutex                         // serialises Register
+	handlers atomic.Pointer[map[string]Handler] // replaced whole, never written: Tasks look up without a lock
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{handlers: map[string]Handler{}}
+	r := &Registry{}
+	r.handlers.Store(&map[string]Handler{})
+	return r
 }
 
 // Register binds name (a logical id such as "Gem1Function", or a literal
@@ -33,16 +37,16 @@ func NewRegistry() *Registry {
 func (r *Registry) Register(name string, h Handler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.handlers[name] = h
+	next := maps.Clone(*r.handlers.Load())
+	next[name] = h
+	r.handlers.Store(&next)
 }
 
 func (r *Registry) lookup(name string) (Handler, bool) {
 	if r == nil {
 		return nil, false
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	h, ok := r.handlers[name]
+	h, ok := (*r.handlers.Load())[name]
 	return h, ok
 }
 

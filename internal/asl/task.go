@@ -37,7 +37,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	// (see taskInput); otherwise the payload is built, then encoded.
 	var (
 		in       json.RawMessage
-		recorded any
+		recorded json.RawMessage
 		eff      any
 		err      error
 	)
@@ -110,9 +110,14 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		tctx, cancel = context.WithDeadline(ctx, deadline)
 	}
 	defer cancel()
+	// Each attempt's handler gets a context of its own, so a context a
+	// handler kept is never rewritten; the attempt also holds the history's
+	// copy of its input text, so that recording it allocates nothing more.
+	info := TaskInfo{ExecutionID: r.x.ID, State: st.Name, Resource: st.Resource, Attempt: r.retry + 1, Token: r.token}
+	att := &taskAttempt{taskContext: taskContext{Context: tctx, info: info}, input: recorded}
 	flags := uint8(histAttempt)
 	if in != nil {
-		payload, flags = recorded, flags|histText
+		payload, flags = &att.input, flags|histText
 	} else if in, err = marshalJSON(payload); err != nil {
 		return nil, newError(ErrRuntime, "state %q: cannot encode the task input: %v", st.Name, err)
 	}
@@ -120,11 +125,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	if replay.Done {
 		return r.replayed(input, replay)
 	}
-	info := TaskInfo{ExecutionID: r.x.ID, State: st.Name, Resource: st.Resource, Attempt: r.retry + 1, Token: r.token}
-	// Each attempt's handler gets a context of its own, so a context a
-	// handler kept is never rewritten.
-	hctx := &taskContext{Context: tctx, info: info}
-	raw, herr := invoke(hctx, h, in)
+	raw, herr := invoke(&att.taskContext, h, in)
 	if herr == nil && !callback {
 		result, size, perr := parseResult(raw)
 		if perr != nil {
@@ -179,7 +180,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 // where it does, so a handler appending to its input cannot reach the
 // copy). When the encoder declines a value, in is nil and eff is the
 // rendered object, for the general path.
-func (r *stateRun) taskInput(input any) (in json.RawMessage, recorded, eff any, err error) {
+func (r *stateRun) taskInput(input any) (in, recorded json.RawMessage, eff any, err error) {
 	v, err := r.applyInputPath(input)
 	if err != nil {
 		return nil, nil, nil, err
@@ -197,7 +198,7 @@ func (r *stateRun) taskInput(input any) (in json.RawMessage, recorded, eff any, 
 		return text, nil, nil, nil
 	}
 	n := len(text) / 2
-	return text[:n:n], json.RawMessage(text[n:]), nil, nil
+	return text[:n:n], text[n:], nil, nil
 }
 
 // parseResult parses a handler's output (empty means null) and measures
@@ -227,6 +228,13 @@ type TaskInfo struct {
 }
 
 type taskInfoKey struct{}
+
+// taskAttempt is one attempt of a Task: its handler's context and, when the
+// history records it as text, a copy of its input.
+type taskAttempt struct {
+	taskContext
+	input json.RawMessage
+}
 
 // taskContext carries the TaskInfo to the handler: context.WithValue with
 // one allocation instead of two (the boxed info is made only if asked for).

@@ -182,3 +182,23 @@ func typeName(v any) string {
 		return fmt.Sprintf("%T", v)
 	}
 }
+
+// smallInts holds the integers 0…1023 already boxed: parsing or computing a
+// small integer (an index, a counter, a score) allocates nothing, where Go
+// boxes only 0…255 without allocating. Values are never mutated, so one box
+// serves every use.
+var smallInts = func() *[1024]any {
+	var a [1024]any
+	for i := range a {
+		a[i] = int64(i)
+	}
+	return &a
+}()
+
+// boxInt returns n as an any, from smallInts when it is there.
+func boxInt(n int64) any {
+	if n >= 0 && n < int64(len(smallInts)) {
+		return smallInts[n]
+	}
+	return n
+}
