@@ -33,6 +33,10 @@ type State struct {
 	Next string
 	End  bool
 
+	// entered and exited number the state's StateEntered and StateExited
+	// history events (evOther for a type the validator refuses).
+	entered, exited evType
+
 	// Query language and variables.
 	jsonata   bool        // the state uses JSONata
 	Assign    *assignment // the state's own Assign
@@ -385,6 +389,7 @@ func (v *validator) state(name string, m map[string]any, where string) *State {
 		}
 	}
 	st := &State{Name: name, Type: typ, jsonata: isJSONata}
+	st.entered, st.exited, _ = stateEvents(typ)
 	if isJSONata {
 		v.jsonataState(st, m, where)
 		st.assigned = collectAssigned(st)

@@ -81,14 +81,14 @@ const MaxHistoryEvents = 25000
 // emit records a non-terminal history event. Once the quota is reached it
 // records nothing more and stops the run; run reports the failure.
 func (x *Execution) emit(ev Event) int {
-	id, _ := x.record(histEvent{typ: ev.Type, more: &ev}, false)
+	id, _ := x.record(histEvent{typ: evOther, more: &ev}, false)
 	return id
 }
 
 // emitState records one of the common events of state st in frame fr,
 // with data as its Input (or Output, with histOutput in flags). It returns
 // the event's id and its timestamp (0 when the clock was not read).
-func (x *Execution) emitState(typ string, st *State, fr *frame, data any, flags uint8, num int) (int, int64) {
+func (x *Execution) emitState(typ evType, st *State, fr *frame, data any, flags uint8, num int) (int, int64) {
 	return x.record(histEvent{typ: typ, st: st, fr: fr, data: data, flags: flags, num: int32(num)}, false)
 }
 
@@ -151,58 +151,12 @@ func (x *Execution) number(terminal bool) (int, bool) {
 	}
 }
 
-// enteredType and exitedType name a state's StateEntered and StateExited
-// events without building the string for the usual types.
-func enteredType(typ string) string {
-	switch typ {
-	case "Task":
-		return "TaskStateEntered"
-	case "Pass":
-		return "PassStateEntered"
-	case "Choice":
-		return "ChoiceStateEntered"
-	case "Map":
-		return "MapStateEntered"
-	case "Parallel":
-		return "ParallelStateEntered"
-	case "Wait":
-		return "WaitStateEntered"
-	case "Succeed":
-		return "SucceedStateEntered"
-	case "Fail":
-		return "FailStateEntered"
-	}
-	return typ + "StateEntered"
-}
-
-func exitedType(typ string) string {
-	switch typ {
-	case "Task":
-		return "TaskStateExited"
-	case "Pass":
-		return "PassStateExited"
-	case "Choice":
-		return "ChoiceStateExited"
-	case "Map":
-		return "MapStateExited"
-	case "Parallel":
-		return "ParallelStateExited"
-	case "Wait":
-		return "WaitStateExited"
-	case "Succeed":
-		return "SucceedStateExited"
-	case "Fail":
-		return "FailStateExited"
-	}
-	return typ + "StateExited"
-}
-
 // historyLimit returns the quota failure, if the run reached it.
 func (x *Execution) historyLimit() *StatesError { return x.overLimit.Load() }
 
 func (x *Execution) run(ctx context.Context) {
 	defer close(x.done)
-	x.record(histEvent{typ: "ExecutionStarted", data: x.input}, false)
+	x.record(histEvent{typ: evExecutionStarted, data: x.input}, false)
 	out, err := x.runMachineSized(ctx, x.sm, x.input, x.inputSize, rootFrame, newVarScope(nil))
 	res := &Result{}
 	switch limit := x.historyLimit(); {
@@ -216,7 +170,7 @@ func (x *Execution) run(ctx context.Context) {
 			break
 		}
 		res.Status, res.Output = StatusSucceeded, b
-		x.record(histEvent{typ: "ExecutionSucceeded", data: out, flags: histOutput}, true)
+		x.record(histEvent{typ: evExecutionSucceeded, data: out, flags: histOutput}, true)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.Status, res.Error = StatusTimedOut, ErrTimeout
 		res.Cause = fmt.Sprintf("the execution ran longer than its TimeoutSeconds (%d)", x.sm.TimeoutSeconds)
@@ -239,7 +193,7 @@ func (x *Execution) run(ctx context.Context) {
 }
 
 // recordTerminal records the execution's final event.
-func (x *Execution) recordTerminal(ev Event) { x.record(histEvent{typ: ev.Type, more: &ev}, true) }
+func (x *Execution) recordTerminal(ev Event) { x.record(histEvent{typ: evOther, more: &ev}, true) }
 
 // toStatesError gives any error an ASL name: a *StatesError keeps its own.
 func toStatesError(err error) *StatesError {
@@ -418,7 +372,11 @@ func (x *Execution) runState(ctx context.Context, r *stateRun, st *State, input 
 	// reading rather than reading the clock again.
 	at := r.exitedAt
 	*r = stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, inSize: inSize, resultSize: sizeUnknown, outSize: sizeUnknown}
-	id, ts := x.record(histEvent{typ: enteredType(st.Type), st: st, fr: fr, data: input, ts: at}, false)
+	h := histEvent{typ: st.entered, st: st, fr: fr, data: input, ts: at}
+	if h.typ == evOther {
+		h.more = &Event{Type: st.Type + "StateEntered", State: st.Name, Scope: fr.scope, Input: input}
+	}
+	id, ts := x.record(h, false)
 	r.eventID = id
 	if ts != 0 { // the state was entered when its event was recorded
 		r.entered = time.Unix(0, ts)
@@ -510,9 +468,9 @@ func (r *stateRun) checkOutput(out any, next string, err error) (any, string, er
 		}
 		r.outSize = n
 	}
-	h := histEvent{typ: exitedType(st.Type), st: st, fr: r.fr, data: out, flags: histOutput}
-	if r.assigned != nil {
-		h = histEvent{typ: h.typ, more: &Event{Type: h.typ, State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned}}
+	h := histEvent{typ: st.exited, st: st, fr: r.fr, data: out, flags: histOutput}
+	if r.assigned != nil || h.typ == evOther {
+		h = histEvent{typ: evOther, more: &Event{Type: st.Type + "StateExited", State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned}}
 	}
 	_, r.exitedAt = r.x.record(h, false)
 	return out, next, nil

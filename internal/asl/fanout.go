@@ -127,7 +127,7 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 	results := make([]any, len(items))
 	iterate := func(mctx context.Context, i int) error {
 		fr := r.fr.child(st.Name + "/item[" + strconv.Itoa(i) + "]")
-		r.x.emitState("MapIterationStarted", st, r.fr, nil, histIndex, i)
+		r.x.emitState(evMapIterationStarted, st, r.fr, nil, histIndex, i)
 		vs, release := r.vars.inner(st.Processor)
 		defer release()
 		out, err := r.x.runMachineSized(mctx, st.Processor, inputs[i], sizes[i], fr, vs)
@@ -137,7 +137,7 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 			return err
 		}
 		results[i] = out
-		r.x.emitState("MapIterationSucceeded", st, r.fr, nil, histIndex, i)
+		r.x.emitState(evMapIterationSucceeded, st, r.fr, nil, histIndex, i)
 		return nil
 	}
 	if err := runIterations(ctx, len(items), limit, iterate); err != nil {

@@ -62,14 +62,57 @@ func intPtr(i int) *int { return &i }
 // execution's start and success) are held in its own fields; any other
 // event keeps its whole Event in more. Event builds the public form.
 type histEvent struct {
-	ts    int64 // wall clock, Unix nanoseconds (0 when not read)
-	typ   string
+	ts    int64  // wall clock, Unix nanoseconds (0 when not read)
 	st    *State // the state the event belongs to (nil for the execution's)
 	fr    *frame // the state's frame (nil for the execution's)
 	data  any    // Input, or Output with histOutput
 	more  *Event // the whole event, for the kinds not held in the fields
 	num   int32  // Attempt with histAttempt, Index with histIndex
 	flags uint8
+	typ   evType // the event's type (evOther: see more)
+}
+
+// evType numbers the event types the compact history holds in its fields;
+// any other is evOther, its whole Event in more.
+type evType uint8
+
+const (
+	evOther evType = iota
+	evExecutionStarted
+	evExecutionSucceeded
+	evTaskScheduled
+	evTaskSucceeded
+	evMapIterationStarted
+	evMapIterationSucceeded
+	evEntered // evEntered+k: the StateEntered of stateKinds[k]
+	evExited  = evEntered + evType(len(stateKinds))
+)
+
+// stateKinds are the state types, in the order of their evEntered and
+// evExited numbers.
+var stateKinds = [...]string{"Task", "Pass", "Choice", "Map", "Parallel", "Wait", "Succeed", "Fail"}
+
+// eventTypes names each evType.
+var eventTypes = func() (names [evExited + evType(len(stateKinds))]string) {
+	copy(names[:], []string{"", "ExecutionStarted", "ExecutionSucceeded", "TaskScheduled", "TaskSucceeded", "MapIterationStarted", "MapIterationSucceeded"})
+	for k, kind := range stateKinds {
+		names[evEntered+evType(k)] = kind + "StateEntered"
+		names[evExited+evType(k)] = kind + "StateExited"
+	}
+	return names
+}()
+
+func (t evType) String() string { return eventTypes[t] }
+
+// stateEvents returns the evType of the StateEntered and StateExited events
+// of a state of type typ (false for a type the validator would not load).
+func stateEvents(typ string) (entered, exited evType, ok bool) {
+	for k, kind := range stateKinds {
+		if kind == typ {
+			return evEntered + evType(k), evExited + evType(k), true
+		}
+	}
+	return evOther, evOther, false
 }
 
 // histEvent flags.
@@ -86,7 +129,7 @@ func (h *histEvent) event(id int) Event {
 	if h.more != nil {
 		ev = *h.more
 	} else {
-		ev.Type = h.typ
+		ev.Type = h.typ.String()
 		if h.st != nil {
 			ev.State = h.st.Name
 		}

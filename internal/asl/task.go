@@ -121,7 +121,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	} else if in, err = marshalJSON(payload); err != nil {
 		return nil, newError(ErrRuntime, "state %q: cannot encode the task input: %v", st.Name, err)
 	}
-	r.x.emitState("TaskScheduled", st, r.fr, payload, flags, r.retry+1)
+	r.x.emitState(evTaskScheduled, st, r.fr, payload, flags, r.retry+1)
 	if replay.Done {
 		return r.replayed(input, replay)
 	}
@@ -139,7 +139,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 				return nil, newError(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Resource)
 			}
 			r.resultSize = size
-			r.x.emitState("TaskSucceeded", st, r.fr, result, histOutput, 0)
+			r.x.emitState(evTaskSucceeded, st, r.fr, result, histOutput, 0)
 			return r.finish(input, result)
 		}
 	}
@@ -170,7 +170,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		r.x.emit(Event{Type: "TaskFailed", State: st.Name, Scope: r.fr.scope, Error: se.Name, Cause: se.Cause})
 		return nil, se
 	}
-	r.x.emitState("TaskSucceeded", st, r.fr, result, histOutput, 0)
+	r.x.emitState(evTaskSucceeded, st, r.fr, result, histOutput, 0)
 	return r.finish(input, result)
 }
 
