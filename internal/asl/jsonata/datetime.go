@@ -18,7 +18,7 @@ import (
 const isoPicture = "[Y0001]-[M01]-[D01]T[H01]:[m01]:[s01].[f001][Z01:01t]"
 
 func fnNow(ev *evaluator, a []any, pos int) (any, error) {
-	return formatMillis(ev.now.UnixMilli(), a[0], a[1], pos)
+	return formatMillis(ev.clock().UnixMilli(), a[0], a[1], pos)
 }
 
 func fnFromMillis(_ *evaluator, a []any, pos int) (any, error) {
@@ -320,7 +320,7 @@ func fnToMillis(ev *evaluator, a []any, pos int) (any, error) {
 		return Undefined, nil
 	}
 	if pic, ok := a[1].(string); ok {
-		return parseWithPicture(s, pic, pos, ev.now)
+		return parseWithPicture(s, pic, pos, ev.clock())
 	}
 	m := isoDate.FindStringSubmatch(s)
 	if m == nil {

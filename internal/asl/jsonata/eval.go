@@ -134,15 +134,15 @@ func (e *Expr) String() string { return e.src }
 // model) with the given variable bindings (names without '$'; a binding may
 // be a Function). The result is in the same model, or Undefined.
 func (e *Expr) Eval(ctx context.Context, input any, bindings map[string]any) (result any, err error) {
-	ev := &evaluator{ctx: ctx, cfg: &e.cfg, now: time.Now()}
+	ev := &evaluator{ctx: ctx, cfg: &e.cfg}
 	if arr, ok := input.([]any); ok {
 		input = &sequence{items: []any{arr}, seq: true, outerWrapper: true}
 	}
-	env := newFrame(nil)
-	env.vars["$"] = input
-	for k, v := range bindings {
-		env.vars[k] = v
-	}
+	// The bindings are the outermost frame, read as they are: the evaluator
+	// writes only to the frames it makes, so they are never copied.
+	roots := &[2]frame{{vars: map[string]any{"$": input}}, {vars: bindings}}
+	roots[0].parent = &roots[1]
+	env := &roots[0]
 	defer func() {
 		if r := recover(); r != nil {
 			b, ok := r.(budgetExceeded)
@@ -205,7 +205,7 @@ type evaluator struct {
 	cfg      *config
 	steps    int
 	depth    int
-	now      time.Time
+	now      time.Time // $now(): read at its first use, the same for every call of the evaluation
 }
 
 // lambda is a function value: a user-defined function with its closure, a
@@ -1607,4 +1607,13 @@ func describe(v any) string {
 		return fmt.Sprintf("%q", s)
 	}
 	return s
+}
+
+// clock returns the evaluation's time, read at its first use: every $now()
+// and $millis() of one evaluation returns the same instant.
+func (ev *evaluator) clock() time.Time {
+	if ev.now.IsZero() {
+		ev.now = time.Now()
+	}
+	return ev.now
 }

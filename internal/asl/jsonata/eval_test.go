@@ -418,3 +418,24 @@ func TestRegexAndDates(t *testing.T) {
 		{`$toMillis("14/11/2023", "[D01]/[M01]/[Y0001]")`, `1699920000000`},
 	})
 }
+
+// Every $now() and $millis() of one evaluation is the same instant, and the
+// bindings are read where they are: an expression that assigns a variable of
+// the same name does not change the caller's map.
+func TestOneInstantPerEvaluationAndBindingsUntouched(t *testing.T) {
+	e, err := Compile(`($a := $now(); $b := $millis(); $slow := $sum([1..20000]); $c := $now(); $d := $millis(); $x := 5; [$a = $c, $b = $d, $x])`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bindings := map[string]any{"x": float64(1)}
+	got, err := e.Eval(context.Background(), nil, bindings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []any{true, true, float64(5)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if bindings["x"] != float64(1) || len(bindings) != 1 {
+		t.Errorf("the bindings changed: %v", bindings)
+	}
+}

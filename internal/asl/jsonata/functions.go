@@ -323,7 +323,7 @@ func init() {
 	})
 	def("now", "<s?s?:s>", fnNow)
 	def("millis", "<:n>", func(ev *evaluator, _ []any, _ int) (any, error) {
-		return float64(ev.now.UnixMilli()), nil
+		return float64(ev.clock().UnixMilli()), nil
 	})
 	def("fromMillis", "<n-s?s?:s>", fnFromMillis)
 	def("toMillis", "<s-s?:n>", fnToMillis)
