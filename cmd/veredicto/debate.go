@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/veredicto/veredicto"
@@ -63,29 +61,14 @@ type debateRunConfig struct {
 }
 
 func (m *Main) runDebate(ctx context.Context, args []string) int {
-	if len(args) == 0 || args[0] != "run" {
-		fmt.Fprint(m.Stderr, strings.Replace(debateUsage, "\nFlags:\n", "", 1))
-		return exitUsage
-	}
-	cfg, err := parseDebateRun(args[1:], m.Stderr)
-	if err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		fmt.Fprintf(m.Stderr, "veredicto debate run: %v\n", err)
-		return exitUsage
-	}
-	return m.debateRun(ctx, cfg, os.Getenv)
+	return runSubcommand(m, "debate", debateUsage, args, parseDebateRun, func(cfg debateRunConfig) int {
+		return m.debateRun(ctx, cfg, os.Getenv)
+	})
 }
 
 func parseDebateRun(args []string, stderr io.Writer) (debateRunConfig, error) {
 	var cfg debateRunConfig
-	fs := flag.NewFlagSet("debate run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, debateUsage)
-		fs.PrintDefaults()
-	}
+	fs := subcommandFlags("debate run", debateUsage, stderr)
 	fs.StringVar(&cfg.out, "out", "", "output folder (required)")
 	fs.StringVar(&cfg.knowledge, "knowledge", "", "knowledge base folder (optional)")
 	fs.StringVar(&cfg.provider, "llm", "", "offline or openai (default: openai when OPENAI_API_KEY is set, else offline)")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -115,6 +116,37 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(m.Stderr, "veredicto: unknown command %q\n\n%s", args[0], usage)
 		return exitUsage
 	}
+}
+
+// subcommandFlags is a subcommand's flag set: parse errors go to stderr,
+// and -h prints usage, then the flags.
+func subcommandFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// runSubcommand runs `veredicto <name> run ARGS`: anything but "run" gets
+// usage (without its flags) and exit 2; the flags are parsed by parse, whose
+// -h exits 0 and whose errors print as "veredicto <name> run: …" (exit 2).
+func runSubcommand[C any](m *Main, name, usage string, args []string, parse func([]string, io.Writer) (C, error), run func(C) int) int {
+	if len(args) == 0 || args[0] != "run" {
+		fmt.Fprint(m.Stderr, strings.Replace(usage, "\nFlags:\n", "", 1))
+		return exitUsage
+	}
+	cfg, err := parse(args[1:], m.Stderr)
+	if err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		fmt.Fprintf(m.Stderr, "veredicto %s run: %v\n", name, err)
+		return exitUsage
+	}
+	return run(cfg)
 }
 
 // parseInterleaved parses fs's flags wherever they appear among the

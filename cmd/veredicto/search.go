@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -78,29 +77,14 @@ func (m *Main) runSearch(ctx context.Context, args []string) int {
 	if len(args) > 0 && args[0] == "debate" {
 		return m.runSearchDebate(ctx, args[1:])
 	}
-	if len(args) == 0 || args[0] != "run" {
-		fmt.Fprint(m.Stderr, strings.Replace(searchUsage, "\nFlags:\n", "", 1))
-		return exitUsage
-	}
-	cfg, err := parseSearchRun(args[1:], m.Stderr)
-	if err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		fmt.Fprintf(m.Stderr, "veredicto search run: %v\n", err)
-		return exitUsage
-	}
-	return m.searchRun(ctx, cfg, os.Getenv)
+	return runSubcommand(m, "search", searchUsage, args, parseSearchRun, func(cfg searchRunConfig) int {
+		return m.searchRun(ctx, cfg, os.Getenv)
+	})
 }
 
 func parseSearchRun(args []string, stderr io.Writer) (searchRunConfig, error) {
 	var cfg searchRunConfig
-	fs := flag.NewFlagSet("search run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, searchUsage)
-		fs.PrintDefaults()
-	}
+	fs := subcommandFlags("search run", searchUsage, stderr)
 	fs.StringVar(&cfg.out, "out", "", "output folder (default: out/<search_id>)")
 	fs.StringVar(&cfg.provider, "llm", "", "offline or openai (default: openai when OPENAI_API_KEY is set, else offline)")
 	fs.StringVar(&cfg.model, "model", "", "model name for openai (default: $OPENAI_MODEL or gpt-4o-mini)")

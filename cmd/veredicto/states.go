@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -44,24 +43,14 @@ func (m *Main) runStates(ctx context.Context, args []string) int {
 	if len(args) > 0 && args[0] == "validate" {
 		return m.statesValidate(args[1:])
 	}
-	if len(args) == 0 || args[0] != "run" {
-		fmt.Fprint(m.Stderr, strings.Replace(statesUsage, "\nFlags:\n", "", 1))
-		return exitUsage
-	}
-	cfg, err := parseStatesRun(args[1:], m.Stderr)
-	if err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
+	return runSubcommand(m, "states", statesUsage, args, parseStatesRun, func(cfg statesRunConfig) int {
+		reg, err := projectRegistry(os.Getenv)
+		if err != nil {
+			fmt.Fprintf(m.Stderr, "veredicto states run: %v\n", err)
+			return exitUsage
 		}
-		fmt.Fprintf(m.Stderr, "veredicto states run: %v\n", err)
-		return exitUsage
-	}
-	reg, err := projectRegistry(os.Getenv)
-	if err != nil {
-		fmt.Fprintf(m.Stderr, "veredicto states run: %v\n", err)
-		return exitUsage
-	}
-	return m.statesRun(ctx, cfg, reg)
+		return m.statesRun(ctx, cfg, reg)
+	})
 }
 
 // projectRegistry binds every Task handler of the project, with local
@@ -86,12 +75,7 @@ type statesRunConfig struct {
 
 func parseStatesRun(args []string, stderr io.Writer) (statesRunConfig, error) {
 	var cfg statesRunConfig
-	fs := flag.NewFlagSet("states run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, statesUsage)
-		fs.PrintDefaults()
-	}
+	fs := subcommandFlags("states run", statesUsage, stderr)
 	fs.StringVar(&cfg.input, "input", "", "execution input JSON file (\"-\" for stdin; default {})")
 	fs.StringVar(&cfg.history, "history", "", "write the execution history to this file as JSON lines")
 	positional, err := parseInterleaved(fs, args)
