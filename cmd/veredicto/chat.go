@@ -49,9 +49,7 @@ type chatCLIConfig struct {
 
 func (m *Main) runChat(ctx context.Context, args []string) int {
 	cfg := chatCLIConfig{}
-	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() { fmt.Fprint(m.Stderr, chatUsage); fs.PrintDefaults() }
+	fs := subcommandFlags("chat", chatUsage, m.Stderr)
 	fs.StringVar(&cfg.endpoint, "endpoint", app.DefaultLocalEndpoint, "base URL of the server")
 	fs.StringVar(&cfg.events, "events", "", "base URL of the event stream (default: --endpoint; on AWS the stream's Function URL)")
 	fs.StringVar(&cfg.chatID, "chat", "", "chat id to start or resume (default: a new one)")

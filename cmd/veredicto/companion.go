@@ -115,9 +115,7 @@ func (m *Main) companion(ctx context.Context, args []string, getenv func(string)
 
 func parseCompanionArgs(sub string, args []string, stderr io.Writer) (companionConfig, error) {
 	var cfg companionConfig
-	fs := flag.NewFlagSet("companion "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, companionUsage+"\nFlags:\n"); fs.PrintDefaults() }
+	fs := subcommandFlags("companion "+sub, companionUsage+"\nFlags:\n", stderr)
 	fs.StringVar(&cfg.out, "out", "", "output folder: context.json and report.md (required)")
 	fs.StringVar(&cfg.provider, "llm", "", "offline or openai (default: openai when OPENAI_API_KEY is set, else offline)")
 	fs.StringVar(&cfg.model, "model", "", "model for openai (default: $OPENAI_MODEL or gpt-4o-mini)")

@@ -66,9 +66,7 @@ func (m *Main) runConfirm(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	cfg := confirmConfig{action: args[0]}
-	fs := flag.NewFlagSet("confirm "+cfg.action, flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() { fmt.Fprint(m.Stderr, confirmUsage); fs.PrintDefaults() }
+	fs := subcommandFlags("confirm "+cfg.action, confirmUsage, m.Stderr)
 	fs.StringVar(&cfg.tenant, "tenant", "default", "tenant whose confirmations to see")
 	fs.StringVar(&cfg.data, "data", ".veredicto-local", "data folder of the server")
 	fs.StringVar(&cfg.endpoint, "endpoint", "http://127.0.0.1:8080", "Step Functions endpoint of the running server")

@@ -25,9 +25,7 @@ type consoleConfig struct {
 
 func parseConsole(args []string, m *Main) (consoleConfig, error) {
 	var cfg consoleConfig
-	fs := flag.NewFlagSet("console", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() { fmt.Fprint(m.Stderr, consoleUsage); fs.PrintDefaults() }
+	fs := subcommandFlags("console", consoleUsage, m.Stderr)
 	fs.StringVar(&cfg.api, "api", "", "base URL of the HTTP API (required)")
 	fs.StringVar(&cfg.events, "events", "", "URL of the event stream (required)")
 	fs.StringVar(&cfg.out, "out", "", "folder to write the site to (required)")

@@ -81,12 +81,7 @@ func (m *Main) runFlags(ctx context.Context, args []string) int {
 
 func parseFlagsArgs(args []string, stderr io.Writer) (flagsConfig, error) {
 	var cfg flagsConfig
-	fs := flag.NewFlagSet("flags", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, flagsUsage)
-		fs.PrintDefaults()
-	}
+	fs := subcommandFlags("flags", flagsUsage, stderr)
 	var transcripts stringList
 	fs.StringVar(&cfg.questions, "questions", "", "question set YAML (required)")
 	fs.Var(&transcripts, "transcript", "transcript YAML (required; repeat for several)")

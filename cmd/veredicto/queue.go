@@ -82,12 +82,7 @@ Flags:
 `
 
 func (m *Main) runQueue(ctx context.Context, args []string) int {
-	fs := flag.NewFlagSet("queue", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() {
-		fmt.Fprint(m.Stderr, queueUsage)
-		fs.PrintDefaults()
-	}
+	fs := subcommandFlags("queue", queueUsage, m.Stderr)
 	data := fs.String("data", ".veredicto-local", "folder of the local stand-ins (as for serve)")
 	asJSON := fs.Bool("json", false, "dlq list: print JSON lines")
 	pos, err := parseInterleaved(fs, args)

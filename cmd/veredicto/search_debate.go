@@ -37,12 +37,7 @@ Flags:
 func (m *Main) runSearchDebate(ctx context.Context, args []string) int {
 	var cfg debateRunConfig
 	var searchDir string
-	fs := flag.NewFlagSet("search debate", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() {
-		fmt.Fprint(m.Stderr, searchDebateUsage)
-		fs.PrintDefaults()
-	}
+	fs := subcommandFlags("search debate", searchDebateUsage, m.Stderr)
 	fs.StringVar(&searchDir, "search", "", "the search folder (adds its documents to the knowledge base)")
 	fs.StringVar(&cfg.question, "question", "", "QUESTION.yaml replacing the default question")
 	fs.StringVar(&cfg.out, "out", "", "output folder (default OUT/<candidate>/debate)")

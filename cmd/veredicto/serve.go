@@ -88,12 +88,7 @@ type serveConfig struct {
 
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	cfg := serveConfig{}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, serveUsage)
-		fs.PrintDefaults()
-	}
+	fs := subcommandFlags("serve", serveUsage, stderr)
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on (loopback by default: the API has no authentication)")
 	fs.StringVar(&cfg.data, "data", ".veredicto-local", "folder holding executions, the local buckets and the context store")
 	fs.StringVar(&cfg.template, "template", "template.yaml", "SAM template whose state machines are registered at start (skipped when missing)")

@@ -35,9 +35,7 @@ type tokenConfig struct {
 
 func (m *Main) runToken(_ context.Context, args []string) int {
 	var cfg tokenConfig
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() { fmt.Fprint(m.Stderr, tokenUsage); fs.PrintDefaults() }
+	fs := subcommandFlags("token", tokenUsage, m.Stderr)
 	fs.StringVar(&cfg.tenant, "tenant", "", "tenant the token speaks for (required)")
 	fs.StringVar(&cfg.data, "data", ".veredicto-local", "data folder of the server")
 	fs.DurationVar(&cfg.ttl, "ttl", 24*time.Hour, "how long the token is valid")
