@@ -537,9 +537,26 @@ func (s *Service) Resolve(ctx context.Context, tenant string, res Resolution) (V
 	if len(res.Comment) > MaxCommentBytes {
 		return View{}, &veredicto.InvalidInputError{Field: "comment", Problem: fmt.Sprintf("is longer than %d bytes", MaxCommentBytes)}
 	}
+	for attempt := 1; ; attempt++ {
+		view, again, err := s.resolveOnce(ctx, tenant, res)
+		if !again || attempt == maxResolveAttempts {
+			return view, err
+		}
+	}
+}
+
+// maxResolveAttempts bounds how often Resolve reads a pending confirmation
+// again after another writer changed it under it.
+const maxResolveAttempts = 3
+
+// resolveOnce is one read-decide-write of Resolve. again reports that the
+// record changed between the read and the write while it was pending (the
+// workflow asking the same keyed question again with its task token, or
+// another decision): reading it again shows which.
+func (s *Service) resolveOnce(ctx context.Context, tenant string, res Resolution) (view View, again bool, err error) {
 	rec, err := s.Store.Get(ctx, tenant, res.ID)
 	if err != nil {
-		return View{}, err
+		return View{}, false, err
 	}
 	now := s.now()
 	switch rec.Status {
@@ -547,29 +564,33 @@ func (s *Service) Resolve(ctx context.Context, tenant string, res Resolution) (V
 		if !now.Before(rec.ExpiresAt) {
 			rec.Status, rec.ResolvedAt = StatusExpired, now
 			if err := s.Store.Put(ctx, rec, rec.Version); err != nil {
-				return View{}, err
+				var ce *veredicto.ConflictError
+				return View{}, errors.As(err, &ce), err
 			}
 			s.emitResolved(ctx, rec)
-			return View{}, &ExpiredError{ID: rec.ID}
+			return View{}, false, &ExpiredError{ID: rec.ID}
 		}
 		rec.Status = StatusResolving
 		rec.Decision = &Decision{Approved: res.Approved, DecidedBy: res.By, DecidedAt: now, Comment: res.Comment}
 		if err := s.put(ctx, &rec); err != nil {
-			return View{}, err // a concurrent POST won: 409
+			var ce *veredicto.ConflictError
+			return View{}, errors.As(err, &ce), err // changed under us: read it again
 		}
 		s.logger().InfoContext(ctx, "confirmation decided", "confirmation_id", rec.ID, "tenant", tenant, "approved", res.Approved)
-		return s.handOver(ctx, rec)
+		view, err := s.handOver(ctx, rec)
+		return view, false, err
 	case StatusResolving:
 		d := rec.Decision
 		if d.Approved != res.Approved || d.DecidedBy != res.By {
-			return View{}, conflict(rec)
+			return View{}, false, conflict(rec)
 		}
-		return s.handOver(ctx, rec) // the same decision again: finish delivering it
+		view, err := s.handOver(ctx, rec) // the same decision again: finish delivering it
+		return view, false, err
 	case StatusExpired:
-		return View{}, &ExpiredError{ID: rec.ID}
+		return View{}, false, &ExpiredError{ID: rec.ID}
 	default:
 		s.emitResolved(ctx, rec) // in case a crash lost it; keyed, so once
-		return View{}, conflict(rec)
+		return View{}, false, conflict(rec)
 	}
 }
 

@@ -488,3 +488,51 @@ func TestRedeliverAllAfterARestart(t *testing.T) {
 		t.Errorf("second sweep delivered %d (%v), want 0", n, err)
 	}
 }
+
+// interleaving is a Store that, once, lets another writer change a record
+// between a Resolve's read and its write.
+type interleaving struct {
+	Store
+	once  sync.Once
+	other func()
+}
+
+func (s *interleaving) Put(ctx context.Context, r Record, expect int) error {
+	if r.Status == StatusResolving {
+		s.once.Do(s.other)
+	}
+	return s.Store.Put(ctx, r, expect)
+}
+
+// A keyed question asked first without a task token (the workflow looking
+// a decision up) and then with one (the workflow waiting) is rewritten in
+// between; a consultant's decision landing in that instant is applied to
+// the rewritten record, not refused as a concurrent write.
+func TestDecisionWhileTheWorkflowAsksAgain(t *testing.T) {
+	f := newFixture(t)
+	lookup := request("acme", "")
+	lookup.Key = "senior_review/s-1/c-005"
+	first, err := f.svc.Confirm(t.Context(), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &interleaving{Store: f.svc.Store}
+	store.other = func() {
+		ask := lookup
+		ask.TaskToken = "token-of-the-waiting-task"
+		if _, err := f.svc.Confirm(t.Context(), ask); err != nil {
+			t.Errorf("the workflow's second ask: %v", err)
+		}
+	}
+	f.svc.Store = store
+	view, err := f.svc.Resolve(t.Context(), "acme", Resolution{ID: first.ID, Approved: true, By: "ana@acme", Comment: "ok"})
+	if err != nil {
+		t.Fatalf("Resolve: %v", err)
+	}
+	if view.Status != StatusApproved {
+		t.Errorf("status %s, want approved", view.Status)
+	}
+	if n := f.tasks.sent("token-of-the-waiting-task"); n != 1 {
+		t.Errorf("the waiting task got %d answers, want 1", n)
+	}
+}
