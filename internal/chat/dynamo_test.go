@@ -2,8 +2,10 @@ package chat
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/veredicto/veredicto/internal/dynalite"
 	"github.com/veredicto/veredicto/internal/store/dynamo"
@@ -20,11 +22,14 @@ func TestMain(m *testing.M) {
 // same chat id.
 func TestHistoryInDynamoDB(t *testing.T) {
 	client := dynalite.Client(t)
-	if err := dynamo.EnsureTable(t.Context(), client, "chat-context"); err != nil {
+	// A table of its own, so that the test can run again (-count) on the
+	// same dynalite and still count from turn 1.
+	table := fmt.Sprintf("chat-context-%d", time.Now().UnixNano())
+	if err := dynamo.EnsureTable(t.Context(), client, table); err != nil {
 		t.Fatal(err)
 	}
 	r := newRig(t, nil, Options{})
-	r.svc.Store = dynamo.New(client, "chat-context", nil)
+	r.svc.Store = dynamo.New(client, table, nil)
 	ctx := context.Background()
 	run := func(tenant, msg string) int {
 		t.Helper()
