@@ -7,6 +7,7 @@ package dynalite
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,6 +172,15 @@ func CreateTable(tb testing.TB, client *dynamodb.Client, schema *dynamodb.Create
 	if _, err := client.CreateTable(ctx, schema); err != nil {
 		tb.Fatalf("create table %s: %v", aws.ToString(schema.TableName), err)
 	}
+	// The table lives as long as the test: a test run again in the same
+	// process (-count) creates it anew, empty.
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: schema.TableName}); err != nil {
+			tb.Logf("delete table %s: %v", aws.ToString(schema.TableName), err)
+		}
+	})
 	w := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = 10 * time.Millisecond })
 	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: schema.TableName}, 10*time.Second); err != nil {
 		tb.Fatalf("table %s not active: %v", aws.ToString(schema.TableName), err)
