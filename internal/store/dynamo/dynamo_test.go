@@ -94,9 +94,7 @@ func TestDynamoEnsureTable(t *testing.T) {
 	wrong := TableSchema("wrong-keys")
 	wrong.KeySchema = wrong.KeySchema[:1]
 	wrong.AttributeDefinitions = wrong.AttributeDefinitions[:1]
-	if _, err := client.CreateTable(ctx, wrong); err != nil {
-		t.Fatalf("CreateTable wrong-keys: %v", err)
-	}
+	dynalite.CreateTable(t, client, wrong)
 	if err := EnsureTable(ctx, client, "wrong-keys"); err == nil || !strings.Contains(err.Error(), "key schema") {
 		t.Errorf("EnsureTable on a table with another key schema: got %v, want a key schema error", err)
 	}
