@@ -67,28 +67,21 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		return nil, newError(ErrRuntime, "state %q: no handler is registered for %q", st.Name, binding)
 	}
 
-	timeout := time.Duration(st.TimeoutSeconds) * time.Second
-	if st.jsonata && st.ja.Timeout != nil {
-		n, err := r.jsonataInt(r.jsonataEnv(ctx, input, nil), st.ja.Timeout, "TimeoutSeconds", 1)
-		if err != nil {
-			return nil, err
-		}
-		timeout = time.Duration(n) * time.Second
+	var timeoutExpr, heartbeatExpr *jvalue
+	if st.jsonata {
+		timeoutExpr, heartbeatExpr = st.ja.Timeout, st.ja.Heartbeat
 	}
-	if st.TimeoutSecondsPath != nil {
-		v, found := r.scope(input).lookup(st.TimeoutSecondsPath)
-		if !found {
-			return nil, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", st.TimeoutSecondsPath.raw, st.TimeoutSecondsPath.normalized())
-		}
-		n, isInt := asInt(v)
-		if !isInt || n <= 0 {
-			return nil, newError(ErrRuntime, "Expected non-negative integer for TimeoutSecondsPath, got '%s' instead.", plainText(v))
-		}
-		timeout = time.Duration(n) * time.Second
-	}
-	heartbeat, err := r.heartbeat(ctx, input, callback)
+	timeout, err := r.seconds(ctx, input, "TimeoutSeconds", st.TimeoutSeconds, timeoutExpr, st.TimeoutSecondsPath)
 	if err != nil {
 		return nil, err
+	}
+	// Only a .waitForTaskToken task hears from its worker between its start
+	// and its end (SendTaskHeartbeat): HeartbeatSeconds bounds the silence.
+	var heartbeat time.Duration
+	if callback {
+		if heartbeat, err = r.seconds(ctx, input, "HeartbeatSeconds", st.HeartbeatSeconds, heartbeatExpr, st.HeartbeatSecondsPath); err != nil {
+			return nil, err
+		}
 	}
 	var wait *waiter
 	if callback {
@@ -333,31 +326,25 @@ func (w *waiter) wait(ctx context.Context, heartbeat time.Duration) (any, error)
 	}
 }
 
-// heartbeat is the bound on a .waitForTaskToken task's silence: its
-// HeartbeatSeconds, HeartbeatSecondsPath or JSONata HeartbeatSeconds; zero
-// for none. Other tasks send no heartbeats: their handler's return is the
-// only news of them.
-func (r *stateRun) heartbeat(ctx context.Context, input any, callback bool) (time.Duration, error) {
-	st := r.st
-	if !callback {
-		return 0, nil
-	}
-	n := st.HeartbeatSeconds
-	switch {
-	case st.jsonata && st.ja.Heartbeat != nil:
-		v, err := r.jsonataInt(r.jsonataEnv(ctx, input, nil), st.ja.Heartbeat, "HeartbeatSeconds", 1)
+// seconds evaluates a Task's duration field (TimeoutSeconds or
+// HeartbeatSeconds): its literal value n, its JSONata expression ja, or its
+// …Path; zero when none is set.
+func (r *stateRun) seconds(ctx context.Context, input any, field string, n int64, ja *jvalue, p *path) (time.Duration, error) {
+	if ja != nil {
+		v, err := r.jsonataInt(r.jsonataEnv(ctx, input, nil), ja, field, 1)
 		if err != nil {
 			return 0, err
 		}
 		n = v
-	case st.HeartbeatSecondsPath != nil:
-		v, found := r.scope(input).lookup(st.HeartbeatSecondsPath)
+	}
+	if p != nil {
+		v, found := r.scope(input).lookup(p)
 		if !found {
-			return 0, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", st.HeartbeatSecondsPath.raw, st.HeartbeatSecondsPath.normalized())
+			return 0, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", p.raw, p.normalized())
 		}
 		i, isInt := asInt(v)
 		if !isInt || i <= 0 {
-			return 0, newError(ErrRuntime, "Expected non-negative integer for HeartbeatSecondsPath, got '%s' instead.", plainText(v))
+			return 0, newError(ErrRuntime, "Expected non-negative integer for %sPath, got '%s' instead.", field, plainText(v))
 		}
 		n = i
 	}
