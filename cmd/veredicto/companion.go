@@ -163,10 +163,8 @@ func parseCompanionArgs(sub string, args []string, stderr io.Writer) (companionC
 	case sub == "refine" && strings.TrimSpace(cfg.instruction) == "":
 		return cfg, errors.New("--instruction is required")
 	}
-	switch cfg.provider {
-	case "", "offline", "openai":
-	default:
-		return cfg, fmt.Errorf("--llm must be offline or openai, got %q", cfg.provider)
+	if err := checkProvider(cfg.provider); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

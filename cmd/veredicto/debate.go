@@ -85,10 +85,8 @@ func parseDebateRun(args []string, stderr io.Writer) (debateRunConfig, error) {
 		return cfg, errors.New("--out is required")
 	}
 	cfg.question = positional[0]
-	switch cfg.provider {
-	case "", "offline", "openai":
-	default:
-		return cfg, fmt.Errorf("--llm must be offline or openai, got %q", cfg.provider)
+	if err := checkProvider(cfg.provider); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

@@ -102,10 +102,8 @@ func parseFlagsArgs(args []string, stderr io.Writer) (flagsConfig, error) {
 	case len(cfg.transcripts) == 0:
 		return cfg, errors.New("at least one --transcript is required")
 	}
-	switch cfg.provider {
-	case "", "offline", "openai":
-	default:
-		return cfg, fmt.Errorf("--llm must be offline or openai, got %q", cfg.provider)
+	if err := checkProvider(cfg.provider); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

@@ -149,6 +149,16 @@ func runSubcommand[C any](m *Main, name, usage string, args []string, parse func
 	return run(cfg)
 }
 
+// checkProvider checks an --llm flag: offline, openai, or empty (openai when
+// OPENAI_API_KEY is set, else offline).
+func checkProvider(p string) error {
+	switch p {
+	case "", "offline", "openai":
+		return nil
+	}
+	return fmt.Errorf("--llm must be offline or openai, got %q", p)
+}
+
 // parseInterleaved parses fs's flags wherever they appear among the
 // positional arguments ("run DEF --input F" and "run --input F DEF"), and
 // returns the positional arguments in order.

@@ -114,10 +114,8 @@ func parseSearchRun(args []string, stderr io.Writer) (searchRunConfig, error) {
 	if cfg.reviewTimeout < time.Second || cfg.reviewTimeout > 366*24*time.Hour {
 		return cfg, fmt.Errorf("--review-timeout must be between 1s and 366 days, got %s", cfg.reviewTimeout)
 	}
-	switch cfg.provider {
-	case "", "offline", "openai":
-	default:
-		return cfg, fmt.Errorf("--llm must be offline or openai, got %q", cfg.provider)
+	if err := checkProvider(cfg.provider); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

@@ -56,10 +56,8 @@ func (m *Main) runSearchDebate(ctx context.Context, args []string) int {
 		fmt.Fprint(m.Stderr, searchDebateUsage)
 		return exitUsage
 	}
-	switch cfg.provider {
-	case "", "offline", "openai":
-	default:
-		fmt.Fprintf(m.Stderr, "veredicto search debate: --llm must be offline or openai, got %q\n", cfg.provider)
+	if err := checkProvider(cfg.provider); err != nil {
+		fmt.Fprintf(m.Stderr, "veredicto search debate: %v\n", err)
 		return exitUsage
 	}
 	return m.searchDebate(ctx, positional[0], searchDir, cfg, os.Getenv, m.Stderr)
