@@ -633,6 +633,19 @@ func (s *Steps) checkpoint(ctx context.Context, f Flow, rd Round) (Flow, error) 
 	return f, nil
 }
 
+// checkKeys refuses a Flow whose tenant or debate id could not have come
+// from Prepare: they make the log store's keys (LogKey, RoundKey), where a
+// "/" would reach another debate's or another tenant's.
+func (f *Flow) checkKeys() error {
+	switch {
+	case !validID(f.Tenant):
+		return &veredicto.InvalidInputError{File: "state input", Field: "tenant", Problem: "is missing or invalid"}
+	case !validID(f.Result.SessionID):
+		return &veredicto.InvalidInputError{File: "state input", Field: "result.SessionID", Problem: "is missing or invalid"}
+	}
+	return nil
+}
+
 // RoundKey is where the log store keeps an archived round of debate id.
 func RoundKey(tenant, id string, number int) string {
 	return LogKey(tenant, id) + "/rounds/" + strconv.Itoa(number)
@@ -646,8 +659,11 @@ func RoundKey(tenant, id string, number int) string {
 // for the report. Without a log store the rounds stay in the state.
 func (s *Steps) archive(ctx context.Context, f *Flow) error {
 	rounds := f.Result.Rounds
-	if s.Logs == nil {
+	if s.Logs == nil || len(rounds) < 2 {
 		return nil
+	}
+	if err := f.checkKeys(); err != nil {
+		return err
 	}
 	for i := range len(rounds) - 1 {
 		rd := &rounds[i]
@@ -848,6 +864,9 @@ func (s *Steps) Council(_ context.Context, in RoundInput) (Flow, error) {
 func (s *Steps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error) {
 	f := in.Flow
 	r := &f.Result
+	if err := f.checkKeys(); err != nil {
+		return FinishOutput{}, err
+	}
 	if r.Target == TargetHuman && r.Final == "" {
 		switch {
 		case len(in.Answer) > 0:

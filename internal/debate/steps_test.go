@@ -145,3 +145,23 @@ func TestRoundsBeforeTheLastLeaveTheState(t *testing.T) {
 		t.Errorf("restore from a store without the rounds: %v", err)
 	}
 }
+
+// The tenant and debate id of a Flow make log-store keys: one that could
+// reach another tenant's or another debate's keys is refused, naming it.
+func TestFlowKeysAreChecked(t *testing.T) {
+	s := &Steps{Agents: &funcAgents{}, Logs: store.NewMemory(), Logger: quiet()}
+	rounds := []Round{{Number: 1}, {Number: 2}}
+	for _, tc := range []struct{ tenant, id, field string }{
+		{"acme/d-1/rounds", "1", "tenant"},
+		{"acme", "../globex", "result.SessionID"},
+	} {
+		f := Flow{Tenant: tc.tenant, Result: Result{SessionID: tc.id, Rounds: append([]Round(nil), rounds...)}}
+		var ie *veredicto.InvalidInputError
+		if err := s.archive(context.Background(), &f); !errors.As(err, &ie) || ie.Field != tc.field {
+			t.Errorf("archive %q/%q: %v, want an invalid %s", tc.tenant, tc.id, err, tc.field)
+		}
+		if _, err := s.Finish(context.Background(), FinishInput{Flow: f}); !errors.As(err, &ie) || ie.Field != tc.field {
+			t.Errorf("finish %q/%q: %v, want an invalid %s", tc.tenant, tc.id, err, tc.field)
+		}
+	}
+}
