@@ -76,6 +76,8 @@ func (e *encoder) appendJSON(b []byte, v any) ([]byte, bool) {
 		return strconv.AppendInt(b, int64(x), 10), true
 	case float64:
 		return appendJSONFloat(b, x)
+	case *rawJSON:
+		return append(b, x.text...), true
 	case []any:
 		if x == nil {
 			return append(b, "null"...), true

@@ -31,6 +31,9 @@ type Engine struct {
 	registry *Registry
 	logger   *slog.Logger
 	now      func() time.Time
+	// eagerResults parses every Task result (tests compare it with results
+	// kept as text, raw.go).
+	eagerResults bool
 
 	mu      sync.Mutex
 	pending map[string]*waiter // task tokens awaiting SendTask*

@@ -31,6 +31,9 @@ type Execution struct {
 	emitted     atomic.Int64                // events emitted, kept or not
 	transitions atomic.Int64                // states entered (see runMachineSized)
 	overLimit   atomic.Pointer[StatesError] // set once the history quota is reached
+	// raws is set once a Task result is kept as text (raw.go): until then
+	// no value of the run can hold a *rawJSON, and plain walks nothing.
+	raws atomic.Bool
 
 	done   chan struct{}
 	result *Result
@@ -90,6 +93,16 @@ func (x *Execution) emit(ev Event) int {
 // the event's id and its timestamp (0 when the clock was not read).
 func (x *Execution) emitState(typ evType, st *State, fr *frame, data any, flags uint8, num int) (int, int64) {
 	return x.record(histEvent{typ: typ, st: st, fr: fr, data: data, flags: flags, num: int32(num)}, false)
+}
+
+// plain returns v without *rawJSON values in it (see raw.go), for what
+// reads values without knowing them: intrinsic functions, JSONata, the
+// variables.
+func (x *Execution) plain(v any) any {
+	if !x.raws.Load() {
+		return v
+	}
+	return deepResolve(v)
 }
 
 // clock returns the wall time in Unix nanoseconds.
@@ -326,7 +339,7 @@ func (r *stateRun) contextMember(simple []any) (v any, found, ok bool) {
 		}
 		switch simple[2] {
 		case "Value":
-			return r.mapItem.value, true, true
+			return resolve(r.mapItem.value), true, true
 		case "Index":
 			return boxInt(int64(r.mapItem.index)), true, true
 		}
@@ -482,6 +495,9 @@ func (r *stateRun) applyInputPath(input any) (any, error) {
 	if ip.null {
 		return map[string]any{}, nil
 	}
+	if ip.p.wholeInput() { // passed on as it is, a kept result unread (raw.go)
+		return input, nil
+	}
 	v, ok := r.scope(input).lookup(ip.p)
 	if !ok {
 		return nil, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", ip.p.raw, ip.p.normalized())
@@ -493,6 +509,9 @@ func (r *stateRun) applyOutputPath(v any) (any, error) {
 	op := r.st.OutputPath
 	if op.null {
 		return map[string]any{}, nil
+	}
+	if op.p.wholeInput() {
+		return v, nil
 	}
 	out, ok := r.scope(v).lookup(op.p)
 	if !ok {

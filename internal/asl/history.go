@@ -128,6 +128,7 @@ func (h *histEvent) event(id int) Event {
 	var ev Event
 	if h.more != nil {
 		ev = *h.more
+		ev.Input, ev.Output = deepResolve(ev.Input), deepResolve(ev.Output)
 	} else {
 		ev.Type = h.typ.String()
 		if h.st != nil {
@@ -138,7 +139,7 @@ func (h *histEvent) event(id int) Event {
 		}
 		switch {
 		case h.flags&histOutput != 0:
-			ev.Output = h.data
+			ev.Output = deepResolve(h.data)
 		case h.flags&histText != 0:
 			v, err := parseJSON(*h.data.(*json.RawMessage))
 			if err != nil { // never: the engine wrote the text
@@ -146,7 +147,7 @@ func (h *histEvent) event(id int) Event {
 			}
 			ev.Input = v
 		default:
-			ev.Input = h.data
+			ev.Input = deepResolve(h.data)
 		}
 		switch {
 		case h.flags&histAttempt != 0:

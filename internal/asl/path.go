@@ -97,6 +97,9 @@ func variablePrefix(raw string) (name, rest string, ok bool) {
 	return raw[1:end], raw[end:], true
 }
 
+// wholeInput reports whether p is "$": the whole state input.
+func (p *path) wholeInput() bool { return p.identity && !p.context && p.variable == "" }
+
 // mustReference checks that p is a reference path: it selects a single node
 // by names and indexes only (required by ResultPath and by "…Path" fields
 // that must point at one value).
@@ -110,16 +113,18 @@ func (p *path) mustReference() error {
 // get selects from doc (the state input, or the context object for "$$"
 // paths; the caller passes the right one). found is false when a definite
 // path selects nothing. An indefinite path always returns an array.
+//
+// What it returns is never a *rawJSON (raw.go), though it may hold some.
 func (p *path) get(doc any) (val any, found bool) {
 	if p.identity {
-		return doc, true
+		return resolve(doc), true
 	}
 	if p.simple != nil {
 		cur := doc
 		for _, step := range p.simple {
 			switch s := step.(type) {
 			case string:
-				m, ok := cur.(map[string]any)
+				m, ok := resolve(cur).(map[string]any)
 				if !ok {
 					return nil, false
 				}
@@ -128,7 +133,7 @@ func (p *path) get(doc any) (val any, found bool) {
 					return nil, false
 				}
 			case int:
-				a, ok := cur.([]any)
+				a, ok := resolve(cur).([]any)
 				if !ok {
 					return nil, false
 				}
@@ -142,9 +147,9 @@ func (p *path) get(doc any) (val any, found bool) {
 				cur = a[i]
 			}
 		}
-		return cur, true
+		return resolve(cur), true
 	}
-	res := p.expr.Get(doc)
+	res := p.expr.Get(deepResolve(doc)) // ojg walks plain values only
 	if res == nil {
 		res = []any{}
 	}
@@ -170,6 +175,7 @@ func setAt(cur any, steps []any, val any, raw string) (any, error) {
 	if len(steps) == 0 {
 		return val, nil
 	}
+	cur = resolve(cur)
 	switch s := steps[0].(type) {
 	case string:
 		var m map[string]any

@@ -84,7 +84,7 @@ func (a *assignment) evalJSONPath(r *stateRun, dollar any) (map[string]any, erro
 	if err != nil {
 		return nil, err
 	}
-	m, _ := v.(map[string]any)
+	m, _ := r.x.plain(v).(map[string]any) // variables hold plain values
 	return m, nil
 }
 
@@ -236,12 +236,12 @@ type jenv struct {
 // input, context and, when given, result or errorOutput.
 func (r *stateRun) jsonataEnv(ctx context.Context, input any, extra map[string]any) *jenv {
 	states := make(map[string]any, 3)
-	states["input"] = input
+	states["input"] = r.x.plain(input)
 	if r.st.jaContext {
-		states["context"] = r.context()
+		states["context"] = r.x.plain(r.context())
 	}
 	for k, v := range extra {
-		states[k] = v
+		states[k] = r.x.plain(v)
 	}
 	b := map[string]any{}
 	if r.vars != nil {

@@ -51,7 +51,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 	binding, payload := bindingName(base), eff
 	if base == lambdaInvoke {
-		params, _ := eff.(map[string]any)
+		params, _ := resolve(eff).(map[string]any)
 		fn, _ := params["FunctionName"].(string)
 		if fn == "" {
 			return nil, newError(ErrRuntime, "state %q: lambda:invoke needs Parameters.FunctionName", st.Name)
@@ -120,7 +120,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 	raw, herr := invoke(&att.taskContext, h, in)
 	if herr == nil && !callback {
-		result, size, perr := parseResult(raw)
+		result, size, perr := r.taskResult(raw)
 		if perr != nil {
 			herr = &StatesError{Name: ErrRuntime, Cause: fmt.Sprintf("the handler of %q returned invalid JSON: %v", binding, perr)}
 		} else {
@@ -192,6 +192,22 @@ func (r *stateRun) taskInput(input any) (in, recorded json.RawMessage, eff any, 
 	}
 	n := len(text) / 2
 	return text[:n:n], text[n:], nil, nil
+}
+
+// taskResult is a handler's output as a value and its size: kept as text
+// when it is a canonical object or array and the state is a JSONPath one
+// (raw.go; JSONata states read their result in any case), otherwise
+// parsed.
+func (r *stateRun) taskResult(raw []byte) (any, int, error) {
+	if !r.st.jsonata && !r.x.engine.eagerResults {
+		if rj := newRaw(raw); rj != nil {
+			if x := r.x; !x.raws.Load() {
+				x.raws.Store(true)
+			}
+			return rj, len(rj.text), nil
+		}
+	}
+	return parseResult(raw)
 }
 
 // parseResult parses a handler's output (empty means null) and measures

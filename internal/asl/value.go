@@ -88,6 +88,8 @@ func jsonSize(v any) int {
 		return len(strconv.AppendInt(buf[:0], int64(x), 10))
 	case float64:
 		return floatSize(x)
+	case *rawJSON:
+		return len(x.text) // canonical: its own encoding
 	case map[string]any:
 		if x == nil {
 			return 4 // null
@@ -165,7 +167,7 @@ func jsonStringSize(s string) int {
 
 // typeName names a value's JSON type for error messages.
 func typeName(v any) string {
-	switch v.(type) {
+	switch x := v.(type) {
 	case nil:
 		return "null"
 	case bool:
@@ -178,6 +180,8 @@ func typeName(v any) string {
 		return "object"
 	case []any:
 		return "array"
+	case *rawJSON:
+		return typeName(x.value())
 	default:
 		return fmt.Sprintf("%T", v)
 	}
