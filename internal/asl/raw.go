@@ -262,35 +262,47 @@ func (c *canonScanner) integer() bool {
 // str accepts a string literal as appendJSONString writes it (ok) and
 // returns its bytes between the quotes; plain is whether it has no escapes.
 func (c *canonScanner) str() (body []byte, plain, ok bool) {
-	c.i++ // opening quote
-	start := c.i
+	b := c.b
+	i := c.i + 1 // past the opening quote
+	start := i
 	escaped := false
-	for c.i < len(c.b) {
-		ch := c.b[c.i]
+	for i < len(b) {
+		ch := b[i]
+		if plainASCII[ch] {
+			i++
+			continue
+		}
 		switch {
 		case ch == '"':
-			body = c.b[start:c.i]
-			c.i++
-			return body, !escaped, true
+			c.i = i + 1
+			return b[start:i], !escaped, true
 		case ch == '\\':
+			c.i = i
 			if !c.escape() {
 				return nil, false, false
 			}
-			escaped = true
+			i, escaped = c.i, true
 		case ch < 0x20:
 			return nil, false, false
-		case ch >= utf8.RuneSelf:
-			r, size := utf8.DecodeRune(c.b[c.i:])
+		default: // ch >= utf8.RuneSelf
+			r, size := utf8.DecodeRune(b[i:])
 			if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
 				return nil, false, false // the encoder escapes these
 			}
-			c.i += size
-		default:
-			c.i++
+			i += size
 		}
 	}
 	return nil, false, false
 }
+
+// plainASCII marks the bytes a string literal holds as they are: ASCII
+// from space on, but the quote and the backslash.
+var plainASCII = func() (t [256]bool) {
+	for ch := 0x20; ch < utf8.RuneSelf; ch++ {
+		t[ch] = ch != '"' && ch != '\\'
+	}
+	return t
+}()
 
 // escape accepts one escape as appendJSONString writes it: \" \\ \n \r \t
 // \b \f, \u00xx (lower-case hex) for the other control characters,
