@@ -24,7 +24,13 @@ func parseFast(b []byte) (any, bool) {
 // parseFastSized is parseFast that also returns the value's size as
 // jsonSize would measure it (sizeUnknown when an object repeats a key).
 func parseFastSized(b []byte) (any, int, bool) {
-	p := fastParser{s: string(b)}
+	return parseFastText(string(b))
+}
+
+// parseFastText is parseFastSized on text already in a string, whose
+// strings the value shares.
+func parseFastText(s string) (any, int, bool) {
+	p := fastParser{s: s}
 	p.space()
 	v, ok := p.value(0)
 	if !ok {

@@ -102,12 +102,9 @@ func (e *encoder) appendJSON(b []byte, v any) ([]byte, bool) {
 			e.members = append(e.members, member{k, v})
 		}
 		e.used = max(e.used, len(e.members))
-		ms := e.members[base:]
-		if len(ms) > 1 {
-			slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
-		}
+		sortMembers(e.members[base:])
 		b = append(b, '{')
-		for i := range len(ms) {
+		for i := range len(x) {
 			m := e.members[base+i] // e.members may grow (and move) while nested maps are written
 			if i > 0 {
 				b = append(b, ',')
@@ -124,6 +121,20 @@ func (e *encoder) appendJSON(b []byte, v any) ([]byte, bool) {
 		return append(b, '}'), true
 	}
 	return b, false
+}
+
+// sortMembers sorts members by key: by insertion when they are few (most
+// objects), which is several times faster there than the general sort.
+func sortMembers(ms []member) {
+	if len(ms) > 12 {
+		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		return
+	}
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && ms[j].key < ms[j-1].key; j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
 }
 
 // appendJSONFloat writes f as encoding/json does; NaN and infinities are
@@ -153,8 +164,16 @@ const hexDigits = "0123456789abcdef"
 // with HTML escaping off (jsonStringSize counts the same bytes).
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
+	i := 0
+	for i < len(s) && plainASCII[s[i]] {
+		i++
+	}
+	if i == len(s) { // nothing to escape, the usual case
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {

@@ -49,7 +49,7 @@ func (r *rawJSON) value() any {
 }
 
 func (r *rawJSON) parse() {
-	v, ok := parseFast([]byte(r.text))
+	v, _, ok := parseFastText(r.text)
 	if !ok { // never: canonical text is within parseFast's language
 		panic(fmt.Sprintf("asl: canonical JSON of %d bytes declined by the parser", len(r.text)))
 	}
