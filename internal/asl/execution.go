@@ -84,7 +84,7 @@ const MaxHistoryEvents = 25000
 // emit records a non-terminal history event. Once the quota is reached it
 // records nothing more and stops the run; run reports the failure.
 func (x *Execution) emit(ev Event) int {
-	id, _ := x.record(histEvent{typ: evOther, more: &ev}, false)
+	id, _ := x.record(histEvent{typ: evOther, data: &ev}, false)
 	return id
 }
 
@@ -206,7 +206,7 @@ func (x *Execution) run(ctx context.Context) {
 }
 
 // recordTerminal records the execution's final event.
-func (x *Execution) recordTerminal(ev Event) { x.record(histEvent{typ: evOther, more: &ev}, true) }
+func (x *Execution) recordTerminal(ev Event) { x.record(histEvent{typ: evOther, data: &ev}, true) }
 
 // toStatesError gives any error an ASL name: a *StatesError keeps its own.
 func toStatesError(err error) *StatesError {
@@ -387,7 +387,7 @@ func (x *Execution) runState(ctx context.Context, r *stateRun, st *State, input 
 	*r = stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, inSize: inSize, resultSize: sizeUnknown, outSize: sizeUnknown}
 	h := histEvent{typ: st.entered, st: st, fr: fr, data: input, ts: at}
 	if h.typ == evOther {
-		h.more = &Event{Type: st.Type + "StateEntered", State: st.Name, Scope: fr.scope, Input: input}
+		h.data = &Event{Type: st.Type + "StateEntered", State: st.Name, Scope: fr.scope, Input: input}
 	}
 	id, ts := x.record(h, false)
 	r.eventID = id
@@ -483,7 +483,7 @@ func (r *stateRun) checkOutput(out any, next string, err error) (any, string, er
 	}
 	h := histEvent{typ: st.exited, st: st, fr: r.fr, data: out, flags: histOutput}
 	if r.assigned != nil || h.typ == evOther {
-		h = histEvent{typ: evOther, more: &Event{Type: st.Type + "StateExited", State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned}}
+		h = histEvent{typ: evOther, data: &Event{Type: st.Type + "StateExited", State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned}}
 	}
 	_, r.exitedAt = r.x.record(h, false)
 	return out, next, nil

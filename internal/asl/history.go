@@ -60,20 +60,19 @@ func intPtr(i int) *int { return &i }
 // and garbage. The common events (a state entered or exited, a Task
 // scheduled or succeeded, a Map iteration's start and success, the
 // execution's start and success) are held in its own fields; any other
-// event keeps its whole Event in more. Event builds the public form.
+// event keeps its whole Event in data. Event builds the public form.
 type histEvent struct {
 	ts    int64  // wall clock, Unix nanoseconds (0 when not read)
 	st    *State // the state the event belongs to (nil for the execution's)
 	fr    *frame // the state's frame (nil for the execution's)
-	data  any    // Input, or Output with histOutput
-	more  *Event // the whole event, for the kinds not held in the fields
+	data  any    // Input, or Output with histOutput; the whole *Event with evOther
 	num   int32  // Attempt with histAttempt, Index with histIndex
 	flags uint8
-	typ   evType // the event's type (evOther: see more)
+	typ   evType // the event's type (evOther: data is the *Event)
 }
 
 // evType numbers the event types the compact history holds in its fields;
-// any other is evOther, its whole Event in more.
+// any other is evOther, its whole Event in data.
 type evType uint8
 
 const (
@@ -126,8 +125,8 @@ const (
 // event returns the public form of the event numbered id.
 func (h *histEvent) event(id int) Event {
 	var ev Event
-	if h.more != nil {
-		ev = *h.more
+	if h.typ == evOther {
+		ev = *h.data.(*Event)
 		ev.Input, ev.Output = deepResolve(ev.Input), deepResolve(ev.Output)
 	} else {
 		ev.Type = h.typ.String()

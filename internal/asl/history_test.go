@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // The engine keeps its history compact and builds the public events when
@@ -186,5 +187,13 @@ func TestRegistryLookupWhileRegistering(t *testing.T) {
 	<-done
 	if _, ok := reg.lookup("F199"); !ok {
 		t.Error("F199 was not registered")
+	}
+}
+
+// TestHistEventSize: the kept history's record stays at 48 bytes (a Task
+// records four), its layout documented on histEvent.
+func TestHistEventSize(t *testing.T) {
+	if n := unsafe.Sizeof(histEvent{}); n != 48 {
+		t.Errorf("histEvent is %d bytes, want 48", n)
 	}
 }

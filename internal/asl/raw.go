@@ -2,7 +2,7 @@ package asl
 
 import (
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -25,12 +25,11 @@ import (
 // (histEvent.event). The encoder writes its text, jsonSize counts it.
 
 // rawJSON is a canonical JSON object or array kept as text. Its value is
-// parsed once, when first needed; values are never mutated, so every
-// reader shares it.
+// parsed when first needed and kept; values are never mutated, so every
+// reader shares it. (24 bytes: a sync.Once would double that.)
 type rawJSON struct {
 	text string
-	once sync.Once
-	v    any
+	v    atomic.Pointer[any] // the value, once parsed
 }
 
 // newRaw returns b as a *rawJSON when b is a canonical object or array (it
@@ -44,16 +43,18 @@ func newRaw(b []byte) *rawJSON {
 
 // value returns the parsed value (never holding a *rawJSON).
 func (r *rawJSON) value() any {
-	r.once.Do(r.parse)
-	return r.v
-}
-
-func (r *rawJSON) parse() {
+	if p := r.v.Load(); p != nil {
+		return *p
+	}
 	v, _, ok := parseFastText(r.text)
 	if !ok { // never: canonical text is within parseFast's language
 		panic(fmt.Sprintf("asl: canonical JSON of %d bytes declined by the parser", len(r.text)))
 	}
-	r.v = v
+	// Readers racing here parse alike; all keep the first value stored.
+	if !r.v.CompareAndSwap(nil, &v) {
+		return *r.v.Load()
+	}
+	return v
 }
 
 // MarshalJSON writes the text, for encoding/json (the engine's own encoder

@@ -106,8 +106,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	// Each attempt's handler gets a context of its own, so a context a
 	// handler kept is never rewritten; the attempt also holds the history's
 	// copy of its input text, so that recording it allocates nothing more.
-	info := TaskInfo{ExecutionID: r.x.ID, State: st.Name, Resource: st.Resource, Attempt: r.retry + 1, Token: r.token}
-	att := &taskAttempt{taskContext: taskContext{Context: tctx, info: info}, input: recorded}
+	att := &taskAttempt{taskContext: taskContext{Context: tctx, x: r.x, st: st, attempt: r.retry + 1, token: r.token}, input: recorded}
 	flags := uint8(histAttempt)
 	if in != nil {
 		payload, flags = &att.input, flags|histText
@@ -246,15 +245,18 @@ type taskAttempt struct {
 }
 
 // taskContext carries the TaskInfo to the handler: context.WithValue with
-// one allocation instead of two (the boxed info is made only if asked for).
+// one allocation instead of two, the TaskInfo made only if asked for.
 type taskContext struct {
 	context.Context
-	info TaskInfo
+	x       *Execution
+	st      *State
+	attempt int
+	token   string
 }
 
 func (c *taskContext) Value(key any) any {
 	if _, ok := key.(taskInfoKey); ok {
-		return c.info
+		return TaskInfo{ExecutionID: c.x.ID, State: c.st.Name, Resource: c.st.Resource, Attempt: c.attempt, Token: c.token}
 	}
 	return c.Context.Value(key)
 }
