@@ -54,3 +54,28 @@ func TestSpread(t *testing.T) {
 		t.Errorf("spread(nil) = %q", got)
 	}
 }
+
+// TestScheduleBalances: over four rounds each GOMAXPROCS value goes first
+// as often as the other and is next to the Node run as often as the other.
+func TestScheduleBalances(t *testing.T) {
+	procs := []int{1, 2}
+	first := map[int]int{}
+	nextToNode := map[int]int{}
+	goFirst := 0
+	for round := range 4 {
+		g, order := schedule(round, procs)
+		first[order[0]]++
+		if g {
+			goFirst++
+			nextToNode[order[len(order)-1]]++
+		} else {
+			nextToNode[order[0]]++
+		}
+	}
+	if goFirst != 2 || first[1] != 2 || first[2] != 2 || nextToNode[1] != 2 || nextToNode[2] != 2 {
+		t.Errorf("unbalanced: Go first %d/4, value first %v, next to Node %v", goFirst, first, nextToNode)
+	}
+	if _, order := schedule(2, procs); procs[0] != 1 {
+		t.Errorf("schedule reordered its argument: %v (order %v)", procs, order)
+	}
+}
