@@ -343,12 +343,14 @@ func (s *Steps) loadKnowledge(ctx context.Context, tenant string, prefixes []str
 
 // agentCtx bounds one agent call by the per-agent timeout and what is left
 // of the round's and of the debate's total time (the state machine's Map
-// has no timeout of its own: the round's bound is enforced here).
+// has no timeout of its own: the round's bound is enforced here). A Flow
+// without a start time (a step run by hand on a sample event, which
+// Prepare did not start) has only the per-agent bound.
 func (s *Steps) agentCtx(ctx context.Context, f *Flow) (context.Context, context.CancelFunc) {
 	c := f.Result.Question.Config
 	now := s.now()
 	d := Dur(c.Timeout.PerAgent)
-	if left := f.Result.Start.Add(Dur(c.Timeout.Total)).Sub(now); left < d {
+	if left := f.Result.Start.Add(Dur(c.Timeout.Total)).Sub(now); !f.Result.Start.IsZero() && left < d {
 		d = left
 	}
 	if left := f.RoundStart.Add(Dur(c.Timeout.PerRound)).Sub(now); !f.RoundStart.IsZero() && left < d {
@@ -535,7 +537,7 @@ func (s *Steps) Rebuttal(ctx context.Context, in RebuttalStep) (Flow, error) {
 		f.Invalid = append(f.Invalid, p.ID)
 	}
 	f.Index++
-	if f.Index < len(f.Participants) && s.now().Sub(f.RoundStart) < Dur(f.Result.Question.Config.Timeout.PerRound) {
+	if f.Index < len(f.Participants) && (f.RoundStart.IsZero() || s.now().Sub(f.RoundStart) < Dur(f.Result.Question.Config.Timeout.PerRound)) {
 		f.Next = "rebuttal"
 		return f, nil
 	}
