@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"github.com/veredicto/veredicto"
@@ -413,8 +414,11 @@ func (s *Service) Draft(ctx context.Context, in TaskInput) (TaskOutput, error) {
 }
 
 // KVCache is the classification cache on the context store:
-// companion/<tenant>/classifications/<input_hash>. Write-once: a refresh
-// compares with the first classification stored.
+// companion/<tenant>/classifications/<input_hash> holds the first
+// classification, <input_hash>/v2, /v3… each refresh's. The store is
+// write-once, so a classification is never overwritten; the newest one is
+// the reference of the next drift check, as the seed's scoring_history
+// ("compara con la anterior") and FileCache have it.
 type KVCache struct {
 	KV     KV
 	Tenant string
@@ -422,22 +426,47 @@ type KVCache struct {
 
 var _ Cache = KVCache{}
 
-func (k KVCache) key(hash string) (string, error) {
+// MaxClassificationVersions bounds the classifications kept per input
+// hash (the first and the refreshes).
+const MaxClassificationVersions = 64
+
+func (k KVCache) key(hash string, version int) (string, error) {
 	if !tenantRE.MatchString(k.Tenant) || !hashRE.MatchString(hash) {
 		return "", fmt.Errorf("classification cache: invalid tenant or hash")
 	}
-	return "companion/" + k.Tenant + "/classifications/" + hash, nil
+	key := "companion/" + k.Tenant + "/classifications/" + hash
+	if version > 1 {
+		key += "/v" + strconv.Itoa(version)
+	}
+	return key, nil
 }
 
-// GetClassification reads the classification stored for hash.
+// latest returns the newest version stored for hash and its bytes (0 when
+// none is).
+func (k KVCache) latest(ctx context.Context, hash string) (int, []byte, error) {
+	var last []byte
+	for v := 1; v <= MaxClassificationVersions; v++ {
+		key, err := k.key(hash, v)
+		if err != nil {
+			return 0, nil, err
+		}
+		b, ok, err := k.KV.Get(ctx, key)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !ok {
+			return v - 1, last, nil
+		}
+		last = b
+	}
+	return MaxClassificationVersions, last, nil
+}
+
+// GetClassification reads the newest classification stored for hash.
 func (k KVCache) GetClassification(ctx context.Context, hash string) (Classification, bool, error) {
 	var c Classification
-	key, err := k.key(hash)
-	if err != nil {
-		return c, false, err
-	}
-	b, ok, err := k.KV.Get(ctx, key)
-	if err != nil || !ok {
+	n, b, err := k.latest(ctx, hash)
+	if err != nil || n == 0 {
 		return c, false, err
 	}
 	if json.Unmarshal(b, &c) != nil {
@@ -446,16 +475,26 @@ func (k KVCache) GetClassification(ctx context.Context, hash string) (Classifica
 	return c, true, nil
 }
 
-// PutClassification stores c for hash unless one is stored.
+// PutClassification stores c as hash's newest classification.
 func (k KVCache) PutClassification(ctx context.Context, hash string, c Classification) error {
-	key, err := k.key(hash)
-	if err != nil {
-		return err
-	}
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	_, err = k.KV.PutIfAbsent(ctx, key, b)
-	return err
+	n, _, err := k.latest(ctx, hash)
+	if err != nil {
+		return err
+	}
+	for v := n + 1; v <= MaxClassificationVersions; v++ {
+		key, err := k.key(hash, v)
+		if err != nil {
+			return err
+		}
+		stored, err := k.KV.PutIfAbsent(ctx, key, b)
+		if err != nil || stored {
+			return err
+		}
+		// another run stored this version first: take the next one
+	}
+	return fmt.Errorf("classification cache: %d classifications of this job description and profile are stored already (input hash %s); no refresh is kept beyond that", MaxClassificationVersions, hash)
 }
