@@ -181,6 +181,28 @@ func TestDebateWorkflowConverges(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	// The retrieved chunks travel in the log store, not in the state: no
+	// state input or output of the run holds a chunk's text, and the
+	// report's evidence does.
+	texts := []string{"banda salarial del cargo CFO", "Ninguna oferta se emite"}
+	for _, ev := range res.History() {
+		for _, v := range []any{ev.Input, ev.Output} {
+			b, _ := json.Marshal(v)
+			for _, text := range texts {
+				if strings.Contains(string(b), text) {
+					t.Errorf("%s of %s carries a chunk's text", ev.Type, ev.State)
+				}
+			}
+		}
+	}
+	batches, err := r.logs.List(t.Context(), "debate/acme/d-1/library/")
+	if err != nil || len(batches) == 0 {
+		t.Errorf("library batches %v (%v)", batches, err)
+	}
+	full, err := blob.NewDir(r.reports).Get(context.Background(), "debates/acme/d-1/debate.json")
+	if err != nil || !strings.Contains(string(full), texts[1]) {
+		t.Errorf("debate.json lacks the cited chunk's text (%v)", err)
+	}
 }
 
 func TestDebateWorkflowLoopImpasseCouncilThenHuman(t *testing.T) {

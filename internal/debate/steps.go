@@ -62,10 +62,14 @@ type Flow struct {
 	Participants    []Participant `json:"participants"`
 	// Library holds each retrieved chunk once; Chunks names, per
 	// participant, the ids it was given and Extra those of the refinement
-	// queries (the state stays small: no text is repeated).
-	Library map[string]Chunk    `json:"library"`
-	Chunks  map[string][]string `json:"chunks"`
-	Extra   []string            `json:"extra"`
+	// queries (the state stays small: no text is repeated). With a log
+	// store the library lives there, LibraryRefs naming its batches, and
+	// Library is read back only within a step (library.go).
+	Library     map[string]Chunk    `json:"library,omitempty"`
+	LibraryRefs []string            `json:"library_refs,omitempty"`
+	Chunks      map[string][]string `json:"chunks"`
+	Extra       []string            `json:"extra"`
+	stored      map[string]bool     // the chunks read from LibraryRefs (see openLibrary)
 	// KnowledgeChunks is the size of the knowledge base (for the checklist).
 	KnowledgeChunks int    `json:"knowledge_chunks"`
 	LoopCounter     int    `json:"loop_counter"`
@@ -274,6 +278,9 @@ func (s *Steps) Prepare(ctx context.Context, in StartInput) (Flow, error) {
 	}
 	f.RoundStart = s.now()
 	f.Next = "round1"
+	if err := s.closeLibrary(ctx, &f); err != nil {
+		return Flow{}, err
+	}
 	s.logger().InfoContext(ctx, "debate prepared", "tenant", in.Tenant, "debate_id", in.DebateID, "mode", r.Mode, "chunks", len(chunks))
 	return f, nil
 }
@@ -412,6 +419,9 @@ func (s *Steps) Position(ctx context.Context, t Turn) (TurnOutput, error) {
 		return TurnOutput{}, &veredicto.InvalidInputError{File: "state input", Field: "index", Problem: "is not a participant"}
 	}
 	p := f.Participants[t.Index]
+	if err := s.openLibrary(ctx, f); err != nil {
+		return TurnOutput{}, err
+	}
 	round := len(f.Result.Rounds) + 1
 	prev := prevOf(f, p.ID)
 	in := PositionInput{Question: f.question(), Participant: p, Round: round, Chunks: f.chunks(f.Chunks[p.ID])}
@@ -451,6 +461,9 @@ func citedIn(f *Flow, p *Position) []Chunk {
 // convergence checkpoint.
 func (s *Steps) CloseRound(ctx context.Context, in RoundInput) (Flow, error) {
 	f := in.Flow
+	if err := s.openLibrary(ctx, &f); err != nil {
+		return Flow{}, err
+	}
 	if len(in.Turns) != len(f.Participants) {
 		return Flow{}, &veredicto.InvalidInputError{File: "state input", Field: "turns", Problem: "does not hold one answer per participant"}
 	}
@@ -486,6 +499,9 @@ func (s *Steps) Rebuttal(ctx context.Context, in RebuttalStep) (Flow, error) {
 		return Flow{}, &veredicto.InvalidInputError{File: "state input", Field: "index", Problem: "is not a participant"}
 	}
 	p := f.Participants[f.Index]
+	if err := s.openLibrary(ctx, &f); err != nil {
+		return Flow{}, err
+	}
 	own := prevOf(&f, p.ID)
 	actx, cancel := s.agentCtx(ctx, &f)
 	defer cancel()
@@ -539,6 +555,9 @@ func (s *Steps) Rebuttal(ctx context.Context, in RebuttalStep) (Flow, error) {
 	f.Index++
 	if f.Index < len(f.Participants) && (f.RoundStart.IsZero() || s.now().Sub(f.RoundStart) < Dur(f.Result.Question.Config.Timeout.PerRound)) {
 		f.Next = "rebuttal"
+		if err := s.closeLibrary(ctx, &f); err != nil {
+			return Flow{}, err
+		}
 		return f, nil
 	}
 	// The round ends: every agent heard, or the round's time is up (the
@@ -623,6 +642,9 @@ func (s *Steps) checkpoint(ctx context.Context, f Flow, rd Round) (Flow, error) 
 		focus := openDivergences(rd.Answers, f.Result.Rounds)
 		f.Extra = f.keep(mergeChunks(f.chunks(f.Extra), f.query(ctx, rag, f.Result.Question.Question+" "+strings.Join(focus, " "))))
 		f.Result.RAG = rag.Stats()
+	}
+	if err := s.closeLibrary(ctx, &f); err != nil {
+		return Flow{}, err
 	}
 	if f.Next == "rebuttal" || f.Next == "refine" {
 		if size := flowSize(&f); size >= StateBudget {
@@ -731,6 +753,9 @@ func flowSize(f *Flow) int {
 // written (by the code when the total time is up) and applies the
 // escalation table.
 func (s *Steps) Synthesize(ctx context.Context, f Flow) (Flow, error) {
+	if err := s.openLibrary(ctx, &f); err != nil {
+		return Flow{}, err
+	}
 	r := &f.Result
 	q := r.Question
 	latest := lastAnswers(&f)
@@ -781,6 +806,7 @@ func (s *Steps) Synthesize(ctx context.Context, f Flow) (Flow, error) {
 		f.Next = "human"
 		f.Preview = preview(&f, divergences)
 	}
+	f.dropLibrary()
 	return f, nil
 }
 
@@ -802,6 +828,9 @@ func (s *Steps) Vote(ctx context.Context, t Turn) (TurnOutput, error) {
 		return TurnOutput{}, &veredicto.InvalidInputError{File: "state input", Field: "index", Problem: "is not a council member"}
 	}
 	m := DefaultCouncil[t.Index]
+	if err := s.openLibrary(ctx, f); err != nil {
+		return TurnOutput{}, err
+	}
 	latest := lastAnswers(f)
 	var cited []Chunk
 	for _, a := range latest {
@@ -899,6 +928,9 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error
 		}
 	}
 	if err := s.restore(ctx, &f); err != nil {
+		return FinishOutput{}, err
+	}
+	if err := s.openLibrary(ctx, &f); err != nil {
 		return FinishOutput{}, err
 	}
 	r.End = s.now()

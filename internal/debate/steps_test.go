@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,4 +166,87 @@ func TestFlowKeysAreChecked(t *testing.T) {
 			t.Errorf("finish %q/%q: %v, want an invalid %s", tc.tenant, tc.id, err, tc.field)
 		}
 	}
+}
+
+// The library leaves the state for the log store in content-named batches
+// and comes back within the steps that need it; a batch the store lost or
+// that changed fails the step, naming it, instead of agents without their
+// evidence.
+func TestTheLibraryTravelsInTheLogStore(t *testing.T) {
+	ctx := context.Background()
+	logs := store.NewMemory()
+	s := &Steps{Logs: logs, Logger: quiet()}
+	lib := map[string]Chunk{
+		"a_001": {ID: "a_001", Source: "a.md", Text: "primero"},
+		"b_001": {ID: "b_001", Source: "b.md", Text: "segundo"},
+	}
+	f := Flow{Tenant: "acme", Library: maps.Clone(lib), Result: Result{SessionID: "d-1"}}
+	if err := s.closeLibrary(ctx, &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Library != nil || len(f.LibraryRefs) != 1 {
+		t.Fatalf("after close: library %v, refs %v", f.Library, f.LibraryRefs)
+	}
+	if b, _ := json.Marshal(f); strings.Contains(string(b), "primero") {
+		t.Errorf("the state still carries a chunk's text: %s", b)
+	}
+	// A retried step stores the same batch under the same name.
+	again := Flow{Tenant: "acme", Library: maps.Clone(lib), Result: Result{SessionID: "d-1"}}
+	if err := s.closeLibrary(ctx, &again); err != nil || !slices.Equal(again.LibraryRefs, f.LibraryRefs) {
+		t.Errorf("retried close: refs %v (%v), want %v", again.LibraryRefs, err, f.LibraryRefs)
+	}
+	// A step that adds chunks stores only those, as a second batch.
+	if err := s.openLibrary(ctx, &f); err != nil || !maps.Equal(f.Library, lib) {
+		t.Fatalf("open: %v (%v)", f.Library, err)
+	}
+	f.keep([]Chunk{{ID: "c_001", Source: "c.md", Text: "tercero"}})
+	if err := s.closeLibrary(ctx, &f); err != nil || len(f.LibraryRefs) != 2 {
+		t.Fatalf("close with an added chunk: refs %v (%v)", f.LibraryRefs, err)
+	}
+	if b, ok, _ := logs.Get(ctx, LibraryKey("acme", "d-1", f.LibraryRefs[1])); !ok || strings.Contains(string(b), "primero") || !strings.Contains(string(b), "tercero") {
+		t.Errorf("second batch %s, want only the added chunk", b)
+	}
+	reopened := Flow{Tenant: "acme", LibraryRefs: f.LibraryRefs, Result: Result{SessionID: "d-1"}}
+	if err := s.openLibrary(ctx, &reopened); err != nil || len(reopened.Library) != 3 {
+		t.Fatalf("reopen: %v (%v)", reopened.Library, err)
+	}
+
+	var ie *veredicto.InvalidInputError
+	for _, tc := range []struct {
+		name string
+		refs []string
+		prep func()
+		want string
+	}{
+		{"lost", []string{strings.Repeat("0", 32)}, func() {}, "missing from the log store"},
+		{"changed", f.LibraryRefs[:1], func() {
+			// no Put on a write-once store: a store that answers other
+			// content under the batch's key
+			s.Logs = changedStore{logs, LibraryKey("acme", "d-1", f.LibraryRefs[0])}
+		}, "is damaged"},
+		{"not a name", []string{"../rounds/1"}, func() {}, "library_refs"},
+	} {
+		s.Logs = logs
+		tc.prep()
+		g := Flow{Tenant: "acme", LibraryRefs: tc.refs, Result: Result{SessionID: "d-1"}}
+		err := s.openLibrary(ctx, &g)
+		if err == nil || !strings.Contains(err.Error(), tc.want) && !(errors.As(err, &ie) && ie.Field == tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if err := (&Steps{Logger: quiet()}).openLibrary(ctx, &reopened); err == nil || !strings.Contains(err.Error(), "no log store") && !strings.Contains(err.Error(), "there is none") {
+		t.Errorf("open without a log store: %v", err)
+	}
+}
+
+type changedStore struct {
+	LogStore
+	key string
+}
+
+func (c changedStore) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	if key == c.key {
+		return []byte(`[{"chunk_id":"a_001","source":"a.md","text":"otro"}]`), true, nil
+	}
+	return c.LogStore.Get(ctx, key)
 }
