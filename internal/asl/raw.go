@@ -193,17 +193,8 @@ func (c *canonScanner) object(depth int) bool {
 		if !c.value(depth + 1) {
 			return false
 		}
-		if c.i >= len(c.b) {
-			return false
-		}
-		switch c.b[c.i] {
-		case ',':
-			c.i++
-		case '}':
-			c.i++
-			return true
-		default:
-			return false
+		if more, ok := c.separator('}'); !ok || !more {
+			return ok
 		}
 	}
 }
@@ -218,19 +209,27 @@ func (c *canonScanner) array(depth int) bool {
 		if !c.value(depth + 1) {
 			return false
 		}
-		if c.i >= len(c.b) {
-			return false
-		}
-		switch c.b[c.i] {
-		case ',':
-			c.i++
-		case ']':
-			c.i++
-			return true
-		default:
-			return false
+		if more, ok := c.separator(']'); !ok || !more {
+			return ok
 		}
 	}
+}
+
+// separator reads what follows a member or an element: a comma (more
+// follow) or end, which closes the container.
+func (c *canonScanner) separator(end byte) (more, ok bool) {
+	if c.i >= len(c.b) {
+		return false, false
+	}
+	switch c.b[c.i] {
+	case ',':
+		c.i++
+		return true, true
+	case end:
+		c.i++
+		return false, true
+	}
+	return false, false
 }
 
 // integer accepts what strconv.AppendInt writes for an int64 of at most
