@@ -101,26 +101,42 @@ func (e *encoder) appendJSON(b []byte, v any) ([]byte, bool) {
 		for k, v := range x {
 			e.members = append(e.members, member{k, v})
 		}
-		e.used = max(e.used, len(e.members))
-		sortMembers(e.members[base:])
-		b = append(b, '{')
-		for i := range len(x) {
-			m := e.members[base+i] // e.members may grow (and move) while nested maps are written
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, m.key)
-			b = append(b, ':')
-			var ok bool
-			if b, ok = e.appendJSON(b, m.val); !ok {
-				e.members = e.members[:base]
-				return b, false
+		return e.appendMembers(b, base)
+	case *overlay:
+		base := len(e.members)
+		for k, v := range x.base {
+			if !x.overrides(k) {
+				e.members = append(e.members, member{k, v})
 			}
 		}
-		e.members = e.members[:base]
-		return append(b, '}'), true
+		e.members = append(e.members, x.set...)
+		return e.appendMembers(b, base)
 	}
 	return b, false
+}
+
+// appendMembers writes the object whose members were collected in
+// e.members from base on, sorted by key, and drops them from e.members.
+func (e *encoder) appendMembers(b []byte, base int) ([]byte, bool) {
+	e.used = max(e.used, len(e.members))
+	n := len(e.members) - base
+	sortMembers(e.members[base:])
+	b = append(b, '{')
+	for i := range n {
+		m := e.members[base+i] // e.members may grow (and move) while nested objects are written
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, m.key)
+		b = append(b, ':')
+		var ok bool
+		if b, ok = e.appendJSON(b, m.val); !ok {
+			e.members = e.members[:base]
+			return b, false
+		}
+	}
+	e.members = e.members[:base]
+	return append(b, '}'), true
 }
 
 // sortMembers sorts members by key: by insertion when they are few (most

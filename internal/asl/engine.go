@@ -31,9 +31,10 @@ type Engine struct {
 	registry *Registry
 	logger   *slog.Logger
 	now      func() time.Time
-	// eagerResults parses every Task result (tests compare it with results
-	// kept as text, raw.go).
-	eagerResults bool
+	// eager parses every Task result and copies every object ResultPath
+	// sets into (tests compare it with the lazy values of raw.go and
+	// overlay.go).
+	eager bool
 
 	mu      sync.Mutex
 	pending map[string]*waiter // task tokens awaiting SendTask*

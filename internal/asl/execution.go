@@ -31,9 +31,10 @@ type Execution struct {
 	emitted     atomic.Int64                // events emitted, kept or not
 	transitions atomic.Int64                // states entered (see runMachineSized)
 	overLimit   atomic.Pointer[StatesError] // set once the history quota is reached
-	// raws is set once a Task result is kept as text (raw.go): until then
-	// no value of the run can hold a *rawJSON, and plain walks nothing.
-	raws atomic.Bool
+	// lazy is set once a Task result is kept as text (raw.go) or an
+	// overlay made (overlay.go): until then no value of the run holds one,
+	// and plain walks nothing.
+	lazy atomic.Bool
 
 	done   chan struct{}
 	result *Result
@@ -95,11 +96,11 @@ func (x *Execution) emitState(typ evType, st *State, fr *frame, data any, flags 
 	return x.record(histEvent{typ: typ, st: st, fr: fr, data: data, flags: flags, num: int32(num)}, false)
 }
 
-// plain returns v without *rawJSON values in it (see raw.go), for what
+// plain returns v without lazy values in it (raw.go, overlay.go), for what
 // reads values without knowing them: intrinsic functions, JSONata, the
 // variables.
 func (x *Execution) plain(v any) any {
-	if !x.raws.Load() {
+	if !x.lazy.Load() {
 		return v
 	}
 	return deepResolve(v)
@@ -525,7 +526,13 @@ func (r *stateRun) applyResultPath(rp optPath, input, result any) (any, error) {
 	if rp.null {
 		return input, nil
 	}
-	out, err := rp.p.set(input, result)
+	overlays := !r.x.engine.eager
+	if overlays && !rp.p.identity {
+		if x := r.x; !x.lazy.Load() {
+			x.lazy.Store(true)
+		}
+	}
+	out, err := rp.p.set(input, result, overlays)
 	if err != nil {
 		return nil, newError(ErrResultPathMatchFailure, "state %q: unable to apply ResultPath %q to the state input: %v", r.st.Name, rp.p.raw, err)
 	}

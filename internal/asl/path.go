@@ -124,12 +124,8 @@ func (p *path) get(doc any) (val any, found bool) {
 		for _, step := range p.simple {
 			switch s := step.(type) {
 			case string:
-				m, ok := resolve(cur).(map[string]any)
-				if !ok {
-					return nil, false
-				}
-				cur, ok = m[s]
-				if !ok {
+				var ok bool
+				if cur, ok = memberOf(cur, s); !ok {
 					return nil, false
 				}
 			case int:
@@ -156,50 +152,68 @@ func (p *path) get(doc any) (val any, found bool) {
 	return res, true
 }
 
-// set returns a copy of doc with val placed at the reference path p,
-// creating missing objects along the way. Containers on the path are copied;
-// doc itself is never modified. It fails when an existing node on the path is
-// not an object (or an index is out of range), as ResultPath requires.
-func (p *path) set(doc, val any) (any, error) {
+// set returns doc with val placed at the reference path p, creating
+// missing objects along the way. Containers on the path are copied, or,
+// with overlays, objects are overlaid (overlay.go); doc itself is never
+// modified. It fails when an existing node on the path is not an object
+// (or an index is out of range), as ResultPath requires.
+func (p *path) set(doc, val any, overlays bool) (any, error) {
 	if p.identity {
 		return val, nil
 	}
-	return setAt(doc, p.simple, val, p.raw)
+	return setAt(doc, p.simple, val, p.raw, overlays)
 }
 
 // smallMap is the number of entries a Go map holds before it outgrows its
 // first group: a clone of a smaller map can take one more without growing.
 const smallMap = 8
 
-func setAt(cur any, steps []any, val any, raw string) (any, error) {
+func setAt(cur any, steps []any, val any, raw string, overlays bool) (any, error) {
 	if len(steps) == 0 {
 		return val, nil
 	}
-	cur = resolve(cur)
+	if r, ok := cur.(*rawJSON); ok {
+		cur = r.value()
+	}
 	switch s := steps[0].(type) {
 	case string:
-		var m map[string]any
 		switch c := cur.(type) {
+		case *overlay:
+			old, _ := c.get(s)
+			child, err := setAt(old, steps[1:], val, raw, overlays)
+			if err != nil {
+				return nil, err
+			}
+			return c.with(s, child), nil
 		case map[string]any:
+			child, err := setAt(c[s], steps[1:], val, raw, overlays)
+			if err != nil {
+				return nil, err
+			}
+			if overlays && c != nil {
+				return newOverlay(c, s, child), nil
+			}
+			var m map[string]any
 			if _, replaced := c[s]; replaced || len(c) < smallMap {
 				m = maps.Clone(c) // copies a small map's slots as they are, no rehashing
-				break
+			} else {
+				m = make(map[string]any, len(c)+1)
+				maps.Copy(m, c)
 			}
-			m = make(map[string]any, len(c)+1)
-			for k, v := range c {
-				m[k] = v
+			if m == nil { // a nil map (JSON null is nil, not a map)
+				m = make(map[string]any, 1)
 			}
+			m[s] = child
+			return m, nil
 		case nil:
-			m = make(map[string]any, 1)
+			child, err := setAt(nil, steps[1:], val, raw, overlays)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{s: child}, nil
 		default:
 			return nil, fmt.Errorf("cannot set %q: field %q is inside a %s, not an object", raw, s, typeName(cur))
 		}
-		child, err := setAt(m[s], steps[1:], val, raw)
-		if err != nil {
-			return nil, err
-		}
-		m[s] = child
-		return m, nil
 	case int:
 		a, ok := cur.([]any)
 		if !ok {
@@ -214,7 +228,7 @@ func setAt(cur any, steps []any, val any, raw string) (any, error) {
 		}
 		cp := make([]any, len(a))
 		copy(cp, a)
-		child, err := setAt(a[i], steps[1:], val, raw)
+		child, err := setAt(a[i], steps[1:], val, raw, overlays)
 		if err != nil {
 			return nil, err
 		}

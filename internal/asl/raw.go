@@ -16,13 +16,14 @@ import (
 // integers) — is kept as a *rawJSON, and parsed the first time a state
 // reads into it.
 //
-// Where a *rawJSON may stand: anywhere in a state's data (the whole of it,
-// or a member or element at any depth), in a Map item, in a kept history
-// event's data. Where it may not: in what a lookup returns at its top level
-// (path.get resolves the value it selects and every container it descends
-// through), in intrinsic function arguments, JSONata bindings and assigned
+// Where a *rawJSON (or an *overlay, overlay.go: together, the lazy values)
+// may stand: anywhere in a state's data (the whole of it, or a member or
+// element at any depth), in a Map item, in a kept history event's data.
+// Where it may not: in what a lookup returns at its top level (path.get
+// reads through the objects it descends into and resolves the value it
+// selects), in intrinsic function arguments, JSONata bindings and assigned
 // variables (deepResolve), and in the Events the engine hands out
-// (histEvent.event). The encoder writes its text, jsonSize counts it.
+// (histEvent.event). The encoder writes it, jsonSize measures it.
 
 // rawJSON is a canonical JSON object or array kept as text. Its value is
 // parsed when first needed and kept; values are never mutated, so every
@@ -61,15 +62,39 @@ func (r *rawJSON) value() any {
 // does the same).
 func (r *rawJSON) MarshalJSON() ([]byte, error) { return []byte(r.text), nil }
 
-// resolve returns v's value when v is a *rawJSON, otherwise v.
+// resolve returns v's value when v is lazy (a *rawJSON or an *overlay),
+// otherwise v.
 func resolve(v any) any {
-	if r, ok := v.(*rawJSON); ok {
-		return r.value()
+	switch x := v.(type) {
+	case *rawJSON:
+		return x.value()
+	case *overlay:
+		return x.value()
 	}
 	return v
 }
 
-// deepResolve returns v with every *rawJSON in it replaced by its value:
+// memberOf returns member key of object v (a map or a lazy object), without
+// making an overlay a map.
+func memberOf(v any, key string) (any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		e, ok := x[key]
+		return e, ok
+	case *overlay:
+		return x.get(key)
+	case *rawJSON:
+		m, ok := x.value().(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		e, ok := m[key]
+		return e, ok
+	}
+	return nil, false
+}
+
+// deepResolve returns v with every lazy value in it replaced by its value:
 // v itself when it holds none, otherwise copies of the containers on the
 // way to them (v is never modified).
 func deepResolve(v any) any {
@@ -81,6 +106,9 @@ func deepResolved(v any) (any, bool) {
 	switch x := v.(type) {
 	case *rawJSON:
 		return x.value(), true
+	case *overlay:
+		out, _ := deepResolved(x.value())
+		return out, true
 	case map[string]any:
 		var cp map[string]any
 		for k, e := range x {

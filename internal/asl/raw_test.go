@@ -92,9 +92,9 @@ func TestDeepResolveCopiesOnlyWhatHoldsRaws(t *testing.T) {
 	}
 }
 
-// runBoth runs def with input twice — Task results kept as text where they
-// may be, and always parsed — and fails unless both runs end alike and
-// record the same history.
+// runBoth runs def with input twice — with lazy values (Task results kept
+// as text, objects overlaid by ResultPath) and with none (Engine.eager) —
+// and fails unless both runs end alike and record the same history.
 func runBoth(t *testing.T, name string, def, input json.RawMessage, reg func() *Registry) {
 	t.Helper()
 	sm, err := Parse(def)
@@ -105,7 +105,7 @@ func runBoth(t *testing.T, name string, def, input json.RawMessage, reg func() *
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		eng := New(reg())
-		eng.eagerResults = eager
+		eng.eager = eager
 		res, err := eng.Run(ctx, sm, input, StartOptions{Name: "raw"})
 		if err != nil {
 			t.Fatalf("%s: Run: %v", name, err)
@@ -236,6 +236,20 @@ func TestRawResultsChangeNothing(t *testing.T) {
 		"map-over-result": `{"StartAt":"T","States":{
 			"T":{"Type":"Task","Resource":"${OutArn}","ResultPath":"$.r","Next":"M"},
 			"M":{"Type":"Map","ItemsPath":"$.r","ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","Parameters":{"n.$":"$.n"},"End":true}}},"End":true}}}`,
+		"overlays": `{"StartAt":"P1","States":{
+			"P1":{"Type":"Pass","Result":1,"ResultPath":"$.k1","Next":"P2"},
+			"P2":{"Type":"Pass","Result":{"x":{"y":2}},"ResultPath":"$.k2","Next":"P3"},
+			"P3":{"Type":"Pass","Parameters":{"got.$":"$.k2.x.y"},"ResultPath":"$.k2.x.z","Next":"P4"},
+			"P4":{"Type":"Pass","Result":"again","ResultPath":"$.k1","Next":"T"},
+			"T":{"Type":"Task","Resource":"${OutArn}","ResultPath":"$.k3","Next":"C"},
+			"C":{"Type":"Choice","Choices":[{"Variable":"$.k2.x.z.got","NumericEquals":2,"Next":"P5"}],"Default":"P5"},
+			"P5":{"Type":"Pass","Result":[1,2],"ResultPath":"$.k4","Next":"P6"},
+			"P6":{"Type":"Pass","Result":true,"ResultPath":"$.k5","Next":"P7"},
+			"P7":{"Type":"Pass","Result":null,"ResultPath":"$.k6","Next":"I"},
+			"I":{"Type":"Pass","Parameters":{"whole.$":"$","merged.$":"States.JsonMerge($, $.k2, false)","json.$":"States.JsonToString($.k2)","n.$":"States.ArrayLength($.k4)"},"ResultPath":"$.i","Next":"J"},
+			"J":{"Type":"Pass","QueryLanguage":"JSONata","Output":{"in":"{% $states.input %}","keys":"{% $keys($states.input) %}","y":"{% $states.input.k2.x %}"},"Next":"M"},
+			"M":{"Type":"Map","ItemsPath":"$.in.k4","ItemSelector":{"n.$":"$$.Map.Item.Value","k2.$":"$.in.k2"},"ItemProcessor":{"StartAt":"E","States":{"E":{"Type":"Pass","Result":"e","ResultPath":"$.e","End":true}}},"ResultPath":"$.m","Next":"W"},
+			"W":{"Type":"Pass","OutputPath":"$.in","End":true}}}`,
 		"catch": `{"StartAt":"T","States":{
 			"T":{"Type":"Task","Resource":"${OutArn}","ResultPath":"$","Next":"X"},
 			"X":{"Type":"Task","Resource":"${FailArn}","Catch":[{"ErrorEquals":["States.ALL"],"ResultPath":"$.err","Next":"D"}],"End":true},

@@ -198,10 +198,10 @@ func (r *stateRun) taskInput(input any) (in, recorded json.RawMessage, eff any, 
 // (raw.go; JSONata states read their result in any case), otherwise
 // parsed.
 func (r *stateRun) taskResult(raw []byte) (any, int, error) {
-	if !r.st.jsonata && !r.x.engine.eagerResults {
+	if !r.st.jsonata && !r.x.engine.eager {
 		if rj := newRaw(raw); rj != nil {
-			if x := r.x; !x.raws.Load() {
-				x.raws.Store(true)
+			if x := r.x; !x.lazy.Load() {
+				x.lazy.Store(true)
 			}
 			return rj, len(rj.text), nil
 		}

@@ -90,6 +90,8 @@ func jsonSize(v any) int {
 		return floatSize(x)
 	case *rawJSON:
 		return len(x.text) // canonical: its own encoding
+	case *overlay:
+		return x.size()
 	case map[string]any:
 		if x == nil {
 			return 4 // null
@@ -182,6 +184,8 @@ func typeName(v any) string {
 		return "array"
 	case *rawJSON:
 		return typeName(x.value())
+	case *overlay:
+		return "object"
 	default:
 		return fmt.Sprintf("%T", v)
 	}

@@ -1,0 +1,122 @@
+package asl
+
+import (
+	"maps"
+	"sync/atomic"
+)
+
+// ResultPath "$.x" (and a Catch's) returns the state input with one member
+// set. Copying the input's map for that was, after parsing, the largest
+// cost of a Task or Pass state: a Go map of even two members is 336 bytes,
+// and the copy rehashes or copies its slots. An *overlay is that object
+// without the copy: the input's map and the members set over it, read
+// through (path.get descends into it), written and measured member by
+// member, and made a map only when something needs the whole object as one
+// (resolve, deepResolve), once. It stands wherever a *rawJSON may (raw.go)
+// and is kept out of the same places.
+
+// maxOverlay bounds the members an overlay sets over its base: setting
+// one more makes a map, so that reading a member never walks far.
+const maxOverlay = 4
+
+// overlay is an object: base (a map that holds no overlay at its top
+// level) with the members of set set over it, each key once.
+type overlay struct {
+	base map[string]any
+	set  []member
+	m    atomic.Pointer[map[string]any] // the object as a map, once made
+	one  [1]member                      // set's array when it has one member: one allocation
+}
+
+// newOverlay returns base with key set to val.
+func newOverlay(base map[string]any, key string, val any) *overlay {
+	o := &overlay{base: base}
+	o.one[0] = member{key, val}
+	o.set = o.one[:]
+	return o
+}
+
+// get returns member key.
+func (o *overlay) get(key string) (any, bool) {
+	for _, s := range o.set {
+		if s.key == key {
+			return s.val, true
+		}
+	}
+	v, ok := o.base[key]
+	return v, ok
+}
+
+// with returns the object with key set to val: an overlay while few
+// members are set, otherwise a map.
+func (o *overlay) with(key string, val any) any {
+	if len(o.set) == 1 && o.set[0].key == key {
+		return newOverlay(o.base, key, val)
+	}
+	set := make([]member, 0, len(o.set)+1)
+	replaced := false
+	for _, s := range o.set {
+		if s.key == key {
+			s.val, replaced = val, true
+		}
+		set = append(set, s)
+	}
+	if !replaced {
+		set = append(set, member{key, val})
+	}
+	if len(set) > maxOverlay {
+		m := make(map[string]any, len(o.base)+len(set))
+		maps.Copy(m, o.base)
+		for _, s := range set {
+			m[s.key] = s.val
+		}
+		return m
+	}
+	return &overlay{base: o.base, set: set}
+}
+
+// value returns the object as a map (made once and kept; its members may
+// still be lazy values).
+func (o *overlay) value() map[string]any {
+	if p := o.m.Load(); p != nil {
+		return *p
+	}
+	m := make(map[string]any, len(o.base)+len(o.set))
+	maps.Copy(m, o.base)
+	for _, s := range o.set {
+		m[s.key] = s.val
+	}
+	if !o.m.CompareAndSwap(nil, &m) {
+		return *o.m.Load()
+	}
+	return m
+}
+
+// size is jsonSize of the object.
+func (o *overlay) size() int {
+	n, count := 2, 0
+	for k, v := range o.base {
+		if o.overrides(k) {
+			continue
+		}
+		n += jsonStringSize(k) + 1 + jsonSize(v)
+		count++
+	}
+	for _, s := range o.set {
+		n += jsonStringSize(s.key) + 1 + jsonSize(s.val)
+		count++
+	}
+	return n + max(count-1, 0)
+}
+
+func (o *overlay) overrides(key string) bool {
+	for _, s := range o.set {
+		if s.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// MarshalJSON writes the object, for encoding/json.
+func (o *overlay) MarshalJSON() ([]byte, error) { return marshalJSON(o.value()) }
