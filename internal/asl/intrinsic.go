@@ -318,23 +318,23 @@ func unescapeBraces(s string) string {
 	return b.String()
 }
 
-// eval runs the call. resolve returns the value a path selects (or an error
+// eval runs the call. lookup returns the value a path selects (or an error
 // when it selects nothing), given its text and its compiled form. Failures
 // are States.IntrinsicFailure.
-func (f *intrinsic) eval(resolve func(raw string, p *path) (any, error)) (any, error) {
+func (f *intrinsic) eval(lookup func(raw string, p *path) (any, error)) (any, error) {
 	args := make([]any, len(f.args))
 	// rawLit marks string literals whose brace escapes are still in place.
 	rawLit := make([]bool, len(f.args))
 	for i, a := range f.args {
 		switch {
 		case a.call != nil:
-			v, err := a.call.eval(resolve)
+			v, err := a.call.eval(lookup)
 			if err != nil {
 				return nil, err
 			}
-			args[i] = v
+			args[i] = resolve(v) // an element a call returned may be lazy (raw.go)
 		case a.path != "":
-			v, err := resolve(a.path, a.compiled)
+			v, err := lookup(a.path, a.compiled)
 			if err != nil {
 				return nil, err
 			}
@@ -637,7 +637,7 @@ func javaString(v any) string {
 	var b strings.Builder
 	var walk func(v any)
 	walk = func(v any) {
-		switch x := v.(type) {
+		switch x := resolve(v).(type) { // lazy values inside arguments (raw.go)
 		case map[string]any:
 			b.WriteByte('{')
 			for i, k := range sortedKeys(x) {
@@ -742,6 +742,7 @@ func argInt(args []any, i int) (int64, error) {
 
 // jsonEqual compares two engine values as JSON (numbers by value).
 func jsonEqual(a, b any) bool {
+	a, b = resolve(a), resolve(b) // lazy values inside arguments (raw.go)
 	ra, ok1 := toRat(a)
 	rb, ok2 := toRat(b)
 	if ok1 || ok2 {

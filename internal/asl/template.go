@@ -240,10 +240,7 @@ func (t *template) evalInner(s *scope) (any, error) {
 			if !ok {
 				return nil, newError(ErrRuntime, "The JSONPath '%s' used as an intrinsic function argument could not be found in the input", raw)
 			}
-			if s.run != nil {
-				return s.run.x.plain(v), nil
-			}
-			return deepResolve(v), nil
+			return v, nil
 		})
 	case tmplArray:
 		out := make([]any, len(t.items))
