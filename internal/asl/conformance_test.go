@@ -102,7 +102,15 @@ func corpusRegistry() *Registry {
 	return reg
 }
 
-func TestConformance(t *testing.T) {
+// corpusCase is one file of the conformance corpus.
+type corpusCase struct {
+	name string
+	conformanceCase
+}
+
+// corpus reads the conformance corpus, in file name order.
+func corpus(t *testing.T) []corpusCase {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "conformance", "*.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -111,18 +119,25 @@ func TestConformance(t *testing.T) {
 		t.Fatal("no conformance cases found in testdata/conformance")
 	}
 	sort.Strings(files)
-	for _, f := range files {
-		name := filepath.Base(f)
-		t.Run(name, func(t *testing.T) {
+	out := make([]corpusCase, len(files))
+	for i, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i].name = filepath.Base(f)
+		if err := json.Unmarshal(data, &out[i].conformanceCase); err != nil {
+			t.Fatalf("%s: %v", out[i].name, err)
+		}
+	}
+	return out
+}
+
+func TestConformance(t *testing.T) {
+	for _, cc := range corpus(t) {
+		c := cc.conformanceCase
+		t.Run(cc.name, func(t *testing.T) {
 			t.Parallel()
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var c conformanceCase
-			if err := json.Unmarshal(data, &c); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
 			sm, err := Parse(c.Definition)
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
