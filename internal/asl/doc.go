@@ -27,6 +27,10 @@
 //     a definition, JSONPath, payload templates, Choice rules and intrinsic
 //     functions;
 //   - vars.go: variable scopes, their size limits and scope rules;
+//   - value.go, decode.go, encode.go, size.go: the engine's JSON values,
+//     read, written and measured; raw.go, overlay.go: the lazy values (a
+//     Task result kept as text, an object ResultPath overlays) and where
+//     they may stand;
 //   - query.go, jsonata_states.go, jsonata_functions.go: JSONata values
 //     ({% … %}), JSONata states and the functions Step Functions adds.
 //
