@@ -241,11 +241,15 @@ func (x *Execution) runMachine(ctx context.Context, sm *StateMachine, input any,
 // runMachineSized is runMachine given a bound on the input's size (see
 // size.go), which it carries from state to state.
 func (x *Execution) runMachineSized(ctx context.Context, sm *StateMachine, input any, size int, fr *frame, vs *varScope) (any, error) {
+	return x.runMachineWith(ctx, new(stateRun), sm, input, size, fr, vs)
+}
+
+// runMachineWith is runMachineSized with r as the run's stateRun: one
+// stateRun serves the states of a run one after another, nothing keeps it
+// once its state has ended (a Task's handler gets a context of its own),
+// so runs that follow one another (a Map's items in order) can share one.
+func (x *Execution) runMachineWith(ctx context.Context, r *stateRun, sm *StateMachine, input any, size int, fr *frame, vs *varScope) (any, error) {
 	name := sm.StartAt
-	// One stateRun serves the states of this run one after another: nothing
-	// keeps it once its state has ended (a Task's handler gets a context of
-	// its own).
-	r := new(stateRun)
 	// States entered (their StateEntered recorded) are counted here and
 	// added once, so that concurrent iterations do not share a counter.
 	entered := 0

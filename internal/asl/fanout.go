@@ -125,12 +125,23 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 
 	r.x.emit(Event{Type: "MapStateStarted", State: st.Name, Scope: r.fr.scope, Length: intPtr(len(items))})
 	results := make([]any, len(items))
+	// Items run one after another share one stateRun (see runMachineWith).
+	var seq *stateRun
+	if limit == 1 {
+		seq = new(stateRun)
+	}
 	iterate := func(mctx context.Context, i int) error {
 		fr := r.fr.child(st.Name + "/item[" + strconv.Itoa(i) + "]")
 		r.x.emitState(evMapIterationStarted, st, r.fr, nil, histIndex, i)
 		vs, release := r.vars.inner(st.Processor)
 		defer release()
-		out, err := r.x.runMachineSized(mctx, st.Processor, inputs[i], sizes[i], fr, vs)
+		run := seq
+		if run == nil {
+			run = new(stateRun)
+		} else {
+			*run = stateRun{} // no reading of the previous item's clock
+		}
+		out, err := r.x.runMachineWith(mctx, run, st.Processor, inputs[i], sizes[i], fr, vs)
 		if err != nil {
 			se := toStatesError(err)
 			r.x.emit(Event{Type: "MapIterationFailed", State: st.Name, Scope: r.fr.scope, Index: intPtr(i), Error: se.Name, Cause: se.Cause})
