@@ -55,7 +55,7 @@ type TaskReplay struct {
 // replayed emits a Task attempt's recorded outcome, as the attempt emitted
 // it the first time, and returns it.
 func (r *stateRun) replayed(input any, rep TaskReplay) (any, error) {
-	ev := Event{State: r.st.Name, Scope: r.fr.scope}
+	ev := Event{State: r.st.Name, Scope: r.fr.scope()}
 	switch {
 	case rep.TimedOut:
 		se := rep.Err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -218,18 +219,42 @@ func toStatesError(err error) *StatesError {
 	return &StatesError{Name: ErrRuntime, Cause: err.Error()}
 }
 
-// frame locates a nested machine run (a Parallel branch or Map iteration).
+// frame locates a nested machine run: item index of Map state, or branch
+// index of Parallel state, inside parent (nil for the execution's run). Its scope ("Fan/branch[1]",
+// "Each/item[3]/Inner/item[0]") is written the first time an event or a
+// durable hook needs it: a Map's items, which seldom do, cost no string.
 type frame struct {
-	scope string
+	parent *frame
+	state  string
+	index  int
+	text   atomic.Pointer[string]
+	branch bool // a Parallel branch, not a Map item
 }
 
 var rootFrame = &frame{}
 
-func (f *frame) child(s string) *frame {
-	if f.scope == "" {
-		return &frame{scope: s}
+func (f *frame) child(state string, index int, branch bool) *frame {
+	return &frame{parent: f, state: state, index: index, branch: branch}
+}
+
+// scope returns the frame's scope ("" for the execution's own run).
+func (f *frame) scope() string {
+	if f.parent == nil {
+		return ""
 	}
-	return &frame{scope: f.scope + "/" + s}
+	if p := f.text.Load(); p != nil {
+		return *p
+	}
+	kind := "/item["
+	if f.branch {
+		kind = "/branch["
+	}
+	s := f.state + kind + strconv.Itoa(f.index) + "]"
+	if outer := f.parent.scope(); outer != "" {
+		s = outer + "/" + s
+	}
+	f.text.Store(&s)
+	return s
 }
 
 // runMachine runs sm from StartAt with vs as its workflow-local variable
@@ -392,7 +417,7 @@ func (x *Execution) runState(ctx context.Context, r *stateRun, st *State, input 
 	*r = stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, inSize: inSize, resultSize: sizeUnknown, outSize: sizeUnknown}
 	h := histEvent{typ: st.entered, st: st, fr: fr, data: input, ts: at}
 	if h.typ == evOther {
-		h.data = &Event{Type: st.Type + "StateEntered", State: st.Name, Scope: fr.scope, Input: input}
+		h.data = &Event{Type: st.Type + "StateEntered", State: st.Name, Scope: fr.scope(), Input: input}
 	}
 	id, ts := x.record(h, false)
 	r.eventID = id
@@ -425,7 +450,7 @@ func (r *stateRun) locate(err error) error {
 	if se.Name == ErrQueryEvaluationError {
 		// Step Functions records a JSONata evaluation failure as its own
 		// event, between the state's entry and what its failure causes.
-		r.x.emit(Event{Type: "EvaluationFailed", State: r.st.Name, Scope: r.fr.scope, Error: located.Name, Cause: located.Cause, Location: se.location})
+		r.x.emit(Event{Type: "EvaluationFailed", State: r.st.Name, Scope: r.fr.scope(), Error: located.Name, Cause: located.Cause, Location: se.location})
 	}
 	return located
 }
@@ -488,7 +513,7 @@ func (r *stateRun) checkOutput(out any, next string, err error) (any, string, er
 	}
 	h := histEvent{typ: st.exited, st: st, fr: r.fr, data: out, flags: histOutput}
 	if r.assigned != nil || h.typ == evOther {
-		h = histEvent{typ: evOther, data: &Event{Type: st.Type + "StateExited", State: st.Name, Scope: r.fr.scope, Output: out, AssignedVariables: r.assigned}}
+		h = histEvent{typ: evOther, data: &Event{Type: st.Type + "StateExited", State: st.Name, Scope: r.fr.scope(), Output: out, AssignedVariables: r.assigned}}
 	}
 	_, r.exitedAt = r.x.record(h, false)
 	return out, next, nil

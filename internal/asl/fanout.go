@@ -3,8 +3,6 @@ package asl
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -21,14 +19,14 @@ func (r *stateRun) parallel(ctx context.Context, input any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.x.emit(Event{Type: "ParallelStateStarted", State: st.Name, Scope: r.fr.scope, Length: intPtr(len(st.Branches))})
+	r.x.emit(Event{Type: "ParallelStateStarted", State: st.Name, Scope: r.fr.scope(), Length: intPtr(len(st.Branches))})
 	results := make([]any, len(st.Branches))
 	g, bctx := errgroup.WithContext(ctx)
 	for i, b := range st.Branches {
 		g.Go(func() error {
 			vs, release := r.vars.inner(b)
 			defer release()
-			out, err := r.x.runMachine(bctx, b, eff, r.fr.child(fmt.Sprintf("%s/branch[%d]", st.Name, i)), vs)
+			out, err := r.x.runMachine(bctx, b, eff, r.fr.child(st.Name, i, true), vs)
 			if err != nil {
 				return err
 			}
@@ -41,10 +39,10 @@ func (r *stateRun) parallel(ctx context.Context, input any) (any, error) {
 			return nil, ctx.Err()
 		}
 		se := toStatesError(err)
-		r.x.emit(Event{Type: "ParallelStateFailed", State: st.Name, Scope: r.fr.scope, Error: se.Name, Cause: se.Cause})
+		r.x.emit(Event{Type: "ParallelStateFailed", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
 		return nil, se
 	}
-	r.x.emit(Event{Type: "ParallelStateSucceeded", State: st.Name, Scope: r.fr.scope})
+	r.x.emit(Event{Type: "ParallelStateSucceeded", State: st.Name, Scope: r.fr.scope()})
 	return r.finish(input, results)
 }
 
@@ -123,15 +121,19 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 		inputs[i], sizes[i] = v, bound
 	}
 
-	r.x.emit(Event{Type: "MapStateStarted", State: st.Name, Scope: r.fr.scope, Length: intPtr(len(items))})
+	r.x.emit(Event{Type: "MapStateStarted", State: st.Name, Scope: r.fr.scope(), Length: intPtr(len(items))})
 	results := make([]any, len(items))
+	frames := make([]frame, len(items)) // one allocation for every item's frame
+	for i := range frames {
+		frames[i] = frame{parent: r.fr, state: st.Name, index: i}
+	}
 	// Items run one after another share one stateRun (see runMachineWith).
 	var seq *stateRun
 	if limit == 1 {
 		seq = new(stateRun)
 	}
 	iterate := func(mctx context.Context, i int) error {
-		fr := r.fr.child(st.Name + "/item[" + strconv.Itoa(i) + "]")
+		fr := &frames[i]
 		r.x.emitState(evMapIterationStarted, st, r.fr, nil, histIndex, i)
 		vs, release := r.vars.inner(st.Processor)
 		defer release()
@@ -144,7 +146,7 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 		out, err := r.x.runMachineWith(mctx, run, st.Processor, inputs[i], sizes[i], fr, vs)
 		if err != nil {
 			se := toStatesError(err)
-			r.x.emit(Event{Type: "MapIterationFailed", State: st.Name, Scope: r.fr.scope, Index: intPtr(i), Error: se.Name, Cause: se.Cause})
+			r.x.emit(Event{Type: "MapIterationFailed", State: st.Name, Scope: r.fr.scope(), Index: intPtr(i), Error: se.Name, Cause: se.Cause})
 			return err
 		}
 		results[i] = out
@@ -156,10 +158,10 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 			return nil, ctx.Err()
 		}
 		se := toStatesError(err)
-		r.x.emit(Event{Type: "MapStateFailed", State: st.Name, Scope: r.fr.scope, Error: se.Name, Cause: se.Cause})
+		r.x.emit(Event{Type: "MapStateFailed", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
 		return nil, se
 	}
-	r.x.emit(Event{Type: "MapStateSucceeded", State: st.Name, Scope: r.fr.scope})
+	r.x.emit(Event{Type: "MapStateSucceeded", State: st.Name, Scope: r.fr.scope()})
 	return r.finish(input, results)
 }
 
@@ -172,7 +174,7 @@ func (r *stateRun) mapFailedEarly(err error) error {
 		return err
 	}
 	located := r.locate(err)
-	r.x.emit(Event{Type: "MapStateFailed", State: r.st.Name, Scope: r.fr.scope})
+	r.x.emit(Event{Type: "MapStateFailed", State: r.st.Name, Scope: r.fr.scope()})
 	return located
 }
 

@@ -134,7 +134,7 @@ func (h *histEvent) event(id int) Event {
 			ev.State = h.st.Name
 		}
 		if h.fr != nil {
-			ev.Scope = h.fr.scope
+			ev.Scope = h.fr.scope()
 		}
 		switch {
 		case h.flags&histOutput != 0:

@@ -197,3 +197,34 @@ func TestHistEventSize(t *testing.T) {
 		t.Errorf("histEvent is %d bytes, want 48", n)
 	}
 }
+
+// TestNestedScopes: events inside nested Map items and Parallel branches
+// name their place from the outside in.
+func TestNestedScopes(t *testing.T) {
+	def := `{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.items","ItemProcessor":{"StartAt":"P","States":{
+	  "P":{"Type":"Parallel","Branches":[
+	    {"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}},
+	    {"StartAt":"B","States":{"B":{"Type":"Pass","End":true}}}],"End":true}}},"End":true}}}`
+	res, err := New(NewRegistry()).Run(context.Background(), mustParse(t, def), json.RawMessage(`{"items":[1,2]}`), StartOptions{Name: "scopes"})
+	if err != nil || res.Status != StatusSucceeded {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	got := map[string]string{}
+	for _, ev := range res.History() {
+		if ev.Type == "PassStateEntered" || ev.Type == "ParallelStateEntered" {
+			got[ev.State+fmt.Sprint(len(got))] = ev.Scope
+		}
+	}
+	want := map[string]bool{"M/item[0]": true, "M/item[1]": true, "M/item[0]/P/branch[0]": true, "M/item[0]/P/branch[1]": true,
+		"M/item[1]/P/branch[0]": true, "M/item[1]/P/branch[1]": true}
+	seen := map[string]bool{}
+	for _, s := range got {
+		if !want[s] {
+			t.Errorf("unexpected scope %q", s)
+		}
+		seen[s] = true
+	}
+	if len(seen) != len(want) {
+		t.Errorf("scopes %v, want %v", seen, want)
+	}
+}

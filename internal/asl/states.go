@@ -82,7 +82,7 @@ func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
 	now := r.x.engine.now()
 	began := now
 	if d := r.x.durable; d != nil && d.WaitStart != nil {
-		if t, ok := d.WaitStart(Call{Scope: r.fr.scope, State: st.Name}); ok {
+		if t, ok := d.WaitStart(Call{Scope: r.fr.scope(), State: st.Name}); ok {
 			began = t // a resumed Wait sleeps only for what was left
 		}
 	}

@@ -24,8 +24,11 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	st := r.st
 	base := strings.TrimSuffix(st.Resource, waitForTaskToken)
 	callback := base != st.Resource
-	call := Call{Scope: r.fr.scope, State: st.Name, Attempt: r.retry + 1}
 	durable := r.x.durable
+	var call Call // for the durable hooks: its scope is written only for them
+	if durable != nil {
+		call = Call{Scope: r.fr.scope(), State: st.Name, Attempt: r.retry + 1}
+	}
 	if callback {
 		if durable != nil && durable.Token != nil {
 			r.token = durable.Token(call)
@@ -143,11 +146,11 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		var se *StatesError
 		switch {
 		case errors.As(herr, &se) && se.Name == ErrHeartbeatTimeout:
-			r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope, Error: se.Name, Cause: se.Cause})
+			r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
 			return nil, se
 		case errors.Is(herr, context.DeadlineExceeded) && ctx.Err() == nil:
 			se = newError(ErrTimeout, "state %q did not finish within %s", st.Name, timeout)
-			r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope, Error: se.Name, Cause: se.Cause})
+			r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
 			return nil, se
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
@@ -159,7 +162,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 			cause, _ := marshalJSON(map[string]any{"errorMessage": herr.Error(), "errorType": name})
 			se = &StatesError{Name: name, Cause: string(cause)}
 		}
-		r.x.emit(Event{Type: "TaskFailed", State: st.Name, Scope: r.fr.scope, Error: se.Name, Cause: se.Cause})
+		r.x.emit(Event{Type: "TaskFailed", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
 		return nil, se
 	}
 	r.x.emitState(evTaskSucceeded, st, r.fr, result, histOutput, 0)
