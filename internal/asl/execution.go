@@ -107,6 +107,14 @@ func (x *Execution) plain(v any) any {
 	return deepResolve(v)
 }
 
+// markLazy records that the run now holds a lazy value. The flag is read
+// far more often than set: it is written only once.
+func (x *Execution) markLazy() {
+	if !x.lazy.Load() {
+		x.lazy.Store(true)
+	}
+}
+
 // clock returns the wall time in Unix nanoseconds.
 func (x *Execution) clock() int64 { return x.wall0 + int64(time.Since(x.mono0)) }
 
@@ -220,9 +228,10 @@ func toStatesError(err error) *StatesError {
 }
 
 // frame locates a nested machine run: item index of Map state, or branch
-// index of Parallel state, inside parent (nil for the execution's run). Its scope ("Fan/branch[1]",
-// "Each/item[3]/Inner/item[0]") is written the first time an event or a
-// durable hook needs it: a Map's items, which seldom do, cost no string.
+// index of Parallel state, inside parent (nil for the execution's run).
+// Its scope ("Fan/branch[1]", "Each/item[3]/Inner/item[0]") is written the
+// first time an event or a durable hook needs it: a Map's items, which
+// seldom do, cost no string.
 type frame struct {
 	parent *frame
 	state  string
@@ -557,9 +566,7 @@ func (r *stateRun) applyResultPath(rp optPath, input, result any) (any, error) {
 	}
 	overlays := !r.x.engine.eager
 	if overlays && !rp.p.identity {
-		if x := r.x; !x.lazy.Load() {
-			x.lazy.Store(true)
-		}
+		r.x.markLazy()
 	}
 	out, err := rp.p.set(input, result, overlays)
 	if err != nil {

@@ -65,14 +65,19 @@ func (o *overlay) with(key string, val any) any {
 		set = append(set, member{key, val})
 	}
 	if len(set) > maxOverlay {
-		m := make(map[string]any, len(o.base)+len(set))
-		maps.Copy(m, o.base)
-		for _, s := range set {
-			m[s.key] = s.val
-		}
-		return m
+		return overlaid(o.base, set)
 	}
 	return &overlay{base: o.base, set: set}
+}
+
+// overlaid returns a new map: base with the members of set set over it.
+func overlaid(base map[string]any, set []member) map[string]any {
+	m := make(map[string]any, len(base)+len(set))
+	maps.Copy(m, base)
+	for _, s := range set {
+		m[s.key] = s.val
+	}
+	return m
 }
 
 // value returns the object as a map (made once and kept; its members may
@@ -81,11 +86,7 @@ func (o *overlay) value() map[string]any {
 	if p := o.m.Load(); p != nil {
 		return *p
 	}
-	m := make(map[string]any, len(o.base)+len(o.set))
-	maps.Copy(m, o.base)
-	for _, s := range o.set {
-		m[s.key] = s.val
-	}
+	m := overlaid(o.base, o.set)
 	if !o.m.CompareAndSwap(nil, &m) {
 		return *o.m.Load()
 	}

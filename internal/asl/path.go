@@ -114,7 +114,7 @@ func (p *path) mustReference() error {
 // paths; the caller passes the right one). found is false when a definite
 // path selects nothing. An indefinite path always returns an array.
 //
-// What it returns is never a *rawJSON (raw.go), though it may hold some.
+// What it returns is never a lazy value (raw.go), though it may hold some.
 func (p *path) get(doc any) (val any, found bool) {
 	if p.identity {
 		return resolve(doc), true

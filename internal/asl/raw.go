@@ -2,6 +2,7 @@ package asl
 
 import (
 	"fmt"
+	"maps"
 	"sync/atomic"
 	"unicode/utf8"
 )
@@ -21,9 +22,11 @@ import (
 // element at any depth), in a Map item, in a kept history event's data.
 // Where it may not: in what a lookup returns at its top level (path.get
 // reads through the objects it descends into and resolves the value it
-// selects), in intrinsic function arguments, JSONata bindings and assigned
-// variables (deepResolve), and in the Events the engine hands out
-// (histEvent.event). The encoder writes it, jsonSize measures it.
+// selects), in JSONata bindings and assigned variables (Execution.plain),
+// and in the Events the engine hands out (histEvent.event). Intrinsic
+// functions get their arguments resolved at the top level and resolve
+// deeper where they look (jsonEqual, javaString). The encoder writes it,
+// jsonSize measures it.
 
 // rawJSON is a canonical JSON object or array kept as text. Its value is
 // parsed when first needed and kept; values are never mutated, so every
@@ -84,12 +87,7 @@ func memberOf(v any, key string) (any, bool) {
 	case *overlay:
 		return x.get(key)
 	case *rawJSON:
-		m, ok := x.value().(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		e, ok := m[key]
-		return e, ok
+		return memberOf(x.value(), key) // a plain value
 	}
 	return nil, false
 }
@@ -117,10 +115,7 @@ func deepResolved(v any) (any, bool) {
 				continue
 			}
 			if cp == nil {
-				cp = make(map[string]any, len(x))
-				for k2, e2 := range x {
-					cp[k2] = e2
-				}
+				cp = maps.Clone(x)
 			}
 			cp[k] = r
 		}

@@ -203,9 +203,7 @@ func (r *stateRun) taskInput(input any) (in, recorded json.RawMessage, eff any, 
 func (r *stateRun) taskResult(raw []byte) (any, int, error) {
 	if !r.st.jsonata && !r.x.engine.eager {
 		if rj := newRaw(raw); rj != nil {
-			if x := r.x; !x.lazy.Load() {
-				x.lazy.Store(true)
-			}
+			r.x.markLazy()
 			return rj, len(rj.text), nil
 		}
 	}
