@@ -27,10 +27,10 @@ func LibraryKey(tenant, id, ref string) string {
 	return LogKey(tenant, id) + "/library/" + ref
 }
 
-// openLibrary reads the stored batches into f.Library (a Flow without
-// LibraryRefs carries its library in the state already).
+// openLibrary reads the stored batches into f.Library, once per step (a
+// Flow without LibraryRefs carries its library in the state already).
 func (s *Steps) openLibrary(ctx context.Context, f *Flow) error {
-	if len(f.LibraryRefs) == 0 {
+	if len(f.LibraryRefs) == 0 || f.stored != nil {
 		return nil
 	}
 	if s.Logs == nil {

@@ -461,9 +461,6 @@ func citedIn(f *Flow, p *Position) []Chunk {
 // convergence checkpoint.
 func (s *Steps) CloseRound(ctx context.Context, in RoundInput) (Flow, error) {
 	f := in.Flow
-	if err := s.openLibrary(ctx, &f); err != nil {
-		return Flow{}, err
-	}
 	if len(in.Turns) != len(f.Participants) {
 		return Flow{}, &veredicto.InvalidInputError{File: "state input", Field: "turns", Problem: "does not hold one answer per participant"}
 	}
@@ -639,6 +636,9 @@ func (s *Steps) checkpoint(ctx context.Context, f Flow, rd Round) (Flow, error) 
 			rag = NewRAG(retrieverOf(chunks), c.RAG.MaxQueries, Dur(c.RAG.Timeout))
 		}
 		rag.resume(f.Result.RAG)
+		if err := s.openLibrary(ctx, &f); err != nil { // the refinement adds to it
+			return Flow{}, err
+		}
 		focus := openDivergences(rd.Answers, f.Result.Rounds)
 		f.Extra = f.keep(mergeChunks(f.chunks(f.Extra), f.query(ctx, rag, f.Result.Question.Question+" "+strings.Join(focus, " "))))
 		f.Result.RAG = rag.Stats()

@@ -234,9 +234,31 @@ func TestTheLibraryTravelsInTheLogStore(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if err := (&Steps{Logger: quiet()}).openLibrary(ctx, &reopened); err == nil || !strings.Contains(err.Error(), "no log store") && !strings.Contains(err.Error(), "there is none") {
+	unread := Flow{Tenant: "acme", LibraryRefs: f.LibraryRefs, Result: Result{SessionID: "d-1"}}
+	if err := (&Steps{Logger: quiet()}).openLibrary(ctx, &unread); err == nil || !strings.Contains(err.Error(), "no log store") && !strings.Contains(err.Error(), "there is none") {
 		t.Errorf("open without a log store: %v", err)
 	}
+	// A step reads the batches once, however many of its parts need them.
+	counting := &countingStore{LogStore: logs}
+	once := Flow{Tenant: "acme", LibraryRefs: f.LibraryRefs, Result: Result{SessionID: "d-1"}}
+	for range 2 {
+		if err := (&Steps{Logs: counting, Logger: quiet()}).openLibrary(ctx, &once); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if counting.gets != len(f.LibraryRefs) {
+		t.Errorf("%d reads for %d batches opened twice, want one each", counting.gets, len(f.LibraryRefs))
+	}
+}
+
+type countingStore struct {
+	LogStore
+	gets int
+}
+
+func (c *countingStore) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	c.gets++
+	return c.LogStore.Get(ctx, key)
 }
 
 type changedStore struct {
