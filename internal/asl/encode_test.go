@@ -123,7 +123,7 @@ func TestEncodeObjectMatchesEvalThenMarshal(t *testing.T) {
 		if tmpl.kind != tmplObject {
 			t.Fatalf("template %d compiled to kind %d", i, tmpl.kind)
 		}
-		r := &stateRun{st: &State{Name: "S"}, x: &Execution{}}
+		r := &stateRun{st: &State{Name: "S"}, x: &Execution{engine: &Engine{}}}
 		v, err := tmpl.eval(r.scope(input))
 		if err != nil {
 			t.Fatalf("template %d: eval: %v", i, err)
@@ -154,7 +154,7 @@ func TestEncodeObjectMatchesEvalThenMarshal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &stateRun{st: &State{Name: "S"}, x: &Execution{}}
+	r := &stateRun{st: &State{Name: "S"}, x: &Execution{engine: &Engine{}}}
 	_, wantErr := tmpl.eval(r.scope(input))
 	_, _, gotErr := tmpl.encodeObject(r.scope(input), 1)
 	if wantErr == nil || gotErr == nil || gotErr.Error() != wantErr.Error() {

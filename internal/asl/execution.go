@@ -378,7 +378,7 @@ func (r *stateRun) contextMember(simple []any) (v any, found, ok bool) {
 		}
 		switch simple[2] {
 		case "Value":
-			return resolve(r.mapItem.value), true, true
+			return r.mapItem.value, true, true
 		case "Index":
 			return boxInt(int64(r.mapItem.index)), true, true
 		}
@@ -537,7 +537,7 @@ func (r *stateRun) applyInputPath(input any) (any, error) {
 	if ip.p.wholeInput() { // passed on as it is, a kept result unread (raw.go)
 		return input, nil
 	}
-	v, ok := r.scope(input).lookup(ip.p)
+	v, ok := r.scope(input).find(ip.p)
 	if !ok {
 		return nil, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", ip.p.raw, ip.p.normalized())
 	}
@@ -552,7 +552,7 @@ func (r *stateRun) applyOutputPath(v any) (any, error) {
 	if op.p.wholeInput() {
 		return v, nil
 	}
-	out, ok := r.scope(v).lookup(op.p)
+	out, ok := r.scope(v).find(op.p)
 	if !ok {
 		return nil, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", op.p.raw, op.p.normalized())
 	}

@@ -2,6 +2,7 @@ package asl
 
 import (
 	"maps"
+	"slices"
 	"sync/atomic"
 )
 
@@ -13,26 +14,66 @@ import (
 // through (path.get descends into it), written and measured member by
 // member, and made a map only when something needs the whole object as one
 // (resolve, deepResolve), once. It stands wherever a *rawJSON may (raw.go)
-// and is kept out of the same places.
+// and is kept out of the same places. A payload template's object of at
+// most maxOverlay members is built as an overlay too, of its members over
+// no base.
 
 // maxOverlay bounds the members an overlay sets over its base: setting
 // one more makes a map, so that reading a member never walks far.
 const maxOverlay = 4
 
 // overlay is an object: base (a map that holds no overlay at its top
-// level) with the members of set set over it, each key once.
+// level; nil for an object made only of set, such as a small Parameters
+// object) with the members of set set over it, each key once.
 type overlay struct {
 	base map[string]any
 	set  []member
 	m    atomic.Pointer[map[string]any] // the object as a map, once made
-	one  [1]member                      // set's array when it has one member: one allocation
+}
+
+// An overlay and its members are one allocation: 80 bytes with one
+// member, 176 with four, where a Go map of even one member is 336.
+type (
+	overlay1 struct {
+		o overlay
+		a [1]member
+	}
+	overlay2 struct {
+		o overlay
+		a [2]member
+	}
+	overlay4 struct {
+		o overlay
+		a [maxOverlay]member
+	}
+)
+
+// makeOverlay returns an overlay of base with room for n ≤ maxOverlay
+// members in set (which is empty).
+func makeOverlay(base map[string]any, n int) *overlay {
+	var o *overlay
+	switch {
+	case n <= 1:
+		h := new(overlay1)
+		o = &h.o
+		o.set = h.a[:0]
+	case n == 2:
+		h := new(overlay2)
+		o = &h.o
+		o.set = h.a[:0]
+	default:
+		h := new(overlay4)
+		o = &h.o
+		o.set = h.a[:0]
+	}
+	o.base = base
+	return o
 }
 
 // newOverlay returns base with key set to val.
 func newOverlay(base map[string]any, key string, val any) *overlay {
-	o := &overlay{base: base}
-	o.one[0] = member{key, val}
-	o.set = o.one[:]
+	o := makeOverlay(base, 1)
+	o.set = append(o.set, member{key, val})
 	return o
 }
 
@@ -50,24 +91,26 @@ func (o *overlay) get(key string) (any, bool) {
 // with returns the object with key set to val: an overlay while few
 // members are set, otherwise a map.
 func (o *overlay) with(key string, val any) any {
-	if len(o.set) == 1 && o.set[0].key == key {
-		return newOverlay(o.base, key, val)
+	n := len(o.set)
+	if !o.overrides(key) {
+		n++
 	}
-	set := make([]member, 0, len(o.set)+1)
+	if n > maxOverlay {
+		set := append(slices.Clip(o.set), member{key, val})
+		return overlaid(o.base, set)
+	}
+	w := makeOverlay(o.base, n)
 	replaced := false
 	for _, s := range o.set {
 		if s.key == key {
 			s.val, replaced = val, true
 		}
-		set = append(set, s)
+		w.set = append(w.set, s)
 	}
 	if !replaced {
-		set = append(set, member{key, val})
+		w.set = append(w.set, member{key, val})
 	}
-	if len(set) > maxOverlay {
-		return overlaid(o.base, set)
-	}
-	return &overlay{base: o.base, set: set}
+	return w
 }
 
 // overlaid returns a new map: base with the members of set set over it.

@@ -116,8 +116,15 @@ func (p *path) mustReference() error {
 //
 // What it returns is never a lazy value (raw.go), though it may hold some.
 func (p *path) get(doc any) (val any, found bool) {
+	v, ok := p.find(doc)
+	return resolve(v), ok
+}
+
+// find is get for a value placed in a state's data, not read: it may be a
+// lazy value.
+func (p *path) find(doc any) (val any, found bool) {
 	if p.identity {
-		return resolve(doc), true
+		return doc, true
 	}
 	if p.simple != nil {
 		cur := doc
@@ -143,7 +150,7 @@ func (p *path) get(doc any) (val any, found bool) {
 				cur = a[i]
 			}
 		}
-		return resolve(cur), true
+		return cur, true
 	}
 	res := p.expr.Get(deepResolve(doc)) // ojg walks plain values only
 	if res == nil {

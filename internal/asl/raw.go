@@ -20,13 +20,16 @@ import (
 // Where a *rawJSON (or an *overlay, overlay.go: together, the lazy values)
 // may stand: anywhere in a state's data (the whole of it, or a member or
 // element at any depth), in a Map item, in a kept history event's data.
-// Where it may not: in what a lookup returns at its top level (path.get
-// reads through the objects it descends into and resolves the value it
-// selects), in JSONata bindings and assigned variables (Execution.plain),
-// and in the Events the engine hands out (histEvent.event). Intrinsic
-// functions get their arguments resolved at the top level and resolve
-// deeper where they look (jsonEqual, javaString). The encoder writes it,
-// jsonSize measures it.
+// So a value selected to be placed in data (InputPath, OutputPath, a
+// payload template's ".$" field: path.find) stays lazy. Where it may not:
+// in what a lookup that reads returns at its top level (path.get reads
+// through the objects it descends into and resolves the value it selects:
+// Choice rules, ItemsPath, intrinsic arguments, the "…Path" fields that
+// give a number or a time), in JSONata bindings and assigned variables
+// (Execution.plain), and in the Events the engine hands out
+// (histEvent.event). Intrinsic functions get their arguments resolved at
+// the top level and resolve deeper where they look (jsonEqual,
+// javaString). The encoder writes it, jsonSize measures it.
 
 // rawJSON is a canonical JSON object or array kept as text. Its value is
 // parsed when first needed and kept; values are never mutated, so every

@@ -162,7 +162,7 @@ func TestTemplateBoundCoversItsOutput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &stateRun{st: &State{Name: "S"}, x: &Execution{}}
+		r := &stateRun{st: &State{Name: "S"}, x: &Execution{engine: &Engine{}}}
 		out, err := tmpl.eval(r.scope(doc))
 		if err != nil {
 			t.Fatal(err)
@@ -186,7 +186,7 @@ func TestItemSelectorBoundCoversItsOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := map[string]any{"top": []any{item, item}}
-	r := &stateRun{st: &State{Name: "M"}, x: &Execution{}, mapItem: &mapItem{index: -9223372036854775807 - 1, value: item}}
+	r := &stateRun{st: &State{Name: "M"}, x: &Execution{engine: &Engine{}}, mapItem: &mapItem{index: -9223372036854775807 - 1, value: item}}
 	out, err := tmpl.eval(r.scope(doc))
 	if err != nil {
 		t.Fatal(err)

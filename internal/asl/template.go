@@ -150,14 +150,23 @@ func (s *scope) contextObject() any {
 	return s.cached
 }
 
+// lookup selects p's value for reading: never a lazy value at its top
+// level (raw.go).
 func (s *scope) lookup(p *path) (any, bool) {
+	v, ok := s.find(p)
+	return resolve(v), ok
+}
+
+// find selects p's value to be placed in a state's data (an output, a
+// payload's member): a lazy value stays one.
+func (s *scope) find(p *path) (any, bool) {
 	if p.context {
 		if s.run != nil && s.cached == nil && len(p.simple) >= 2 {
 			if v, found, ok := s.run.contextMember(p.simple); ok {
 				return v, found
 			}
 		}
-		return p.get(s.contextObject())
+		return p.find(s.contextObject())
 	}
 	if p.variable != "" {
 		if s.vars == nil {
@@ -167,9 +176,20 @@ func (s *scope) lookup(p *path) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		return p.get(v)
+		return p.find(v)
 	}
-	return p.get(s.input)
+	return p.find(s.input)
+}
+
+// lazy reports whether what the scope's state builds may be lazy values
+// (not with Engine.eager, and only in a run, which then knows it holds
+// them).
+func (s *scope) lazy() bool {
+	if s.run == nil || s.run.x.engine.eager {
+		return false
+	}
+	s.run.x.markLazy()
+	return true
 }
 
 // searched renders the document a missing path was looked up in, for the
@@ -229,7 +249,7 @@ func (t *template) evalInner(s *scope) (any, error) {
 	case tmplLiteral:
 		return t.literal, nil
 	case tmplPath:
-		v, ok := s.lookup(t.path)
+		v, ok := s.find(t.path) // placed in the output, not read: lazy values stay lazy
 		if !ok {
 			return nil, &missingPathError{path: t.path.raw}
 		}
@@ -253,6 +273,20 @@ func (t *template) evalInner(s *scope) (any, error) {
 		}
 		return out, nil
 	case tmplObject:
+		if len(t.fields) <= maxOverlay && s.lazy() {
+			// A small object as an overlay of its members alone: a
+			// third of a map's bytes (overlay.go).
+			out := makeOverlay(nil, len(t.fields))
+			for i := range t.fields {
+				f := &t.fields[i]
+				v, err := f.value.evalInner(s)
+				if err != nil {
+					return nil, f.failed(s, err)
+				}
+				out.set = append(out.set, member{f.key, v})
+			}
+			return out, nil
+		}
 		out := make(map[string]any, len(t.fields))
 		for _, f := range t.fields {
 			v, err := f.value.evalInner(s)
