@@ -30,20 +30,28 @@ func parseFastSized(b []byte) (any, int, bool) {
 // parseFastText is parseFastSized on text already in a string, whose
 // strings the value shares.
 func parseFastText(s string) (any, int, bool) {
-	p := fastParser{s: s}
+	v, n, _, ok := parseFastMode(s, false)
+	return v, n, ok
+}
+
+// parseFastMode is parseFastText that, with objects, returns each nested
+// object of 1 to maxOverlay members as an overlay of its members (overlay.go): a
+// third of a map's bytes. Only a run's data may hold it (raw.go); made
+// reports whether the value holds one.
+func parseFastMode(s string, objects bool) (v any, size int, made, ok bool) {
+	p := fastParser{s: s, objects: objects}
 	p.space()
-	v, ok := p.value(0)
-	if !ok {
-		return nil, sizeUnknown, false
+	if v, ok = p.value(0); !ok {
+		return nil, sizeUnknown, false, false
 	}
 	p.space()
 	if p.i != len(p.s) {
-		return nil, sizeUnknown, false
+		return nil, sizeUnknown, false, false
 	}
 	if p.repeated {
-		return v, sizeUnknown, true
+		return v, sizeUnknown, p.made, true
 	}
-	return v, p.size, true
+	return v, p.size, p.made, true
 }
 
 // maxFastDepth bounds the nesting parseFast follows; deeper documents go
@@ -57,6 +65,8 @@ type fastParser struct {
 	// returns), valid unless an object repeated a key.
 	size     int
 	repeated bool
+	objects  bool // small objects as overlays (parseFastMode)
+	made     bool // an overlay was made
 }
 
 func (p *fastParser) space() {
@@ -107,14 +117,25 @@ func (p *fastParser) value(depth int) (any, bool) {
 
 func (p *fastParser) object(depth int) (any, bool) {
 	p.i++ // {
-	m := map[string]any{}
 	p.size += 2
 	p.space()
 	if p.i < len(p.s) && p.s[p.i] == '}' {
 		p.i++
-		return m, true
+		return map[string]any{}, true
 	}
-	for {
+	// In objects mode the members of a nested object are gathered in few
+	// while they fit, and the map made only when they do not. The
+	// outermost object stays a map: it is the one ResultPath sets members
+	// of, and an overlay over a map sets one without copying the others.
+	var (
+		m   map[string]any
+		few [maxOverlay]member
+		n   int // members in few
+	)
+	if !p.objects || depth == 0 {
+		m = map[string]any{}
+	}
+	for count := 0; ; count++ {
 		if p.i >= len(p.s) || p.s[p.i] != '"' {
 			return nil, false
 		}
@@ -132,14 +153,29 @@ func (p *fastParser) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		if _, dup := m[k]; dup {
-			p.repeated = true
-		}
-		if len(m) > 0 {
+		if count > 0 {
 			p.size++ // comma
 		}
 		p.size++ // colon
-		m[k] = v // a repeated key keeps its last value, as with ojg
+		// A repeated key keeps its last value, as with ojg.
+		if m != nil {
+			if _, dup := m[k]; dup {
+				p.repeated = true
+			}
+			m[k] = v
+		} else if j := memberIndex(few[:n], k); j >= 0 {
+			p.repeated = true
+			few[j].val = v
+		} else if n < len(few) {
+			few[n] = member{k, v}
+			n++
+		} else {
+			m = make(map[string]any, 2*len(few))
+			for _, f := range few {
+				m[f.key] = f.val
+			}
+			m[k] = v
+		}
 		p.space()
 		if p.i >= len(p.s) {
 			return nil, false
@@ -150,11 +186,27 @@ func (p *fastParser) object(depth int) (any, bool) {
 			p.space()
 		case '}':
 			p.i++
+			if m == nil {
+				p.made = true
+				o := makeOverlay(nil, n)
+				o.set = append(o.set, few[:n]...)
+				return o, true
+			}
 			return m, true
 		default:
 			return nil, false
 		}
 	}
+}
+
+// memberIndex returns the index of the member named key, or -1.
+func memberIndex(ms []member, key string) int {
+	for i := range ms {
+		if ms[i].key == key {
+			return i
+		}
+	}
+	return -1
 }
 
 func (p *fastParser) array(depth int) (any, bool) {

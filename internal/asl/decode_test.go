@@ -11,7 +11,7 @@ func TestParseFastMatchesOjg(t *testing.T) {
 		`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `7`, `-42`, `123456789012345678`, `-123456789012345678`,
 		`""`, `"plain"`, `"esc \" \\ \/ \b \f \n \r \t \u0041 \u00e9 \u65e5 \u0000"`, `"é 日本 😀"`, `"a\u2028b\u2029"`, "\"raw \u2028 \u2029\"", `"\u2028 escaped"`, `"\u007f\u001f"`,
 		` { "a" : [ 1 , "x" , { } , [ ] , null ] , "b" : { "c" : false } } `,
-		`{"a":1,"a":2}`, `[[[[[]]]]]`, "{\"v\":{\"name\":\"c-001\",\"score\":7},\"step\":499}\n",
+		`{"a":1,"a":2}`, `[{"a":1,"a":{"b":2,"b":3}}]`, `{"o":{"a":1,"b":2,"c":3,"d":4},"p":{"a":1,"b":2,"c":3,"d":4,"e":5},"q":{"a":1,"b":2,"c":3,"d":4,"a":0}}`, `[[[[[]]]]]`, "{\"v\":{\"name\":\"c-001\",\"score\":7},\"step\":499}\n",
 	}
 	for _, s := range accepted {
 		got, ok := parseFast([]byte(s))
@@ -27,6 +27,7 @@ func TestParseFastMatchesOjg(t *testing.T) {
 			t.Errorf("parseFast(%s) = %#v, want %#v", s, got, want)
 		}
 		checkFastSize(t, []byte(s), got)
+		checkObjectsMode(t, []byte(s), want)
 	}
 	declined := []string{
 		``, ` `, `1.5`, `1e2`, `-0.0`, `1234567890123456789`, `-`, `01`, `"\ud83d\ude00"`, `"\ud800"`, "\"bad \xff\"",
@@ -59,7 +60,59 @@ func FuzzParseFast(f *testing.F) {
 			t.Fatalf("parseFast(%q) = %#v, want %#v", b, got, want)
 		}
 		checkFastSize(t, b, got)
+		checkObjectsMode(t, b, want)
 	})
+}
+
+// checkObjectsMode checks parseFastMode's objects mode against the plain
+// value want: the same value once resolved, the same size, each nested
+// object of 1 to maxOverlay distinct members an overlay (and made set
+// exactly when there is one), the outermost object a map.
+func checkObjectsMode(t *testing.T, b []byte, want any) {
+	t.Helper()
+	got, n, made, ok := parseFastMode(string(b), true)
+	if !ok {
+		t.Fatalf("objects mode declined %q", b)
+	}
+	if !reflect.DeepEqual(deepResolve(got), want) {
+		t.Fatalf("objects mode: %q = %#v, want %#v", b, deepResolve(got), want)
+	}
+	_, plainN, _ := parseFastSized(b)
+	if n != plainN {
+		t.Errorf("objects mode: %q size %d, plain %d", b, n, plainN)
+	}
+	if _, isOverlay := got.(*overlay); isOverlay {
+		t.Errorf("objects mode: %q: the outermost object is an overlay", b)
+	}
+	overlays := 0
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		switch x := v.(type) {
+		case *overlay:
+			overlays++
+			if x.base != nil || len(x.set) == 0 || len(x.set) > maxOverlay {
+				t.Errorf("objects mode: %q: overlay with base %v and %d members", b, x.base, len(x.set))
+			}
+			for _, m := range x.set {
+				walk(m.val, depth+1)
+			}
+		case map[string]any:
+			if depth > 0 && len(x) >= 1 && len(x) <= maxOverlay {
+				t.Errorf("objects mode: %q: nested object of %d members is a map", b, len(x))
+			}
+			for _, e := range x {
+				walk(e, depth+1)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, depth+1)
+			}
+		}
+	}
+	walk(got, 0)
+	if made != (overlays > 0) {
+		t.Errorf("objects mode: %q: made %v with %d overlays", b, made, overlays)
+	}
 }
 
 // checkFastSize checks the size parseFastSized reports against jsonSize.

@@ -3,6 +3,7 @@ package asl
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -19,6 +20,10 @@ type StateMachine struct {
 	order          []string // state names in definition order
 	assigns        bool     // some state of this machine (not nested ones) assigns variables
 	pure           bool     // no state of this machine (nested ones included) waits (see markPure)
+	// jsonata: some state of the machine (nested ones included) is a
+	// JSONata one, which reads plain values only (Execution.plain): the
+	// execution's input is then parsed without lazy values.
+	jsonata bool
 
 	// checkedWith is the last registry every static Task binding of the
 	// machine was found in. Handlers are only ever added or replaced, so
@@ -139,7 +144,19 @@ func Parse(data []byte) (*StateMachine, error) {
 		return nil, &DefinitionError{Problems: v.problems}
 	}
 	markPure(sm)
+	sm.jsonata = usesJSONata(sm)
 	return sm, nil
+}
+
+// usesJSONata reports whether some state of sm, nested ones included, is a
+// JSONata one.
+func usesJSONata(sm *StateMachine) bool {
+	for _, st := range sm.States {
+		if st.jsonata || (st.Processor != nil && usesJSONata(st.Processor)) || slices.ContainsFunc(st.Branches, usesJSONata) {
+			return true
+		}
+	}
+	return false
 }
 
 // markPure sets pure on every machine (nested ones included) whose states

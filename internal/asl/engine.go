@@ -219,11 +219,12 @@ func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMe
 	if len(strings.TrimSpace(string(input))) == 0 {
 		input = json.RawMessage("{}")
 	}
-	in, err := parseJSON(input)
+	// The input holds lazy values only where no state reads plain values
+	// alone (JSONata ones would resolve it at every state).
+	in, inSize, lazy, err := parseData(input, !e.eager && !sm.jsonata)
 	if err != nil {
 		return nil, nil, fmt.Errorf("execution input is not valid JSON: %w", err)
 	}
-	inSize := jsonSize(in)
 	if inSize > MaxPayloadBytes {
 		return nil, nil, fmt.Errorf("execution input is %d bytes, over the %d-byte limit", inSize, MaxPayloadBytes)
 	}
@@ -252,6 +253,9 @@ func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMe
 		durable:     opts.Durable,
 		keepHistory: !opts.DiscardHistory,
 		done:        make(chan struct{}),
+	}
+	if lazy {
+		x.markLazy()
 	}
 	if x.keepHistory {
 		x.hist = newHistory()

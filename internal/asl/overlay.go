@@ -32,7 +32,8 @@ type overlay struct {
 }
 
 // An overlay and its members are one allocation: 80 bytes with one
-// member, 176 with four, where a Go map of even one member is 336.
+// member, 176 with four (maxOverlay), where a Go map of even one member
+// is 336.
 type (
 	overlay1 struct {
 		o overlay
@@ -41,6 +42,10 @@ type (
 	overlay2 struct {
 		o overlay
 		a [2]member
+	}
+	overlay3 struct {
+		o overlay
+		a [3]member
 	}
 	overlay4 struct {
 		o overlay
@@ -51,22 +56,25 @@ type (
 // makeOverlay returns an overlay of base with room for n ≤ maxOverlay
 // members in set (which is empty).
 func makeOverlay(base map[string]any, n int) *overlay {
-	var o *overlay
-	switch {
-	case n <= 1:
+	var (
+		o   *overlay
+		set []member
+	)
+	switch n {
+	case 0, 1:
 		h := new(overlay1)
-		o = &h.o
-		o.set = h.a[:0]
-	case n == 2:
+		o, set = &h.o, h.a[:0]
+	case 2:
 		h := new(overlay2)
-		o = &h.o
-		o.set = h.a[:0]
+		o, set = &h.o, h.a[:0]
+	case 3:
+		h := new(overlay3)
+		o, set = &h.o, h.a[:0]
 	default:
 		h := new(overlay4)
-		o = &h.o
-		o.set = h.a[:0]
+		o, set = &h.o, h.a[:0]
 	}
-	o.base = base
+	o.base, o.set = base, set
 	return o
 }
 
@@ -79,10 +87,8 @@ func newOverlay(base map[string]any, key string, val any) *overlay {
 
 // get returns member key.
 func (o *overlay) get(key string) (any, bool) {
-	for _, s := range o.set {
-		if s.key == key {
-			return s.val, true
-		}
+	if i := memberIndex(o.set, key); i >= 0 {
+		return o.set[i].val, true
 	}
 	v, ok := o.base[key]
 	return v, ok
@@ -153,14 +159,7 @@ func (o *overlay) size() int {
 	return n + max(count-1, 0)
 }
 
-func (o *overlay) overrides(key string) bool {
-	for _, s := range o.set {
-		if s.key == key {
-			return true
-		}
-	}
-	return false
-}
+func (o *overlay) overrides(key string) bool { return memberIndex(o.set, key) >= 0 }
 
 // MarshalJSON writes the object, for encoding/json.
 func (o *overlay) MarshalJSON() ([]byte, error) { return marshalJSON(o.value()) }

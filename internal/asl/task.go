@@ -201,30 +201,35 @@ func (r *stateRun) taskInput(input any) (in, recorded json.RawMessage, eff any, 
 // (raw.go; JSONata states read their result in any case), otherwise
 // parsed.
 func (r *stateRun) taskResult(raw []byte) (any, int, error) {
-	if !r.st.jsonata && !r.x.engine.eager {
+	lazy := !r.st.jsonata && !r.x.engine.eager
+	if lazy {
 		if rj := newRaw(raw); rj != nil {
 			r.x.markLazy()
 			return rj, len(rj.text), nil
 		}
 	}
-	return parseResult(raw)
+	v, n, made, err := parseData(raw, lazy)
+	if made {
+		r.x.markLazy()
+	}
+	return v, n, err
 }
 
-// parseResult parses a handler's output (empty means null) and measures
-// it: exactly as jsonSize would, without walking it again when parseFast
-// read it.
-func parseResult(raw []byte) (any, int, error) {
+// parseData parses a payload (empty means null) and measures it: exactly
+// as jsonSize would, without walking it again when parseFast read it. With
+// objects, small objects are overlays (parseFastMode); made reports
+// whether it made one.
+func parseData(raw []byte, objects bool) (v any, size int, made bool, err error) {
 	if len(raw) == 0 {
-		return nil, jsonSize(nil), nil
+		return nil, jsonSize(nil), false, nil
 	}
-	if v, n, ok := parseFastSized(raw); ok && n != sizeUnknown {
-		return v, n, nil
+	if v, n, made, ok := parseFastMode(string(raw), objects); ok && n != sizeUnknown {
+		return v, n, made, nil
 	}
-	v, err := parseJSON(raw)
-	if err != nil {
-		return nil, 0, err
+	if v, err = parseJSON(raw); err != nil {
+		return nil, 0, false, err
 	}
-	return v, jsonSize(v), nil
+	return v, jsonSize(v), false, nil
 }
 
 // TaskInfo describes the Task attempt a handler is serving.
