@@ -91,7 +91,9 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 			itemBound = selectBound(optPath{p: st.ItemsPath}, effBound)
 		}
 	}
-	inputs := make([]any, len(items))
+	// vals holds each item's input, then, once the item is done, its
+	// output: the Map's result.
+	vals := make([]any, len(items))
 	sizes := make([]int, len(items))
 	r.stateCtx = r.stateContext() // $$.State is the same for every item
 	defer func() { r.stateCtx = nil }()
@@ -118,11 +120,10 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 		if !within(bound) {
 			bound = jsonSize(v)
 		}
-		inputs[i], sizes[i] = v, bound
+		vals[i], sizes[i] = v, bound
 	}
 
 	r.x.emit(Event{Type: "MapStateStarted", State: st.Name, Scope: r.fr.scope(), Length: intPtr(len(items))})
-	results := make([]any, len(items))
 	frames := make([]frame, len(items)) // one allocation for every item's frame
 	for i := range frames {
 		frames[i] = frame{parent: r.fr, state: st.Name, index: i}
@@ -143,13 +144,13 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 		} else {
 			*run = stateRun{} // no reading of the previous item's clock
 		}
-		out, err := r.x.runMachineWith(mctx, run, st.Processor, inputs[i], sizes[i], fr, vs)
+		out, err := r.x.runMachineWith(mctx, run, st.Processor, vals[i], sizes[i], fr, vs)
 		if err != nil {
 			se := toStatesError(err)
 			r.x.emit(Event{Type: "MapIterationFailed", State: st.Name, Scope: r.fr.scope(), Index: intPtr(i), Error: se.Name, Cause: se.Cause})
 			return err
 		}
-		results[i] = out
+		vals[i] = out
 		r.x.emitState(evMapIterationSucceeded, st, r.fr, nil, histIndex, i)
 		return nil
 	}
@@ -162,7 +163,7 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 		return nil, se
 	}
 	r.x.emit(Event{Type: "MapStateSucceeded", State: st.Name, Scope: r.fr.scope()})
-	return r.finish(input, results)
+	return r.finish(input, vals)
 }
 
 // mapFailedEarly is a Map state failing before its iterations start. A
