@@ -70,6 +70,6 @@ func (r *stateRun) replayed(input any, rep TaskReplay) (any, error) {
 		r.x.emit(ev)
 		return nil, rep.Err
 	}
-	r.x.emitState(evTaskSucceeded, r.st, r.fr, rep.Output, histOutput, 0)
+	r.x.emitState(evTaskSucceeded, r.st, r.fr, rep.Output)
 	return r.finish(input, rep.Output)
 }

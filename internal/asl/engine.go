@@ -258,7 +258,7 @@ func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMe
 		x.markLazy()
 	}
 	if x.keepHistory {
-		x.hist = newHistory()
+		x.hist = newHistory(x.wall0)
 	}
 	if opts.ExecutionARN != "" {
 		x.ID = opts.ExecutionARN

@@ -86,15 +86,15 @@ const MaxHistoryEvents = 25000
 // emit records a non-terminal history event. Once the quota is reached it
 // records nothing more and stops the run; run reports the failure.
 func (x *Execution) emit(ev Event) int {
-	id, _ := x.record(histEvent{typ: evOther, data: &ev}, false)
+	id, _ := x.record(newHist(evOther, nil, nil, &ev), 0, false)
 	return id
 }
 
 // emitState records one of the common events of state st in frame fr,
-// with data as its Input (or Output, with histOutput in flags). It returns
-// the event's id and its timestamp (0 when the clock was not read).
-func (x *Execution) emitState(typ evType, st *State, fr *frame, data any, flags uint8, num int) (int, int64) {
-	return x.record(histEvent{typ: typ, st: st, fr: fr, data: data, flags: flags, num: int32(num)}, false)
+// with data as its Input (or Output, for the types that carry one). It
+// returns the event's id and its timestamp (0 when the clock was not read).
+func (x *Execution) emitState(typ evType, st *State, fr *frame, data any) (int, int64) {
+	return x.record(newHist(typ, st, fr, data), 0, false)
 }
 
 // plain returns v without lazy values in it (raw.go, overlay.go), for what
@@ -122,12 +122,15 @@ func (x *Execution) clock() int64 { return x.wall0 + int64(time.Since(x.mono0)) 
 // Map iterations emit concurrently: without OnEvent they do not wait on
 // each other (see history); with it, OnEvent sees events one at a time, in
 // ID order, with timestamps that never decrease.
-func (x *Execution) record(h histEvent, terminal bool) (int, int64) {
+//
+// at is a clock reading (Unix nanoseconds) the caller took for the event,
+// or 0: the clock is read here when the event is kept or streamed.
+func (x *Execution) record(h histEvent, at int64, terminal bool) (int, int64) {
 	if x.onEvent != nil {
 		x.order.Lock()
 		defer x.order.Unlock()
 	}
-	ts := h.ts // a reading the caller took for the event, if any
+	ts := at
 	if ts == 0 && (x.keepHistory || x.onEvent != nil) {
 		ts = x.clock()
 	}
@@ -141,12 +144,12 @@ func (x *Execution) record(h histEvent, terminal bool) (int, int64) {
 		ts = max(ts, x.lastTS)
 		x.lastTS = ts
 	}
-	h.ts = ts
+	h.setClock(ts - x.wall0)
 	if x.keepHistory {
 		x.hist.put(id, h)
 	}
 	if x.onEvent != nil {
-		x.onEvent(h.event(id))
+		x.onEvent(h.event(id, x.wall0))
 	}
 	return id, ts
 }
@@ -179,7 +182,7 @@ func (x *Execution) historyLimit() *StatesError { return x.overLimit.Load() }
 
 func (x *Execution) run(ctx context.Context) {
 	defer close(x.done)
-	x.record(histEvent{typ: evExecutionStarted, data: x.input}, false)
+	x.record(newHist(evExecutionStarted, nil, nil, x.input), 0, false)
 	out, err := x.runMachineSized(ctx, x.sm, x.input, x.inputSize, rootFrame, newVarScope(nil))
 	res := &Result{}
 	switch limit := x.historyLimit(); {
@@ -193,7 +196,7 @@ func (x *Execution) run(ctx context.Context) {
 			break
 		}
 		res.Status, res.Output = StatusSucceeded, b
-		x.record(histEvent{typ: evExecutionSucceeded, data: out, flags: histOutput}, true)
+		x.record(newHist(evExecutionSucceeded, nil, nil, out), 0, true)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.Status, res.Error = StatusTimedOut, ErrTimeout
 		res.Cause = fmt.Sprintf("the execution ran longer than its TimeoutSeconds (%d)", x.sm.TimeoutSeconds)
@@ -216,7 +219,7 @@ func (x *Execution) run(ctx context.Context) {
 }
 
 // recordTerminal records the execution's final event.
-func (x *Execution) recordTerminal(ev Event) { x.record(histEvent{typ: evOther, data: &ev}, true) }
+func (x *Execution) recordTerminal(ev Event) { x.record(newHist(evOther, nil, nil, &ev), 0, true) }
 
 // toStatesError gives any error an ASL name: a *StatesError keeps its own.
 func toStatesError(err error) *StatesError {
@@ -424,11 +427,11 @@ func (x *Execution) runState(ctx context.Context, r *stateRun, st *State, input 
 	// reading rather than reading the clock again.
 	at := r.exitedAt
 	*r = stateRun{ctx: ctx, x: x, st: st, fr: fr, vars: vs, inSize: inSize, resultSize: sizeUnknown, outSize: sizeUnknown}
-	h := histEvent{typ: st.entered, st: st, fr: fr, data: input, ts: at}
-	if h.typ == evOther {
+	h := newHist(st.entered, st, fr, input)
+	if st.entered == evOther {
 		h.data = &Event{Type: st.Type + "StateEntered", State: st.Name, Scope: fr.scope(), Input: input}
 	}
-	id, ts := x.record(h, false)
+	id, ts := x.record(h, at, false)
 	r.eventID = id
 	if ts != 0 { // the state was entered when its event was recorded
 		r.entered = time.Unix(0, ts)
@@ -520,11 +523,11 @@ func (r *stateRun) checkOutput(out any, next string, err error) (any, string, er
 		}
 		r.outSize = n
 	}
-	h := histEvent{typ: st.exited, st: st, fr: r.fr, data: out, flags: histOutput}
-	if r.assigned != nil || h.typ == evOther {
-		h = histEvent{typ: evOther, data: &Event{Type: st.Type + "StateExited", State: st.Name, Scope: r.fr.scope(), Output: out, AssignedVariables: r.assigned}}
+	h := newHist(st.exited, st, r.fr, out)
+	if r.assigned != nil || st.exited == evOther {
+		h = newHist(evOther, nil, nil, &Event{Type: st.Type + "StateExited", State: st.Name, Scope: r.fr.scope(), Output: out, AssignedVariables: r.assigned})
 	}
-	_, r.exitedAt = r.x.record(h, false)
+	_, r.exitedAt = r.x.record(h, 0, false)
 	return out, next, nil
 }
 

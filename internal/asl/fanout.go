@@ -135,7 +135,7 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 	}
 	iterate := func(mctx context.Context, i int) error {
 		fr := &frames[i]
-		r.x.emitState(evMapIterationStarted, st, r.fr, nil, histIndex, i)
+		r.x.emitState(evMapIterationStarted, st, fr, nil) // the iteration's frame: its index and, by its parent, its scope
 		vs, release := r.vars.inner(st.Processor)
 		defer release()
 		run := seq
@@ -151,7 +151,7 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 			return err
 		}
 		vals[i] = out
-		r.x.emitState(evMapIterationSucceeded, st, r.fr, nil, histIndex, i)
+		r.x.emitState(evMapIterationSucceeded, st, fr, nil) // the iteration's frame: its index and, by its parent, its scope
 		return nil
 	}
 	if err := runIterations(ctx, len(items), limit, iterate); err != nil {

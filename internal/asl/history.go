@@ -56,20 +56,48 @@ func Transitions(events []Event) int {
 func intPtr(i int) *int { return &i }
 
 // histEvent is the compact form in which an execution keeps its history:
-// a third of an Event's size, so that a long history costs little memory
-// and garbage. The common events (a state entered or exited, a Task
-// scheduled or succeeded, a Map iteration's start and success, the
-// execution's start and success) are held in its own fields; any other
-// event keeps its whole Event in data. Event builds the public form.
+// 40 bytes, a fifth of an Event's size, so that a long history costs little
+// memory and garbage. The common events (a state entered or exited, a Task
+// scheduled for its first attempt or succeeded, a Map iteration's start
+// and success, the execution's start and success) are held in its own
+// fields; any other event keeps its whole Event in data. Event builds the
+// public form.
 type histEvent struct {
-	ts    int64  // wall clock, Unix nanoseconds (0 when not read)
-	st    *State // the state the event belongs to (nil for the execution's)
-	fr    *frame // the state's frame (nil for the execution's)
-	data  any    // Input, or Output with histOutput; the whole *Event with evOther
-	num   int32  // Attempt with histAttempt, Index with histIndex
-	flags uint8
-	typ   evType // the event's type (evOther: data is the *Event)
+	st *State // the state the event belongs to (nil for the execution's)
+	// fr is the state's frame (nil for the execution's); a Map iteration's
+	// events hold the iteration's own frame, which gives their scope (its
+	// parent's) and index.
+	fr   *frame
+	data any // Input, or Output for the types that carry one; the whole *Event with evOther
+	// meta holds the type (bits 0-4), histText (bit 5) and, from bit 6, the
+	// event's clock: nanoseconds since the execution's start, signed
+	// (±4.5 years; a later reading is held at the bound).
+	meta uint64
 }
+
+// histEvent's meta layout.
+const (
+	histTypeMask   = 1<<5 - 1
+	histText       = 1 << 5 // data is the Input's JSON text (*json.RawMessage)
+	histClockShift = 6
+	maxHistClock   = 1<<(63-histClockShift) - 1
+)
+
+// newHist returns the event of type typ.
+func newHist(typ evType, st *State, fr *frame, data any) histEvent {
+	return histEvent{st: st, fr: fr, data: data, meta: uint64(typ)}
+}
+
+func (h *histEvent) typ() evType { return evType(h.meta & histTypeMask) }
+
+// setClock records the event's clock reading, ns nanoseconds since the
+// execution's start.
+func (h *histEvent) setClock(ns int64) {
+	ns = min(max(ns, -maxHistClock), maxHistClock)
+	h.meta = h.meta&(1<<histClockShift-1) | uint64(ns)<<histClockShift
+}
+
+func (h *histEvent) clock() int64 { return int64(h.meta) >> histClockShift }
 
 // evType numbers the event types the compact history holds in its fields;
 // any other is evOther, its whole Event in data.
@@ -114,52 +142,51 @@ func stateEvents(typ string) (entered, exited evType, ok bool) {
 	return evOther, evOther, false
 }
 
-// histEvent flags.
-const (
-	histOutput  = 1 << iota // data is the Output (otherwise the Input)
-	histAttempt             // num is the Task's attempt; Resource is st's
-	histIndex               // num is the Map iteration's index
-	histText                // data is the Input's JSON text (*json.RawMessage)
-)
+// carriesOutput reports whether an event of type t holds an Output
+// (otherwise an Input, or nothing).
+func (t evType) carriesOutput() bool {
+	return t == evExecutionSucceeded || t == evTaskSucceeded || t >= evExited
+}
 
-// event returns the public form of the event numbered id.
-func (h *histEvent) event(id int) Event {
+// event returns the public form of the event numbered id; start is the
+// execution's start (Unix nanoseconds), which its clock counts from.
+func (h *histEvent) event(id int, start int64) Event {
 	var ev Event
-	if h.typ == evOther {
+	if typ := h.typ(); typ == evOther {
 		ev = *h.data.(*Event)
 		ev.Input, ev.Output = deepResolve(ev.Input), deepResolve(ev.Output)
 	} else {
-		ev.Type = h.typ.String()
+		ev.Type = typ.String()
+		fr := h.fr
+		switch typ {
+		case evTaskScheduled: // a first attempt (others are evOther)
+			ev.Attempt = 1
+			ev.Resource = h.st.Resource
+		case evMapIterationStarted, evMapIterationSucceeded:
+			ev.Index = intPtr(fr.index)
+			fr = fr.parent
+		}
 		if h.st != nil {
 			ev.State = h.st.Name
 		}
-		if h.fr != nil {
-			ev.Scope = h.fr.scope()
+		if fr != nil {
+			ev.Scope = fr.scope()
 		}
 		switch {
-		case h.flags&histOutput != 0:
+		case typ.carriesOutput():
 			ev.Output = deepResolve(h.data)
-		case h.flags&histText != 0:
+		case h.meta&histText != 0:
 			v, err := parseJSON(*h.data.(*json.RawMessage))
 			if err != nil { // never: the engine wrote the text
-				panic(fmt.Sprintf("asl: the recorded input of %s is not JSON: %v", h.typ, err))
+				panic(fmt.Sprintf("asl: the recorded input of %s is not JSON: %v", typ, err))
 			}
 			ev.Input = v
 		default:
 			ev.Input = deepResolve(h.data)
 		}
-		switch {
-		case h.flags&histAttempt != 0:
-			ev.Attempt = int(h.num)
-			ev.Resource = h.st.Resource
-		case h.flags&histIndex != 0:
-			ev.Index = intPtr(int(h.num))
-		}
 	}
 	ev.ID = id
-	if h.ts != 0 {
-		ev.Timestamp = time.Unix(0, h.ts)
-	}
+	ev.Timestamp = time.Unix(0, start+h.clock())
 	return ev
 }
 
@@ -182,10 +209,11 @@ type histBlock struct {
 // Parallel branches write different slots and never wait on each other.
 type history struct {
 	blocks []atomic.Pointer[histBlock] // ceil(MaxHistoryEvents/histChunk)
+	start  int64                       // the execution's start, Unix nanoseconds: events' clocks count from it
 }
 
-func newHistory() history {
-	return history{blocks: make([]atomic.Pointer[histBlock], (MaxHistoryEvents+histChunk-1)/histChunk)}
+func newHistory(start int64) history {
+	return history{blocks: make([]atomic.Pointer[histBlock], (MaxHistoryEvents+histChunk-1)/histChunk), start: start}
 }
 
 // put stores the event numbered id.
@@ -219,7 +247,7 @@ func (h *history) events(n int) []Event {
 		if b == nil || !b.ready[slot%histChunk].Load() {
 			break
 		}
-		ev := b.events[slot%histChunk].event(id)
+		ev := b.events[slot%histChunk].event(id, h.start)
 		if ev.Timestamp.Before(last) {
 			ev.Timestamp = last
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -190,11 +191,11 @@ func TestRegistryLookupWhileRegistering(t *testing.T) {
 	}
 }
 
-// TestHistEventSize: the kept history's record stays at 48 bytes (a Task
+// TestHistEventSize: the kept history's record stays at 40 bytes (a Task
 // records four), its layout documented on histEvent.
 func TestHistEventSize(t *testing.T) {
-	if n := unsafe.Sizeof(histEvent{}); n != 48 {
-		t.Errorf("histEvent is %d bytes, want 48", n)
+	if n := unsafe.Sizeof(histEvent{}); n != 40 {
+		t.Errorf("histEvent is %d bytes, want 40", n)
 	}
 }
 
@@ -226,5 +227,76 @@ func TestNestedScopes(t *testing.T) {
 	}
 	if len(seen) != len(want) {
 		t.Errorf("scopes %v, want %v", seen, want)
+	}
+}
+
+// TestMapIterationEvents: a Map iteration's events name the Map's own
+// scope and the item's index, at every depth.
+func TestMapIterationEvents(t *testing.T) {
+	def := `{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.items","ItemProcessor":{"StartAt":"N","States":{
+	  "N":{"Type":"Map","ItemProcessor":{"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}},"End":true}}},"End":true}}}`
+	res, err := New(NewRegistry()).Run(context.Background(), mustParse(t, def), json.RawMessage(`{"items":[["a","b"],["c"]]}`), StartOptions{Name: "iterations"})
+	if err != nil || res.Status != StatusSucceeded {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	got := map[string]int{}
+	for _, ev := range res.History() {
+		if ev.Type == "MapIterationStarted" || ev.Type == "MapIterationSucceeded" {
+			if ev.Index == nil {
+				t.Fatalf("%s without an index: %+v", ev.Type, ev)
+			}
+			got[fmt.Sprintf("%s %s %q %d", ev.Type, ev.State, ev.Scope, *ev.Index)]++
+		}
+	}
+	want := map[string]int{}
+	for _, typ := range []string{"MapIterationStarted", "MapIterationSucceeded"} {
+		for _, it := range []string{`M "" 0`, `M "" 1`, `N "M/item[0]" 0`, `N "M/item[0]" 1`, `N "M/item[1]" 0`} {
+			want[typ+" "+it] = 1
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("iteration events %v, want %v", got, want)
+	}
+}
+
+// TestHistoryTimestamps: each event keeps the clock reading it was
+// recorded with, counted from the execution's start.
+func TestHistoryTimestamps(t *testing.T) {
+	reg := NewRegistry()
+	const pause = 5 * time.Millisecond
+	reg.Register("SlowFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+		time.Sleep(pause)
+		return in, nil
+	})
+	def := `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"${SlowFunctionArn}","End":true}}}`
+	before := time.Now()
+	res, err := New(reg).Run(context.Background(), mustParse(t, def), json.RawMessage(`{}`), StartOptions{})
+	after := time.Now()
+	if err != nil || res.Status != StatusSucceeded {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	at := map[string]time.Time{}
+	for _, ev := range res.History() {
+		if ev.Timestamp.Before(before) || ev.Timestamp.After(after) {
+			t.Errorf("%s at %v, outside the run (%v to %v)", ev.Type, ev.Timestamp, before, after)
+		}
+		at[ev.Type] = ev.Timestamp
+	}
+	if d := at["TaskSucceeded"].Sub(at["TaskScheduled"]); d < pause {
+		t.Errorf("the task ran %v between its events, want at least %v", d, pause)
+	}
+
+	// The record holds its reading with its type and flags, both signs.
+	for _, ns := range []int64{0, 1, -1, 1234567890123, -int64(time.Hour), maxHistClock} {
+		h := newHist(evTaskScheduled, nil, nil, nil)
+		h.meta |= histText
+		h.setClock(ns)
+		if h.clock() != ns || h.typ() != evTaskScheduled || h.meta&histText == 0 {
+			t.Errorf("setClock(%d): clock %d, type %v, meta %#x", ns, h.clock(), h.typ(), h.meta)
+		}
+	}
+	h := newHist(evExecutionStarted, nil, nil, nil)
+	if h.setClock(maxHistClock + 1); h.clock() != maxHistClock {
+		t.Errorf("a reading past the bound is held at %d, want %d", h.clock(), maxHistClock)
 	}
 }

@@ -110,13 +110,22 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	// handler kept is never rewritten; the attempt also holds the history's
 	// copy of its input text, so that recording it allocates nothing more.
 	att := &taskAttempt{taskContext: taskContext{Context: tctx, x: r.x, st: st, attempt: r.retry + 1, token: r.token}, input: recorded}
-	flags := uint8(histAttempt)
+	sched := newHist(evTaskScheduled, st, r.fr, payload)
 	if in != nil {
-		payload, flags = &att.input, flags|histText
+		sched.data, sched.meta = &att.input, sched.meta|histText
 	} else if in, err = marshalJSON(payload); err != nil {
 		return nil, newError(ErrRuntime, "state %q: cannot encode the task input: %v", st.Name, err)
 	}
-	r.x.emitState(evTaskScheduled, st, r.fr, payload, flags, r.retry+1)
+	if att.attempt > 1 { // the compact event is a first attempt's
+		ev := &Event{Type: "TaskScheduled", State: st.Name, Scope: r.fr.scope(), Resource: st.Resource, Attempt: att.attempt, Input: payload}
+		if sched.meta&histText != 0 {
+			if ev.Input, err = parseJSON(in); err != nil { // never: the engine wrote the text
+				return nil, newError(ErrRuntime, "state %q: the task input is not JSON: %v", st.Name, err)
+			}
+		}
+		sched = newHist(evOther, nil, nil, ev)
+	}
+	r.x.record(sched, 0, false)
 	if replay.Done {
 		return r.replayed(input, replay)
 	}
@@ -134,7 +143,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 				return nil, newError(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", st.Resource)
 			}
 			r.resultSize = size
-			r.x.emitState(evTaskSucceeded, st, r.fr, result, histOutput, 0)
+			r.x.emitState(evTaskSucceeded, st, r.fr, result)
 			return r.finish(input, result)
 		}
 	}
@@ -165,7 +174,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		r.x.emit(Event{Type: "TaskFailed", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
 		return nil, se
 	}
-	r.x.emitState(evTaskSucceeded, st, r.fr, result, histOutput, 0)
+	r.x.emitState(evTaskSucceeded, st, r.fr, result)
 	return r.finish(input, result)
 }
 
