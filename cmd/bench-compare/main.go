@@ -73,13 +73,75 @@ func parse(args []string) (config, error) {
 
 // sample is one engine's figures over the rounds.
 type sample struct {
-	perSecond []float64
-	allocs    []float64
+	perSecond   []float64
+	allocs      []float64
+	collections []float64 // per run (Go only)
+	steal       []float64 // the share of the machine's CPU time stolen (-1: unknown)
 }
 
-func (s *sample) add(perSecond, allocs float64) {
-	s.perSecond = append(s.perSecond, perSecond)
-	s.allocs = append(s.allocs, allocs)
+func (s *sample) add(m aslbench.Measurement, steal float64) {
+	s.perSecond = append(s.perSecond, m.PerSecond())
+	s.allocs = append(s.allocs, m.Allocs)
+	s.collections = append(s.collections, m.Collections)
+	s.steal = append(s.steal, steal)
+}
+
+// procStat is where Linux reports the CPU time, steal included.
+var procStat = "/proc/stat"
+
+// cpuTimes returns the machine's total and stolen CPU time so far, in
+// clock ticks, from the first line of /proc/stat; false where there is no
+// such file (not Linux) or it does not read as expected.
+func cpuTimes() (total, steal uint64, ok bool) {
+	b, err := os.ReadFile(procStat)
+	if err != nil {
+		return 0, 0, false
+	}
+	return parseCPULine(string(b))
+}
+
+// parseCPULine reads the aggregate "cpu" line of /proc/stat: user nice
+// system idle iowait irq softirq steal [guest guest_nice], in ticks (the
+// guest times are already counted in user and nice).
+func parseCPULine(stat string) (total, steal uint64, ok bool) {
+	line, _, _ := strings.Cut(stat, "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return 0, 0, false
+	}
+	for i, f := range fields[1:9] {
+		n, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		total += n
+		if i == 7 {
+			steal = n
+		}
+	}
+	return total, steal, true
+}
+
+// stealDuring runs f and returns the share of the machine's CPU time the
+// hypervisor gave to others meanwhile (-1 when it cannot be read): a
+// measurement taken while it was high says more about the host than about
+// the engine.
+func stealDuring(f func() error) (float64, error) {
+	t0, s0, ok0 := cpuTimes()
+	err := f()
+	t1, s1, ok1 := cpuTimes()
+	if !ok0 || !ok1 || t1 <= t0 {
+		return -1, err
+	}
+	return float64(s1-s0) / float64(t1-t0), err
+}
+
+// share prints a median steal share ("–" when unknown).
+func share(v []float64) string {
+	if len(v) == 0 || slices.Min(v) < 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f %%", 100*median(v))
 }
 
 // schedule orders round number round: whether the Go engine goes before
@@ -156,11 +218,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			goRound := func() error {
 				for _, p := range procs {
 					runtime.GOMAXPROCS(p)
-					m, err := r.Measure(ctx, cfg.each)
+					var m aslbench.Measurement
+					steal, err := stealDuring(func() (err error) {
+						m, err = r.Measure(ctx, cfg.each)
+						return err
+					})
 					if err != nil {
 						return err
 					}
-					rw.goBy[p].add(m.PerSecond(), m.Allocs)
+					rw.goBy[p].add(m, steal)
 				}
 				return nil
 			}
@@ -169,7 +235,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 				if err != nil {
 					return err
 				}
-				m, err := measureNode(ctx, cfg, filepath.Join(dir, w.Name+".json"))
+				var m aslbench.Measurement
+				steal, err := stealDuring(func() (err error) {
+					m, err = measureNode(ctx, cfg, filepath.Join(dir, w.Name+".json"))
+					return err
+				})
 				if err != nil {
 					return fmt.Errorf("%s: node: %w", w.Name, err)
 				}
@@ -177,7 +247,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 					return fmt.Errorf("%s: the engines disagree: %w", w.Name, err)
 				}
 				m.Transitions = transitions
-				rw.node.add(m.PerSecond(), 0)
+				m.Allocs, m.Collections = 0, 0
+				rw.node.add(m, steal)
 				return nil
 			}
 			first, second := goRound, nodeRound
@@ -224,6 +295,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		line := fmt.Sprintf("- %s: Node %s", rw.name, spread(rw.node.perSecond))
 		for _, p := range cfg.procs {
 			line += fmt.Sprintf("; Go GOMAXPROCS=%d %s", p, spread(rw.goBy[p].perSecond))
+		}
+		fmt.Fprintln(out, line)
+	}
+	// Collections are what a second CPU makes dearer on a VM (their
+	// stop-the-world phases wait for it), and steal says how busy the host
+	// was: both explain a two-CPU column below the one-CPU one.
+	fmt.Fprintln(out, "\nGo collections per run, and CPU time stolen by the hypervisor during the runs (medians):")
+	for _, rw := range rows {
+		line := fmt.Sprintf("- %s: Node steal %s", rw.name, share(rw.node.steal))
+		for _, p := range cfg.procs {
+			line += fmt.Sprintf("; Go GOMAXPROCS=%d %.2f collections, steal %s", p, median(rw.goBy[p].collections), share(rw.goBy[p].steal))
 		}
 		fmt.Fprintln(out, line)
 	}

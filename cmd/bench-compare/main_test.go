@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +79,42 @@ func TestScheduleBalances(t *testing.T) {
 	}
 	if _, order := schedule(2, procs); procs[0] != 1 {
 		t.Errorf("schedule reordered its argument: %v (order %v)", procs, order)
+	}
+}
+
+func TestParseCPULine(t *testing.T) {
+	total, steal, ok := parseCPULine("cpu  3124706 260 597620 3028565 27614 0 21235 267174 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n")
+	if !ok || steal != 267174 || total != 3124706+260+597620+3028565+27614+0+21235+267174 {
+		t.Errorf("parseCPULine = %d, %d, %v", total, steal, ok)
+	}
+	for _, bad := range []string{"", "cpu0 1 2 3 4 5 6 7 8", "cpu 1 2 3 4 5 6 7", "cpu 1 2 3 4 5 6 7 x"} {
+		if _, _, ok := parseCPULine(bad); ok {
+			t.Errorf("parseCPULine(%q) accepted", bad)
+		}
+	}
+}
+
+// TestStealDuring: the share is the stolen ticks over all the ticks that
+// passed while f ran, and unknown without /proc/stat.
+func TestStealDuring(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "stat")
+	old := procStat
+	procStat = file
+	defer func() { procStat = old }()
+	if err := os.WriteFile(file, []byte("cpu  100 0 100 700 0 0 0 100 0 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := stealDuring(func() error {
+		return os.WriteFile(file, []byte("cpu  150 0 150 900 0 0 0 200 0 0\n"), 0o600) // 400 ticks, 100 stolen
+	})
+	if err != nil || got != 0.25 {
+		t.Errorf("stealDuring = %v, %v, want 0.25", got, err)
+	}
+	if share([]float64{0.25, 0.1, 0.5}) != "25 %" || share([]float64{0.2, -1}) != "–" || share(nil) != "–" {
+		t.Errorf("share: %q %q %q", share([]float64{0.25, 0.1, 0.5}), share([]float64{0.2, -1}), share(nil))
+	}
+	procStat = filepath.Join(t.TempDir(), "missing")
+	if got, _ := stealDuring(func() error { return nil }); got != -1 {
+		t.Errorf("without /proc/stat: %v, want -1", got)
 	}
 }

@@ -18,6 +18,8 @@ type Measurement struct {
 	Output      json.RawMessage `json:"output"`
 	// Allocs is the heap allocations per transition (Go only).
 	Allocs float64 `json:"allocs,omitempty"`
+	// Collections is the garbage collections per run (Go only).
+	Collections float64 `json:"collections,omitempty"`
 }
 
 // PerSecond is the transitions per second.
@@ -76,5 +78,6 @@ func (r *Runner) Measure(ctx context.Context, d time.Duration) (Measurement, err
 	m.Seconds = time.Since(start).Seconds()
 	runtime.ReadMemStats(&after)
 	m.Allocs = float64(after.Mallocs-before.Mallocs) / float64(m.Runs*m.Transitions)
+	m.Collections = float64(after.NumGC-before.NumGC) / float64(m.Runs)
 	return m, nil
 }
