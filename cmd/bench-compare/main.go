@@ -4,6 +4,10 @@
 // a Task chain. Rounds are interleaved (the engine that goes first
 // alternates) and the medians are printed as transitions per second with
 // the ratio; both engines' outputs must be equal or the command fails.
+// Beside them it prints the Go engine's collections per run, the CPU time
+// the hypervisor stole during each engine's runs (from /proc/stat), and a
+// control loop that only allocates, measured with each GOMAXPROCS value:
+// what the machine makes a second CPU cost, engine aside.
 //
 // Run it with `make bench-compare`; the table it prints is the one recorded
 // in docs/BENCHMARKS.md.
@@ -264,6 +268,21 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		rows = append(rows, rw)
 	}
+	// The control loop, measured with each GOMAXPROCS value in the same
+	// balanced order: what a second P costs the runtime itself here.
+	control := map[int]*sample{}
+	for _, p := range cfg.procs {
+		control[p] = &sample{}
+	}
+	for round := 0; round < cfg.rounds; round++ {
+		_, procs := schedule(round, cfg.procs)
+		for _, p := range procs {
+			runtime.GOMAXPROCS(p)
+			var m aslbench.Measurement
+			steal, _ := stealDuring(func() error { m = aslbench.MeasureControl(cfg.each); return nil })
+			control[p].add(m, steal)
+		}
+	}
 
 	fmt.Fprintln(out)
 	header := "| workload | aws-local-stepfunctions |"
@@ -309,6 +328,22 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		fmt.Fprintln(out, line)
 	}
+	fmt.Fprintf(out, "\nControl: a loop that only allocates what one Task-chain run does (%d objects, %d KB), engine aside:\n", aslbench.ControlObjects, aslbench.ControlBytes>>10)
+	line := "-"
+	for i, p := range cfg.procs {
+		c := control[p]
+		if i > 0 {
+			line += ";"
+		}
+		line += fmt.Sprintf(" GOMAXPROCS=%d %.0f runs/s (%.2f collections per run, steal %s)", p, median(c.perSecond), median(c.collections), share(c.steal))
+	}
+	if len(cfg.procs) > 1 {
+		if base := median(control[cfg.procs[0]].perSecond); base > 0 {
+			last := cfg.procs[len(cfg.procs)-1]
+			line += fmt.Sprintf("; GOMAXPROCS=%d / GOMAXPROCS=%d: %.2f×", last, cfg.procs[0], median(control[last].perSecond)/base)
+		}
+	}
+	fmt.Fprintln(out, line)
 	return nil
 }
 

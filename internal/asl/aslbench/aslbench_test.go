@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // want computes each workload's expected output from its meaning, not from
@@ -125,3 +127,32 @@ func BenchmarkWorkloads(b *testing.B) {
 }
 
 func readFile(dir, name string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, name+".json")) }
+
+// BenchmarkControl is the control loop of bench-compare: compare its
+// GOMAXPROCS=1 and =2 figures with the workloads'.
+func BenchmarkControl(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		ControlRun()
+	}
+}
+
+// TestControlAllocatesWhatItSays: the control's allocations per run are the
+// objects it names (and its slice), its bytes near ControlBytes, so that
+// it stays comparable to the Task chain it stands for.
+func TestControlAllocatesWhatItSays(t *testing.T) {
+	m := MeasureControl(20 * time.Millisecond)
+	if m.Runs < 1 || m.Allocs < ControlObjects || m.Allocs > ControlObjects+2 {
+		t.Errorf("control: %d runs, %.1f allocations per run, want %d objects and their slice", m.Runs, m.Allocs, ControlObjects)
+	}
+	const runs = 50
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		ControlRun()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per < ControlBytes*9/10 || per > ControlBytes*11/10 {
+		t.Errorf("control allocates %d bytes per run, want about %d", per, ControlBytes)
+	}
+}
