@@ -29,8 +29,9 @@
 //   - vars.go: variable scopes, their size limits and scope rules;
 //   - value.go, decode.go, encode.go, size.go: the engine's JSON values,
 //     read, written and measured; raw.go, overlay.go: the lazy values (a
-//     Task result kept as text, an object ResultPath overlays) and where
-//     they may stand;
+//     Task result kept as text; an object ResultPath overlays; a small
+//     payload or parsed object held as an overlay of its members) and
+//     where they may stand;
 //   - query.go, jsonata_states.go, jsonata_functions.go: JSONata values
 //     ({% … %}), JSONata states and the functions Step Functions adds.
 //
