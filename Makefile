@@ -53,6 +53,7 @@ test-go:
 	$(GO) test -race -count=1 ./...
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 40000x ./internal/asl
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalJSON$$' -fuzztime 40000x ./internal/asl
+	$(GO) test -run '^$$' -fuzz '^FuzzLazyInputsChangeNothing$$' -fuzztime 20000x ./internal/asl
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 2000x ./internal/search
 
 # npm tools are pinned in package.json / package-lock.json and installed on

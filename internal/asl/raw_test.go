@@ -264,3 +264,48 @@ func TestRawResultsChangeNothing(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLazyInputsChangeNothing: whatever the execution input, a machine
+// without JSONata states, whose input is parsed with its small objects as
+// overlays, ends and records exactly as the eager engine does, while its
+// states read the input every way a JSONPath workflow can.
+func FuzzLazyInputsChangeNothing(f *testing.F) {
+	for _, s := range []string{
+		`{"items":[{"id":"c-1","score":7},{"id":"c-2","score":3,"x":{"y":[1,{"z":null}]}}],"v":{"name":"a","n":1},"k":{"a":1,"b":2,"c":3,"d":4,"e":5}}`,
+		`{"items":[],"v":{"name":"b","n":-0,"n":2},"k":{}}`,
+		`{"items":[1,"two",[3],{"four":4}],"v":{"n":1.5e3},"k":null}`,
+		`{"v":{"name":"c"}}`, `{}`, `[1,2]`,
+	} {
+		f.Add([]byte(s), uint8(0))
+	}
+	defs := []string{
+		`{"StartAt":"M","States":{
+			"M":{"Type":"Map","ItemsPath":"$.items","ItemSelector":{"item.$":"$$.Map.Item.Value","i.$":"$$.Map.Item.Index","v.$":"$.v"},
+				"ItemProcessor":{"StartAt":"A","States":{
+					"A":{"Type":"Pass","Parameters":{"whole.$":"$.item","i.$":"$.i","json.$":"States.JsonToString($.item)"},"ResultPath":"$.r","Next":"B"},
+					"B":{"Type":"Pass","OutputPath":"$.r","End":true}}},"ResultPath":"$.m","Next":"C"},
+			"C":{"Type":"Choice","Choices":[{"Variable":"$.v.name","StringEquals":"a","Next":"D"},{"Variable":"$.v","IsPresent":true,"Next":"E"}],"Default":"E"},
+			"D":{"Type":"Pass","Parameters":{"v.$":"$.v","k.$":"$.k","same.$":"States.ArrayContains($.m, $.m[0])","merged.$":"States.JsonMerge($.v, $.v, false)"},"ResultPath":"$.d","Next":"E"},
+			"E":{"Type":"Pass","InputPath":"$.v","ResultPath":"$.again","Next":"T"},
+			"T":{"Type":"Task","Resource":"${EchoArn}","Parameters":{"v.$":"$.v","all.$":"$"},"ResultSelector":{"v.$":"$.v"},"ResultPath":"$.v.echo","Next":"U"},
+			"U":{"Type":"Task","Resource":"${OutArn}","ResultPath":"$.v.out","Next":"F"},
+			"F":{"Type":"Pass","Assign":{"saved.$":"$.v"},"OutputPath":"$.v","Next":"G"},
+			"G":{"Type":"Pass","Parameters":{"saved.$":"$saved","text.$":"States.Format('{}', $saved)"},"End":true}}}`,
+	}
+	f.Fuzz(func(t *testing.T, input []byte, out uint8) {
+		if !json.Valid(input) {
+			return
+		}
+		outputs := []string{`{"a":{"b":1},"n":3}`, `{"n":3, "a":{"b":1}}`, `[{"a":{"b":1}}]`}
+		result := outputs[int(out)%len(outputs)]
+		reg := func() *Registry {
+			r := NewRegistry()
+			r.Register("Out", func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(result), nil })
+			r.Register("Echo", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) { return in, nil })
+			return r
+		}
+		for i, def := range defs {
+			runBoth(t, fmt.Sprintf("def %d", i), json.RawMessage(def), input, reg)
+		}
+	})
+}
