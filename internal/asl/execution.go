@@ -184,6 +184,18 @@ func (x *Execution) run(ctx context.Context) {
 	defer close(x.done)
 	x.record(newHist(evExecutionStarted, nil, nil, x.input), 0, false)
 	out, err := x.runMachineSized(ctx, x.sm, x.input, x.inputSize, rootFrame, newVarScope(nil))
+	x.result = x.conclude(ctx, out, err)
+}
+
+// conclude records the execution's final event and returns its result. It
+// is run's tail, kept out of run's frame: run's frame lies under every
+// state for as long as the execution lasts, and the terminal events built
+// here took 800 bytes of it, enough to keep a waiting execution's
+// goroutine stack from shrinking to 8 KiB (see BenchmarkWaitingExecutions
+// in internal/control).
+//
+//go:noinline
+func (x *Execution) conclude(ctx context.Context, out any, err error) *Result {
 	res := &Result{}
 	switch limit := x.historyLimit(); {
 	case limit != nil:
@@ -215,7 +227,7 @@ func (x *Execution) run(ctx context.Context) {
 		res.hist, res.events = &x.hist, int(x.emitted.Load())
 	}
 	res.Transitions = int(x.transitions.Load())
-	x.result = res
+	return res
 }
 
 // recordTerminal records the execution's final event.

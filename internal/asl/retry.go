@@ -7,6 +7,34 @@ import (
 	"time"
 )
 
+// retried waits out the delay of the retrier that matches se, if it has
+// attempts left, and reports whether the state is to run again. It is kept
+// out of withRetry's frame, which lies under a waiting Task (see
+// Execution.conclude).
+func (r *stateRun) retried(ctx context.Context, se *StatesError, attempts []int) (bool, error) {
+	st := r.st
+	i := matchIndex(st.Retry, se.Name)
+	if i < 0 || attempts[i] >= st.Retry[i].MaxAttempts {
+		return false, nil
+	}
+	rt := st.Retry[i]
+	delay := rt.IntervalSeconds * math.Pow(rt.BackoffRate, float64(attempts[i]))
+	if rt.MaxDelaySeconds > 0 && delay > rt.MaxDelaySeconds {
+		delay = rt.MaxDelaySeconds
+	}
+	if rt.JitterFull {
+		delay = mrand.Float64() * delay
+	}
+	attempts[i]++
+	r.retry++
+	r.x.engine.logger.DebugContext(ctx, "retrying state", "state", st.Name, "error", se.Name, "attempt", r.retry)
+	if err := sleep(ctx, time.Duration(delay*float64(time.Second))); err != nil {
+		return false, err
+	}
+	r.entered = r.x.engine.now()
+	return true, nil
+}
+
 // withRetry runs a Task, Parallel or Map state with its Retry and Catch.
 func (r *stateRun) withRetry(ctx context.Context, input any) (any, string, error) {
 	st := r.st
@@ -32,22 +60,9 @@ func (r *stateRun) withRetry(ctx context.Context, input any) (any, string, error
 			return nil, "", ctx.Err()
 		}
 		se := toStatesError(err)
-		if i := matchIndex(st.Retry, se.Name); i >= 0 && attempts[i] < st.Retry[i].MaxAttempts {
-			rt := st.Retry[i]
-			delay := rt.IntervalSeconds * math.Pow(rt.BackoffRate, float64(attempts[i]))
-			if rt.MaxDelaySeconds > 0 && delay > rt.MaxDelaySeconds {
-				delay = rt.MaxDelaySeconds
-			}
-			if rt.JitterFull {
-				delay = mrand.Float64() * delay
-			}
-			attempts[i]++
-			r.retry++
-			r.x.engine.logger.DebugContext(ctx, "retrying state", "state", st.Name, "error", se.Name, "attempt", r.retry)
-			if err := sleep(ctx, time.Duration(delay*float64(time.Second))); err != nil {
-				return nil, "", err
-			}
-			r.entered = r.x.engine.now()
+		if retry, err := r.retried(ctx, se, attempts); err != nil {
+			return nil, "", err
+		} else if retry {
 			continue
 		}
 		for _, c := range st.Catch {

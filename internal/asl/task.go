@@ -152,30 +152,39 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		result, herr = wait.wait(tctx, heartbeat)
 	}
 	if herr != nil {
-		var se *StatesError
-		switch {
-		case errors.As(herr, &se) && se.Name == ErrHeartbeatTimeout:
-			r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
-			return nil, se
-		case errors.Is(herr, context.DeadlineExceeded) && ctx.Err() == nil:
-			se = newError(ErrTimeout, "state %q did not finish within %s", st.Name, timeout)
-			r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
-			return nil, se
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case errors.As(herr, &se):
-			// engine-made, sent with SendTaskFailure, or declared by the
-			// handler with its exact name and cause
-		default:
-			name := ErrorName(herr)
-			cause, _ := marshalJSON(map[string]any{"errorMessage": herr.Error(), "errorType": name})
-			se = &StatesError{Name: name, Cause: string(cause)}
-		}
-		r.x.emit(Event{Type: "TaskFailed", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
-		return nil, se
+		return nil, r.taskFailed(ctx, herr, timeout)
 	}
 	r.x.emitState(evTaskSucceeded, st, r.fr, result)
 	return r.finish(input, result)
+}
+
+// taskFailed records how the Task's attempt failed with herr and returns
+// the error the state fails with. It is task's tail, kept out of task's
+// frame, which lies under a waiting Task for as long as it waits (see
+// Execution.conclude).
+func (r *stateRun) taskFailed(ctx context.Context, herr error, timeout time.Duration) error {
+	st := r.st
+	var se *StatesError
+	switch {
+	case errors.As(herr, &se) && se.Name == ErrHeartbeatTimeout:
+		r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
+		return se
+	case errors.Is(herr, context.DeadlineExceeded) && ctx.Err() == nil:
+		se = newError(ErrTimeout, "state %q did not finish within %s", st.Name, timeout)
+		r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
+		return se
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.As(herr, &se):
+		// engine-made, sent with SendTaskFailure, or declared by the
+		// handler with its exact name and cause
+	default:
+		name := ErrorName(herr)
+		cause, _ := marshalJSON(map[string]any{"errorMessage": herr.Error(), "errorType": name})
+		se = &StatesError{Name: name, Cause: string(cause)}
+	}
+	r.x.emit(Event{Type: "TaskFailed", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
+	return se
 }
 
 // taskInput renders a Task's Parameters object straight to the handler's

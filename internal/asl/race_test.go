@@ -1,0 +1,5 @@
+//go:build race
+
+package asl
+
+const raceEnabled = true
