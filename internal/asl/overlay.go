@@ -2,7 +2,6 @@ package asl
 
 import (
 	"maps"
-	"slices"
 	"sync/atomic"
 )
 
@@ -102,8 +101,9 @@ func (o *overlay) with(key string, val any) any {
 		n++
 	}
 	if n > maxOverlay {
-		set := append(slices.Clip(o.set), member{key, val})
-		return overlaid(o.base, set)
+		m := overlaid(o.base, o.set)
+		m[key] = val
+		return m
 	}
 	w := makeOverlay(o.base, n)
 	replaced := false

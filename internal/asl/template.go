@@ -273,29 +273,33 @@ func (t *template) evalInner(s *scope) (any, error) {
 		}
 		return out, nil
 	case tmplObject:
+		// A small object is an overlay of its members alone: a third of a
+		// map's bytes (overlay.go).
+		var (
+			small *overlay
+			m     map[string]any
+		)
 		if len(t.fields) <= maxOverlay && s.lazy() {
-			// A small object as an overlay of its members alone: a
-			// third of a map's bytes (overlay.go).
-			out := makeOverlay(nil, len(t.fields))
-			for i := range t.fields {
-				f := &t.fields[i]
-				v, err := f.value.evalInner(s)
-				if err != nil {
-					return nil, f.failed(s, err)
-				}
-				out.set = append(out.set, member{f.key, v})
-			}
-			return out, nil
+			small = makeOverlay(nil, len(t.fields))
+		} else {
+			m = make(map[string]any, len(t.fields))
 		}
-		out := make(map[string]any, len(t.fields))
-		for _, f := range t.fields {
+		for i := range t.fields {
+			f := &t.fields[i]
 			v, err := f.value.evalInner(s)
 			if err != nil {
 				return nil, f.failed(s, err)
 			}
-			out[f.key] = v
+			if small != nil {
+				small.set = append(small.set, member{f.key, v})
+			} else {
+				m[f.key] = v
+			}
 		}
-		return out, nil
+		if small != nil {
+			return small, nil
+		}
+		return m, nil
 	}
 	return nil, fmt.Errorf("unknown template kind %d", t.kind)
 }
