@@ -118,6 +118,10 @@ func (x *Execution) markLazy() {
 // clock returns the wall time in Unix nanoseconds.
 func (x *Execution) clock() int64 { return x.wall0 + int64(time.Since(x.mono0)) }
 
+// recording reports whether events are kept or streamed: otherwise they
+// are only counted, and nothing need be built for them.
+func (x *Execution) recording() bool { return x.keepHistory || x.onEvent != nil }
+
 // record numbers h, keeps it and hands it to OnEvent. Parallel branches and
 // Map iterations emit concurrently: without OnEvent they do not wait on
 // each other (see history); with it, OnEvent sees events one at a time, in
@@ -131,7 +135,7 @@ func (x *Execution) record(h histEvent, at int64, terminal bool) (int, int64) {
 		defer x.order.Unlock()
 	}
 	ts := at
-	if ts == 0 && (x.keepHistory || x.onEvent != nil) {
+	if ts == 0 && x.recording() {
 		ts = x.clock()
 	}
 	id, ok := x.number(terminal)

@@ -116,7 +116,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	} else if in, err = marshalJSON(payload); err != nil {
 		return nil, newError(ErrRuntime, "state %q: cannot encode the task input: %v", st.Name, err)
 	}
-	if att.attempt > 1 { // the compact event is a first attempt's
+	if att.attempt > 1 && r.x.recording() { // the compact event is a first attempt's
 		ev := &Event{Type: "TaskScheduled", State: st.Name, Scope: r.fr.scope(), Resource: st.Resource, Attempt: att.attempt, Input: payload}
 		if sched.meta&histText != 0 {
 			if ev.Input, err = parseJSON(in); err != nil { // never: the engine wrote the text
@@ -198,7 +198,7 @@ func (r *stateRun) taskInput(input any) (in, recorded json.RawMessage, eff any, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	record := r.x.keepHistory || r.x.onEvent != nil
+	record := r.x.recording()
 	copies := 1
 	if record {
 		copies = 2
