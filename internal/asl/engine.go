@@ -31,9 +31,10 @@ type Engine struct {
 	registry *Registry
 	logger   *slog.Logger
 	now      func() time.Time
-	// eager parses every Task result and copies every object ResultPath
-	// sets into (tests compare it with the lazy values of raw.go and
-	// overlay.go).
+	// eager makes no lazy values: it parses every Task result and the
+	// input into maps, builds payload objects as maps and copies every
+	// object ResultPath sets into (tests compare it with the lazy values
+	// of raw.go and overlay.go).
 	eager bool
 
 	mu      sync.Mutex

@@ -13,8 +13,8 @@ import (
 
 // JSON values inside the engine are plain Go values: map[string]any, []any,
 // string, int64, float64, bool and nil, and inside a state's data two lazy
-// ones (raw.go): a Task result kept as its text and an object overlaid by
-// ResultPath. They are parsed once (with ojg, which keeps integers as int64)
+// ones (raw.go): a Task result kept as its text, and an overlay (an object
+// ResultPath set a member of, or a small object held as its members). They are parsed once (with ojg, which keeps integers as int64)
 // and passed between states without re-marshalling. Values are never
 // mutated in place: a state that changes a value copies the containers
 // along the changed path, or overlays the object it sets a member of.
