@@ -19,7 +19,6 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -147,9 +146,9 @@ func lambdaHandler(ctx context.Context, logicalID string, kind catalog.Kind, fun
 	if err != nil {
 		return nil, err
 	}
-	ac, err := awsconfig.LoadDefaultConfig(ctx)
+	ac, err := lambdaAWSConfig(os.Getenv)
 	if err != nil {
-		return nil, fmt.Errorf("aws config: %w", err)
+		return nil, err
 	}
 	svcs, err := build(ctx, cfg, ac)
 	if err != nil {

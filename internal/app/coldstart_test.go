@@ -42,6 +42,23 @@ func (f *fakeRuntime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// buildBootstrap builds functions/<folder> with the Lambda build's tag for
+// this machine's architecture, with the extra build flags (make build adds
+// -trimpath -ldflags="-s -w": they change the size, not the behaviour, and
+// without them the build reuses what the other tests compiled), and returns
+// the binary's path.
+func buildBootstrap(tb testing.TB, folder string, flags ...string) string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "bootstrap")
+	args := append(append([]string{"build", "-tags", "lambda.norpc"}, flags...), "-o", bin, "../../functions/"+folder)
+	build := exec.Command("go", args...)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		tb.Fatalf("build functions/%s: %v\n%s", folder, err, out)
+	}
+	return bin
+}
+
 // BenchmarkColdStartApiFunction measures a Lambda cold start locally: from
 // starting the bootstrap process (built as for Lambda, but for this
 // machine's architecture) to its first handled event posted back to the
@@ -49,12 +66,7 @@ func (f *fakeRuntime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // without any AWS call, so the figure is the process's own init cost (AWS
 // SDK configuration included).
 func BenchmarkColdStartApiFunction(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "bootstrap")
-	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bin, "../../functions/api")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBootstrap(b, "api", "-trimpath", "-ldflags=-s -w")
 	event, err := os.ReadFile("../../events/api-get-search.json")
 	if err != nil {
 		b.Fatal(err)
