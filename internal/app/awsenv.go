@@ -127,12 +127,11 @@ func (e envEndpoints) global() (string, bool) {
 
 // GetServiceBaseEndpoint implements the SDK's service endpoint source.
 func (e envEndpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
-	v := e.getenv("AWS_ENDPOINT_URL_" + strings.ToUpper(strings.ReplaceAll(sdkID, " ", "_")))
-	if v == "" {
-		v, ok := e.global()
-		return v, ok, nil
+	if v := e.getenv("AWS_ENDPOINT_URL_" + strings.ToUpper(strings.ReplaceAll(sdkID, " ", "_"))); v != "" {
+		return v, !e.ignored(), nil
 	}
-	return v, !e.ignored(), nil
+	v, ok := e.global()
+	return v, ok, nil
 }
 
 // GetIgnoreConfiguredEndpoints implements the SDK's switch for the above.

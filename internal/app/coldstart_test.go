@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -59,6 +60,34 @@ func buildBootstrap(tb testing.TB, folder string, flags ...string) string {
 	return bin
 }
 
+// invoke starts bin with env against a fake Runtime API that hands it
+// event, and returns what it posted back ("<path> <body>"), its stderr and
+// the time from its start to that answer.
+func invoke(tb testing.TB, bin, event string, env []string) (answer, stderr string, elapsed time.Duration) {
+	tb.Helper()
+	rt := &fakeRuntime{event: event, done: make(chan string, 1)}
+	srv := httptest.NewServer(rt)
+	defer srv.Close()
+	cmd := exec.Command(bin)
+	var errOut bytes.Buffer
+	cmd.Env, cmd.Stderr = append(env[:len(env):len(env)], "AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(srv.URL, "http://")), &errOut
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	select {
+	case answer = <-rt.done:
+		elapsed = time.Since(start)
+	case <-time.After(60 * time.Second):
+	}
+	cmd.Process.Kill()
+	cmd.Wait() // stderr is complete only now
+	if answer == "" {
+		tb.Fatalf("no answer from the bootstrap in 60 s; stderr:\n%s", errOut.String())
+	}
+	return answer, errOut.String(), elapsed
+}
+
 // BenchmarkColdStartApiFunction measures a Lambda cold start locally: from
 // starting the bootstrap process (built as for Lambda, but for this
 // machine's architecture) to its first handled event posted back to the
@@ -72,33 +101,13 @@ func BenchmarkColdStartApiFunction(b *testing.B) {
 		b.Fatal(err)
 	}
 	noTenant := strings.Replace(string(event), `"custom:tenant": "default", `, "", 1)
+	env := []string{"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKID", "AWS_SECRET_ACCESS_KEY=SECRET",
+		"INPUTS_BUCKET=in", "REPORTS_BUCKET=rep", "CONTEXT_TABLE=ctx",
+		"STATE_MACHINE_ARN=arn:aws:states:us-east-1:123456789012:stateMachine:S"}
 	var total time.Duration
 	b.ResetTimer()
 	for range b.N {
-		rt := &fakeRuntime{event: noTenant, done: make(chan string, 1)}
-		srv := httptest.NewServer(rt)
-		cmd := exec.Command(bin)
-		cmd.Env = []string{
-			"AWS_LAMBDA_RUNTIME_API=" + strings.TrimPrefix(srv.URL, "http://"),
-			"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKID", "AWS_SECRET_ACCESS_KEY=SECRET",
-			"INPUTS_BUCKET=in", "REPORTS_BUCKET=rep", "CONTEXT_TABLE=ctx",
-			"STATE_MACHINE_ARN=arn:aws:states:us-east-1:123456789012:stateMachine:S",
-			"AWS_EC2_METADATA_DISABLED=true",
-		}
-		start := time.Now()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		var got string
-		select {
-		case got = <-rt.done:
-		case <-time.After(30 * time.Second):
-			b.Fatal("no response from the bootstrap")
-		}
-		elapsed := time.Since(start)
-		cmd.Process.Kill()
-		cmd.Wait()
-		srv.Close()
+		got, _, elapsed := invoke(b, bin, noTenant, env)
 		if !strings.Contains(got, "/response") || !strings.Contains(got, "401") {
 			b.Fatalf("unexpected answer: %s", got)
 		}

@@ -3,12 +3,10 @@ package app_test
 import (
 	"bytes"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -51,7 +49,7 @@ func TestApiBootstrapTalksToDynamoDB(t *testing.T) {
 		"AWS_ENDPOINT_URL_DYNAMODB=" + aws.ToString(client.Options().BaseEndpoint),
 		"INPUTS_BUCKET=in", "REPORTS_BUCKET=rep", "CONTEXT_TABLE=" + table}
 
-	got, stderr := invokeOnce(t, bin, event, env)
+	got, stderr, _ := invoke(t, bin, event, env)
 	var resp struct {
 		StatusCode int    `json:"statusCode"`
 		Body       string `json:"body"`
@@ -72,32 +70,6 @@ func TestApiBootstrapTalksToDynamoDB(t *testing.T) {
 	if err := cmd.Run(); err == nil || !strings.Contains(errOut.String(), "init failed") || !strings.Contains(errOut.String(), "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") {
 		t.Errorf("no credentials: exit %v, stderr %s; want an init failure naming the variables", err, errOut.String())
 	}
-}
-
-// invokeOnce starts bin against a fake Runtime API that hands it event, and
-// returns what it posted back ("<path> <body>") and its stderr.
-func invokeOnce(t *testing.T, bin, event string, env []string) (string, string) {
-	t.Helper()
-	rt := &fakeRuntime{event: event, done: make(chan string, 1)}
-	srv := httptest.NewServer(rt)
-	defer srv.Close()
-	cmd := exec.Command(bin)
-	var stderr bytes.Buffer
-	cmd.Env, cmd.Stderr = append(env, "AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(srv.URL, "http://")), &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var got string
-	select {
-	case got = <-rt.done:
-	case <-time.After(60 * time.Second):
-	}
-	cmd.Process.Kill()
-	cmd.Wait() // stderr is complete only now
-	if got == "" {
-		t.Fatalf("no answer from the bootstrap in 60 s; stderr:\n%s", stderr.String())
-	}
-	return got, stderr.String()
 }
 
 // TestBootstrapsLinkNoCredentialChains: a Lambda gets its credentials from
