@@ -1,6 +1,7 @@
 package asl
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -43,11 +44,40 @@ func TestParseFastMatchesOjg(t *testing.T) {
 
 // FuzzParseFast checks that what parseFast accepts, ojg reads as the same
 // value, and that parseFast accepts no text the general path refuses.
+// TestParseJSONZeroWithExponent: ojg v1.28.5 refuses a zero with an
+// exponent and no fraction; parseJSON reads it as zero, and leaves strings
+// that look like one alone.
+func TestParseJSONZeroWithExponent(t *testing.T) {
+	for text, want := range map[string]any{
+		`0e0`:                        int64(0),
+		`-0E-12`:                     int64(0),
+		`[0e+5,10e0]`:                []any{int64(0), int64(10)},
+		`{"0e1":"0e1","n":0.0e1}`:    map[string]any{"0e1": "0e1", "n": float64(0)},
+		`{"s":"\"0e1","n":[-0e1,1]}`: map[string]any{"s": `"0e1`, "n": []any{int64(0), int64(1)}},
+	} {
+		got, err := parseJSON([]byte(text))
+		if err != nil {
+			t.Errorf("parseJSON(%s): %v", text, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("parseJSON(%s) = %#v, want %#v", text, got, want)
+		}
+	}
+	if _, ok := dropZeroExponents([]byte(`{"a":"0e1","b":1e5,"c":0.5e1}`)); ok {
+		t.Error("dropZeroExponents rewrote a document without a zero with an exponent")
+	}
+}
+
 func FuzzParseFast(f *testing.F) {
 	for _, s := range []string{`{"a":[1,-2,"x\n"],"b":null,"c":{"d":true}}`, `"\u00e9\u0000"`, `[123456789012345678,-0]`, `{"a":1,"a":{}}`} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte(`[0e0,-0E+5,"0e1",{"k":0.0e1}]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := parseJSON(b); json.Valid(b) && err != nil {
+			t.Fatalf("parseJSON refuses valid JSON %q: %v", b, err)
+		}
 		got, ok := parseFast(b)
 		if !ok {
 			return

@@ -274,7 +274,7 @@ func FuzzLazyInputsChangeNothing(f *testing.F) {
 		`{"items":[{"id":"c-1","score":7},{"id":"c-2","score":3,"x":{"y":[1,{"z":null}]}}],"v":{"name":"a","n":1},"k":{"a":1,"b":2,"c":3,"d":4,"e":5}}`,
 		`{"items":[],"v":{"name":"b","n":-0,"n":2},"k":{}}`,
 		`{"items":[1,"two",[3],{"four":4}],"v":{"n":1.5e3},"k":null}`,
-		`{"v":{"name":"c"}}`, `{}`, `[1,2]`,
+		`{"v":{"name":"c"}}`, `{}`, `[1,2]`, `{"v":{"n":0e0},"items":[-0E1]}`,
 	} {
 		f.Add([]byte(s), uint8(0))
 	}

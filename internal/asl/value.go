@@ -14,8 +14,9 @@ import (
 // JSON values inside the engine are plain Go values: map[string]any, []any,
 // string, int64, float64, bool and nil, and inside a state's data two lazy
 // ones (raw.go): a Task result kept as its text, and an overlay (an object
-// ResultPath set a member of, or a small object held as its members). They are parsed once (with ojg, which keeps integers as int64)
-// and passed between states without re-marshalling. Values are never
+// ResultPath set a member of, or a small object held as its members). They
+// are parsed once (with ojg, which keeps integers as int64) and passed
+// between states without re-marshalling. Values are never
 // mutated in place: a state that changes a value copies the containers
 // along the changed path, or overlays the object it sets a member of.
 
@@ -50,7 +51,54 @@ func parseJSONGeneral(b []byte) (v any, err error) {
 			v, err = nil, fmt.Errorf("parse JSON: %v", p)
 		}
 	}()
-	return oj.Parse(b)
+	if v, err = oj.Parse(b); err != nil {
+		if fixed, ok := dropZeroExponents(b); ok {
+			return oj.Parse(fixed)
+		}
+	}
+	return v, err
+}
+
+// dropZeroExponents rewrites valid JSON text whose numbers include a zero
+// with an exponent and no fraction (0e5, -0E-1), which ojg v1.28.5 rejects
+// ("invalid number", found by FuzzLazyInputsChangeNothing), as the same
+// numbers without the exponent: zero times any power of ten is zero, and ojg
+// reads an integer with an exponent (10e0) as an integer, so 0e5 is 0 as
+// it would be. ok is false when the text has no such number. Strings are
+// skipped; b has passed json.Valid.
+func dropZeroExponents(b []byte) (fixed []byte, ok bool) {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			out = append(out, b[i:j+1]...)
+			i = j + 1
+		case c == '-' || c >= '0' && c <= '9':
+			j := i
+			for j < len(b) && bytes.IndexByte([]byte("+-.0123456789eE"), b[j]) >= 0 {
+				j++
+			}
+			num := b[i:j]
+			digits := bytes.TrimPrefix(num, []byte("-"))
+			if len(digits) > 1 && digits[0] == '0' && (digits[1] == 'e' || digits[1] == 'E') {
+				num, ok = num[:len(num)-len(digits)+1], true
+			}
+			out = append(out, num...)
+			i = j
+		default:
+			out = append(out, c)
+			i++
+		}
+	}
+	return out, ok
 }
 
 // marshalJSON renders an engine value as compact JSON without HTML escaping,
