@@ -9,6 +9,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"strings"
 )
 
 //go:embed *.md
@@ -32,4 +33,37 @@ func PromptVersion(agent string) string {
 	}
 	sum := sha256.Sum256(b)
 	return agent + "@" + hex.EncodeToString(sum[:])[:12]
+}
+
+// Defuse returns text that cannot open or close a data block: every run
+// of three or more '<' or of three or more '>' (the marks are "<<<" and
+// ">>>") is written with a space between its characters, so the only
+// marks in a message are the ones the code writes around the data.
+func Defuse(text string) string {
+	if !strings.Contains(text, "<<<") && !strings.Contains(text, ">>>") {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text) + len(text)/2)
+	for i := 0; i < len(text); {
+		c := text[i]
+		j := i + 1
+		if c == '<' || c == '>' {
+			for j < len(text) && text[j] == c {
+				j++
+			}
+		}
+		if j-i >= 3 {
+			for k := i; k < j; k++ {
+				if k > i {
+					b.WriteByte(' ')
+				}
+				b.WriteByte(c)
+			}
+		} else {
+			b.WriteString(text[i:j])
+		}
+		i = j
+	}
+	return b.String()
 }
