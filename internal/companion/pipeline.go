@@ -2,6 +2,7 @@ package companion
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -112,6 +113,9 @@ func NewContext(profileFile string, jd string, p ProfileSnapshot, mode, company,
 	}
 	if strings.TrimSpace(jd) == "" {
 		return nil, &veredicto.InvalidInputError{Field: "jd", Problem: "is empty"}
+	}
+	if err := errors.Join(veredicto.CheckLabel("", "company", company), veredicto.CheckLabel("", "platform", platform)); err != nil {
+		return nil, err
 	}
 	errs, warnings := ValidateCompleteness(p)
 	if len(errs) > 0 {

@@ -261,7 +261,7 @@ func ParseQuestion(file string, data []byte) (Question, error) {
 		if c == "" {
 			c = "BRL"
 		}
-		if len(c) != 3 {
+		if len(c) != 3 || strings.Trim(c, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
 			return Question{}, bad("value_at_risk.currency", "must be a three-letter currency code (e.g. BRL)")
 		}
 		q.ValueAtRisk.Currency = c

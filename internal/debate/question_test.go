@@ -64,6 +64,7 @@ func TestParseQuestionErrors(t *testing.T) {
 		{"rounds over bound", strings.Replace(goodQuestion, "max: 4", "max: 99", 1), "config.debate.rounds.max", "between"},
 		{"negative value", strings.Replace(goodQuestion, "amount: 250000", "amount: -5", 1), "value_at_risk.amount", "negative"},
 		{"bad currency", strings.Replace(goodQuestion, "amount: 250000", "amount: 5, currency: reais", 1), "value_at_risk.currency", "three-letter"},
+		{"currency of marks", strings.Replace(goodQuestion, "amount: 250000", "amount: 5, currency: \"<<<\"", 1), "value_at_risk.currency", "three-letter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

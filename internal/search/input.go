@@ -11,8 +11,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/yamldoc"
@@ -344,7 +342,7 @@ func parseConfig(b []byte, cfg *Config, g *Gates) error {
 			return err
 		}
 	}
-	if err := errors.Join(checkLabel("client", cfg.Client), checkLabel("role", cfg.Role)); err != nil {
+	if err := errors.Join(veredicto.CheckLabel(FileConfig, "client", cfg.Client), veredicto.CheckLabel(FileConfig, "role", cfg.Role)); err != nil {
 		return err
 	}
 	if cfg.Gates == nil {
@@ -367,26 +365,6 @@ func parseConfig(b []byte, cfg *Config, g *Gates) error {
 		set("gem4", cfg.Gates.Gem4, &g.Gem4, 0, 10),
 		set("max_qa_retries", cfg.Gates.MaxQARetries, &g.MaxQARetries, 0, 2),
 	)
-}
-
-// MaxLabelLen bounds search.yaml's client and role, in characters.
-const MaxLabelLen = 200
-
-// checkLabel accepts a client or role name: one line of at most
-// MaxLabelLen characters without control characters, since it heads every
-// report and every agent's message.
-func checkLabel(field, v string) error {
-	problem := ""
-	switch {
-	case utf8.RuneCountInString(v) > MaxLabelLen:
-		problem = fmt.Sprintf("has %d characters; at most %d", utf8.RuneCountInString(v), MaxLabelLen)
-	case strings.IndexFunc(v, unicode.IsControl) >= 0:
-		problem = "must be one line without control characters"
-	}
-	if problem == "" {
-		return nil
-	}
-	return &veredicto.InvalidInputError{File: FileConfig, Field: field, Problem: problem}
 }
 
 // CheckThreshold accepts a gate threshold only as a whole number in lo–hi:

@@ -32,7 +32,7 @@ func cvMessage(cv companion.CVContent, p companion.ProfileSnapshot) *message {
 func (a *Analyst) PlatformAnswers(ctx context.Context, in companion.AnswerInput) (companion.PlatformAnswers, llm.Usage, error) {
 	m := cvMessage(in.CV, in.Profile)
 	if in.Platform != "" {
-		m.line("plataforma: %s\n", in.Platform)
+		m.text("Plataforma", in.Platform)
 	}
 	m.data(fmt.Sprintf("Preguntas del portal (%d, en orden)", len(in.Questions)), in.Questions)
 	return generate(ctx, a.client, SchemaPlatformAnswer, m, in.Check)
