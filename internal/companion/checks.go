@@ -23,26 +23,31 @@ func norm(s string) string { return strings.ToLower(strings.Join(strings.Fields(
 // links that name a profile strength, target a given requirement or pain
 // point, and carry evidence. Scores are set from the match by Normalize.
 func CheckClassification(c *Classification, given []JDRequirement, p ProfileSnapshot, painPoints []string, e Engine) error {
-	byText := map[string]ClassifiedRequirement{}
+	// Messages name positions, never the texts: they are document text,
+	// and a second failure's message reaches logs.
+	first := map[string]int{}
 	for i, r := range c.Requirements {
 		k := norm(r.Requirement)
-		if _, dup := byText[k]; dup {
-			return fmt.Errorf("requirements[%d]: %q is classified twice", i, r.Requirement)
+		if j, dup := first[k]; dup {
+			return fmt.Errorf("requirements[%d].requirement: classifies requirements[%d]'s requirement again", i, j)
 		}
-		byText[k] = r
+		first[k] = i
 	}
 	ordered := make([]ClassifiedRequirement, 0, len(given))
-	for _, g := range given {
-		r, ok := byText[norm(g.Text)]
+	for gi, g := range given {
+		i, ok := first[norm(g.Text)]
 		if !ok {
-			return fmt.Errorf("requirements: %q is missing (classify every requirement of the list, copied verbatim)", g.Text)
+			return fmt.Errorf("requirements: requirement %d of the %d given is missing (classify every requirement of the list, copied verbatim)", gi+1, len(given))
 		}
+		r := c.Requirements[i]
 		r.Requirement = g.Text
 		ordered = append(ordered, r)
-		delete(byText, norm(g.Text))
+		delete(first, norm(g.Text))
 	}
-	for k := range byText {
-		return fmt.Errorf("requirements: %q is not in the given list", k)
+	for i, r := range c.Requirements {
+		if _, extra := first[norm(r.Requirement)]; extra {
+			return fmt.Errorf("requirements[%d].requirement: is not in the given list (copy each requirement verbatim)", i)
+		}
 	}
 	n, err := e.Normalize(ordered)
 	if err != nil {
@@ -62,10 +67,10 @@ func CheckClassification(c *Classification, given []JDRequirement, p ProfileSnap
 	for i, l := range c.StrengthLinks {
 		name, ok := strengths[norm(l.Strength)]
 		if !ok {
-			return fmt.Errorf("strength_links[%d].strength: %q is not a professional strength of the profile", i, l.Strength)
+			return fmt.Errorf("strength_links[%d].strength: is not a professional strength of the profile", i)
 		}
 		if !targets[norm(l.Target)] {
-			return fmt.Errorf("strength_links[%d].target: %q is neither a given requirement nor a pain point", i, l.Target)
+			return fmt.Errorf("strength_links[%d].target: is neither a given requirement nor a pain point", i)
 		}
 		if strings.TrimSpace(l.Evidence) == "" {
 			return fmt.Errorf("strength_links[%d].evidence: is empty", i)
@@ -84,12 +89,12 @@ func CheckCultureRadar(c *CultureRadar) error {
 	switch c.TechMaturity {
 	case "legacy", "mixed", "modern", "cutting_edge":
 	default:
-		return fmt.Errorf("tech_maturity: %q is not legacy, mixed, modern or cutting_edge", c.TechMaturity)
+		return fmt.Errorf("tech_maturity: is not legacy, mixed, modern or cutting_edge")
 	}
 	switch c.CompanySizeSignal {
 	case "startup", "mid", "enterprise", "unknown":
 	default:
-		return fmt.Errorf("company_size_signal: %q is not startup, mid, enterprise or unknown", c.CompanySizeSignal)
+		return fmt.Errorf("company_size_signal: is not startup, mid, enterprise or unknown")
 	}
 	return nil
 }
@@ -167,19 +172,19 @@ func CheckBullets(b *BulletSet, p ProfileSnapshot) error {
 	for i, bl := range b.Bullets {
 		m, ok := achs[bl.ExperienceID]
 		if !ok {
-			return fmt.Errorf("bullets[%d].experience_id: %q is not an experience or project of the profile", i, bl.ExperienceID)
+			return fmt.Errorf("bullets[%d].experience_id: is not an experience or project of the profile", i)
 		}
 		if len(bl.AchievementIDs) == 0 {
 			return fmt.Errorf("bullets[%d].achievement_ids: a bullet must rest on at least one verified achievement", i)
 		}
 		var src strings.Builder
-		for _, id := range bl.AchievementIDs {
+		for j, id := range bl.AchievementIDs {
 			a, ok := m[id]
 			if !ok {
-				return fmt.Errorf("bullets[%d].achievement_ids: %q is not an achievement of %s", i, id, bl.ExperienceID)
+				return fmt.Errorf("bullets[%d].achievement_ids[%d]: is not an achievement of the bullet's experience_id", i, j)
 			}
 			if !a.Verified {
-				return fmt.Errorf("bullets[%d].achievement_ids: %q is not verified; only verified achievements may become bullets", i, id)
+				return fmt.Errorf("bullets[%d].achievement_ids[%d]: is not verified; only verified achievements may become bullets", i, j)
 			}
 			src.WriteString(a.Description + " " + a.Metric + " ")
 		}
@@ -214,18 +219,18 @@ func CheckSkillsMatrix(m *SkillsMatrix, p ProfileSnapshot, reqs []ClassifiedRequ
 	for i, e := range m.Skills {
 		s, ok := skills[norm(e.Skill)]
 		if !ok {
-			return fmt.Errorf("skills[%d].skill: %q is not a skill of the profile (integrity check)", i, e.Skill)
+			return fmt.Errorf("skills[%d].skill: is not a skill of the profile (integrity check)", i)
 		}
 		if seen[norm(e.Skill)] {
-			return fmt.Errorf("skills[%d].skill: %q is listed twice", i, e.Skill)
+			return fmt.Errorf("skills[%d].skill: is listed twice", i)
 		}
 		seen[norm(e.Skill)] = true
 		if e.Level != s.Level || e.Years != s.Years {
-			return fmt.Errorf("skills[%d]: %q must keep the profile's level %q and years %g", i, e.Skill, s.Level, s.Years)
+			return fmt.Errorf("skills[%d]: must keep the level and years the profile gives this skill", i)
 		}
-		for _, r := range e.RelevantTo {
+		for j, r := range e.RelevantTo {
 			if !rq[norm(r)] {
-				return fmt.Errorf("skills[%d].relevant_to: %q is not a requirement of the JD", i, r)
+				return fmt.Errorf("skills[%d].relevant_to[%d]: is not a requirement of the JD", i, j)
 			}
 		}
 		m.Skills[i].Skill = s.Name

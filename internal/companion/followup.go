@@ -46,7 +46,7 @@ func CheckAnswers(a *PlatformAnswers, questions []string, p ProfileSnapshot) err
 	facts := profileFacts(p) + fmt.Sprintf(" %g %s", p.NonNegotiables.MinSalary, p.NonNegotiables.Currency)
 	for i, q := range questions {
 		if norm(a.Answers[i].Question) != norm(q) {
-			return fmt.Errorf("answers[%d].question: want %q verbatim, in order", i, q)
+			return fmt.Errorf("answers[%d].question: must be question %d of the list, verbatim and in order", i, i+1)
 		}
 		a.Answers[i].Question = q
 		if strings.TrimSpace(a.Answers[i].Answer) == "" {

@@ -90,7 +90,7 @@ func ApplyCorrections(p ProfileSnapshot, cs []ProfileCorrection, instruction str
 	for i, c := range cs {
 		a, path := find(c.AchievementID)
 		if a == nil {
-			return p, fmt.Errorf("profile_corrections[%d].achievement_id: %q is not an achievement of the profile", i, c.AchievementID)
+			return p, fmt.Errorf("profile_corrections[%d].achievement_id: is not an achievement of the profile", i)
 		}
 		var v *string
 		switch c.Field {
@@ -102,7 +102,7 @@ func ApplyCorrections(p ProfileSnapshot, cs []ProfileCorrection, instruction str
 			return p, fmt.Errorf("profile_corrections[%d].field: want description or metric", i)
 		}
 		if strings.TrimSpace(c.Before) == "" || !strings.Contains(*v, c.Before) {
-			return p, fmt.Errorf("profile_corrections[%d].before: %q is not in the current %s of %s", i, c.Before, c.Field, c.AchievementID)
+			return p, fmt.Errorf("profile_corrections[%d].before: is not in the current %s of that achievement", i, c.Field)
 		}
 		old := *v
 		*v = strings.Replace(*v, c.Before, c.After, 1)
@@ -147,7 +147,7 @@ func Refine(ctx context.Context, f FollowUp, c *Context, instruction string, now
 		facts := profileFacts(p) + fmt.Sprintf(" %g", p.NonNegotiables.MinSalary)
 		for i, a := range r.Answers {
 			if !asked[norm(a.Question)] {
-				return fmt.Errorf("answers[%d].question: %q was not asked in phase 4", i, a.Question)
+				return fmt.Errorf("answers[%d].question: was not asked in phase 4", i)
 			}
 			if bad := unbackedNumbers(a.Answer, facts); len(bad) > 0 {
 				return fmt.Errorf("answers[%d].answer: states %s, which the profile does not", i, strings.Join(bad, ", "))

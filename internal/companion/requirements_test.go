@@ -96,24 +96,40 @@ func TestCheckClassificationRejects(t *testing.T) {
 	if err := CheckClassification(&c, given, p, []string{"pp"}, e); err != nil || c.Requirements[0].Requirement != "Go" || c.Requirements[0].Score != 0.5 {
 		t.Fatalf("valid answer: %v %+v", err, c.Requirements)
 	}
-	for name, mutate := range map[string]func(*Classification){
-		"missing":  func(c *Classification) { c.Requirements = c.Requirements[:1] },
-		"invented": func(c *Classification) { c.Requirements[0].Requirement = "Kubernetes" },
-		"twice":    func(c *Classification) { c.Requirements[1].Requirement = "AWS" },
-		"unknown strength": func(c *Classification) {
+	// Each rejection names where the answer went wrong and never quotes a
+	// requirement, strength or target: they are document text, and the
+	// message of a second failure reaches logs.
+	for name, tt := range map[string]struct {
+		mutate func(*Classification)
+		want   string
+	}{
+		"missing":  {func(c *Classification) { c.Requirements = c.Requirements[:1] }, "requirements: requirement 1 of the 2 given is missing"},
+		"invented": {func(c *Classification) { c.Requirements[0].Requirement = "Kubernetes" }, "requirements: requirement 2 of the 2 given is missing"},
+		"extra": {func(c *Classification) {
+			c.Requirements = append(c.Requirements, ClassifiedRequirement{Requirement: "Kubernetes", Type: "A", Match: "cumple"})
+		}, "requirements[2].requirement: is not in the given list"},
+		"twice": {func(c *Classification) { c.Requirements[1].Requirement = "AWS" }, "requirements[1].requirement: classifies requirements[0]'s requirement again"},
+		"unknown strength": {func(c *Classification) {
 			c.StrengthLinks = []StrengthLink{{Strength: "Magia", Target: "Go", Evidence: "x"}}
-		},
-		"unknown target": func(c *Classification) {
+		}, "strength_links[0].strength: is not a professional strength"},
+		"unknown target": {func(c *Classification) {
 			c.StrengthLinks = []StrengthLink{{Strength: "Observabilidad", Target: "Rust", Evidence: "x"}}
-		},
-		"no evidence": func(c *Classification) {
+		}, "strength_links[0].target: is neither"},
+		"no evidence": {func(c *Classification) {
 			c.StrengthLinks = []StrengthLink{{Strength: "Observabilidad", Target: "pp", Evidence: " "}}
-		},
+		}, "strength_links[0].evidence: is empty"},
 	} {
 		c := ok()
-		mutate(&c)
-		if err := CheckClassification(&c, given, p, []string{"pp"}, e); err == nil {
-			t.Errorf("%s: accepted", name)
+		tt.mutate(&c)
+		err := CheckClassification(&c, given, p, []string{"pp"}, e)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v, want an error containing %q", name, err, tt.want)
+			continue
+		}
+		for _, text := range []string{"Kubernetes", "AWS", "Magia", "Rust", "Observabilidad", `"Go"`} {
+			if strings.Contains(err.Error(), text) {
+				t.Errorf("%s: %q quotes %q", name, err, text)
+			}
 		}
 	}
 }
@@ -124,30 +140,48 @@ func TestCheckBulletsAndSkills(t *testing.T) {
 	if err := CheckBullets(&BulletSet{Bullets: []Bullet{good}}, p); err != nil {
 		t.Fatal(err)
 	}
-	for name, b := range map[string]Bullet{
-		"invented metric": {ExperienceID: "exp-pagofacil", AchievementIDs: []string{"ach-conciliacion"}, Text: "Reduje un 60 % el tiempo."},
-		"unverified":      {ExperienceID: "exp-pagofacil", AchievementIDs: []string{"ach-charla"}, Text: "Presenté en un meetup."},
-		"other job's":     {ExperienceID: "exp-banco", AchievementIDs: []string{"ach-conciliacion"}, Text: "x"},
-		"no source":       {ExperienceID: "exp-pagofacil", Text: "x"},
-		"unknown job":     {ExperienceID: "exp-x", AchievementIDs: []string{"ach-conciliacion"}, Text: "x"},
-	} {
-		if err := CheckBullets(&BulletSet{Bullets: []Bullet{b}}, p); err == nil {
-			t.Errorf("%s: accepted", name)
+	noQuotes := func(name string, err error, texts ...string) {
+		t.Helper()
+		for _, text := range texts {
+			if err != nil && strings.Contains(err.Error(), text) {
+				t.Errorf("%s: %q quotes %q", name, err, text)
+			}
 		}
+	}
+	for name, tt := range map[string]struct {
+		b    Bullet
+		want string
+	}{
+		"invented metric": {Bullet{ExperienceID: "exp-pagofacil", AchievementIDs: []string{"ach-conciliacion"}, Text: "Reduje un 60 % el tiempo."}, "bullets[0].text: states 60"},
+		"unverified":      {Bullet{ExperienceID: "exp-pagofacil", AchievementIDs: []string{"ach-charla"}, Text: "Presenté en un meetup."}, "bullets[0].achievement_ids[0]: is not verified"},
+		"other job's":     {Bullet{ExperienceID: "exp-banco", AchievementIDs: []string{"ach-conciliacion"}, Text: "x"}, "bullets[0].achievement_ids[0]: is not an achievement of the bullet's experience_id"},
+		"no source":       {Bullet{ExperienceID: "exp-pagofacil", Text: "x"}, "bullets[0].achievement_ids: a bullet must rest"},
+		"unknown job":     {Bullet{ExperienceID: "exp-x", AchievementIDs: []string{"ach-conciliacion"}, Text: "x"}, "bullets[0].experience_id: is not an experience"},
+	} {
+		err := CheckBullets(&BulletSet{Bullets: []Bullet{tt.b}}, p)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v, want an error containing %q", name, err, tt.want)
+		}
+		noQuotes(name, err, "exp-", "ach-", "meetup")
 	}
 	reqs := []ClassifiedRequirement{{Requirement: "Go en producción"}}
 	if err := CheckSkillsMatrix(&SkillsMatrix{Skills: []SkillMatrixEntry{{Skill: "go", Level: "avanzado", Years: 4, RelevantTo: []string{"Go en producción"}}}}, p, reqs); err != nil {
 		t.Errorf("valid matrix: %v", err)
 	}
-	for name, e := range map[string]SkillMatrixEntry{
-		"not in profile": {Skill: "Rust", Level: "experto", Years: 5},
-		"inflated level": {Skill: "Go", Level: "experto", Years: 4},
-		"inflated years": {Skill: "Go", Level: "avanzado", Years: 9},
-		"unknown req":    {Skill: "Go", Level: "avanzado", Years: 4, RelevantTo: []string{"Rust"}},
+	for name, tt := range map[string]struct {
+		e    SkillMatrixEntry
+		want string
+	}{
+		"not in profile": {SkillMatrixEntry{Skill: "Rust", Level: "experto", Years: 5}, "skills[0].skill: is not a skill of the profile"},
+		"inflated level": {SkillMatrixEntry{Skill: "Go", Level: "experto", Years: 4}, "skills[0]: must keep the level and years"},
+		"inflated years": {SkillMatrixEntry{Skill: "Go", Level: "avanzado", Years: 9}, "skills[0]: must keep the level and years"},
+		"unknown req":    {SkillMatrixEntry{Skill: "Go", Level: "avanzado", Years: 4, RelevantTo: []string{"Go en producción", "Rust"}}, "skills[0].relevant_to[1]: is not a requirement"},
 	} {
-		if err := CheckSkillsMatrix(&SkillsMatrix{Skills: []SkillMatrixEntry{e}}, p, reqs); err == nil {
-			t.Errorf("%s: accepted", name)
+		err := CheckSkillsMatrix(&SkillsMatrix{Skills: []SkillMatrixEntry{tt.e}}, p, reqs)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v, want an error containing %q", name, err, tt.want)
 		}
+		noQuotes(name, err, "Rust", "Go", "avanzado", "experto")
 	}
 	if err := CheckSummary(&Summary{KillerSummary: "Backend engineer con 12 años de experiencia."}, p); err == nil {
 		t.Error("summary with an invented number accepted")

@@ -185,7 +185,7 @@ func checkPosition(p *Position, options []string, citable map[string]bool) error
 		return err
 	}
 	if !contains(options, p.Recommendation) {
-		return fmt.Errorf("recommendation %q is not one of the options", p.Recommendation)
+		return errors.New("recommendation: is not one of the options, copied literally")
 	}
 	if p.Confidence < 0 || p.Confidence > 100 {
 		return fmt.Errorf("confidence %d is outside 0-100", p.Confidence)
@@ -258,7 +258,8 @@ func (a LLMAgents) Rebuttal(ctx context.Context, in RebuttalInput) (Rebuttal, ve
 func (a LLMAgents) Synthesis(ctx context.Context, in SynthesisInput) (Synthesis, veredicto.Usage, error) {
 	m := newMessage("sintetizador")
 	m.question(in.Question)
-	m.line("Decisión calculada por el código: %q, confianza %.1f%%.\n", in.Decision, in.Confidence)
+	m.json("Decisión calculada por el código (una de las opciones)", in.Decision)
+	m.line("Confianza calculada por el código: %.1f%%.\n", in.Confidence)
 	if in.Impasse {
 		m.line("IMPASSE: las posiciones se estabilizaron sin convergencia.\n")
 	}
@@ -288,7 +289,8 @@ func (a LLMAgents) Vote(ctx context.Context, in VoteInput) (Vote, veredicto.Usag
 	if in.Impasse {
 		m.line("IMPASSE: true — el debate se detuvo por posiciones estabilizadas sin convergencia.\n")
 	}
-	m.line("Decisión propuesta por la síntesis: %q, confianza %.1f%%.\n", in.Decision, in.Confidence)
+	m.json("Decisión propuesta por la síntesis (una de las opciones)", in.Decision)
+	m.line("Confianza de la síntesis: %.1f%%.\n", in.Confidence)
 	m.json("Síntesis", in.Synthesis)
 	m.json("Posiciones finales", in.Stances)
 	m.json("Divergencias abiertas", in.Divergences)
@@ -296,7 +298,7 @@ func (a LLMAgents) Vote(ctx context.Context, in VoteInput) (Vote, veredicto.Usag
 	citable := citableOf(in.Chunks)
 	return generate(ctx, a.Client, SchemaVote, Vote{}, in.Question.Options, m.b.String(), func(v *Vote) error {
 		if !contains(in.Question.Options, v.Vote) {
-			return fmt.Errorf("vote %q is not one of the options", v.Vote)
+			return errors.New("vote: is not one of the options, copied literally")
 		}
 		if v.Confidence < 0 || v.Confidence > 100 {
 			return fmt.Errorf("confidence %d is outside 0-100", v.Confidence)

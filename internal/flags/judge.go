@@ -198,9 +198,9 @@ func (j LLMJudge) Contradicts(ctx context.Context, answer string, facts []Fact) 
 		return false, fmt.Errorf("llm judge: encode input: %w", err)
 	}
 	check := func(v *contradictionVerdict) error {
-		for _, id := range v.FactIDs {
+		for i, id := range v.FactIDs {
 			if !ids[id] {
-				return fmt.Errorf("fact_ids: %q is not a fact id of the input", id)
+				return fmt.Errorf("fact_ids[%d]: is not a fact id of the input", i)
 			}
 		}
 		if v.Contradicts && len(v.FactIDs) == 0 {

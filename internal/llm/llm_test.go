@@ -57,7 +57,7 @@ func TestValidateNamesTheProblem(t *testing.T) {
 	s := llm.MustSchemaFor(verdict{})
 	tests := []struct{ doc, want string }{
 		{`{"recommendation":"SI","score_dimension":7,"confidence":0.8,"sources":["cv.md"],"note":null}`, ""},
-		{`{"recommendation":"QUIZAS","score_dimension":7,"confidence":0.8,"sources":[],"note":null}`, `$.recommendation: "QUIZAS" is not one of`},
+		{`{"recommendation":"QUIZAS","score_dimension":7,"confidence":0.8,"sources":[],"note":null}`, `$.recommendation: is not one of [SI NO]`},
 		{`{"recommendation":"SI","score_dimension":7.5,"confidence":0.8,"sources":[],"note":null}`, `$.score_dimension: want an integer`},
 		{`{"recommendation":"SI","confidence":0.8,"sources":[],"note":null}`, `$.score_dimension: required field is missing`},
 		{`{"recommendation":"SI","score_dimension":7,"confidence":0.8,"sources":[1],"note":null,"extra":1}`, `$: unexpected field "extra"`},
@@ -107,7 +107,7 @@ func TestGenerateReasksOnceWithTheProblem(t *testing.T) {
 		t.Errorf("first call: schema %q strict %v: want gem3, strict, with a schema", calls[0].Schema, calls[0].Strict)
 	}
 	last := calls[1].Messages[len(calls[1].Messages)-1].Content
-	if !strings.Contains(last, `source "inventado.md" is not in the sources index`) {
+	if !strings.Contains(last, "\n<<<\n"+`source "inventado.md" is not in the sources index`+"\n>>>\n") {
 		t.Errorf("re-ask %q does not carry the problem", last)
 	}
 	if usage.Calls != 2 || usage.PromptTokens != 230 || usage.CachedTokens != 100 || usage.CompletionTokens != 40 {

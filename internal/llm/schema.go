@@ -164,7 +164,7 @@ func validate(s map[string]any, v any, at string) error {
 			}
 		}
 		if !found {
-			return fmt.Errorf("%s: %v is not one of %v", at, jsonText(v), enum)
+			return fmt.Errorf("%s: is not one of %v", at, enum)
 		}
 	}
 	types := []string{}
@@ -280,9 +280,4 @@ func kind(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-func jsonText(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
