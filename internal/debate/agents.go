@@ -112,7 +112,8 @@ func (m *message) chunks(cs []Chunk) {
 	}
 	m.line("## Fragmentos de la base de conocimiento (cita solo estos chunk_id)\n")
 	for _, c := range cs {
-		fmt.Fprintf(&m.b, "### [RAG:%s] (fuente: %s)\n<<<\n%s\n>>>\n\n", c.ID, c.Source, prompts.Defuse(c.Text))
+		// The source is a file name someone chose: data like the text.
+		fmt.Fprintf(&m.b, "### [RAG:%s]\n<<<\nfuente: %s\n\n%s\n>>>\n\n", c.ID, prompts.Defuse(strings.Join(strings.Fields(c.Source), " ")), prompts.Defuse(c.Text))
 	}
 }
 

@@ -147,7 +147,7 @@ func TestE2EConvergeRound1(t *testing.T) {
 		}
 		if c.Schema == SchemaPosition {
 			who = append(who, participantOf(c))
-			if !strings.Contains(c.User(), "### [RAG:"+kbChunk+"] (fuente: policies.md)\n<<<\n") {
+			if !strings.Contains(c.User(), "### [RAG:"+kbChunk+"]\n<<<\nfuente: policies.md\n\n") {
 				t.Errorf("the chunk is not delimited data in %s's message", participantOf(c))
 			}
 		}

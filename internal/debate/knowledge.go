@@ -2,6 +2,8 @@ package debate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -163,6 +165,55 @@ func ChunkText(source, text string) []Chunk {
 	return out
 }
 
+// UniqueIDs returns chunks with one id per chunk. ChunkText's ids are
+// the source written as an identifier, so two sources can share them
+// (a_b.md and a-b.md are both a-b-md): every chunk of a source whose ids
+// an earlier source holds gets the first 8 hex digits of the source name's
+// SHA-256 after its identifier (a-b-md-1f2e3d4c_001), the same on every
+// load. A source listed again (overlapping S3 prefixes) is kept once. The
+// slice is returned as is when nothing collides.
+func UniqueIDs(chunks []Chunk) []Chunk {
+	owner := map[string]string{} // chunk id → the first source that holds it
+	clash := map[string]bool{}   // sources to re-id
+	runs := map[string]int{}     // runs of consecutive chunks per source
+	last := ""
+	for i, c := range chunks {
+		if i == 0 || c.Source != last {
+			runs[c.Source]++
+		}
+		last = c.Source
+		if o, held := owner[c.ID]; !held {
+			owner[c.ID] = c.Source
+		} else if o != c.Source {
+			clash[c.Source] = true
+		}
+	}
+	again := false
+	for _, n := range runs {
+		again = again || n > 1
+	}
+	if len(clash) == 0 && !again {
+		return chunks
+	}
+	out := make([]Chunk, 0, len(chunks))
+	done := map[string]bool{} // sources whose first run is over
+	for i, c := range chunks {
+		if i > 0 && c.Source != chunks[i-1].Source {
+			done[chunks[i-1].Source] = true
+		}
+		if done[c.Source] {
+			continue
+		}
+		if clash[c.Source] {
+			base, n, _ := strings.Cut(c.ID, "_")
+			sum := sha256.Sum256([]byte(c.Source))
+			c.ID = base + "-" + hex.EncodeToString(sum[:4]) + "_" + n
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 func splitLong(s string, max int) []string {
 	var out []string
 	for utf8.RuneCountInString(s) > max {
@@ -193,8 +244,9 @@ type Index struct {
 	avg    float64
 }
 
-// NewIndex indexes chunks.
+// NewIndex indexes chunks, their ids made unique first (UniqueIDs).
 func NewIndex(chunks []Chunk) *Index {
+	chunks = UniqueIDs(chunks)
 	ix := &Index{chunks: chunks, df: map[string]int{}}
 	total := 0
 	for _, c := range chunks {

@@ -154,3 +154,66 @@ func TestCheckCitations(t *testing.T) {
 		}
 	}
 }
+
+// TestUniqueIDs: sources whose names write the same identifier keep all
+// their chunks under distinct, stable ids; a source listed twice is kept
+// once.
+func TestUniqueIDs(t *testing.T) {
+	long := strings.Repeat("Párrafo sobre la banda salarial y la retención.\n\n", 40)
+	a := ChunkText("a_b.md", long)
+	b := ChunkText("a-b.md", "Política de viajes: clase turista.")
+	if b[0].ID != a[0].ID {
+		t.Fatalf("the test needs colliding ids: %s, %s", a[0].ID, b[0].ID)
+	}
+	c := ChunkText("c.md", "Otra política.")
+	got := UniqueIDs(append(append(append(append([]Chunk{}, a...), b...), c...), a...))
+	if len(got) != len(a)+len(b)+len(c) {
+		t.Fatalf("%d chunks, want %d: a source listed twice is kept once, none lost", len(got), len(a)+len(b)+len(c))
+	}
+	ids := map[string]bool{}
+	for _, ch := range got {
+		if ids[ch.ID] {
+			t.Errorf("id %s twice", ch.ID)
+		}
+		ids[ch.ID] = true
+	}
+	for i := range a {
+		if got[i] != a[i] {
+			t.Errorf("the first source's chunk %d changed: %+v", i, got[i])
+		}
+	}
+	moved := got[len(a)]
+	if moved.Source != "a-b.md" || !strings.HasPrefix(moved.ID, "a-b-md-") || !strings.HasSuffix(moved.ID, "_001") || moved.Text != b[0].Text {
+		t.Errorf("the colliding source's chunk: %+v", moved)
+	}
+	if again := UniqueIDs(append(append([]Chunk{}, a...), b...)); again[len(a)].ID != moved.ID {
+		t.Errorf("re-id not stable: %s then %s", moved.ID, again[len(a)].ID)
+	}
+	if got[len(got)-1] != c[0] {
+		t.Errorf("a source without a collision changed: %+v", got[len(got)-1])
+	}
+	plain := append(append([]Chunk{}, a...), c...)
+	if out := UniqueIDs(plain); &out[0] != &plain[0] {
+		t.Error("chunks without collisions were copied")
+	}
+}
+
+func TestLoadKnowledgeKeepsCollidingNames(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a_b.md"), "La banda salarial tope es 90.")
+	writeFile(t, filepath.Join(dir, "a-b.md"), "El bono de retención es 10.")
+	chunks, err := LoadKnowledge(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := NewIndex(chunks)
+	for _, q := range []string{"banda salarial", "bono retención"} {
+		res := ix.Search(q, 1)
+		if len(res) != 1 {
+			t.Fatalf("%q: no result", q)
+		}
+	}
+	if a, b := ix.Search("banda salarial", 1)[0], ix.Search("bono retención", 1)[0]; a.ID == b.ID || a.Source == b.Source {
+		t.Errorf("both documents answer as one: %+v %+v", a, b)
+	}
+}
