@@ -115,10 +115,13 @@ func (m *Main) confirmRun(ctx context.Context, cfg confirmConfig, tasks confirm.
 		Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if cfg.action == "list" {
-		list, err := svc.List(ctx, cfg.tenant)
+		list, more, err := svc.List(ctx, cfg.tenant)
 		if err != nil {
 			fmt.Fprintf(m.Stderr, "veredicto confirm list: %v\n", err)
 			return exitFailed
+		}
+		if more {
+			fmt.Fprintf(m.Stderr, "veredicto confirm list: these are the %d oldest open confirmations; more wait and show as these are decided\n", len(list))
 		}
 		if cfg.json {
 			enc := json.NewEncoder(m.Stdout)

@@ -240,7 +240,7 @@ func deliverReviews(ctx context.Context, reviews *confirm.Service, stderr io.Wri
 			return
 		case <-tick.C:
 		}
-		list, err := reviews.List(ctx, "default")
+		list, _, err := reviews.List(ctx, "default")
 		if err != nil {
 			continue // the store is read again on the next tick
 		}

@@ -113,7 +113,7 @@ func TestCompanionWorkflowPausesAndProceeds(t *testing.T) {
 	r := newCompanionRun(t)
 	jd, p := companionInputs(t, hardGapsJD)
 	res, in := r.start(t, jd, p, companion.ModeFull, func(id string) {
-		list, _ := r.confirms.Store.List(t.Context(), tenant, 10)
+		list, _, _ := r.confirms.Store.List(t.Context(), tenant, time.Now(), 10)
 		if len(list) != 1 || list[0].ToolName != companion.ToolAntiImpostor || !strings.Contains(string(list[0].Preview), "Esto no te define") {
 			t.Errorf("pending confirmation = %+v", list)
 		}

@@ -115,7 +115,7 @@ func pendingDecision(t *testing.T, svc *confirm.Service) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		list, err := svc.Store.List(t.Context(), "acme", 10)
+		list, _, err := svc.Store.List(t.Context(), "acme", time.Now(), 10)
 		if err != nil {
 			t.Fatal(err)
 		}

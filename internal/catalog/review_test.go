@@ -99,7 +99,7 @@ func pendingReview(t *testing.T, svc *confirm.Service) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		list, err := svc.Store.List(t.Context(), tenant, 10)
+		list, _, err := svc.Store.List(t.Context(), tenant, time.Now(), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +191,7 @@ func TestSeniorReview(t *testing.T) {
 			if !strings.Contains(summaryMD, "| c-005 | "+tt.decision+" |") {
 				t.Errorf("summary.md has no review row for c-005 with %s:\n%s", tt.decision, summaryMD)
 			}
-			pending, err := r.reviews.List(t.Context(), tenant)
+			pending, _, err := r.reviews.List(t.Context(), tenant)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -193,9 +194,10 @@ type Store interface {
 	// Get returns a confirmation; a *veredicto.NotFoundError when the
 	// tenant has none with that id.
 	Get(ctx context.Context, tenant, id string) (Record, error)
-	// List returns up to limit of the tenant's confirmations that are not
-	// resolved, oldest first.
-	List(ctx context.Context, tenant string, limit int) ([]Record, error)
+	// List returns the tenant's open confirmations (Open at now), oldest
+	// first (by CreatedAt, then id), at most limit (MaxList when limit is
+	// not in 1–MaxList); more reports open ones past them or left unread.
+	List(ctx context.Context, tenant string, now time.Time, limit int) (recs []Record, more bool, err error)
 	// Put writes r with Version expect+1 if the stored version is expect
 	// (0: absent), else returns a *veredicto.ConflictError.
 	Put(ctx context.Context, r Record, expect int) error
@@ -480,20 +482,67 @@ func (s *Service) emit(ctx context.Context, r Record, typ, key string, v any) er
 }
 
 // List returns the tenant's confirmations awaiting a decision or its
-// delivery, oldest first. Expired ones are left out.
-func (s *Service) List(ctx context.Context, tenant string) ([]View, error) {
-	recs, err := s.Store.List(ctx, tenant, MaxList)
-	if err != nil {
-		return nil, &veredicto.TransientError{Op: "list confirmations", Err: err}
-	}
+// delivery, oldest first, at most MaxList; more reports others past them
+// (they show once older ones are decided). Expired ones are left out.
+func (s *Service) List(ctx context.Context, tenant string) (views []View, more bool, err error) {
 	now := s.now()
-	out := []View{}
+	recs, more, err := s.Store.List(ctx, tenant, now, MaxList)
+	if err != nil {
+		return nil, false, &veredicto.TransientError{Op: "list confirmations", Err: err}
+	}
+	views = make([]View, 0, len(recs))
 	for _, r := range recs {
-		if v := r.View(now); v.Status == StatusPending || v.Status == StatusResolving {
-			out = append(out, v)
+		views = append(views, r.View(now))
+	}
+	return views, more, nil
+}
+
+// Open reports whether r still awaits a decision (pending and not
+// expired at now) or the delivery of one (resolving).
+func (r Record) Open(now time.Time) bool {
+	return r.Status == StatusResolving || r.Status == StatusPending && now.Before(r.ExpiresAt)
+}
+
+// endedAt is when r stopped being open: its resolution, or the expiry of
+// a pending confirmation nobody decided (zero while it is open). Stores
+// keep a confirmation for Retention after it.
+func (r Record) endedAt() time.Time {
+	if !r.ResolvedAt.IsZero() {
+		return r.ResolvedAt
+	}
+	if r.Status == StatusPending {
+		return r.ExpiresAt
+	}
+	return time.Time{}
+}
+
+// listLimit is a Store's page size for a List limit.
+func listLimit(limit int) int {
+	if limit <= 0 || limit > MaxList {
+		return MaxList
+	}
+	return limit
+}
+
+// firstOpen sorts the open records of rs oldest first and keeps at most
+// limit; more reports whether it cut any.
+func firstOpen(rs []Record, now time.Time, limit int) ([]Record, bool) {
+	open := rs[:0:0]
+	for _, r := range rs {
+		if r.Open(now) {
+			open = append(open, r)
 		}
 	}
-	return out, nil
+	sort.Slice(open, func(i, j int) bool {
+		if !open[i].CreatedAt.Equal(open[j].CreatedAt) {
+			return open[i].CreatedAt.Before(open[j].CreatedAt)
+		}
+		return open[i].ID < open[j].ID
+	})
+	if limit = listLimit(limit); len(open) > limit {
+		return open[:limit], true
+	}
+	return open, false
 }
 
 // Resolution is a person's answer to one confirmation.
@@ -755,10 +804,13 @@ func (s *Service) RedeliverAll(ctx context.Context, tenants []string) (int, erro
 	delivered := 0
 	var errs []error
 	for _, tenant := range tenants {
-		recs, err := s.Store.List(ctx, tenant, MaxList)
+		recs, more, err := s.Store.List(ctx, tenant, s.now(), MaxList)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("tenant %q: %w", tenant, err))
 			continue
+		}
+		if more {
+			s.logger().WarnContext(ctx, "more open confirmations than one pass reads; deliveries among the newer ones wait for a later start", "tenant", tenant, "read", len(recs))
 		}
 		for _, r := range recs {
 			if r.Status != StatusResolving || r.Resolver != s.Resolver {

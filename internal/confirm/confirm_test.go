@@ -196,7 +196,7 @@ func TestConfirmIsIdempotentOnTheToken(t *testing.T) {
 	if !first.Created || again.Created || again.ID != first.ID {
 		t.Errorf("first %+v, retry %+v: want one confirmation, created once", first, again)
 	}
-	list, err := f.svc.List(t.Context(), "acme")
+	list, _, err := f.svc.List(t.Context(), "acme")
 	if err != nil || len(list) != 1 {
 		t.Fatalf("list = %d items (%v), want 1", len(list), err)
 	}
@@ -228,6 +228,9 @@ func TestHTTP(t *testing.T) {
 	status, body := f.do(t, "GET", "acme", "")
 	if status != 200 || !strings.Contains(body, idApprove) || !strings.Contains(body, idReject) || strings.Contains(body, idOther) {
 		t.Fatalf("GET = %d %s: want acme's two confirmations only", status, body)
+	}
+	if !strings.Contains(body, `"more": false`) {
+		t.Errorf("GET does not say whether more wait: %s", body)
 	}
 	if strings.Contains(body, "tok-approve") || strings.Contains(body, "task_token") {
 		t.Errorf("GET leaks the task token: %s", body)
@@ -399,7 +402,7 @@ func TestLazyExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.clock.Add(2 * time.Hour)
-	if list, _ := f.svc.List(t.Context(), "acme"); len(list) != 0 {
+	if list, _, _ := f.svc.List(t.Context(), "acme"); len(list) != 0 {
 		t.Errorf("list after the timeout = %+v, want none", list)
 	}
 	status, body := f.do(t, "POST", "acme", `{"id":"`+resp.ID+`","approved":true}`)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -31,6 +32,9 @@ var _ DynamoAPI = (*dynamodb.Client)(nil)
 type DynamoStore struct {
 	client DynamoAPI
 	table  string
+	// pageItems caps the items of one Query page (0: DynamoDB's 1 MB
+	// pages); tests set it to read several pages.
+	pageItems int32
 }
 
 var _ Store = (*DynamoStore)(nil)
@@ -79,12 +83,11 @@ func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
 	return r, nil
 }
 
-// List returns up to limit unresolved confirmations of tenant, oldest
-// first (ids do not sort by time, so the page is sorted here).
-func (d *DynamoStore) List(ctx context.Context, tenant string, limit int) ([]Record, error) {
-	if limit <= 0 || limit > MaxList {
-		limit = MaxList
-	}
+// List returns the tenant's open confirmations, oldest first (Store). Ids
+// do not sort by time, so it reads every unresolved item (up to
+// maxListPages pages; more is set when pages were left unread) and sorts
+// them here.
+func (d *DynamoStore) List(ctx context.Context, tenant string, now time.Time, limit int) ([]Record, bool, error) {
 	in := &dynamodb.QueryInput{
 		TableName:                aws.String(d.table),
 		KeyConditionExpression:   aws.String("pk = :pk"),
@@ -97,29 +100,34 @@ func (d *DynamoStore) List(ctx context.Context, tenant string, limit int) ([]Rec
 		},
 		ConsistentRead: aws.Bool(true),
 	}
+	if d.pageItems > 0 {
+		in.Limit = aws.Int32(d.pageItems)
+	}
 	var out []Record
-	for range maxListPages {
+	unread := false
+	for page := 0; ; page++ {
+		if page == maxListPages {
+			unread = true
+			break
+		}
 		resp, err := d.client.Query(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("list confirmations: %w", err)
+			return nil, false, fmt.Errorf("list confirmations: %w", err)
 		}
 		for _, item := range resp.Items {
 			r, err := decodeRecord(item)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			out = append(out, r)
 		}
-		if resp.LastEvaluatedKey == nil || len(out) >= limit {
+		if resp.LastEvaluatedKey == nil {
 			break
 		}
 		in.ExclusiveStartKey = resp.LastEvaluatedKey
 	}
-	sortByCreated(out)
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	recs, more := firstOpen(out, now, limit)
+	return recs, more || unread, nil
 }
 
 // Put writes r if the stored version is expect (0: absent).
@@ -136,8 +144,10 @@ func (d *DynamoStore) Put(ctx context.Context, r Record, expect int) error {
 		"status":  &types.AttributeValueMemberS{Value: r.Status},
 		"version": &types.AttributeValueMemberN{Value: strconv.Itoa(r.Version)},
 	}
-	if !r.ResolvedAt.IsZero() {
-		item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(r.ResolvedAt.Add(Retention).Unix(), 10)}
+	// The table's TTL removes a confirmation Retention after it ended:
+	// resolved, or pending past its expiry with nobody deciding.
+	if ended := r.endedAt(); !ended.IsZero() {
+		item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(ended.Add(Retention).Unix(), 10)}
 	}
 	in := &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: item}
 	if expect == 0 {

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -62,15 +61,17 @@ func readRecord(path, id string) (Record, error) {
 	return r, nil
 }
 
-// List returns up to limit unresolved confirmations of tenant, oldest first.
-func (f *FileStore) List(_ context.Context, tenant string, limit int) ([]Record, error) {
+// List returns the tenant's open confirmations, oldest first (Store). It
+// prunes resolved confirmations, and pending ones that expired, once they
+// are older than Retention.
+func (f *FileStore) List(_ context.Context, tenant string, now time.Time, limit int) ([]Record, bool, error) {
 	dir := f.tenantDir(tenant)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list confirmations: %w", err)
+		return nil, false, fmt.Errorf("list confirmations: %w", err)
 	}
 	var out []Record
 	for _, e := range entries {
@@ -82,19 +83,16 @@ func (f *FileStore) List(_ context.Context, tenant string, limit int) ([]Record,
 		if err != nil {
 			continue // removed meanwhile, or unreadable: not listed
 		}
-		if r.Status == StatusPending || r.Status == StatusResolving {
+		if r.Open(now) {
 			out = append(out, r)
 			continue
 		}
-		if !r.ResolvedAt.IsZero() && f.now().Sub(r.ResolvedAt) > Retention {
+		if ended := r.endedAt(); !ended.IsZero() && f.now().Sub(ended) > Retention {
 			_ = os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
-	sortByCreated(out)
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	recs, more := firstOpen(out, now, limit)
+	return recs, more, nil
 }
 
 // Put writes r if the stored version is expect (0: absent).
@@ -155,10 +153,6 @@ func (f *FileStore) Put(_ context.Context, r Record, expect int) error {
 		d.Close()
 	}
 	return nil
-}
-
-func sortByCreated(rs []Record) {
-	sort.Slice(rs, func(i, j int) bool { return rs[i].CreatedAt.Before(rs[j].CreatedAt) })
 }
 
 // LocalStore is the store "veredicto serve" and "veredicto confirm" share

@@ -39,12 +39,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodGet:
-		list, err := h.Service.List(r.Context(), claims.Tenant)
+		list, more, err := h.Service.List(r.Context(), claims.Tenant)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"confirmations": list})
+		// more: others wait past these, oldest first; they show as these
+		// are decided.
+		writeJSON(w, http.StatusOK, map[string]any{"confirmations": list, "more": more})
 	case http.MethodPost:
 		res, err := decodeResolution(r.Body)
 		if err != nil {

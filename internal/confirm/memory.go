@@ -3,6 +3,7 @@ package confirm
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/veredicto/veredicto"
 )
@@ -30,21 +31,18 @@ func (m *MemoryStore) Get(_ context.Context, tenant, id string) (Record, error) 
 	return r, nil
 }
 
-// List returns up to limit unresolved confirmations of tenant, oldest first.
-func (m *MemoryStore) List(_ context.Context, tenant string, limit int) ([]Record, error) {
+// List returns the tenant's open confirmations, oldest first (Store).
+func (m *MemoryStore) List(_ context.Context, tenant string, now time.Time, limit int) ([]Record, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Record
 	for _, r := range m.recs {
-		if r.Tenant == tenant && (r.Status == StatusPending || r.Status == StatusResolving) {
+		if r.Tenant == tenant {
 			out = append(out, r)
 		}
 	}
-	sortByCreated(out)
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	recs, more := firstOpen(out, now, limit)
+	return recs, more, nil
 }
 
 // Put writes r if the stored version is expect (0: absent).

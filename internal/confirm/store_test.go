@@ -60,7 +60,7 @@ func TestStores(t *testing.T) {
 			for i, tok := range []string{"t3", "t1", "t2"} {
 				r := Record{ID: IDFor("acme", tok), Tenant: "acme", Execution: "arn:x", ToolName: "senior_review",
 					Category: "decision", Sensitivity: "high", Preview: []byte(`"p"`), Status: StatusPending,
-					CreatedAt: base.Add(time.Duration(3-i) * time.Minute), TaskToken: tok}
+					CreatedAt: base.Add(time.Duration(3-i) * time.Minute), ExpiresAt: base.Add(time.Hour), TaskToken: tok}
 				if err := s.Put(ctx, r, 0); err != nil {
 					t.Fatal(err)
 				}
@@ -93,20 +93,69 @@ func TestStores(t *testing.T) {
 			if err := s.Put(ctx, got, 2); err != nil {
 				t.Fatal(err)
 			}
-			list, err := s.List(ctx, "acme", 10)
+			list, more, err := s.List(ctx, "acme", base, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var listed []string
-			for _, r := range list {
-				listed = append(listed, r.TaskToken)
+			if got := tokens(list); got != "[t2 t1]" || more { // unresolved only, oldest first
+				t.Errorf("List = %v more %v, want [t2 t1] and no more", got, more)
 			}
-			if fmt.Sprint(listed) != "[t2 t1]" { // unresolved only, oldest first
-				t.Errorf("List = %v, want [t2 t1]", listed)
+			if list, more, _ := s.List(ctx, "acme", base, 1); tokens(list) != "[t2]" || !more {
+				t.Errorf("List of 1 = %v more %v, want [t2] and more", tokens(list), more)
 			}
-			if other, _ := s.List(ctx, "globex", 10); len(other) != 0 {
+			if list, _, _ := s.List(ctx, "acme", base.Add(time.Hour), 10); len(list) != 0 {
+				t.Errorf("List after the expiry = %v, want none: expired ones are not open", tokens(list))
+			}
+			if other, _, _ := s.List(ctx, "globex", base, 10); len(other) != 0 {
 				t.Errorf("another tenant lists %d", len(other))
 			}
 		})
+	}
+}
+
+func tokens(rs []Record) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.TaskToken)
+	}
+	return fmt.Sprint(out)
+}
+
+// TestListIsOldestFirstAcrossPages: with more open confirmations than a
+// page holds, List returns the oldest, whatever order their ids (hashes)
+// sort in, and says more wait.
+func TestListIsOldestFirstAcrossPages(t *testing.T) {
+	ctx := t.Context()
+	client := dynalite.Client(t)
+	name := fmt.Sprintf("context-%d", tables.Add(1))
+	dynalite.CreateTable(t, client, contextTable(name))
+	paged := NewDynamoStore(client, name)
+	paged.pageItems = 4 // 8 pages: the oldest are not all on the first
+	stores := map[string]Store{"dynamo": paged, "file": NewFileStore(t.TempDir()), "memory": NewMemoryStore()}
+	base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	const n = 30
+	for sname, s := range stores {
+		for i := range n {
+			tok := fmt.Sprintf("t%02d", i)
+			r := Record{ID: IDFor("acme", tok), Tenant: "acme", Execution: "arn:x", ToolName: "senior_review",
+				Category: "decision", Sensitivity: "high", Preview: []byte(`"p"`), Status: StatusPending,
+				CreatedAt: base.Add(time.Duration(i) * time.Minute), ExpiresAt: base.Add(time.Hour), TaskToken: tok}
+			if i == 0 {
+				r.ExpiresAt = base // expired: not open, not counted
+			}
+			if err := s.Put(ctx, r, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list, more, err := s.List(ctx, "acme", base, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tokens(list); got != "[t01 t02 t03 t04 t05]" || !more {
+			t.Errorf("%s: List = %v more %v, want [t01 t02 t03 t04 t05] and more", sname, got, more)
+		}
+		if list, more, _ := s.List(ctx, "acme", base, 0); len(list) != n-1 || more {
+			t.Errorf("%s: List without a limit = %d more %v, want %d and no more", sname, len(list), more, n-1)
+		}
 	}
 }

@@ -93,7 +93,8 @@ func TestWorkflowThroughTheEngine(t *testing.T) {
 			}
 			if tt.approve == nil {
 				// The workflow stopped waiting: a late answer is 410.
-				recs, _ := f.svc.Store.List(t.Context(), "acme", 10)
+				// Listed as of before its expiry: it is not open now.
+				recs, _, _ := f.svc.Store.List(t.Context(), "acme", time.Time{}, 10)
 				if len(recs) != 1 {
 					t.Fatalf("records = %d, want 1", len(recs))
 				}
@@ -112,7 +113,7 @@ func waitPending(t *testing.T, svc *Service, tenant string) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		list, err := svc.List(t.Context(), tenant)
+		list, _, err := svc.List(t.Context(), tenant)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,7 +59,7 @@ func TestConfirmationWorkflowOnTheStream(t *testing.T) {
 	// Wait for the confirmation, then follow the stream from its start.
 	var id string
 	for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if list, _ := svc.List(t.Context(), "acme"); len(list) == 1 {
+		if list, _, _ := svc.List(t.Context(), "acme"); len(list) == 1 {
 			id = list[0].ID
 		}
 	}

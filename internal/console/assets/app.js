@@ -568,6 +568,8 @@
   dialog.addEventListener('cancel', function () { openConfirmation.current = null; dialog.removeAttribute('data-id'); });
 
   var pending = [];
+  // The server lists the oldest open confirmations; more: others wait.
+  var morePending = false;
   // Confirmations seen resolved on a stream: a list read just before may
   // still call them pending.
   var resolvedIds = {};
@@ -575,10 +577,11 @@
     if (!token) return Promise.resolve();
     return api('GET', '/api/confirmations').then(function (d) {
       pending = (d.confirmations || []).filter(function (c) { return (!c.status || c.status === 'pending') && !resolvedIds[c.id]; });
+      morePending = !!d.more;
       var b = $('badge');
-      b.textContent = String(pending.length);
+      b.textContent = String(pending.length) + (morePending ? '+' : '');
       b.className = 'badge' + (pending.length ? ' on' : '');
-      $('confirmations-link').setAttribute('aria-label', 'Confirmaciones: ' + pending.length + ' pendientes');
+      $('confirmations-link').setAttribute('aria-label', 'Confirmaciones: ' + pending.length + (morePending ? ' o más' : '') + ' pendientes');
       var cur = openConfirmation.current;
       if (cur && !resolving && !pending.some(function (c) { return c.id === cur.id; })) {
         closeConfirmation('La confirmación ' + (cur.toolName || '') + ' ya no está pendiente: se resolvió en otra sesión.');
@@ -606,6 +609,9 @@
       el('thead', null, el('tr', null, el('th', { text: 'Herramienta' }), el('th', { text: 'Categoría', class: 'hide-narrow' }),
         el('th', { text: 'Sensibilidad' }), el('th', { text: 'Ejecución', class: 'hide-narrow' }), el('th', { text: 'Creada', class: 'hide-narrow' }), el('th'))),
       body)));
+    if (morePending) {
+      list.appendChild(el('p', { class: 'muted', text: 'Hay más confirmaciones pendientes: estas son las más antiguas; las demás aparecen a medida que se resuelven.' }));
+    }
   }
   function confirmationsPage() {
     main.replaceChildren(el('h1', { text: 'Confirmaciones pendientes' }), el('div', { id: 'confirmations-list' }, el('p', { class: 'muted', text: 'Cargando…' })));
