@@ -203,7 +203,7 @@ func writeAtomic(path string, data []byte) error {
 	cerr := f.Close()
 	if werr != nil || cerr != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %v", path, firstErr(werr, cerr))
+		return fmt.Errorf("write %s: %w", path, firstErr(werr, cerr))
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
 		os.Remove(f.Name())

@@ -161,6 +161,9 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 	if err != nil {
 		return nil, fmt.Errorf("load search %s: %w", prefix, err)
 	}
+	if len(keys) > MaxSearchFiles {
+		return nil, &veredicto.InvalidInputError{File: searchWhere(prefix), Problem: fmt.Sprintf("holds %d files; a search reads at most %d", len(keys), MaxSearchFiles)}
+	}
 	s := &Search{Prefix: prefix, Gates: DefaultGates, Index: map[string]bool{}, Hashes: map[string]string{}, Texts: map[string]string{}}
 	present := map[string]bool{}
 	cands := map[string]bool{}
@@ -189,6 +192,9 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 		default:
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: not a search document, ignored", rel))
 		}
+	}
+	if len(cands) > MaxCandidates {
+		return nil, &veredicto.InvalidInputError{File: dirCandidates + "/", Problem: fmt.Sprintf("holds %d candidate folders; a search evaluates at most %d: split them into several searches", len(cands), MaxCandidates)}
 	}
 	var missing []string
 	for _, f := range []string{FileJD, FileKickoff} {
@@ -324,16 +330,36 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s/%s: no %s; candidate skipped", dirCandidates, id, candidateFileList))
 	}
 	if total > lim.SearchBytes {
-		where := strings.TrimSuffix(prefix, "/")
-		if where == "" {
-			where = "search folder"
-		}
+		where := searchWhere(prefix)
 		errs = append(errs, &veredicto.InvalidInputError{File: where, Problem: fmt.Sprintf("the search's documents total %s, over the %s per-search limit", kib(total), kib(lim.SearchBytes))})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if n := len(s.Warnings); n > MaxWarnings {
+		s.Warnings = append(s.Warnings[:MaxWarnings-1:MaxWarnings-1], fmt.Sprintf("and %d more files ignored or candidates skipped", n-MaxWarnings+1))
+	}
 	return s, nil
+}
+
+// Bounds on what a search folder holds.
+const (
+	// MaxSearchFiles bounds the files listed under a search (its
+	// documents, candidates' documents and anything else there).
+	MaxSearchFiles = 5000
+	// MaxCandidates bounds the candidate folders of one search.
+	MaxCandidates = 500
+	// MaxWarnings bounds the warnings kept (and logged) for one load; the
+	// last one counts the rest.
+	MaxWarnings = 20
+)
+
+// searchWhere names a search's location in an error.
+func searchWhere(prefix string) string {
+	if where := strings.TrimSuffix(prefix, "/"); where != "" {
+		return where
+	}
+	return "search folder"
 }
 
 func parseConfig(b []byte, cfg *Config, g *Gates) error {

@@ -257,3 +257,39 @@ func TestParseStageKey(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadBoundsWhatASearchHolds: too many files or candidate folders are
+// refused by name, and ignored files make a bounded list of warnings.
+func TestLoadBoundsWhatASearchHolds(t *testing.T) {
+	load := func(files map[string]string) (*Search, error) {
+		files["jd.md"], files["kickoff.md"] = "j", "k"
+		return Load(context.Background(), blob.NewDir(writeFiles(t, files)), "", "s")
+	}
+	many := map[string]string{}
+	for i := range MaxCandidates + 1 {
+		many[fmt.Sprintf("candidates/c-%03d/cv.md", i)] = "cv"
+	}
+	_, err := load(many)
+	var ie *veredicto.InvalidInputError
+	if !errors.As(err, &ie) || ie.File != "candidates/" || !strings.Contains(err.Error(), "holds 501 candidate folders; a search evaluates at most 500") {
+		t.Errorf("501 candidates: %v", err)
+	}
+	junk := map[string]string{"candidates/c-1/cv.md": "cv"}
+	for i := range 30 {
+		junk[fmt.Sprintf("notes-%02d.txt", i)] = "x"
+	}
+	s, err := load(junk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Warnings) != MaxWarnings || s.Warnings[MaxWarnings-1] != "and 11 more files ignored or candidates skipped" || !strings.HasPrefix(s.Warnings[0], "notes-00.txt") {
+		t.Errorf("%d warnings, last %q", len(s.Warnings), s.Warnings[len(s.Warnings)-1])
+	}
+	files := map[string]string{}
+	for i := range MaxSearchFiles {
+		files[fmt.Sprintf("x/%04d.txt", i)] = ""
+	}
+	if _, err := load(files); !errors.As(err, &ie) || !strings.Contains(err.Error(), "search folder: holds 5002 files; a search reads at most 5000") {
+		t.Errorf("5002 files: %v", err)
+	}
+}
