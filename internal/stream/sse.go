@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/veredicto/veredicto"
@@ -66,7 +67,39 @@ type Handler struct {
 	// deadline (a Lambda invocation's), so the client reconnects cleanly
 	// with Last-Event-ID instead of being cut off (default 5 s).
 	Reserve time.Duration
-	Logger  *slog.Logger
+	// Lifetime ends a response without a deadline (the local server's)
+	// after this long; the client reconnects with Last-Event-ID and
+	// misses nothing (default 1 hour). MaxPerTenant bounds one tenant's
+	// open streams on this handler (default 32; 429 beyond).
+	Lifetime     time.Duration
+	MaxPerTenant int
+	Logger       *slog.Logger
+
+	mu   sync.Mutex
+	open map[string]int // tenant → open streams
+}
+
+// acquire counts an open stream of tenant; false when it has
+// MaxPerTenant already.
+func (h *Handler) acquire(tenant string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.open == nil {
+		h.open = map[string]int{}
+	}
+	if h.open[tenant] >= dflt(h.MaxPerTenant, 32) {
+		return false
+	}
+	h.open[tenant]++
+	return true
+}
+
+func (h *Handler) release(tenant string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.open[tenant]--; h.open[tenant] <= 0 {
+		delete(h.open, tenant)
+	}
 }
 
 func dflt[T int | time.Duration](v, d T) T {
@@ -180,11 +213,19 @@ func (h *Handler) resolve(ctx context.Context, tenant, ref string, after int64) 
 // written by the chat alone and stays open, each turn ending with its own
 // finish.
 func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, tenant, stream string, after int64, chat bool) {
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, dl.Add(-dflt(h.Reserve, 5*time.Second)))
-		defer cancel()
+	if !h.acquire(tenant) {
+		w.Header().Set("Retry-After", "30")
+		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("this tenant has %d event streams open, the most one server keeps; close one and retry", dflt(h.MaxPerTenant, 32)))
+		return
 	}
+	defer h.release(tenant)
+	var cancel context.CancelFunc
+	if dl, ok := ctx.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-dflt(h.Reserve, 5*time.Second)))
+	} else {
+		ctx, cancel = context.WithTimeout(ctx, dflt(h.Lifetime, time.Hour))
+	}
+	defer cancel()
 	rc := http.NewResponseController(w)
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")

@@ -437,3 +437,62 @@ func BenchmarkFanOut100(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*clients*(events+1))/b.Elapsed().Seconds(), "deliveries/s")
 }
+
+// TestStreamsAreBoundedPerTenantAndInLifetime: one tenant cannot hold more
+// than MaxPerTenant streams open (another tenant can), and a stream
+// without a deadline ends after Lifetime so its slot comes back.
+func TestStreamsAreBoundedPerTenantAndInLifetime(t *testing.T) {
+	f := newSSE(t, &Handler{MaxPerTenant: 1, Lifetime: 300 * time.Millisecond, Poll: 10 * time.Millisecond})
+	f.append(t, "acme", arn, eventlog.TypeExecutionStep, 1)
+	f.append(t, "globex", arn, eventlog.TypeExecutionStep, 1)
+	first, err := f.open(t, t.Context(), "acme", arn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Body.Close()
+	msgs := make(chan sseMsg, 10)
+	go readSSE(first.Body, msgs, nil)
+	if m := <-msgs; m.id != "1" {
+		t.Fatalf("first stream: message %q", m.id)
+	}
+	second, err := f.open(t, t.Context(), "acme", arn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(second.Body)
+	second.Body.Close()
+	if second.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "1 event streams open") {
+		t.Errorf("second stream of the tenant: %d %s, want 429", second.StatusCode, body)
+	}
+	other, err := f.open(t, t.Context(), "globex", arn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.StatusCode != http.StatusOK {
+		t.Errorf("another tenant's stream: %d, want 200", other.StatusCode)
+	}
+	other.Body.Close()
+	// The first stream ends by itself (Lifetime), unfinished.
+	select {
+	case _, open := <-msgs:
+		for open {
+			_, open = <-msgs
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a stream without a deadline stayed open past its lifetime")
+	}
+	var again *http.Response
+	for range 100 { // the slot is released as the handler returns
+		if again, err = f.open(t, t.Context(), "acme", arn, "1"); err != nil {
+			t.Fatal(err)
+		}
+		again.Body.Close()
+		if again.StatusCode == http.StatusOK {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if again.StatusCode != http.StatusOK {
+		t.Errorf("after the first stream ended: %d, want 200", again.StatusCode)
+	}
+}
