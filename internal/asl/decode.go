@@ -5,12 +5,11 @@ import (
 	"unicode/utf8"
 )
 
-// parseFast parses the JSON handlers usually return (objects, arrays,
-// strings, integers of up to 18 digits, true, false, null) into the same
-// values ojg produces, or declines. Anything else (a fraction or exponent,
-// a longer integer, a surrogate escape, invalid UTF-8, deep nesting, any
-// syntax error) makes it decline, and parseJSON takes its usual path, so
-// values and error messages never differ from ojg's.
+// parseFast parses JSON (objects, arrays, strings, numbers, true, false,
+// null) into the values parseJSONGeneral produces, or declines. Anything
+// else (a surrogate escape, invalid UTF-8, deep nesting, a number beyond
+// float64's range, any syntax error) makes it decline, and parseJSON takes
+// the general path, so values and error messages never differ.
 //
 // The text is copied once into a string; keys and strings without escapes
 // are slices of it, so a payload costs one allocation for its text plus its
@@ -110,7 +109,7 @@ func (p *fastParser) value(depth int) (any, bool) {
 		p.size += 4
 		return nil, p.literal("null")
 	case c == '-' || ('0' <= c && c <= '9'):
-		return p.integer()
+		return p.number()
 	}
 	return nil, false
 }
@@ -244,33 +243,49 @@ func (p *fastParser) array(depth int) (any, bool) {
 	}
 }
 
-// integer reads an integer of at most 18 digits (ojg's int64 range; longer
-// ones become json.Number there).
-func (p *fastParser) integer() (any, bool) {
+// number reads a JSON number: an integer of at most 18 digits directly,
+// any other through numberValue. A number beyond float64's range declines
+// (the general path names it).
+func (p *fastParser) number() (any, bool) {
 	start := p.i
 	if p.s[p.i] == '-' {
 		p.i++
 	}
 	digits := p.i
-	if p.i >= len(p.s) {
-		return nil, false
-	}
-	if p.s[p.i] == '0' {
+	if p.i < len(p.s) && p.s[p.i] == '0' {
 		p.i++
 	} else {
-		for p.i < len(p.s) && '0' <= p.s[p.i] && p.s[p.i] <= '9' {
-			p.i++
-		}
+		p.digits()
 	}
 	n := p.i - digits
-	if n == 0 || n > 18 {
+	if n == 0 {
 		return nil, false
 	}
-	if p.i < len(p.s) {
-		switch p.s[p.i] {
-		case '.', 'e', 'E':
+	whole := true
+	if p.i < len(p.s) && p.s[p.i] == '.' {
+		p.i++
+		if p.digits() == 0 {
 			return nil, false
 		}
+		whole = false
+	}
+	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
+			p.i++
+		}
+		if p.digits() == 0 {
+			return nil, false
+		}
+		whole = false
+	}
+	if !whole || n > 18 {
+		v, err := numberValue(p.s[start:p.i])
+		if err != nil {
+			return nil, false
+		}
+		p.size += jsonSize(v)
+		return v, true
 	}
 	v, err := strconv.ParseInt(p.s[start:p.i], 10, 64)
 	if err != nil {
@@ -282,6 +297,15 @@ func (p *fastParser) integer() (any, bool) {
 		p.size += p.i - start
 	}
 	return boxInt(v), true
+}
+
+// digits skips decimal digits and returns how many.
+func (p *fastParser) digits() int {
+	start := p.i
+	for p.i < len(p.s) && '0' <= p.s[p.i] && p.s[p.i] <= '9' {
+		p.i++
+	}
+	return p.i - start
 }
 
 // str reads a string literal (a key or a value). Without escapes it is a

@@ -616,17 +616,19 @@ func format(args []any, escaped bool) (any, error) {
 	return b.String(), nil
 }
 
+// formatValue prints one States.Format argument: a string as is, an
+// object or array as javaString does, any other value as its JSON.
 func formatValue(v any) (string, error) {
-	switch x := v.(type) {
+	switch x := resolve(v).(type) {
 	case string:
 		return x, nil
 	case nil:
 		return "null", nil
-	case bool, int64, int, float64:
+	case map[string]any, []any:
+		return javaString(x), nil
+	default:
 		b, err := marshalJSON(x)
 		return string(b), err
-	default:
-		return javaString(v), nil
 	}
 }
 

@@ -1,6 +1,7 @@
 package asl
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -141,5 +142,25 @@ func TestIntrinsicAWSBehaviours(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s = %#v, want %#v", tt.expr, got, tt.want)
 		}
+	}
+}
+
+// TestFormatLargeAndOddNumbers: States.Format prints numbers from any
+// input as JSON. A 30-digit integer in the input once reached it as a
+// json.Number, which formatValue and javaString handed to each other until
+// the stack overflowed and the process died.
+func TestFormatLargeAndOddNumbers(t *testing.T) {
+	sm, err := Parse(json.RawMessage(`{"StartAt":"P","States":{"P":{"Type":"Pass",
+		"Parameters":{"s.$":"States.Format('{} {} {}', $.n, $.o, $.f)"},"End":true}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := `{"n":123456789012345678901234567890,"o":{"big":98765432109876543210,"x":[0.1234567890123456789012]},"f":12345678901234567890e-5}`
+	res, err := New(NewRegistry()).Run(t.Context(), sm, json.RawMessage(in), StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"s":"1.2345678901234568e+29 {big=98765432109876540000, x=[0.12345678901234568]} 123456789012345.67"}`; res.Status != "SUCCEEDED" || string(res.Output) != want {
+		t.Errorf("got %s %s %s %s, want %s", res.Status, res.Error, res.Cause, res.Output, want)
 	}
 }

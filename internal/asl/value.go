@@ -3,29 +3,29 @@ package asl
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
-
-	"github.com/ohler55/ojg/oj"
 )
 
 // JSON values inside the engine are plain Go values: map[string]any, []any,
 // string, int64, float64, bool and nil, and inside a state's data two lazy
 // ones (raw.go): a Task result kept as its text, and an overlay (an object
 // ResultPath set a member of, or a small object held as its members). They
-// are parsed once (with ojg, which keeps integers as int64) and passed
-// between states without re-marshalling. Values are never
-// mutated in place: a state that changes a value copies the containers
-// along the changed path, or overlays the object it sets a member of.
+// are parsed once (integers that fit as int64, other numbers as the
+// nearest float64: numberValue) and passed between states without
+// re-marshalling. Values are never mutated in place: a state that changes
+// a value copies the containers along the changed path, or overlays the
+// object it sets a member of.
 
-// parseJSON parses JSON text into an engine value. parseFast reads the
-// common documents; parseJSONGeneral gives every other one ojg's value or
-// the error. The text is checked with
-// encoding/json first: ojg v1.28.5 panics on some malformed documents
-// (`{"a":{"b":},"":1}`, found by FuzzParse), and the text comes from
-// definitions, execution input and handler output alike.
+// parseJSON parses JSON text into an engine value. parseFast reads nearly
+// every document; parseJSONGeneral gives every other one (deep nesting,
+// surrogate escapes, invalid UTF-8) the same values through encoding/json,
+// or the error. The text comes from definitions, execution input and
+// handler output alike.
 func parseJSON(b []byte) (any, error) {
 	if v, ok := parseFast(b); ok {
 		return v, nil
@@ -33,9 +33,11 @@ func parseJSON(b []byte) (any, error) {
 	return parseJSONGeneral(b)
 }
 
-// parseJSONGeneral is parseJSON without parseFast: encoding/json's check,
-// then ojg.
-func parseJSONGeneral(b []byte) (v any, err error) {
+// parseJSONGeneral is parseJSON without parseFast: encoding/json with its
+// numbers read by numberValue. (ojg, used here before, rejects 0e0, writes
+// 1e-5 with a long mantissa as 1e5, and on arm64 computes fractions
+// inexactly: 0.3 became 0.30000000000000004.)
+func parseJSONGeneral(b []byte) (any, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, fmt.Errorf("empty JSON document")
 	}
@@ -46,59 +48,62 @@ func parseJSONGeneral(b []byte) (v any, err error) {
 		}
 		return nil, fmt.Errorf("invalid JSON")
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			v, err = nil, fmt.Errorf("parse JSON: %v", p)
-		}
-	}()
-	if v, err = oj.Parse(b); err != nil {
-		if fixed, ok := dropZeroExponents(b); ok {
-			return oj.Parse(fixed)
-		}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
 	}
-	return v, err
+	return engineNumbers(v)
 }
 
-// dropZeroExponents rewrites valid JSON text whose numbers include a zero
-// with an exponent and no fraction (0e5, -0E-1), which ojg v1.28.5 rejects
-// ("invalid number", found by FuzzLazyInputsChangeNothing), as the same
-// numbers without the exponent: zero times any power of ten is zero, and ojg
-// reads an integer with an exponent (10e0) as an integer, so 0e5 is 0 as
-// it would be. ok is false when the text has no such number. Strings are
-// skipped; b has passed json.Valid.
-func dropZeroExponents(b []byte) (fixed []byte, ok bool) {
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); {
-		c := b[i]
-		switch {
-		case c == '"':
-			j := i + 1
-			for j < len(b) && b[j] != '"' {
-				if b[j] == '\\' {
-					j++
-				}
-				j++
+// engineNumbers replaces, in a value encoding/json just decoded (so its
+// containers are its own), every json.Number by its numberValue.
+func engineNumbers(v any) (any, error) {
+	switch x := v.(type) {
+	case json.Number:
+		return numberValue(string(x))
+	case map[string]any:
+		for k, e := range x {
+			n, err := engineNumbers(e)
+			if err != nil {
+				return nil, err
 			}
-			out = append(out, b[i:j+1]...)
-			i = j + 1
-		case c == '-' || c >= '0' && c <= '9':
-			j := i
-			for j < len(b) && bytes.IndexByte([]byte("+-.0123456789eE"), b[j]) >= 0 {
-				j++
+			x[k] = n
+		}
+	case []any:
+		for i, e := range x {
+			n, err := engineNumbers(e)
+			if err != nil {
+				return nil, err
 			}
-			num := b[i:j]
-			digits := bytes.TrimPrefix(num, []byte("-"))
-			if len(digits) > 1 && digits[0] == '0' && (digits[1] == 'e' || digits[1] == 'E') {
-				num, ok = num[:len(num)-len(digits)+1], true
-			}
-			out = append(out, num...)
-			i = j
-		default:
-			out = append(out, c)
-			i++
+			x[i] = n
 		}
 	}
-	return out, ok
+	return v, nil
+}
+
+// numberValue is the engine's value of a JSON number's text: an integer
+// that fits int64 as int64, any other number as the nearest float64 (an
+// integer beyond int64 keeps its first 17 significant digits). A number
+// beyond float64's range is an error, not an infinity no encoder writes.
+func numberValue(text string) (any, error) {
+	if !strings.ContainsAny(text, ".eE") {
+		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return boxInt(n), nil
+		}
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if math.IsInf(f, 0) {
+		if len(text) > 40 {
+			text = text[:40] + "…"
+		}
+		return nil, fmt.Errorf("number %s is beyond the range of a double (±1.8e308)", text)
+	}
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return nil, fmt.Errorf("invalid number %s", text)
+	}
+	return f, nil
 }
 
 // marshalJSON renders an engine value as compact JSON without HTML escaping,
