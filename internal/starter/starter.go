@@ -42,16 +42,20 @@ type Status struct {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
+// hashedTail is how a hashed execution name ends.
+var hashedTail = regexp.MustCompile(`-[0-9a-f]{12}$`)
+
 // ExecutionName is the deterministic name of a search's evaluation for a
 // tenant: Step Functions allows 80 characters of [A-Za-z0-9_-]. It is
 // "<tenant>--<search>" when that is short and unambiguous; a longer or
-// rewritten name, or a tenant that itself holds "--" (so "x--y"+"z" and
-// "x"+"y--z" would meet), ends in a hash of the pair, so two tenants'
-// searches never share an execution.
+// rewritten name, a tenant that itself holds "--" (so "x--y"+"z" and
+// "x"+"y--z" would meet), or a name that ends like a hashed one (so
+// "acme_io"+"x-<hash>" cannot take the name of "acme.io"+"x") ends in a
+// hash of the pair, so two tenants' searches never share an execution.
 func ExecutionName(tenant, searchID string) string {
 	raw := tenant + "--" + searchID
 	name := unsafeName.ReplaceAllString(raw, "_")
-	if name == raw && len(name) <= 80 && !strings.Contains(tenant, "--") {
+	if name == raw && len(name) <= 80 && !strings.Contains(tenant, "--") && !hashedTail.MatchString(name) {
 		return name
 	}
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%d:%s%s", len(tenant), tenant, searchID)))

@@ -130,6 +130,14 @@ func TestExecutionName(t *testing.T) {
 	if a, b := ExecutionName("x--y", "z"), ExecutionName("x", "y--z"); a == b {
 		t.Errorf("tenants x--y and x share the execution %q", a)
 	}
+	// A plain name cannot take a hashed one: "acme.io" is rewritten and
+	// hashed, and "acme_io" with a search named like that hash's tail
+	// must not land on it.
+	hashed := ExecutionName("acme.io", "x")
+	tail := hashed[len("acme_io--x-"):]
+	if squat := ExecutionName("acme_io", "x-"+tail); squat == hashed {
+		t.Errorf("tenants acme.io and acme_io share the execution %q", hashed)
+	}
 	long := ExecutionName("tenant", strings.Repeat("x", 200))
 	if len(long) > 80 || !regexpOK(long) {
 		t.Errorf("long name %q (%d chars)", long, len(long))
