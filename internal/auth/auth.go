@@ -21,6 +21,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/veredicto/veredicto"
 )
 
 // DefaultTenantClaim is the claim that names the caller's tenant, the same
@@ -199,6 +201,10 @@ func (pol Policy) check(p *parsed) (Claims, error) {
 		return Claims{}, invalid("issuer is not %s", pol.Issuer)
 	case c.Tenant == "":
 		return Claims{}, invalid("no %s claim", claim)
+	case !veredicto.ValidID(c.Tenant):
+		// The tenant scopes every key: one with a '/' could read into
+		// another tenant's keys.
+		return Claims{}, invalid("the %s claim is not a tenant name (%s)", claim, veredicto.IDRule)
 	}
 	if len(pol.Audience) > 0 {
 		clientID, err := p.str("client_id")

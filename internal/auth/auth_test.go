@@ -74,6 +74,8 @@ func TestHS256(t *testing.T) {
 		{"no exp", sign(with(func(c *Claims) { c.ExpiresAt = time.Time{} }), key), Policy{}, "no exp"},
 		{"not yet", sign(with(func(c *Claims) { c.NotBefore = t0.Add(time.Minute) }), key), Policy{}, "nbf"},
 		{"no tenant", sign(with(func(c *Claims) { c.Tenant = "" }), key), Policy{}, "no custom:tenant claim"},
+		{"tenant with a slash", sign(with(func(c *Claims) { c.Tenant = "acme/x" }), key), Policy{}, "the custom:tenant claim is not a tenant name"},
+		{"tenant of dots", sign(with(func(c *Claims) { c.Tenant = ".." }), key), Policy{}, "not a tenant name"},
 		{"issuer matches", sign(with(func(c *Claims) { c.Issuer = "veredicto-local" }), key), Policy{Issuer: "veredicto-local"}, ""},
 		{"issuer differs", sign(with(func(c *Claims) { c.Issuer = "evil" }), key), Policy{Issuer: "veredicto-local"}, "issuer"},
 		{"audience matches", sign(with(func(c *Claims) { c.Audience = []string{"x", "api"} }), key), Policy{Audience: []string{"api"}}, ""},

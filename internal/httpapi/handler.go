@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/auth"
 )
 
@@ -28,6 +29,9 @@ func FromHandler(h http.Handler, tenantClaim string) func(context.Context, event
 		}
 		if claims[tenantClaim] == "" {
 			return toAPIGateway(errorResponse(http.StatusUnauthorized, "missing tenant claim "+tenantClaim+" in the token")), nil
+		}
+		if !veredicto.ValidID(claims[tenantClaim]) { // it scopes every key
+			return toAPIGateway(errorResponse(http.StatusForbidden, "the token's "+tenantClaim+" claim is not a tenant name ("+veredicto.IDRule+")")), nil
 		}
 		body := []byte(ev.Body)
 		if ev.IsBase64Encoded {

@@ -43,6 +43,7 @@ func TestFromHandlerPassesTheAuthorizersClaims(t *testing.T) {
 	}{
 		{"no authorizer", req("GET", "", false, nil), 401, "missing tenant claim custom:tenant"},
 		{"no tenant claim", req("GET", "", false, map[string]string{"sub": "x"}), 401, "missing tenant claim"},
+		{"tenant with a slash", req("GET", "", false, map[string]string{"custom:tenant": "acme/x"}), 403, "is not a tenant name"},
 		{"claims reach the handler", req("GET", "", false, acme), 200, "true tenant=acme sub=user-1 GET /api/confirmations q=1 h=yes body="},
 		{"status and body", req("POST", `{"id":"c"}`, false, acme), 201, `body={"id":"c"}`},
 		{"base64 body", req("POST", base64.StdEncoding.EncodeToString([]byte(`{"a":1}`)), true, acme), 201, `body={"a":1}`},

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -91,19 +90,11 @@ var candidateFiles = map[string]bool{FileCV: true, FileInterview: true, FileTest
 // candidateFileList names the candidate documents for messages.
 const candidateFileList = "cv.md, interview.md, tests.md, case.md or references.md"
 
-// idPattern: a search or candidate id is 1–64 Unicode letters or digits,
-// '.', '_' or '-', starting with a letter or digit ("c-001", "Ñandú").
-// Combining marks are accepted after the first letter, so a name a macOS
-// file system stores decomposed (N + U+0303) is accepted too. Ids become
-// S3 keys, DynamoDB keys and file names (all UTF-8); execution names,
-// which are ASCII-only, are derived from a hash of the id.
-var idPattern = regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{M}\p{N}._-]{0,63}$`)
-
 // IDRule says what ValidID accepts, for error messages.
-const IDRule = "1–64 letters (accents and ñ included), digits, '.', '_' or '-', starting with a letter or digit"
+const IDRule = veredicto.IDRule
 
 // ValidID reports whether s is a valid search or candidate id (IDRule).
-func ValidID(s string) bool { return idPattern.MatchString(s) }
+func ValidID(s string) bool { return veredicto.ValidID(s) }
 
 // candidateDirLister is a reader that can also list candidate folders
 // with no files (Folder), so the loader names them.
@@ -185,7 +176,7 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 				seen[parts[1]] = true
 			}
 		case len(parts) == 3 && parts[0] == dirCandidates:
-			if !idPattern.MatchString(parts[1]) {
+			if !ValidID(parts[1]) {
 				return nil, &veredicto.InvalidInputError{File: rel, Problem: fmt.Sprintf("candidate folder name %q must be %s", parts[1], IDRule)}
 			}
 			cands[parts[1]] = true
@@ -230,7 +221,7 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 	if cfg.SearchID == "" {
 		cfg.SearchID = defaultID
 	}
-	if !idPattern.MatchString(cfg.SearchID) {
+	if !ValidID(cfg.SearchID) {
 		return nil, &veredicto.InvalidInputError{File: FileConfig, Field: "search_id", Problem: fmt.Sprintf("%q must be %s", cfg.SearchID, IDRule)}
 	}
 
