@@ -194,6 +194,12 @@ func storage(cfg Config, ac aws.Config) (inputs, reports *s3blob.Store, kv *dyna
 	return inputs, reports, dynamo.New(dynamodb.NewFromConfig(ac), cfg.ContextTable, reports)
 }
 
+// bucketLayout is where the inputs and reports buckets (or folders) hold
+// a tenant's search: the only prefixes a search task accepts.
+func bucketLayout(tenant, searchID string) (input, report string) {
+	return intake.InputPrefix(tenant, searchID), intake.ReportPrefix(tenant, searchID)
+}
+
 // StartSearch runs one of the executive-search task functions
 // (catalog.KindSearch).
 func StartSearch(logicalID string) {
@@ -208,7 +214,7 @@ func StartSearch(logicalID string) {
 			analyst = gems.New(client, client.Info())
 		}
 		return catalog.Services{Search: &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst,
-			PromptVersions: prompts.PromptVersion, DefaultConcurrency: cfg.MaxConcurrency}}, nil
+			PromptVersions: prompts.PromptVersion, DefaultConcurrency: cfg.MaxConcurrency, Layout: bucketLayout}}, nil
 	})
 }
 
@@ -327,7 +333,7 @@ func NewLocal(dir string, analyst search.Analyst, client *llm.OpenAI) *App {
 	in, rep, ctxDir := LocalLayout(dir)
 	inputs, reports := blob.NewDir(in), blob.NewDir(rep)
 	kv := store.NewLocal(ctxDir)
-	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion}
+	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion, Layout: bucketLayout}
 	services := localPeople(dir, DefaultLocalEndpoint)
 	// Senior reviews are recorded with the other confirmations under dir.
 	eng := asl.New(catalog.SearchRegistry(svc, services.Confirm))

@@ -22,6 +22,9 @@ const maxCachedSearches = 8
 // search is submitted, and every task of the execution needs them. A failed
 // load is not kept, so a retried task reads again.
 func (svc *Service) load(ctx context.Context, tenant, prefix, searchID string) (*Search, error) {
+	if err := svc.checkPrefixes(tenant, searchID, prefix, ""); err != nil {
+		return nil, err
+	}
 	cacheKey := tenant + "\x00" + prefix // tenant: stage keys are scoped by it
 	svc.mu.Lock()
 	if svc.searches == nil {

@@ -63,6 +63,9 @@ const DefaultConcurrency = 4
 // execution input over search.yaml over the seed's defaults.
 func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err error) {
 	defer func() { err = boundary(err) }()
+	if err := svc.checkPrefixes(in.Tenant, in.SearchID, in.InputPrefix, in.ReportPrefix); err != nil {
+		return Plan{}, err
+	}
 	s, err := svc.load(ctx, in.Tenant, in.InputPrefix, in.SearchID)
 	if err != nil {
 		return Plan{}, err

@@ -169,6 +169,9 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 			return CandidateResult{}, err
 		}
 	}
+	if err := svc.checkPrefixes(t.Tenant, t.SearchID, t.InputPrefix, t.ReportPrefix); err != nil {
+		return CandidateResult{}, err
+	}
 	s, err := svc.load(ctx, t.Tenant, t.InputPrefix, t.SearchID)
 	if err != nil {
 		return CandidateResult{}, err

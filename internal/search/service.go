@@ -2,7 +2,9 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,10 +35,35 @@ type Service struct {
 	// DefaultConcurrency is how many candidates run at once when the
 	// execution input does not say (DefaultConcurrency when zero).
 	DefaultConcurrency int
+	// Layout, when set, is where the buckets hold a tenant's search (the
+	// input prefix) and its reports: every task's prefixes must be these,
+	// so no execution input can point a tenant's workflow at another
+	// tenant's documents or reports. Nil for a single search folder.
+	Layout func(tenant, searchID string) (input, report string)
 
 	mu       sync.Mutex
 	searches map[string]*loadedSearch // input prefix → loaded search (at most maxCachedSearches)
 	order    []string                 // prefixes, oldest first
+}
+
+// checkPrefixes refuses prefixes other than the Layout's for tenant and
+// searchID; report "" is not checked (a task that writes no report).
+func (svc *Service) checkPrefixes(tenant, searchID, input, report string) error {
+	if svc.Layout == nil {
+		return nil
+	}
+	if searchID == "" {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "search_id", Problem: "is required"}
+	}
+	wantIn, wantRep := svc.Layout(tenant, searchID)
+	same := func(a, b string) bool { return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/") }
+	if !same(input, wantIn) {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "input_prefix", Problem: fmt.Sprintf("must be %s/, where tenant %s's search %s is uploaded", wantIn, tenant, searchID)}
+	}
+	if report != "" && !same(report, wantRep) {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "report_prefix", Problem: fmt.Sprintf("must be %s/, where tenant %s's search %s reports", wantRep, tenant, searchID)}
+	}
+	return nil
 }
 
 func (svc *Service) now() time.Time {

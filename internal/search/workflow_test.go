@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
 	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/catalog"
@@ -471,4 +472,37 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestLayoutKeepsTasksInTheirTenant: with the buckets' layout set, a task
+// whose execution input points at another tenant's search or reports is
+// refused by field, and reads nothing.
+func TestLayoutKeepsTasksInTheirTenant(t *testing.T) {
+	root, out := t.TempDir(), t.TempDir()
+	for _, tenant := range []string{"acme", "globex"} {
+		writeSearch(t, filepath.Join(root, "searches", tenant, "s-test"), "c-001")
+	}
+	layout := func(tenant, id string) (string, string) {
+		return "searches/" + tenant + "/" + id, "reports/" + tenant + "/" + id
+	}
+	svc := &search.Service{Inputs: blob.NewDir(root), Reports: blob.NewDir(out), Store: store.NewMemory(), Layout: layout}
+	ctx := t.Context()
+	good := search.StartInput{Tenant: "acme", SearchID: "s-test", InputPrefix: "searches/acme/s-test/", ReportPrefix: "reports/acme/s-test"}
+	if _, err := svc.Validate(ctx, good); err != nil {
+		t.Fatalf("the tenant's own search: %v", err)
+	}
+	for field, in := range map[string]search.StartInput{
+		"input_prefix":  {Tenant: "acme", SearchID: "s-test", InputPrefix: "searches/globex/s-test/", ReportPrefix: "reports/acme/s-test/"},
+		"report_prefix": {Tenant: "acme", SearchID: "s-test", InputPrefix: "searches/acme/s-test/", ReportPrefix: "reports/globex/s-test/"},
+		"search_id":     {Tenant: "acme", InputPrefix: "searches/acme/s-test/", ReportPrefix: "reports/acme/s-test/"},
+	} {
+		_, err := svc.Validate(ctx, in)
+		var ie *veredicto.InvalidInputError
+		if !errors.As(err, &ie) || ie.Field != field {
+			t.Errorf("%s: got %v, want an InvalidInputError on %s", field, err, field)
+		}
+	}
+	if _, err := svc.Summarize(ctx, search.SummaryTask{Tenant: "acme", SearchID: "s-test", InputPrefix: "searches/acme/s-test", ReportPrefix: "reports/globex/s-test"}); err == nil || !strings.Contains(err.Error(), "report_prefix") {
+		t.Errorf("a summary into another tenant's reports: %v", err)
+	}
 }
