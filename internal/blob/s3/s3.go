@@ -66,7 +66,14 @@ func cleanKey(op, key string) (string, error) {
 	return clean, nil
 }
 
-// Get reads an object. A missing object is a *veredicto.NotFoundError.
+// MaxObjectBytes bounds one Get: the largest object anything here reads
+// (a search document, a knowledge file, a report) is a few MiB, and a
+// function has 256 MB of memory. A larger object is refused before it is
+// read, not after.
+const MaxObjectBytes = 32 << 20
+
+// Get reads an object. A missing object is a *veredicto.NotFoundError; one
+// over MaxObjectBytes a *veredicto.InvalidInputError naming it.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	k, err := cleanKey("get", key)
 	if err != nil {
@@ -80,9 +87,16 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("get blob %s: %w", key, awsretry.Classify(err))
 	}
 	defer out.Body.Close()
-	b, err := io.ReadAll(out.Body)
+	tooLarge := &veredicto.InvalidInputError{File: key, Problem: fmt.Sprintf("is larger than %d MiB, the most one object read holds", MaxObjectBytes>>20)}
+	if aws.ToInt64(out.ContentLength) > MaxObjectBytes {
+		return nil, tooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(out.Body, MaxObjectBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("get blob %s: read body: %w", key, err)
+	}
+	if len(b) > MaxObjectBytes {
+		return nil, tooLarge
 	}
 	return b, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -222,5 +223,45 @@ func TestS3InvalidKeys(t *testing.T) {
 	keys, err := st.List(ctx, "")
 	if err != nil || len(keys) != 0 {
 		t.Errorf("List after rejected writes: got %q, %v; want nothing", keys, err)
+	}
+}
+
+// sizedAPI answers every GetObject with body and length.
+type sizedAPI struct {
+	API
+	body   io.Reader
+	length *int64
+}
+
+func (a sizedAPI) GetObject(context.Context, *awss3.GetObjectInput, ...func(*awss3.Options)) (*awss3.GetObjectOutput, error) {
+	return &awss3.GetObjectOutput{Body: io.NopCloser(a.body), ContentLength: a.length}, nil
+}
+
+type unreadable struct{}
+
+func (unreadable) Read([]byte) (int, error) { panic("read an object its length already refused") }
+
+type zeros struct{ read *int64 }
+
+func (z zeros) Read(p []byte) (int, error) {
+	clear(p)
+	*z.read += int64(len(p))
+	return len(p), nil
+}
+
+// TestS3GetRefusesHugeObjects: an object over MaxObjectBytes is refused by
+// name, before reading when S3 gives its length, after at most
+// MaxObjectBytes+1 bytes when it does not.
+func TestS3GetRefusesHugeObjects(t *testing.T) {
+	var ie *veredicto.InvalidInputError
+	huge := int64(3 << 30)
+	_, err := New(sizedAPI{body: unreadable{}, length: &huge}, "b", "").Get(t.Context(), "searches/acme/s/cv.md")
+	if !errors.As(err, &ie) || ie.File != "searches/acme/s/cv.md" || !strings.Contains(err.Error(), "larger than 32 MiB") {
+		t.Errorf("a 3 GiB object by its length: %v", err)
+	}
+	var read int64
+	_, err = New(sizedAPI{body: zeros{&read}}, "b", "").Get(t.Context(), "k.md")
+	if !errors.As(err, &ie) || read > MaxObjectBytes+64<<10 {
+		t.Errorf("an endless object without a length: %v after %d bytes", err, read)
 	}
 }
