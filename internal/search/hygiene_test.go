@@ -1,8 +1,10 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -292,4 +294,41 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// memKV is a write-once map store.
+type memKV map[string][]byte
+
+func (m memKV) Get(_ context.Context, key string) ([]byte, bool, error) {
+	b, ok := m[key]
+	return b, ok, nil
+}
+
+func (m memKV) PutIfAbsent(_ context.Context, key string, value []byte) (bool, error) {
+	if _, ok := m[key]; ok {
+		return false, nil
+	}
+	m[key] = value
+	return true, nil
+}
+
+// TestDamagedRecordIsReportedOnceByName: a damaged record stays beside
+// its repair (the store writes a key once), so it is reported once per
+// process, naming candidate and stage from its key.
+func TestDamagedRecordIsReportedOnceByName(t *testing.T) {
+	var logs bytes.Buffer
+	const key = "stage/acme/s-1/c-006/gem2/0/11a8"
+	svc := &Service{Store: memKV{key: []byte("garbage")}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	for range 3 {
+		_, _, free, err := readStage[Gem2Content](t.Context(), svc, key)
+		if err != nil || free != key+"/repair-1" {
+			t.Fatalf("readStage: free slot %q, %v", free, err)
+		}
+	}
+	if n := strings.Count(logs.String(), "stage record damaged"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "candidate_id=c-006 stage=gem2") {
+		t.Errorf("the warning does not name the candidate and stage:\n%s", logs.String())
+	}
 }

@@ -43,6 +43,7 @@ type Service struct {
 
 	mu       sync.Mutex
 	searches map[string]*loadedSearch // input prefix → loaded search (at most maxCachedSearches)
+	warned   map[string]bool          // damaged stage keys already reported
 	order    []string                 // prefixes, oldest first
 }
 
@@ -65,6 +66,24 @@ func (svc *Service) checkPrefixes(tenant, searchID, input, report string) error 
 	}
 	return nil
 }
+
+// firstWarning reports whether key has not been warned about yet by this
+// Service (it remembers at most maxWarnedKeys keys).
+func (svc *Service) firstWarning(key string) bool {
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	if svc.warned[key] {
+		return false
+	}
+	if svc.warned == nil || len(svc.warned) >= maxWarnedKeys {
+		svc.warned = map[string]bool{}
+	}
+	svc.warned[key] = true
+	return true
+}
+
+// maxWarnedKeys bounds the keys firstWarning remembers.
+const maxWarnedKeys = 1024
 
 func (svc *Service) now() time.Time {
 	if svc.Now != nil {

@@ -210,8 +210,13 @@ func readStage[C any](ctx context.Context, svc *Service, key string) (StageRecor
 			rec.Reused = true
 			return rec, c, "", nil
 		}
-		svc.logger().WarnContext(ctx, "stage record damaged; recomputing", "key", k, "search_id", rec.SearchID,
-			"candidate_id", rec.CandidateID, "stage", rec.Stage, "problem", problem)
+		// The store writes a key once, so a damaged record stays beside
+		// its repair: said once per process, named from its key.
+		if svc.firstWarning(k) {
+			cand, stage, _ := ParseStageKey(key)
+			svc.logger().WarnContext(ctx, "stage record damaged; its repair is read or written beside it", "key", k,
+				"candidate_id", cand, "stage", stage, "problem", problem)
+		}
 	}
 	return StageRecord{}, Contract[C]{}, "", &CorruptStageError{Key: key}
 }
