@@ -203,6 +203,7 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 	if cfg.onHistory == nil {
 		cfg.onHistory = recorder.Hook(logger)
 	}
+	cfg.onHistory = expiringConfirmations(cfg.onHistory, confirmations, logger)
 	mgr, api, err := openControl(ctx, cfg, reg, logger)
 	if err != nil {
 		return nil, "", err
@@ -240,6 +241,21 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 	}
 	srv.Redeliver = func(ctx context.Context) { redeliverDecisions(ctx, confirmations, decisions, logger) }
 	return srv, notice, nil
+}
+
+// expiringConfirmations wraps a history hook: when an execution ends, the
+// confirmations its tasks still waited on expire first, so the stream
+// shows them resolved before its finish.
+func expiringConfirmations(next func(tenant, arn string, ev asl.Event), svc *confirm.Service, logger *slog.Logger) func(tenant, arn string, ev asl.Event) {
+	return func(tenant, arn string, ev asl.Event) {
+		switch ev.Type {
+		case "ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted", "ExecutionTimedOut":
+			if _, err := svc.ExpireExecution(context.Background(), tenant, arn); err != nil {
+				logger.Warn("expire the confirmations of an ended execution", "execution", arn, "error", err)
+			}
+		}
+		next(tenant, arn, ev)
+	}
 }
 
 // redeliverDecisions is the start-up sweep of the confirmations left

@@ -795,6 +795,38 @@ func tokenGone(err error) bool {
 
 func ptr[T any](v T) *T { return &v }
 
+// ExpireExecution expires the pending confirmations whose task waited in
+// the execution executionARN, which has ended (stopped, failed, or went on
+// without them): nobody should be asked to decide for a task that no longer
+// waits. Confirmations without a task token (a keyed question a later run
+// applies) stay. It returns how many it expired; each is announced on the
+// event log like any expiry.
+func (s *Service) ExpireExecution(ctx context.Context, tenant, executionARN string) (int, error) {
+	now := s.now()
+	recs, _, err := s.Store.List(ctx, tenant, now, MaxList)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, rec := range recs {
+		if rec.Execution != executionARN || rec.Status != StatusPending || rec.TaskToken == "" {
+			continue
+		}
+		rec.Status, rec.ResolvedAt = StatusExpired, now
+		if err := s.Store.Put(ctx, rec, rec.Version); err != nil {
+			var ce *veredicto.ConflictError
+			if !errors.As(err, &ce) { // a concurrent decision or re-ask won: leave it to that
+				errs = append(errs, fmt.Errorf("confirmation %s: %w", rec.ID, err))
+			}
+			continue
+		}
+		s.emitResolved(ctx, rec)
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
 // RedeliverAll finishes, for each tenant, the deliveries this process owns
 // (Record.Resolver) that a crash or a failed SendTask left resolving: the
 // decision was recorded, the waiting task never heard it. A server calls it

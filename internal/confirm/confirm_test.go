@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -537,5 +538,44 @@ func TestDecisionWhileTheWorkflowAsksAgain(t *testing.T) {
 	}
 	if n := f.tasks.sent("token-of-the-waiting-task"); n != 1 {
 		t.Errorf("the waiting task got %d answers, want 1", n)
+	}
+}
+
+// TestExpireExecution: when an execution ends, the confirmations its
+// tasks waited on expire (announced on its stream); another execution's,
+// and a keyed question without a token that a later run applies, stay.
+func TestExpireExecution(t *testing.T) {
+	f := newFixture(t)
+	ended := request("acme", "tok-ended").Execution
+	mine := f.create(t, "acme", "tok-ended")
+	other := request("acme", "tok-other")
+	other.Execution += "-2"
+	otherResp, err := f.svc.Confirm(t.Context(), other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyed := request("acme", "")
+	keyed.Key = "senior-review:c-001"
+	keyedResp, err := f.svc.Confirm(t.Context(), keyed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := f.svc.ExpireExecution(t.Context(), "acme", ended)
+	if err != nil || n != 1 {
+		t.Fatalf("ExpireExecution = %d, %v; want 1", n, err)
+	}
+	list, _, _ := f.svc.List(t.Context(), "acme")
+	if len(list) != 2 || !slices.ContainsFunc(list, func(v View) bool { return v.ID == otherResp.ID }) || !slices.ContainsFunc(list, func(v View) bool { return v.ID == keyedResp.ID }) {
+		t.Errorf("open after the end: %+v, want the other execution's and the keyed question", list)
+	}
+	if _, err := f.svc.Resolve(t.Context(), "acme", Resolution{ID: mine, Approved: true, By: "ana"}); Status(err) != 410 {
+		t.Errorf("a decision after the end: %v, want 410", err)
+	}
+	evs, err := f.log.Read(t.Context(), "acme", ended, 0, 10)
+	if err != nil || len(evs) == 0 || !strings.Contains(string(evs[len(evs)-1].Data), `"expired"`) {
+		t.Errorf("the execution's stream does not announce the expiry: %v %v", evs, err)
+	}
+	if n, _ := f.svc.ExpireExecution(t.Context(), "acme", ended); n != 0 {
+		t.Errorf("a second call expired %d", n)
 	}
 }
