@@ -33,6 +33,14 @@ func parseJSON(b []byte) (any, error) {
 	return parseJSONGeneral(b)
 }
 
+// CheckJSON reports whether the engine reads b (an execution input, a
+// task's output) as a JSON value: valid JSON whose numbers are in
+// float64's range. Its error says what is wrong.
+func CheckJSON(b []byte) error {
+	_, err := parseJSON(b)
+	return err
+}
+
 // parseJSONGeneral is parseJSON without parseFast: encoding/json with its
 // numbers read by numberValue. (ojg, used here before, rejects 0e0, writes
 // 1e-5 with a long mantissa as 1e5, and on arm64 computes fractions

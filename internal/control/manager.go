@@ -462,8 +462,8 @@ func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string)
 	if len(input) > asl.MaxPayloadBytes {
 		return Execution{}, errorf(CodeValidation, "1 validation error detected: Value at 'input' failed to satisfy constraint: Member must have length less than or equal to %d", asl.MaxPayloadBytes)
 	}
-	if !json.Valid([]byte(input)) {
-		return Execution{}, errorf(CodeInvalidExecutionInput, "Invalid State Machine Execution Input: 'the input is not valid JSON'")
+	if err := asl.CheckJSON([]byte(input)); err != nil {
+		return Execution{}, errorf(CodeInvalidExecutionInput, "Invalid State Machine Execution Input: 'the input is not valid JSON: %v'", err)
 	}
 	sum := sha256.Sum256([]byte(input))
 
@@ -823,8 +823,8 @@ func (m *Manager) SendTaskSuccess(_ context.Context, token, output string) error
 	if len(output) > asl.MaxPayloadBytes {
 		return errorf(CodeValidation, "1 validation error detected: Value at 'output' failed to satisfy constraint: Member must have length less than or equal to %d", asl.MaxPayloadBytes)
 	}
-	if !json.Valid([]byte(output)) {
-		return errorf(CodeInvalidOutput, "Invalid Output: 'the output is not valid JSON'")
+	if err := asl.CheckJSON([]byte(output)); err != nil {
+		return errorf(CodeInvalidOutput, "Invalid Output: 'the output is not valid JSON: %v'", err)
 	}
 	return rec.resolve(token, resolution{Token: token, Output: json.RawMessage(output)})
 }

@@ -45,8 +45,8 @@ func (m *Manager) TestState(ctx context.Context, definition, input string) (Test
 	if len(input) > asl.MaxPayloadBytes {
 		return TestResult{}, errorf(CodeValidation, "1 validation error detected: Value at 'input' failed to satisfy constraint: Member must have length less than or equal to %d", asl.MaxPayloadBytes)
 	}
-	if !json.Valid([]byte(input)) {
-		return TestResult{}, errorf(CodeInvalidExecutionInput, "Invalid State Machine Execution Input: 'the input is not valid JSON'")
+	if err := asl.CheckJSON([]byte(input)); err != nil {
+		return TestResult{}, errorf(CodeInvalidExecutionInput, "Invalid State Machine Execution Input: 'the input is not valid JSON: %v'", err)
 	}
 	retriers, _ := st["Retry"].([]any)
 	delete(st, "Retry")

@@ -496,6 +496,15 @@ func TestErrors(t *testing.T) {
 			_, err := p.client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smARN), Input: aws.String("{")})
 			return err
 		}, "InvalidExecutionInput", ""},
+		{"input number out of range", func() error {
+			_, err := p.client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smARN), Input: aws.String(`{"a":1e400}`)})
+			return err
+		}, "InvalidExecutionInput", "1e400 is beyond the range of a double"},
+		{"definition number out of range", func() error {
+			_, err := p.client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("Inf"), RoleArn: aws.String(role),
+				Definition: aws.String(`{"StartAt":"A","States":{"A":{"Type":"Pass","Result":{"v":-1e999},"End":true}}}`)})
+			return err
+		}, "InvalidDefinition", "beyond the range"},
 		{"oversized input", func() error {
 			big := `{"x":"` + strings.Repeat("a", asl.MaxPayloadBytes) + `"}`
 			_, err := p.client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smARN), Input: aws.String(big)})
