@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -31,6 +33,16 @@ func Decode(name string, data []byte, out any) error {
 	dec.KnownFields(true)
 	err := dec.Decode(out)
 	if err == nil {
+		// yaml.v3 cuts a fraction decoded into an integer (0.5 → 0) and
+		// takes .nan and .inf as numbers, without a word: the document
+		// is read again to find them.
+		var doc yaml.Node
+		if yaml.Unmarshal(data, &doc) == nil {
+			if f, ok := badNumber(&doc, reflect.TypeOf(out), ""); ok {
+				return &veredicto.InvalidInputError{File: name, Field: f.path,
+					Problem: fmt.Sprintf("%s is not %s (line %d)", f.text, f.want, f.line)}
+			}
+		}
 		return nil
 	}
 	if errors.Is(err, io.EOF) {
@@ -59,6 +71,121 @@ func Decode(name string, data []byte, out any) error {
 		return &veredicto.InvalidInputError{File: name, Problem: fmt.Sprintf("line %d: the value %s%s", line, problem, more)}
 	}
 	return &veredicto.InvalidInputError{File: name, Field: field, Problem: fmt.Sprintf("%s (line %d)%s", problem, line, more)}
+}
+
+// found is a number a field cannot take: a fraction where a whole number
+// is expected, or a NaN or an infinity.
+type found struct {
+	path, text, want string
+	line             int
+}
+
+// badNumber finds, walking node along the Go type t, the first number
+// with a fractional part that lands in an integer field, or NaN or an
+// infinity in a float one.
+func badNumber(node *yaml.Node, t reflect.Type, path string) (found, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch node.Kind {
+	case yaml.DocumentNode:
+		if len(node.Content) == 0 {
+			return found{}, false
+		}
+		return badNumber(node.Content[0], t, path)
+	case yaml.AliasNode:
+		if node.Alias == nil {
+			return found{}, false
+		}
+		return badNumber(node.Alias, t, path)
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if node.Kind == yaml.ScalarNode && node.ShortTag() == "!!float" {
+			if f, err := strconv.ParseFloat(node.Value, 64); err == nil && f != math.Trunc(f) {
+				return found{path, node.Value, "a whole number", node.Line}, true
+			}
+		}
+	case reflect.Float32, reflect.Float64:
+		if node.Kind == yaml.ScalarNode && node.ShortTag() == "!!float" {
+			var f float64
+			if node.Decode(&f) == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+				return found{path, node.Value, "a finite number", node.Line}, true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if node.Kind == yaml.SequenceNode {
+			for i, e := range node.Content {
+				if f, ok := badNumber(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); ok {
+					return f, true
+				}
+			}
+		}
+	case reflect.Map:
+		if node.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(node.Content); i += 2 {
+				if f, ok := badNumber(node.Content[i+1], t.Elem(), join(path, node.Content[i].Value)); ok {
+					return f, true
+				}
+			}
+		}
+	case reflect.Struct:
+		if node.Kind == yaml.MappingNode {
+			fields := yamlFields(t)
+			for i := 0; i+1 < len(node.Content); i += 2 {
+				key := node.Content[i].Value
+				if ft, ok := fields[key]; ok {
+					if f, ok := badNumber(node.Content[i+1], ft, join(path, key)); ok {
+						return f, true
+					}
+				}
+			}
+		}
+	}
+	return found{}, false
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// yamlFields maps the YAML keys of struct t to their field types, as
+// yaml.v3 names them (the tag's name, else the lower-cased field name;
+// inline structs' keys included).
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if strings.Contains(","+opts+",", ",inline,") {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range yamlFields(ft) {
+					out[k] = v
+				}
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = f.Type
+	}
+	return out
 }
 
 var (

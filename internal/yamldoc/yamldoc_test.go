@@ -62,3 +62,44 @@ func TestDecodeAcceptsAValidDocument(t *testing.T) {
 		t.Errorf("decoded %+v", d)
 	}
 }
+
+// TestFractionInAWholeNumberField: yaml.v3 cuts 0.5 to 0 in an integer
+// field without a word; Decode refuses it naming the field and line,
+// wherever the field sits (nested, in a list, a map, an inline struct, a
+// pointer), and leaves whole numbers written as floats and fractions in
+// float fields alone.
+func TestFractionInAWholeNumberField(t *testing.T) {
+	type base struct {
+		Max int `yaml:"max"`
+	}
+	type doc struct {
+		Inline    base `yaml:",inline"`
+		Questions []struct {
+			MaxWords *int    `yaml:"max_words"`
+			Weight   float64 `yaml:"weight"`
+		} `yaml:"questions"`
+		Limits map[string]uint `yaml:"limits"`
+		Rounds struct {
+			Min int
+		} `yaml:"rounds"`
+	}
+	for text, want := range map[string]string{
+		"max: 2.5\n": "x.yaml: max: 2.5 is not a whole number (line 1)",
+		"questions:\n  - max_words: 60\n  - max_words: 0.5\n": "x.yaml: questions[1].max_words: 0.5 is not a whole number (line 3)",
+		"limits:\n  a: 3\n  b: 1.25\n":                        "x.yaml: limits.b: 1.25 is not a whole number (line 3)",
+		"rounds:\n  min: 1.5\n":                               "x.yaml: rounds.min: 1.5 is not a whole number (line 2)",
+		"questions:\n  - weight: .nan\n":                      "x.yaml: questions[0].weight: .nan is not a finite number (line 2)",
+		"questions:\n  - weight: -.Inf\n":                     "x.yaml: questions[0].weight: -.Inf is not a finite number (line 2)",
+		"questions:\n  - weight: &f 1.5\nmax: *f\n":           "x.yaml: max: 1.5 is not a whole number (line 2)",
+	} {
+		var d doc
+		err := Decode("x.yaml", []byte(text), &d)
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: got %v, want %s", text, err, want)
+		}
+	}
+	var d doc
+	if err := Decode("x.yaml", []byte("max: 1e3\nquestions:\n  - max_words: 60.0\n    weight: 0.5\n"), &d); err != nil || d.Inline.Max != 1000 || *d.Questions[0].MaxWords != 60 {
+		t.Errorf("whole numbers written as floats: %v %+v", err, d)
+	}
+}
