@@ -207,6 +207,9 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 		fmt.Fprintf(m.Stdout, "  %-12s %-26s %s\n", r.CandidateID, r.Decision, filepath.Join(out, r.CandidateID, "report.md"))
 	}
 	fmt.Fprintf(m.Stdout, "Summary: %s\n", filepath.Join(out, "summary.md"))
+	if stale := staleReports(out, done.Results); len(stale) > 0 {
+		fmt.Fprintf(m.Stderr, "warning: %s hold reports of an earlier run, for candidates this search no longer has; they are not in this summary (delete them if those candidates left the search)\n", strings.Join(stale, ", "))
+	}
 	for _, r := range done.Results {
 		switch {
 		case r.Review == nil:
@@ -257,6 +260,30 @@ func deliverReviews(ctx context.Context, reviews *confirm.Service, stderr io.Wri
 			}
 		}
 	}
+}
+
+// staleReports lists the folders of out holding a candidate report that
+// is not one of results: left by an earlier run of the search with other
+// candidates.
+func staleReports(out string, results []search.CandidateResult) []string {
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		return nil
+	}
+	current := map[string]bool{}
+	for _, r := range results {
+		current[r.CandidateID] = true
+	}
+	var stale []string
+	for _, e := range entries {
+		if !e.IsDir() || current[e.Name()] {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(out, e.Name(), "report.json")); err == nil {
+			stale = append(stale, filepath.Join(out, e.Name()))
+		}
+	}
+	return stale
 }
 
 // progress prints one line per candidate stage as the workflow moves, and

@@ -140,3 +140,24 @@ func TestSearchRerunSaysWhatWasReused(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchRerunNamesStaleReports: a candidate removed from the search
+// keeps its old report in --out; the re-run says so instead of leaving it
+// beside the new ones unmentioned.
+func TestSearchRerunNamesStaleReports(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("../../examples/search-demo")); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"search", "run", dir, "--out", out, "--llm", "offline", "--data", t.TempDir()}
+	if code, _, stderr := runCLI(t, "", args...); code != exitOK || strings.Contains(stderr, "earlier run") {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "candidates", "c-006")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "", args...)
+	if code != exitOK || !strings.Contains(stderr, filepath.Join(out, "c-006")+" hold reports of an earlier run") || strings.Contains(stderr, filepath.Join(out, "c-001")+",") {
+		t.Errorf("re-run without c-006: exit %d\n%s", code, stderr)
+	}
+}
