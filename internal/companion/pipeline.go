@@ -10,6 +10,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/platforms"
 )
 
 // Analyst is the model side of the phases: it classifies and writes; the
@@ -116,6 +117,11 @@ func NewContext(profileFile string, jd string, p ProfileSnapshot, mode, company,
 	}
 	if err := errors.Join(veredicto.CheckLabel("", "company", company), veredicto.CheckLabel("", "platform", platform)); err != nil {
 		return nil, err
+	}
+	if platform != "" {
+		if _, err := platforms.Load(platform); err != nil {
+			return nil, &veredicto.InvalidInputError{Field: "platform", Problem: fmt.Sprintf("is not a known platform (known: %s)", strings.Join(platforms.Names(), ", "))}
+		}
 	}
 	errs, warnings := ValidateCompleteness(p)
 	if len(errs) > 0 {
