@@ -46,12 +46,29 @@ func (l *Local) file(key string) string {
 
 const valueExt = ".value"
 
-// List returns the keys that start with prefix, sorted.
+// List returns the keys that start with prefix, sorted. It walks only the
+// folder of the prefix's whole segments ("chat/acme/" walks chat/acme), so
+// its cost is the prefix's keys, not the store's.
 func (l *Local) List(_ context.Context, prefix string) ([]string, error) {
+	root := l.dir
+	if i := strings.LastIndex(prefix, "/"); i > 0 {
+		segs := strings.Split(prefix[:i], "/")
+		whole := true
+		for j, s := range segs {
+			if s == "" || s == "." || s == ".." { // such keys are hashed, never listed
+				whole = false
+				break
+			}
+			segs[j] = url.PathEscape(s)
+		}
+		if whole {
+			root = filepath.Join(l.dir, filepath.Join(segs...))
+		}
+	}
 	var keys []string
-	err := filepath.WalkDir(l.dir, func(p string, e fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p == l.dir {
+			if errors.Is(err, fs.ErrNotExist) && p == root {
 				return fs.SkipAll
 			}
 			return err

@@ -74,5 +74,19 @@ func TestListByPrefix(t *testing.T) {
 		if got, _ := kv.List(ctx, "odd/"); len(got) != 1 || got[0] != "odd/a b/ñ%/x" {
 			t.Errorf("%s: escaped key listed as %v", name, got)
 		}
+		// Prefixes that end inside a segment, inside an escaped folder,
+		// at a missing folder, or at the top.
+		for prefix, want := range map[string]string{
+			"stage/s-1":     "stage/s-1/c-001/gem1/0/h,stage/s-1/c-002/gem1/0/h,stage/s-10/c-001/gem1/0/h",
+			"odd/a b/ñ":     "odd/a b/ñ%/x",
+			"odd/a b/ñ%/":   "odd/a b/ñ%/x",
+			"none/at/all/":  "",
+			"s":             "search/s-1,stage/s-1/c-001/gem1/0/h,stage/s-1/c-002/gem1/0/h,stage/s-10/c-001/gem1/0/h",
+			"stage//s-1/c-": "",
+		} {
+			if got, _ := kv.List(ctx, prefix); strings.Join(got, ",") != want {
+				t.Errorf("%s: List(%q) = %v, want %s", name, prefix, got, want)
+			}
+		}
 	}
 }
