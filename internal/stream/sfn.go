@@ -100,10 +100,9 @@ func (e *Executions) ResolveExecution(ctx context.Context, tenant, ref string) (
 			Tenant string `json:"tenant"`
 		}
 		_ = json.Unmarshal([]byte(aws.ToString(out.Input)), &in)
-		if in.Tenant == "" {
-			in.Tenant = "default"
-		}
-		if in.Tenant == tenant {
+		// An execution whose input names no tenant (an operator's own run)
+		// is nobody's here: "default" is a tenant a token can carry.
+		if in.Tenant != "" && in.Tenant == tenant {
 			return arn, nil
 		}
 	}

@@ -106,7 +106,7 @@ func TestExecutionsResolve(t *testing.T) {
 		{"another tenant's", "globex", exec, ""},
 		{"missing", "acme", "acme-s-2", ""},
 		{"another machine", "acme", strings.Replace(exec, "veredicto-executive-search", "other", 1), ""},
-		{"input without tenant is default's", "default", "no-tenant", strings.Replace(smARN, ":stateMachine:", ":execution:", 1) + ":no-tenant"},
+		{"input without tenant is nobody's", "default", "no-tenant", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
