@@ -109,6 +109,9 @@ func (m *Main) debateRun(ctx context.Context, cfg debateRunConfig, getenv func(s
 		if chunks, err = debate.LoadKnowledge(cfg.knowledge); err != nil {
 			return fail(exitUsage, "%v", err)
 		}
+		if len(chunks) == 0 {
+			fmt.Fprintf(m.Stderr, "warning: %s holds no documents with text (.md, .txt, .yaml, .json): the debate runs without evidence from it\n", cfg.knowledge)
+		}
 	}
 	return m.debateExecute(ctx, "veredicto debate run", cfg, q, chunks, getenv)
 }

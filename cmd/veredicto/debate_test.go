@@ -156,3 +156,16 @@ func TestSearchDebateCommand(t *testing.T) {
 		t.Error("another candidate's documents reached the debate")
 	}
 }
+
+// TestDebateRunWarnsOfAnEmptyKnowledgeFolder: a --knowledge folder with
+// no documents says so instead of debating silently without evidence.
+func TestDebateRunWarnsOfAnEmptyKnowledgeFolder(t *testing.T) {
+	empty := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	m := &Main{Stdout: &stdout, Stderr: &stderr}
+	m.Run(context.Background(), []string{"debate", "run", "../../examples/debate/QUESTION.yaml",
+		"--knowledge", empty, "--out", filepath.Join(t.TempDir(), "out"), "--llm", "offline"})
+	if !strings.Contains(stderr.String(), "warning: "+empty+" holds no documents with text") {
+		t.Errorf("no warning of the empty knowledge folder:\n%s", stderr.String())
+	}
+}

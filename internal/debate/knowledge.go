@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/search"
 )
 
 // The knowledge base is lexical and in-process: a small BM25 index of our
@@ -83,7 +84,7 @@ func loadKnowledge(dir string, keep func(string) bool) ([]Chunk, error) {
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			return &veredicto.InvalidInputError{File: p, Problem: "is a symbolic link in the knowledge folder; refused and not read: copy the document into the folder"}
+			return &veredicto.InvalidInputError{File: filepath.Join(dir, p), Problem: "is a symbolic link in the knowledge folder; refused and not read: copy the document into the folder"}
 		}
 		if d.Type().IsRegular() && knowledgeExts[strings.ToLower(filepath.Ext(p))] {
 			paths = append(paths, p)
@@ -114,15 +115,18 @@ func loadKnowledge(dir string, keep func(string) bool) ([]Chunk, error) {
 			return nil, fmt.Errorf("read knowledge %s: %w", p, err)
 		}
 		if len(b) > MaxKnowledgeFile {
-			return nil, &veredicto.InvalidInputError{File: p, Problem: fmt.Sprintf("is larger than %d bytes", MaxKnowledgeFile)}
+			return nil, &veredicto.InvalidInputError{File: filepath.Join(dir, p), Problem: fmt.Sprintf("is larger than %d bytes", MaxKnowledgeFile)}
 		}
-		if !utf8.Valid(b) {
-			return nil, &veredicto.InvalidInputError{File: p, Problem: "is not UTF-8 text"}
+		// The same encodings a search's documents may be in (UTF-8,
+		// UTF-16 with a byte-order mark, Windows-1252).
+		text, err := search.DecodeText(b)
+		if err != nil {
+			return nil, &veredicto.InvalidInputError{File: filepath.Join(dir, p), Problem: err.Error()}
 		}
 		if total += len(b); total > MaxKnowledgeBytes {
 			return nil, &veredicto.InvalidInputError{File: dir, Problem: fmt.Sprintf("holds more than %d bytes of documents", MaxKnowledgeBytes)}
 		}
-		chunks = append(chunks, ChunkText(filepath.ToSlash(p), string(b))...)
+		chunks = append(chunks, ChunkText(filepath.ToSlash(p), text)...)
 	}
 	return chunks, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,15 +74,28 @@ func TestLoadKnowledgeHygiene(t *testing.T) {
 	}
 	_, err = LoadKnowledge(dir)
 	var ie *veredicto.InvalidInputError
-	if !errors.As(err, &ie) || ie.File != "link.md" || !strings.Contains(ie.Problem, "symbolic link") {
+	if !errors.As(err, &ie) || ie.File != filepath.Join(dir, "link.md") || !strings.Contains(ie.Problem, "symbolic link") {
 		t.Errorf("symlink: err = %v, want InvalidInputError naming link.md", err)
 	}
 	os.Remove(filepath.Join(dir, "link.md"))
 
 	writeFile(t, filepath.Join(dir, "big.txt"), strings.Repeat("x", MaxKnowledgeFile+1))
 	_, err = LoadKnowledge(dir)
-	if !errors.As(err, &ie) || ie.File != "big.txt" {
-		t.Errorf("oversized: err = %v, want InvalidInputError naming big.txt", err)
+	if !errors.As(err, &ie) || ie.File != filepath.Join(dir, "big.txt") {
+		t.Errorf("oversized: err = %v, want InvalidInputError naming big.txt in its folder", err)
+	}
+	os.Remove(filepath.Join(dir, "big.txt"))
+
+	// Windows-1252 is read as a search's documents are; binary is refused
+	// naming the file in its folder.
+	writeFile(t, filepath.Join(dir, "latin.md"), "Compensaci\xf3n pactada.")
+	chunks, err = LoadKnowledge(dir)
+	if err != nil || !slices.ContainsFunc(chunks, func(c Chunk) bool { return c.Text == "Compensación pactada." }) {
+		t.Errorf("Windows-1252 document: %v", err)
+	}
+	writeFile(t, filepath.Join(dir, "bin.md"), "\x00\x01\x02")
+	if _, err = LoadKnowledge(dir); !errors.As(err, &ie) || ie.File != filepath.Join(dir, "bin.md") {
+		t.Errorf("binary document: err = %v, want InvalidInputError naming bin.md in its folder", err)
 	}
 }
 

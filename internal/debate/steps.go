@@ -11,11 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/search"
 )
 
 // The AWS shape of a debate: statemachines/debate.asl.json runs one Lambda
@@ -335,14 +335,18 @@ func (s *Steps) loadKnowledge(ctx context.Context, tenant string, prefixes []str
 			if err != nil {
 				return nil, &veredicto.TransientError{Op: "get knowledge " + k, Err: err}
 			}
-			if len(b) > MaxKnowledgeFile || !utf8.Valid(b) {
-				return nil, &veredicto.InvalidInputError{File: k, Problem: fmt.Sprintf("is larger than %d bytes or not UTF-8 text", MaxKnowledgeFile)}
+			if len(b) > MaxKnowledgeFile {
+				return nil, &veredicto.InvalidInputError{File: k, Problem: fmt.Sprintf("is larger than %d bytes", MaxKnowledgeFile)}
+			}
+			text, err := search.DecodeText(b)
+			if err != nil {
+				return nil, &veredicto.InvalidInputError{File: k, Problem: err.Error()}
 			}
 			if total += len(b); total > MaxKnowledgeBytes {
 				return nil, &veredicto.InvalidInputError{File: p, Problem: fmt.Sprintf("holds more than %d bytes of documents", MaxKnowledgeBytes)}
 			}
 			// Ids without <kind>/<tenant>/: stable and free of the tenant.
-			out = append(out, ChunkText(strings.Join(strings.Split(k, "/")[2:], "/"), string(b))...)
+			out = append(out, ChunkText(strings.Join(strings.Split(k, "/")[2:], "/"), text)...)
 		}
 	}
 	return out, nil

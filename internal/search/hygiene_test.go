@@ -51,15 +51,15 @@ func TestDecodeText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := decodeText(tt.in)
+			got, err := DecodeText(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("decodeText(%q) = %q, %v; want error containing %q", tt.in, got, err, tt.wantErr)
+					t.Fatalf("DecodeText(%q) = %q, %v; want error containing %q", tt.in, got, err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil || got != tt.want {
-				t.Errorf("decodeText(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+				t.Errorf("DecodeText(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 			}
 		})
 	}

@@ -140,7 +140,7 @@ func Load(ctx context.Context, r BlobReader, prefix, defaultID string) (*Search,
 
 // LoadWithin reads the search under prefix ("" for a folder's root,
 // "searches/<id>/" in S3). defaultID names the search when search.yaml does
-// not. Every document is decoded to UTF-8 text (decodeText) and checked
+// not. Every document is decoded to UTF-8 text (DecodeText) and checked
 // against lim; candidate folders without a usable document are skipped with
 // a warning naming them.
 func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim Limits) (*Search, error) {
@@ -210,7 +210,7 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 		if int64(len(b)) > lim.DocumentBytes {
 			return nil, &veredicto.InvalidInputError{File: FileConfig, Problem: fmt.Sprintf("is larger than the %s per-document limit", kib(lim.DocumentBytes))}
 		}
-		text, err := decodeText(b)
+		text, err := DecodeText(b)
 		if err != nil {
 			return nil, &veredicto.InvalidInputError{File: FileConfig, Problem: err.Error()}
 		}
@@ -246,7 +246,7 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 			return Doc{}, &veredicto.InvalidInputError{File: id, Problem: fmt.Sprintf("is larger than the %s per-document limit", kib(lim.DocumentBytes))}
 		}
 		total += int64(len(b))
-		text, err := decodeText(b)
+		text, err := DecodeText(b)
 		if err != nil {
 			return Doc{}, &veredicto.InvalidInputError{File: id, Problem: err.Error()}
 		}

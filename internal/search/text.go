@@ -8,13 +8,13 @@ import (
 	"unicode/utf8"
 )
 
-// decodeText turns a document's bytes into text. UTF-8 (with or without a
+// DecodeText turns a document's bytes into text. UTF-8 (with or without a
 // byte-order mark) is used as is; UTF-16 with a byte-order mark and
 // Windows-1252 (a superset of Latin-1 for printable text) are decoded. Bytes
 // that are none of these, a document that already holds U+FFFD replacement
 // characters, or binary content (control characters) are refused with the
 // reason, so no replacement character ever reaches a prompt or a report.
-func decodeText(b []byte) (string, error) {
+func DecodeText(b []byte) (string, error) {
 	switch {
 	case bytes.HasPrefix(b, []byte{0xEF, 0xBB, 0xBF}):
 		b = b[3:]
