@@ -117,8 +117,10 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 	if len(p.Candidates) == 0 {
 		return Plan{}, &veredicto.InvalidInputError{File: dirCandidates + "/", Problem: "the search has no candidate folders with documents"}
 	}
+	// Info, not Warn: the CLI prints these to the person itself, and a
+	// Lambda logs Info too.
 	for _, w := range s.Warnings {
-		svc.logger().WarnContext(ctx, "search input", "search_id", s.Docs.SearchID, "warning", w)
+		svc.logger().InfoContext(ctx, "search input warning", "search_id", s.Docs.SearchID, "warning", w)
 	}
 	return p, nil
 }
