@@ -85,6 +85,8 @@ func (qs QuestionSet) Validate() error {
 			return bad(at+"question_text", "is required")
 		case blank(q.ClosureRule):
 			return bad(at+"closure_rule", "is required")
+		case nearBinario(q.ClosureRule):
+			return bad(at+"closure_rule", fmt.Sprintf("%q looks like a misspelt %s (the yes/no rule; any other word takes the core-word rule): write %s, or another rule such as abierta or cifra", q.ClosureRule, ClosureBinario, ClosureBinario))
 		case q.MaxWords < 0:
 			return bad(at+"max_words", fmt.Sprintf("is %d, want a positive number", q.MaxWords))
 		}
@@ -159,4 +161,32 @@ func blank(s string) bool { return strings.TrimSpace(s) == "" }
 // fields, with errors naming the file, the field path and the line.
 func decodeStrict(name string, data []byte, out any) error {
 	return yamldoc.Decode(name, data, out)
+}
+
+// nearBinario reports a closure rule within two edits of "binario" that is
+// not it ("binaro", "binary", "binarios"): a typo that would silently move
+// a yes/no question to the core-word drift rule.
+func nearBinario(rule string) bool {
+	r := []rune(strings.ToLower(strings.TrimSpace(rule)))
+	if string(r) == ClosureBinario {
+		return false
+	}
+	w := []rune(ClosureBinario)
+	prev := make([]int, len(w)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(r); i++ {
+		cur := make([]int, len(w)+1)
+		cur[0] = i
+		for j := 1; j <= len(w); j++ {
+			cost := 1
+			if r[i-1] == w[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(w)] <= 2
 }
