@@ -16,7 +16,7 @@ const serviceIntegration = "arn:aws:states:::"
 // LambdaFunction* events Step Functions uses for one; service integrations
 // (arn:aws:states:::lambda:invoke…) as Task* events with resourceType and
 // resource split as Step Functions splits them.
-func historyEvent(ev control.HistoryEvent, data bool) map[string]any {
+func historyEvent(ev control.HistoryEvent, data bool, role string) map[string]any {
 	out := map[string]any{
 		"id":              ev.ID,
 		"previousEventId": ev.PreviousID,
@@ -55,7 +55,7 @@ func historyEvent(ev control.HistoryEvent, data bool) map[string]any {
 
 	switch t := ev.Type; {
 	case t == "ExecutionStarted":
-		out["executionStartedEventDetails"] = withData(map[string]any{"roleArn": "arn:aws:iam::" + control.Account + ":role/local"}, "input", ev.Input)
+		out["executionStartedEventDetails"] = withData(map[string]any{"roleArn": role}, "input", ev.Input)
 	case t == "ExecutionSucceeded":
 		out["executionSucceededEventDetails"] = withData(map[string]any{}, "output", ev.Output)
 	case t == "ExecutionFailed":

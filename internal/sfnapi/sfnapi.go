@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -53,6 +54,9 @@ type Backend interface {
 }
 
 var _ Backend = (*control.Manager)(nil)
+
+// roleARN is the form of an IAM role ARN CreateStateMachine accepts.
+var roleARN = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$`)
 
 // Handler serves the Step Functions API.
 type Handler struct {
@@ -205,8 +209,11 @@ func (h *Handler) createStateMachine(ctx context.Context, body []byte) (any, err
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if err := errors.Join(required("name", in.Name), required("definition", in.Definition)); err != nil {
+	if err := errors.Join(required("name", in.Name), required("definition", in.Definition), required("roleArn", in.RoleARN)); err != nil {
 		return nil, firstErr(err)
+	}
+	if !roleARN.MatchString(in.RoleARN) {
+		return nil, &control.Error{Code: control.CodeInvalidArn, Message: fmt.Sprintf("Invalid Arn: 'Resource type not valid in this context: %s'", in.RoleARN)}
 	}
 	sm, err := h.backend.CreateStateMachine(ctx, in.Name, in.Definition, in.RoleARN, in.Type)
 	if err != nil {
@@ -397,15 +404,32 @@ func (h *Handler) getExecutionHistory(ctx context.Context, body []byte) (any, er
 		return nil, err
 	}
 	data := in.IncludeData == nil || *in.IncludeData
+	role := ""
+	for _, ev := range events {
+		if ev.Type == "ExecutionStarted" {
+			role = h.roleOf(ctx, in.ARN)
+		}
+	}
 	items := make([]map[string]any, 0, len(events))
 	for _, ev := range events {
-		items = append(items, historyEvent(ev, data))
+		items = append(items, historyEvent(ev, data, role))
 	}
 	out := map[string]any{"events": items}
 	if next != "" {
 		out["nextToken"] = next
 	}
 	return out, nil
+}
+
+// roleOf is the role of the machine an execution ran, as
+// ExecutionStarted names it; the local role when the machine is gone.
+func (h *Handler) roleOf(ctx context.Context, executionARN string) string {
+	if e, err := h.backend.DescribeExecution(ctx, executionARN); err == nil {
+		if sm, err := h.backend.DescribeStateMachine(ctx, e.StateMachineARN); err == nil && sm.RoleARN != "" {
+			return sm.RoleARN
+		}
+	}
+	return "arn:aws:iam::" + control.Account + ":role/local"
 }
 
 func (h *Handler) stopExecution(ctx context.Context, body []byte) (any, error) {

@@ -278,7 +278,7 @@ func TestLifecycle(t *testing.T) {
 	for _, ev := range events {
 		switch ev.Type {
 		case types.HistoryEventTypeExecutionStarted:
-			if d := ev.ExecutionStartedEventDetails; d == nil || aws.ToString(d.Input) != `{"tenant":"acme"}` {
+			if d := ev.ExecutionStartedEventDetails; d == nil || aws.ToString(d.Input) != `{"tenant":"acme"}` || aws.ToString(d.RoleArn) != role {
 				t.Errorf("ExecutionStarted details %+v", d)
 			}
 		case types.HistoryEventTypeTaskScheduled:
@@ -483,6 +483,11 @@ func TestErrors(t *testing.T) {
 				Definition: aws.String(`{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"Nowhere"}}}`)})
 			return err
 		}, "InvalidDefinition", "Nowhere"},
+		{"role not an ARN", func() error {
+			_, err := p.client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("NoRole"), RoleArn: aws.String("notanarn"),
+				Definition: aws.String(`{"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}}`)})
+			return err
+		}, "InvalidArn", "notanarn"},
 		{"unbound task", func() error {
 			_, err := p.client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("Unbound"), RoleArn: aws.String(role),
 				Definition: aws.String(`{"StartAt":"Call","States":{"Call":{"Type":"Task","Resource":"${NoSuchFunctionArn}","End":true}}}`)})
