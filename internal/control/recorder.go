@@ -1,6 +1,7 @@
 package control
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -32,6 +33,7 @@ type recorder struct {
 	lastByScope map[string]int // … of each nested scope (allocated on first use)
 	end         *asl.Result    // a terminal event in the recorded history
 	rp          *replayState   // nil for an execution with nothing recorded
+	lost        bool           // an event could not be persisted: the execution is being stopped
 
 	// Entries for the Tasks in flight only (a handful at once): small
 	// association lists cost far less than maps across many executions.
@@ -246,8 +248,9 @@ func (r *recorder) onEvent(ev asl.Event) {
 	}
 	prev := r.previous(ev.Scope)
 	ev.ID = r.nextID + 1
-	if err := appendLine(r.path, line{Event: &ev, Prev: prev}); err != nil {
+	if err := appendHistory(r.path, line{Event: &ev, Prev: prev}); err != nil {
 		r.m.log.Error("persist history event", "execution", r.e.arn, "event", ev.Type, "error", err)
+		r.historyLost(err)
 		return
 	}
 	r.nextID = ev.ID
@@ -255,6 +258,28 @@ func (r *recorder) onEvent(ev asl.Event) {
 	if r.m.cfg.OnHistory != nil {
 		r.m.cfg.OnHistory(r.e.tenant, r.e.arn, ev)
 	}
+}
+
+// appendHistory persists one history line (a variable so a test can make
+// the disk fail).
+var appendHistory = appendLine
+
+// historyLost stops an execution whose history can no longer be
+// persisted, once: going on would leave a history with holes passed off
+// as whole, and a restart could not resume it. The stop names the cause
+// (States.Runtime), which DescribeExecution shows even when no further
+// event reaches the disk.
+func (r *recorder) historyLost(err error) {
+	if r.lost {
+		return
+	}
+	r.lost = true
+	arn, cause := r.e.arn, "the execution history could not be persisted: "+err.Error()
+	go func() {
+		if _, err := r.m.StopExecution(context.Background(), arn, asl.ErrRuntime, cause); err != nil {
+			r.m.log.Error("stop an execution whose history is lost", "execution", arn, "error", err)
+		}
+	}()
 }
 
 func (r *recorder) durable() *asl.Durable {
