@@ -263,6 +263,11 @@ func (m *Main) companionRun(ctx context.Context, cfg companionConfig, getenv fun
 			}
 			return exitUsage
 		}
+		// The company, platform and mode come from flags: name the flag.
+		var ie *veredicto.InvalidInputError
+		if errors.As(err, &ie) && ie.File == "" && ie.Field != "" {
+			return fail(exitUsage, "--%s: %s", ie.Field, ie.Problem)
+		}
 		return fail(exitUsage, "%v", err)
 	}
 	prev, err := companion.LoadDir(cfg.out)

@@ -437,6 +437,21 @@ func TestCompanionIncompleteProfileNoCall(t *testing.T) {
 	}
 }
 
+// TestCompanionBadFlagsNameTheFlag: a company or platform the
+// application refuses is named by its flag, before any model call.
+func TestCompanionBadFlagsNameTheFlag(t *testing.T) {
+	e := newCompanionEnv(t)
+	for _, tt := range []struct{ flag, value, want string }{
+		{"--platform", "nosuch", "--platform: is not a known platform (known: "},
+		{"--company", strings.Repeat("x", 300), "--company: has 300 characters; at most 200"},
+	} {
+		code, msgs, schemas := e.run("run", "--jd", exampleJD, "--profile", exampleProfile, "--out", t.TempDir(), tt.flag, tt.value)
+		if code != exitUsage || len(schemas) != 0 || !strings.Contains(msgs, tt.want) {
+			t.Errorf("%s: exit %d, calls %v:\n%s", tt.flag, code, schemas, msgs)
+		}
+	}
+}
+
 func TestCompanionReasksInventedMetric(t *testing.T) {
 	e := newCompanionEnv(t)
 	e.script.set(func(s *companionScript) { s.badBullets = 1 })
