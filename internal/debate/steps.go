@@ -90,10 +90,12 @@ type Flow struct {
 	Members []RosterItem `json:"members"`
 	Preview *Preview     `json:"preview,omitempty"`
 	// TaskTimeoutSeconds bounds each agent Task in the state machine (a
-	// second line behind the step's own per-agent timeout).
-	TaskTimeoutSeconds  int    `json:"task_timeout_seconds"`
-	HumanTimeoutSeconds int    `json:"human_timeout_seconds"`
-	Result              Result `json:"result"`
+	// second line behind the step's own per-agent timeout);
+	// CouncilTimeoutSeconds each council vote, behind timeout.council.
+	TaskTimeoutSeconds    int    `json:"task_timeout_seconds"`
+	CouncilTimeoutSeconds int    `json:"council_timeout_seconds"`
+	HumanTimeoutSeconds   int    `json:"human_timeout_seconds"`
+	Result                Result `json:"result"`
 }
 
 // Preview is what the person sees in the debate_decision confirmation.
@@ -272,6 +274,7 @@ func (s *Steps) Prepare(ctx context.Context, in StartInput) (Flow, error) {
 	f.Roster = roster(f.Participants, fase(1))
 	f.Members = roster(DefaultCouncil, "council")
 	f.TaskTimeoutSeconds = int(q.Config.Timeout.PerAgent) + 30
+	f.CouncilTimeoutSeconds = int(q.Config.Timeout.Council) + 30
 	f.HumanTimeoutSeconds = 7 * 24 * 3600
 	if in.HumanTimeoutSeconds > 0 {
 		f.HumanTimeoutSeconds = in.HumanTimeoutSeconds

@@ -12,6 +12,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	store "github.com/veredicto/veredicto/internal/store/file"
+	"github.com/veredicto/veredicto/statemachines"
 )
 
 func TestValidateStart(t *testing.T) {
@@ -271,4 +272,45 @@ func (c changedStore) Get(ctx context.Context, key string) ([]byte, bool, error)
 		return []byte(`[{"chunk_id":"a_001","source":"a.md","text":"otro"}]`), true, nil
 	}
 	return c.LogStore.Get(ctx, key)
+}
+
+// TestCouncilVotesAreBoundByTheCouncilTimeout: the state machine bounds
+// each council vote by timeout.council (180 s by default, plus a margin),
+// not by the per-agent bound a position gets (30 s).
+func TestCouncilVotesAreBoundByTheCouncilTimeout(t *testing.T) {
+	s := &Steps{Agents: &funcAgents{}, Logger: quiet()}
+	q := json.RawMessage(`{"question": "¿Avanzamos?", "options": ["a", "b"], "participants": [{"id": "cfo", "brief": "x"}]}`)
+	f, err := s.Prepare(context.Background(), StartInput{Tenant: "acme", DebateID: "d-1", Question: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.CouncilTimeoutSeconds != 180+30 || f.TaskTimeoutSeconds != 30+30 {
+		t.Errorf("council %d s, agents %d s; want 210 and 60", f.CouncilTimeoutSeconds, f.TaskTimeoutSeconds)
+	}
+	var def struct {
+		States map[string]struct {
+			ItemProcessor struct {
+				States map[string]struct {
+					Resource, TimeoutSecondsPath string
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(statemachines.Debate, &def); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, st := range def.States {
+		for _, inner := range st.ItemProcessor.States {
+			if inner.Resource == "${DebateVoteFunctionArn}" {
+				found = true
+				if inner.TimeoutSecondsPath != "$.flow.council_timeout_seconds" {
+					t.Errorf("the Vote task is bounded by %s, want $.flow.council_timeout_seconds", inner.TimeoutSecondsPath)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Error("no Vote task in debate.asl.json")
+	}
 }
