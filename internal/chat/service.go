@@ -32,6 +32,20 @@ const (
 // never reach the model.
 const HintText = "INTERNAL DELEGATION HINT: The user's request likely maps to specialist agent '%s'. Consider calling tool delegate_to_%s si añade capacidad única o velocidad. Explica brevemente si delegas."
 
+// link records that the conversation started the execution arn, so the
+// confirmations it asks for reach the conversation's stream too
+// (confirm.Service reads the origin). A failure is logged: the execution's
+// own stream still carries them.
+func (s *Service) link(ctx context.Context, t *turn, arn string) {
+	ev, err := eventlog.New(eventlog.TypeOrigin, "origin", map[string]any{"stream": StreamName(t.chatID), "chat_id": t.chatID, "turn": t.n})
+	if err == nil {
+		_, err = s.Events.Append(ctx, t.tenant, eventlog.OriginStream(arn), ev)
+	}
+	if err != nil {
+		s.logger().WarnContext(ctx, "cannot link a started execution to its chat", "chat_id", t.chatID, "execution", arn, "error", err)
+	}
+}
+
 // StreamName is the event-log stream of a conversation.
 func StreamName(chatID string) string { return stream.ChatStream(chatID) }
 
@@ -637,6 +651,7 @@ func (s *Service) delegate(ctx context.Context, t *turn, agent *Agent, call Tool
 	c := Call{Tenant: t.tenant, ChatID: t.chatID, Turn: t.n, Agent: agent, Args: argPtr,
 		Step:    func(action, content string, md map[string]any) { t.step(ctx, agent.ID, action, content, md) },
 		Confirm: func(ctx context.Context, sv Sensitive) (bool, error) { return s.confirm(ctx, t, sv) },
+		Started: func(ctx context.Context, arn string) { s.link(ctx, t, arn) },
 	}
 	res, err := tool.Run(ctx, c)
 	if err != nil {

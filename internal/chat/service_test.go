@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/veredicto/veredicto"
 	fsblob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/confirm"
@@ -581,3 +583,52 @@ func TestConfirmationWaitRunsOut(t *testing.T) {
 		t.Error("a late approval was accepted")
 	}
 }
+
+// TestDelegatedConfirmationsReachTheConversation: a workflow the chat
+// started asks for a confirmation (the debate's human decision); it goes
+// to the conversation's stream as well as the execution's (seed 004: one
+// stream), and so does its resolution.
+func TestDelegatedConfirmationsReachTheConversation(t *testing.T) {
+	model := &scripted{answer: func(n int, p Prompt) Reply {
+		if n == 1 {
+			return delegateCall("d", "delegate_to_debate", map[string]any{"reason": "r", "request": "q", "search_id": "", "candidate_id": "c-001", "question": "¿Avanzamos?", "options": []string{}})
+		}
+		return Reply{Content: "fin"}
+	}}
+	r := newRig(t, model, Options{})
+	st := &fakeStarter{}
+	r.svc.Tools[ActionDebate] = MachineTool{Name: "DebateStateMachine", NewArgs: func() any { return &DebateArgs{} }, Input: DebateInput, Client: st, MachineARN: "arn:sm"}
+	r.turn(t, "d1", "Abre un debate sobre c-001")
+	if len(st.in) != 1 {
+		t.Fatalf("%d executions started, want 1", len(st.in))
+	}
+	arn := "arn:x:" + aws.ToString(st.in[0].Name)
+	ctx := context.Background()
+	resp, err := r.confirms.Confirm(ctx, confirm.Request{TaskToken: "tok-1", ToolName: "debate_decision", Category: "decision",
+		Sensitivity: "high", Undoable: ptrBool(false), Preview: json.RawMessage(`{"decision":"avanzar"}`), Tenant: "acme", Execution: arn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(typ string) bool {
+		for _, e := range r.eventsOf(t, "d1") {
+			if e["type"] == typ && e["id"] == resp.ID {
+				return true
+			}
+		}
+		return false
+	}
+	if !has("pending-confirmation") {
+		t.Errorf("the conversation's stream lacks the debate's pending-confirmation: %s", types(r.eventsOf(t, "d1")))
+	}
+	if evs, _ := r.events.Read(ctx, "acme", arn, 0, 10); len(evs) != 1 {
+		t.Errorf("the execution's stream holds %d events, want its pending-confirmation", len(evs))
+	}
+	if _, err := r.confirms.ExpireExecution(ctx, "acme", arn); err != nil {
+		t.Fatal(err)
+	}
+	if !has("confirmation-resolved") {
+		t.Errorf("the conversation's stream lacks the resolution: %s", types(r.eventsOf(t, "d1")))
+	}
+}
+
+func ptrBool(b bool) *bool { return &b }

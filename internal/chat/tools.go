@@ -48,6 +48,9 @@ type Call struct {
 	// Confirm asks the person before a sensitive action and waits for the
 	// decision (seed §3): true when approved.
 	Confirm func(ctx context.Context, c Sensitive) (bool, error)
+	// Started records an execution the tool started, so its
+	// confirmations reach the conversation's stream too.
+	Started func(ctx context.Context, executionARN string)
 }
 
 // Sensitive describes an action that needs a person's confirmation.
@@ -474,8 +477,11 @@ func (t MachineTool) Run(ctx context.Context, c Call) (Result, error) {
 		return Result{}, &veredicto.TransientError{Op: "start " + t.Name, Err: err}
 	}
 	arn := aws.ToString(out.ExecutionArn)
+	if c.Started != nil {
+		c.Started(ctx, arn)
+	}
 	c.Step("started", t.Name+" started", map[string]any{"machine": t.Name, "execution": arn})
-	return Result{Summary: fmt.Sprintf("Iniciado %s (ejecución %s); su avance se verá en el stream de la ejecución.", t.Name, name),
+	return Result{Summary: fmt.Sprintf("Iniciado %s (ejecución %s); su avance se verá en el stream de la ejecución, y las confirmaciones que pida, también en esta conversación.", t.Name, name),
 		Data: map[string]string{"execution": arn, "name": name}}, nil
 }
 

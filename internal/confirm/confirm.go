@@ -477,8 +477,41 @@ func (s *Service) emit(ctx context.Context, r Record, typ, key string, v any) er
 	if err != nil {
 		return err
 	}
-	_, err = s.Events.Append(ctx, r.Tenant, r.Execution, ev)
+	if _, err = s.Events.Append(ctx, r.Tenant, r.Execution, ev); err != nil {
+		return err
+	}
+	// An execution a conversation started reports its confirmations on
+	// the conversation's stream too (seed 004: one stream); the same key
+	// keeps a retried emit single there as well.
+	if origin := s.originOf(ctx, r); origin != "" {
+		_, err = s.Events.Append(ctx, r.Tenant, origin, ev)
+	}
 	return err
+}
+
+// originReader reads the origin stream (eventlog.File and eventlog.Dynamo
+// do).
+type originReader interface {
+	Read(ctx context.Context, tenant, stream string, after int64, limit int) ([]eventlog.Event, error)
+}
+
+// originOf is the stream that started r's execution ("" for none).
+func (s *Service) originOf(ctx context.Context, r Record) string {
+	rd, ok := s.Events.(originReader)
+	if !ok || r.Execution == "" {
+		return ""
+	}
+	evs, err := rd.Read(ctx, r.Tenant, eventlog.OriginStream(r.Execution), 0, 1)
+	if err != nil || len(evs) == 0 || evs[0].Type != eventlog.TypeOrigin {
+		return ""
+	}
+	var o struct {
+		Stream string `json:"stream"`
+	}
+	if json.Unmarshal(evs[0].Data, &o) != nil || o.Stream == r.Execution {
+		return ""
+	}
+	return o.Stream
 }
 
 // List returns the tenant's confirmations awaiting a decision or its

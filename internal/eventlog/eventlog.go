@@ -44,6 +44,15 @@ const (
 	MaxReadLimit = 1000
 )
 
+// TypeOrigin is the one event of an origin stream (OriginStream): data
+// {"stream": S}, the stream the execution also reports to.
+const TypeOrigin = "origin"
+
+// OriginStream records which other stream an execution's confirmations go
+// to as well: the conversation that started it (seed 004: every
+// confirmation on the conversation's one stream).
+func OriginStream(executionARN string) string { return "origin/" + executionARN }
+
 // Finished reports whether ev ends its stream.
 func (ev Event) Finished() bool { return ev.Type == TypeFinish }
 
