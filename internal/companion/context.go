@@ -12,8 +12,13 @@ import (
 const (
 	ModeScreening  = "screening"  // phases 1–2
 	ModeFull       = "full"       // phases 1–3, with the anti-impostor pause
-	ModeOnboarding = "onboarding" // like full: a first application, phases 1–3
+	ModeOnboarding = "onboarding" // phases 1–2: drafting and the brand audit are full mode's only
 )
+
+// Drafts reports whether mode goes on to phase 3, the CV's content (and so
+// to the follow-up phases built on it): seed 001 runs the drafting plugin
+// and the brand audit "solo en modo full".
+func Drafts(mode string) bool { return mode == ModeFull }
 
 // Statuses of an application.
 const (

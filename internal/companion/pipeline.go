@@ -197,9 +197,13 @@ func (r *Runner) Run(ctx context.Context, c *Context) error {
 		}
 		log.Info("phase done", "phase", 2, "decision", c.ScoringResult.DecisionMatrix)
 	}
-	if c.Mode == ModeScreening {
+	if !Drafts(c.Mode) {
 		c.Status = StatusCompleted
-		r.emit("done", 2, "Screening listo: fases 1-2 completas.")
+		if c.Mode == ModeScreening {
+			r.emit("done", 2, "Screening listo: fases 1-2 completas.")
+		} else {
+			r.emit("done", 2, "Fases 1-2 completas. La redacción del CV (fase 3) y la auditoría de marca son del modo full.")
+		}
 		return r.save(ctx, c)
 	}
 	if c.LastCompletedPhase < 3 {

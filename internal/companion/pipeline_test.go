@@ -122,10 +122,17 @@ func TestOfflineIntent(t *testing.T) {
 	}
 }
 
-func TestScreeningStopsAfterPhase2(t *testing.T) {
-	c, err, _, _ := runOffline(t, ModeScreening, exampleJD(t), exampleProfile(t))
-	if err != nil || c.LastCompletedPhase != 2 || c.CVContent != nil || c.Status != StatusCompleted {
-		t.Errorf("err %v phase %d status %s", err, c.LastCompletedPhase, c.Status)
+// TestOnlyFullModeDrafts: screening and onboarding stop after phase 2;
+// seed 001 runs the drafting (phase 3) "solo en modo full".
+func TestOnlyFullModeDrafts(t *testing.T) {
+	for _, mode := range []string{ModeScreening, ModeOnboarding} {
+		c, err, _, _ := runOffline(t, mode, exampleJD(t), exampleProfile(t))
+		if err != nil || c.LastCompletedPhase != 2 || c.CVContent != nil || c.Status != StatusCompleted {
+			t.Errorf("%s: err %v phase %d status %s", mode, err, c.LastCompletedPhase, c.Status)
+		}
+	}
+	if !Drafts(ModeFull) || Drafts(ModeOnboarding) || Drafts(ModeScreening) {
+		t.Error("Drafts: only full mode drafts")
 	}
 }
 

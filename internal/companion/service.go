@@ -265,7 +265,7 @@ func (s *Service) output(in TaskInput, c *Context) TaskOutput {
 		HardGaps: []string{}, ReportKey: Prefix(in.Tenant, in.ApplicationID) + ReportFile}
 	if r := c.ScoringResult; r != nil {
 		o.Decision, o.Final, o.SAS = r.DecisionMatrix, r.Confidence.Final, r.SAS.Total
-		if c.Mode != ModeScreening && s.Engine.NeedsAntiImpostorPause(c.ClassifiedRequirements) {
+		if Drafts(c.Mode) && s.Engine.NeedsAntiImpostorPause(c.ClassifiedRequirements) {
 			p := AntiImpostorPause(c)
 			o.NeedsPause, o.HardGaps, o.Preview = true, p.HardGaps, p.Preview
 		}
@@ -374,7 +374,7 @@ func (s *Service) Scoring(ctx context.Context, in TaskInput) (TaskOutput, error)
 		if err := s.runner(in).Score(ctx, c); err != nil {
 			return err
 		}
-		if c.Mode == ModeScreening {
+		if !Drafts(c.Mode) {
 			c.Status = StatusCompleted
 		} else if s.Engine.NeedsAntiImpostorPause(c.ClassifiedRequirements) {
 			c.Pause = AntiImpostorPause(c)
