@@ -142,6 +142,11 @@ func (a *API) RunFollowUp(ctx context.Context, tenant, id, phase string, req Fol
 	}
 	switch phase {
 	case "answer":
+		// Before any preview: a paused or unfinished application has no
+		// CV content to answer from.
+		if err := requirePhase(c, 3, "answer"); err != nil {
+			return nil, nil, err
+		}
 		platform := req.Platform
 		if platform == "" {
 			platform = c.PlatformName

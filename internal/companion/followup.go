@@ -265,8 +265,11 @@ func Audit(ctx context.Context, f FollowUp, c *Context) error {
 
 // Retro runs phase 7 with the user's answers to RetroQuestions.
 func Retro(ctx context.Context, f FollowUp, c *Context, answers []string) error {
-	if c.LastCompletedPhase < 2 {
-		return &veredicto.ConflictError{What: "application " + c.ApplicationID, Problem: "the retrospective needs a finished session"}
+	// A finished session only: a retrospective during the anti-impostor
+	// pause would mark phase 7 done and the resumed run would skip the
+	// CV's content.
+	if c.LastCompletedPhase < 2 || (c.Status != StatusCompleted && c.Status != StatusStopped) {
+		return &veredicto.ConflictError{What: "application " + c.ApplicationID, Problem: fmt.Sprintf("the retrospective needs a finished session (last completed: %d, status %s)", c.LastCompletedPhase, c.Status)}
 	}
 	if len(answers) != len(RetroQuestions) {
 		return &veredicto.InvalidInputError{Field: "answers", Problem: fmt.Sprintf("want %d answers, one per question, got %d", len(RetroQuestions), len(answers))}

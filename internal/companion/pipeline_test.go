@@ -93,6 +93,12 @@ func TestOfflineAntiImpostorPause(t *testing.T) {
 	if !strings.Contains(c.Pause.Preview, "Esto no te define") {
 		t.Errorf("preview = %q", c.Pause.Preview)
 	}
+	// No follow-up phase during the pause: a retrospective would mark
+	// phase 7 done and the resumed run would skip the CV's content.
+	var ce *veredicto.ConflictError
+	if err := Retro(context.Background(), Offline{Now: fixedNow}, c, []string{"a", "b", "c", "d"}); !errors.As(err, &ce) || c.LastCompletedPhase != 2 {
+		t.Fatalf("retro during the pause: %v, phase %d; want a conflict and phase 2", err, c.LastCompletedPhase)
+	}
 	if err := Resolve(c, true); err != nil {
 		t.Fatal(err)
 	}
