@@ -235,6 +235,13 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 	}
 	srv.Mounts.Chat = chatHandler
 	notice += "; " + chatNotice
+	// Turns a killed server left unfinished are closed before any new one
+	// runs: no queue runs them again here.
+	if n, err := chatHandler.Service.CloseInterrupted(ctx); err != nil {
+		logger.Warn("close the chat turns an earlier run left unfinished", "error", err)
+	} else if n > 0 {
+		logger.Info("closed chat turns an earlier run left unfinished", "count", n)
+	}
 	if srv.Inputs, err = openInputsQueue(cfg.data, cfg.queue, a.Intake.HandleSQS, logger); err != nil {
 		mgr.Close()
 		return nil, "", err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -250,6 +251,90 @@ func (s *Service) Claim(ctx context.Context, tenant, chatID string) (int, error)
 		}
 	}
 	return 0, &veredicto.ConflictError{What: "chat " + chatID, Problem: fmt.Sprintf("has reached %d turns; start a new chat", MaxTurns)}
+}
+
+// CloseInterrupted ends, at a local server's start, the turns a previous
+// process claimed and never finished (killed mid-turn: the local chat has
+// no queue to run them again). Each gets its stored record (error
+// "Interrupted") and its finish on the chat's stream, and a confirmation
+// it was waiting on is rejected on the person's behalf, so a late
+// approval gets 409 instead of being recorded against nothing. Only call
+// it when no turn runs. It returns how many turns it closed.
+func (s *Service) CloseInterrupted(ctx context.Context) (int, error) {
+	keys, err := s.Store.List(ctx, "chat/")
+	if err != nil {
+		return 0, fmt.Errorf("list chats: %w", err)
+	}
+	type turnID struct {
+		tenant, chat string
+		n            int
+	}
+	claimed, stored := map[turnID]bool{}, map[turnID]bool{}
+	for _, k := range keys {
+		p := strings.Split(k, "/") // chat/<tenant>/<chat>/claim|turn/<n>
+		if len(p) != 5 {
+			continue
+		}
+		n, err := strconv.Atoi(p[4])
+		if err != nil {
+			continue
+		}
+		switch id := (turnID{p[1], p[2], n}); p[3] {
+		case "claim":
+			claimed[id] = true
+		case "turn":
+			stored[id] = true
+		}
+	}
+	closed := 0
+	var errs []error
+	for id := range claimed {
+		if stored[id] {
+			continue
+		}
+		t := &turn{s: s, tenant: id.tenant, chatID: id.chat, n: id.n}
+		s.rejectInterrupted(ctx, t)
+		_ = t.say(ctx, "Este turno se interrumpió (el servidor se reinició); no se ejecutó ninguna acción pendiente. Vuelve a pedirlo.")
+		rec := TurnRecord{ChatID: id.chat, Turn: id.n, At: s.now(), Assistant: t.text.String(), Tools: []string{}, Error: "Interrupted",
+			PromptVersion: prompts.PromptVersion("chat_supervisor"), Model: "none"}
+		b, _ := json.Marshal(rec)
+		if _, err := s.Store.PutIfAbsent(ctx, turnKey(id.tenant, id.chat, id.n), b); err != nil {
+			errs = append(errs, fmt.Errorf("close turn %d of chat %s: %w", id.n, id.chat, err))
+			continue
+		}
+		if err := t.emit(ctx, eventlog.TypeFinish, "finish", map[string]any{"finishReason": "error"}); err != nil {
+			errs = append(errs, err)
+		}
+		closed++
+	}
+	return closed, errors.Join(errs...)
+}
+
+// rejectInterrupted rejects the confirmations an interrupted turn was
+// waiting on (keyed chat/<chat>/<turn>/<n>).
+func (s *Service) rejectInterrupted(ctx context.Context, t *turn) {
+	r, ok := s.Confirmations.(resolver)
+	lister, listable := s.ConfirmationStore.(interface {
+		List(ctx context.Context, tenant string, now time.Time, limit int) ([]confirm.Record, bool, error)
+	})
+	if !ok || !listable {
+		return
+	}
+	recs, _, err := lister.List(ctx, t.tenant, s.now(), confirm.MaxList)
+	if err != nil {
+		s.logger().WarnContext(ctx, "list the confirmations of an interrupted turn", "chat_id", t.chatID, "turn", t.n, "error", err)
+		return
+	}
+	prefix := fmt.Sprintf("chat/%s/%d/", t.chatID, t.n)
+	for _, rec := range recs {
+		if rec.Status != confirm.StatusPending || rec.Execution != StreamName(t.chatID) || !strings.HasPrefix(rec.Key, prefix) {
+			continue
+		}
+		if _, err := r.Resolve(ctx, t.tenant, confirm.Resolution{ID: rec.ID, Approved: false, By: "veredicto-chat",
+			Comment: "el turno que la pidió se interrumpió (el servidor se reinició): la acción no se ejecutó"}); err != nil {
+			s.logger().WarnContext(ctx, "reject the confirmation of an interrupted turn", "confirmation_id", rec.ID, "error", err)
+		}
+	}
 }
 
 // History returns the chat's last n stored turns, oldest first.

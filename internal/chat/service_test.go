@@ -632,3 +632,41 @@ func TestDelegatedConfirmationsReachTheConversation(t *testing.T) {
 }
 
 func ptrBool(b bool) *bool { return &b }
+
+// TestCloseInterrupted: a turn a killed server claimed and never finished
+// is closed at the next start (stored, finished on the stream), and the
+// confirmation it waited on is rejected, so a late approval is a 409, not
+// a decision recorded against nothing.
+func TestCloseInterrupted(t *testing.T) {
+	r := newRig(t, &scripted{answer: func(int, Prompt) Reply { return Reply{Content: "ok"} }}, Options{})
+	ctx := context.Background()
+	done := r.turn(t, "k1", "Hola")
+	n, err := r.svc.Claim(ctx, "acme", "k1")
+	if err != nil || n != done.Turn+1 {
+		t.Fatalf("claim: %d, %v", n, err)
+	}
+	resp, err := r.confirms.Confirm(ctx, confirm.Request{ToolName: "reports", Category: "email_send", Sensitivity: "high",
+		Undoable: ptrBool(false), Preview: json.RawMessage(`{"to":"x@example.com"}`), Tenant: "acme", Execution: StreamName("k1"),
+		Key: fmt.Sprintf("chat/k1/%d/1", n)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, err := r.svc.CloseInterrupted(ctx)
+	if err != nil || closed != 1 {
+		t.Fatalf("CloseInterrupted = %d, %v; want 1", closed, err)
+	}
+	hist, _ := r.svc.History(ctx, "acme", "k1", 10)
+	if len(hist) != 2 || hist[1].Turn != n || hist[1].Error != "Interrupted" {
+		t.Errorf("history %+v, want the interrupted turn stored", hist)
+	}
+	evs := r.eventsOf(t, "k1")
+	if last := evs[len(evs)-1]; last["type"] != "finish" || last["turn"] != float64(n) {
+		t.Errorf("the stream ends with %v, want the interrupted turn's finish", last)
+	}
+	if _, err := r.confirms.Resolve(ctx, "acme", confirm.Resolution{ID: resp.ID, Approved: true, By: "ana"}); confirm.Status(err) != 409 {
+		t.Errorf("a late approval: %v, want 409", err)
+	}
+	if again, _ := r.svc.CloseInterrupted(ctx); again != 0 {
+		t.Errorf("a second pass closed %d turns", again)
+	}
+}
