@@ -97,15 +97,7 @@ func (rt *Router) consoleRoutes(ctx context.Context, req Request, parts []string
 		}
 		return document(b, true, true, parts[1]), true
 	case len(parts) >= 4 && parts[2] == "sources" && get:
-		segs := make([]string, 0, len(parts)-3)
-		for _, p := range parts[3:] {
-			s, err := url.PathUnescape(p)
-			if err != nil {
-				return errorResponse(http.StatusBadRequest, "source: the path is not validly percent-encoded"), true
-			}
-			segs = append(segs, s)
-		}
-		b, err := svc.Source(ctx, tenant, parts[1], strings.Join(segs, "/"))
+		b, err := svc.Source(ctx, tenant, parts[1], strings.Join(parts[3:], "/"))
 		if err != nil {
 			return rt.failure(ctx, err), true
 		}

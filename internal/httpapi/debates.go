@@ -61,7 +61,10 @@ type DebateView struct {
 
 // Serve routes one request.
 func (d *Debates) Serve(ctx context.Context, req Request) Response {
-	parts := strings.Split(strings.Trim(req.Path, "/"), "/")
+	parts, ok := pathParts(req.Path)
+	if !ok {
+		return errorResponse(http.StatusBadRequest, "the path is not validly percent-encoded")
+	}
 	if parts[0] != "debates" {
 		return errorResponse(http.StatusNotFound, "no route for "+req.Method+" "+req.Path)
 	}

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -94,7 +95,10 @@ const DefaultTenantClaim = "custom:tenant"
 // Serve routes one request. Errors the caller can fix are 4xx with a
 // message; anything else is a 500 without internals.
 func (rt *Router) Serve(ctx context.Context, req Request) Response {
-	parts := strings.Split(strings.Trim(req.Path, "/"), "/")
+	parts, ok := pathParts(req.Path)
+	if !ok {
+		return errorResponse(http.StatusBadRequest, "the path is not validly percent-encoded")
+	}
 	if parts[0] == "flags" && len(parts) == 1 && rt.Judge != nil {
 		return rt.flags(ctx, req)
 	}
@@ -115,6 +119,22 @@ func (rt *Router) Serve(ctx context.Context, req Request) Response {
 		return rt.runs(ctx, req)
 	}
 	return rt.searches(ctx, req, parts)
+}
+
+// pathParts splits an escaped request path at its slashes and unescapes
+// each part, so an id written with accents (búsqueda-ñ, sent as
+// b%C3%BAsqueda-%C3%B1) is read as itself and an escaped slash (%2F) stays
+// inside its part. ok is false for invalid percent-encoding.
+func pathParts(path string) (parts []string, ok bool) {
+	parts = strings.Split(strings.Trim(path, "/"), "/")
+	for i, p := range parts {
+		s, err := url.PathUnescape(p)
+		if err != nil {
+			return nil, false
+		}
+		parts[i] = s
+	}
+	return parts, true
 }
 
 // jsonResponse renders v as indented JSON.

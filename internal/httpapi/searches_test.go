@@ -195,6 +195,8 @@ func TestRequestsTheCallerMustFix(t *testing.T) {
     "searches/acme/ghost/: required document(s) missing: jd.md, kickoff.md"
   ]`},
 		{"malformed search id", "GET", "/searches/%2e%2e", "acme", "", 404, "not found"},
+		{"escaped accents are the id's letters", "GET", "/searches/b%C3%BAsqueda-%C3%B1", "acme", "", 404, "búsqueda-ñ not found"},
+		{"invalid escape", "GET", "/searches/%zz", "acme", "", 400, "not validly percent-encoded"},
 		{"malformed candidate id", "GET", "/searches/done/candidates/%2e%2e/report", "acme", "", 400, "candidate_id"},
 		{"wrong method", "DELETE", "/searches/done", "acme", "", 405, "not allowed"},
 		{"unknown route", "GET", "/nope", "acme", "", 404, "no route"},
@@ -289,5 +291,22 @@ func TestStorageOutageIsA503WithoutInternals(t *testing.T) {
 	got := serve(rt, "GET", "/searches/done", "acme", "", nil)
 	if got.Status != http.StatusServiceUnavailable || string(got.Body) != "{\n  \"error\": \"temporarily unavailable; retry later\"\n}\n" {
 		t.Errorf("outage: %d %s; want 503 without internals", got.Status, got.Body)
+	}
+}
+
+// TestAccentedSearchIDsOverHTTP: ids may hold accents and ñ; clients send
+// them percent-encoded, and every route reads them back as the id.
+func TestAccentedSearchIDsOverHTTP(t *testing.T) {
+	data := t.TempDir()
+	a := app.NewLocal(data, offline.New(), nil)
+	rt := &httpapi.Router{Searches: a.Intake}
+	upload(t, data, "acme", "búsqueda-ñ")
+	if _, err := a.Intake.Start(context.Background(), "acme", "api", intake.StartRequest{SearchID: "búsqueda-ñ"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/searches/b%C3%BAsqueda-%C3%B1", "/searches/b%C3%BAsqueda-%C3%B1/summary"} {
+		if resp := serve(rt, "GET", path, "acme", "", nil); resp.Status != http.StatusOK {
+			t.Errorf("GET %s: %d %s", path, resp.Status, resp.Body)
+		}
 	}
 }
