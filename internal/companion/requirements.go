@@ -100,8 +100,10 @@ func Chunks(reqs []JDRequirement, size int) [][]JDRequirement {
 // injectionRE catches instructions addressed to the assistant hidden in a
 // document: the code-side first line of the security layer, before any
 // model call.
-var injectionRE = regexp.MustCompile(`(?i)(ignor\w*\s+(todas?\s+)?(tus|las|sus|the|all|any|previous|prior|above|anteriores)?\s*(instrucc|indicac|reglas|instruction|rules|prompt))|` +
-	`(olvida\w*\s+(tus|las|todo)\b)|(disregard\s+(all|previous|the))|(system prompt|prompt del sistema|eres ahora|you are now|act[uú]a como (si|un|una)|from now on you|a partir de ahora (eres|responde|debes))|` +
+// Up to three words may stand between the verb and its object ("ignore
+// all previous instructions", "ignora todas tus instrucciones").
+var injectionRE = regexp.MustCompile(`(?i)(ignor\pL*\s+(?:[\pL']+\s+){0,3}(instrucc|indicac|reglas|directiv|instruction|rules|prompt|directive))|` +
+	`(olvida\pL*\s+(tus|las|todo)\b)|(forget\s+(?:[\pL']+\s+){0,3}(instruction|rules|prompt))|(disregard\s+(all|previous|the|any|everything|your))|(system prompt|prompt del sistema|eres ahora|you are now|act[uú]a como (si|un|una)|from now on you|a partir de ahora (eres|responde|debes))|` +
 	`(responde (solo|únicamente) con)|(revela\w* (tu|el) prompt)|(<\|?(system|im_start)\|?>)`)
 
 // DetectInjection returns the text matched as an instruction to the
