@@ -303,3 +303,40 @@ func TestStateReadsUsageFromTheLedger(t *testing.T) {
 		t.Errorf("%d reads, want 1 (the search record): stage records must not be read one by one", kv.gets)
 	}
 }
+
+// sfnLikeStarter answers a repeated start of a running execution as Step
+// Functions does: success, as if it had started it.
+type sfnLikeStarter struct{ starts map[string]int }
+
+func (s *sfnLikeStarter) Start(_ context.Context, name string, _ []byte) (starter.Execution, error) {
+	s.starts[name]++
+	return starter.Execution{Name: name, Started: true}, nil
+}
+
+func (s *sfnLikeStarter) Describe(_ context.Context, name string) (starter.Status, error) {
+	if s.starts[name] == 0 {
+		return starter.Status{}, &veredicto.NotFoundError{What: "execution " + name}
+	}
+	return starter.Status{Name: name, Status: "RUNNING"}, nil
+}
+
+// TestRepeatedStartSaysNotStarted: POST /searches again while the search
+// runs answers started: false (and starts nothing), even where the Step
+// Functions API answers a repeated start like a new one.
+func TestRepeatedStartSaysNotStarted(t *testing.T) {
+	data := t.TempDir()
+	copyExample(t, data, "acme", "demo-cfo-andina")
+	a := app.NewLocal(data, offline.New(), nil)
+	st := &sfnLikeStarter{starts: map[string]int{}}
+	svc := *a.Intake
+	svc.Starter = st
+	ctx := context.Background()
+	first, err := svc.Start(ctx, "acme", "api", intake.StartRequest{SearchID: "demo-cfo-andina"})
+	if err != nil || !first.Started {
+		t.Fatalf("first start: %+v, %v", first, err)
+	}
+	again, err := svc.Start(ctx, "acme", "api", intake.StartRequest{SearchID: "demo-cfo-andina", Concurrency: 3})
+	if err != nil || again.Started || st.starts[first.Execution] != 1 {
+		t.Errorf("repeated start: %+v, %v, %d starts; want started false and one start", again, err, st.starts[first.Execution])
+	}
+}

@@ -3,6 +3,7 @@ package intake
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -182,7 +183,8 @@ func (s *Service) Start(ctx context.Context, tenant, origin string, req StartReq
 	rec := SearchRecord{SearchID: req.SearchID, Tenant: tenant, Execution: name, CreatedAt: s.now().UTC().Format(time.RFC3339),
 		Origin: origin, Input: in}
 	b, _ := json.Marshal(rec)
-	if _, err := s.Records.PutIfAbsent(ctx, recordKey(tenant, req.SearchID), b); err != nil {
+	wrote, err := s.Records.PutIfAbsent(ctx, recordKey(tenant, req.SearchID), b)
+	if err != nil {
 		return Started{}, fmt.Errorf("record search %s: %w", req.SearchID, err)
 	}
 	// Whoever wrote first owns the record; use its input, so a duplicate
@@ -193,6 +195,21 @@ func (s *Service) Start(ctx context.Context, tenant, origin string, req StartReq
 	}
 	if !ok {
 		return Started{}, fmt.Errorf("search %s: record missing after it was written", req.SearchID)
+	}
+	// A repeated request finds its execution: not started again, and
+	// said so (Step Functions answers a repeated StartExecution of a
+	// running execution as if it had started it).
+	if !wrote {
+		_, err := s.Starter.Describe(ctx, stored.Execution)
+		var nf *veredicto.NotFoundError
+		switch {
+		case err == nil:
+			s.logger().InfoContext(ctx, "search start", "search_id", req.SearchID, "tenant", tenant, "execution", stored.Execution, "started", false, "origin", origin)
+			return Started{SearchID: req.SearchID, Execution: stored.Execution, Started: false}, nil
+		case !errors.As(err, &nf):
+			return Started{}, err
+		}
+		// Recorded but never started (a crash in between): start it now.
 	}
 	input, _ := json.Marshal(stored.Input)
 	ex, err := s.Starter.Start(ctx, stored.Execution, input)
