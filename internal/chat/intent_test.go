@@ -75,7 +75,7 @@ func TestLoadRegistryRejects(t *testing.T) {
 		{"no keywords", head + "  - {id: a1, description: d, tool: delegate_to_a1, action: search, does: x}\n", "agents[1].keywords", "is empty"},
 		{"supervisor missing", "supervisor: boss\nagents:\n" + agent(""), "supervisor", "not among agents"},
 		{"supervisor with tool", "supervisor: a1\nagents:\n" + agent(""), "agents[0].tool", "must be empty"},
-		{"unknown field", head + agent(", colour: red"), "agents[1]", "not a known field"},
+		{"unknown field", head + agent(", colour: red"), "agents[1].colour", "not a known field"},
 		{"bad id", head + "  - {id: A B, description: d, tool: delegate_to_A B, action: search, does: x, keywords: [{term: k, weight: 1}]}\n", "agents[1].id", "lowercase"},
 	}
 	for _, tc := range tests {

@@ -66,7 +66,7 @@ func Decode(name string, data []byte, out any) error {
 		msg = m[2]
 	}
 	problem := Explain(msg)
-	field := fieldPaths(data)[line]
+	field := locate(data, line, msg)
 	if field == "" {
 		return &veredicto.InvalidInputError{File: name, Problem: fmt.Sprintf("line %d: the value %s%s", line, problem, more)}
 	}
@@ -249,6 +249,75 @@ func goKind(t string) string {
 
 // fieldPaths maps each line of a YAML document that holds a mapping key (or
 // a scalar sequence item) to its path: "questions[1].max_words".
+// locate names the field a decoder message on line is about. A line of a
+// flow mapping or a JSON document holds many fields, so the message's own
+// clues decide there: the unknown key it names, or the value it quotes;
+// otherwise, and on a line holding one field, it is the line's outermost
+// field (fieldPaths).
+func locate(data []byte, line int, msg string) string {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return ""
+	}
+	type entry struct{ path, key, value string }
+	var onLine []entry
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				p := join(path, k.Value)
+				if k.Line == line {
+					onLine = append(onLine, entry{path: p, key: k.Value})
+				}
+				if v.Kind == yaml.ScalarNode && v.Line == line {
+					onLine = append(onLine, entry{path: p, value: v.Value})
+				}
+				walk(v, p)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				if c.Kind == yaml.ScalarNode && c.Line == line {
+					onLine = append(onLine, entry{path: p, value: c.Value})
+				}
+				walk(c, p)
+			}
+		}
+	}
+	walk(&root, "")
+	paths := map[string]bool{}
+	for _, e := range onLine {
+		paths[e.path] = true
+	}
+	if len(paths) <= 1 {
+		return fieldPaths(data)[line]
+	}
+	if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
+		for _, e := range onLine {
+			if e.key == m[1] {
+				return e.path
+			}
+		}
+	}
+	if m := quotedRE.FindStringSubmatch(msg); m != nil {
+		for _, e := range onLine {
+			if e.key == "" && e.value == m[1] {
+				return e.path
+			}
+		}
+	}
+	return fieldPaths(data)[line] // no clue: the line's outermost field
+}
+
+// quotedRE finds the value a yaml.v3 message quotes.
+var quotedRE = regexp.MustCompile("`([^`]*)`")
+
 func fieldPaths(data []byte) map[int]string {
 	paths := map[int]string{}
 	var root yaml.Node

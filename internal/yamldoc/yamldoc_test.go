@@ -103,3 +103,27 @@ func TestFractionInAWholeNumberField(t *testing.T) {
 		t.Errorf("whole numbers written as floats: %v %+v", err, d)
 	}
 }
+
+// TestJSONOnOneLineNamesTheRightField: a JSON document (a question sent
+// to the API) is all on line 1; the field comes from what the decoder
+// names or quotes, not from the line.
+func TestJSONOnOneLineNamesTheRightField(t *testing.T) {
+	type q struct {
+		Question string   `yaml:"question"`
+		Options  []string `yaml:"options"`
+		Config   struct {
+			Timeout struct {
+				PerAgent float64 `yaml:"per_agent"`
+			} `yaml:"timeout"`
+		} `yaml:"config"`
+	}
+	for text, want := range map[string]string{
+		`{"question":"x","options":["a","b"],"config":{"timeout":{"per_agent":"treinta"}}}`: "x.json: config.timeout.per_agent: is text where a number is expected (line 1)",
+		`{"question":"x","options":["a","b"],"bogus":1}`:                                    "x.json: bogus: is not a known field (line 1)",
+	} {
+		var v q
+		if err := Decode("x.json", []byte(text), &v); err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %s", text, err, want)
+		}
+	}
+}
