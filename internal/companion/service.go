@@ -174,6 +174,11 @@ func (s *Service) Create(ctx context.Context, tenant string, jd, profileYAML []b
 	if err != nil {
 		return StartInput{}, err
 	}
+	// The code-side half of the intent check answers at once, so the
+	// person hears why (the model's half runs in the workflow).
+	if DetectInjection(c.JDText) != "" {
+		return StartInput{}, &veredicto.InvalidInputError{Field: "jd", Problem: "contiene instrucciones dirigidas al asistente; solo se aceptan ofertas de empleo"}
+	}
 	in := StartInput{Tenant: tenant, ApplicationID: c.InputHash[:20] + "-" + c.Mode[:1], Mode: c.Mode, Company: company, Platform: platform}
 	if err := checkIDs(TaskInput{StartInput: in}); err != nil {
 		return StartInput{}, err
