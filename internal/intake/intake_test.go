@@ -204,6 +204,9 @@ func TestBadStartBurnsNoID(t *testing.T) {
 		"concurrency 99 is out of range 1–40",
 		"review.timeout_seconds -5 is out of range 1–31536000 (0: the default, 7 days)",
 		"thresholds.gem1: 6.5 is not a whole number (gates compare whole scores; a fraction would be truncated): use 6 or 7",
+		// Named even while the documents are missing.
+		"execution input: thresholds.gem2: 11 is out of range 0–10",
+		"execution input: thresholds.gem9: unknown threshold (want gem1, gem2, gem3, gem4 or max_qa_retries)",
 		"searches/acme/s-fix/: required document(s) missing: kickoff.md",
 	}
 	if strings.Join(rej.Problems, "\n") != strings.Join(wantProblems, "\n") || rej.MissingOnly {

@@ -120,6 +120,10 @@ func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (s
 			rej.Problems = append(rej.Problems, fmt.Sprintf("thresholds.%s: %v", k, err))
 			continue
 		}
+		if err := search.CheckInputThreshold(k, int(v)); err != nil {
+			rej.Problems = append(rej.Problems, err.Error())
+			continue
+		}
 		whole[k] = int(v)
 	}
 	// The workflow's Validate task logs the search's warnings when it runs;
@@ -138,24 +142,9 @@ func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (s
 		}
 		return nil
 	}
-	loaded := true
 	if _, err := v.Validate(ctx, in); err != nil {
-		loaded = false
 		if err := add(err); err != nil {
 			return search.StartInput{}, err
-		}
-	}
-	for _, k := range names {
-		t, ok := whole[k]
-		if !ok || !loaded {
-			continue
-		}
-		one := in
-		one.Thresholds = map[string]int{k: t}
-		if _, err := v.Validate(ctx, one); err != nil {
-			if err := add(err); err != nil {
-				return search.StartInput{}, err
-			}
 		}
 	}
 	if len(rej.Problems) > 0 {

@@ -58,6 +58,38 @@ type Plan struct {
 // DefaultConcurrency is how many candidates are evaluated at once.
 const DefaultConcurrency = 4
 
+// CheckInputThreshold checks one threshold of the execution input: a known
+// name (gem1–gem4, max_qa_retries) within its range (0–10, 0–2).
+func CheckInputThreshold(k string, v int) error {
+	hi := 10
+	switch k {
+	case "gem1", "gem2", "gem3", "gem4":
+	case "max_qa_retries":
+		hi = 2
+	default:
+		return &veredicto.InvalidInputError{File: "execution input", Field: "thresholds." + k, Problem: "unknown threshold (want gem1, gem2, gem3, gem4 or max_qa_retries)"}
+	}
+	if v < 0 || v > hi {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "thresholds." + k, Problem: fmt.Sprintf("%d is out of range 0–%d", v, hi)}
+	}
+	return nil
+}
+
+// field is the gate named k (a name CheckInputThreshold accepts).
+func (g *Gates) field(k string) *int {
+	switch k {
+	case "gem1":
+		return &g.Gem1
+	case "gem2":
+		return &g.Gem2
+	case "gem3":
+		return &g.Gem3
+	case "gem4":
+		return &g.Gem4
+	}
+	return &g.MaxQARetries
+}
+
 // Validate is the first task: it loads the search, blocks it when jd.md or
 // kickoff.md is missing (MissingInputError), and resolves the thresholds:
 // execution input over search.yaml over the seed's defaults.
@@ -72,26 +104,10 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 	}
 	g := s.Gates
 	for k, v := range in.Thresholds {
-		var dst *int
-		hi := 10
-		switch k {
-		case "gem1":
-			dst = &g.Gem1
-		case "gem2":
-			dst = &g.Gem2
-		case "gem3":
-			dst = &g.Gem3
-		case "gem4":
-			dst = &g.Gem4
-		case "max_qa_retries":
-			dst, hi = &g.MaxQARetries, 2
-		default:
-			return Plan{}, &veredicto.InvalidInputError{File: "execution input", Field: "thresholds." + k, Problem: "unknown threshold (want gem1, gem2, gem3, gem4 or max_qa_retries)"}
+		if err := CheckInputThreshold(k, v); err != nil {
+			return Plan{}, err
 		}
-		if v < 0 || v > hi {
-			return Plan{}, &veredicto.InvalidInputError{File: "execution input", Field: "thresholds." + k, Problem: fmt.Sprintf("%d is out of range 0–%d", v, hi)}
-		}
-		*dst = v
+		*g.field(k) = v
 	}
 	conc := in.Concurrency
 	if conc <= 0 {
