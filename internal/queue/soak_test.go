@@ -48,6 +48,11 @@ func (f *flakyStarter) Start(_ context.Context, name string, _ []byte) (starter.
 }
 
 func (f *flakyStarter) Describe(_ context.Context, name string) (starter.Status, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.started[name] == 0 {
+		return starter.Status{}, &veredicto.NotFoundError{What: "execution " + name}
+	}
 	return starter.Status{Name: name, Status: "RUNNING"}, nil
 }
 

@@ -149,6 +149,11 @@ func (s *scriptedStarter) Start(_ context.Context, name string, _ []byte) (start
 }
 
 func (s *scriptedStarter) Describe(_ context.Context, name string) (starter.Status, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started[name] == 0 {
+		return starter.Status{}, &veredicto.NotFoundError{What: "execution " + name}
+	}
 	return starter.Status{Name: name, Status: "RUNNING"}, nil
 }
 
