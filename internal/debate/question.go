@@ -265,6 +265,11 @@ func ParseQuestion(file string, data []byte) (Question, error) {
 			return Question{}, bad("value_at_risk.currency", "must be a three-letter currency code (e.g. BRL)")
 		}
 		q.ValueAtRisk.Currency = c
+		// The seed's bound is R$100k: in another currency the threshold
+		// must be given in it, or the comparison would mix currencies.
+		if c != "BRL" && q.Config.Escalation.ValueThreshold == 0 {
+			return Question{}, bad("config.escalation.value_threshold", "is required when value_at_risk.currency is %s: the default, 100000, is the seed's R$100k; give the threshold in %s", c, c)
+		}
 	}
 	if q.RiskLevel != "" {
 		q.RiskLevel = strings.ToUpper(strings.TrimSpace(q.RiskLevel))

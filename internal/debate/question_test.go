@@ -64,6 +64,7 @@ func TestParseQuestionErrors(t *testing.T) {
 		{"rounds over bound", strings.Replace(goodQuestion, "max: 4", "max: 99", 1), "config.debate.rounds.max", "between"},
 		{"negative value", strings.Replace(goodQuestion, "amount: 250000", "amount: -5", 1), "value_at_risk.amount", "negative"},
 		{"bad currency", strings.Replace(goodQuestion, "amount: 250000", "amount: 5, currency: reais", 1), "value_at_risk.currency", "three-letter"},
+		{"another currency without its threshold", strings.Replace(goodQuestion, "amount: 250000", "amount: 90000, currency: USD", 1), "config.escalation.value_threshold", "is required when value_at_risk.currency is USD"},
 		{"currency of marks", strings.Replace(goodQuestion, "amount: 250000", "amount: 5, currency: \"<<<\"", 1), "value_at_risk.currency", "three-letter"},
 	}
 	for _, tt := range tests {
@@ -77,5 +78,21 @@ func TestParseQuestionErrors(t *testing.T) {
 				t.Errorf("err = %q (file %q field %q), want field %q and a problem with %q", err, ie.File, ie.Field, tt.field, tt.problem)
 			}
 		})
+	}
+}
+
+// TestValueAtRiskInAnotherCurrency: a USD question with its threshold in
+// USD routes to the mandatory council by the USD amount.
+func TestValueAtRiskInAnotherCurrency(t *testing.T) {
+	q, err := ParseQuestion("q.yaml", []byte(strings.Replace(goodQuestion, "value_at_risk: {amount: 250000}",
+		"value_at_risk: {amount: 30000, currency: usd}", 1)+"  escalation: {value_threshold: 20000}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.ValueAtRisk.Currency != "USD" || q.Config.Escalation.ValueThreshold != 20000 {
+		t.Fatalf("question %+v %+v", q.ValueAtRisk, q.Config.Escalation)
+	}
+	if mode, _ := Route(q); mode != ModeCouncil {
+		t.Errorf("USD 30 000 over a USD 20 000 threshold routed to %s, want council", mode)
 	}
 }
