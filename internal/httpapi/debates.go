@@ -114,9 +114,19 @@ func (d *Debates) start(ctx context.Context, req Request) Response {
 	return jsonResponse(http.StatusAccepted, DebateView{DebateID: body.DebateID, Execution: x.Name, Status: "RUNNING"})
 }
 
+// notFound is the answer for a debate id nobody (or another tenant) has,
+// naming the id as the caller wrote it, never an execution or a key.
+func notFound(id string) Response {
+	return errorResponse(http.StatusNotFound, "debate "+id+" not found")
+}
+
 func (d *Debates) get(ctx context.Context, tenant, id string) Response {
 	name := starter.ExecutionName(tenant, id)
 	st, err := d.Starter.Describe(ctx, name)
+	var missing *veredicto.NotFoundError
+	if errors.As(err, &missing) {
+		return notFound(id)
+	}
 	if err != nil {
 		return d.failure(ctx, err)
 	}
@@ -135,9 +145,13 @@ func (d *Debates) get(ctx context.Context, tenant, id string) Response {
 
 func (d *Debates) report(ctx context.Context, tenant, id string) Response {
 	if !intake.ValidTenant(tenant) || strings.ContainsAny(id, "/.") || id == "" {
-		return errorResponse(http.StatusNotFound, "debate "+id+" not found")
+		return notFound(id)
 	}
 	b, err := d.Reports.Get(ctx, debate.ReportPrefix(tenant, id)+"debate.md")
+	var missing *veredicto.NotFoundError
+	if errors.As(err, &missing) {
+		return errorResponse(http.StatusNotFound, "debate "+id+" has no report: it does not exist or has not finished")
+	}
 	if err != nil {
 		return d.failure(ctx, err)
 	}

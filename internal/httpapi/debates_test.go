@@ -55,8 +55,8 @@ func TestDebatesRoutes(t *testing.T) {
 		{"bad id", "POST", "/debates", "acme", strings.Replace(good, "d-1", "d 1", 1), http.StatusBadRequest, "debate_id"},
 		{"started", "POST", "/debates", "acme", good, http.StatusAccepted, `"status": "RUNNING"`},
 		{"read", "GET", "/debates/d-1", "acme", "", http.StatusOK, `"status": "RUNNING"`},
-		{"another tenant", "GET", "/debates/d-1", "globex", "", http.StatusNotFound, "not found"},
-		{"no report yet", "GET", "/debates/d-1/report", "acme", "", http.StatusNotFound, "not found"},
+		{"another tenant", "GET", "/debates/d-1", "globex", "", http.StatusNotFound, "\"debate d-1 not found\""},
+		{"no report yet", "GET", "/debates/d-1/report", "acme", "", http.StatusNotFound, "debate d-1 has no report: it does not exist or has not finished"},
 		{"no route", "DELETE", "/debates/d-1", "acme", "", http.StatusNotFound, "no route"},
 	}
 	for _, tt := range tests {
