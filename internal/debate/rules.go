@@ -345,6 +345,21 @@ func Escalate(in EscalationInput, c Config) Escalation {
 	if in.OutOfScope {
 		return Escalation{Target: TargetHuman, Reasons: []string{"tipo de incertidumbre: fuera del alcance"}}
 	}
+	// Total time spent (seed: "PARAR imediatamente todas as operações",
+	// synthesis with the current state, "escalar para humano se confiança
+	// < 50%"): no council runs past the total; a person decides below 50
+	// or for a CATASTROFICO risk, otherwise the reduced decision stands.
+	if in.Trip != nil && in.Trip.Trigger == TriggerTimeout {
+		switch {
+		case in.SynthesisConfidence < e.HumanThreshold:
+			return Escalation{Target: TargetHuman, Reasons: []string{"circuit breaker: " + in.Trip.Condition,
+				fmt.Sprintf("confianza de la síntesis %.1f%% < %.0f%%", in.SynthesisConfidence, e.HumanThreshold)}}
+		case in.RiskLevel == RiskCatastrophic:
+			return Escalation{Target: TargetHuman, Reasons: []string{"circuit breaker: " + in.Trip.Condition, "riesgo CATASTROFICO"}}
+		}
+		return Escalation{Target: TargetNone, Reasons: []string{"circuit breaker: " + in.Trip.Condition,
+			fmt.Sprintf("confianza de la síntesis %.1f%% ≥ %.0f%%, REDUZIDA POR TIMEOUT: sin council tras el tiempo total", in.SynthesisConfidence, e.HumanThreshold)}}
+	}
 	if in.Trip != nil && in.Trip.Impasse {
 		return Escalation{Target: TargetCouncil, Mandatory: true, Impasse: true, Reasons: []string{"IMPASSE: " + in.Trip.Condition}}
 	}

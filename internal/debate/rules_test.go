@@ -260,6 +260,10 @@ func TestEscalate(t *testing.T) {
 		{"out of scope: human", EscalationInput{SynthesisConfidence: 95, ConvergenceFinal: 100, OutOfScope: true}, TargetHuman, false, false},
 		{"breaker max_iterations: human", EscalationInput{SynthesisConfidence: 95, ConvergenceFinal: 40, Trip: &Trip{Trigger: TriggerIterations}}, TargetHuman, false, false},
 		{"loop: council with impasse", EscalationInput{SynthesisConfidence: 95, ConvergenceFinal: 40, Trip: &Trip{Trigger: TriggerLoop, Impasse: true}}, TargetCouncil, true, true},
+		{"total time, 40 with value above threshold: human, no council", EscalationInput{SynthesisConfidence: 40, ConvergenceFinal: 80, ValueAtRisk: 200_000, Trip: &Trip{Trigger: TriggerTimeout, Condition: "timeout_total >= 300s"}}, TargetHuman, false, false},
+		{"total time, 49.9: human", EscalationInput{SynthesisConfidence: 49.9, ConvergenceFinal: 80, Trip: &Trip{Trigger: TriggerTimeout}}, TargetHuman, false, false},
+		{"total time, 50, irreversible: the reduced decision stands", EscalationInput{SynthesisConfidence: 50, ConvergenceFinal: 40, Irreversible: true, OptionalCouncil: true, Trip: &Trip{Trigger: TriggerTimeout}}, TargetNone, false, false},
+		{"total time, CATASTROFICO: human", EscalationInput{SynthesisConfidence: 90, ConvergenceFinal: 90, RiskLevel: RiskCatastrophic, Trip: &Trip{Trigger: TriggerTimeout}}, TargetHuman, false, false},
 		{"breaker max_rounds: the table decides", EscalationInput{SynthesisConfidence: 45, ConvergenceFinal: 40, Trip: &Trip{Trigger: TriggerRounds}, OptionalCouncil: true}, TargetHuman, false, false},
 	}
 	for _, tt := range tests {
