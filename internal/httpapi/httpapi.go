@@ -234,7 +234,9 @@ func decodeBody(body []byte, v any, shape string) error {
 
 func kindName(k string) string {
 	switch {
-	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"), strings.HasPrefix(k, "float"):
+	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(k, "float"):
 		return "a number"
 	case k == "string":
 		return "a string"

@@ -195,6 +195,8 @@ func TestRequestsTheCallerMustFix(t *testing.T) {
     "searches/acme/ghost/: required document(s) missing: jd.md, kickoff.md"
   ]`},
 		{"malformed search id", "GET", "/searches/%2e%2e", "acme", "", 404, "not found"},
+		{"fraction for a whole number", "POST", "/searches", "acme", `{"search_id":"x","concurrency":1.5}`, 400, "concurrency must be a whole number, not a JSON number 1.5"},
+		{"null body", "POST", "/searches", "acme", `null`, 400, "the search cannot start: search_id is required"},
 		{"escaped accents are the id's letters", "GET", "/searches/b%C3%BAsqueda-%C3%B1", "acme", "", 404, "búsqueda-ñ not found"},
 		{"invalid escape", "GET", "/searches/%zz", "acme", "", 400, "not validly percent-encoded"},
 		{"malformed candidate id", "GET", "/searches/done/candidates/%2e%2e/report", "acme", "", 400, "candidate_id"},

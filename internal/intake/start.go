@@ -54,6 +54,9 @@ type RequestError struct {
 }
 
 func (e *RequestError) Error() string {
+	if e.SearchID == "" {
+		return "the search cannot start: " + strings.Join(e.Problems, "; ")
+	}
 	return fmt.Sprintf("search %s cannot start: %s", e.SearchID, strings.Join(e.Problems, "; "))
 }
 
@@ -96,6 +99,10 @@ func kindOf(err error) string {
 // threshold is named, not only the first.
 func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (search.StartInput, error) {
 	rej := &RequestError{SearchID: req.SearchID}
+	if req.SearchID == "" {
+		rej.Problems = append(rej.Problems, "search_id is required")
+		return search.StartInput{}, rej
+	}
 	if !search.ValidID(req.SearchID) {
 		rej.Problems = append(rej.Problems, fmt.Sprintf("search_id %q must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit", req.SearchID))
 		return search.StartInput{}, rej
