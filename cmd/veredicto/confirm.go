@@ -130,9 +130,18 @@ func (m *Main) confirmRun(ctx context.Context, cfg confirmConfig, tasks confirm.
 			return exitOK
 		}
 		printConfirmations(m.Stdout, list)
+		if len(list) == 0 {
+			m.otherTenantsHint(ctx, cfg, svc)
+		}
 		return exitOK
 	}
 	v, err := svc.Resolve(ctx, cfg.tenant, confirm.Resolution{ID: cfg.id, Approved: cfg.action == "approve", Comment: cfg.comment, By: cfg.by})
+	var nf *veredicto.NotFoundError
+	if errors.As(err, &nf) {
+		fmt.Fprintf(m.Stderr, "veredicto confirm %s: %v\n", cfg.action, err)
+		m.otherTenantsHint(ctx, cfg, svc)
+		return exitFailed
+	}
 	if err != nil {
 		var tr *veredicto.TransientError
 		if errors.As(err, &tr) {
@@ -220,4 +229,26 @@ func shorten(s string, n int) string {
 		n--
 	}
 	return s[:n] + "… (--json shows it all)"
+}
+
+// otherTenantsHint names, on stderr, the other tenants of the data folder
+// with open confirmations: the usual reason a list is empty or an id is
+// not found is a missing --tenant.
+func (m *Main) otherTenantsHint(ctx context.Context, cfg confirmConfig, svc *confirm.Service) {
+	tenants, err := confirm.LocalStore(cfg.data).Tenants()
+	if err != nil {
+		return
+	}
+	var others []string
+	for _, t := range tenants {
+		if t == cfg.tenant {
+			continue
+		}
+		if list, _, err := svc.List(ctx, t); err == nil && len(list) > 0 {
+			others = append(others, t)
+		}
+	}
+	if len(others) > 0 {
+		fmt.Fprintf(m.Stderr, "(tenant %s; open confirmations are held by %s: add --tenant)\n", cfg.tenant, strings.Join(others, ", "))
+	}
 }

@@ -85,6 +85,8 @@ func TestConfirmCLI(t *testing.T) {
 		{"reject", []string{"confirm", "reject", ids["tok-r"], "--comment", "no"}, exitOK, "rejected"},
 		{"unknown", []string{"confirm", "approve", confirm.IDFor("default", "nope")}, exitFailed, "not found"},
 		{"another tenant's", []string{"confirm", "approve", ids["tok-d"], "--tenant", "globex"}, exitFailed, "not found"},
+		{"a missing --tenant is hinted", []string{"confirm", "approve", ids["tok-d"], "--tenant", "globex"}, exitFailed, "open confirmations are held by default: add --tenant"},
+		{"an empty list hints too", []string{"confirm", "list", "--tenant", "globex"}, exitOK, "(tenant globex; open confirmations are held by default: add --tenant)"},
 		{"workflow stopped waiting", []string{"confirm", "approve", ids["tok-gone"]}, exitFailed, "expired"},
 		{"no id", []string{"confirm", "approve"}, exitUsage, "want 1 argument"},
 		{"unknown action", []string{"confirm", "maybe"}, exitUsage, "Usage"},
