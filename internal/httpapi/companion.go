@@ -66,6 +66,10 @@ func (rt *Router) companion(ctx context.Context, req Request, parts []string) Re
 			return jsonResponse(http.StatusAccepted, preview)
 		}
 		return jsonResponse(http.StatusOK, c)
+	case len(parts) == 2, len(parts) == 4 && slices.Contains(companion.FollowUpPhases, parts[3]):
+		return notAllowed(req, http.MethodPost)
+	case len(parts) == 3:
+		return notAllowed(req, http.MethodGet)
 	}
 	return errorResponse(http.StatusNotFound, "no route for "+req.Method+" "+req.Path)
 }

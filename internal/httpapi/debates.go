@@ -85,6 +85,10 @@ func (d *Debates) Serve(ctx context.Context, req Request) Response {
 		return d.get(ctx, req.Tenant, parts[1])
 	case len(parts) == 3 && parts[2] == "report" && req.Method == http.MethodGet:
 		return d.report(ctx, req.Tenant, parts[1])
+	case len(parts) == 1:
+		return notAllowed(req, http.MethodPost)
+	case len(parts) == 2, len(parts) == 3 && parts[2] == "report":
+		return notAllowed(req, http.MethodGet)
 	}
 	return errorResponse(http.StatusNotFound, "no route for "+req.Method+" "+req.Path)
 }

@@ -57,7 +57,8 @@ func TestDebatesRoutes(t *testing.T) {
 		{"read", "GET", "/debates/d-1", "acme", "", http.StatusOK, `"status": "RUNNING"`},
 		{"another tenant", "GET", "/debates/d-1", "globex", "", http.StatusNotFound, "\"debate d-1 not found\""},
 		{"no report yet", "GET", "/debates/d-1/report", "acme", "", http.StatusNotFound, "debate d-1 has no report: it does not exist or has not finished"},
-		{"no route", "DELETE", "/debates/d-1", "acme", "", http.StatusNotFound, "no route"},
+		{"wrong method", "DELETE", "/debates/d-1", "acme", "", http.StatusMethodNotAllowed, "DELETE is not allowed on /debates/d-1; use GET"},
+		{"no route", "GET", "/debates/d-1/nope", "acme", "", http.StatusNotFound, "no route"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

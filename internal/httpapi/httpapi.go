@@ -137,6 +137,14 @@ func pathParts(path string) (parts []string, ok bool) {
 	return parts, true
 }
 
+// notAllowed answers a route asked with another method than allow: 405
+// with the Allow header.
+func notAllowed(req Request, allow string) Response {
+	r := errorResponse(http.StatusMethodNotAllowed, req.Method+" is not allowed on "+req.Path+"; use "+allow)
+	r.Header.Set("Allow", allow)
+	return r
+}
+
 // jsonResponse renders v as indented JSON.
 func jsonResponse(status int, v any) Response {
 	b, _ := json.MarshalIndent(v, "", "  ")
