@@ -392,8 +392,8 @@ func TestConfirmationApprovedAndRejected(t *testing.T) {
 			if len(r.outbox.sent) != 0 {
 				t.Fatal("sent before the decision")
 			}
-			if _, err := r.confirms.Resolve(ctx, "acme", confirm.Resolution{ID: id, Approved: approve, By: "ana"}); err != nil {
-				t.Fatal(err)
+			if v, err := r.confirms.Resolve(ctx, "acme", confirm.Resolution{ID: id, Approved: approve, By: "ana"}); err != nil || v.Delivery != confirm.DeliveryPolled {
+				t.Fatalf("resolve: %+v, %v; want delivery polled", v, err)
 			}
 			<-done
 			if got := len(r.outbox.sent); (got == 1) != approve {

@@ -69,6 +69,11 @@ const (
 // execution that asks the same question (same key and preview) applies it.
 const DeliveryNextRun = "next_run"
 
+// DeliveryPolled marks a decision on a chat turn's confirmation (its
+// execution is the conversation's stream, chat/<id>): the waiting turn
+// reads it from the store; no task token carries it.
+const DeliveryPolled = "polled"
+
 // Request is ConfirmFunction's input: the Payload of a
 // "arn:aws:states:::lambda:invoke.waitForTaskToken" Task.
 type Request struct {
@@ -705,6 +710,9 @@ func (s *Service) handOver(ctx context.Context, rec Record) (View, error) {
 	case rec.TaskToken == "":
 		now := s.now()
 		rec.Status, rec.Delivery, rec.ResolvedAt = StatusRejected, DeliveryNextRun, now
+		if strings.HasPrefix(rec.Execution, "chat/") {
+			rec.Delivery = DeliveryPolled
+		}
 		if rec.Decision.Approved {
 			rec.Status = StatusApproved
 		}
