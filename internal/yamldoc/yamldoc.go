@@ -247,8 +247,31 @@ func goKind(t string) string {
 	return "a mapping"
 }
 
-// fieldPaths maps each line of a YAML document that holds a mapping key (or
-// a scalar sequence item) to its path: "questions[1].max_words".
+// walkFields visits every mapping member (member: its path, key and
+// value nodes) and sequence item (item: its path and node) of n, depth
+// first, in document order.
+func walkFields(n *yaml.Node, path string, member func(p string, k, v *yaml.Node), item func(p string, parent string, c *yaml.Node)) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			walkFields(c, path, member, item)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := join(path, k.Value)
+			member(p, k, v)
+			walkFields(v, p, member, item)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			item(p, path, c)
+			walkFields(c, p, member, item)
+		}
+	}
+}
+
 // locate names the field a decoder message on line is about. A line of a
 // flow mapping or a JSON document holds many fields, so the message's own
 // clues decide there: the unknown key it names, or the value it quotes;
@@ -261,99 +284,57 @@ func locate(data []byte, line int, msg string) string {
 	}
 	type entry struct{ path, key, value string }
 	var onLine []entry
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, path)
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], n.Content[i+1]
-				p := join(path, k.Value)
-				if k.Line == line {
-					onLine = append(onLine, entry{path: p, key: k.Value})
-				}
-				if v.Kind == yaml.ScalarNode && v.Line == line {
-					onLine = append(onLine, entry{path: p, value: v.Value})
-				}
-				walk(v, p)
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				p := fmt.Sprintf("%s[%d]", path, i)
-				if c.Kind == yaml.ScalarNode && c.Line == line {
-					onLine = append(onLine, entry{path: p, value: c.Value})
-				}
-				walk(c, p)
-			}
+	walkFields(&root, "", func(p string, k, v *yaml.Node) {
+		if k.Line == line {
+			onLine = append(onLine, entry{path: p, key: k.Value})
 		}
-	}
-	walk(&root, "")
+		if v.Kind == yaml.ScalarNode && v.Line == line {
+			onLine = append(onLine, entry{path: p, value: v.Value})
+		}
+	}, func(p, _ string, c *yaml.Node) {
+		if c.Kind == yaml.ScalarNode && c.Line == line {
+			onLine = append(onLine, entry{path: p, value: c.Value})
+		}
+	})
 	paths := map[string]bool{}
 	for _, e := range onLine {
 		paths[e.path] = true
 	}
-	if len(paths) <= 1 {
-		return fieldPaths(data)[line]
-	}
-	if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
-		for _, e := range onLine {
-			if e.key == m[1] {
-				return e.path
+	if len(paths) > 1 {
+		if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
+			for _, e := range onLine {
+				if e.key == m[1] {
+					return e.path
+				}
+			}
+		}
+		if m := quotedRE.FindStringSubmatch(msg); m != nil {
+			for _, e := range onLine {
+				if e.key == "" && e.value == m[1] {
+					return e.path
+				}
 			}
 		}
 	}
-	if m := quotedRE.FindStringSubmatch(msg); m != nil {
-		for _, e := range onLine {
-			if e.key == "" && e.value == m[1] {
-				return e.path
-			}
-		}
-	}
-	return fieldPaths(data)[line] // no clue: the line's outermost field
+	return fieldPaths(&root)[line] // no clue: the line's outermost field
 }
 
 // quotedRE finds the value a yaml.v3 message quotes.
 var quotedRE = regexp.MustCompile("`([^`]*)`")
 
-func fieldPaths(data []byte) map[int]string {
+// fieldPaths maps each line of a YAML document that holds a mapping key (or
+// a scalar sequence item) to its path: "questions[1].max_words".
+func fieldPaths(root *yaml.Node) map[int]string {
 	paths := map[int]string{}
-	var root yaml.Node
-	if yaml.Unmarshal(data, &root) != nil {
-		return paths
-	}
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, path)
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], n.Content[i+1]
-				p := k.Value
-				if path != "" {
-					p = path + "." + k.Value
-				}
-				if _, ok := paths[k.Line]; !ok { // a flow mapping's line names its outermost key
-					paths[k.Line] = p
-				}
-				walk(v, p)
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				p := fmt.Sprintf("%s[%d]", path, i)
-				// A root sequence is the document's own error, not its first item's.
-				if _, ok := paths[c.Line]; path != "" && (!ok || c.Kind == yaml.ScalarNode) {
-					paths[c.Line] = p
-				}
-				walk(c, p)
-			}
+	walkFields(root, "", func(p string, k, _ *yaml.Node) {
+		if _, ok := paths[k.Line]; !ok { // a flow mapping's line names its outermost key
+			paths[k.Line] = p
 		}
-	}
-	walk(&root, "")
+	}, func(p, parent string, c *yaml.Node) {
+		// A root sequence is the document's own error, not its first item's.
+		if _, ok := paths[c.Line]; parent != "" && (!ok || c.Kind == yaml.ScalarNode) {
+			paths[c.Line] = p
+		}
+	})
 	return paths
 }
