@@ -301,6 +301,7 @@ func TestBrowserConfirmationResolvedElsewhere(t *testing.T) {
 	// Open it again from the confirmations page, by keyboard.
 	b.Hash("#/confirmaciones")
 	b.Run("confirmations", 30*time.Second, chromedp.WaitVisible(chromedp.CSS(`#confirmations-list button`)))
+	b.WaitFor("the table names the sensitivity as the modal does", `[...document.querySelectorAll('#confirmations-list td')].some(td => td.textContent === 'alta') && ![...document.querySelectorAll('#confirmations-list td')].some(td => td.textContent === 'high')`, 5*time.Second)
 	b.Run("review", 10*time.Second, chromedp.Focus(chromedp.CSS(`#confirmations-list button`)), chromedp.KeyEvent(kb.Enter))
 	b.WaitFor("modal again", `document.getElementById('confirm-dialog').open`, 5*time.Second)
 	b.Hash("#/ejecucion/search/big/" + execARN)

@@ -508,7 +508,7 @@
     openConfirmation.current = c;
     $('cf-tool').textContent = c.toolName || '—';
     $('cf-category').textContent = c.category || '—';
-    $('cf-sensitivity').textContent = { low: 'baja', medium: 'media', high: 'alta' }[c.sensitivity] || c.sensitivity || '—';
+    $('cf-sensitivity').textContent = sensitivityLabel(c.sensitivity);
     $('cf-undoable').textContent = c.undoable ? 'sí' : 'no';
     $('cf-expires').textContent = when(c.expires_at);
     $('cf-preview').replaceChildren(previewOf(c.preview));
@@ -589,6 +589,10 @@
       if (location.hash === '#/confirmaciones') paintConfirmations();
     }, function () { /* the next poll retries */ });
   }
+  // The same Spanish word for a confirmation's sensitivity everywhere.
+  function sensitivityLabel(s) {
+    return { low: 'baja', medium: 'media', high: 'alta' }[s] || s || '—';
+  }
   function paintConfirmations() {
     var list = $('confirmations-list');
     if (!list) return;
@@ -601,7 +605,7 @@
       var exec = (c.execution || '').split(':').pop();
       body.appendChild(el('tr', { 'data-id': c.id },
         el('td', { text: c.toolName }), el('td', { class: 'hide-narrow', text: c.category }),
-        el('td', { text: c.sensitivity }), el('td', { class: 'hide-narrow', text: exec }),
+        el('td', { text: sensitivityLabel(c.sensitivity) }), el('td', { class: 'hide-narrow', text: exec }),
         el('td', { class: 'hide-narrow', text: when(c.created_at) }),
         el('td', null, el('button', { type: 'button', class: 'primary', text: 'Revisar', onclick: function () { openConfirmation(c); } }))));
     });
