@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"sort"
 	"time"
 
@@ -61,7 +62,7 @@ func (l localRuns) ListRuns(ctx context.Context, tenant string) ([]intake.Run, e
 }
 
 func runOfExecution(kind string, e control.Execution, now time.Time) intake.Run {
-	r := intake.Run{Kind: kind, ID: e.Name, Execution: e.ARN, Status: e.Status, Decisions: map[string]int{}, Error: e.Error}
+	r := intake.Run{Kind: kind, ID: runID(e), Execution: e.ARN, Status: e.Status, Decisions: map[string]int{}, Error: e.Error}
 	if !e.Start.IsZero() {
 		r.StartedAt = e.Start.UTC().Format(time.RFC3339)
 		end := now
@@ -72,4 +73,22 @@ func runOfExecution(kind string, e control.Execution, now time.Time) intake.Run 
 		r.DurationSeconds = end.Sub(e.Start).Round(time.Second).Seconds()
 	}
 	return r
+}
+
+// runID names a run as its person knows it: the debate or application id
+// of its input (the execution name, acme--d-1 or a hashed one, is the
+// system's), else the execution's name.
+func runID(e control.Execution) string {
+	var in struct {
+		DebateID      string `json:"debate_id"`
+		ApplicationID string `json:"application_id"`
+	}
+	if json.Unmarshal(e.Input, &in) == nil {
+		for _, id := range []string{in.DebateID, in.ApplicationID} {
+			if id != "" {
+				return id
+			}
+		}
+	}
+	return e.Name
 }
