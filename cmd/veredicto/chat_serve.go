@@ -75,7 +75,7 @@ func assembleChat(cfg serveConfig, a *app.App, sfnClient *sfn.Client, events *ev
 			chat.ActionSearch:    chat.SearchTool{Searches: a.Intake},
 			chat.ActionFlags:     chat.FlagsTool{Inputs: fs.NewDir(inputs), Judge: a.HTTP.Judge},
 			chat.ActionCompanion: chat.MachineTool{Client: sfnClient, MachineARN: control.StateMachineARN(CompanionMachine), Name: CompanionMachine, NewArgs: func() any { return &chat.CompanionArgs{} }, Input: chat.CompanionInput},
-			chat.ActionDebate:    chat.MachineTool{Client: sfnClient, MachineARN: control.StateMachineARN(DebateMachine), Name: DebateMachine, NewArgs: func() any { return &chat.DebateArgs{} }, Input: chat.DebateInput},
+			chat.ActionDebate:    chat.MachineTool{Client: sfnClient, MachineARN: control.StateMachineARN(DebateMachine), Name: DebateMachine, NewArgs: func() any { return &chat.DebateArgs{} }, Input: chat.DebateInput, Execution: chat.DebateExecution},
 			chat.ActionReports:   chat.ReportsTool{Searches: a.Intake, Outbox: chat.DirOutbox{Dir: filepath.Join(cfg.data, "outbox")}},
 		},
 	}

@@ -94,7 +94,7 @@ func chatService(ctx context.Context, cfg Config, pc peopleConfig, cc chatConfig
 			chat.ActionSearch:    chat.SearchTool{Searches: searches},
 			chat.ActionFlags:     chat.FlagsTool{Inputs: inputs, Judge: judge(client)},
 			chat.ActionCompanion: machine(cc.CompanionARN, "CareerCompanionStateMachine", func() any { return &chat.CompanionArgs{} }, chat.CompanionInput),
-			chat.ActionDebate:    machine(cc.DebateARN, "DebateStateMachine", func() any { return &chat.DebateArgs{} }, chat.DebateInput),
+			chat.ActionDebate:    debateTool(machine(cc.DebateARN, "DebateStateMachine", func() any { return &chat.DebateArgs{} }, chat.DebateInput)),
 			chat.ActionReports:   chat.ReportsTool{Searches: searches, Outbox: chat.BlobOutbox{Blobs: reports}},
 		},
 	}
@@ -178,4 +178,10 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// debateTool names the chat's debates as the debates API does.
+func debateTool(t chat.MachineTool) chat.MachineTool {
+	t.Execution = chat.DebateExecution
+	return t
 }

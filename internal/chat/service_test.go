@@ -22,6 +22,7 @@ import (
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/starter"
 	storefile "github.com/veredicto/veredicto/internal/store/file"
 )
 
@@ -597,10 +598,20 @@ func TestDelegatedConfirmationsReachTheConversation(t *testing.T) {
 	}}
 	r := newRig(t, model, Options{})
 	st := &fakeStarter{}
-	r.svc.Tools[ActionDebate] = MachineTool{Name: "DebateStateMachine", NewArgs: func() any { return &DebateArgs{} }, Input: DebateInput, Client: st, MachineARN: "arn:sm"}
+	r.svc.Tools[ActionDebate] = MachineTool{Name: "DebateStateMachine", NewArgs: func() any { return &DebateArgs{} }, Input: DebateInput,
+		Execution: DebateExecution, Client: st, MachineARN: "arn:sm"}
 	r.turn(t, "d1", "Abre un debate sobre c-001")
 	if len(st.in) != 1 {
 		t.Fatalf("%d executions started, want 1", len(st.in))
+	}
+	// Named as the debates API names its debate_id's execution, so
+	// GET /debates/{debate_id} finds a debate the chat started.
+	var in struct {
+		DebateID string `json:"debate_id"`
+	}
+	json.Unmarshal([]byte(aws.ToString(st.in[0].Input)), &in)
+	if got, want := aws.ToString(st.in[0].Name), starter.ExecutionName("acme", in.DebateID); in.DebateID == "" || got != want {
+		t.Errorf("the debate %q runs as %q, want %q", in.DebateID, got, want)
 	}
 	arn := "arn:x:" + aws.ToString(st.in[0].Name)
 	ctx := context.Background()

@@ -22,6 +22,7 @@ import (
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/starter"
 )
 
 // Tool is the implementation behind one action (Agent.Action).
@@ -371,6 +372,14 @@ type DebateArgs struct {
 	CandidateID string   `json:"candidate_id" desc:"Candidato sobre el que se debate; vacío si no aplica"`
 }
 
+// debateID is the id of the debate a call starts (its execution input's
+// debate_id).
+func debateID(c Call) string { return ExecutionName(c.Tenant, c.ChatID, c.Turn, "debate") }
+
+// DebateExecution names a debate the chat starts as the debates API
+// names debate_id's execution, so GET /debates/{debate_id} finds it.
+func DebateExecution(c Call) string { return starter.ExecutionName(c.Tenant, debateID(c)) }
+
 // CompanionInput is CareerCompanionStateMachine's execution input for a
 // delegation: {tenant, application_id, mode, company, platform, refresh}.
 func CompanionInput(c Call) (any, error) {
@@ -416,7 +425,7 @@ func DebateInput(c Call) (any, error) {
 			knowledge = append(knowledge, "reports/"+c.Tenant+"/"+a.SearchID+"/"+a.CandidateID+"/")
 		}
 	}
-	return map[string]any{"tenant": c.Tenant, "debate_id": ExecutionName(c.Tenant, c.ChatID, c.Turn, "debate"),
+	return map[string]any{"tenant": c.Tenant, "debate_id": debateID(c),
 		"question":  map[string]any{"question": a.Question, "options": options, "participants": DefaultCommittee, "mode": "auto"},
 		"knowledge": knowledge}, nil
 }
@@ -436,6 +445,9 @@ type MachineTool struct {
 	// the machine documents); by default it is the arguments plus tenant,
 	// chat_id and source "chat".
 	Input func(c Call) (any, error)
+	// Execution, when set, names the execution (DebateExecution: the
+	// name GET /debates/{id} finds); by default ExecutionName.
+	Execution func(c Call) string
 }
 
 func (t MachineTool) Args() any { return t.NewArgs() }
@@ -463,6 +475,9 @@ func (t MachineTool) Run(ctx context.Context, c Call) (Result, error) {
 		return Result{}, fmt.Errorf("input of %s: %w", t.Name, err)
 	}
 	name := ExecutionName(c.Tenant, c.ChatID, c.Turn, c.Agent.ID)
+	if t.Execution != nil {
+		name = t.Execution(c)
+	}
 	out, err := t.Client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(t.MachineARN), Name: aws.String(name), Input: aws.String(string(in))})
 	if err != nil {
 		var ae smithy.APIError
