@@ -442,6 +442,10 @@ type confirmationNeeded struct{ msg string }
 func (e *confirmationNeeded) Error() string { return e.msg }
 
 func (m *Main) companionAnswer(ctx context.Context, f companion.FollowUp, c *companion.Context, cfg companionConfig) error {
+	// Before any preview: the answers are written from the CV's content.
+	if err := companion.RequireCV(c, "answer"); err != nil {
+		return err
+	}
 	platform := cfg.platform
 	if platform == "" {
 		platform = c.PlatformName

@@ -720,3 +720,23 @@ func TestCompanionScoringOverride(t *testing.T) {
 		t.Errorf("unknown mode: exit %d", code)
 	}
 }
+
+// TestCompanionOnboardingHasNoAnswers: onboarding stops after phase 2
+// (no CV content), so the answer phase refuses before showing any
+// platform preview.
+func TestCompanionOnboardingHasNoAnswers(t *testing.T) {
+	out := t.TempDir()
+	env := func(string) string { return "" }
+	run := func(args ...string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		m := &Main{Stdout: &stdout, Stderr: &stderr}
+		return m.companion(context.Background(), args, env), stdout.String() + stderr.String()
+	}
+	if code, msgs := run("run", "--jd", exampleJD, "--profile", exampleProfile, "--out", out, "--llm", "offline", "--mode", "onboarding", "--cache", t.TempDir()); code != exitOK {
+		t.Fatalf("run: %d\n%s", code, msgs)
+	}
+	code, msgs := run("answer", "--out", out, "--platform", "getonboard")
+	if code == exitOK || code == exitPaused || strings.Contains(msgs, "generalmente pide") || !strings.Contains(msgs, "needs phase 3") {
+		t.Errorf("answer after an onboarding run: exit %d\n%s", code, msgs)
+	}
+}

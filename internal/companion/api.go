@@ -144,7 +144,7 @@ func (a *API) RunFollowUp(ctx context.Context, tenant, id, phase string, req Fol
 	case "answer":
 		// Before any preview: a paused or unfinished application has no
 		// CV content to answer from.
-		if err := requirePhase(c, 3, "answer"); err != nil {
+		if err := RequireCV(c, "answer"); err != nil {
 			return nil, nil, err
 		}
 		platform := req.Platform

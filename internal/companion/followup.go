@@ -178,6 +178,10 @@ func requirePhase(c *Context, phase int, what string) error {
 	return nil
 }
 
+// RequireCV refuses what needs the CV's content (phase 3 of a full run,
+// finished and not paused): the answers, the verification, the audit.
+func RequireCV(c *Context, what string) error { return requirePhase(c, 3, what) }
+
 func markPhase(c *Context, phase int) {
 	if c.LastCompletedPhase < phase {
 		c.LastCompletedPhase = phase
