@@ -58,6 +58,14 @@ var _ Backend = (*control.Manager)(nil)
 // roleARN is the form of an IAM role ARN CreateStateMachine accepts.
 var roleARN = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$`)
 
+// checkRole refuses a role that is not an IAM role ARN, as AWS does.
+func checkRole(arn string) error {
+	if !roleARN.MatchString(arn) {
+		return &control.Error{Code: control.CodeInvalidArn, Message: fmt.Sprintf("Invalid Arn: 'Resource type not valid in this context: %s'", arn)}
+	}
+	return nil
+}
+
 // Handler serves the Step Functions API.
 type Handler struct {
 	backend Backend
@@ -212,8 +220,8 @@ func (h *Handler) createStateMachine(ctx context.Context, body []byte) (any, err
 	if err := errors.Join(required("name", in.Name), required("definition", in.Definition), required("roleArn", in.RoleARN)); err != nil {
 		return nil, firstErr(err)
 	}
-	if !roleARN.MatchString(in.RoleARN) {
-		return nil, &control.Error{Code: control.CodeInvalidArn, Message: fmt.Sprintf("Invalid Arn: 'Resource type not valid in this context: %s'", in.RoleARN)}
+	if err := checkRole(in.RoleARN); err != nil {
+		return nil, err
 	}
 	sm, err := h.backend.CreateStateMachine(ctx, in.Name, in.Definition, in.RoleARN, in.Type)
 	if err != nil {
@@ -497,12 +505,18 @@ func (h *Handler) testState(ctx context.Context, body []byte) (any, error) {
 	var in struct {
 		Definition string  `json:"definition"`
 		Input      *string `json:"input"`
+		RoleARN    string  `json:"roleArn"`
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
 	if err := required("definition", in.Definition); err != nil {
 		return nil, err
+	}
+	if in.RoleARN != "" {
+		if err := checkRole(in.RoleARN); err != nil {
+			return nil, err
+		}
 	}
 	input := "{}"
 	if in.Input != nil {

@@ -488,6 +488,10 @@ func TestErrors(t *testing.T) {
 				Definition: aws.String(`{"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}}`)})
 			return err
 		}, "InvalidArn", "notanarn"},
+		{"test-state role not an ARN", func() error {
+			_, err := p.client.TestState(ctx, &sfn.TestStateInput{RoleArn: aws.String("notanarn"), Definition: aws.String(`{"Type":"Pass","End":true}`)})
+			return err
+		}, "InvalidArn", "notanarn"},
 		{"unbound task", func() error {
 			_, err := p.client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("Unbound"), RoleArn: aws.String(role),
 				Definition: aws.String(`{"StartAt":"Call","States":{"Call":{"Type":"Task","Resource":"${NoSuchFunctionArn}","End":true}}}`)})
