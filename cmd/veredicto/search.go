@@ -208,7 +208,11 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	}
 	fmt.Fprintf(m.Stdout, "Summary: %s\n", filepath.Join(out, "summary.md"))
 	if stale := staleReports(out, done.Results); len(stale) > 0 {
-		fmt.Fprintf(m.Stderr, "warning: %s hold reports of an earlier run, for candidates this search no longer has; they are not in this summary (delete them if those candidates left the search)\n", strings.Join(stale, ", "))
+		verb := "hold"
+		if len(stale) == 1 {
+			verb = "holds"
+		}
+		fmt.Fprintf(m.Stderr, "warning: %s %s reports of an earlier run, for candidates this search no longer has; they are not in this summary (delete them if those candidates left the search)\n", strings.Join(stale, ", "), verb)
 	}
 	for _, r := range done.Results {
 		switch {

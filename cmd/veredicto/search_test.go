@@ -157,7 +157,7 @@ func TestSearchRerunNamesStaleReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr := runCLI(t, "", args...)
-	if code != exitOK || !strings.Contains(stderr, filepath.Join(out, "c-006")+" hold reports of an earlier run") || strings.Contains(stderr, filepath.Join(out, "c-001")+",") {
+	if code != exitOK || !strings.Contains(stderr, filepath.Join(out, "c-006")+" holds reports of an earlier run") || strings.Contains(stderr, filepath.Join(out, "c-001")+",") {
 		t.Errorf("re-run without c-006: exit %d\n%s", code, stderr)
 	}
 }
