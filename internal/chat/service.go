@@ -215,6 +215,9 @@ type TurnResult struct {
 
 func turnPrefix(tenant, chatID string) string  { return "chat/" + tenant + "/" + chatID + "/turn/" }
 func claimPrefix(tenant, chatID string) string { return "chat/" + tenant + "/" + chatID + "/claim/" }
+func askedKey(tenant, chatID string, n int) string {
+	return fmt.Sprintf("chat/%s/%s/asked/%08d", tenant, chatID, n)
+}
 func turnKey(tenant, chatID string, n int) string {
 	return fmt.Sprintf("%s%08d", turnPrefix(tenant, chatID), n)
 }
@@ -295,7 +298,8 @@ func (s *Service) CloseInterrupted(ctx context.Context) (int, error) {
 		t := &turn{s: s, tenant: id.tenant, chatID: id.chat, n: id.n}
 		s.rejectInterrupted(ctx, t)
 		_ = t.say(ctx, "Este turno se interrumpió (el servidor se reinició); no se ejecutó ninguna acción pendiente. Vuelve a pedirlo.")
-		rec := TurnRecord{ChatID: id.chat, Turn: id.n, At: s.now(), Assistant: t.text.String(), Tools: []string{}, Error: "Interrupted",
+		asked, _, _ := s.Store.Get(ctx, askedKey(id.tenant, id.chat, id.n))
+		rec := TurnRecord{ChatID: id.chat, Turn: id.n, At: s.now(), User: string(asked), Assistant: t.text.String(), Tools: []string{}, Error: "Interrupted",
 			PromptVersion: prompts.PromptVersion("chat_supervisor"), Model: "none"}
 		b, _ := json.Marshal(rec)
 		if _, err := s.Store.PutIfAbsent(ctx, turnKey(id.tenant, id.chat, id.n), b); err != nil {
@@ -460,6 +464,11 @@ func (s *Service) Turn(ctx context.Context, tenant, chatID string, n int, messag
 		return TurnResult{}, err
 	}
 	t := &turn{s: s, tenant: tenant, chatID: chatID, n: n}
+	// The message is kept before the turn runs, so a turn a killed server
+	// leaves unfinished is closed with what was asked (CloseInterrupted).
+	if _, err := s.Store.PutIfAbsent(ctx, askedKey(tenant, chatID, n), []byte(message)); err != nil {
+		return TurnResult{}, fmt.Errorf("keep turn %d of chat %s: %w", n, chatID, err)
+	}
 	rec := TurnRecord{ChatID: chatID, Turn: n, At: s.now(), User: message, Tools: []string{},
 		PromptVersion: prompts.PromptVersion("chat_supervisor"), Model: "offline"}
 	if m, ok := s.Model.(interface{ Name() string }); ok {

@@ -652,9 +652,16 @@ func TestCloseInterrupted(t *testing.T) {
 	r := newRig(t, &scripted{answer: func(int, Prompt) Reply { return Reply{Content: "ok"} }}, Options{})
 	ctx := context.Background()
 	done := r.turn(t, "k1", "Hola")
+	if b, ok, _ := r.svc.Store.Get(ctx, askedKey("acme", "k1", done.Turn)); !ok || string(b) != "Hola" {
+		t.Fatalf("a turn does not keep its message before it runs: %q", b)
+	}
 	n, err := r.svc.Claim(ctx, "acme", "k1")
 	if err != nil || n != done.Turn+1 {
 		t.Fatalf("claim: %d, %v", n, err)
+	}
+	// The turn started (its message kept) and the server died.
+	if _, err := r.svc.Store.PutIfAbsent(ctx, askedKey("acme", "k1", n), []byte("Envía el informe")); err != nil {
+		t.Fatal(err)
 	}
 	resp, err := r.confirms.Confirm(ctx, confirm.Request{ToolName: "reports", Category: "email_send", Sensitivity: "high",
 		Undoable: ptrBool(false), Preview: json.RawMessage(`{"to":"x@example.com"}`), Tenant: "acme", Execution: StreamName("k1"),
@@ -667,7 +674,7 @@ func TestCloseInterrupted(t *testing.T) {
 		t.Fatalf("CloseInterrupted = %d, %v; want 1", closed, err)
 	}
 	hist, _ := r.svc.History(ctx, "acme", "k1", 10)
-	if len(hist) != 2 || hist[1].Turn != n || hist[1].Error != "Interrupted" {
+	if len(hist) != 2 || hist[1].Turn != n || hist[1].Error != "Interrupted" || hist[1].User != "Envía el informe" {
 		t.Errorf("history %+v, want the interrupted turn stored", hist)
 	}
 	evs := r.eventsOf(t, "k1")
