@@ -114,7 +114,7 @@ func TestTriggerRejectsUploadsThatCannotStartWithoutFailing(t *testing.T) {
 	write("searches/acme/half/jd.md", "# JD\n")
 	write("searches/acme/half/READY", "")
 	write("searches/acme/odd/READY", "tenant: [x\n")
-	write("searches/acme/keys/READY", "tenants: x\nconcurrency: many\n")
+	write("searches/acme/keys/READY", "tenants: x\nconcurrency: 2.5\n")
 	write("searches/acme/frac/READY", "thresholds: {gem1: 6.5}\n")
 	write("searches/acme/spoof/READY", "tenant: globex\n")
 	write("searches/old-layout/READY", "")

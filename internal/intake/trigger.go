@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"github.com/veredicto/veredicto/internal/search"
 	"net/url"
 	"strings"
@@ -60,9 +61,13 @@ func parseReady(b []byte) (ReadyFile, []string) {
 				problems = append(problems, "READY: tenant must be a name")
 			}
 		case "concurrency":
-			if v.Kind != yaml.ScalarNode || v.Decode(&r.Concurrency) != nil {
+			// Read as a number first: yaml.v3 would cut 2.5 to 2.
+			var f float64
+			if v.Kind != yaml.ScalarNode || v.Decode(&f) != nil || f != math.Trunc(f) || math.IsInf(f, 0) {
 				problems = append(problems, fmt.Sprintf("READY: concurrency must be a whole number from 1 to %d", MaxConcurrency))
+				continue
 			}
+			r.Concurrency = int(f)
 		case "thresholds":
 			if v.Kind != yaml.MappingNode || v.Decode(&r.Thresholds) != nil {
 				problems = append(problems, "READY: thresholds must map gate names (gem1, gem2, gem3, gem4, max_qa_retries) to numbers")
