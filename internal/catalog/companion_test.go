@@ -212,3 +212,36 @@ func TestCompanionWorkflowRejectsIncompleteProfile(t *testing.T) {
 		t.Errorf("%s %s path %v", res.Status, res.Error, statePath(res))
 	}
 }
+
+// TestCompanionRejectedIntentIsKept: an input the intent check refuses
+// (a recipe, not a job) fails the workflow and is kept as rejected with
+// the reason, so GET answers why instead of 404; a retried Intent task
+// refuses again instead of running on.
+func TestCompanionRejectedIntentIsKept(t *testing.T) {
+	r := newCompanionRun(t)
+	_, profile := companionInputs(t, "")
+	ctx := t.Context()
+	in := companion.StartInput{Tenant: tenant, ApplicationID: "recipe-f", Mode: companion.ModeFull}
+	blobs := blob.NewDir(r.blobs)
+	blobs.Put(ctx, companion.Prefix(tenant, in.ApplicationID)+"jd.md", []byte("Receta de empanadas: harina, carne, cebolla, huevo y aceitunas. Hornear 20 minutos."), "")
+	blobs.Put(ctx, companion.Prefix(tenant, in.ApplicationID)+"profile.yaml", profile, "")
+	x, err := catalog.StartCompanion(ctx, r.eng, in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := x.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != asl.StatusFailed || res.Error != "InvalidInputError" {
+		t.Fatalf("%s %s, want FAILED InvalidInputError", res.Status, res.Error)
+	}
+	c, err := r.svc.Load(ctx, companion.TaskInput{StartInput: in})
+	if err != nil || c.Status != companion.StatusRejected || c.Rejection == "" {
+		t.Fatalf("kept application: %+v, %v; want status rejected with its reason", c, err)
+	}
+	var ir *companion.IntentRejectedError
+	if _, err := r.svc.Intent(ctx, companion.TaskInput{StartInput: in}); !errors.As(err, &ir) {
+		t.Errorf("a retried Intent task: %v, want the same refusal", err)
+	}
+}

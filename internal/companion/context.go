@@ -26,6 +26,9 @@ const (
 	StatusPaused    = "paused"
 	StatusStopped   = "stopped"
 	StatusCompleted = "completed"
+	// StatusRejected: the intent check refused the input (Context.Rejection
+	// says why); nothing else ran.
+	StatusRejected = "rejected"
 )
 
 // ToolAntiImpostor is the confirmation's toolName of the anti-impostor
@@ -35,16 +38,19 @@ const ToolAntiImpostor = "anti_impostor"
 // Context is the seed's AgentContext: built once, enriched by each phase,
 // saved after each one so a crash or a pause resumes without paying again.
 type Context struct {
-	ApplicationID string          `json:"application_id"`
-	InputHash     string          `json:"input_hash"`
-	Mode          string          `json:"mode"`
-	Company       string          `json:"company"`
-	PlatformName  string          `json:"platform_name"`
-	JDText        string          `json:"jd_text"`
-	Profile       ProfileSnapshot `json:"profile"`
-	Status        string          `json:"status"`
-	Analyst       AnalystInfo     `json:"analyst"`
-	Warnings      []string        `json:"warnings"`
+	ApplicationID string `json:"application_id"`
+	InputHash     string `json:"input_hash"`
+	Mode          string `json:"mode"`
+	Company       string `json:"company"`
+	// Rejection is why the intent check refused the input
+	// (StatusRejected).
+	Rejection    string          `json:"rejection,omitempty"`
+	PlatformName string          `json:"platform_name"`
+	JDText       string          `json:"jd_text"`
+	Profile      ProfileSnapshot `json:"profile"`
+	Status       string          `json:"status"`
+	Analyst      AnalystInfo     `json:"analyst"`
+	Warnings     []string        `json:"warnings"`
 
 	Intent                 *IntentVerdict          `json:"intent"`
 	JDFacts                *JDFacts                `json:"jd_facts"`

@@ -278,6 +278,22 @@ func (s *Service) output(in TaskInput, c *Context) TaskOutput {
 	return o
 }
 
+// keepRejection stores a refused application (status rejected, with the
+// reason), so GET /companion/applications/{id} says why instead of 404.
+func (s *Service) keepRejection(ctx context.Context, in TaskInput, key string, c *Context, reason string) {
+	c.Status, c.Rejection = StatusRejected, reason
+	b, err := json.Marshal(c)
+	if err == nil {
+		_, err = s.Store.PutIfAbsent(ctx, key, b)
+	}
+	if err == nil {
+		err = s.Blobs.Put(ctx, Prefix(in.Tenant, in.ApplicationID)+ContextFile, b, "application/json")
+	}
+	if err != nil {
+		s.logger().WarnContext(ctx, "cannot keep a rejected application", "application_id", in.ApplicationID, "error", err)
+	}
+}
+
 // Intent reads and checks the inputs (code: an incomplete profile is an
 // InvalidInputError before any model call), creates the context, and runs
 // the intent check (IntentRejectedError).
@@ -286,9 +302,13 @@ func (s *Service) Intent(ctx context.Context, in TaskInput) (TaskOutput, error) 
 		return TaskOutput{}, err
 	}
 	key := stepKey(in, "intent")
-	if _, ok, err := s.Store.Get(ctx, key); err != nil {
+	if b, ok, err := s.Store.Get(ctx, key); err != nil {
 		return TaskOutput{}, fmt.Errorf("intent %s: %w", in.ApplicationID, err)
 	} else if ok {
+		var c Context
+		if json.Unmarshal(b, &c) == nil && c.Status == StatusRejected {
+			return TaskOutput{}, &IntentRejectedError{Reason: c.Rejection} // a retried task: the same refusal
+		}
 		return s.step(ctx, in, "intent", nil)
 	}
 	pre := Prefix(in.Tenant, in.ApplicationID)
@@ -315,6 +335,10 @@ func (s *Service) Intent(ctx context.Context, in TaskInput) (TaskOutput, error) 
 	c.ApplicationID = in.ApplicationID
 	r := s.runner(in)
 	if err := r.intent(ctx, c); err != nil {
+		var ir *IntentRejectedError
+		if errors.As(err, &ir) {
+			s.keepRejection(ctx, in, key, c, ir.Reason)
+		}
 		return TaskOutput{}, err
 	}
 	b, err := json.Marshal(c)
