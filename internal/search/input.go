@@ -370,7 +370,11 @@ func parseConfig(b []byte, cfg *Config, g *Gates) error {
 			return nil
 		}
 		if err := CheckThreshold(*v, lo, hi); err != nil {
-			return &veredicto.InvalidInputError{File: FileConfig, Field: "gates." + field, Problem: err.Error()}
+			problem := err.Error()
+			if line := yamldoc.LineOf(b, "gates."+field); line > 0 {
+				problem += fmt.Sprintf(" (line %d)", line)
+			}
+			return &veredicto.InvalidInputError{File: FileConfig, Field: "gates." + field, Problem: problem}
 		}
 		*dst = int(*v)
 		return nil

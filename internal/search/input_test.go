@@ -94,7 +94,7 @@ func TestLoadRejectsBadConfig(t *testing.T) {
 		yaml string
 		want string
 	}{
-		{"gates:\n  gem1: 11\n", "search.yaml: gates.gem1: 11 is out of range 0–10"},
+		{"gates:\n  gem1: 11\n", "search.yaml: gates.gem1: 11 is out of range 0–10 (line 2)"},
 		{"gates:\n  max_qa_retries: 3\n", "gates.max_qa_retries: 3 is out of range 0–2"},
 		{"serch_id: x\n", "serch_id: is not a known field"},
 		{"search_id: 'a b'\n", "search.yaml: search_id"},

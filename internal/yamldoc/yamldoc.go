@@ -319,6 +319,27 @@ func locate(data []byte, line int, msg string) string {
 	return fieldPaths(&root)[line] // no clue: the line's outermost field
 }
 
+// LineOf is the line of the field at path ("gates.gem2") in a YAML
+// document, 0 when it has none: for a check made after decoding to name
+// the line as the decoder's errors do.
+func LineOf(data []byte, path string) int {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return 0
+	}
+	line := 0
+	walkFields(&root, "", func(p string, k, _ *yaml.Node) {
+		if p == path && line == 0 {
+			line = k.Line
+		}
+	}, func(p, _ string, c *yaml.Node) {
+		if p == path && line == 0 {
+			line = c.Line
+		}
+	})
+	return line
+}
+
 // quotedRE finds the value a yaml.v3 message quotes.
 var quotedRE = regexp.MustCompile("`([^`]*)`")
 
