@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"github.com/veredicto/veredicto/internal/search"
 	"net/url"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/search"
 )
 
 // ReadyFile is the optional content of searches/<tenant>/<id>/READY: how to
