@@ -2,10 +2,10 @@ package flags
 
 import (
 	"fmt"
-	"github.com/veredicto/veredicto/internal/yamldoc"
 	"strings"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/yamldoc"
 )
 
 // ParseQuestionSet reads a question set; name is the file name used in
