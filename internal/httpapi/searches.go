@@ -17,7 +17,7 @@ func (rt *Router) searches(ctx context.Context, req Request, parts []string) Res
 	switch {
 	case len(parts) == 1 && req.Method == http.MethodPost:
 		var sr intake.StartRequest
-		if err := decodeBody(req.Body, &sr, `{"search_id": …, "concurrency": …, "thresholds": {…}}`); err != nil {
+		if err := decodeBody(req.Body, &sr, `{"search_id": …, "concurrency": …, "thresholds": {…}, "review": {…}, "rerun": false}`); err != nil {
 			return errorResponse(http.StatusBadRequest, err.Error())
 		}
 		st, err := svc.Start(ctx, tenant, "api", sr)

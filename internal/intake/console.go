@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/starter"
 )
 
 // What the web console reads besides a search's state: the list of runs
@@ -59,7 +58,7 @@ func (s *Service) Runs(ctx context.Context, tenant string) ([]Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, runOf(st, starter.ExecutionName(tenant, it.SearchID), s.now()))
+		out = append(out, runOf(st, st.Execution, s.now()))
 	}
 	return out, nil
 }

@@ -176,8 +176,10 @@ type CandidateState struct {
 
 // SearchState answers GET /searches/{id}.
 type SearchState struct {
-	SearchID  string `json:"search_id"`
-	Status    string `json:"status"`
+	SearchID string `json:"search_id"`
+	Status   string `json:"status"`
+	// Execution is the name of the search's latest run.
+	Execution string `json:"execution,omitempty"`
 	StartedAt string `json:"started_at,omitempty"`
 	StoppedAt string `json:"stopped_at,omitempty"`
 	// Error and Cause say why an execution failed: the ASL error name and
@@ -196,7 +198,12 @@ func (s *Service) State(ctx context.Context, tenant, searchID string) (SearchSta
 		return SearchState{}, err
 	}
 	st := SearchState{SearchID: searchID, Status: "PENDING", Candidates: []CandidateState{}}
-	switch ex, err := s.Starter.Describe(ctx, rec.Execution); {
+	cur, _, err := s.current(ctx, rec)
+	if err != nil {
+		return SearchState{}, err
+	}
+	st.Execution = cur
+	switch ex, err := s.Starter.Describe(ctx, cur); {
 	case err == nil:
 		st.Status, st.Error, st.Cause = ex.Status, ex.Error, causeMessage(ex.Cause)
 		if !ex.StartedAt.IsZero() {

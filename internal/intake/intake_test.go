@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/offline"
@@ -341,5 +343,60 @@ func TestRepeatedStartSaysNotStarted(t *testing.T) {
 	again, err := svc.Start(ctx, "acme", "api", intake.StartRequest{SearchID: "demo-cfo-andina", Concurrency: 3})
 	if err != nil || again.Started || st.starts[first.Execution] != 1 {
 		t.Errorf("repeated start: %+v, %v, %d starts; want started false and one start", again, err, st.starts[first.Execution])
+	}
+}
+
+// TestRerunAppliesTheSeniorReview: a search that ended with a senior
+// review pending runs again on request (rerun: true) once the review is
+// decided, under a new execution, and the decision is applied; without
+// rerun a known search is not started again.
+func TestRerunAppliesTheSeniorReview(t *testing.T) {
+	data := t.TempDir()
+	copyExample(t, data, "acme", "demo-cfo-andina")
+	a := app.NewLocal(data, offline.New(), nil)
+	ctx := context.Background()
+	req := intake.StartRequest{SearchID: "demo-cfo-andina"}
+	if st, err := a.Intake.Start(ctx, "acme", "api", req); err != nil || !st.Started {
+		t.Fatalf("first run: %+v, %v", st, err)
+	}
+	decision := func() string {
+		st, err := a.Intake.State(ctx, "acme", "demo-cfo-andina")
+		if err != nil || st.Status != "SUCCEEDED" {
+			t.Fatalf("state %+v, %v", st, err)
+		}
+		for _, c := range st.Candidates {
+			if c.CandidateID == "c-005" {
+				return c.Decision
+			}
+		}
+		return ""
+	}
+	if d := decision(); d != search.DecisionEscalated {
+		t.Fatalf("c-005 first run: %s, want escalated", d)
+	}
+	store := confirm.LocalStore(data)
+	open, _, err := store.List(ctx, "acme", time.Now(), 10)
+	if err != nil || len(open) != 1 {
+		t.Fatalf("open reviews: %+v, %v", open, err)
+	}
+	if _, err := (&confirm.Service{Store: store}).Resolve(ctx, "acme", confirm.Resolution{ID: open[0].ID, Approved: true, By: "socia"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := a.Intake.Start(ctx, "acme", "api", req); err != nil || st.Started {
+		t.Fatalf("a start without rerun: %+v, %v; want started false", st, err)
+	}
+	req.Rerun = true
+	st, err := a.Intake.Start(ctx, "acme", "api", req)
+	if err != nil || !st.Started || st.Execution != intake.RerunExecutionName("acme", "demo-cfo-andina", 2) {
+		t.Fatalf("rerun: %+v, %v", st, err)
+	}
+	if d := decision(); d == search.DecisionEscalated || d == "" {
+		t.Errorf("c-005 after the approved review and a rerun: %q", d)
+	}
+	if st, err := a.Intake.State(ctx, "acme", "demo-cfo-andina"); err != nil || st.Execution != intake.RerunExecutionName("acme", "demo-cfo-andina", 2) {
+		t.Errorf("state names %q, want the rerun's execution (%v)", st.Execution, err)
+	}
+	if again, err := a.Intake.Start(ctx, "acme", "api", req); err != nil || !again.Started || again.Execution != intake.RerunExecutionName("acme", "demo-cfo-andina", 3) {
+		t.Errorf("a third run: %+v, %v", again, err)
 	}
 }

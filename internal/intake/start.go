@@ -30,6 +30,44 @@ type StartRequest struct {
 	// senior consultant's decision (GET/POST /api/confirmations) instead of
 	// ending escalated with the review pending.
 	Review *search.ReviewOptions `json:"review,omitempty" yaml:"review"`
+	// Rerun evaluates a search whose last run has ended again, with the
+	// options it was first started with (a senior review decided since
+	// then is applied; finished stages are reused). Without it a start of
+	// a known search answers started: false.
+	Rerun bool `json:"rerun,omitempty" yaml:"-"`
+}
+
+// MaxReruns bounds the runs of one search after its first.
+const MaxReruns = 100
+
+// runKey records the n-th run (n ≥ 2) of a search: its execution name.
+// Its prefix is not the search records', so List never takes it for one.
+func runKey(tenant, searchID string, n int) string {
+	return fmt.Sprintf("searchrun/%s/%s/%04d", tenant, searchID, n)
+}
+
+// RerunExecutionName is the execution of a search's n-th run: '#' is no
+// id's letter, so the name is hashed and meets no other search's.
+func RerunExecutionName(tenant, searchID string, n int) string {
+	return starter.ExecutionName(tenant, fmt.Sprintf("%s#%d", searchID, n))
+}
+
+// current is the execution of a search's latest run and that run's
+// number (1: the first, under the record's name).
+func (s *Service) current(ctx context.Context, rec SearchRecord) (string, int, error) {
+	keys, err := s.Records.List(ctx, fmt.Sprintf("searchrun/%s/%s/", rec.Tenant, rec.SearchID))
+	if err != nil {
+		return "", 0, fmt.Errorf("list runs of search %s: %w", rec.SearchID, err)
+	}
+	if len(keys) == 0 {
+		return rec.Execution, 1, nil
+	}
+	last := keys[len(keys)-1] // zero-padded: the newest sorts last
+	b, ok, err := s.Records.Get(ctx, last)
+	if err != nil || !ok {
+		return "", 0, fmt.Errorf("read run %s: %v", last, err)
+	}
+	return string(b), len(keys) + 1, nil
 }
 
 // MaxReviewTimeout bounds how long a senior review may wait: Step Functions
@@ -195,20 +233,37 @@ func (s *Service) Start(ctx context.Context, tenant, origin string, req StartReq
 	// A repeated request finds its execution: not started again, and
 	// said so (Step Functions answers a repeated StartExecution of a
 	// running execution as if it had started it).
+	name = stored.Execution
 	if !wrote {
-		_, err := s.Starter.Describe(ctx, stored.Execution)
-		var nf *veredicto.NotFoundError
-		switch {
-		case err == nil:
-			s.logger().InfoContext(ctx, "search start", "search_id", req.SearchID, "tenant", tenant, "execution", stored.Execution, "started", false, "origin", origin)
-			return Started{SearchID: req.SearchID, Execution: stored.Execution, Started: false}, nil
-		case !errors.As(err, &nf):
+		cur, n, err := s.current(ctx, stored)
+		if err != nil {
 			return Started{}, err
 		}
-		// Recorded but never started (a crash in between): start it now.
+		st, err := s.Starter.Describe(ctx, cur)
+		var nf *veredicto.NotFoundError
+		switch {
+		case err == nil && req.Rerun && st.Status != "RUNNING":
+			if n > MaxReruns {
+				return Started{}, &RequestError{SearchID: req.SearchID, Problems: []string{fmt.Sprintf("search %s has run %d times, the most one search runs", req.SearchID, n)}}
+			}
+			next := RerunExecutionName(tenant, req.SearchID, n+1)
+			if won, err := s.Records.PutIfAbsent(ctx, runKey(tenant, req.SearchID, n+1), []byte(next)); err != nil {
+				return Started{}, fmt.Errorf("record run %d of search %s: %w", n+1, req.SearchID, err)
+			} else if !won { // another request started that run
+				return Started{SearchID: req.SearchID, Execution: next, Started: false}, nil
+			}
+			name = next
+		case err == nil:
+			s.logger().InfoContext(ctx, "search start", "search_id", req.SearchID, "tenant", tenant, "execution", cur, "started", false, "origin", origin)
+			return Started{SearchID: req.SearchID, Execution: cur, Started: false}, nil
+		case !errors.As(err, &nf):
+			return Started{}, err
+		default:
+			name = cur // recorded but never started (a crash in between): start it now
+		}
 	}
 	input, _ := json.Marshal(stored.Input)
-	ex, err := s.Starter.Start(ctx, stored.Execution, input)
+	ex, err := s.Starter.Start(ctx, name, input)
 	if err != nil {
 		return Started{}, err
 	}
