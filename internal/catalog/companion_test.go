@@ -192,14 +192,14 @@ func TestCompanionWorkflowStopAndScreening(t *testing.T) {
 	}
 }
 
-func TestCompanionWorkflowRejectsIncompleteProfile(t *testing.T) {
-	r := newCompanionRun(t)
-	jd, _ := companionInputs(t, "")
+// runUploaded uploads an application's JD and profile and runs the
+// companion workflow on it to its end.
+func (r *companionRun) runUploaded(t *testing.T, in companion.StartInput, jd, profile []byte) *asl.Result {
+	t.Helper()
 	ctx := t.Context()
-	in := companion.StartInput{Tenant: tenant, ApplicationID: "incomplete-f", Mode: companion.ModeFull}
 	blobs := blob.NewDir(r.blobs)
 	blobs.Put(ctx, companion.Prefix(tenant, in.ApplicationID)+"jd.md", jd, "")
-	blobs.Put(ctx, companion.Prefix(tenant, in.ApplicationID)+"profile.yaml", []byte("name: Ana\n"), "")
+	blobs.Put(ctx, companion.Prefix(tenant, in.ApplicationID)+"profile.yaml", profile, "")
 	x, err := catalog.StartCompanion(ctx, r.eng, in, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -208,6 +208,14 @@ func TestCompanionWorkflowRejectsIncompleteProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+func TestCompanionWorkflowRejectsIncompleteProfile(t *testing.T) {
+	r := newCompanionRun(t)
+	jd, _ := companionInputs(t, "")
+	in := companion.StartInput{Tenant: tenant, ApplicationID: "incomplete-f", Mode: companion.ModeFull}
+	res := r.runUploaded(t, in, jd, []byte("name: Ana\n"))
 	if res.Status != asl.StatusFailed || res.Error != "InvalidInputError" || strings.Join(statePath(res), " ") != "Begin Intent Rejected" {
 		t.Errorf("%s %s path %v", res.Status, res.Error, statePath(res))
 	}
@@ -222,17 +230,7 @@ func TestCompanionRejectedIntentIsKept(t *testing.T) {
 	_, profile := companionInputs(t, "")
 	ctx := t.Context()
 	in := companion.StartInput{Tenant: tenant, ApplicationID: "recipe-f", Mode: companion.ModeFull}
-	blobs := blob.NewDir(r.blobs)
-	blobs.Put(ctx, companion.Prefix(tenant, in.ApplicationID)+"jd.md", []byte("Receta de empanadas: harina, carne, cebolla, huevo y aceitunas. Hornear 20 minutos."), "")
-	blobs.Put(ctx, companion.Prefix(tenant, in.ApplicationID)+"profile.yaml", profile, "")
-	x, err := catalog.StartCompanion(ctx, r.eng, in, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := x.Wait(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := r.runUploaded(t, in, []byte("Receta de empanadas: harina, carne, cebolla, huevo y aceitunas. Hornear 20 minutos."), profile)
 	if res.Status != asl.StatusFailed || res.Error != "InvalidInputError" {
 		t.Fatalf("%s %s, want FAILED InvalidInputError", res.Status, res.Error)
 	}
