@@ -531,15 +531,18 @@ func TestCompanionOfflineExample(t *testing.T) {
 	}
 }
 
+// runCompanionOffline runs "veredicto companion ARGS…" in-process without
+// an API key and returns the exit code and everything it printed.
+func runCompanionOffline(args ...string) (int, string) {
+	var stdout, stderr bytes.Buffer
+	m := &Main{Stdout: &stdout, Stderr: &stderr}
+	code := m.companion(context.Background(), args, func(string) string { return "" })
+	return code, stdout.String() + stderr.String()
+}
+
 func TestCompanionFollowUpPhasesOffline(t *testing.T) {
 	out := t.TempDir()
-	env := func(string) string { return "" }
-	run := func(args ...string) (int, string) {
-		var stdout, stderr bytes.Buffer
-		m := &Main{Stdout: &stdout, Stderr: &stderr}
-		code := m.companion(context.Background(), args, env)
-		return code, stdout.String() + stderr.String()
-	}
+	run := runCompanionOffline
 	if code, msgs := run("run", "--jd", exampleJD, "--profile", exampleProfile, "--out", out, "--llm", "offline", "--cache", t.TempDir()); code != exitOK {
 		t.Fatalf("run: %d\n%s", code, msgs)
 	}
@@ -726,12 +729,7 @@ func TestCompanionScoringOverride(t *testing.T) {
 // platform preview.
 func TestCompanionOnboardingHasNoAnswers(t *testing.T) {
 	out := t.TempDir()
-	env := func(string) string { return "" }
-	run := func(args ...string) (int, string) {
-		var stdout, stderr bytes.Buffer
-		m := &Main{Stdout: &stdout, Stderr: &stderr}
-		return m.companion(context.Background(), args, env), stdout.String() + stderr.String()
-	}
+	run := runCompanionOffline
 	if code, msgs := run("run", "--jd", exampleJD, "--profile", exampleProfile, "--out", out, "--llm", "offline", "--mode", "onboarding", "--cache", t.TempDir()); code != exitOK {
 		t.Fatalf("run: %d\n%s", code, msgs)
 	}
