@@ -688,3 +688,15 @@ func TestCloseInterrupted(t *testing.T) {
 		t.Errorf("a second pass closed %d turns", again)
 	}
 }
+
+// TestHintAtExactlyTheThreshold: seed §5.2 says "score >= 0.55": a score
+// of exactly 0.55 carries the hint, 0.54 does not.
+func TestHintAtExactlyTheThreshold(t *testing.T) {
+	r := newRig(t, &scripted{answer: func(int, Prompt) Reply { return Reply{Content: "ok"} }}, Options{})
+	hint := fmt.Sprintf(HintText, "debate", "debate")
+	for score, want := range map[float64]bool{0.55: true, 0.54: false, 0.75: true} {
+		if got := strings.Contains(r.svc.SystemPrompt(Intent{Target: "debate", Score: score}), hint); got != want {
+			t.Errorf("score %.2f: hint %v, want %v", score, got, want)
+		}
+	}
+}
