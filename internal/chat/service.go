@@ -91,9 +91,11 @@ type Confirmations interface {
 	Confirm(ctx context.Context, in confirm.Request) (confirm.Response, error)
 }
 
-// ConfirmationReader reads a confirmation's state (confirm.Store).
+// ConfirmationReader reads confirmations' state (confirm.Store): one, or
+// a tenant's open ones (an interrupted turn's, CloseInterrupted).
 type ConfirmationReader interface {
 	Get(ctx context.Context, tenant, id string) (confirm.Record, error)
+	List(ctx context.Context, tenant string, now time.Time, limit int) ([]confirm.Record, bool, error)
 }
 
 var (
@@ -317,14 +319,10 @@ func (s *Service) CloseInterrupted(ctx context.Context) (int, error) {
 // rejectInterrupted rejects the confirmations an interrupted turn was
 // waiting on (keyed chat/<chat>/<turn>/<n>).
 func (s *Service) rejectInterrupted(ctx context.Context, t *turn) {
-	r, ok := s.Confirmations.(resolver)
-	lister, listable := s.ConfirmationStore.(interface {
-		List(ctx context.Context, tenant string, now time.Time, limit int) ([]confirm.Record, bool, error)
-	})
-	if !ok || !listable {
+	if _, ok := s.Confirmations.(resolver); !ok || s.ConfirmationStore == nil {
 		return
 	}
-	recs, _, err := lister.List(ctx, t.tenant, s.now(), confirm.MaxList)
+	recs, _, err := s.ConfirmationStore.List(ctx, t.tenant, s.now(), confirm.MaxList)
 	if err != nil {
 		s.logger().WarnContext(ctx, "list the confirmations of an interrupted turn", "chat_id", t.chatID, "turn", t.n, "error", err)
 		return
@@ -334,8 +332,7 @@ func (s *Service) rejectInterrupted(ctx context.Context, t *turn) {
 		if rec.Status != confirm.StatusPending || rec.Execution != StreamName(t.chatID) || !strings.HasPrefix(rec.Key, prefix) {
 			continue
 		}
-		if _, err := r.Resolve(ctx, t.tenant, confirm.Resolution{ID: rec.ID, Approved: false, By: "veredicto-chat",
-			Comment: "el turno que la pidió se interrumpió (el servidor se reinició): la acción no se ejecutó"}); err != nil {
+		if err := s.rejectOnBehalf(ctx, t.tenant, rec.ID, "el turno que la pidió se interrumpió (el servidor se reinició): la acción no se ejecutó"); err != nil {
 			s.logger().WarnContext(ctx, "reject the confirmation of an interrupted turn", "confirmation_id", rec.ID, "error", err)
 		}
 	}
@@ -845,12 +842,10 @@ type resolver interface {
 // gets 409 instead of seeming to work); if the person decided at that
 // very moment, their decision stands.
 func (s *Service) giveUp(ctx context.Context, t *turn, id string, wait time.Duration) (bool, error) {
-	r, ok := s.Confirmations.(resolver)
-	if !ok {
+	if _, ok := s.Confirmations.(resolver); !ok {
 		return false, nil
 	}
-	_, err := r.Resolve(ctx, t.tenant, confirm.Resolution{ID: id, Approved: false, By: "veredicto-chat",
-		Comment: fmt.Sprintf("sin respuesta en %s: la acción no se ejecutó", wait)})
+	err := s.rejectOnBehalf(ctx, t.tenant, id, fmt.Sprintf("sin respuesta en %s: la acción no se ejecutó", wait))
 	if err == nil {
 		return false, nil
 	}
@@ -860,6 +855,14 @@ func (s *Service) giveUp(ctx context.Context, t *turn, id string, wait time.Dura
 		return rec.Status == confirm.StatusApproved, nil
 	}
 	return false, nil
+}
+
+// rejectOnBehalf rejects a confirmation in the person's name
+// (veredicto-chat) when the turn that asked can no longer act on it; the
+// caller checked Confirmations resolves.
+func (s *Service) rejectOnBehalf(ctx context.Context, tenant, id, why string) error {
+	_, err := s.Confirmations.(resolver).Resolve(ctx, tenant, confirm.Resolution{ID: id, Approved: false, By: "veredicto-chat", Comment: why})
+	return err
 }
 
 // announce appends the confirmation-resolved the confirmations service
