@@ -64,8 +64,11 @@ func (s *Service) current(ctx context.Context, rec SearchRecord) (string, int, e
 	}
 	last := keys[len(keys)-1] // zero-padded: the newest sorts last
 	b, ok, err := s.Records.Get(ctx, last)
-	if err != nil || !ok {
-		return "", 0, fmt.Errorf("read run %s: %v", last, err)
+	switch {
+	case err != nil: // wrapped, so a transient store error keeps its name
+		return "", 0, fmt.Errorf("read run %s: %w", last, err)
+	case !ok:
+		return "", 0, fmt.Errorf("read run %s: listed but gone", last)
 	}
 	return string(b), len(keys) + 1, nil
 }
