@@ -61,12 +61,8 @@ const DefaultConcurrency = 4
 // CheckInputThreshold checks one threshold of the execution input: a known
 // name (gem1–gem4, max_qa_retries) within its range (0–10, 0–2).
 func CheckInputThreshold(k string, v int) error {
-	hi := 10
-	switch k {
-	case "gem1", "gem2", "gem3", "gem4":
-	case "max_qa_retries":
-		hi = 2
-	default:
+	_, hi, ok := new(Gates).threshold(k)
+	if !ok {
 		return &veredicto.InvalidInputError{File: "execution input", Field: "thresholds." + k, Problem: "unknown threshold (want gem1, gem2, gem3, gem4 or max_qa_retries)"}
 	}
 	if v < 0 || v > hi {
@@ -75,19 +71,22 @@ func CheckInputThreshold(k string, v int) error {
 	return nil
 }
 
-// field is the gate named k (a name CheckInputThreshold accepts).
-func (g *Gates) field(k string) *int {
+// threshold is the gate named k and the highest value it takes; ok is
+// false for a name that is none.
+func (g *Gates) threshold(k string) (gate *int, hi int, ok bool) {
 	switch k {
 	case "gem1":
-		return &g.Gem1
+		return &g.Gem1, 10, true
 	case "gem2":
-		return &g.Gem2
+		return &g.Gem2, 10, true
 	case "gem3":
-		return &g.Gem3
+		return &g.Gem3, 10, true
 	case "gem4":
-		return &g.Gem4
+		return &g.Gem4, 10, true
+	case "max_qa_retries":
+		return &g.MaxQARetries, 2, true
 	}
-	return &g.MaxQARetries
+	return nil, 0, false
 }
 
 // Validate is the first task: it loads the search, blocks it when jd.md or
@@ -107,7 +106,8 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 		if err := CheckInputThreshold(k, v); err != nil {
 			return Plan{}, err
 		}
-		*g.field(k) = v
+		gate, _, _ := g.threshold(k)
+		*gate = v
 	}
 	conc := in.Concurrency
 	if conc <= 0 {
