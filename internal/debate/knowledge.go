@@ -114,14 +114,9 @@ func loadKnowledge(dir string, keep func(string) bool) ([]Chunk, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read knowledge %s: %w", p, err)
 		}
-		if len(b) > MaxKnowledgeFile {
-			return nil, &veredicto.InvalidInputError{File: filepath.Join(dir, p), Problem: fmt.Sprintf("is larger than %d bytes", MaxKnowledgeFile)}
-		}
-		// The same encodings a search's documents may be in (UTF-8,
-		// UTF-16 with a byte-order mark, Windows-1252).
-		text, err := search.DecodeText(b)
+		text, err := knowledgeText(filepath.Join(dir, p), b)
 		if err != nil {
-			return nil, &veredicto.InvalidInputError{File: filepath.Join(dir, p), Problem: err.Error()}
+			return nil, err
 		}
 		if total += len(b); total > MaxKnowledgeBytes {
 			return nil, &veredicto.InvalidInputError{File: dir, Problem: fmt.Sprintf("holds more than %d bytes of documents", MaxKnowledgeBytes)}
@@ -129,6 +124,21 @@ func loadKnowledge(dir string, keep func(string) bool) ([]Chunk, error) {
 		chunks = append(chunks, ChunkText(filepath.ToSlash(p), text)...)
 	}
 	return chunks, nil
+}
+
+// knowledgeText is one knowledge document's text, read from a folder or
+// S3: at most MaxKnowledgeFile bytes, in the encodings a search's
+// documents may be in (UTF-8, UTF-16 with a byte-order mark,
+// Windows-1252). Its errors name file.
+func knowledgeText(file string, b []byte) (string, error) {
+	if len(b) > MaxKnowledgeFile {
+		return "", &veredicto.InvalidInputError{File: file, Problem: fmt.Sprintf("is larger than %d bytes", MaxKnowledgeFile)}
+	}
+	text, err := search.DecodeText(b)
+	if err != nil {
+		return "", &veredicto.InvalidInputError{File: file, Problem: err.Error()}
+	}
+	return text, nil
 }
 
 var nonID = regexp.MustCompile(`[^A-Za-z0-9]+`)

@@ -15,7 +15,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/search"
 )
 
 // The AWS shape of a debate: statemachines/debate.asl.json runs one Lambda
@@ -335,15 +334,16 @@ func (s *Steps) loadKnowledge(ctx context.Context, tenant string, prefixes []str
 				return nil, &veredicto.InvalidInputError{File: p, Problem: fmt.Sprintf("holds more than %d documents", MaxKnowledgeFiles)}
 			}
 			b, err := s.Knowledge.Get(ctx, k)
-			if err != nil {
+			var bad *veredicto.InvalidInputError
+			switch {
+			case errors.As(err, &bad): // too large to read: no retry helps
+				return nil, err
+			case err != nil:
 				return nil, &veredicto.TransientError{Op: "get knowledge " + k, Err: err}
 			}
-			if len(b) > MaxKnowledgeFile {
-				return nil, &veredicto.InvalidInputError{File: k, Problem: fmt.Sprintf("is larger than %d bytes", MaxKnowledgeFile)}
-			}
-			text, err := search.DecodeText(b)
+			text, err := knowledgeText(k, b)
 			if err != nil {
-				return nil, &veredicto.InvalidInputError{File: k, Problem: err.Error()}
+				return nil, err
 			}
 			if total += len(b); total > MaxKnowledgeBytes {
 				return nil, &veredicto.InvalidInputError{File: p, Problem: fmt.Sprintf("holds more than %d bytes of documents", MaxKnowledgeBytes)}

@@ -314,3 +314,26 @@ func TestCouncilVotesAreBoundByTheCouncilTimeout(t *testing.T) {
 		t.Error("no Vote task in debate.asl.json")
 	}
 }
+
+// refusingBlobs lists one document and refuses to read it as too large,
+// as the S3 store does past its cap.
+type refusingBlobs struct{}
+
+func (refusingBlobs) List(context.Context, string) ([]string, error) {
+	return []string{"knowledge/acme/kb/big.md"}, nil
+}
+
+func (refusingBlobs) Get(_ context.Context, key string) ([]byte, error) {
+	return nil, &veredicto.InvalidInputError{File: key, Problem: "is larger than 32 MiB"}
+}
+
+// TestKnowledgeTooLargeIsNotTransient: a knowledge document the store
+// refuses to read keeps its InvalidInputError name; wrapped as a
+// TransientError the workflow would retry it for nothing.
+func TestKnowledgeTooLargeIsNotTransient(t *testing.T) {
+	s := &Steps{Knowledge: refusingBlobs{}, Logger: quiet()}
+	_, err := s.loadKnowledge(t.Context(), "acme", []string{"knowledge/acme/kb/"})
+	if name := veredicto.ErrorName(err); name != veredicto.NameInvalidInput {
+		t.Errorf("error %v named %s, want %s", err, name, veredicto.NameInvalidInput)
+	}
+}
