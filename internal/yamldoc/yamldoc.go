@@ -99,20 +99,17 @@ func badNumber(node *yaml.Node, t reflect.Type, path string) (found, bool) {
 		}
 		return badNumber(node.Alias, t, path)
 	}
+	var f float64 // the node's value when it is a float scalar
+	isFloat := node.Kind == yaml.ScalarNode && node.ShortTag() == "!!float" && node.Decode(&f) == nil
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if node.Kind == yaml.ScalarNode && node.ShortTag() == "!!float" {
-			if f, err := strconv.ParseFloat(node.Value, 64); err == nil && f != math.Trunc(f) {
-				return found{path, node.Value, "a whole number", node.Line}, true
-			}
+		if isFloat && f != math.Trunc(f) && !math.IsNaN(f) {
+			return found{path, node.Value, "a whole number", node.Line}, true
 		}
 	case reflect.Float32, reflect.Float64:
-		if node.Kind == yaml.ScalarNode && node.ShortTag() == "!!float" {
-			var f float64
-			if node.Decode(&f) == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
-				return found{path, node.Value, "a finite number", node.Line}, true
-			}
+		if isFloat && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return found{path, node.Value, "a finite number", node.Line}, true
 		}
 	case reflect.Slice, reflect.Array:
 		if node.Kind == yaml.SequenceNode {
