@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -64,7 +65,9 @@ func (iq *inputsQueue) Run(ctx context.Context) <-chan struct{} {
 const queueUsage = `Usage:
   veredicto queue send KEY [--data DIR]
       Queue the S3 notification of an uploaded READY marker (KEY is
-      searches/<tenant>/<search_id>/READY), as the inputs bucket does on AWS.
+      searches/<tenant>/<search_id>/READY), as the inputs bucket does on AWS,
+      with the marker's own upload time: a search runs again only for a READY
+      written after its latest run started.
       "veredicto serve" also queues every READY marker written under
       DIR/inputs by itself, within a second.
   veredicto queue dlq list [--data DIR] [--json]
@@ -108,7 +111,16 @@ func (m *Main) runQueue(ctx context.Context, args []string) int {
 	switch {
 	case pos[0] == "send" && len(pos) == 2:
 		key := strings.TrimPrefix(pos[1], "/")
-		body, err := queue.S3Notification(localInputsBucket, key, 0, time.Now())
+		// S3 notifies the time the object was written: an existing marker
+		// keeps its own, so re-sending it never passes for a new upload.
+		size, at := int64(0), time.Now()
+		inputs, _, _ := app.LocalLayout(*data)
+		if filepath.IsLocal(filepath.FromSlash(key)) {
+			if fi, err := os.Stat(filepath.Join(inputs, filepath.FromSlash(key))); err == nil && fi.Mode().IsRegular() {
+				size, at = fi.Size(), fi.ModTime()
+			}
+		}
+		body, err := queue.S3Notification(localInputsBucket, key, size, at)
 		if err == nil {
 			var id string
 			if id, err = q.Send(ctx, body); err == nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -112,5 +113,51 @@ func TestServeConsumesTheInputsQueue(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "", "queue", "dlq", "drop", "--data", data); code != exitUsage {
 		t.Errorf("unknown subcommand: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestQueueSendKeepsTheUploadTime: `queue send` of an existing marker
+// notifies the time it was written, as S3 does, so sending it by hand
+// never passes for a new upload (which would run an ended search again).
+func TestQueueSendKeepsTheUploadTime(t *testing.T) {
+	data := t.TempDir()
+	inputs, _, _ := app.LocalLayout(data)
+	ready := filepath.Join(inputs, "searches", "acme", "s1", "READY")
+	if err := os.MkdirAll(filepath.Dir(ready), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ready, []byte("concurrency: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	written := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
+	if err := os.Chtimes(ready, written, written); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"searches/acme/s1/READY", "searches/acme/s2/READY"} {
+		if code, _, errs := runCLI(t, "", "queue", "send", key, "--data", data); code != exitOK {
+			t.Fatalf("queue send %s: exit %d, %s", key, code, errs)
+		}
+	}
+	q, err := queue.Open(inputsQueueDir(data), queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := q.Receive(context.Background(), 10)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("queued: %d, %v", len(got), err)
+	}
+	times := map[string]time.Time{}
+	for _, m := range got {
+		var ev events.S3Event
+		if err := json.Unmarshal([]byte(m.Body), &ev); err != nil || len(ev.Records) != 1 {
+			t.Fatalf("body %s: %v", m.Body, err)
+		}
+		times[ev.Records[0].S3.Object.Key] = ev.Records[0].EventTime
+	}
+	if at := times["searches/acme/s1/READY"]; !at.Equal(written) {
+		t.Errorf("an existing marker notified at %s, want its upload time %s", at, written)
+	}
+	if at := times["searches/acme/s2/READY"]; time.Since(at) > time.Minute {
+		t.Errorf("a marker not (yet) written notified at %s, want now", at)
 	}
 }

@@ -400,3 +400,120 @@ func TestRerunAppliesTheSeniorReview(t *testing.T) {
 		t.Errorf("a third run: %+v, %v", again, err)
 	}
 }
+
+// inputStarter records each started execution's input on its way to the
+// local starter.
+type inputStarter struct {
+	intake.Starter
+	inputs map[string][]byte
+}
+
+func (s *inputStarter) Start(ctx context.Context, name string, input []byte) (starter.Execution, error) {
+	s.inputs[name] = input
+	return s.Starter.Start(ctx, name, input)
+}
+
+// runningSince says every execution it started has run since at, and
+// still runs.
+type runningSince struct {
+	at     time.Time
+	starts int
+}
+
+func (s *runningSince) Start(_ context.Context, name string, _ []byte) (starter.Execution, error) {
+	s.starts++
+	return starter.Execution{Name: name, Started: true}, nil
+}
+
+func (s *runningSince) Describe(_ context.Context, name string) (starter.Status, error) {
+	return starter.Status{Name: name, Status: "RUNNING", StartedAt: s.at}, nil
+}
+
+// TestNewReadyUploadRunsTheSearchAgain: a READY written after the search's
+// latest run started is a new upload, not a duplicate delivery: once that
+// run has ended the search runs again, with the new READY's options; every
+// delivery of a READY written before it (the one that started the run,
+// duplicates, late ones) starts nothing. While the run goes on, a new
+// READY is refused with a sentence saying so.
+func TestNewReadyUploadRunsTheSearchAgain(t *testing.T) {
+	data := t.TempDir()
+	copyExample(t, data, "acme", "demo-cfo-andina")
+	inputs, _, _ := app.LocalLayout(data)
+	ready := filepath.Join(inputs, "searches", "acme", "demo-cfo-andina", "READY")
+	if err := os.WriteFile(ready, []byte("concurrency: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := app.NewLocal(data, offline.New(), nil)
+	st := &inputStarter{Starter: a.Intake.Starter, inputs: map[string][]byte{}}
+	svc := *a.Intake
+	svc.Starter = st
+	ctx := context.Background()
+	at := func(when time.Time) events.S3Event {
+		ev := s3Event("searches/acme/demo-cfo-andina/READY")
+		ev.Records[0].EventTime = when
+		return ev
+	}
+	deliver := func(what string, ev events.S3Event) intake.Started {
+		t.Helper()
+		res, err := svc.HandleS3(ctx, ev)
+		if err != nil || len(res.Started) != 1 || len(res.Rejected) != 0 {
+			t.Fatalf("%s: %+v, %v", what, res, err)
+		}
+		return res.Started[0]
+	}
+	firstUpload := time.Now().Add(-time.Minute)
+	first := deliver("first READY", at(firstUpload))
+	if !first.Started {
+		t.Fatalf("first READY started nothing: %+v", first)
+	}
+	if dup := deliver("duplicate", at(firstUpload)); dup.Started || dup.Execution != first.Execution {
+		t.Errorf("a duplicate delivery: %+v, want the first run, not started", dup)
+	}
+	if err := os.WriteFile(ready, []byte("thresholds:\n  gem1: 8\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secondUpload := time.Now() // after the first run started, before the second
+	second := deliver("new READY", at(secondUpload))
+	want := intake.RerunExecutionName("acme", "demo-cfo-andina", 2)
+	if !second.Started || second.Execution != want {
+		t.Fatalf("a READY uploaded after the run: %+v, want %s started", second, want)
+	}
+	var in search.StartInput
+	if err := json.Unmarshal(st.inputs[want], &in); err != nil || in.Thresholds["gem1"] != 8 || in.Concurrency != 0 {
+		t.Errorf("the second run's input %s (%v): want the new READY's options", st.inputs[want], err)
+	}
+	for what, when := range map[string]time.Time{"its duplicate": secondUpload, "a late first READY": firstUpload} {
+		if again := deliver(what, at(when)); again.Started || again.Execution != want {
+			t.Errorf("%s: %+v, want the second run, not started", what, again)
+		}
+	}
+	if s, err := svc.State(ctx, "acme", "demo-cfo-andina"); err != nil || s.Execution != want || s.Status != "SUCCEEDED" {
+		t.Errorf("state: %+v, %v", s, err)
+	}
+
+	// While a run goes on, a new READY starts nothing and says why.
+	runs := &runningSince{at: time.Now().Truncate(time.Millisecond).Add(100 * time.Microsecond)}
+	busy := *a.Intake
+	busy.Starter = runs
+	copyExample(t, data, "beta", "demo-cfo-andina")
+	beta := filepath.Join(inputs, "searches", "beta", "demo-cfo-andina", "READY")
+	if err := os.WriteFile(beta, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ev := s3Event("searches/beta/demo-cfo-andina/READY")
+	ev.Records[0].EventTime = runs.at.Add(-time.Second)
+	if res, err := busy.HandleS3(ctx, ev); err != nil || len(res.Started) != 1 || runs.starts != 1 {
+		t.Fatalf("beta's first READY: %+v, %v", res, err)
+	}
+	// Start times are read in whole milliseconds: a READY of the same
+	// millisecond as the start it caused is not a new one.
+	ev.Records[0].EventTime = runs.at.Add(500 * time.Microsecond)
+	if res, err := busy.HandleS3(ctx, ev); err != nil || len(res.Started) != 1 || res.Started[0].Started || runs.starts != 1 {
+		t.Errorf("a READY of the start's millisecond: %+v, %v (%d starts)", res, err, runs.starts)
+	}
+	ev.Records[0].EventTime = runs.at.Add(time.Minute)
+	res, err := busy.HandleS3(ctx, ev)
+	if err != nil || len(res.Rejected) != 1 || !strings.Contains(res.Rejected[0], "still running") || runs.starts != 1 {
+		t.Errorf("a READY uploaded during the run: %+v, %v (%d starts)", res, err, runs.starts)
+	}
+}

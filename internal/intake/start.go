@@ -35,6 +35,11 @@ type StartRequest struct {
 	// then is applied; finished stages are reused). Without it a start of
 	// a known search answers started: false.
 	Rerun bool `json:"rerun,omitempty" yaml:"-"`
+	// uploaded is when the READY marker that asks for this start was
+	// written (the S3 notification's eventTime); zero for API requests.
+	// A READY written after the search's latest run started is a new
+	// upload: it runs the search again, with this READY's options.
+	uploaded time.Time
 }
 
 // MaxReruns bounds the runs of one search after its first.
@@ -243,9 +248,19 @@ func (s *Service) Start(ctx context.Context, tenant, origin string, req StartReq
 			return Started{}, err
 		}
 		st, err := s.Starter.Describe(ctx, cur)
+		// A READY uploaded after the latest run started is new: a
+		// duplicate delivery, or the READY that started the run, was
+		// written before it. Both times are compared in whole
+		// milliseconds, the precision of S3's eventTime and of Step
+		// Functions' startDate, so a start rounded down never passes
+		// for one older than the READY that caused it.
+		fresh := err == nil && !req.uploaded.IsZero() && req.uploaded.UnixMilli() > st.StartedAt.UnixMilli()
 		var nf *veredicto.NotFoundError
 		switch {
-		case err == nil && req.Rerun && st.Status != "RUNNING":
+		case fresh && st.Status == "RUNNING":
+			return Started{}, &RequestError{SearchID: req.SearchID, Problems: []string{fmt.Sprintf(
+				"READY was uploaded while search %s is still running (execution %s); nothing new was started: upload READY again once the run has ended", req.SearchID, cur)}}
+		case err == nil && (req.Rerun || fresh) && st.Status != "RUNNING":
 			if n > MaxReruns {
 				return Started{}, &RequestError{SearchID: req.SearchID, Problems: []string{fmt.Sprintf("search %s has run %d times, the most one search runs", req.SearchID, n)}}
 			}
@@ -256,6 +271,9 @@ func (s *Service) Start(ctx context.Context, tenant, origin string, req StartReq
 				return Started{SearchID: req.SearchID, Execution: next, Started: false}, nil
 			}
 			name = next
+			if fresh { // this READY says how to run the search now
+				stored.Input = in
+			}
 		case err == nil:
 			s.logger().InfoContext(ctx, "search start", "search_id", req.SearchID, "tenant", tenant, "execution", cur, "started", false, "origin", origin)
 			return Started{SearchID: req.SearchID, Execution: cur, Started: false}, nil

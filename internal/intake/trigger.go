@@ -145,7 +145,8 @@ func (s *Service) handleRecord(ctx context.Context, r events.S3EventRecord) outc
 	if len(problems) > 0 {
 		return reject(false, problems...)
 	}
-	st, err := s.Start(ctx, tenant, "s3", StartRequest{SearchID: searchID, Concurrency: ready.Concurrency, Thresholds: ready.Thresholds, Review: ready.Review})
+	st, err := s.Start(ctx, tenant, "s3", StartRequest{SearchID: searchID, Concurrency: ready.Concurrency, Thresholds: ready.Thresholds, Review: ready.Review,
+		uploaded: r.EventTime})
 	var bad *RequestError
 	switch {
 	case errors.As(err, &bad):
@@ -159,7 +160,9 @@ func (s *Service) handleRecord(ctx context.Context, r events.S3EventRecord) outc
 // HandleS3 starts one evaluation per READY marker in the notification; the
 // tenant is the folder the marker was uploaded to. Other keys are ignored.
 // A duplicated delivery finds the execution name taken and starts nothing
-// new. Uploads that cannot start are reported, not failed; only a failed
+// new; a READY written after the search's latest run started (a new
+// upload: its eventTime is later) runs the search again once that run has
+// ended, with the new READY's options, and is refused while it runs. Uploads that cannot start are reported, not failed; only a failed
 // dependency fails the call. (Behind the queue, HandleSQS decides which
 // records are received again.)
 func (s *Service) HandleS3(ctx context.Context, ev events.S3Event) (TriggerResult, error) {
