@@ -129,6 +129,18 @@ func TestSearchRunUnattendedReview(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "c-005        "+search.DecisionEscalated) || !strings.Contains(stdout, "is pending") {
 		t.Fatalf("first run: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
+	decisions := func(progress string) []string {
+		var lines []string
+		for _, l := range strings.Split(progress, "\n") {
+			if strings.HasPrefix(l, "c-005 ") && strings.Contains(l, "→") {
+				lines = append(lines, l)
+			}
+		}
+		return lines
+	}
+	if d := decisions(stdout + stderr); len(d) != 1 {
+		t.Errorf("first run: c-005's decision printed as %q, want once (the pending review changes nothing)", d)
+	}
 	rep := readReport(t, out, "c-005")
 	if rep.Review == nil || rep.Review.Status != search.ReviewPending {
 		t.Fatalf("c-005 review %+v, want pending", rep.Review)
@@ -144,6 +156,9 @@ func TestSearchRunUnattendedReview(t *testing.T) {
 	code, stdout, stderr = runCLI(t, "", args...)
 	if code != exitOK || !strings.Contains(stdout, "c-005        "+search.DecisionApprovedByConsultant) {
 		t.Fatalf("re-run: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if d := decisions(stdout + stderr); len(d) != 2 || !strings.Contains(d[1], search.DecisionApprovedByConsultant) {
+		t.Errorf("re-run: c-005's decisions printed as %q, want the protocol's, then the consultant's", d)
 	}
 	if rep := readReport(t, out, "c-005"); rep.Review == nil || rep.Review.DecidedBy != "ana" || rep.Review.Comment != "ok" {
 		t.Errorf("re-run: c-005 review %+v, want ana's approval", rep.Review)

@@ -296,6 +296,7 @@ type progress struct {
 	w          io.Writer
 	data       string            // --data, for the confirm commands shown
 	reviewIDs  map[string]string // candidate → senior review id
+	decided    map[string]string // candidate → the decision line printed last
 	mu         sync.Mutex
 	candidates []string
 	reused     map[string][]string // candidate ("-" for the mandate) → reused stage labels
@@ -303,7 +304,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, data string) *progress {
-	return &progress{w: w, data: data, reused: map[string][]string{}, reviewIDs: map[string]string{}}
+	return &progress{w: w, data: data, reused: map[string][]string{}, reviewIDs: map[string]string{}, decided: map[string]string{}}
 }
 
 // reusedOutput reports whether a task's output says it was read from the cache.
@@ -343,8 +344,14 @@ func (p *progress) event(ev asl.Event) {
 		fmt.Fprintf(w, "%-9s waiting for the senior consultant: veredicto confirm approve|reject %s --data %s [--comment C]\n", id, p.reviewIDs[id], p.data)
 	case ev.Type == "TaskScheduled" && (ev.State == "LookupReview" || ev.State == "ReportReviewed"):
 	case ev.Type == "TaskSucceeded" && ev.State == "ReportReviewed":
+		// Printed only when the review changed the decision: a pending
+		// review leaves the one already printed.
 		if m, ok := ev.Output.(map[string]any); ok {
-			fmt.Fprintf(w, "%-9s → %v (%v)\n", m["candidate_id"], m["decision"], m["reason"])
+			id, line := fmt.Sprint(m["candidate_id"]), fmt.Sprintf("%v (%v)", m["decision"], m["reason"])
+			if p.decided[id] != line {
+				p.decided[id] = line
+				fmt.Fprintf(w, "%-9s → %s\n", id, line)
+			}
 		}
 	case ev.Type == "TaskScheduled" && ev.State == "Gem5":
 		fmt.Fprintln(w, "mandate   gem5")
@@ -366,7 +373,8 @@ func (p *progress) event(ev asl.Event) {
 			if r := p.reused[id]; len(r) > 0 {
 				note = fmt.Sprintf(" — reused from the cache: %s", strings.Join(r, ", "))
 			}
-			fmt.Fprintf(w, "%-9s → %v (%v)%s\n", id, m["decision"], m["reason"], note)
+			p.decided[id] = fmt.Sprintf("%v (%v)", m["decision"], m["reason"])
+			fmt.Fprintf(w, "%-9s → %s%s\n", id, p.decided[id], note)
 		}
 	case ev.Type == "TaskScheduled" && ev.State == "Summary":
 		fmt.Fprintln(w, "summary")
