@@ -130,7 +130,7 @@ func TestDurableReplayFailure(t *testing.T) {
 	if got, want := string(res.Output), `{"err":{"Cause":"recorded","Error":"Boom"},"late":{"Cause":"late","Error":"States.Timeout"}}`; got != want {
 		t.Errorf("output %s, want %s", got, want)
 	}
-	want := []string{"A:TaskScheduled", "A:TaskFailed", "B:TaskScheduled", "B:TaskTimedOut"}
+	want := []string{"A:TaskScheduled", "A:TaskStarted", "A:TaskFailed", "B:TaskScheduled", "B:TaskStarted", "B:TaskTimedOut"}
 	if len(types) != len(want) {
 		t.Fatalf("task events %v, want %v", types, want)
 	}

@@ -9,8 +9,9 @@ import (
 
 // Event is one entry of an execution's history, in the order it happened.
 // Types follow Step Functions' history event names: ExecutionStarted,
-// <Type>StateEntered / <Type>StateExited, TaskScheduled, TaskSucceeded,
-// TaskFailed, TaskTimedOut, MapStateStarted, MapIterationStarted,
+// <Type>StateEntered / <Type>StateExited, TaskScheduled, TaskStarted,
+// TaskSubmitted (a .waitForTaskToken Task's handler has returned: the task
+// waits for its token), TaskSucceeded, TaskFailed, TaskTimedOut, MapStateStarted, MapIterationStarted,
 // MapIterationSucceeded, MapIterationFailed, MapStateSucceeded,
 // MapStateFailed, ParallelStateStarted, ParallelStateSucceeded,
 // ParallelStateFailed, WaitStateStarted, EvaluationFailed (a JSONata state's
@@ -58,7 +59,8 @@ func intPtr(i int) *int { return &i }
 // histEvent is the compact form in which an execution keeps its history:
 // 40 bytes, a fifth of an Event's size, so that a long history costs little
 // memory and garbage. The common events (a state entered or exited, a Task
-// scheduled for its first attempt or succeeded, a Map iteration's start
+// scheduled for its first attempt, started, submitted or succeeded, a Map
+// iteration's start
 // and success, the execution's start and success) are held in its own
 // fields; any other event keeps its whole Event in data. Event builds the
 // public form.
@@ -109,6 +111,8 @@ const (
 	evExecutionSucceeded
 	evTaskScheduled
 	evTaskSucceeded
+	evTaskStarted
+	evTaskSubmitted
 	evMapIterationStarted
 	evMapIterationSucceeded
 	evEntered // evEntered+k: the StateEntered of stateKinds[k]
@@ -121,7 +125,7 @@ var stateKinds = [...]string{"Task", "Pass", "Choice", "Map", "Parallel", "Wait"
 
 // eventTypes names each evType.
 var eventTypes = func() (names [evExited + evType(len(stateKinds))]string) {
-	copy(names[:], []string{"", "ExecutionStarted", "ExecutionSucceeded", "TaskScheduled", "TaskSucceeded", "MapIterationStarted", "MapIterationSucceeded"})
+	copy(names[:], []string{"", "ExecutionStarted", "ExecutionSucceeded", "TaskScheduled", "TaskSucceeded", "TaskStarted", "TaskSubmitted", "MapIterationStarted", "MapIterationSucceeded"})
 	for k, kind := range stateKinds {
 		names[evEntered+evType(k)] = kind + "StateEntered"
 		names[evExited+evType(k)] = kind + "StateExited"
@@ -145,7 +149,7 @@ func stateEvents(typ string) (entered, exited evType, ok bool) {
 // carriesOutput reports whether an event of type t holds an Output
 // (otherwise an Input, or nothing).
 func (t evType) carriesOutput() bool {
-	return t == evExecutionSucceeded || t == evTaskSucceeded || t >= evExited
+	return t == evExecutionSucceeded || t == evTaskSucceeded || t == evTaskSubmitted || t >= evExited
 }
 
 // event returns the public form of the event numbered id; start is the
@@ -161,6 +165,8 @@ func (h *histEvent) event(id int, start int64) Event {
 		switch typ {
 		case evTaskScheduled: // a first attempt (others are evOther)
 			ev.Attempt = 1
+			ev.Resource = h.st.Resource
+		case evTaskStarted, evTaskSubmitted:
 			ev.Resource = h.st.Resource
 		case evMapIterationStarted, evMapIterationSucceeded:
 			ev.Index = intPtr(fr.index)

@@ -300,3 +300,72 @@ func TestHistoryTimestamps(t *testing.T) {
 		t.Errorf("a reading past the bound is held at %d, want %d", h.clock(), maxHistClock)
 	}
 }
+
+// TestTaskEventsAsStepFunctions: every Task attempt is scheduled, then
+// started, then ends; a .waitForTaskToken Task is also submitted once its
+// handler has returned (its output the call's response), before it waits
+// for the token. Kept and streamed histories agree.
+func TestTaskEventsAsStepFunctions(t *testing.T) {
+	reg := NewRegistry()
+	calls := 0
+	reg.Register("FlakyFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+		if calls++; calls == 1 {
+			return nil, &StatesError{Name: "Custom.Flaky", Cause: "first attempt fails"}
+		}
+		return in, nil
+	})
+	tokens := make(chan string, 1)
+	reg.Register("AskFunction", tokenHandler(tokens))
+	def := `{"StartAt":"A","States":{
+	  "A":{"Type":"Task","Resource":"${FlakyFunctionArn}","Retry":[{"ErrorEquals":["Custom.Flaky"],"IntervalSeconds":1}],"Next":"B"},
+	  "B":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"${FlakyFunctionArn}","Payload":{}},"Next":"C"},
+	  "C":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+	       "Parameters":{"FunctionName":"${AskFunctionArn}","Payload":{"Token.$":"$$.Task.Token"}},"End":true}}}`
+	eng := New(reg)
+	var (
+		mu       sync.Mutex
+		streamed []Event
+	)
+	x, err := eng.Start(context.Background(), mustParse(t, def), json.RawMessage(`{}`), StartOptions{OnEvent: func(ev Event) {
+		mu.Lock()
+		streamed = append(streamed, ev)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.SendTaskSuccess(<-tokens, json.RawMessage(`{"ok":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := x.Wait(context.Background())
+	if err != nil || res.Status != StatusSucceeded {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	kept := res.History()
+	if !reflect.DeepEqual(kept, streamed) {
+		t.Fatalf("kept %+v\nstreamed %+v", kept, streamed)
+	}
+	var got []string
+	for _, ev := range kept {
+		if !strings.HasPrefix(ev.Type, "Task") || strings.HasPrefix(ev.Type, "TaskState") {
+			continue
+		}
+		got = append(got, ev.State+":"+ev.Type)
+		resources := map[string]string{"A": "${FlakyFunctionArn}", "B": "arn:aws:states:::lambda:invoke", "C": "arn:aws:states:::lambda:invoke.waitForTaskToken"}
+		if want := resources[ev.State]; (ev.Type == "TaskScheduled" || ev.Type == "TaskStarted" || ev.Type == "TaskSubmitted") && ev.Resource != want {
+			t.Errorf("%s %s names resource %q, want %q", ev.State, ev.Type, ev.Resource, want)
+		}
+		if ev.Type == "TaskSubmitted" {
+			want := map[string]any{"ExecutedVersion": "$LATEST", "Payload": "ignored", "StatusCode": int64(200)}
+			if !reflect.DeepEqual(ev.Output, want) {
+				t.Errorf("TaskSubmitted output %#v, want %#v", ev.Output, want)
+			}
+		}
+	}
+	want := []string{"A:TaskScheduled", "A:TaskStarted", "A:TaskFailed", "A:TaskScheduled", "A:TaskStarted", "A:TaskSucceeded",
+		"B:TaskScheduled", "B:TaskStarted", "B:TaskSucceeded",
+		"C:TaskScheduled", "C:TaskStarted", "C:TaskSubmitted", "C:TaskSucceeded"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("task events\n %v\nwant\n %v", got, want)
+	}
+}

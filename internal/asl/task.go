@@ -125,7 +125,12 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		}
 		sched = newHist(evOther, nil, nil, ev)
 	}
-	r.x.record(sched, 0, false)
+	_, at := r.x.record(sched, 0, false)
+	// Step Functions reports the call's start apart from its scheduling
+	// (TaskStarted, or LambdaFunctionStarted for a function ARN); a replay
+	// emits it again, as it emits the outcome. The handler is called at
+	// once: the scheduling's clock reading serves both.
+	r.x.record(newHist(evTaskStarted, st, r.fr, nil), at, false)
 	if replay.Done {
 		return r.replayed(input, replay)
 	}
@@ -149,6 +154,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 	var result any
 	if herr == nil { // callback: wait for SendTaskSuccess / SendTaskFailure
+		r.x.emitState(evTaskSubmitted, st, r.fr, r.submitted(raw, base == lambdaInvoke))
 		result, herr = wait.wait(tctx, heartbeat)
 	}
 	if herr != nil {
@@ -156,6 +162,25 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 	r.x.emitState(evTaskSucceeded, st, r.fr, result)
 	return r.finish(input, result)
+}
+
+// submitted is a .waitForTaskToken Task's TaskSubmitted output: what its
+// handler returned, as the service call's response (a lambda:invoke's
+// {ExecutedVersion, Payload, StatusCode}); nil when no one records it, or
+// when the handler's answer is not JSON (the token, not the answer, ends
+// the task).
+func (r *stateRun) submitted(raw []byte, lambda bool) any {
+	if !r.x.recording() {
+		return nil
+	}
+	v, _, _, err := parseData(raw, false)
+	if err != nil {
+		v = nil
+	}
+	if lambda {
+		return map[string]any{"ExecutedVersion": "$LATEST", "Payload": v, "StatusCode": int64(200)}
+	}
+	return v
 }
 
 // taskFailed records how the Task's attempt failed with herr and returns

@@ -79,6 +79,12 @@ func historyEvent(ev control.HistoryEvent, data bool, role string) map[string]an
 			d["parameters"] = "{}"
 		}
 		out["taskScheduledEventDetails"] = d
+	case t == "TaskStarted" && lambda:
+		out["type"] = "LambdaFunctionStarted"
+	case t == "TaskStarted":
+		out["taskStartedEventDetails"] = task()
+	case t == "TaskSubmitted":
+		out["taskSubmittedEventDetails"] = withData(task(), "output", ev.Output)
 	case t == "TaskSucceeded" && lambda:
 		out["type"] = "LambdaFunctionSucceeded"
 		out["lambdaFunctionSucceededEventDetails"] = withData(map[string]any{}, "output", ev.Output)

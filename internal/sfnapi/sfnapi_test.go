@@ -271,7 +271,7 @@ func TestLifecycle(t *testing.T) {
 			t.Errorf("event %d previousEventId %d", ev.Id, ev.PreviousEventId)
 		}
 	}
-	want := "ExecutionStarted PassStateEntered PassStateExited TaskStateEntered TaskScheduled TaskSucceeded TaskStateExited PassStateEntered PassStateExited ExecutionSucceeded"
+	want := "ExecutionStarted PassStateEntered PassStateExited TaskStateEntered TaskScheduled TaskStarted TaskSubmitted TaskSucceeded TaskStateExited PassStateEntered PassStateExited ExecutionSucceeded"
 	if got := strings.Join(types_, " "); got != want {
 		t.Errorf("history\n got %s\nwant %s", got, want)
 	}
@@ -285,6 +285,15 @@ func TestLifecycle(t *testing.T) {
 			d := ev.TaskScheduledEventDetails
 			if d == nil || aws.ToString(d.ResourceType) != "lambda" || aws.ToString(d.Resource) != "invoke.waitForTaskToken" || !strings.Contains(aws.ToString(d.Parameters), tok) {
 				t.Errorf("TaskScheduled details %+v", d)
+			}
+		case types.HistoryEventTypeTaskStarted:
+			if d := ev.TaskStartedEventDetails; d == nil || aws.ToString(d.ResourceType) != "lambda" || aws.ToString(d.Resource) != "invoke.waitForTaskToken" {
+				t.Errorf("TaskStarted details %+v", d)
+			}
+		case types.HistoryEventTypeTaskSubmitted:
+			// the handler's answer, as lambda:invoke's response
+			if d := ev.TaskSubmittedEventDetails; d == nil || aws.ToString(d.Resource) != "invoke.waitForTaskToken" || !strings.Contains(aws.ToString(d.Output), `"StatusCode":200`) {
+				t.Errorf("TaskSubmitted details %+v", d)
 			}
 		case types.HistoryEventTypeTaskSucceeded:
 			if d := ev.TaskSucceededEventDetails; d == nil || aws.ToString(d.Output) != `{"approved":true}` || aws.ToString(d.Resource) != "invoke.waitForTaskToken" {
