@@ -25,6 +25,7 @@ type Execution struct {
 	onEvent   func(Event)
 	durable   *Durable
 	cancel    context.CancelFunc
+	root      context.Context // the run's context: cancelled only when the execution is stopped or times out
 
 	order       sync.Mutex // held while an event is numbered and streamed
 	keepHistory bool
@@ -181,11 +182,31 @@ func (x *Execution) number(terminal bool) (int, bool) {
 	}
 }
 
+// aborted reports whether err ended a run because a sibling Parallel
+// branch or Map iteration failed: the run was cancelled while the
+// execution itself goes on (a stopped execution ends with
+// ExecutionAborted alone).
+func (x *Execution) aborted(err error) bool {
+	return errors.Is(err, context.Canceled) && x.root.Err() == nil
+}
+
+// abortable reports whether a state of st's type can be under way when its
+// run is cancelled: Step Functions then records <Type>StateAborted. The
+// others complete as soon as they are entered.
+func (st *State) abortable() bool {
+	switch st.Type {
+	case "Task", "Wait", "Map", "Parallel":
+		return true
+	}
+	return false
+}
+
 // historyLimit returns the quota failure, if the run reached it.
 func (x *Execution) historyLimit() *StatesError { return x.overLimit.Load() }
 
 func (x *Execution) run(ctx context.Context) {
 	defer close(x.done)
+	x.root = ctx
 	x.record(newHist(evExecutionStarted, nil, nil, x.input), 0, false)
 	out, err := x.runMachineSized(ctx, x.sm, x.input, x.inputSize, rootFrame, newVarScope(nil))
 	x.result = x.conclude(ctx, out, err)
@@ -317,6 +338,9 @@ func (x *Execution) runMachineWith(ctx context.Context, r *stateRun, sm *StateMa
 			entered++
 		}
 		if err != nil {
+			if r.eventID != 0 && x.aborted(err) && st.abortable() {
+				x.emit(Event{Type: st.Type + "StateAborted", State: st.Name, Scope: fr.scope()})
+			}
 			return nil, err
 		}
 		if next == "" {

@@ -145,7 +145,14 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 			*run = stateRun{} // no reading of the previous item's clock
 		}
 		out, err := r.x.runMachineWith(mctx, run, st.Processor, vals[i], sizes[i], fr, vs)
-		if err != nil {
+		switch {
+		case err == nil:
+		case r.x.aborted(err): // another iteration failed
+			r.x.emit(Event{Type: "MapIterationAborted", State: st.Name, Scope: r.fr.scope(), Index: intPtr(i)})
+			return err
+		case errors.Is(err, context.Canceled): // the execution was stopped: ExecutionAborted says it
+			return err
+		default:
 			se := toStatesError(err)
 			r.x.emit(Event{Type: "MapIterationFailed", State: st.Name, Scope: r.fr.scope(), Index: intPtr(i), Error: se.Name, Cause: se.Cause})
 			return err

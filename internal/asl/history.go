@@ -11,12 +11,14 @@ import (
 // Types follow Step Functions' history event names: ExecutionStarted,
 // <Type>StateEntered / <Type>StateExited, TaskScheduled, TaskStarted,
 // TaskSubmitted (a .waitForTaskToken Task's handler has returned: the task
-// waits for its token), TaskSucceeded, TaskFailed, TaskTimedOut, MapStateStarted, MapIterationStarted,
-// MapIterationSucceeded, MapIterationFailed, MapStateSucceeded,
-// MapStateFailed, ParallelStateStarted, ParallelStateSucceeded,
-// ParallelStateFailed, WaitStateStarted, EvaluationFailed (a JSONata state's
-// expression failed), ExecutionSucceeded, ExecutionFailed, ExecutionTimedOut,
-// ExecutionAborted.
+// waits for its token), TaskSucceeded, TaskFailed, TaskTimedOut,
+// MapStateStarted, MapIterationStarted, MapIterationSucceeded,
+// MapIterationFailed, MapIterationAborted and <Type>StateAborted (a Map
+// iteration, or a Task, Wait, Map or Parallel state, under way when a
+// sibling iteration or branch failed), MapStateSucceeded, MapStateFailed,
+// ParallelStateStarted, ParallelStateSucceeded, ParallelStateFailed,
+// EvaluationFailed (a JSONata state's expression failed), ExecutionSucceeded,
+// ExecutionFailed, ExecutionTimedOut, ExecutionAborted.
 type Event struct {
 	ID        int       `json:"id"`
 	Timestamp time.Time `json:"timestamp"`

@@ -302,8 +302,10 @@ func FromSFN(history []types.HistoryEvent) []asl.Event {
 			}
 		case types.HistoryEventTypeExecutionTimedOut:
 			ev.Error = "States.Timeout"
-		case types.HistoryEventTypeMapIterationStarted, types.HistoryEventTypeMapIterationSucceeded, types.HistoryEventTypeMapIterationFailed:
-			for _, d := range []*types.MapIterationEventDetails{h.MapIterationStartedEventDetails, h.MapIterationSucceededEventDetails, h.MapIterationFailedEventDetails} {
+		case types.HistoryEventTypeMapIterationStarted, types.HistoryEventTypeMapIterationSucceeded, types.HistoryEventTypeMapIterationFailed,
+			types.HistoryEventTypeMapIterationAborted:
+			for _, d := range []*types.MapIterationEventDetails{h.MapIterationStartedEventDetails, h.MapIterationSucceededEventDetails,
+				h.MapIterationFailedEventDetails, h.MapIterationAbortedEventDetails} {
 				if d != nil {
 					i := int(d.Index)
 					ev.Index = &i

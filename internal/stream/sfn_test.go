@@ -221,3 +221,19 @@ func TestHandlerRefreshesBeforeReading(t *testing.T) {
 		t.Errorf("got %d messages ending %s, want 7 ending with finish", n, last)
 	}
 }
+
+// TestFromSFNMapIterations: every MapIteration event of a Step Functions
+// history, aborted ones included, names its Map state and item index.
+func TestFromSFNMapIterations(t *testing.T) {
+	details := &types.MapIterationEventDetails{Name: aws.String("Each"), Index: 3}
+	h := []types.HistoryEvent{
+		hev(1, 0, types.HistoryEventTypeMapIterationStarted, func(h *types.HistoryEvent) { h.MapIterationStartedEventDetails = details }),
+		hev(2, 1, types.HistoryEventTypeMapIterationFailed, func(h *types.HistoryEvent) { h.MapIterationFailedEventDetails = details }),
+		hev(3, 1, types.HistoryEventTypeMapIterationAborted, func(h *types.HistoryEvent) { h.MapIterationAbortedEventDetails = details }),
+	}
+	for _, ev := range FromSFN(h) {
+		if ev.State != "Each" || ev.Index == nil || *ev.Index != 3 {
+			t.Errorf("%s: state %q, index %v", ev.Type, ev.State, ev.Index)
+		}
+	}
+}

@@ -86,7 +86,10 @@ func FromHistory(ev asl.Event) (Step, bool) {
 		st.Action = "failed"
 	case ev.Type == "TaskTimedOut":
 		st.Action = "timed-out"
-	case ev.Type == "MapIterationStarted", ev.Type == "MapIterationSucceeded", ev.Type == "MapIterationFailed":
+	case strings.HasSuffix(ev.Type, "StateAborted"): // a sibling iteration or branch failed
+		st.Action = "aborted"
+		st.Metadata["state_type"] = strings.TrimSuffix(ev.Type, "StateAborted")
+	case ev.Type == "MapIterationStarted", ev.Type == "MapIterationSucceeded", ev.Type == "MapIterationFailed", ev.Type == "MapIterationAborted":
 		st.Action = "iteration-" + strings.ToLower(strings.TrimPrefix(ev.Type, "MapIteration"))
 		if ev.Index != nil {
 			st.Metadata["index"] = *ev.Index

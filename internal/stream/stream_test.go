@@ -50,6 +50,11 @@ func TestFromHistory(t *testing.T) {
 			&Step{ID: "h12", Agent: "Ask", Action: "timed-out", Content: "Ask timed-out: States.Timeout"}, nil},
 		{"lambda arn", asl.Event{ID: 13, Type: "TaskScheduled", State: "G", Resource: "arn:aws:lambda:us-east-1:1:function:veredicto-Gem2Function-AbC:live", Attempt: 3},
 			&Step{ID: "h13", Agent: "veredicto-Gem2Function-AbC", Action: "retried", Content: "veredicto-Gem2Function-AbC retried (attempt 3)"}, nil},
+		{"task started is implied", asl.Event{ID: 15, Type: "TaskStarted", State: "GEM1", Resource: "${Gem1FunctionArn}"}, nil, nil},
+		{"aborted by a sibling", asl.Event{ID: 16, Type: "TaskStateAborted", State: "GEM2", Scope: "Each/item[1]"},
+			&Step{ID: "h16", Agent: "GEM2", Action: "aborted", Content: "GEM2 aborted"}, nil},
+		{"map iteration aborted", asl.Event{ID: 17, Type: "MapIterationAborted", State: "Each", Index: &idx},
+			&Step{ID: "h17", Agent: "Each", Action: "iteration-aborted", Content: "Each iteration-aborted (item 2)"}, nil},
 		{"execution failed", asl.Event{ID: 14, Type: "ExecutionFailed", Error: "States.TaskFailed", Cause: "Jane"},
 			&Step{ID: "h14", Agent: "execution", Action: "failed", Content: "execution failed: States.TaskFailed"}, []string{"Jane"}},
 	}
