@@ -20,6 +20,7 @@ const (
 	CodeTaskTimedOut             = "TaskTimedOut"
 	CodeValidation               = "ValidationException"
 	CodeServiceUnavailable       = "ServiceUnavailable"
+	CodeMissingParameter         = "MissingRequiredParameter"
 )
 
 // Error is a refusal the Step Functions API would give: Code is the API's

@@ -332,6 +332,48 @@ func (m *Manager) CreateStateMachine(_ context.Context, name, definition, roleAR
 	return mc.view(), nil
 }
 
+// UpdateStateMachine replaces a created state machine's definition, role
+// or both (an empty one is kept). Executions already started go on with the
+// definition they started with; the next ones take the new one. A machine
+// of template.yaml is refused: the server registers it again from the
+// template at every start, so the update would be lost.
+func (m *Manager) UpdateStateMachine(_ context.Context, arn, definition, roleARN string) (time.Time, error) {
+	if err := checkMachineARN(arn); err != nil {
+		return time.Time{}, err
+	}
+	if definition == "" && roleARN == "" {
+		return time.Time{}, errorf(CodeMissingParameter, "Either the definition or the role ARN must be specified")
+	}
+	var sm *asl.StateMachine
+	if definition != "" {
+		var err error
+		if sm, err = m.parseDefinition(definition); err != nil {
+			return time.Time{}, err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.machines[arn]
+	if !ok {
+		return time.Time{}, errorf(CodeStateMachineDoesNotExist, "State Machine Does Not Exist: '%s'", arn)
+	}
+	if old.template {
+		return time.Time{}, errorf(CodeValidation, "state machine %s is registered from the template at every start of the server: edit its definition file and restart the server", old.meta.Name)
+	}
+	mc := &machine{meta: old.meta, sm: old.sm}
+	if sm != nil {
+		mc.meta.Definition, mc.sm = definition, sm
+	}
+	if roleARN != "" {
+		mc.meta.RoleARN = roleARN
+	}
+	if err := writeAtomic(filepath.Join(m.machinesDir(), mc.meta.Name+".json"), mc.meta); err != nil {
+		return time.Time{}, fmt.Errorf("update state machine %s: %w", mc.meta.Name, err)
+	}
+	m.machines[arn] = mc
+	return m.now().UTC(), nil
+}
+
 // DescribeStateMachine returns a registered state machine.
 func (m *Manager) DescribeStateMachine(_ context.Context, arn string) (StateMachine, error) {
 	if err := checkMachineARN(arn); err != nil {

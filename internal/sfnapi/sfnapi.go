@@ -42,6 +42,7 @@ type Backend interface {
 	DescribeStateMachine(ctx context.Context, arn string) (control.StateMachine, error)
 	ListStateMachines(ctx context.Context, after string, max int) ([]control.StateMachine, string)
 	DeleteStateMachine(ctx context.Context, arn string) error
+	UpdateStateMachine(ctx context.Context, arn, definition, roleARN string) (time.Time, error)
 	StartExecution(ctx context.Context, smARN, name, input string) (control.Execution, error)
 	DescribeExecution(ctx context.Context, arn string) (control.Execution, error)
 	ListExecutions(ctx context.Context, smARN, status, next string, max int) ([]control.ExecutionSummary, string, error)
@@ -84,6 +85,7 @@ func New(backend Backend, logger *slog.Logger) *Handler {
 		"DescribeStateMachine": h.describeStateMachine,
 		"ListStateMachines":    h.listStateMachines,
 		"DeleteStateMachine":   h.deleteStateMachine,
+		"UpdateStateMachine":   h.updateStateMachine,
 		"StartExecution":       h.startExecution,
 		"DescribeExecution":    h.describeExecution,
 		"ListExecutions":       h.listExecutions,
@@ -290,6 +292,34 @@ func (h *Handler) deleteStateMachine(ctx context.Context, body []byte) (any, err
 		return nil, err
 	}
 	return struct{}{}, h.backend.DeleteStateMachine(ctx, in.ARN)
+}
+
+func (h *Handler) updateStateMachine(ctx context.Context, body []byte) (any, error) {
+	var in struct {
+		ARN        string `json:"stateMachineArn"`
+		Definition string `json:"definition"`
+		RoleARN    string `json:"roleArn"`
+		Publish    bool   `json:"publish"`
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := required("stateMachineArn", in.ARN); err != nil {
+		return nil, err
+	}
+	if in.Publish {
+		return nil, validation("publish: this server keeps no state machine versions; update without --publish")
+	}
+	if in.RoleARN != "" {
+		if err := checkRole(in.RoleARN); err != nil {
+			return nil, err
+		}
+	}
+	at, err := h.backend.UpdateStateMachine(ctx, in.ARN, in.Definition, in.RoleARN)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"updateDate": epoch(at)}, nil
 }
 
 func (h *Handler) startExecution(ctx context.Context, body []byte) (any, error) {

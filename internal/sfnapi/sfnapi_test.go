@@ -634,3 +634,75 @@ func TestEvaluationFailedInTheHistory(t *testing.T) {
 	}
 	t.Error("no EvaluationFailed event in the history")
 }
+
+// TestUpdateStateMachine: update-state-machine replaces the definition
+// (and role) for the executions started after it, while one already
+// waiting goes on with the definition it started with; the update survives
+// a restart, and every bad request is refused by name.
+func TestUpdateStateMachine(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tokens := make(chan string, 4)
+	mgr, err := control.Open(ctx, control.Config{Dir: dir, Registry: registry(tokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sfnapi.New(mgr, nil))
+	p := &peer{url: srv.URL, client: newClient(srv.URL), mgr: mgr, tokens: tokens}
+	smARN := p.create(t, "Evolving", callbackDef(3600))
+	waiting := p.start(t, smARN, "before", `{}`)
+	tok := p.token(t)
+
+	echo := `{"StartAt":"E","States":{"E":{"Type":"Task","Resource":"${EchoFunctionArn}","End":true}}}`
+	newRole := "arn:aws:iam::000000000000:role/updated"
+	if _, err := p.client.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smARN),
+		Definition: aws.String(echo), RoleArn: aws.String(newRole)}); err != nil {
+		t.Fatalf("UpdateStateMachine: %v", err)
+	}
+	if out := closed(t, p.client, p.start(t, smARN, "after", `{"v":1}`)); out.Status != types.ExecutionStatusSucceeded || aws.ToString(out.Output) != `{"v":1}` {
+		t.Errorf("an execution started after the update: %s %s, want the new definition's echo", out.Status, aws.ToString(out.Output))
+	}
+	if _, err := p.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String(`{"approved":true}`)}); err != nil {
+		t.Fatalf("the execution started before the update lost its task: %v", err)
+	}
+	if out := closed(t, p.client, waiting); !strings.Contains(aws.ToString(out.Output), `"approved":true`) {
+		t.Errorf("the execution started before the update: %s %s", out.Status, aws.ToString(out.Output))
+	}
+
+	for _, tt := range []struct {
+		name string
+		in   *sfn.UpdateStateMachineInput
+		code string
+	}{
+		{"nothing to update", &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smARN)}, "MissingRequiredParameter"},
+		{"bad definition", &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smARN), Definition: aws.String(`{"StartAt":"X","States":{}}`)}, "InvalidDefinition"},
+		{"bad role", &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smARN), RoleArn: aws.String("role")}, "InvalidArn"},
+		{"versions", &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smARN), Definition: aws.String(echo), Publish: true}, "ValidationException"},
+		{"missing machine", &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(strings.Replace(smARN, "Evolving", "Nope", 1)), Definition: aws.String(echo)}, "StateMachineDoesNotExist"},
+	} {
+		_, err := p.client.UpdateStateMachine(ctx, tt.in)
+		var ae smithy.APIError
+		if !errors.As(err, &ae) || ae.ErrorCode() != tt.code {
+			t.Errorf("%s: %v, want %s", tt.name, err, tt.code)
+		}
+	}
+
+	srv.Close()
+	mgr.Close()
+	mgr, err = control.Open(ctx, control.Config{Dir: dir, Registry: registry(tokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mgr.Close()
+	d, err := mgr.DescribeStateMachine(ctx, smARN)
+	if err != nil || d.Definition != echo || d.RoleARN != newRole {
+		t.Errorf("after a restart: %+v, %v; want the updated definition and role", d, err)
+	}
+	if _, err := mgr.RegisterStateMachine("FromTemplate", echo); err != nil {
+		t.Fatal(err)
+	}
+	var ce *control.Error
+	if _, err := mgr.UpdateStateMachine(ctx, control.StateMachineARN("FromTemplate"), callbackDef(1), ""); !errors.As(err, &ce) || !strings.Contains(ce.Message, "template") {
+		t.Errorf("updating a template's machine: %v, want a refusal naming the template", err)
+	}
+}
