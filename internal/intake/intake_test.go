@@ -469,6 +469,18 @@ func TestNewReadyUploadRunsTheSearchAgain(t *testing.T) {
 	if dup := deliver("duplicate", at(firstUpload)); dup.Started || dup.Execution != first.Execution {
 		t.Errorf("a duplicate delivery: %+v, want the first run, not started", dup)
 	}
+	// The consultant adds a candidate and uploads READY again.
+	cands := filepath.Join(inputs, "searches", "acme", "demo-cfo-andina", "candidates")
+	cv, err := os.ReadFile(filepath.Join(cands, "c-001", "cv.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(cands, "c-007"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cands, "c-007", "cv.md"), cv, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(ready, []byte("thresholds:\n  gem1: 8\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -487,8 +499,8 @@ func TestNewReadyUploadRunsTheSearchAgain(t *testing.T) {
 			t.Errorf("%s: %+v, want the second run, not started", what, again)
 		}
 	}
-	if s, err := svc.State(ctx, "acme", "demo-cfo-andina"); err != nil || s.Execution != want || s.Status != "SUCCEEDED" {
-		t.Errorf("state: %+v, %v", s, err)
+	if s, err := svc.State(ctx, "acme", "demo-cfo-andina"); err != nil || s.Execution != want || s.Status != "SUCCEEDED" || len(s.Candidates) != 7 {
+		t.Errorf("state: %+v, %v; want the second run, with the added candidate", s, err)
 	}
 
 	// While a run goes on, a new READY starts nothing and says why.

@@ -18,23 +18,55 @@ type loadedSearch struct {
 // Lambda) keeps in memory.
 const maxCachedSearches = 8
 
-// load reads a search once per process: documents are immutable once a
-// search is submitted, and every task of the execution needs them. A failed
-// load is not kept, so a retried task reads again.
-func (svc *Service) load(ctx context.Context, tenant, prefix, searchID string) (*Search, error) {
+// load reads a search once per process for each version of it: every
+// task of an execution needs the same documents. version is the one the
+// execution's Validate loaded (Plan.InputVersion; "" takes any copy): a
+// copy of another version (the search was uploaded again and re-run) is
+// read again. A failed load is not kept, so a retried task reads again.
+func (svc *Service) load(ctx context.Context, tenant, prefix, searchID, version string) (*Search, error) {
 	if err := svc.checkPrefixes(tenant, searchID, prefix, ""); err != nil {
 		return nil, err
 	}
-	cacheKey := tenant + "\x00" + prefix // tenant: stage keys are scoped by it
+	ls, err := svc.cached(ctx, tenant, prefix, searchID)
+	if err == nil && version != "" && ls.s.Version != version {
+		svc.forget(tenant, prefix, ls)
+		if ls, err = svc.cached(ctx, tenant, prefix, searchID); err == nil && ls.s.Version != version {
+			svc.logger().WarnContext(ctx, "search documents changed while the execution ran; using the current ones",
+				"tenant", tenant, "search_id", searchID, "validated", version, "current", ls.s.Version)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := ls.s
+	if searchID != "" && s.Docs.SearchID != searchID {
+		return nil, &veredicto.InvalidInputError{File: FileConfig, Field: "search_id", Problem: fmt.Sprintf("%q does not match the execution's search_id %q", s.Docs.SearchID, searchID)}
+	}
+	return s, nil
+}
+
+// loadFresh reads a search from its documents, whatever copy is cached,
+// and caches it: Validate, the first task of every run, starts from what
+// is uploaded now.
+func (svc *Service) loadFresh(ctx context.Context, tenant, prefix, searchID string) (*Search, error) {
+	svc.forget(tenant, prefix, nil)
+	return svc.load(ctx, tenant, prefix, searchID, "")
+}
+
+func cacheKey(tenant, prefix string) string { return tenant + "\x00" + prefix } // tenant: stage keys are scoped by it
+
+// cached returns the cached copy of a search, loading it if there is none.
+func (svc *Service) cached(ctx context.Context, tenant, prefix, searchID string) (*loadedSearch, error) {
+	key := cacheKey(tenant, prefix)
 	svc.mu.Lock()
 	if svc.searches == nil {
 		svc.searches = map[string]*loadedSearch{}
 	}
-	ls := svc.searches[cacheKey]
+	ls := svc.searches[key]
 	if ls == nil {
 		ls = &loadedSearch{}
-		svc.searches[cacheKey] = ls
-		svc.order = append(svc.order, cacheKey)
+		svc.searches[key] = ls
+		svc.order = append(svc.order, key)
 		if len(svc.order) > maxCachedSearches {
 			delete(svc.searches, svc.order[0])
 			svc.order = svc.order[1:]
@@ -47,23 +79,29 @@ func (svc *Service) load(ctx context.Context, tenant, prefix, searchID string) (
 		}
 	})
 	if ls.err != nil {
-		svc.mu.Lock()
-		if svc.searches[cacheKey] == ls {
-			delete(svc.searches, cacheKey)
-			for i, p := range svc.order {
-				if p == cacheKey {
-					svc.order = append(svc.order[:i], svc.order[i+1:]...)
-					break
-				}
-			}
-		}
-		svc.mu.Unlock()
+		svc.forget(tenant, prefix, ls)
 		return nil, ls.err
 	}
-	if searchID != "" && ls.s.Docs.SearchID != searchID {
-		return nil, &veredicto.InvalidInputError{File: FileConfig, Field: "search_id", Problem: fmt.Sprintf("%q does not match the execution's search_id %q", ls.s.Docs.SearchID, searchID)}
+	return ls, nil
+}
+
+// forget drops the cached copy of a search; with only set, only that copy
+// (a concurrent task may have cached a newer one already).
+func (svc *Service) forget(tenant, prefix string, only *loadedSearch) {
+	key := cacheKey(tenant, prefix)
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	ls := svc.searches[key]
+	if ls == nil || (only != nil && ls != only) {
+		return
 	}
-	return ls.s, nil
+	delete(svc.searches, key)
+	for i, p := range svc.order {
+		if p == key {
+			svc.order = append(svc.order[:i], svc.order[i+1:]...)
+			break
+		}
+	}
 }
 
 func (s *Search) candidate(id string) (CandidateDocs, error) {

@@ -60,7 +60,7 @@ func live[C any](loadOnly bool, f func() (Answer[C], llm.Usage, error)) func() (
 }
 
 func (svc *Service) newChain(ctx context.Context, t CandidateTask, loadOnly bool) (*candidateChain, error) {
-	s, err := svc.load(ctx, t.Tenant, t.InputPrefix, t.SearchID)
+	s, err := svc.load(ctx, t.Tenant, t.InputPrefix, t.SearchID, t.InputVersion)
 	if err != nil {
 		return nil, err
 	}

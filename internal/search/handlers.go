@@ -53,6 +53,9 @@ type Plan struct {
 	Candidates   []string `json:"candidates"`
 	// Review is the input's, with the default timeout filled in.
 	Review ReviewOptions `json:"review"`
+	// InputVersion fingerprints the documents this run validated (Search's
+	// Version); every later task loads that version.
+	InputVersion string `json:"input_version"`
 }
 
 // DefaultConcurrency is how many candidates are evaluated at once.
@@ -97,7 +100,7 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 	if err := svc.checkPrefixes(in.Tenant, in.SearchID, in.InputPrefix, in.ReportPrefix); err != nil {
 		return Plan{}, err
 	}
-	s, err := svc.load(ctx, in.Tenant, in.InputPrefix, in.SearchID)
+	s, err := svc.loadFresh(ctx, in.Tenant, in.InputPrefix, in.SearchID)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -126,7 +129,7 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 			review.TimeoutSeconds = t
 		}
 	}
-	p := Plan{Tenant: in.Tenant, Review: review, SearchID: s.Docs.SearchID, InputPrefix: in.InputPrefix, ReportPrefix: in.ReportPrefix, Thresholds: g, Concurrency: conc, Candidates: []string{}}
+	p := Plan{Tenant: in.Tenant, Review: review, SearchID: s.Docs.SearchID, InputPrefix: in.InputPrefix, ReportPrefix: in.ReportPrefix, Thresholds: g, Concurrency: conc, Candidates: []string{}, InputVersion: s.Version}
 	for _, c := range s.Candidates {
 		p.Candidates = append(p.Candidates, c.CandidateID)
 	}
@@ -146,6 +149,8 @@ type SearchTask struct {
 	Tenant      string `json:"tenant"`
 	SearchID    string `json:"search_id"`
 	InputPrefix string `json:"input_prefix"`
+	// InputVersion is Plan.InputVersion: the documents Validate loaded.
+	InputVersion string `json:"input_version,omitempty"`
 }
 
 // MandateResult is GEM5's summary for the workflow's gate.
@@ -159,7 +164,7 @@ type MandateResult struct {
 // Gem5 runs the mandate analysis once per search.
 func (svc *Service) Gem5(ctx context.Context, in SearchTask) (_ MandateResult, err error) {
 	defer func() { err = boundary(err) }()
-	s, err := svc.load(ctx, in.Tenant, in.InputPrefix, in.SearchID)
+	s, err := svc.load(ctx, in.Tenant, in.InputPrefix, in.SearchID, in.InputVersion)
 	if err != nil {
 		return MandateResult{}, err
 	}
@@ -190,11 +195,13 @@ func (svc *Service) gem5(ctx context.Context, s *Search, loadOnly bool) (Contrac
 // loop counters: gem3 is 1 after the GEM3 re-ask, qa is the GEM4 attempt
 // (0 first audit, then one per correction).
 type CandidateTask struct {
-	Tenant      string   `json:"tenant"`
-	SearchID    string   `json:"search_id"`
-	CandidateID string   `json:"candidate_id"`
-	InputPrefix string   `json:"input_prefix"`
-	Counters    Counters `json:"counters"`
+	Tenant      string `json:"tenant"`
+	SearchID    string `json:"search_id"`
+	CandidateID string `json:"candidate_id"`
+	InputPrefix string `json:"input_prefix"`
+	// InputVersion is Plan.InputVersion: the documents Validate loaded.
+	InputVersion string   `json:"input_version,omitempty"`
+	Counters     Counters `json:"counters"`
 }
 
 // Counters are the workflow's loop counters.

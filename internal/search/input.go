@@ -68,6 +68,9 @@ type Search struct {
 	Texts map[string]string
 	// Warnings are problems that do not stop the search (ignored files).
 	Warnings []string
+	// Version fingerprints the documents and search.yaml it was loaded
+	// from: a re-upload changes it.
+	Version string
 }
 
 // Document file names.
@@ -198,6 +201,7 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 	}
 
 	cfg := Config{}
+	configText := ""
 	if present[FileConfig] {
 		b, err := r.Get(ctx, prefix+FileConfig)
 		var ii *veredicto.InvalidInputError
@@ -217,6 +221,7 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 		if err := parseConfig([]byte(text), &cfg, &s.Gates); err != nil {
 			return nil, err
 		}
+		configText = text
 	}
 	if cfg.SearchID == "" {
 		cfg.SearchID = defaultID
@@ -330,7 +335,24 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 	if n := len(s.Warnings); n > MaxWarnings {
 		s.Warnings = append(s.Warnings[:MaxWarnings-1:MaxWarnings-1], fmt.Sprintf("and %d more files ignored or candidates skipped", n-MaxWarnings+1))
 	}
+	s.Version = s.version(configText)
 	return s, nil
+}
+
+// version fingerprints what a search was loaded from: search.yaml's text
+// and every present document's hash, by id (candidates' included).
+func (s *Search) version(config string) string {
+	ids := make([]string, 0, len(s.Hashes))
+	for id := range s.Hashes {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00", s.Docs.SearchID, len(config), config)
+	for _, id := range ids {
+		fmt.Fprintf(h, "%s\x00%s\x00", id, s.Hashes[id])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // Bounds on what a search folder holds.

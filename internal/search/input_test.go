@@ -171,7 +171,7 @@ func TestServiceRetriesAFailedLoadAndBoundsItsCache(t *testing.T) {
 		t.Fatalf("the retry reused the failed load: %v", err)
 	}
 	for i := range maxCachedSearches + 3 {
-		svc.load(ctx, "", fmt.Sprintf("p%d/", i), "")
+		svc.load(ctx, "", fmt.Sprintf("p%d/", i), "", "")
 	}
 	if n := len(svc.searches); n > maxCachedSearches || n != len(svc.order) {
 		t.Errorf("cache holds %d searches (order %d), want at most %d", n, len(svc.order), maxCachedSearches)
@@ -291,5 +291,69 @@ func TestLoadBoundsWhatASearchHolds(t *testing.T) {
 	}
 	if _, err := load(files); !errors.As(err, &ie) || !strings.Contains(err.Error(), "search folder: holds 5002 files; a search reads at most 5000") {
 		t.Errorf("5002 files: %v", err)
+	}
+}
+
+// listCounter counts the loads a reader serves (one List each).
+type listCounter struct {
+	BlobReader
+	lists int
+}
+
+func (l *listCounter) List(ctx context.Context, prefix string) ([]string, error) {
+	l.lists++
+	return l.BlobReader.List(ctx, prefix)
+}
+
+// TestRerunReadsTheUploadAgain: a long-lived process (serve, a warm
+// Lambda) keeps a loaded search for the tasks of a run, but a run started
+// after a new upload sees it: Validate reads the documents again, and a
+// task asking for the version Validate loaded never gets an older copy.
+func TestRerunReadsTheUploadAgain(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, text := range map[string]string{"jd.md": "# JD\n", "kickoff.md": "# K\n", "candidates/c-001/cv.md": "CV\n"} {
+		write(name, text)
+	}
+	r := &listCounter{BlobReader: blob.NewDir(dir)}
+	svc := &Service{Inputs: r}
+	ctx := context.Background()
+	first, err := svc.Validate(ctx, StartInput{SearchID: "s-test"})
+	if err != nil || first.InputVersion == "" {
+		t.Fatalf("first run: %+v, %v", first, err)
+	}
+	if _, err := svc.load(ctx, "", "", "s-test", first.InputVersion); err != nil || r.lists != 1 {
+		t.Fatalf("a task of the first run read the search again (%d loads, %v)", r.lists, err)
+	}
+
+	write("candidates/c-002/cv.md", "CV 2\n")
+	write("search.yaml", "search_id: s-test\ngates:\n  gem1: 9\n")
+	second, err := svc.Validate(ctx, StartInput{SearchID: "s-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.InputVersion == first.InputVersion || len(second.Candidates) != 2 || second.Thresholds.Gem1 != 9 {
+		t.Fatalf("re-run after the upload: version %s (was %s), candidates %v, gem1 %d", second.InputVersion, first.InputVersion, second.Candidates, second.Thresholds.Gem1)
+	}
+	s, err := svc.load(ctx, "", "", "s-test", second.InputVersion)
+	if err != nil || s.Version != second.InputVersion || len(s.Candidates) != 2 {
+		t.Fatalf("a task of the second run: %v, %v", s, err)
+	}
+
+	// A process that still holds the first copy (another function's warm
+	// instance) reads again when a task asks for the second version.
+	stale := &Service{Inputs: r}
+	stale.searches = map[string]*loadedSearch{}
+	old := &loadedSearch{s: &Search{Version: first.InputVersion, Docs: SearchDocs{SearchID: "s-test"}}}
+	old.once.Do(func() {})
+	stale.searches[cacheKey("", "")], stale.order = old, []string{cacheKey("", "")}
+	if s, err := stale.load(ctx, "", "", "s-test", second.InputVersion); err != nil || s.Version != second.InputVersion || len(s.Candidates) != 2 {
+		t.Errorf("a stale copy served the second run: %+v, %v", s, err)
 	}
 }

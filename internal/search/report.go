@@ -172,7 +172,7 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 	if err := svc.checkPrefixes(t.Tenant, t.SearchID, t.InputPrefix, t.ReportPrefix); err != nil {
 		return CandidateResult{}, err
 	}
-	s, err := svc.load(ctx, t.Tenant, t.InputPrefix, t.SearchID)
+	s, err := svc.load(ctx, t.Tenant, t.InputPrefix, t.SearchID, t.InputVersion)
 	if err != nil {
 		return CandidateResult{}, err
 	}

@@ -16,6 +16,7 @@ type SummaryTask struct {
 	Tenant       string            `json:"tenant"`
 	SearchID     string            `json:"search_id"`
 	InputPrefix  string            `json:"input_prefix"`
+	InputVersion string            `json:"input_version,omitempty"`
 	ReportPrefix string            `json:"report_prefix"`
 	Thresholds   Gates             `json:"thresholds"`
 	Results      []CandidateResult `json:"results"`
@@ -165,7 +166,7 @@ func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, er
 	if err := svc.checkPrefixes(t.Tenant, t.SearchID, t.InputPrefix, t.ReportPrefix); err != nil {
 		return Metrics{}, err
 	}
-	s, err := svc.load(ctx, t.Tenant, t.InputPrefix, t.SearchID)
+	s, err := svc.load(ctx, t.Tenant, t.InputPrefix, t.SearchID, t.InputVersion)
 	if err != nil {
 		return Metrics{}, err
 	}
