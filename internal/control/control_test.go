@@ -332,3 +332,53 @@ func TestLostHistoryStopsTheExecution(t *testing.T) {
 		t.Errorf("got %s %s %q, want ABORTED States.Runtime naming the lost history", got.Status, got.Error, got.Cause)
 	}
 }
+
+// TestPreviousEventOfANestedScope: the first event inside a Map iteration
+// follows that iteration's MapIterationStarted, and the first event of
+// each Parallel branch follows the ParallelStateStarted, never whatever a
+// sibling recorded last.
+func TestPreviousEventOfANestedScope(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture()
+	m := f.open(t, t.TempDir())
+	defer m.Close()
+	def := `{"StartAt":"P","States":{
+	  "P":{"Type":"Parallel","Branches":[
+	    {"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.xs","ItemProcessor":{"StartAt":"I","States":{
+	      "I":{"Type":"Pass","Next":"J"},"J":{"Type":"Pass","End":true}}},"End":true}}},
+	    {"StartAt":"B","States":{"B":{"Type":"Pass","End":true}}}],"End":true}}}`
+	if _, err := m.CreateStateMachine(ctx, "Nested", def, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	x, err := m.StartExecution(ctx, StateMachineARN("Nested"), "n1", `{"tenant":"acme","xs":[1,2,3,4,5,6]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitClosed(t, m, x.ARN); got.Status != asl.StatusSucceeded {
+		t.Fatalf("status %s (%s)", got.Status, got.Cause)
+	}
+	events, _, err := m.History(ctx, x.ARN, "", 1000, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := map[string]int{} // scope → the id of the event that started it
+	firstSeen := map[string]bool{}
+	checked := 0
+	for _, ev := range events {
+		switch {
+		case ev.Type == "ParallelStateStarted":
+			started["P/branch[0]"], started["P/branch[1]"] = ev.ID, ev.ID
+		case ev.Type == "MapIterationStarted":
+			started[fmt.Sprintf("P/branch[0]/M/item[%d]", *ev.Index)] = ev.ID
+		case ev.Scope != "" && strings.HasSuffix(ev.Type, "StateEntered") && !firstSeen[ev.Scope]:
+			firstSeen[ev.Scope] = true
+			checked++
+			if want := started[ev.Scope]; ev.PreviousID != want {
+				t.Errorf("first event of %s (%s #%d) follows #%d, want #%d", ev.Scope, ev.Type, ev.ID, ev.PreviousID, want)
+			}
+		}
+	}
+	if checked != 8 {
+		t.Errorf("checked %d scopes, want 8 (2 branches, 6 items)", checked)
+	}
+}

@@ -124,8 +124,34 @@ func (r *recorder) setLast(scope string, id int) {
 	r.lastByScope[scope] = id
 }
 
+// startScopes makes the event that starts a Map iteration or the branches
+// of a Parallel state the one the first event inside them follows, as Step
+// Functions chains them: MapIterationStarted for the iteration's states,
+// ParallelStateStarted for each branch's.
+func (r *recorder) startScopes(ev *asl.Event) {
+	child := func(kind string, i int) string {
+		s := ev.State + "/" + kind + "[" + strconv.Itoa(i) + "]"
+		if ev.Scope != "" {
+			s = ev.Scope + "/" + s
+		}
+		return s
+	}
+	switch {
+	case ev.Type == "MapIterationStarted" && ev.Index != nil:
+		r.setLast(child("item", *ev.Index), ev.ID)
+	case ev.Type == "ParallelStateStarted" && ev.Length != nil:
+		for i := range min(*ev.Length, maxBranches) {
+			r.setLast(child("branch", i), ev.ID)
+		}
+	}
+}
+
+// maxBranches bounds the branch scopes one Parallel state's start notes.
+const maxBranches = 1000
+
 // previous is the id Step Functions' previousEventId points at: the last
-// event of the same scope, else the last event.
+// event of the same scope (or the event that started it), else the last
+// event.
 func (r *recorder) previous(scope string) int {
 	if scope == "" && r.lastRoot > 0 {
 		return r.lastRoot
@@ -159,6 +185,7 @@ func (r *recorder) load() error {
 			rp.recorded[eventKey(ev)]++
 			r.nextID = ev.ID
 			r.setLast(ev.Scope, ev.ID)
+			r.startScopes(ev)
 			k := stateKey(ev.Scope, ev.State)
 			switch ev.Type {
 			case "TaskScheduled":
@@ -255,6 +282,7 @@ func (r *recorder) onEvent(ev asl.Event) {
 	}
 	r.nextID = ev.ID
 	r.setLast(ev.Scope, ev.ID)
+	r.startScopes(&ev)
 	if r.m.cfg.OnHistory != nil {
 		r.m.cfg.OnHistory(r.e.tenant, r.e.arn, ev)
 	}
