@@ -117,7 +117,7 @@ func (m *Main) runQueue(ctx context.Context, args []string) int {
 		inputs, _, _ := app.LocalLayout(*data)
 		if filepath.IsLocal(filepath.FromSlash(key)) {
 			if fi, err := os.Stat(filepath.Join(inputs, filepath.FromSlash(key))); err == nil && fi.Mode().IsRegular() {
-				size, at = fi.Size(), fi.ModTime()
+				size, at = fi.Size(), queue.UploadTime(fi)
 			}
 		}
 		body, err := queue.S3Notification(localInputsBucket, key, size, at)

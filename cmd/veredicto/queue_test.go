@@ -116,24 +116,28 @@ func TestServeConsumesTheInputsQueue(t *testing.T) {
 	}
 }
 
-// TestQueueSendKeepsTheUploadTime: `queue send` of an existing marker
-// notifies the time it was written, as S3 does, so sending it by hand
-// never passes for a new upload (which would run an ended search again).
-func TestQueueSendKeepsTheUploadTime(t *testing.T) {
+// TestQueueSendNotifiesTheUploadTime: `queue send` of an existing marker
+// notifies when it arrived, as S3 does: a marker copied in with an old
+// modification time (cp -p) counts from its arrival, and sending the same
+// unchanged marker again notifies the same time, so a hand-sent
+// notification never passes for a new upload (which would run an ended
+// search again).
+func TestQueueSendNotifiesTheUploadTime(t *testing.T) {
 	data := t.TempDir()
 	inputs, _, _ := app.LocalLayout(data)
 	ready := filepath.Join(inputs, "searches", "acme", "s1", "READY")
 	if err := os.MkdirAll(filepath.Dir(ready), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	before := time.Now().Add(-time.Second)
 	if err := os.WriteFile(ready, []byte("concurrency: 2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	written := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
-	if err := os.Chtimes(ready, written, written); err != nil {
+	old := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
+	if err := os.Chtimes(ready, old, old); err != nil { // as cp -p leaves it
 		t.Fatal(err)
 	}
-	for _, key := range []string{"searches/acme/s1/READY", "searches/acme/s2/READY"} {
+	for _, key := range []string{"searches/acme/s1/READY", "searches/acme/s1/READY", "searches/acme/s2/READY"} {
 		if code, _, errs := runCLI(t, "", "queue", "send", key, "--data", data); code != exitOK {
 			t.Fatalf("queue send %s: exit %d, %s", key, code, errs)
 		}
@@ -143,21 +147,23 @@ func TestQueueSendKeepsTheUploadTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := q.Receive(context.Background(), 10)
-	if err != nil || len(got) != 2 {
+	if err != nil || len(got) != 3 {
 		t.Fatalf("queued: %d, %v", len(got), err)
 	}
-	times := map[string]time.Time{}
+	times := map[string][]time.Time{}
 	for _, m := range got {
 		var ev events.S3Event
 		if err := json.Unmarshal([]byte(m.Body), &ev); err != nil || len(ev.Records) != 1 {
 			t.Fatalf("body %s: %v", m.Body, err)
 		}
-		times[ev.Records[0].S3.Object.Key] = ev.Records[0].EventTime
+		k := ev.Records[0].S3.Object.Key
+		times[k] = append(times[k], ev.Records[0].EventTime)
 	}
-	if at := times["searches/acme/s1/READY"]; !at.Equal(written) {
-		t.Errorf("an existing marker notified at %s, want its upload time %s", at, written)
+	s1 := times["searches/acme/s1/READY"]
+	if len(s1) != 2 || !s1[0].Equal(s1[1]) || s1[0].Before(before) {
+		t.Errorf("an existing marker notified at %v, want twice the same time, its arrival (after %s), not its old mtime %s", s1, before, old)
 	}
-	if at := times["searches/acme/s2/READY"]; time.Since(at) > time.Minute {
-		t.Errorf("a marker not (yet) written notified at %s, want now", at)
+	if at := times["searches/acme/s2/READY"]; len(at) != 1 || time.Since(at[0]) > time.Minute {
+		t.Errorf("a marker not (yet) written notified at %v, want now", at)
 	}
 }

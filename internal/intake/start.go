@@ -276,6 +276,10 @@ func (s *Service) Start(ctx context.Context, tenant, origin string, req StartReq
 			}
 		case err == nil:
 			s.logger().InfoContext(ctx, "search start", "search_id", req.SearchID, "tenant", tenant, "execution", cur, "started", false, "origin", origin)
+			if !req.uploaded.IsZero() {
+				s.logger().InfoContext(ctx, "READY not taken for a new upload: written before the search's latest run started (a duplicate or late notification); write READY again to run the search again",
+					"search_id", req.SearchID, "tenant", tenant, "ready_written", req.uploaded.UTC().Format(time.RFC3339Nano), "run_started", st.StartedAt.UTC().Format(time.RFC3339Nano))
+			}
 			return Started{SearchID: req.SearchID, Execution: cur, Started: false}, nil
 		case !errors.As(err, &nf):
 			return Started{}, err

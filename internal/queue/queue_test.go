@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -213,9 +214,22 @@ func TestWatcherNotifiesNewAndRewrittenMarkers(t *testing.T) {
 	scan(0)
 	writeFile(t, inputs, "searches/acme/s1/READY", "concurrency: 2\n") // uploaded again
 	scan(1)
+	// copied in again with its old modification time (cp -p, tar): a new
+	// upload, notified at its arrival
+	arrived := time.Now().Add(-time.Second)
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	writeFile(t, inputs, "searches/acme/s1/READY", "concurrency: 3\n")
+	if err := os.Chtimes(filepath.Join(inputs, "searches/acme/s1/READY"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	scan(1)
 	got, err := q.Receive(ctx, 10)
-	if err != nil || len(got) != 2 {
-		t.Fatalf("receive: %d messages (%v), want 2", len(got), err)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("receive: %d messages (%v), want 3", len(got), err)
+	}
+	var copied events.S3Event
+	if err := json.Unmarshal([]byte(got[2].Body), &copied); err != nil || len(copied.Records) != 1 || copied.Records[0].EventTime.Before(arrived) {
+		t.Errorf("a marker copied with an old time: %s (%v), want its arrival (after %s)", got[2].Body, err, arrived)
 	}
 	var n events.S3Event
 	if err := json.Unmarshal([]byte(got[0].Body), &n); err != nil || len(n.Records) != 1 ||

@@ -38,6 +38,17 @@ func (w *Watcher) logger() *slog.Logger {
 	return slog.Default()
 }
 
+// UploadTime is when a local file was uploaded, as S3's eventTime says of
+// an object: the later of its modification time and its inode's change
+// time, so a marker copied in with an old modification time (cp -p, tar,
+// rsync -a) still counts from when it arrived.
+func UploadTime(fi os.FileInfo) time.Time {
+	if c := changeTime(fi); c.After(fi.ModTime()) {
+		return c
+	}
+	return fi.ModTime()
+}
+
 // Scan sends one notification per new or rewritten READY marker and
 // returns how many it sent.
 func (w *Watcher) Scan(ctx context.Context) (int, error) {
@@ -76,11 +87,12 @@ func (w *Watcher) Scan(ctx context.Context) (int, error) {
 			continue
 		}
 		key := filepath.ToSlash(rel)
-		stamp := strconv.FormatInt(fi.ModTime().UnixNano(), 10) + "/" + strconv.FormatInt(fi.Size(), 10)
+		at := UploadTime(fi)
+		stamp := strconv.FormatInt(fi.ModTime().UnixNano(), 10) + "/" + strconv.FormatInt(fi.Size(), 10) + "/" + strconv.FormatInt(at.UnixNano(), 10)
 		if seen[key] == stamp {
 			continue
 		}
-		body, err := S3Notification(w.Bucket, key, fi.Size(), fi.ModTime())
+		body, err := S3Notification(w.Bucket, key, fi.Size(), at)
 		if err == nil {
 			_, err = w.Queue.Send(ctx, body)
 		}
