@@ -207,8 +207,8 @@ func TestBadStartBurnsNoID(t *testing.T) {
 		"review.timeout_seconds -5 is out of range 1–31536000 (0: the default, 7 days)",
 		"thresholds.gem1: 6.5 is not a whole number (gates compare whole scores; a fraction would be truncated): use 6 or 7",
 		// Named even while the documents are missing.
-		"execution input: thresholds.gem2: 11 is out of range 0–10",
-		"execution input: thresholds.gem9: unknown threshold (want gem1, gem2, gem3, gem4 or max_qa_retries)",
+		"thresholds.gem2: 11 is out of range 0–10",
+		"thresholds.gem9: unknown threshold (want gem1, gem2, gem3, gem4 or max_qa_retries)",
 		"searches/acme/s-fix/: required document(s) missing: kickoff.md",
 	}
 	if strings.Join(rej.Problems, "\n") != strings.Join(wantProblems, "\n") || rej.MissingOnly {
@@ -527,5 +527,19 @@ func TestNewReadyUploadRunsTheSearchAgain(t *testing.T) {
 	res, err := busy.HandleS3(ctx, ev)
 	if err != nil || len(res.Rejected) != 1 || !strings.Contains(res.Rejected[0], "still running") || runs.starts != 1 {
 		t.Errorf("a READY uploaded during the run: %+v, %v (%d starts)", res, err, runs.starts)
+	}
+}
+
+// TestBadReviewTimeoutNamedOnce: a review timeout out of range is one
+// problem, with one range, not the request's and the workflow's both.
+func TestBadReviewTimeoutNamedOnce(t *testing.T) {
+	data := t.TempDir()
+	copyExample(t, data, "acme", "demo-cfo-andina")
+	a := app.NewLocal(data, offline.New(), nil)
+	_, err := a.Intake.Start(context.Background(), "acme", "api", intake.StartRequest{SearchID: "demo-cfo-andina",
+		Review: &search.ReviewOptions{Wait: true, TimeoutSeconds: search.MaxReviewTimeoutSeconds + 1}})
+	var bad *intake.RequestError
+	if !errors.As(err, &bad) || len(bad.Problems) != 1 || !strings.Contains(bad.Problems[0], "review.timeout_seconds") {
+		t.Errorf("got %v, want one problem naming review.timeout_seconds", err)
 	}
 }

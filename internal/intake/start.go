@@ -80,7 +80,7 @@ func (s *Service) current(ctx context.Context, rec SearchRecord) (string, int, e
 
 // MaxReviewTimeout bounds how long a senior review may wait: Step Functions
 // ends a Standard execution after a year.
-const MaxReviewTimeout = 365 * 24 * 60 * 60
+const MaxReviewTimeout = search.MaxReviewTimeoutSeconds
 
 // Started is the outcome of a start.
 type Started struct {
@@ -156,11 +156,12 @@ func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (s
 	if req.Concurrency < 0 || req.Concurrency > MaxConcurrency {
 		rej.Problems = append(rej.Problems, fmt.Sprintf("concurrency %d is out of range 1–%d", req.Concurrency, MaxConcurrency))
 	}
-	if r := req.Review; r != nil && (r.TimeoutSeconds < 0 || r.TimeoutSeconds > MaxReviewTimeout) {
-		rej.Problems = append(rej.Problems, fmt.Sprintf("review.timeout_seconds %d is out of range 1–%d (0: the default, 7 days)", r.TimeoutSeconds, MaxReviewTimeout))
-	}
 	in := search.StartInput{Tenant: tenant, SearchID: req.SearchID, InputPrefix: InputPrefix(tenant, req.SearchID),
 		ReportPrefix: ReportPrefix(tenant, req.SearchID), Concurrency: req.Concurrency, Review: req.Review}
+	if r := req.Review; r != nil && (r.TimeoutSeconds < 0 || r.TimeoutSeconds > MaxReviewTimeout) {
+		rej.Problems = append(rej.Problems, fmt.Sprintf("review.timeout_seconds %d is out of range 1–%d (0: the default, 7 days)", r.TimeoutSeconds, MaxReviewTimeout))
+		in.Review = nil // named once: not again by the workflow's check below
+	}
 	names := make([]string, 0, len(req.Thresholds))
 	for k := range req.Thresholds {
 		names = append(names, k)
@@ -174,7 +175,13 @@ func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (s
 			continue
 		}
 		if err := search.CheckInputThreshold(k, int(v)); err != nil {
-			rej.Problems = append(rej.Problems, err.Error())
+			// named by the request's own field, not as the execution input
+			var ii *veredicto.InvalidInputError
+			if errors.As(err, &ii) {
+				rej.Problems = append(rej.Problems, ii.Field+": "+ii.Problem)
+			} else {
+				rej.Problems = append(rej.Problems, err.Error())
+			}
 			continue
 		}
 		whole[k] = int(v)

@@ -39,8 +39,9 @@ type ReviewOptions struct {
 // DefaultReviewTimeoutSeconds is how long a senior review waits: 7 days.
 const DefaultReviewTimeoutSeconds = 7 * 24 * 3600
 
-// maxReviewTimeoutSeconds: a confirmation waits at most a year.
-const maxReviewTimeoutSeconds = 366 * 24 * 3600
+// MaxReviewTimeoutSeconds: a senior review waits at most a year, the
+// longest a Standard execution runs.
+const MaxReviewTimeoutSeconds = 365 * 24 * 3600
 
 // Plan is what validation hands to the rest of the workflow.
 type Plan struct {
@@ -123,8 +124,8 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 	if in.Review != nil {
 		review.Wait = in.Review.Wait
 		if t := in.Review.TimeoutSeconds; t != 0 {
-			if t < 0 || t > maxReviewTimeoutSeconds {
-				return Plan{}, &veredicto.InvalidInputError{File: "execution input", Field: "review.timeout_seconds", Problem: fmt.Sprintf("%d is out of range 1–%d", t, maxReviewTimeoutSeconds)}
+			if t < 0 || t > MaxReviewTimeoutSeconds {
+				return Plan{}, &veredicto.InvalidInputError{File: "execution input", Field: "review.timeout_seconds", Problem: fmt.Sprintf("%d is out of range 1–%d", t, MaxReviewTimeoutSeconds)}
 			}
 			review.TimeoutSeconds = t
 		}
