@@ -142,6 +142,19 @@ func (m *Main) statesRun(ctx context.Context, cfg statesRunConfig, reg *asl.Regi
 		fmt.Fprintf(m.Stderr, "veredicto states run: %v\n", err)
 		return exitFailed
 	}
+	// A question a Task of this execution waited on can no longer be
+	// answered: it expires with the execution, as under serve.
+	var owner struct {
+		Tenant string `json:"tenant"`
+	}
+	json.Unmarshal(input, &owner)
+	if owner.Tenant == "" {
+		owner.Tenant = "default"
+	}
+	reviews := &confirm.Service{Store: confirm.LocalStore(".veredicto-local"), Events: eventlog.Local(".veredicto-local")}
+	if _, err := reviews.ExpireExecution(context.WithoutCancel(ctx), owner.Tenant, x.ID); err != nil {
+		fmt.Fprintf(m.Stderr, "veredicto states run: expire the confirmations of execution %s: %v\n", x.Name, err)
+	}
 	if err := hist.Close(); err != nil {
 		fmt.Fprintf(m.Stderr, "veredicto states run: write history %s: %v\n", cfg.history, err)
 		return exitFailed

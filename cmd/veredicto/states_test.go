@@ -197,3 +197,28 @@ func TestStatesRunInterruptedKeepsStreamedHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestStatesRunExpiresItsQuestions: a question a Task of a states-run
+// execution waited on expires when the execution ends (here a sibling
+// branch fails while it waits), as under serve: nothing is left pending
+// that no run can receive.
+func TestStatesRunExpiresItsQuestions(t *testing.T) {
+	t.Chdir(t.TempDir())
+	def := writeFile(t, ".", "ask.asl.json", `{"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[
+	  {"StartAt":"Ask","States":{"Ask":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+	    "Parameters":{"FunctionName":"${ConfirmFunctionArn}","Payload":{"task_token.$":"$$.Task.Token","key":"demo/ask",
+	      "execution.$":"$$.Execution.Id","tenant.$":"$.tenant","toolName":"send_report","category":"external",
+	      "sensitivity":"high","undoable":false,"preview":{"what":"demo"},"timeout_seconds":3600}},"End":true}}},
+	  {"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":1,"Next":"F"},"F":{"Type":"Fail","Error":"Demo.Stop"}}}]}}}`)
+	in := writeFile(t, ".", "in.json", `{"tenant":"acme"}`)
+	if code, _, errs := runCLI(t, "", "states", "run", def, "--input", in); code != exitFailed || !strings.Contains(errs, "Demo.Stop") {
+		t.Fatalf("exit %d, stderr %s; want the sibling's failure", code, errs)
+	}
+	code, out, errs := runCLI(t, "", "confirm", "list", "--json", "--data", ".veredicto-local", "--tenant", "acme")
+	if code != exitOK {
+		t.Fatalf("confirm list: exit %d, %s", code, errs)
+	}
+	if strings.TrimSpace(out) != "[]" {
+		t.Errorf("a question of the ended execution is still open: %s", out)
+	}
+}
