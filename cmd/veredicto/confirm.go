@@ -69,7 +69,7 @@ func (m *Main) runConfirm(ctx context.Context, args []string) int {
 	fs := subcommandFlags("confirm "+cfg.action, confirmUsage, m.Stderr)
 	fs.StringVar(&cfg.tenant, "tenant", "default", "tenant whose confirmations to see")
 	fs.StringVar(&cfg.data, "data", ".veredicto-local", "data folder of the server")
-	fs.StringVar(&cfg.endpoint, "endpoint", "http://127.0.0.1:8080", "Step Functions endpoint of the running server")
+	fs.StringVar(&cfg.endpoint, "endpoint", "http://127.0.0.1:8080", "Step Functions endpoint of the running server (default: the one \"veredicto serve --data DIR\" recorded, else this)")
 	fs.StringVar(&cfg.comment, "comment", "", "comment recorded with the decision")
 	fs.StringVar(&cfg.by, "by", "", "who decides (default: local:$USER)")
 	fs.BoolVar(&cfg.json, "json", false, "list as JSON, previews in full")
@@ -91,6 +91,11 @@ func (m *Main) runConfirm(ctx context.Context, args []string) int {
 	}
 	if want == 1 {
 		cfg.id = positional[0]
+	}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "endpoint" })
+	if e, ok := readServeEndpoint(cfg.data); ok && !explicit {
+		cfg.endpoint = e
 	}
 	if !tenantPattern.MatchString(cfg.tenant) {
 		fmt.Fprintln(m.Stderr, "veredicto confirm: --tenant must be 1-64 letters, digits or _.-")

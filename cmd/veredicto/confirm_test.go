@@ -149,3 +149,36 @@ func TestConfirmCLI(t *testing.T) {
 		t.Errorf("confirmation-resolved events:\n%s\nwant:\n%s", strings.Join(statuses, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestConfirmFindsTheServeEndpoint: without --endpoint, confirm delivers
+// to the server that recorded its address under the same --data, whatever
+// port it listens on.
+func TestConfirmFindsTheServeEndpoint(t *testing.T) {
+	data := t.TempDir()
+	peer := &sfnPeer{waiting: map[string]bool{"tok-1": true}}
+	srv := httptest.NewServer(peer)
+	defer srv.Close()
+	if err := writeServeEndpoint(data, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	svc := &confirm.Service{Store: confirm.LocalStore(data), Events: eventlog.Local(data)}
+	undoable := false
+	resp, err := svc.Confirm(t.Context(), confirm.Request{TaskToken: "tok-1", ToolName: "senior_review", Category: "decision",
+		Sensitivity: "high", Undoable: &undoable, Preview: json.RawMessage(`{}`),
+		Execution: "arn:aws:states:us-east-1:000000000000:execution:ExecutiveSearch:s-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runCLI(t, "", "confirm", "approve", resp.ID, "--data", data, "--by", "ana"); code != exitOK {
+		t.Fatalf("approve: exit %d %s %s", code, out, errs)
+	}
+	peer.mu.Lock()
+	defer peer.mu.Unlock()
+	if len(peer.got) != 1 || !strings.HasPrefix(peer.got[0], "SendTaskSuccess tok-1") {
+		t.Errorf("the server recorded under --data received %v", peer.got)
+	}
+	removeServeEndpoint(data, srv.URL)
+	if _, ok := readServeEndpoint(data); ok {
+		t.Error("the record outlived its server's removal")
+	}
+}

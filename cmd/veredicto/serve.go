@@ -132,6 +132,13 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	defer srv.Close()
+	// The commands run on the same --data (confirm) find the server here.
+	endpoint := "http://" + ln.Addr().String()
+	if err := writeServeEndpoint(cfg.data, endpoint); err != nil {
+		logger.Warn("could not record the server's address under --data; confirm needs --endpoint", "error", err.Error())
+	} else {
+		defer removeServeEndpoint(cfg.data, endpoint)
+	}
 	logger.Info("serving", "addr", ln.Addr().String(), "data", cfg.data, "llm", notice)
 	// No WriteTimeout: event streams are long-lived (the stream handler sets
 	// a deadline per write itself).
@@ -156,6 +163,42 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	defer cancel()
 	hs.Shutdown(shutdown)
 	return exitOK
+}
+
+// serveEndpointFile holds, under --data, the Step Functions endpoint of the
+// server running on that folder.
+const serveEndpointFile = "serve.endpoint"
+
+func writeServeEndpoint(data, endpoint string) error {
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(data, "."+serveEndpointFile+".tmp")
+	if err := os.WriteFile(tmp, []byte(endpoint+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(data, serveEndpointFile))
+}
+
+// removeServeEndpoint removes the record if it is still this server's.
+func removeServeEndpoint(data, endpoint string) {
+	if got, ok := readServeEndpoint(data); ok && got == endpoint {
+		os.Remove(filepath.Join(data, serveEndpointFile))
+	}
+}
+
+// readServeEndpoint is the endpoint of the server last started on data
+// (which may have been killed since).
+func readServeEndpoint(data string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(data, serveEndpointFile))
+	if err != nil {
+		return "", false
+	}
+	e := strings.TrimSpace(string(b))
+	if !strings.HasPrefix(e, "http://") || len(e) > 200 {
+		return "", false
+	}
+	return e, true
 }
 
 // ExecutiveSearchMachine is the template logical id of the executive
