@@ -622,7 +622,7 @@ func (s *Service) run(ctx context.Context, t *turn, rec *TurnRecord, intent Inte
 	if delegated != nil {
 		rec.Delegated, rec.DelegationOK = delegated.ID, !failed
 	}
-	if delegated == nil && intent.Score >= MissedThreshold {
+	if missedDelegation(intent.Score, delegated != nil) {
 		rec.Missed = true
 		if err := t.emit(ctx, TypeDelegationMissed, "missed", map[string]any{"target": intent.Target, "score": intent.Score,
 			"scores": intent.Scores, "reason": strings.Join(intent.Reasons, "; ")}); err != nil {
@@ -630,6 +630,12 @@ func (s *Service) run(ctx context.Context, t *turn, rec *TurnRecord, intent Inte
 		}
 	}
 	return TurnResult{Delegated: rec.Delegated, Missed: rec.Missed}, nil
+}
+
+// missedDelegation is seed §5.2's missed delegation: a turn whose intent
+// scored at least MissedThreshold and that delegated nothing.
+func missedDelegation(score float64, delegated bool) bool {
+	return !delegated && score >= MissedThreshold
 }
 
 // SystemPrompt is the supervisor's system prompt for a request whose

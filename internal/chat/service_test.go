@@ -700,3 +700,18 @@ func TestHintAtExactlyTheThreshold(t *testing.T) {
 		}
 	}
 }
+
+// TestMissedAtExactlyTheThreshold: a turn that delegated nothing is a
+// missed delegation from a score of exactly 0.75; below it, or when
+// something was delegated, it is not.
+func TestMissedAtExactlyTheThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		score     float64
+		delegated bool
+		want      bool
+	}{{0.75, false, true}, {0.7499, false, false}, {0.98, false, true}, {0.98, true, false}} {
+		if got := missedDelegation(tc.score, tc.delegated); got != tc.want {
+			t.Errorf("score %.4f, delegated %v: missed %v, want %v", tc.score, tc.delegated, got, tc.want)
+		}
+	}
+}
