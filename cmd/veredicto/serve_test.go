@@ -207,17 +207,20 @@ func TestServeDurable(t *testing.T) {
 
 	srv = startServe(t, bin, addr, data)
 	scheduled := waitForEvent(t, c, arn, func(ev types.HistoryEvent) bool { return ev.Type == types.HistoryEventTypeTaskScheduled })
-	var params struct {
-		Token string `json:"token"`
+	var params struct { // the resolved Parameters, as Step Functions records them
+		FunctionName string
+		Payload      struct {
+			Token string `json:"token"`
+		}
 	}
-	if err := json.Unmarshal([]byte(aws.ToString(scheduled.TaskScheduledEventDetails.Parameters)), &params); err != nil || params.Token == "" {
+	if err := json.Unmarshal([]byte(aws.ToString(scheduled.TaskScheduledEventDetails.Parameters)), &params); err != nil || params.Payload.Token == "" || params.FunctionName == "" {
 		t.Fatalf("no token in the TaskScheduled parameters %s: %v", aws.ToString(scheduled.TaskScheduledEventDetails.Parameters), err)
 	}
 	srv.kill()
 
 	srv = startServe(t, bin, addr, data)
 	defer srv.kill()
-	if _, err := c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(params.Token), Output: aws.String(`{"approved":true}`)}); err != nil {
+	if _, err := c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(params.Payload.Token), Output: aws.String(`{"approved":true}`)}); err != nil {
 		t.Fatalf("SendTaskSuccess after two restarts: %v\n%s", err, srv.log.String())
 	}
 	deadline := time.Now().Add(60 * time.Second)

@@ -3,6 +3,7 @@ package asl
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -35,6 +36,10 @@ type Event struct {
 	Output   any    `json:"output,omitempty"`
 	Error    string `json:"error,omitempty"`
 	Cause    string `json:"cause,omitempty"`
+	// TimeoutSeconds and HeartbeatSeconds, on a TaskScheduled event, are
+	// the attempt's resolved TimeoutSeconds and HeartbeatSeconds (0: none).
+	TimeoutSeconds   int64 `json:"timeoutSeconds,omitempty"`
+	HeartbeatSeconds int64 `json:"heartbeatSeconds,omitempty"`
 	// Location, on an EvaluationFailed event, names the field whose JSONata
 	// expression failed ("Output/error", "Items", "Arguments/FunctionName").
 	Location string `json:"location,omitempty"`
@@ -165,9 +170,13 @@ func (h *histEvent) event(id int, start int64) Event {
 		ev.Type = typ.String()
 		fr := h.fr
 		switch typ {
-		case evTaskScheduled: // a first attempt (others are evOther)
+		case evTaskScheduled: // a first attempt with static timeouts (others are evOther)
 			ev.Attempt = 1
 			ev.Resource = h.st.Resource
+			ev.TimeoutSeconds = h.st.TimeoutSeconds
+			if strings.HasSuffix(h.st.Resource, waitForTaskToken) { // a heartbeat bounds only a callback's wait
+				ev.HeartbeatSeconds = h.st.HeartbeatSeconds
+			}
 		case evTaskStarted, evTaskSubmitted:
 			ev.Resource = h.st.Resource
 		case evMapIterationStarted, evMapIterationSucceeded:

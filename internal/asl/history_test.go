@@ -369,3 +369,33 @@ func TestTaskEventsAsStepFunctions(t *testing.T) {
 		t.Errorf("task events\n %v\nwant\n %v", got, want)
 	}
 }
+
+// TestTaskScheduledAsStepFunctions: TaskScheduled holds a lambda:invoke's
+// resolved Parameters (FunctionName and Payload; a function ARN's input
+// alone), and the attempt's TimeoutSeconds and HeartbeatSeconds, read from
+// the definition or resolved from a …Path.
+func TestTaskScheduledAsStepFunctions(t *testing.T) {
+	reg := NewRegistry()
+	reg.Register("EchoFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) { return in, nil })
+	def := `{"StartAt":"A","States":{
+	  "A":{"Type":"Task","Resource":"${EchoFunctionArn}","TimeoutSeconds":7,"Parameters":{"x.$":"$.x"},"ResultPath":null,"Next":"B"},
+	  "B":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","TimeoutSecondsPath":"$.t",
+	       "Parameters":{"FunctionName":"${EchoFunctionArn}","Payload":{"x.$":"$.x"}},"End":true}}}`
+	res, err := New(reg).Run(context.Background(), mustParse(t, def), json.RawMessage(`{"x":1,"t":42}`), StartOptions{})
+	if err != nil || res.Status != StatusSucceeded {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	got := map[string]Event{}
+	for _, ev := range res.History() {
+		if ev.Type == "TaskScheduled" {
+			got[ev.State] = ev
+		}
+	}
+	if a := got["A"]; !reflect.DeepEqual(a.Input, map[string]any{"x": int64(1)}) || a.TimeoutSeconds != 7 {
+		t.Errorf("A scheduled with input %v, timeout %d", a.Input, a.TimeoutSeconds)
+	}
+	want := map[string]any{"FunctionName": "${EchoFunctionArn}", "Payload": map[string]any{"x": int64(1)}}
+	if b := got["B"]; !reflect.DeepEqual(b.Input, want) || b.TimeoutSeconds != 42 {
+		t.Errorf("B scheduled with %#v, timeout %d; want %#v and 42", b.Input, b.TimeoutSeconds, want)
+	}
+}

@@ -110,14 +110,23 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	// handler kept is never rewritten; the attempt also holds the history's
 	// copy of its input text, so that recording it allocates nothing more.
 	att := &taskAttempt{taskContext: taskContext{Context: tctx, x: r.x, st: st, attempt: r.retry + 1, token: r.token}, input: recorded}
-	sched := newHist(evTaskScheduled, st, r.fr, payload)
+	// Step Functions records a service integration's resolved Parameters
+	// (a lambda:invoke's FunctionName and Payload), a function's input.
+	scheduled := payload
+	if base == lambdaInvoke {
+		scheduled = eff
+	}
+	sched := newHist(evTaskScheduled, st, r.fr, scheduled)
 	if in != nil {
 		sched.data, sched.meta = &att.input, sched.meta|histText
 	} else if in, err = marshalJSON(payload); err != nil {
 		return nil, newError(ErrRuntime, "state %q: cannot encode the task input: %v", st.Name, err)
 	}
-	if att.attempt > 1 && r.x.recording() { // the compact event is a first attempt's
-		ev := &Event{Type: "TaskScheduled", State: st.Name, Scope: r.fr.scope(), Resource: st.Resource, Attempt: att.attempt, Input: payload}
+	// The compact event is a first attempt's, with the state's own
+	// TimeoutSeconds and HeartbeatSeconds; others are kept whole.
+	if (att.attempt > 1 || !st.staticTimeouts()) && r.x.recording() {
+		ev := &Event{Type: "TaskScheduled", State: st.Name, Scope: r.fr.scope(), Resource: st.Resource, Attempt: att.attempt, Input: scheduled,
+			TimeoutSeconds: int64(timeout / time.Second), HeartbeatSeconds: int64(heartbeat / time.Second)}
 		if sched.meta&histText != 0 {
 			if ev.Input, err = parseJSON(in); err != nil { // never: the engine wrote the text
 				return nil, newError(ErrRuntime, "state %q: the task input is not JSON: %v", st.Name, err)
@@ -162,6 +171,16 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 	r.x.emitState(evTaskSucceeded, st, r.fr, result)
 	return r.finish(input, result)
+}
+
+// staticTimeouts reports whether a Task's TimeoutSeconds and
+// HeartbeatSeconds are the numbers its definition states (no …Path, no
+// JSONata expression).
+func (st *State) staticTimeouts() bool {
+	if st.TimeoutSecondsPath != nil || st.HeartbeatSecondsPath != nil {
+		return false
+	}
+	return !st.jsonata || st.ja == nil || (st.ja.Timeout == nil && st.ja.Heartbeat == nil)
 }
 
 // submitted is a .waitForTaskToken Task's TaskSubmitted output: what its

@@ -70,13 +70,23 @@ func historyEvent(ev control.HistoryEvent, data bool, role string) map[string]an
 		out["stateExitedEventDetails"] = withData(map[string]any{"name": ev.State}, "output", ev.Output)
 	case t == "TaskScheduled" && lambda:
 		out["type"] = "LambdaFunctionScheduled"
-		out["lambdaFunctionScheduledEventDetails"] = withData(map[string]any{"resource": ev.Resource}, "input", ev.Input)
+		d := withData(map[string]any{"resource": ev.Resource}, "input", ev.Input)
+		if ev.TimeoutSeconds > 0 {
+			d["timeoutInSeconds"] = ev.TimeoutSeconds
+		}
+		out["lambdaFunctionScheduledEventDetails"] = d
 	case t == "TaskScheduled":
 		d := map[string]any{"resourceType": resourceType, "resource": resource, "region": control.Region}
 		if s, ok := payload(ev.Input); ok {
 			d["parameters"] = s
 		} else {
 			d["parameters"] = "{}"
+		}
+		if ev.TimeoutSeconds > 0 {
+			d["timeoutInSeconds"] = ev.TimeoutSeconds
+		}
+		if ev.HeartbeatSeconds > 0 {
+			d["heartbeatInSeconds"] = ev.HeartbeatSeconds
 		}
 		out["taskScheduledEventDetails"] = d
 	case t == "TaskStarted" && lambda:

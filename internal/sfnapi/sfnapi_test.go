@@ -286,6 +286,10 @@ func TestLifecycle(t *testing.T) {
 			if d == nil || aws.ToString(d.ResourceType) != "lambda" || aws.ToString(d.Resource) != "invoke.waitForTaskToken" || !strings.Contains(aws.ToString(d.Parameters), tok) {
 				t.Errorf("TaskScheduled details %+v", d)
 			}
+			// the resolved Parameters, and the state's TimeoutSeconds
+			if p := aws.ToString(d.Parameters); !strings.Contains(p, `"FunctionName":"NotifyFunction"`) || !strings.Contains(p, `"Payload":{`) || aws.ToInt64(d.TimeoutInSeconds) != 3600 {
+				t.Errorf("TaskScheduled parameters %s, timeoutInSeconds %d", p, aws.ToInt64(d.TimeoutInSeconds))
+			}
 		case types.HistoryEventTypeTaskStarted:
 			if d := ev.TaskStartedEventDetails; d == nil || aws.ToString(d.ResourceType) != "lambda" || aws.ToString(d.Resource) != "invoke.waitForTaskToken" {
 				t.Errorf("TaskStarted details %+v", d)
