@@ -382,3 +382,36 @@ func TestPreviousEventOfANestedScope(t *testing.T) {
 		t.Errorf("checked %d scopes, want 8 (2 branches, 6 items)", checked)
 	}
 }
+
+// TestReverseHistoryPagesHoldWhileItRuns: a reverse page's token goes on
+// from where that page ended even when the execution has recorded more
+// events since, and a token serves only the direction that made it.
+func TestReverseHistoryPagesHoldWhileItRuns(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture()
+	m := f.open(t, t.TempDir())
+	defer m.Close()
+	if _, err := m.CreateStateMachine(ctx, "Resumable", resumable, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	x, err := m.StartExecution(ctx, StateMachineARN("Resumable"), "p1", `{"tenant":"acme"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := f.token(t) // waiting: its history so far is fixed
+	first, next, err := m.History(ctx, x.ARN, "", 3, true)
+	if err != nil || len(first) != 3 || next == "" {
+		t.Fatalf("first reverse page: %d events, next %q, %v", len(first), next, err)
+	}
+	if err := m.SendTaskSuccess(ctx, tok, `{"ok":true}`); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, m, x.ARN) // more events recorded after the first page
+	second, _, err := m.History(ctx, x.ARN, next, 3, true)
+	if err != nil || len(second) == 0 || second[0].ID != first[2].ID-1 {
+		t.Errorf("second reverse page starts at %v (%v), want id %d", second, err, first[2].ID-1)
+	}
+	if _, _, err := m.History(ctx, x.ARN, next, 3, false); err == nil {
+		t.Error("a reverse token was taken for a forward page")
+	}
+}

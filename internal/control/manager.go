@@ -766,17 +766,25 @@ func (m *Manager) History(_ context.Context, arn, next string, max int, reverse 
 	}); err != nil {
 		return nil, "", fmt.Errorf("history of %s: %w", arn, err)
 	}
-	pos := 0
+	// A token is the absolute position the next page starts from, marked
+	// by direction: "f<i>" returns events i, i+1, …; "r<i>" events i-1,
+	// i-2, … — so a running execution's new events never shift a reverse
+	// page, and a token serves only the direction that made it.
+	lo, hi := 0, min(max, total)
+	if reverse {
+		lo, hi = total-min(max, total), total
+	}
 	if next != "" {
-		n, err := strconv.Atoi(next)
-		if err != nil || n < 0 || n > total {
+		dir, num := next[:1], next[1:]
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 0 || n > total || (dir == "r") != reverse || (dir != "r" && dir != "f") {
 			return nil, "", errorf("InvalidToken", "Invalid Token: '%s'", next)
 		}
-		pos = n
-	}
-	lo, hi := pos, min(pos+max, total) // positions in the chosen order
-	if reverse {
-		lo, hi = total-min(pos+max, total), total-pos
+		if reverse {
+			lo, hi = n-min(max, n), n
+		} else {
+			lo, hi = n, min(n+max, total)
+		}
 	}
 	var out []HistoryEvent
 	i := 0
@@ -798,8 +806,11 @@ func (m *Manager) History(_ context.Context, arn, next string, max int, reverse 
 			out[a], out[b] = out[b], out[a]
 		}
 	}
-	if pos+max < total {
-		return out, strconv.Itoa(pos + max), nil
+	switch {
+	case reverse && lo > 0:
+		return out, "r" + strconv.Itoa(lo), nil
+	case !reverse && hi < total:
+		return out, "f" + strconv.Itoa(hi), nil
 	}
 	return out, "", nil
 }
