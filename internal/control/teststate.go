@@ -48,6 +48,11 @@ func (m *Manager) TestState(ctx context.Context, definition, input string) (Test
 	if err := asl.CheckJSON([]byte(input)); err != nil {
 		return TestResult{}, errorf(CodeInvalidExecutionInput, "Invalid State Machine Execution Input: 'the input is not valid JSON: %v'", err)
 	}
+	// No worker could ever answer a test's task token: the call would only
+	// wait out its time (and a confirmation would be asked for nothing).
+	if res, _ := st["Resource"].(string); strings.HasSuffix(res, ".waitForTaskToken") || strings.HasSuffix(res, ".sync") || strings.Contains(res, ".sync:") {
+		return TestResult{}, errorf(CodeValidation, "TestState does not run the %s integration pattern: test the state with the plain resource, or run it in an execution", res[strings.LastIndex(res, "."):])
+	}
 	retriers, _ := st["Retry"].([]any)
 	delete(st, "Retry")
 

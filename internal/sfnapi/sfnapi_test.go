@@ -505,6 +505,11 @@ func TestErrors(t *testing.T) {
 			_, err := p.client.TestState(ctx, &sfn.TestStateInput{RoleArn: aws.String("notanarn"), Definition: aws.String(`{"Type":"Pass","End":true}`)})
 			return err
 		}, "InvalidArn", "notanarn"},
+		{"test-state of a callback task", func() error { // nothing could answer its token: refused at once, not waited on
+			_, err := p.client.TestState(ctx, &sfn.TestStateInput{RoleArn: aws.String(role), Definition: aws.String(
+				`{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken","Parameters":{"FunctionName":"NotifyFunction","Payload":{"token.$":"$$.Task.Token"}},"End":true}`)})
+			return err
+		}, "ValidationException", ".waitForTaskToken"},
 		{"unbound task", func() error {
 			_, err := p.client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("Unbound"), RoleArn: aws.String(role),
 				Definition: aws.String(`{"StartAt":"Call","States":{"Call":{"Type":"Task","Resource":"${NoSuchFunctionArn}","End":true}}}`)})
