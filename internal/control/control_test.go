@@ -381,6 +381,18 @@ func TestPreviousEventOfANestedScope(t *testing.T) {
 	if checked != 8 {
 		t.Errorf("checked %d scopes, want 8 (2 branches, 6 items)", checked)
 	}
+	// an iteration's end follows the iteration's own last event
+	last := map[string]int{}
+	for _, ev := range events {
+		if ev.Scope != "" {
+			last[ev.Scope] = ev.ID
+		}
+		if ev.Type == "MapIterationSucceeded" {
+			if want := last[fmt.Sprintf("P/branch[0]/M/item[%d]", *ev.Index)]; ev.PreviousID != want {
+				t.Errorf("MapIterationSucceeded #%d (item %d) follows #%d, want #%d", ev.ID, *ev.Index, ev.PreviousID, want)
+			}
+		}
+	}
 }
 
 // TestReverseHistoryPagesHoldWhileItRuns: a reverse page's token goes on

@@ -149,6 +149,28 @@ func (r *recorder) startScopes(ev *asl.Event) {
 // maxBranches bounds the branch scopes one Parallel state's start notes.
 const maxBranches = 1000
 
+// previousOf is the event ev follows: a Map iteration's end follows the
+// iteration's last event; a Map or Parallel state's failure, and a stopped
+// execution's end, follow the last event recorded (the failure, or where
+// the run was cut); any other event, previous's.
+func (r *recorder) previousOf(ev *asl.Event) int {
+	switch ev.Type {
+	case "MapIterationSucceeded", "MapIterationFailed", "MapIterationAborted":
+		if ev.Index != nil {
+			child := ev.State + "/item[" + strconv.Itoa(*ev.Index) + "]"
+			if ev.Scope != "" {
+				child = ev.Scope + "/" + child
+			}
+			if id, ok := r.lastByScope[child]; ok {
+				return id
+			}
+		}
+	case "MapStateFailed", "ParallelStateFailed", "ExecutionAborted":
+		return r.nextID
+	}
+	return r.previous(ev.Scope)
+}
+
 // previous is the id Step Functions' previousEventId points at: the last
 // event of the same scope (or the event that started it), else the last
 // event.
@@ -273,7 +295,7 @@ func (r *recorder) onEvent(ev asl.Event) {
 		r.nextID++
 		return
 	}
-	prev := r.previous(ev.Scope)
+	prev := r.previousOf(&ev)
 	ev.ID = r.nextID + 1
 	if err := appendHistory(r.path, line{Event: &ev, Prev: prev}); err != nil {
 		r.m.log.Error("persist history event", "execution", r.e.arn, "event", ev.Type, "error", err)
