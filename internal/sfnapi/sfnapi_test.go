@@ -505,6 +505,11 @@ func TestErrors(t *testing.T) {
 			_, err := p.client.TestState(ctx, &sfn.TestStateInput{RoleArn: aws.String("notanarn"), Definition: aws.String(`{"Type":"Pass","End":true}`)})
 			return err
 		}, "InvalidArn", "notanarn"},
+		{"stop with an over-long error", func() error {
+			_, err := p.client.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: aws.String(strings.Replace(smARN, ":stateMachine:", ":execution:", 1) + ":x"),
+				Error: aws.String(strings.Repeat("E", 257))})
+			return err
+		}, "ValidationException", "'error'"},
 		{"test-state of a callback task", func() error { // nothing could answer its token: refused at once, not waited on
 			_, err := p.client.TestState(ctx, &sfn.TestStateInput{RoleArn: aws.String(role), Definition: aws.String(
 				`{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken","Parameters":{"FunctionName":"NotifyFunction","Payload":{"token.$":"$$.Task.Token"}},"End":true}`)})
