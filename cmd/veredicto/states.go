@@ -16,6 +16,7 @@ import (
 	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/search"
 	store "github.com/veredicto/veredicto/internal/store/file"
@@ -144,15 +145,8 @@ func (m *Main) statesRun(ctx context.Context, cfg statesRunConfig, reg *asl.Regi
 	}
 	// A question a Task of this execution waited on can no longer be
 	// answered: it expires with the execution, as under serve.
-	var owner struct {
-		Tenant string `json:"tenant"`
-	}
-	json.Unmarshal(input, &owner)
-	if owner.Tenant == "" {
-		owner.Tenant = "default"
-	}
 	reviews := &confirm.Service{Store: confirm.LocalStore(".veredicto-local"), Events: eventlog.Local(".veredicto-local")}
-	if _, err := reviews.ExpireExecution(context.WithoutCancel(ctx), owner.Tenant, x.ID); err != nil {
+	if _, err := reviews.ExpireExecution(context.WithoutCancel(ctx), control.TenantOf(input), x.ID); err != nil {
 		fmt.Fprintf(m.Stderr, "veredicto states run: expire the confirmations of execution %s: %v\n", x.Name, err)
 	}
 	if err := hist.Close(); err != nil {

@@ -129,21 +129,24 @@ func (r *recorder) setLast(scope string, id int) {
 // Functions chains them: MapIterationStarted for the iteration's states,
 // ParallelStateStarted for each branch's.
 func (r *recorder) startScopes(ev *asl.Event) {
-	child := func(kind string, i int) string {
-		s := ev.State + "/" + kind + "[" + strconv.Itoa(i) + "]"
-		if ev.Scope != "" {
-			s = ev.Scope + "/" + s
-		}
-		return s
-	}
 	switch {
 	case ev.Type == "MapIterationStarted" && ev.Index != nil:
-		r.setLast(child("item", *ev.Index), ev.ID)
+		r.setLast(childScope(ev, "item", *ev.Index), ev.ID)
 	case ev.Type == "ParallelStateStarted" && ev.Length != nil:
 		for i := range min(*ev.Length, maxBranches) {
-			r.setLast(child("branch", i), ev.ID)
+			r.setLast(childScope(ev, "branch", i), ev.ID)
 		}
 	}
+}
+
+// childScope is the scope of item or branch i of ev's Map or Parallel
+// state, written as the engine writes Event.Scope ("Each/item[3]").
+func childScope(ev *asl.Event, kind string, i int) string {
+	s := ev.State + "/" + kind + "[" + strconv.Itoa(i) + "]"
+	if ev.Scope != "" {
+		s = ev.Scope + "/" + s
+	}
+	return s
 }
 
 // maxBranches bounds the branch scopes one Parallel state's start notes.
@@ -157,11 +160,7 @@ func (r *recorder) previousOf(ev *asl.Event) int {
 	switch ev.Type {
 	case "MapIterationSucceeded", "MapIterationFailed", "MapIterationAborted":
 		if ev.Index != nil {
-			child := ev.State + "/item[" + strconv.Itoa(*ev.Index) + "]"
-			if ev.Scope != "" {
-				child = ev.Scope + "/" + child
-			}
-			if id, ok := r.lastByScope[child]; ok {
+			if id, ok := r.lastByScope[childScope(ev, "item", *ev.Index)]; ok {
 				return id
 			}
 		}
