@@ -708,6 +708,9 @@ const stopWait = 10 * time.Second
 // StopExecution aborts a running execution with an optional error and
 // cause and waits (within ctx) until its end is recorded.
 func (m *Manager) StopExecution(ctx context.Context, arn, errName, cause string) (time.Time, error) {
+	if err := checkErrorCause(errName, cause); err != nil {
+		return time.Time{}, err
+	}
 	e, err := m.lookup(arn)
 	if err != nil {
 		return time.Time{}, err
@@ -867,6 +870,18 @@ func (m *Manager) waiting(token string) (*recorder, error) {
 	}
 }
 
+// checkErrorCause bounds an error name and cause as Step Functions does
+// (StopExecution, SendTaskFailure).
+func checkErrorCause(errName, cause string) error {
+	if len(errName) > 256 {
+		return errorf(CodeValidation, "1 validation error detected: Value at 'error' failed to satisfy constraint: Member must have length less than or equal to 256")
+	}
+	if len(cause) > 32768 {
+		return errorf(CodeValidation, "1 validation error detected: Value at 'cause' failed to satisfy constraint: Member must have length less than or equal to 32768")
+	}
+	return nil
+}
+
 // SendTaskSuccess completes the task waiting on token with output (JSON).
 func (m *Manager) SendTaskSuccess(_ context.Context, token, output string) error {
 	rec, err := m.waiting(token)
@@ -889,11 +904,8 @@ func (m *Manager) SendTaskFailure(_ context.Context, token, errName, cause strin
 	if err != nil {
 		return err
 	}
-	if len(errName) > 256 {
-		return errorf(CodeValidation, "1 validation error detected: Value at 'error' failed to satisfy constraint: Member must have length less than or equal to 256")
-	}
-	if len(cause) > 32768 {
-		return errorf(CodeValidation, "1 validation error detected: Value at 'cause' failed to satisfy constraint: Member must have length less than or equal to 32768")
+	if err := checkErrorCause(errName, cause); err != nil {
+		return err
 	}
 	if errName == "" {
 		errName = asl.ErrTaskFailed

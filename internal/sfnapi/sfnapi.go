@@ -482,12 +482,6 @@ func (h *Handler) stopExecution(ctx context.Context, body []byte) (any, error) {
 	if err := required("executionArn", in.ARN); err != nil {
 		return nil, err
 	}
-	if len(in.Error) > 256 {
-		return nil, validation("1 validation error detected: Value at 'error' failed to satisfy constraint: Member must have length less than or equal to 256")
-	}
-	if len(in.Cause) > 32768 {
-		return nil, validation("1 validation error detected: Value at 'cause' failed to satisfy constraint: Member must have length less than or equal to 32768")
-	}
 	stop, err := h.backend.StopExecution(ctx, in.ARN, in.Error, in.Cause)
 	if err != nil {
 		return nil, err
