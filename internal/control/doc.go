@@ -1,0 +1,34 @@
+// Package control is the local Step Functions control plane behind
+// `veredicto serve`: state machines, durable executions and task tokens.
+// Executions run on the project's engine (internal/asl); their metadata,
+// history and task tokens are persisted under a folder, and after a restart
+// (even a kill -9) every RUNNING execution resumes by deterministic replay
+// of its recorded history: a Task that had completed is not invoked again,
+// a Wait keeps its remaining time, and a task token still waits and is still
+// accepted. The Task that was in flight at the crash is invoked again, so
+// handlers must be safe to retry (they are: see STYLE.md).
+//
+// Hooks for the rest of the server (the event stream, confirmations) are
+// Config.OnHistory and Config.OnStatus. Task tokens are resolved through
+// SendTaskSuccess / SendTaskFailure, which the sfnapi package serves as the
+// Step Functions API, so the sfn client has one code path on AWS and here.
+//
+// The package is organised by concern:
+//
+//   - manager.go: Config, Status, the Manager and its Open and Close;
+//   - arn.go: the local account and region, ARNs and names;
+//   - machines.go: state machines (register, create, update, describe,
+//     list, delete);
+//   - executions.go: starting, describing, listing and stopping executions,
+//     and an execution's end;
+//   - history.go: an execution's history, by page;
+//   - tokens.go: task tokens and SendTaskSuccess, SendTaskFailure and
+//     SendTaskHeartbeat;
+//   - load.go: loading state machines and executions at Open, and resuming
+//     the executions that were running;
+//   - recorder.go: an execution's recorder (persisting its history,
+//     deterministic replay and its task tokens);
+//   - store.go: the on-disk layout and atomic, fsynced writes;
+//   - teststate.go: TestState, one state run on its own;
+//   - errors.go: the Step Functions error codes the manager returns.
+package control

@@ -1,0 +1,302 @@
+package control
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/asl"
+)
+
+// Execution describes an execution (DescribeExecution).
+type Execution struct {
+	ARN, StateMachineARN, Name, Tenant, Status string
+	Input, Output                              json.RawMessage
+	Error, Cause                               string
+	Start, Stop                                time.Time
+}
+
+// ExecutionSummary is one item of ListExecutions.
+type ExecutionSummary struct {
+	ARN, StateMachineARN, Name, Status string
+	Start, Stop                        time.Time
+}
+
+// TenantOf is the tenant an execution input belongs to: its "tenant"
+// string field, else "default".
+func TenantOf(input []byte) string {
+	var in struct {
+		Tenant any `json:"tenant"`
+	}
+	if json.Unmarshal(input, &in) == nil {
+		if s, ok := in.Tenant.(string); ok && s != "" {
+			return s
+		}
+	}
+	return "default"
+}
+
+// StartExecution starts an execution of the state machine. A name already
+// used by a RUNNING execution with the same input returns that execution
+// (Step Functions' idempotency for Standard workflows); with another input,
+// or once that execution has closed, ExecutionAlreadyExists.
+func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string) (Execution, error) {
+	if err := checkMachineARN(smARN); err != nil {
+		return Execution{}, err
+	}
+	if name == "" {
+		name = newID()
+	}
+	if !ValidName(name) {
+		return Execution{}, errorf(CodeInvalidName, "Invalid Name: '%s'", name)
+	}
+	if input == "" {
+		input = "{}"
+	}
+	if len(input) > asl.MaxPayloadBytes {
+		return Execution{}, errorf(CodeValidation, "1 validation error detected: Value at 'input' failed to satisfy constraint: Member must have length less than or equal to %d", asl.MaxPayloadBytes)
+	}
+	if err := asl.CheckJSON([]byte(input)); err != nil {
+		return Execution{}, errorf(CodeInvalidExecutionInput, "Invalid State Machine Execution Input: 'the input is not valid JSON: %v'", err)
+	}
+	sum := sha256.Sum256([]byte(input))
+
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return Execution{}, errorf(CodeServiceUnavailable, "the server is shutting down")
+	}
+	mc, ok := m.machines[smARN]
+	if !ok {
+		m.mu.Unlock()
+		return Execution{}, errorf(CodeStateMachineDoesNotExist, "State Machine Does Not Exist: '%s'", smARN)
+	}
+	arn := ExecutionARN(mc.meta.Name, name)
+	if e, ok := m.execs[arn]; ok {
+		same := e.inputSum == sum && e.status == asl.StatusRunning
+		view := Execution{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: e.status, Start: e.start}
+		m.mu.Unlock()
+		if same {
+			return view, nil
+		}
+		return Execution{}, errorf(CodeExecutionAlreadyExists, "Execution Already Exists: '%s'", arn)
+	}
+	if len(m.execs) >= m.cfg.MaxExecutions || m.running >= m.cfg.MaxRunning {
+		m.mu.Unlock()
+		return Execution{}, errorf(CodeExecutionLimitExceeded, "Execution Limit Exceeded: at most %d executions kept and %d running", m.cfg.MaxExecutions, m.cfg.MaxRunning)
+	}
+	e := &execution{arn: arn, smARN: smARN, name: name, tenant: TenantOf([]byte(input)), inputSum: sum,
+		start: m.now().UTC(), dir: filepath.Join(m.executionsDir(), mc.meta.Name, name), status: asl.StatusRunning}
+	m.execs[arn] = e
+	m.byMachine[smARN] = append(m.byMachine[smARN], e)
+	m.running++
+	m.mu.Unlock()
+
+	meta := execMeta{ARN: arn, StateMachineARN: smARN, Name: name, Tenant: e.tenant, Status: asl.StatusRunning,
+		Definition: mc.meta.Definition, Input: json.RawMessage(input), Start: e.start}
+	if err := writeAtomic(filepath.Join(e.dir, "meta.json"), meta); err != nil {
+		m.mu.Lock()
+		delete(m.execs, arn)
+		m.byMachine[smARN] = slicesWithout(m.byMachine[smARN], e)
+		m.running--
+		m.mu.Unlock()
+		return Execution{}, fmt.Errorf("start execution %s: %w", arn, err)
+	}
+	rec := newRecorder(m, e)
+	m.launch(ctx, e, mc.sm, json.RawMessage(input), rec, false)
+	return Execution{ARN: arn, StateMachineARN: smARN, Name: name, Tenant: e.tenant, Status: asl.StatusRunning, Input: json.RawMessage(input), Start: e.start}, nil
+}
+
+func slicesWithout(list []*execution, e *execution) []*execution {
+	out := make([]*execution, 0, len(list))
+	for _, x := range list {
+		if x != e {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// launch runs e on the engine with rec persisting its history.
+func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine, input json.RawMessage, rec *recorder, resumed bool) {
+	machineName := strings.TrimPrefix(e.smARN, arnPrefix+"stateMachine:")
+	// The execution is attached (e.x) before its first event can need it,
+	// and OnDone may run before Start returns: both go through started.
+	started := make(chan struct{})
+	m.wg.Add(1)
+	x, err := m.eng.Start(m.root, sm, input, asl.StartOptions{
+		Name: e.name, StateMachineName: machineName, ExecutionARN: e.arn, StateMachineARN: e.smARN,
+		StartTime: e.start, OnEvent: rec.onEvent, Durable: rec.durable(), DiscardHistory: true,
+		OnDone: func(res *asl.Result) {
+			defer m.wg.Done()
+			<-started
+			if m.isClosed() {
+				return // stopped by Close: it stays RUNNING on disk and resumes
+			}
+			m.finish(e, rec, res)
+		},
+	})
+	if err != nil {
+		m.wg.Done()
+		m.log.ErrorContext(ctx, "execution could not start", "execution", e.arn, "error", err)
+		m.finish(e, rec, &asl.Result{Status: asl.StatusFailed, Error: asl.ErrRuntime, Cause: err.Error()})
+		return
+	}
+	m.mu.Lock()
+	e.x = x
+	m.mu.Unlock()
+	m.notify(Status{Tenant: e.tenant, ExecutionARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Status: asl.StatusRunning, Resumed: resumed})
+	close(started)
+}
+
+func (m *Manager) notify(s Status) {
+	if m.cfg.OnStatus != nil {
+		m.cfg.OnStatus(s)
+	}
+}
+
+// finish records an execution's end in meta.json and in memory.
+func (m *Manager) finish(e *execution, rec *recorder, res *asl.Result) {
+	stop := m.now().UTC()
+	var meta execMeta
+	path := filepath.Join(e.dir, "meta.json")
+	if err := readJSON(path, &meta); err != nil {
+		m.log.Error("read execution metadata", "execution", e.arn, "error", err)
+	}
+	m.mu.Lock()
+	if res.Status == asl.StatusAborted && e.stopErr+e.stopWhy != "" {
+		res.Error, res.Cause = e.stopErr, e.stopWhy
+	} else if res.Status == asl.StatusAborted {
+		res.Error, res.Cause = "", ""
+	}
+	m.mu.Unlock()
+	meta.Status, meta.Output, meta.Error, meta.Cause, meta.Stop = res.Status, res.Output, res.Error, res.Cause, stop
+	if err := writeAtomic(path, meta); err != nil {
+		m.log.Error("record the end of an execution", "execution", e.arn, "error", err)
+	}
+	rec.close()
+	m.mu.Lock()
+	e.status, e.stop, e.x = res.Status, stop, nil
+	m.running--
+	m.mu.Unlock()
+	m.notify(Status{Tenant: e.tenant, ExecutionARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Status: res.Status,
+		Output: res.Output, Error: res.Error, Cause: res.Cause})
+}
+
+func (m *Manager) lookup(arn string) (*execution, error) {
+	if err := checkExecutionARN(arn); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.execs[arn]
+	if !ok {
+		return nil, errorf(CodeExecutionDoesNotExist, "Execution Does Not Exist: '%s'", arn)
+	}
+	return e, nil
+}
+
+// DescribeExecution returns an execution with its input and, once closed,
+// its output or error.
+func (m *Manager) DescribeExecution(_ context.Context, arn string) (Execution, error) {
+	e, err := m.lookup(arn)
+	if err != nil {
+		return Execution{}, err
+	}
+	// Status first, then meta.json: finish writes meta.json before it sets
+	// the status, so a closed status read here always finds its output.
+	m.mu.Lock()
+	status, stop := e.status, e.stop
+	m.mu.Unlock()
+	var meta execMeta
+	if err := readJSON(filepath.Join(e.dir, "meta.json"), &meta); err != nil {
+		return Execution{}, fmt.Errorf("describe execution %s: %w", arn, err)
+	}
+	out := Execution{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: status, Input: meta.Input, Start: e.start, Stop: stop}
+	if status != asl.StatusRunning && meta.Status == status {
+		out.Output, out.Error, out.Cause = meta.Output, meta.Error, meta.Cause
+	}
+	return out, nil
+}
+
+// ListExecutions lists a machine's executions, newest first, optionally
+// only those with status, at most max per page. next is the token a
+// previous page returned ("" for the first).
+func (m *Manager) ListExecutions(_ context.Context, smARN, status, next string, max int) ([]ExecutionSummary, string, error) {
+	if err := checkMachineARN(smARN); err != nil {
+		return nil, "", err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	list, known := m.byMachine[smARN]
+	if _, ok := m.machines[smARN]; !ok && !known {
+		return nil, "", errorf(CodeStateMachineDoesNotExist, "State Machine Does Not Exist: '%s'", smARN)
+	}
+	i := len(list) - 1
+	if next != "" {
+		n, err := strconv.Atoi(next)
+		if err != nil || n < 0 || n >= len(list) {
+			return nil, "", errorf("InvalidToken", "Invalid Token: '%s'", next)
+		}
+		i = n
+	}
+	var out []ExecutionSummary
+	for ; i >= 0; i-- {
+		e := list[i]
+		if status != "" && e.status != status {
+			continue
+		}
+		if len(out) == max {
+			return out, strconv.Itoa(i), nil
+		}
+		out = append(out, ExecutionSummary{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Status: e.status, Start: e.start, Stop: e.stop})
+	}
+	return out, "", nil
+}
+
+// stopWait bounds how long StopExecution waits for the end to be recorded.
+const stopWait = 10 * time.Second
+
+// StopExecution aborts a running execution with an optional error and
+// cause and waits (within ctx) until its end is recorded.
+func (m *Manager) StopExecution(ctx context.Context, arn, errName, cause string) (time.Time, error) {
+	if err := checkErrorCause(errName, cause); err != nil {
+		return time.Time{}, err
+	}
+	e, err := m.lookup(arn)
+	if err != nil {
+		return time.Time{}, err
+	}
+	m.mu.Lock()
+	x := e.x
+	if x == nil {
+		stop := e.stop
+		m.mu.Unlock()
+		return stop, nil
+	}
+	e.stopErr, e.stopWhy = errName, cause
+	m.mu.Unlock()
+	x.Stop()
+	// A handler that ignores its context can hold the end back: answer
+	// within a bound either way (the end is recorded when it comes).
+	ctx, cancel := context.WithTimeout(ctx, stopWait)
+	defer cancel()
+	for {
+		m.mu.Lock()
+		st, stop := e.status, e.stop
+		m.mu.Unlock()
+		if st != asl.StatusRunning {
+			return stop, nil
+		}
+		select {
+		case <-ctx.Done():
+			return m.now().UTC(), nil
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package control
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/veredicto/veredicto/internal/asl"
+)
+
+func (m *Manager) loadMachines() error {
+	entries, err := os.ReadDir(m.machinesDir())
+	if err != nil {
+		return fmt.Errorf("control: %w", err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		var meta machineMeta
+		if err := readJSON(filepath.Join(m.machinesDir(), e.Name()), &meta); err != nil {
+			return fmt.Errorf("control: %w", err)
+		}
+		sm, err := m.parseDefinition(meta.Definition)
+		if err != nil {
+			m.log.Warn("a persisted state machine no longer validates; skipped", "state_machine", meta.Name, "error", err)
+			continue
+		}
+		m.machines[meta.ARN] = &machine{meta: meta, sm: sm}
+	}
+	return nil
+}
+
+func (m *Manager) loadExecutions(ctx context.Context) error {
+	machines, err := os.ReadDir(m.executionsDir())
+	if err != nil {
+		return fmt.Errorf("control: %w", err)
+	}
+	var resume []*execution
+	var metas []execMeta
+	for _, md := range machines {
+		if !md.IsDir() {
+			continue
+		}
+		names, err := os.ReadDir(filepath.Join(m.executionsDir(), md.Name()))
+		if err != nil {
+			return fmt.Errorf("control: %w", err)
+		}
+		for _, nd := range names {
+			dir := filepath.Join(m.executionsDir(), md.Name(), nd.Name())
+			var meta execMeta
+			if err := readJSON(filepath.Join(dir, "meta.json"), &meta); err != nil {
+				m.log.Warn("skipping an execution folder without readable metadata", "folder", dir, "error", err)
+				continue
+			}
+			e := &execution{arn: meta.ARN, smARN: meta.StateMachineARN, name: meta.Name, tenant: meta.Tenant,
+				inputSum: sha256.Sum256(meta.Input), start: meta.Start, dir: dir, status: meta.Status, stop: meta.Stop}
+			m.execs[e.arn] = e
+			m.byMachine[e.smARN] = append(m.byMachine[e.smARN], e)
+			if e.status == asl.StatusRunning {
+				m.running++
+				resume = append(resume, e)
+				metas = append(metas, meta)
+			}
+		}
+	}
+	for _, list := range m.byMachine {
+		sort.SliceStable(list, func(i, j int) bool { return list[i].start.Before(list[j].start) })
+	}
+	for i, e := range resume {
+		if err := m.resume(ctx, e, metas[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resume replays a RUNNING execution from its history.
+func (m *Manager) resume(ctx context.Context, e *execution, meta execMeta) error {
+	rec := newRecorder(m, e)
+	if err := rec.load(); err != nil {
+		return fmt.Errorf("control: resume %s: %w", e.arn, err)
+	}
+	if res := rec.ended(); res != nil {
+		// it ended just before the crash: record what the history says
+		m.finish(e, rec, res)
+		return nil
+	}
+	sm, err := asl.Parse([]byte(meta.Definition))
+	if err != nil {
+		m.finish(e, rec, &asl.Result{Status: asl.StatusFailed, Error: asl.ErrRuntime, Cause: "the recorded definition no longer parses: " + err.Error()})
+		return nil
+	}
+	m.log.InfoContext(ctx, "resuming execution", "execution", e.arn, "events", rec.nextID)
+	for _, w := range rec.rp.waiting {
+		m.addToken(w.v, rec)
+	}
+	m.launch(ctx, e, sm, meta.Input, rec, true)
+	return nil
+}
