@@ -1,17 +1,3 @@
-// Package debate implements seed 003, the debate-dynamics protocol: a
-// committee of role agents (CFO, CHRO, CEO, consultor senior, …) answers one
-// hiring question in bounded rounds, the code measures their convergence,
-// stops loops with a circuit breaker and escalates to a council of three or
-// to a person.
-//
-// The language model only writes positions, rebuttals, syntheses and votes
-// (strict schemas debate_position, debate_rebuttal, debate_synthesis,
-// council_vote); every number and rule of the seed is code in this package:
-// routing (Route), convergence (Convergence), loop hashing (PositionsHash),
-// the circuit breaker (Breaker), the synthesis and council confidences and
-// the escalation tables (Escalate, AfterCouncil). Agents cite the internal
-// knowledge base as [RAG:<chunk_id>]; a citation of a chunk the agent was not
-// given is rejected with one re-ask.
 package debate
 
 import (

@@ -1,0 +1,181 @@
+package debate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/veredicto/veredicto"
+)
+
+// StartInput is DebateStateMachine's execution input:
+//
+//	{
+//	  "tenant": "acme",
+//	  "debate_id": "d-c-005-oferta",
+//	  "question": {"question": "¿Avanzamos con la oferta a c-005?",
+//	               "options": ["avanzar", "no avanzar"],
+//	               "participants": [{"id": "cfo", "brief": "…"}, …],
+//	               "value_at_risk": {"amount": 80000, "currency": "BRL"},
+//	               "config": {"timeout": {"per_agent": 30}}},
+//	  "knowledge": ["searches/acme/demo-cfo-andina/", "reports/acme/demo-cfo-andina/c-005/"],
+//	  "optional_council": true,
+//	  "human_timeout_seconds": 604800
+//	}
+//
+// question has exactly QUESTION.yaml's fields. knowledge lists blob
+// prefixes <kind>/<tenant>/…; a prefix of another tenant answers like a
+// missing one; the prefixes are read from the inputs bucket (locally, the
+// serve data folder's inputs). optional_council defaults to true.
+type StartInput struct {
+	Tenant          string          `json:"tenant"`
+	DebateID        string          `json:"debate_id"`
+	Question        json.RawMessage `json:"question"`
+	Knowledge       []string        `json:"knowledge,omitempty"`
+	OptionalCouncil *bool           `json:"optional_council,omitempty"`
+	// HumanTimeoutSeconds bounds the wait for the person's decision
+	// (default 7 days); past it the decision is recorded as pending.
+	HumanTimeoutSeconds int `json:"human_timeout_seconds,omitempty"`
+}
+
+// ValidateStart checks an execution input without reading anything: ids,
+// the question (QUESTION.yaml's fields), the knowledge prefixes' tenant and
+// the human timeout. Prepare runs the same checks.
+func ValidateStart(in StartInput) error {
+	if !validID(in.Tenant) {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "tenant", Problem: "is missing or invalid"}
+	}
+	if !validID(in.DebateID) {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "debate_id", Problem: "must be 1-40 letters, digits, '-' or '_'"}
+	}
+	if len(in.Question) == 0 {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "question", Problem: "is required"}
+	}
+	if _, err := ParseQuestion("question", in.Question); err != nil {
+		return err
+	}
+	if in.HumanTimeoutSeconds < 0 || in.HumanTimeoutSeconds > 366*24*3600 {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "human_timeout_seconds", Problem: "must be between 1 second and 366 days"}
+	}
+	if len(in.Knowledge) > 20 {
+		return &veredicto.InvalidInputError{File: "execution input", Field: "knowledge", Problem: "lists more than 20 prefixes"}
+	}
+	return nil
+}
+
+// Prepare validates the input, routes the debate and runs the first RAG
+// queries (the question; then the question and each participant's brief).
+func (s *Steps) Prepare(ctx context.Context, in StartInput) (Flow, error) {
+	if err := ValidateStart(in); err != nil {
+		return Flow{}, err
+	}
+	q, err := ParseQuestion("question", in.Question)
+	if err != nil {
+		return Flow{}, err
+	}
+	chunks, err := s.loadKnowledge(ctx, in.Tenant, in.Knowledge)
+	if err != nil {
+		return Flow{}, err
+	}
+	f := Flow{Tenant: in.Tenant, Knowledge: in.Knowledge, OptionalCouncil: in.OptionalCouncil == nil || *in.OptionalCouncil,
+		Library: map[string]Chunk{}, Chunks: map[string][]string{}, Extra: []string{}, Current: []Answer{}, KnowledgeChunks: len(chunks)}
+	r := &f.Result
+	r.SessionID, r.Question, r.Start = in.DebateID, q, s.now()
+	r.Mode, r.ModeReason = Route(q)
+	f.Participants = q.Participants
+	if r.Mode == ModeSimple {
+		f.Participants = f.Participants[:1]
+	}
+	rag := NewRAG(retrieverOf(chunks), q.Config.RAG.MaxQueries, Dur(q.Config.RAG.Timeout))
+	shared := f.query(ctx, rag, q.Question)
+	for _, p := range f.Participants {
+		f.Chunks[p.ID] = f.keep(mergeChunks(shared, f.query(ctx, rag, q.Question+" "+p.Brief)))
+	}
+	f.Result.RAG = rag.Stats()
+	f.Roster = roster(f.Participants, fase(1))
+	f.Members = roster(DefaultCouncil, "council")
+	f.TaskTimeoutSeconds = int(q.Config.Timeout.PerAgent) + 30
+	f.CouncilTimeoutSeconds = int(q.Config.Timeout.Council) + 30
+	f.HumanTimeoutSeconds = 7 * 24 * 3600
+	if in.HumanTimeoutSeconds > 0 {
+		f.HumanTimeoutSeconds = in.HumanTimeoutSeconds
+	}
+	f.RoundStart = s.now()
+	f.Next = "round1"
+	if err := s.closeLibrary(ctx, &f); err != nil {
+		return Flow{}, err
+	}
+	s.logger().InfoContext(ctx, "debate prepared", "tenant", in.Tenant, "debate_id", in.DebateID, "mode", r.Mode, "chunks", len(chunks))
+	return f, nil
+}
+
+func retrieverOf(chunks []Chunk) Retriever {
+	if len(chunks) == 0 {
+		return nil
+	}
+	return IndexRetriever{NewIndex(chunks)}
+}
+
+func (f *Flow) query(ctx context.Context, rag *RAG, text string) []Chunk {
+	chunks, err := rag.Query(ctx, text)
+	switch {
+	case errors.Is(err, ErrQueryBudget):
+		f.Result.Events = append(f.Result.Events, fmt.Sprintf("RAG: consulta rechazada, límite de %d consultas por debate alcanzado", rag.maxQueries))
+	case err != nil:
+		f.Result.Events = append(f.Result.Events, "RAG: consulta abortada por timeout; se continúa sin ella")
+	}
+	return chunks
+}
+
+// loadKnowledge chunks the text blobs under prefixes, each inside the
+// tenant's namespace (<kind>/<tenant>/…), within the knowledge bounds.
+func (s *Steps) loadKnowledge(ctx context.Context, tenant string, prefixes []string) ([]Chunk, error) {
+	var out []Chunk
+	files, total := 0, 0
+	for i, p := range prefixes {
+		parts := strings.Split(p, "/")
+		if len(parts) < 3 || parts[1] != tenant || strings.Contains(p, "..") {
+			// Another tenant's prefix answers exactly like a missing one.
+			return nil, &veredicto.NotFoundError{What: fmt.Sprintf("knowledge[%d] %s", i, p)}
+		}
+		if s.Knowledge == nil {
+			return nil, errors.New("debate: no blob store for the knowledge base")
+		}
+		keys, err := s.Knowledge.List(ctx, p)
+		if err != nil {
+			return nil, &veredicto.TransientError{Op: "list knowledge " + p, Err: err}
+		}
+		if len(keys) == 0 {
+			return nil, &veredicto.NotFoundError{What: fmt.Sprintf("knowledge[%d] %s", i, p)}
+		}
+		for _, k := range keys {
+			if !knowledgeExts[strings.ToLower(path.Ext(k))] {
+				continue
+			}
+			if files++; files > MaxKnowledgeFiles {
+				return nil, &veredicto.InvalidInputError{File: p, Problem: fmt.Sprintf("holds more than %d documents", MaxKnowledgeFiles)}
+			}
+			b, err := s.Knowledge.Get(ctx, k)
+			var bad *veredicto.InvalidInputError
+			switch {
+			case errors.As(err, &bad): // too large to read: no retry helps
+				return nil, err
+			case err != nil:
+				return nil, &veredicto.TransientError{Op: "get knowledge " + k, Err: err}
+			}
+			text, err := knowledgeText(k, b)
+			if err != nil {
+				return nil, err
+			}
+			if total += len(b); total > MaxKnowledgeBytes {
+				return nil, &veredicto.InvalidInputError{File: p, Problem: fmt.Sprintf("holds more than %d bytes of documents", MaxKnowledgeBytes)}
+			}
+			// Ids without <kind>/<tenant>/: stable and free of the tenant.
+			out = append(out, ChunkText(strings.Join(strings.Split(k, "/")[2:], "/"), text)...)
+		}
+	}
+	return out, nil
+}
