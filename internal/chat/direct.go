@@ -4,11 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"time"
-
-	"github.com/veredicto/veredicto/prompts"
 )
-
-func systemPrompt() (string, error) { return prompts.System("chat_supervisor") }
 
 // directTool is a tool the supervisor uses itself (no delegation).
 // Basic ones stay under CHAT_DELEGATION_ONLY (seed §9).

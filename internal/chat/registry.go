@@ -1,12 +1,3 @@
-// Package chat is the delegation chat of seed 004 (§2, §5–9, §11): a
-// supervisor model that may delegate a consultant's request to one of
-// Veredicto's specialist agents through delegate_to_<id> tools, guided by a
-// lexical intent heuristic (ScoreDelegationIntent) that never forces it,
-// with sensitive actions behind confirmations and everything on the
-// conversation's event stream.
-//
-// The agents are data (prompts/agents.yaml, LoadRegistry): adding one is
-// keywords plus a tool (seed §13).
 package chat
 
 import (
