@@ -1,0 +1,104 @@
+package confirm
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Decision is what a person decided.
+type Decision struct {
+	Approved  bool      `json:"approved"`
+	DecidedBy string    `json:"decided_by"`
+	DecidedAt time.Time `json:"decided_at"`
+	Comment   string    `json:"comment,omitempty"`
+}
+
+// Record is a stored confirmation, token included. Version increases by
+// one with every write; stores write conditionally on it.
+type Record struct {
+	ID          string          `json:"id"`
+	Tenant      string          `json:"tenant"`
+	Execution   string          `json:"execution"`
+	ToolName    string          `json:"toolName"`
+	Category    string          `json:"category"`
+	Sensitivity string          `json:"sensitivity"`
+	Undoable    bool            `json:"undoable"`
+	Preview     json.RawMessage `json:"preview"`
+	CreatedAt   time.Time       `json:"created_at"`
+	ExpiresAt   time.Time       `json:"expires_at"`
+	Status      string          `json:"status"`
+	Decision    *Decision       `json:"decision,omitempty"`
+	// Attempts counts deliveries started (SendTask calls about to be made).
+	Attempts int `json:"attempts,omitempty"`
+	// LeaseUntil: a delivery is under way until then; no other may start
+	// (it is released when an attempt fails, and lapses after a crash).
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
+	// Delivery is "unconfirmed" when a redelivery found the token used and
+	// an earlier attempt may have delivered the decision, DeliveryNextRun
+	// when no task was waiting for it.
+	Delivery string `json:"delivery,omitempty"`
+	// Key is the question a keyed confirmation answers (Request.Key).
+	Key string `json:"key,omitempty"`
+	// Resolver names the process that delivers decisions to this record's
+	// task when that is not a Step Functions API (a "veredicto search run
+	// --review" waiting in its own engine: Service.Resolver); empty for
+	// serve and AWS.
+	Resolver   string    `json:"resolver,omitempty"`
+	ResolvedAt time.Time `json:"resolved_at,omitzero"`
+	TaskToken  string    `json:"task_token"`
+	Version    int       `json:"version"`
+}
+
+// View is a confirmation as clients see it: never the task token.
+type View struct {
+	ID          string          `json:"id"`
+	Execution   string          `json:"execution"`
+	ToolName    string          `json:"toolName"`
+	Category    string          `json:"category"`
+	Sensitivity string          `json:"sensitivity"`
+	Undoable    bool            `json:"undoable"`
+	Preview     json.RawMessage `json:"preview"`
+	CreatedAt   time.Time       `json:"created_at"`
+	ExpiresAt   time.Time       `json:"expires_at"`
+	Status      string          `json:"status"`
+	Approved    *bool           `json:"approved,omitempty"`
+	DecidedBy   string          `json:"decided_by,omitempty"`
+	DecidedAt   *time.Time      `json:"decided_at,omitempty"`
+	Comment     string          `json:"comment,omitempty"`
+	Delivery    string          `json:"delivery,omitempty"`
+	Resolver    string          `json:"resolver,omitempty"`
+}
+
+// View returns what clients see of r at now (a pending confirmation past
+// its expiry shows as expired).
+func (r Record) View(now time.Time) View {
+	v := View{ID: r.ID, Execution: r.Execution, ToolName: r.ToolName, Category: r.Category,
+		Sensitivity: r.Sensitivity, Undoable: r.Undoable, Preview: r.Preview,
+		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, Status: r.Status, Delivery: r.Delivery, Resolver: r.Resolver}
+	if r.Status == StatusPending && !now.Before(r.ExpiresAt) {
+		v.Status = StatusExpired
+	}
+	if d := r.Decision; d != nil && r.Status != StatusExpired {
+		v.Approved, v.DecidedBy, v.DecidedAt, v.Comment = &d.Approved, d.DecidedBy, &d.DecidedAt, d.Comment
+	}
+	return v
+}
+
+// Open reports whether r still awaits a decision (pending and not
+// expired at now) or the delivery of one (resolving).
+func (r Record) Open(now time.Time) bool {
+	return r.Status == StatusResolving || r.Status == StatusPending && now.Before(r.ExpiresAt)
+}
+
+// endedAt is when r stopped being open: its resolution, or the expiry of
+// a pending confirmation nobody decided (zero while it is open). Stores
+// keep a confirmation for Retention after it.
+func (r Record) endedAt() time.Time {
+	if !r.ResolvedAt.IsZero() {
+		return r.ResolvedAt
+	}
+	if r.Status == StatusPending {
+		return r.ExpiresAt
+	}
+	return time.Time{}
+}

@@ -1,0 +1,50 @@
+package confirm
+
+import (
+	"context"
+	"sort"
+	"time"
+)
+
+// Store keeps confirmations, keyed by tenant and id.
+type Store interface {
+	// Get returns a confirmation; a *veredicto.NotFoundError when the
+	// tenant has none with that id.
+	Get(ctx context.Context, tenant, id string) (Record, error)
+	// List returns the tenant's open confirmations (Open at now), oldest
+	// first (by CreatedAt, then id), at most limit (MaxList when limit is
+	// not in 1–MaxList); more reports open ones past them or left unread.
+	List(ctx context.Context, tenant string, now time.Time, limit int) (recs []Record, more bool, err error)
+	// Put writes r with Version expect+1 if the stored version is expect
+	// (0: absent), else returns a *veredicto.ConflictError.
+	Put(ctx context.Context, r Record, expect int) error
+}
+
+// listLimit is a Store's page size for a List limit.
+func listLimit(limit int) int {
+	if limit <= 0 || limit > MaxList {
+		return MaxList
+	}
+	return limit
+}
+
+// firstOpen sorts the open records of rs oldest first and keeps at most
+// limit; more reports whether it cut any.
+func firstOpen(rs []Record, now time.Time, limit int) ([]Record, bool) {
+	open := rs[:0:0]
+	for _, r := range rs {
+		if r.Open(now) {
+			open = append(open, r)
+		}
+	}
+	sort.Slice(open, func(i, j int) bool {
+		if !open[i].CreatedAt.Equal(open[j].CreatedAt) {
+			return open[i].CreatedAt.Before(open[j].CreatedAt)
+		}
+		return open[i].ID < open[j].ID
+	})
+	if limit = listLimit(limit); len(open) > limit {
+		return open[:limit], true
+	}
+	return open, false
+}
