@@ -153,9 +153,9 @@ func (s *Service) Confirm(ctx context.Context, in Request) (Response, error) {
 		timeout = time.Duration(in.TimeoutSeconds) * time.Second
 	}
 	rec := Record{
-		ID: IDFor(in.Tenant, in.TaskToken), Tenant: in.Tenant, Execution: in.Execution,
-		ToolName: in.ToolName, Category: in.Category, Sensitivity: in.Sensitivity,
-		Undoable: *in.Undoable, Preview: in.Preview, CreatedAt: now, ExpiresAt: now.Add(timeout),
+		ID: IDFor(in.Tenant, in.TaskToken), Tenant: in.Tenant,
+		Ask: Ask{Execution: in.Execution, ToolName: in.ToolName, Category: in.Category, Sensitivity: in.Sensitivity,
+			Undoable: *in.Undoable, Preview: in.Preview, CreatedAt: now, ExpiresAt: now.Add(timeout)},
 		Status: StatusPending, TaskToken: in.TaskToken, Key: in.Key,
 	}
 	if in.Key != "" {

@@ -9,21 +9,11 @@ import (
 )
 
 type pending struct {
-	ID          string          `json:"id"`
-	Execution   string          `json:"execution"`
-	ToolName    string          `json:"toolName"`
-	Category    string          `json:"category"`
-	Sensitivity string          `json:"sensitivity"`
-	Undoable    bool            `json:"undoable"`
-	Preview     json.RawMessage `json:"preview"`
-	CreatedAt   time.Time       `json:"created_at"`
-	ExpiresAt   time.Time       `json:"expires_at"`
+	ID string `json:"id"`
+	Ask
 }
 
-func pendingEvent(r Record) pending {
-	return pending{ID: r.ID, Execution: r.Execution, ToolName: r.ToolName, Category: r.Category,
-		Sensitivity: r.Sensitivity, Undoable: r.Undoable, Preview: r.Preview, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
-}
+func pendingEvent(r Record) pending { return pending{ID: r.ID, Ask: r.Ask} }
 
 type resolved struct {
 	ID        string     `json:"id"`

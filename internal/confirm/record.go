@@ -13,11 +13,11 @@ type Decision struct {
 	Comment   string    `json:"comment,omitempty"`
 }
 
-// Record is a stored confirmation, token included. Version increases by
-// one with every write; stores write conditionally on it.
-type Record struct {
-	ID          string          `json:"id"`
-	Tenant      string          `json:"tenant"`
+// Ask is what a confirmation asks, for which execution, and until when:
+// the fields a stored Record, the View clients read and the
+// pending-confirmation event share. Embedded, its fields keep their place
+// in each one's JSON.
+type Ask struct {
 	Execution   string          `json:"execution"`
 	ToolName    string          `json:"toolName"`
 	Category    string          `json:"category"`
@@ -26,8 +26,16 @@ type Record struct {
 	Preview     json.RawMessage `json:"preview"`
 	CreatedAt   time.Time       `json:"created_at"`
 	ExpiresAt   time.Time       `json:"expires_at"`
-	Status      string          `json:"status"`
-	Decision    *Decision       `json:"decision,omitempty"`
+}
+
+// Record is a stored confirmation, token included. Version increases by
+// one with every write; stores write conditionally on it.
+type Record struct {
+	ID     string `json:"id"`
+	Tenant string `json:"tenant"`
+	Ask
+	Status   string    `json:"status"`
+	Decision *Decision `json:"decision,omitempty"`
 	// Attempts counts deliveries started (SendTask calls about to be made).
 	Attempts int `json:"attempts,omitempty"`
 	// LeaseUntil: a delivery is under way until then; no other may start
@@ -51,30 +59,21 @@ type Record struct {
 
 // View is a confirmation as clients see it: never the task token.
 type View struct {
-	ID          string          `json:"id"`
-	Execution   string          `json:"execution"`
-	ToolName    string          `json:"toolName"`
-	Category    string          `json:"category"`
-	Sensitivity string          `json:"sensitivity"`
-	Undoable    bool            `json:"undoable"`
-	Preview     json.RawMessage `json:"preview"`
-	CreatedAt   time.Time       `json:"created_at"`
-	ExpiresAt   time.Time       `json:"expires_at"`
-	Status      string          `json:"status"`
-	Approved    *bool           `json:"approved,omitempty"`
-	DecidedBy   string          `json:"decided_by,omitempty"`
-	DecidedAt   *time.Time      `json:"decided_at,omitempty"`
-	Comment     string          `json:"comment,omitempty"`
-	Delivery    string          `json:"delivery,omitempty"`
-	Resolver    string          `json:"resolver,omitempty"`
+	ID string `json:"id"`
+	Ask
+	Status    string     `json:"status"`
+	Approved  *bool      `json:"approved,omitempty"`
+	DecidedBy string     `json:"decided_by,omitempty"`
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
+	Comment   string     `json:"comment,omitempty"`
+	Delivery  string     `json:"delivery,omitempty"`
+	Resolver  string     `json:"resolver,omitempty"`
 }
 
 // View returns what clients see of r at now (a pending confirmation past
 // its expiry shows as expired).
 func (r Record) View(now time.Time) View {
-	v := View{ID: r.ID, Execution: r.Execution, ToolName: r.ToolName, Category: r.Category,
-		Sensitivity: r.Sensitivity, Undoable: r.Undoable, Preview: r.Preview,
-		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, Status: r.Status, Delivery: r.Delivery, Resolver: r.Resolver}
+	v := View{ID: r.ID, Ask: r.Ask, Status: r.Status, Delivery: r.Delivery, Resolver: r.Resolver}
 	if r.Status == StatusPending && !now.Before(r.ExpiresAt) {
 		v.Status = StatusExpired
 	}

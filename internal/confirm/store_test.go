@@ -58,9 +58,9 @@ func TestStores(t *testing.T) {
 			base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 			recs := []Record{}
 			for i, tok := range []string{"t3", "t1", "t2"} {
-				r := Record{ID: IDFor("acme", tok), Tenant: "acme", Execution: "arn:x", ToolName: "senior_review",
-					Category: "decision", Sensitivity: "high", Preview: []byte(`"p"`), Status: StatusPending,
-					CreatedAt: base.Add(time.Duration(3-i) * time.Minute), ExpiresAt: base.Add(time.Hour), TaskToken: tok}
+				r := Record{ID: IDFor("acme", tok), Tenant: "acme", Ask: Ask{Execution: "arn:x", ToolName: "senior_review",
+					Category: "decision", Sensitivity: "high", Preview: []byte(`"p"`),
+					CreatedAt: base.Add(time.Duration(3-i) * time.Minute), ExpiresAt: base.Add(time.Hour)}, Status: StatusPending, TaskToken: tok}
 				if err := s.Put(ctx, r, 0); err != nil {
 					t.Fatal(err)
 				}
@@ -137,9 +137,9 @@ func TestListIsOldestFirstAcrossPages(t *testing.T) {
 	for sname, s := range stores {
 		for i := range n {
 			tok := fmt.Sprintf("t%02d", i)
-			r := Record{ID: IDFor("acme", tok), Tenant: "acme", Execution: "arn:x", ToolName: "senior_review",
-				Category: "decision", Sensitivity: "high", Preview: []byte(`"p"`), Status: StatusPending,
-				CreatedAt: base.Add(time.Duration(i) * time.Minute), ExpiresAt: base.Add(time.Hour), TaskToken: tok}
+			r := Record{ID: IDFor("acme", tok), Tenant: "acme", Ask: Ask{Execution: "arn:x", ToolName: "senior_review",
+				Category: "decision", Sensitivity: "high", Preview: []byte(`"p"`),
+				CreatedAt: base.Add(time.Duration(i) * time.Minute), ExpiresAt: base.Add(time.Hour)}, Status: StatusPending, TaskToken: tok}
 			if i == 0 {
 				r.ExpiresAt = base // expired: not open, not counted
 			}
