@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/veredicto/veredicto/internal/catalog"
-	"github.com/veredicto/veredicto/internal/offline"
+	"github.com/veredicto/veredicto/internal/search/offline"
 )
 
 func TestConfigFromEnvNamesMissingSettings(t *testing.T) {

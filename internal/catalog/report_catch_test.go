@@ -13,8 +13,8 @@ import (
 	"github.com/veredicto/veredicto/internal/asl"
 	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/catalog"
-	"github.com/veredicto/veredicto/internal/offline"
 	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/search/offline"
 	store "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )

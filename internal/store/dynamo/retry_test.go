@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	blob "github.com/veredicto/veredicto/internal/blob/fs"
-	"github.com/veredicto/veredicto/internal/offline"
 	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/search/offline"
 )
 
 // billedAnalyst is the offline analyst reporting one billed call per agent

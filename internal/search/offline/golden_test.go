@@ -15,15 +15,15 @@ import (
 	"github.com/veredicto/veredicto/internal/asl"
 	blob "github.com/veredicto/veredicto/internal/blob/fs"
 	"github.com/veredicto/veredicto/internal/catalog"
-	"github.com/veredicto/veredicto/internal/offline"
 	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/search/offline"
 	store "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden reports in testdata/golden")
 
-const exampleDir = "../../examples/search-demo"
+const exampleDir = "../../../examples/search-demo"
 
 // runExample evaluates the example search with the offline analyst and a
 // fixed clock, and returns every report file written, by path.
@@ -129,7 +129,7 @@ func TestExampleGolden(t *testing.T) {
 	for _, n := range names {
 		g, _ := os.ReadFile(filepath.Join(golden, n))
 		if !bytes.Equal(files[n], g) {
-			t.Errorf("%s differs from testdata/golden/%s (run go test ./internal/offline -run Golden -update and review the diff)", n, n)
+			t.Errorf("%s differs from testdata/golden/%s (run go test ./internal/search/offline -run Golden -update and review the diff)", n, n)
 		}
 	}
 }
