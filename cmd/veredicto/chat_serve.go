@@ -9,12 +9,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/app"
-	"github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/eventlog"
-	storefile "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 
@@ -69,11 +69,11 @@ func assembleChat(cfg serveConfig, a *app.App, sfnClient *sfn.Client, events *ev
 	}
 	inputs, _, _ := app.LocalLayout(cfg.data)
 	svc := &chat.Service{
-		Registry: reg, Model: model, Store: storefile.NewLocal(filepath.Join(cfg.data, "chats")), Events: events,
+		Registry: reg, Model: model, Store: filestore.NewLocal(filepath.Join(cfg.data, "chats")), Events: events,
 		Confirmations: confirmations, ConfirmationStore: confirmations.Store, Options: opts, Logger: logger,
 		Tools: map[string]chat.Tool{
 			chat.ActionSearch:    chat.SearchTool{Searches: a.Intake},
-			chat.ActionFlags:     chat.FlagsTool{Inputs: fs.NewDir(inputs), Judge: a.HTTP.Judge},
+			chat.ActionFlags:     chat.FlagsTool{Inputs: fileblob.NewDir(inputs), Judge: a.HTTP.Judge},
 			chat.ActionCompanion: chat.MachineTool{Client: sfnClient, MachineARN: control.StateMachineARN(CompanionMachine), Name: CompanionMachine, NewArgs: func() any { return &chat.CompanionArgs{} }, Input: chat.CompanionInput},
 			chat.ActionDebate:    chat.MachineTool{Client: sfnClient, MachineARN: control.StateMachineARN(DebateMachine), Name: DebateMachine, NewArgs: func() any { return &chat.DebateArgs{} }, Input: chat.DebateInput, Execution: chat.DebateExecution},
 			chat.ActionReports:   chat.ReportsTool{Searches: a.Intake, Outbox: chat.DirOutbox{Dir: filepath.Join(cfg.data, "outbox")}},

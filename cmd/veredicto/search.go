@@ -16,12 +16,12 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/search"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 
@@ -162,8 +162,8 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	}
 	svc := &search.Service{
 		Inputs:         inputs,
-		Reports:        blob.NewDir(out),
-		Store:          store.NewLocal(filepath.Join(out, ".veredicto", "context")),
+		Reports:        fileblob.NewDir(out),
+		Store:          filestore.NewLocal(filepath.Join(out, ".veredicto", "context")),
 		Analyst:        analyst,
 		PromptVersions: prompts.PromptVersion,
 		Limits:         cfg.limits,

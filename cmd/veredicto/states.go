@@ -13,13 +13,13 @@ import (
 
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/search"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 
@@ -63,7 +63,7 @@ func projectRegistry(getenv func(string) string) (*asl.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := &search.Service{Inputs: blob.NewDir("."), Reports: blob.NewDir("."), Store: store.NewLocal(filepath.Join(".veredicto-local", "context")),
+	svc := &search.Service{Inputs: fileblob.NewDir("."), Reports: fileblob.NewDir("."), Store: filestore.NewLocal(filepath.Join(".veredicto-local", "context")),
 		Analyst: analyst, PromptVersions: prompts.PromptVersion}
 	return catalog.SearchRegistry(svc, &confirm.Service{Store: confirm.LocalStore(".veredicto-local"), Events: eventlog.Local(".veredicto-local")}), nil
 }

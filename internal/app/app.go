@@ -25,7 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/asl"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/flags"
@@ -37,7 +37,7 @@ import (
 	"github.com/veredicto/veredicto/internal/search/offline"
 	"github.com/veredicto/veredicto/internal/starter"
 	"github.com/veredicto/veredicto/internal/store/dynamo"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 
@@ -331,8 +331,8 @@ const DefaultLocalEndpoint = "http://127.0.0.1:8080"
 // Executions run in-process through the engine.
 func NewLocal(dir string, analyst search.Analyst, client *llm.OpenAI) *App {
 	in, rep, ctxDir := LocalLayout(dir)
-	inputs, reports := blob.NewDir(in), blob.NewDir(rep)
-	kv := store.NewLocal(ctxDir)
+	inputs, reports := fileblob.NewDir(in), fileblob.NewDir(rep)
+	kv := filestore.NewLocal(ctxDir)
 	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion, Layout: bucketLayout}
 	services := localPeople(dir, DefaultLocalEndpoint)
 	// Senior reviews are recorded with the other confirmations under dir.

@@ -12,14 +12,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/starter"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 
@@ -153,11 +153,11 @@ func localChat(dir string, s catalog.Services) (*catalog.HandlerFunc[events.APIG
 		judgeOf = s.HTTP.Judge
 	}
 	svc := &chat.Service{
-		Registry: reg, Model: model, Store: store.NewLocal(filepath.Join(dir, "chats")), Events: s.Confirm.Events,
+		Registry: reg, Model: model, Store: filestore.NewLocal(filepath.Join(dir, "chats")), Events: s.Confirm.Events,
 		Confirmations: s.Confirm, ConfirmationStore: s.Confirm.Store, Options: chat.OptionsFromEnv(os.Getenv),
 		Tools: map[string]chat.Tool{
 			chat.ActionSearch: chat.SearchTool{Searches: s.Intake},
-			chat.ActionFlags:  chat.FlagsTool{Inputs: blob.NewDir(in), Judge: judgeOf},
+			chat.ActionFlags:  chat.FlagsTool{Inputs: fileblob.NewDir(in), Judge: judgeOf},
 			// The companion's and the debate's machines run under "serve"
 			// (cmd/veredicto wires them); a lone invoke has none.
 			chat.ActionCompanion: chat.MachineTool{Name: "CareerCompanionStateMachine", NewArgs: func() any { return &chat.CompanionArgs{} }},

@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/companion/agents"
@@ -15,7 +15,7 @@ import (
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/starter"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // StartCompanion runs one of the career companion's task functions
@@ -63,7 +63,7 @@ func CompanionAnalyst(client, small *llm.OpenAI) companion.Analyst {
 // the local reports folder (companion/<tenant>/<id>/).
 func LocalCompanion(dir string, client *llm.OpenAI) *companion.Service {
 	_, rep, ctxDir := LocalLayout(dir)
-	return &companion.Service{Store: store.NewLocal(ctxDir), Blobs: blob.NewDir(rep),
+	return &companion.Service{Store: filestore.NewLocal(ctxDir), Blobs: fileblob.NewDir(rep),
 		Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
 }
 

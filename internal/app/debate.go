@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/asl"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/debate"
@@ -19,7 +19,7 @@ import (
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/starter"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // StartDebate runs one of the debate workflow's step functions
@@ -80,7 +80,7 @@ func (k knowledgeStores) Get(ctx context.Context, key string) ([]byte, error) {
 // files to dir/reports, logs in dir/context; st starts DebateStateMachine.
 func LocalDebate(dir string, client *llm.OpenAI, st httpapi.DebateStarter) (*debate.Steps, *httpapi.Debates) {
 	in, rep, ctxDir := LocalLayout(dir)
-	inputs, reports, kv := blob.NewDir(in), blob.NewDir(rep), store.NewLocal(ctxDir)
+	inputs, reports, kv := fileblob.NewDir(in), fileblob.NewDir(rep), filestore.NewLocal(ctxDir)
 	return DebateSteps(client, knowledgeStores{inputs, reports}, reports, kv), &httpapi.Debates{Starter: st, Logs: kv, Reports: reports}
 }
 

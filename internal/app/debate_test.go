@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto/internal/blob/file"
 )
 
 // A debate's knowledge names search folders (inputs bucket) and a
@@ -24,7 +24,7 @@ func TestDebateKnowledgeReadsEachPrefixFromItsBucket(t *testing.T) {
 	}
 	write("inputs/searches/acme/s1/jd.md", "vacante")
 	write("reports/reports/acme/s1/c-005/report.md", "informe")
-	k := knowledgeStores{inputs: blob.NewDir(filepath.Join(dir, "inputs")), reports: blob.NewDir(filepath.Join(dir, "reports"))}
+	k := knowledgeStores{inputs: file.NewDir(filepath.Join(dir, "inputs")), reports: file.NewDir(filepath.Join(dir, "reports"))}
 	ctx := context.Background()
 	for prefix, want := range map[string]string{"searches/acme/s1/": "vacante", "reports/acme/s1/c-005/": "informe"} {
 		keys, err := k.List(ctx, prefix)

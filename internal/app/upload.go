@@ -8,7 +8,7 @@ import (
 	"path"
 	"path/filepath"
 
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/intake"
 )
 
@@ -18,7 +18,7 @@ import (
 // followed.
 func UploadLocal(ctx context.Context, dir, src, tenant, searchID string) error {
 	inputs, _, _ := LocalLayout(dir)
-	dst := blob.NewDir(inputs)
+	dst := file.NewDir(inputs)
 	prefix := intake.InputPrefix(tenant, searchID)
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {

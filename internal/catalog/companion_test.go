@@ -13,12 +13,12 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/eventlog"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // companionRun runs statemachines/career_companion.asl.json through the
@@ -51,7 +51,7 @@ func (m *memEvents) Append(_ context.Context, tenant, stream string, ev eventlog
 func newCompanionRun(t *testing.T) *companionRun {
 	t.Helper()
 	r := &companionRun{blobs: t.TempDir(), confirms: &confirm.Service{Store: confirm.NewMemoryStore(), Logger: slog.New(slog.DiscardHandler)}}
-	r.svc = &companion.Service{Store: store.NewMemory(), Blobs: blob.NewDir(r.blobs), Analyst: companion.Offline{Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }},
+	r.svc = &companion.Service{Store: filestore.NewMemory(), Blobs: fileblob.NewDir(r.blobs), Analyst: companion.Offline{Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }},
 		Engine: companion.NewEngine(companion.DefaultConfig()), Logger: slog.New(slog.DiscardHandler)}
 	r.events = &memEvents{}
 	r.svc.Events = r.events
@@ -197,7 +197,7 @@ func TestCompanionWorkflowStopAndScreening(t *testing.T) {
 func (r *companionRun) runUploaded(t *testing.T, in companion.StartInput, jd, profile []byte) *asl.Result {
 	t.Helper()
 	ctx := t.Context()
-	blobs := blob.NewDir(r.blobs)
+	blobs := fileblob.NewDir(r.blobs)
 	blobs.Put(ctx, companion.Prefix(tenant, in.ApplicationID)+"jd.md", jd, "")
 	blobs.Put(ctx, companion.Prefix(tenant, in.ApplicationID)+"profile.yaml", profile, "")
 	x, err := catalog.StartCompanion(ctx, r.eng, in, nil)

@@ -10,11 +10,11 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/debate"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // scriptedAgents answer the debate's calls by rule, with no network.
@@ -43,7 +43,7 @@ func (s scriptedAgents) Vote(_ context.Context, in debate.VoteInput) (debate.Vot
 
 type debateRun struct {
 	steps     *debate.Steps
-	logs      *store.Memory
+	logs      *filestore.Memory
 	reports   string
 	decisions *confirm.Service
 	eng       *asl.Engine
@@ -51,11 +51,11 @@ type debateRun struct {
 
 func newDebateRun(t *testing.T, agents debate.Agents) *debateRun {
 	t.Helper()
-	r := &debateRun{logs: store.NewMemory(), reports: t.TempDir(),
+	r := &debateRun{logs: filestore.NewMemory(), reports: t.TempDir(),
 		decisions: &confirm.Service{Store: confirm.NewMemoryStore(), Logger: slog.New(slog.DiscardHandler)}}
 	knowledge := t.TempDir()
 	writeKnowledge(t, knowledge)
-	r.steps = &debate.Steps{Agents: agents, Knowledge: blob.NewDir(knowledge), Reports: blob.NewDir(r.reports), Logs: r.logs,
+	r.steps = &debate.Steps{Agents: agents, Knowledge: fileblob.NewDir(knowledge), Reports: fileblob.NewDir(r.reports), Logs: r.logs,
 		Logger: slog.New(slog.DiscardHandler)}
 	r.eng = asl.New(catalog.DebateRegistry(r.steps, r.decisions))
 	r.decisions.Tasks = confirm.EngineTasks{Engine: r.eng}
@@ -64,7 +64,7 @@ func newDebateRun(t *testing.T, agents debate.Agents) *debateRun {
 
 func writeKnowledge(t *testing.T, dir string) {
 	t.Helper()
-	d := blob.NewDir(dir)
+	d := fileblob.NewDir(dir)
 	for k, v := range map[string]string{
 		"knowledge/acme/policies/offers.md": "Ninguna oferta se emite con contradicciones abiertas: primero se piden referencias.",
 		"knowledge/acme/policies/band.md":   "La banda salarial del cargo CFO llega a 40.000 BRL mensuales.",
@@ -177,7 +177,7 @@ func TestDebateWorkflowConverges(t *testing.T) {
 		t.Errorf("finish %+v (%v)", out, err)
 	}
 	for _, name := range []string{"debate_log.yaml", "debate.md", "debate.json"} {
-		if _, err := blob.NewDir(r.reports).Get(context.Background(), "debates/acme/d-1/"+name); err != nil {
+		if _, err := fileblob.NewDir(r.reports).Get(context.Background(), "debates/acme/d-1/"+name); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -199,7 +199,7 @@ func TestDebateWorkflowConverges(t *testing.T) {
 	if err != nil || len(batches) == 0 {
 		t.Errorf("library batches %v (%v)", batches, err)
 	}
-	full, err := blob.NewDir(r.reports).Get(context.Background(), "debates/acme/d-1/debate.json")
+	full, err := fileblob.NewDir(r.reports).Get(context.Background(), "debates/acme/d-1/debate.json")
 	if err != nil || !strings.Contains(string(full), texts[1]) {
 		t.Errorf("debate.json lacks the cited chunk's text (%v)", err)
 	}
@@ -255,7 +255,7 @@ func TestDebateWorkflowLoopImpasseCouncilThenHuman(t *testing.T) {
 			if out.Decision != wantDecision || out.Pending {
 				t.Errorf("finish %+v, want decision %q", out, wantDecision)
 			}
-			md, err := blob.NewDir(r.reports).Get(context.Background(), "debates/acme/d-1/debate.md")
+			md, err := fileblob.NewDir(r.reports).Get(context.Background(), "debates/acme/d-1/debate.md")
 			if err != nil {
 				t.Fatal(err)
 			}

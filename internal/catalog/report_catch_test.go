@@ -11,17 +11,17 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 
 // failingReports refuses to write one candidate's report.
 type failingReports struct {
-	*blob.Dir
+	*fileblob.Dir
 	candidate string
 }
 
@@ -34,7 +34,7 @@ func (f failingReports) Put(ctx context.Context, key string, data []byte, conten
 
 func summaryOf(t *testing.T, reports search.BlobWriter, out string) search.Summary {
 	t.Helper()
-	svc := &search.Service{Inputs: blob.NewDir("../../examples/search-demo"), Reports: reports, Store: store.NewMemory(),
+	svc := &search.Service{Inputs: fileblob.NewDir("../../examples/search-demo"), Reports: reports, Store: filestore.NewMemory(),
 		Analyst: offline.New(), PromptVersions: prompts.PromptVersion}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -61,8 +61,8 @@ func summaryOf(t *testing.T, reports search.BlobWriter, out string) search.Summa
 // written, and the summary still ranks that candidate with its decision.
 func TestOneFailingReportKeepsTheSummary(t *testing.T) {
 	calmOut, out := t.TempDir(), t.TempDir()
-	calm := summaryOf(t, blob.NewDir(calmOut), calmOut)
-	got := summaryOf(t, failingReports{Dir: blob.NewDir(out), candidate: "c-002"}, out)
+	calm := summaryOf(t, fileblob.NewDir(calmOut), calmOut)
+	got := summaryOf(t, failingReports{Dir: fileblob.NewDir(out), candidate: "c-002"}, out)
 
 	decisions := func(s search.Summary) map[string]string {
 		m := map[string]string{}

@@ -13,12 +13,12 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 
@@ -43,7 +43,7 @@ func newReviewRun(t *testing.T, reviews confirm.Store) *reviewRun {
 // the pending senior review once it is stored, in parallel with the run.
 func (r *reviewRun) run(t *testing.T, review *search.ReviewOptions, decide func(id string)) map[string]search.Report {
 	t.Helper()
-	svc := &search.Service{Inputs: blob.NewDir("../../examples/search-demo"), Reports: blob.NewDir(r.out), Store: store.NewMemory(),
+	svc := &search.Service{Inputs: fileblob.NewDir("../../examples/search-demo"), Reports: fileblob.NewDir(r.out), Store: filestore.NewMemory(),
 		Analyst: offline.New(), PromptVersions: prompts.PromptVersion}
 	eng := asl.New(catalog.SearchRegistry(svc, r.reviews))
 	r.reviews.Tasks = confirm.EngineTasks{Engine: eng}
@@ -235,7 +235,7 @@ func TestSeniorReviewDecidedBetweenRuns(t *testing.T) {
 // other candidate's decision is the same.
 func TestSeniorReviewUnavailable(t *testing.T) {
 	out := t.TempDir()
-	svc := &search.Service{Inputs: blob.NewDir("../../examples/search-demo"), Reports: blob.NewDir(out), Store: store.NewMemory(),
+	svc := &search.Service{Inputs: fileblob.NewDir("../../examples/search-demo"), Reports: fileblob.NewDir(out), Store: filestore.NewMemory(),
 		Analyst: offline.New(), PromptVersions: prompts.PromptVersion}
 	reg := catalog.SearchRegistry(svc, &confirm.Service{Store: confirm.NewMemoryStore()})
 	reg.Register("ConfirmFunction", catalog.EngineHandler(func(context.Context, confirm.Request) (confirm.Response, error) {

@@ -16,14 +16,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/veredicto/veredicto"
-	fsblob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/starter"
-	storefile "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // scripted is a Model answering from a script and recording its prompts.
@@ -128,7 +128,7 @@ func newRig(t testing.TB, model Model, opts Options) *rig {
 		opts.ConfirmPoll = 10 * time.Millisecond
 	}
 	svc := &Service{
-		Registry: defaultRegistry(t), Model: model, Store: storefile.NewLocal(dir + "/kv"), Events: events,
+		Registry: defaultRegistry(t), Model: model, Store: filestore.NewLocal(dir + "/kv"), Events: events,
 		Confirmations: cs, ConfirmationStore: cs.Store, Options: opts, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Tools: map[string]Tool{
 			ActionSearch:    SearchTool{Searches: fs},
@@ -467,7 +467,7 @@ func TestCheckRejects(t *testing.T) {
 // and runs internal/flags; another tenant's interview is not found.
 func TestFlagsDelegation(t *testing.T) {
 	dir := t.TempDir()
-	blobs := fsblob.NewDir(dir)
+	blobs := fileblob.NewDir(dir)
 	for _, f := range []string{"questions.yaml", "context.yaml", "transcript_rrhh.yaml", "transcript_tecnico.yaml"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "flags", f))
 		if err != nil {

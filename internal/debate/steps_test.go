@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	"github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/statemachines"
 )
 
@@ -117,7 +117,7 @@ func TestARoundThatFillsTheStateGoesToTheSynthesis(t *testing.T) {
 // for the report; an archived round the store lost fails the step, naming
 // it, instead of a report without it.
 func TestRoundsBeforeTheLastLeaveTheState(t *testing.T) {
-	logs := store.NewMemory()
+	logs := file.NewMemory()
 	s := &Steps{Agents: &funcAgents{}, Logs: logs, Now: func() time.Time { return time.Unix(1_800_000_000, 0) }, Logger: quiet()}
 	f := Flow{Tenant: "acme", Result: Result{SessionID: "d-1"}}
 	for n := 1; n <= 3; n++ {
@@ -142,7 +142,7 @@ func TestRoundsBeforeTheLastLeaveTheState(t *testing.T) {
 		}
 	}
 
-	lost := &Steps{Logs: store.NewMemory()}
+	lost := &Steps{Logs: file.NewMemory()}
 	err := lost.restore(context.Background(), &f)
 	if err == nil || !strings.Contains(err.Error(), "round 1 is archived but missing") {
 		t.Errorf("restore from a store without the rounds: %v", err)
@@ -152,7 +152,7 @@ func TestRoundsBeforeTheLastLeaveTheState(t *testing.T) {
 // The tenant and debate id of a Flow make log-store keys: one that could
 // reach another tenant's or another debate's keys is refused, naming it.
 func TestFlowKeysAreChecked(t *testing.T) {
-	s := &Steps{Agents: &funcAgents{}, Logs: store.NewMemory(), Logger: quiet()}
+	s := &Steps{Agents: &funcAgents{}, Logs: file.NewMemory(), Logger: quiet()}
 	rounds := []Round{{Number: 1}, {Number: 2}}
 	for _, tc := range []struct{ tenant, id, field string }{
 		{"acme/d-1/rounds", "1", "tenant"},
@@ -175,7 +175,7 @@ func TestFlowKeysAreChecked(t *testing.T) {
 // evidence.
 func TestTheLibraryTravelsInTheLogStore(t *testing.T) {
 	ctx := context.Background()
-	logs := store.NewMemory()
+	logs := file.NewMemory()
 	s := &Steps{Logs: logs, Logger: quiet()}
 	lib := map[string]Chunk{
 		"a_001": {ID: "a_001", Source: "a.md", Text: "primero"},

@@ -10,9 +10,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/companion"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // TestCompanionRoutesOnAPIGateway drives the companion's routes with the
@@ -20,7 +20,7 @@ import (
 // tenant and starts one execution named <tenant>-<id>; the GET reads the
 // application back, and another tenant's GET is a 404.
 func TestCompanionRoutesOnAPIGateway(t *testing.T) {
-	svc := &companion.Service{Store: store.NewMemory(), Blobs: blob.NewDir(t.TempDir()), Analyst: companion.Offline{}, Engine: companion.NewEngine(companion.DefaultConfig())}
+	svc := &companion.Service{Store: filestore.NewMemory(), Blobs: fileblob.NewDir(t.TempDir()), Analyst: companion.Offline{}, Engine: companion.NewEngine(companion.DefaultConfig())}
 	var started []string
 	rt := &Router{Companion: &companion.API{Service: svc, FollowUp: companion.Offline{}, Start: func(ctx context.Context, name string, input []byte) error {
 		started = append(started, name)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/starter"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	"github.com/veredicto/veredicto/internal/store/file"
 )
 
 type fakeDebateStarter struct{ started []string }
@@ -40,7 +40,7 @@ func (noReports) Get(_ context.Context, key string) ([]byte, error) {
 
 func TestDebatesRoutes(t *testing.T) {
 	st := &fakeDebateStarter{}
-	d := &Debates{Starter: st, Logs: store.NewMemory(), Reports: noReports{}}
+	d := &Debates{Starter: st, Logs: file.NewMemory(), Reports: noReports{}}
 	ctx := context.Background()
 	good := `{"debate_id": "d-1", "question": {"question": "¿Avanzamos con c-005?", "options": ["a", "b"], "participants": [{"id": "cfo", "brief": "x"}]}}`
 	tests := []struct {

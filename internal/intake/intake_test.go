@@ -14,14 +14,14 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
 	"github.com/veredicto/veredicto/internal/starter"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // copyExample uploads examples/search-demo to the local inputs bucket as
@@ -269,7 +269,7 @@ func TestStateShowsTheCauseOfAFailedExecution(t *testing.T) {
 
 // ledgerStore is a context store with a usage ledger that counts reads.
 type ledgerStore struct {
-	*store.Memory
+	*filestore.Memory
 	gets int
 }
 
@@ -284,7 +284,7 @@ func (l *ledgerStore) Usage(context.Context, string, string) (llm.Usage, error) 
 
 func TestStateReadsUsageFromTheLedger(t *testing.T) {
 	ctx := context.Background()
-	kv := &ledgerStore{Memory: store.NewMemory()}
+	kv := &ledgerStore{Memory: filestore.NewMemory()}
 	reports := t.TempDir()
 	// Still running: no summary.json, one candidate already reported.
 	os.MkdirAll(filepath.Join(reports, "reports", "acme", "s1", "c-002"), 0o755)
@@ -294,8 +294,8 @@ func TestStateReadsUsageFromTheLedger(t *testing.T) {
 	for _, k := range []string{"stage/acme/s1/c-001/gem1/0/h1", "stage/acme/s1/c-001/gem2/0/h2", "stage/acme/s1/c-002/gem1/0/h3"} {
 		kv.PutIfAbsent(ctx, k, []byte(`{"usage":{"calls":1}}`))
 	}
-	svc := &intake.Service{Inputs: blob.NewDir(t.TempDir()), Reports: blob.NewDir(reports), Records: kv,
-		Starter: starter.NewLocal(store.NewMemory(), nil)}
+	svc := &intake.Service{Inputs: fileblob.NewDir(t.TempDir()), Reports: fileblob.NewDir(reports), Records: kv,
+		Starter: starter.NewLocal(filestore.NewMemory(), nil)}
 	st, err := svc.State(ctx, "acme", "s1")
 	if err != nil {
 		t.Fatal(err)

@@ -14,10 +14,10 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/starter"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // flakyStarter records starts by name; the first failures[name] calls for
@@ -157,7 +157,7 @@ func TestHandleSQS(t *testing.T) {
 				failures[k] = v
 			}
 			st := &flakyStarter{failures: failures, started: map[string]int{}}
-			svc := &intake.Service{Inputs: blob.NewDir(inputs), Reports: blob.NewDir(t.TempDir()), Records: store.NewMemory(), Starter: st}
+			svc := &intake.Service{Inputs: fileblob.NewDir(inputs), Reports: fileblob.NewDir(t.TempDir()), Records: filestore.NewMemory(), Starter: st}
 			for i, d := range c.deliveries {
 				resp, err := svc.HandleSQS(context.Background(), d.batch)
 				if err != nil {
@@ -197,7 +197,7 @@ func TestSampleBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &flakyStarter{failures: map[string]int{}, started: map[string]int{}}
-	svc := &intake.Service{Inputs: blob.NewDir(inputs), Reports: blob.NewDir(t.TempDir()), Records: store.NewMemory(), Starter: st}
+	svc := &intake.Service{Inputs: fileblob.NewDir(inputs), Reports: fileblob.NewDir(t.TempDir()), Records: filestore.NewMemory(), Starter: st}
 	resp, err := svc.HandleSQS(context.Background(), ev)
 	if got, want := failedIDs(resp), []string{ev.Records[2].MessageId}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("failures %q (err %v), want %q", got, err, want)

@@ -19,7 +19,7 @@ import (
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/starter"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	"github.com/veredicto/veredicto/internal/store/file"
 )
 
 // recordingStarter keeps the input of every execution it is asked to start.
@@ -74,7 +74,7 @@ func TestTriggerOnS3(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &recordingStarter{inputs: map[string][]byte{}}
-	svc := &intake.Service{Inputs: inputs, Reports: inputs, Records: store.NewMemory(), Starter: st}
+	svc := &intake.Service{Inputs: inputs, Reports: inputs, Records: file.NewMemory(), Starter: st}
 
 	res, err := svc.HandleS3(ctx, s3Event("searches/acme/demo%2Dcfo%2Dandina/READY", "searches/acme/gone/READY"))
 	if err != nil || len(res.Started) != 1 || !res.Started[0].Started {

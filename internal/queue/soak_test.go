@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/queue"
 	"github.com/veredicto/veredicto/internal/starter"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // flakyStarter fails a share of its calls with a TransientError (a
@@ -101,8 +101,8 @@ func TestSoak(t *testing.T) {
 	sent := time.Since(begin)
 
 	st := &flakyStarter{rng: rand.New(rand.NewPCG(19, 5)), failRate: 0.05, started: map[string]int{}}
-	svc := &intake.Service{Inputs: blob.NewDir(inputs), Reports: blob.NewDir(filepath.Join(data, "reports")),
-		Records: store.NewMemory(), Starter: st, Logger: quiet}
+	svc := &intake.Service{Inputs: fileblob.NewDir(inputs), Reports: fileblob.NewDir(filepath.Join(data, "reports")),
+		Records: filestore.NewMemory(), Starter: st, Logger: quiet}
 	var wg sync.WaitGroup
 	cctx, stop := context.WithCancel(ctx)
 	for range 2 {

@@ -26,11 +26,11 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/veredicto/veredicto"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/queue"
 	"github.com/veredicto/veredicto/internal/starter"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // startMoto starts moto_server (Python moto, shipped with the machine
@@ -196,8 +196,8 @@ func TestHandleSQSOnMoto(t *testing.T) {
 		writeFile(t, inputs, dir+"READY", "")
 	}
 	st := &scriptedStarter{failOnce: map[string]bool{starter.ExecutionName("acme", "s2"): true}, started: map[string]int{}}
-	svc := &intake.Service{Inputs: blob.NewDir(inputs), Reports: blob.NewDir(filepath.Join(data, "reports")),
-		Records: store.NewMemory(), Starter: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	svc := &intake.Service{Inputs: fileblob.NewDir(inputs), Reports: fileblob.NewDir(filepath.Join(data, "reports")),
+		Records: filestore.NewMemory(), Starter: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 
 	good1, _ := queue.S3Notification("veredicto-inputs", "searches/acme/s1/READY", 0, time.Now())
 	good2, _ := queue.S3Notification("veredicto-inputs", "searches/acme/s2/READY", 0, time.Now())

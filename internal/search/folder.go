@@ -11,16 +11,16 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto/internal/blob/file"
 )
 
-// Folder reads a search folder on this machine. Unlike a plain blob.Dir it
+// Folder reads a search folder on this machine. Unlike a plain file.Dir it
 // never reads outside the folder: a symbolic link that leaves it (or points
 // nowhere) is refused by name, and a document is read only up to the
 // per-document limit plus one byte, so an oversized file is named, not
 // loaded. Safe for concurrent use.
 type Folder struct {
-	dir *blob.Dir
+	dir *file.Dir
 	// root is the folder; max the most bytes read from one document.
 	root string
 	max  int64
@@ -34,7 +34,7 @@ func NewFolder(root string, maxDocument int64) *Folder {
 	if maxDocument <= 0 {
 		maxDocument = DefaultLimits.DocumentBytes
 	}
-	return &Folder{dir: blob.NewDir(root), root: root, max: maxDocument}
+	return &Folder{dir: file.NewDir(root), root: root, max: maxDocument}
 }
 
 // List returns the keys under prefix, sorted (symbolic links included, so

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/veredicto/veredicto"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto/internal/blob/file"
 )
 
 func writeFiles(t *testing.T, files map[string]string) string {
@@ -41,7 +41,7 @@ func TestLoadBlocksWithoutJDOrKickoff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Load(context.Background(), blob.NewDir(writeFiles(t, tt.files)), "", "s")
+			_, err := Load(context.Background(), file.NewDir(writeFiles(t, tt.files)), "", "s")
 			var mi *veredicto.MissingInputError
 			if !errors.As(err, &mi) {
 				t.Fatalf("got %v, want *veredicto.MissingInputError", err)
@@ -64,7 +64,7 @@ func TestLoadReadsSearchAndDeclaresMissingDocuments(t *testing.T) {
 		"candidates/c-1/cv.md":        "CV1",
 		"candidates/c-1/interview.md": "Entrevista",
 	})
-	s, err := Load(context.Background(), blob.NewDir(dir), "", "fallback")
+	s, err := Load(context.Background(), file.NewDir(dir), "", "fallback")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestLoadRejectsBadConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
 			dir := writeFiles(t, map[string]string{"search.yaml": tt.yaml, "jd.md": "j", "kickoff.md": "k"})
-			_, err := Load(context.Background(), blob.NewDir(dir), "", "s")
+			_, err := Load(context.Background(), file.NewDir(dir), "", "s")
 			var ie *veredicto.InvalidInputError
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want *veredicto.InvalidInputError containing %q", err, tt.want)
@@ -161,7 +161,7 @@ func TestServiceRetriesAFailedLoadAndBoundsItsCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := &flakyReader{BlobReader: blob.NewDir(dir), fails: 1}
+	r := &flakyReader{BlobReader: file.NewDir(dir), fails: 1}
 	svc := &Service{Inputs: r}
 	ctx := context.Background()
 	if _, err := svc.Validate(ctx, StartInput{SearchID: "s-test"}); err == nil {
@@ -263,7 +263,7 @@ func TestParseStageKey(t *testing.T) {
 func TestLoadBoundsWhatASearchHolds(t *testing.T) {
 	load := func(files map[string]string) (*Search, error) {
 		files["jd.md"], files["kickoff.md"] = "j", "k"
-		return Load(context.Background(), blob.NewDir(writeFiles(t, files)), "", "s")
+		return Load(context.Background(), file.NewDir(writeFiles(t, files)), "", "s")
 	}
 	many := map[string]string{}
 	for i := range MaxCandidates + 1 {
@@ -321,7 +321,7 @@ func TestRerunReadsTheUploadAgain(t *testing.T) {
 	for name, text := range map[string]string{"jd.md": "# JD\n", "kickoff.md": "# K\n", "candidates/c-001/cv.md": "CV\n"} {
 		write(name, text)
 	}
-	r := &listCounter{BlobReader: blob.NewDir(dir)}
+	r := &listCounter{BlobReader: file.NewDir(dir)}
 	svc := &Service{Inputs: r}
 	ctx := context.Background()
 	first, err := svc.Validate(ctx, StartInput{SearchID: "s-test"})

@@ -8,12 +8,12 @@ import (
 
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	"github.com/veredicto/veredicto/internal/store/file"
 )
 
 func TestProgress(t *testing.T) {
 	ctx := context.Background()
-	kv := store.NewMemory()
+	kv := file.NewMemory()
 	put := func(key string, calls int) {
 		t.Helper()
 		b, _ := json.Marshal(search.StageRecord{Usage: llm.Usage{Calls: calls}})

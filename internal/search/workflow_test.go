@@ -15,12 +15,12 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/statemachines"
 )
 
@@ -176,7 +176,7 @@ func runWorkflow(t *testing.T, scripts map[string]script, kv search.KV, out stri
 	}
 	writeSearch(t, in, ids...)
 	if kv == nil {
-		kv = store.NewMemory()
+		kv = filestore.NewMemory()
 	}
 	return runSearch(t, in, scripts, kv, out)
 }
@@ -188,7 +188,7 @@ func runSearch(t *testing.T, in string, scripts map[string]script, kv search.KV,
 		out = t.TempDir()
 	}
 	an := &scripted{scripts: scripts, calls: map[string]int{}}
-	svc := &search.Service{Inputs: blob.NewDir(in), Reports: blob.NewDir(out), Store: kv, Analyst: an,
+	svc := &search.Service{Inputs: fileblob.NewDir(in), Reports: fileblob.NewDir(out), Store: kv, Analyst: an,
 		PromptVersions: func(a string) string { return a + "-test" }}
 	sm, err := asl.Parse(statemachines.ExecutiveSearch)
 	if err != nil {
@@ -293,7 +293,7 @@ func TestRerunReusesFinishedStages(t *testing.T) {
 		"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 5, blocked: true}, {score: 9}}},
 		"c-002": {gem1: 3},
 	}
-	kv := store.NewMemory()
+	kv := filestore.NewMemory()
 	first := runWorkflow(t, scripts, kv, "")
 	if n := first.analyst.Calls("c-001", "gem4"); n != 2 {
 		t.Fatalf("first run: gem4 calls %d, want 2", n)
@@ -327,7 +327,7 @@ func TestRerunReusesFinishedStages(t *testing.T) {
 // damaging is a context store whose reads of the stage records matching
 // stage come back damaged, as after a truncated or corrupted write.
 type damaging struct {
-	*store.Memory
+	*filestore.Memory
 	stage  string
 	damage func([]byte) []byte
 }
@@ -354,7 +354,7 @@ func TestDamagedStageRecordIsRecomputed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := t.TempDir()
 			writeSearch(t, in, "c-001")
-			mem := store.NewMemory()
+			mem := filestore.NewMemory()
 			first := runSearch(t, in, scripts, mem, "")
 			kv := damaging{Memory: mem, stage: "gem2", damage: tt.damage}
 			second := runSearch(t, in, scripts, kv, "")
@@ -393,7 +393,7 @@ func TestNoReportForAStageThatDidNotRun(t *testing.T) {
 			in, out := t.TempDir(), t.TempDir()
 			writeSearch(t, in, "c-001")
 			an := &scripted{scripts: map[string]script{"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9}}}}, calls: map[string]int{}}
-			svc := &search.Service{Inputs: blob.NewDir(in), Reports: blob.NewDir(out), Store: store.NewMemory(), Analyst: an}
+			svc := &search.Service{Inputs: fileblob.NewDir(in), Reports: fileblob.NewDir(out), Store: filestore.NewMemory(), Analyst: an}
 			ctx := context.Background()
 			task := search.CandidateTask{SearchID: "s-test", CandidateID: "c-001"}
 			for _, st := range tt.ran {
@@ -448,7 +448,7 @@ func TestLogsCarryNoDocumentText(t *testing.T) {
 		"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9}}},
 		"c-002": {failAt: "gem1"},
 	}
-	mem := store.NewMemory()
+	mem := filestore.NewMemory()
 	runSearch(t, in, scripts, mem, "")
 	// A re-run over damaged records warns about each one.
 	runSearch(t, in, scripts, damaging{Memory: mem, stage: "gem1", damage: func(b []byte) []byte { return b[:10] }}, "")
@@ -485,7 +485,7 @@ func TestLayoutKeepsTasksInTheirTenant(t *testing.T) {
 	layout := func(tenant, id string) (string, string) {
 		return "searches/" + tenant + "/" + id, "reports/" + tenant + "/" + id
 	}
-	svc := &search.Service{Inputs: blob.NewDir(root), Reports: blob.NewDir(out), Store: store.NewMemory(), Layout: layout}
+	svc := &search.Service{Inputs: fileblob.NewDir(root), Reports: fileblob.NewDir(out), Store: filestore.NewMemory(), Layout: layout}
 	ctx := t.Context()
 	good := search.StartInput{Tenant: "acme", SearchID: "s-test", InputPrefix: "searches/acme/s-test/", ReportPrefix: "reports/acme/s-test"}
 	if _, err := svc.Validate(ctx, good); err != nil {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	"github.com/veredicto/veredicto/internal/store/file"
 )
 
 const smARN = "arn:aws:states:us-east-1:123456789012:stateMachine:ExecutiveSearch"
@@ -147,7 +147,7 @@ func TestExecutionName(t *testing.T) {
 func regexpOK(s string) bool { return !unsafeName.MatchString(s) }
 
 func TestLocalStartRunsOnce(t *testing.T) {
-	kv := store.NewMemory()
+	kv := file.NewMemory()
 	runs := 0
 	l := NewLocal(kv, func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
 		runs++

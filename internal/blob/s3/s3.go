@@ -1,5 +1,6 @@
-// Package s3blob is the blob store on S3: the same keys, layout and methods
-// as blob.Dir, with objects in one bucket under an optional key prefix.
+// Package s3 is the blob store on S3 (an adapter of package blob): the
+// same keys, layout and methods as file.Dir (internal/blob/file), with
+// objects in one bucket under an optional key prefix.
 package s3
 
 import (
@@ -22,6 +23,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/awsretry"
+	"github.com/veredicto/veredicto/internal/blob"
 )
 
 // API is the part of the S3 client the store uses.
@@ -50,14 +52,16 @@ func New(client API, bucket, prefix string) *Store {
 	return &Store{client: client, bucket: bucket, prefix: prefix}
 }
 
+var _ blob.Store = (*Store)(nil)
+
 // conflictRetries bounds the retries of a conditional put that S3 answers
 // with 409 ConditionalRequestConflict (a concurrent write to the same key
 // is in flight).
 const conflictRetries = 4
 
-// cleanKey validates key the way blob.Dir does: a clean relative path,
+// cleanKey validates key the way file.Dir does: a clean relative path,
 // without "..", "." or empty elements. A trailing "/" is tolerated and
-// dropped, as blob.Dir maps "a/b/" to the file "a/b".
+// dropped, as file.Dir maps "a/b/" to the file "a/b".
 func cleanKey(op, key string) (string, error) {
 	clean := path.Clean("/" + key)[1:]
 	if clean == "" || clean != strings.TrimSuffix(key, "/") || strings.HasPrefix(clean, "../") {
@@ -102,7 +106,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 }
 
 // List returns the keys under prefix, relative to the store prefix and
-// sorted. Like blob.Dir it leaves out hidden objects (any path element
+// sorted. Like file.Dir it leaves out hidden objects (any path element
 // starting with ".") and anything that is not a clean key (such as "dir/"
 // folder markers), so every listed key can be passed to Get.
 func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
@@ -137,7 +141,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
 }
 
 // hidden reports whether any path element of key starts with ".", the
-// objects blob.Dir leaves out of List (dot files and dot folders).
+// objects file.Dir leaves out of List (dot files and dot folders).
 func hidden(key string) bool {
 	for el := range strings.SplitSeq(key, "/") {
 		if strings.HasPrefix(el, ".") {

@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/gems"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 
@@ -92,7 +92,7 @@ func benchSearch(b *testing.B, candidates, concurrency int, latency time.Duratio
 	for range b.N {
 		b.StopTimer()
 		client := &scriptedClient{latency: latency}
-		svc := &search.Service{Inputs: blob.NewDir(dir), Reports: blob.NewDir(b.TempDir()), Store: store.NewMemory(),
+		svc := &search.Service{Inputs: fileblob.NewDir(dir), Reports: fileblob.NewDir(b.TempDir()), Store: filestore.NewMemory(),
 			Analyst: gems.New(client, llm.Info{Provider: "scripted", Model: "bench"}), PromptVersions: prompts.PromptVersion}
 		b.StartTimer()
 		res, err := catalog.RunSearch(context.Background(), svc, search.StartInput{SearchID: "bench", Concurrency: concurrency}, nil)
@@ -155,7 +155,7 @@ func (r *recordingClient) Complete(ctx context.Context, req llm.Request) (llm.Re
 func BenchmarkExamplePromptSize(b *testing.B) {
 	for range b.N {
 		rc := &recordingClient{byCand: map[string]int{}, prefix: map[string]int{}, firstOf: map[string]string{}}
-		svc := &search.Service{Inputs: blob.NewDir("../../../examples/search-demo"), Reports: blob.NewDir(b.TempDir()), Store: store.NewMemory(),
+		svc := &search.Service{Inputs: fileblob.NewDir("../../../examples/search-demo"), Reports: fileblob.NewDir(b.TempDir()), Store: filestore.NewMemory(),
 			Analyst: gems.New(rc, llm.Info{Provider: "scripted", Model: "bench"}), PromptVersions: prompts.PromptVersion}
 		res, err := catalog.RunSearch(context.Background(), svc, search.StartInput{SearchID: "demo-cfo-andina"}, nil)
 		if err != nil || res.Status != asl.StatusSucceeded {

@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/llm/llmtest"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/gems"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 
@@ -174,7 +174,7 @@ func TestWorkflowThroughOpenAICompatibleServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &search.Service{Inputs: blob.NewDir(in), Reports: blob.NewDir(out), Store: store.NewMemory(),
+	svc := &search.Service{Inputs: fileblob.NewDir(in), Reports: fileblob.NewDir(out), Store: filestore.NewMemory(),
 		Analyst: gems.New(client, client.Info()), PromptVersions: prompts.PromptVersion}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
-	store "github.com/veredicto/veredicto/internal/store/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 
@@ -32,7 +32,7 @@ func runExample(t *testing.T, concurrency int) map[string][]byte {
 	out := t.TempDir()
 	clock := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
 	svc := &search.Service{
-		Inputs: blob.NewDir(exampleDir), Reports: blob.NewDir(out), Store: store.NewMemory(),
+		Inputs: fileblob.NewDir(exampleDir), Reports: fileblob.NewDir(out), Store: filestore.NewMemory(),
 		Analyst: &offline.Analyst{Year: 2026}, PromptVersions: prompts.PromptVersion,
 		Now: func() time.Time { return clock },
 	}

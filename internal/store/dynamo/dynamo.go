@@ -1,7 +1,7 @@
-// Package dynamo is the context store on DynamoDB: stage outputs and other
-// small records written once per key with single-item conditional writes,
-// values too big for an item kept in a blob store behind a pointer, and the
-// per-search usage ledger.
+// Package dynamo is the context store on DynamoDB (an adapter of package
+// store): stage outputs and other small records written once per key with
+// single-item conditional writes, values too big for an item kept in a blob
+// store behind a pointer, and the per-search usage ledger.
 //
 // One table holds everything. Partition key pk (S) is a key's first two path
 // segments, sort key sk (S) the rest ("#" when there is no rest), so
@@ -19,7 +19,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/veredicto/veredicto"
 	"math"
 	"slices"
 	"sort"
@@ -31,7 +30,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/awsretry"
+	"github.com/veredicto/veredicto/internal/store"
 )
 
 // API is the part of the DynamoDB client the store uses.
@@ -52,7 +53,8 @@ type CreateAPI interface {
 
 var _ CreateAPI = (*dynamodb.Client)(nil)
 
-// Large holds values too big for a DynamoDB item; *s3blob.Store is one.
+// Large holds values too big for a DynamoDB item; *s3.Store
+// (internal/blob/s3) is one.
 type Large interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 	PutIfAbsent(ctx context.Context, key string, data []byte, contentType string) (bool, error)
@@ -89,6 +91,11 @@ type Store struct {
 func New(client API, table string, large Large) *Store {
 	return &Store{client: client, table: table, large: large}
 }
+
+var (
+	_ store.Store  = (*Store)(nil)
+	_ store.Ledger = (*Store)(nil)
+)
 
 // TableSchema is the table the store needs: pk (S) hash key, sk (S) range
 // key, on-demand billing.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	blob "github.com/veredicto/veredicto/internal/blob/fs"
+	"github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
 )
@@ -47,7 +47,7 @@ func TestDynamoRetriedTaskDoesNotCallTheLLMAgain(t *testing.T) {
 	kv, _, _ := newStore(t, newLarge(t))
 	an := &billedAnalyst{Analyst: &offline.Analyst{Year: 2026}, calls: map[string]int{}}
 	newService := func() *search.Service { // a fresh Lambda instance per attempt
-		return &search.Service{Inputs: blob.NewDir("../../../examples/search-demo"), Reports: blob.NewDir(t.TempDir()),
+		return &search.Service{Inputs: file.NewDir("../../../examples/search-demo"), Reports: file.NewDir(t.TempDir()),
 			Store: kv, Analyst: an, PromptVersions: func(a string) string { return a + "@test" }}
 	}
 	ctx := context.Background()

@@ -1,6 +1,6 @@
-// Package store is the context store: stage outputs, the usage ledger and
-// other small records, written once per key with single-item conditional
-// writes (DynamoDB in AWS, a folder on this machine).
+// Package file is the context store on this machine (an adapter of
+// package store): one file per key under a folder (Local), and an
+// in-process Memory for tests and one-shot runs.
 package file
 
 import (
@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/veredicto/veredicto/internal/store"
 )
 
 // Local keeps one file per key under a folder. PutIfAbsent is atomic
@@ -28,6 +30,11 @@ type Local struct {
 
 // NewLocal returns a store in dir (created on first write).
 func NewLocal(dir string) *Local { return &Local{dir: dir} }
+
+var (
+	_ store.Store = (*Local)(nil)
+	_ store.Store = (*Memory)(nil)
+)
 
 // file maps a key to its file: each "/"-separated segment is path-escaped,
 // so keys keep their hierarchy on disk and List can walk a prefix. An empty

@@ -1,7 +1,8 @@
-// Package fs is the blob store on the local filesystem: documents and
-// reports under a folder, with the same keys and layout as the S3 adapter
-// (internal/blob/s3). A missing key is a *veredicto.NotFoundError.
-package fs
+// Package file is the blob store on the local filesystem (an adapter of
+// package blob): documents and reports under a folder, with the same keys
+// and layout as the S3 adapter (internal/blob/s3). A missing key is a
+// *veredicto.NotFoundError.
+package file
 
 import (
 	"context"
@@ -15,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/blob"
 )
 
 // Dir is a blob store rooted at a folder: key "a/b.md" is file root/a/b.md.
@@ -26,6 +28,8 @@ type Dir struct {
 
 // NewDir returns a store rooted at root (created on first write).
 func NewDir(root string) *Dir { return &Dir{root: root} }
+
+var _ blob.Store = (*Dir)(nil)
 
 func (d *Dir) path(key string) (string, error) {
 	clean := filepath.ToSlash(filepath.Clean("/" + key))[1:]
