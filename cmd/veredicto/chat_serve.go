@@ -13,7 +13,7 @@ import (
 	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/control"
-	"github.com/veredicto/veredicto/internal/eventlog"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
@@ -35,7 +35,7 @@ type chatConfig struct {
 // (OpenAI-compatible when OPENAI_API_KEY is set, offline otherwise), the
 // tools on the project's workflows, turns under DATA/chats and outgoing
 // mail under DATA/outbox.
-func assembleChat(cfg serveConfig, a *app.App, sfnClient *sfn.Client, events *eventlog.File, confirmations *confirm.Service, logger *slog.Logger) (*chat.Handler, string, error) {
+func assembleChat(cfg serveConfig, a *app.App, sfnClient *sfn.Client, events *fileeventlog.Log, confirmations *confirm.Service, logger *slog.Logger) (*chat.Handler, string, error) {
 	file, data := prompts.AgentsFile, prompts.AgentsYAML
 	if p := os.Getenv("CHAT_AGENTS_FILE"); p != "" {
 		b, err := os.ReadFile(p)

@@ -19,7 +19,8 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/confirm"
-	"github.com/veredicto/veredicto/internal/eventlog"
+	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 )
 
 const confirmUsage = `Usage:
@@ -114,8 +115,8 @@ func (m *Main) runConfirm(ctx context.Context, args []string) int {
 
 func (m *Main) confirmRun(ctx context.Context, cfg confirmConfig, tasks confirm.TaskSender) int {
 	svc := &confirm.Service{
-		Store:  confirm.LocalStore(cfg.data),
-		Events: eventlog.Local(cfg.data),
+		Store:  fileconfirm.Local(cfg.data),
+		Events: fileeventlog.Local(cfg.data),
 		Tasks:  tasks,
 		Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
@@ -240,7 +241,7 @@ func shorten(s string, n int) string {
 // with open confirmations: the usual reason a list is empty or an id is
 // not found is a missing --tenant.
 func (m *Main) otherTenantsHint(ctx context.Context, cfg confirmConfig, svc *confirm.Service) {
-	tenants, err := confirm.LocalStore(cfg.data).Tenants()
+	tenants, err := fileconfirm.Local(cfg.data).Tenants()
 	if err != nil {
 		return
 	}

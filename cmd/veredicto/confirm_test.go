@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/veredicto/veredicto/internal/confirm"
+	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 )
 
 // sfnPeer answers SendTaskSuccess / SendTaskFailure over the AWS JSON 1.0
@@ -53,7 +55,7 @@ func TestConfirmCLI(t *testing.T) {
 	peer := &sfnPeer{waiting: map[string]bool{"tok-a": true, "tok-r": true, "tok-d": true}}
 	srv := httptest.NewServer(peer)
 	defer srv.Close()
-	svc := &confirm.Service{Store: confirm.LocalStore(data), Events: eventlog.Local(data)}
+	svc := &confirm.Service{Store: fileconfirm.Local(data), Events: fileeventlog.Local(data)}
 	ids := map[string]string{}
 	for _, tok := range []string{"tok-a", "tok-r", "tok-d", "tok-gone"} {
 		undoable := false
@@ -129,7 +131,7 @@ func TestConfirmCLI(t *testing.T) {
 	if peer.got[1] != "SendTaskFailure tok-r ConfirmationRejected" {
 		t.Errorf("reject sent %s", peer.got[1])
 	}
-	evs, _ := eventlog.Local(data).Read(t.Context(), "default", "arn:aws:states:us-east-1:000000000000:execution:ExecutiveSearch:s-1", 0, 100)
+	evs, _ := fileeventlog.Local(data).Read(t.Context(), "default", "arn:aws:states:us-east-1:000000000000:execution:ExecutiveSearch:s-1", 0, 100)
 	var statuses []string
 	for _, e := range evs {
 		if e.Type == eventlog.TypeConfirmationResolved {
@@ -161,7 +163,7 @@ func TestConfirmFindsTheServeEndpoint(t *testing.T) {
 	if err := writeServeEndpoint(data, srv.URL); err != nil {
 		t.Fatal(err)
 	}
-	svc := &confirm.Service{Store: confirm.LocalStore(data), Events: eventlog.Local(data)}
+	svc := &confirm.Service{Store: fileconfirm.Local(data), Events: fileeventlog.Local(data)}
 	undoable := false
 	resp, err := svc.Confirm(t.Context(), confirm.Request{TaskToken: "tok-1", ToolName: "senior_review", Category: "decision",
 		Sensitivity: "high", Undoable: &undoable, Preview: json.RawMessage(`{}`),

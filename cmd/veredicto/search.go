@@ -19,7 +19,8 @@ import (
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
-	"github.com/veredicto/veredicto/internal/eventlog"
+	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/search"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
@@ -173,7 +174,7 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	// process delivers the decisions to its own engine: "veredicto confirm"
 	// in another shell records a decision (the one resolution record) and
 	// leaves its delivery to the Resolver named on the record.
-	reviews := &confirm.Service{Store: confirm.LocalStore(cfg.data), Events: eventlog.Local(cfg.data),
+	reviews := &confirm.Service{Store: fileconfirm.Local(cfg.data), Events: fileeventlog.Local(cfg.data),
 		Logger:   slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Resolver: fmt.Sprintf("veredicto search run --review (pid %d, started %s)", os.Getpid(), time.Now().UTC().Format(time.RFC3339Nano))}
 	eng := asl.New(catalog.SearchRegistry(svc, reviews))

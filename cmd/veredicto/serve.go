@@ -27,9 +27,10 @@ import (
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
+	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	"github.com/veredicto/veredicto/internal/console"
 	"github.com/veredicto/veredicto/internal/control"
-	"github.com/veredicto/veredicto/internal/eventlog"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/queue"
 	"github.com/veredicto/veredicto/internal/sfnapi"
@@ -229,8 +230,8 @@ func assemble(ctx context.Context, cfg serveConfig, self string, client *llm.Ope
 	a.Intake.Logger = logger // the queue consumer logs through it: one log format
 	a.Debate, a.DebateAPI = app.LocalDebate(cfg.data, client, starter.NewEndpoint(self, control.StateMachineARN(DebateMachine)))
 	a.Debate.Logger = logger
-	events := eventlog.Local(cfg.data)
-	decisions := confirm.LocalStore(cfg.data)
+	events := fileeventlog.Local(cfg.data)
+	decisions := fileconfirm.Local(cfg.data)
 	confirmations := &confirm.Service{Store: decisions, Events: events, Tasks: sfnClient, Logger: logger}
 	a.Companion.Events = events
 	companionStarter := starter.NewEndpoint(self, control.StateMachineARN(CareerCompanionMachine))
@@ -310,7 +311,7 @@ func expiringConfirmations(next func(tenant, arn string, ev asl.Event), svc *con
 
 // redeliverDecisions is the start-up sweep of the confirmations left
 // resolving (decided, never delivered) by a crash or a failed SendTask.
-func redeliverDecisions(ctx context.Context, svc *confirm.Service, store *confirm.FileStore, logger *slog.Logger) {
+func redeliverDecisions(ctx context.Context, svc *confirm.Service, store *fileconfirm.Store, logger *slog.Logger) {
 	tenants, err := store.Tenants()
 	if err == nil {
 		var n int

@@ -16,8 +16,9 @@ import (
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
+	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	"github.com/veredicto/veredicto/internal/control"
-	"github.com/veredicto/veredicto/internal/eventlog"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/search"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
@@ -65,7 +66,7 @@ func projectRegistry(getenv func(string) string) (*asl.Registry, error) {
 	}
 	svc := &search.Service{Inputs: fileblob.NewDir("."), Reports: fileblob.NewDir("."), Store: filestore.NewLocal(filepath.Join(".veredicto-local", "context")),
 		Analyst: analyst, PromptVersions: prompts.PromptVersion}
-	return catalog.SearchRegistry(svc, &confirm.Service{Store: confirm.LocalStore(".veredicto-local"), Events: eventlog.Local(".veredicto-local")}), nil
+	return catalog.SearchRegistry(svc, &confirm.Service{Store: fileconfirm.Local(".veredicto-local"), Events: fileeventlog.Local(".veredicto-local")}), nil
 }
 
 type statesRunConfig struct {
@@ -145,7 +146,7 @@ func (m *Main) statesRun(ctx context.Context, cfg statesRunConfig, reg *asl.Regi
 	}
 	// A question a Task of this execution waited on can no longer be
 	// answered: it expires with the execution, as under serve.
-	reviews := &confirm.Service{Store: confirm.LocalStore(".veredicto-local"), Events: eventlog.Local(".veredicto-local")}
+	reviews := &confirm.Service{Store: fileconfirm.Local(".veredicto-local"), Events: fileeventlog.Local(".veredicto-local")}
 	if _, err := reviews.ExpireExecution(context.WithoutCancel(ctx), control.TenantOf(input), x.ID); err != nil {
 		fmt.Fprintf(m.Stderr, "veredicto states run: expire the confirmations of execution %s: %v\n", x.Name, err)
 	}

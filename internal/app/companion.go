@@ -11,7 +11,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/companion/agents"
-	"github.com/veredicto/veredicto/internal/eventlog"
+	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/starter"
@@ -31,7 +31,7 @@ func StartCompanion(logicalID string) {
 		svc := &companion.Service{Store: kv, Blobs: reports,
 			Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
 		if cfg.EventsTable != "" { // progress on the execution's stream
-			svc.Events = eventlog.NewDynamo(dynamodb.NewFromConfig(ac), cfg.EventsTable)
+			svc.Events = dynamoeventlog.New(dynamodb.NewFromConfig(ac), cfg.EventsTable)
 		}
 		services := catalog.Services{Companion: svc}
 		if cfg.StateMachineARN != "" { // CompanionApiFunction

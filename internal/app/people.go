@@ -17,7 +17,10 @@ import (
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
-	"github.com/veredicto/veredicto/internal/eventlog"
+	dynamoconfirm "github.com/veredicto/veredicto/internal/confirm/dynamo"
+	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
+	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/stream"
 )
 
@@ -50,7 +53,7 @@ func peopleConfigFromEnv(getenv func(string) string, stream bool) (peopleConfig,
 
 func confirmService(cfg Config, pc peopleConfig, ac aws.Config, withTasks bool) *confirm.Service {
 	ddb := dynamodb.NewFromConfig(ac)
-	svc := &confirm.Service{Store: confirm.NewDynamoStore(ddb, cfg.ContextTable), Events: eventlog.NewDynamo(ddb, pc.EventsTable)}
+	svc := &confirm.Service{Store: dynamoconfirm.New(ddb, cfg.ContextTable), Events: dynamoeventlog.New(ddb, pc.EventsTable)}
 	if withTasks {
 		svc.Tasks = sfn.NewFromConfig(ac)
 	}
@@ -87,7 +90,7 @@ func StartPeople(logicalID string) {
 			if err != nil {
 				return catalog.Services{}, err
 			}
-			log := eventlog.NewDynamo(dynamodb.NewFromConfig(ac), pc.EventsTable)
+			log := dynamoeventlog.New(dynamodb.NewFromConfig(ac), pc.EventsTable)
 			execs := &stream.Executions{API: sfn.NewFromConfig(ac), Recorder: &stream.Recorder{Log: log}, Log: log, StateMachines: pc.StateMachines}
 			verify := &auth.JWKS{URL: pc.JWKSURL, Policy: auth.Policy{Issuer: pc.JWTIssuer, Audience: pc.JWTAudience, TenantClaim: cfg.TenantClaim}}
 			h := catalog.HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse](
@@ -103,13 +106,13 @@ func StartPeople(logicalID string) {
 // events under dir, decisions delivered through the Step Functions API of
 // a server at sfnEndpoint, stream tokens signed with dir's local key.
 func localPeople(dir, sfnEndpoint string) catalog.Services {
-	log := eventlog.Local(dir)
+	log := fileeventlog.Local(dir)
 	tasks := sfn.New(sfn.Options{
 		Region:       "us-east-1",
 		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
 		BaseEndpoint: aws.String(sfnEndpoint),
 	})
-	svc := &confirm.Service{Store: confirm.LocalStore(dir), Events: log}
+	svc := &confirm.Service{Store: fileconfirm.Local(dir), Events: log}
 	resolving := &confirm.Service{Store: svc.Store, Events: log, Tasks: tasks}
 	api := catalog.HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse](
 		httpapi.FromHandler(&confirm.Handler{Service: resolving}, "custom:tenant"))

@@ -53,6 +53,7 @@ import (
 	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
@@ -425,7 +426,7 @@ func SearchRegistry(svc *search.Service, reviews *confirm.Service) *asl.Registry
 // Step Functions and Lambda run in AWS. Senior reviews are recorded in
 // memory and forgotten with the run (StartSearch keeps them).
 func RunSearch(ctx context.Context, svc *search.Service, in search.StartInput, onEvent func(asl.Event)) (*asl.Result, error) {
-	eng := asl.New(SearchRegistry(svc, &confirm.Service{Store: confirm.NewMemoryStore()}))
+	eng := asl.New(SearchRegistry(svc, &confirm.Service{Store: memory.New()}))
 	x, err := StartSearch(ctx, eng, in, onEvent)
 	if err != nil {
 		return nil, err

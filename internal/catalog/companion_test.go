@@ -17,6 +17,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
@@ -50,7 +51,7 @@ func (m *memEvents) Append(_ context.Context, tenant, stream string, ev eventlog
 
 func newCompanionRun(t *testing.T) *companionRun {
 	t.Helper()
-	r := &companionRun{blobs: t.TempDir(), confirms: &confirm.Service{Store: confirm.NewMemoryStore(), Logger: slog.New(slog.DiscardHandler)}}
+	r := &companionRun{blobs: t.TempDir(), confirms: &confirm.Service{Store: memory.New(), Logger: slog.New(slog.DiscardHandler)}}
 	r.svc = &companion.Service{Store: filestore.NewMemory(), Blobs: fileblob.NewDir(r.blobs), Analyst: companion.Offline{Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }},
 		Engine: companion.NewEngine(companion.DefaultConfig()), Logger: slog.New(slog.DiscardHandler)}
 	r.events = &memEvents{}

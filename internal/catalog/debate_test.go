@@ -13,6 +13,7 @@ import (
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/debate"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
@@ -52,7 +53,7 @@ type debateRun struct {
 func newDebateRun(t *testing.T, agents debate.Agents) *debateRun {
 	t.Helper()
 	r := &debateRun{logs: filestore.NewMemory(), reports: t.TempDir(),
-		decisions: &confirm.Service{Store: confirm.NewMemoryStore(), Logger: slog.New(slog.DiscardHandler)}}
+		decisions: &confirm.Service{Store: memory.New(), Logger: slog.New(slog.DiscardHandler)}}
 	knowledge := t.TempDir()
 	writeKnowledge(t, knowledge)
 	r.steps = &debate.Steps{Agents: agents, Knowledge: fileblob.NewDir(knowledge), Reports: fileblob.NewDir(r.reports), Logs: r.logs,

@@ -16,6 +16,7 @@ import (
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
@@ -139,7 +140,7 @@ func TestSeniorReview(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newReviewRun(t, confirm.NewMemoryStore())
+			r := newReviewRun(t, memory.New())
 			var decide func(string)
 			if tt.approve != nil {
 				decide = func(id string) {
@@ -209,7 +210,7 @@ func TestSeniorReviewDecidedBetweenRuns(t *testing.T) {
 	for _, approve := range []bool{true, false} {
 		want := map[bool]string{true: search.DecisionApprovedByConsultant, false: search.DecisionDiscardedByConsultant}[approve]
 		t.Run(want, func(t *testing.T) {
-			r := newReviewRun(t, confirm.NewMemoryStore())
+			r := newReviewRun(t, memory.New())
 			first := r.run(t, nil, nil)["c-005"]
 			if first.Decision != search.DecisionEscalated || first.Review == nil || first.Review.Status != search.ReviewPending {
 				t.Fatalf("first run: c-005 %s, review %+v; want escalated with a pending review", first.Decision, first.Review)
@@ -237,7 +238,7 @@ func TestSeniorReviewUnavailable(t *testing.T) {
 	out := t.TempDir()
 	svc := &search.Service{Inputs: fileblob.NewDir("../../examples/search-demo"), Reports: fileblob.NewDir(out), Store: filestore.NewMemory(),
 		Analyst: offline.New(), PromptVersions: prompts.PromptVersion}
-	reg := catalog.SearchRegistry(svc, &confirm.Service{Store: confirm.NewMemoryStore()})
+	reg := catalog.SearchRegistry(svc, &confirm.Service{Store: memory.New()})
 	reg.Register("ConfirmFunction", catalog.EngineHandler(func(context.Context, confirm.Request) (confirm.Response, error) {
 		return confirm.Response{}, &veredicto.InvalidInputError{File: "ConfirmFunction payload", Field: "preview", Problem: "too large"}
 	}))

@@ -18,7 +18,9 @@ import (
 	"github.com/veredicto/veredicto"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/confirm"
+	memoryconfirm "github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/search"
@@ -108,7 +110,7 @@ func (o *memOutbox) Send(_ context.Context, _ string, m Outgoing) (string, error
 
 type rig struct {
 	svc      *Service
-	events   *eventlog.File
+	events   *fileeventlog.Log
 	confirms *confirm.Service
 	searches *fakeSearches
 	outbox   *memOutbox
@@ -117,8 +119,8 @@ type rig struct {
 func newRig(t testing.TB, model Model, opts Options) *rig {
 	t.Helper()
 	dir := t.TempDir()
-	events := eventlog.NewFile(dir + "/events")
-	cs := &confirm.Service{Store: confirm.NewMemoryStore(), Events: events}
+	events := fileeventlog.New(dir + "/events")
+	cs := &confirm.Service{Store: memoryconfirm.New(), Events: events}
 	fs := &fakeSearches{tenant: "acme", reports: map[string]search.Report{
 		"cfo-2026/c-001": report("c-001", "AVANZA", 8, "Deuda de la empresa anterior sin explicar"),
 		"cfo-2026/c-006": report("c-006", "NO_AVANZA", 5),

@@ -1,4 +1,4 @@
-package confirm
+package confirm_test
 
 import (
 	"context"
@@ -21,8 +21,17 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/auth"
+	. "github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/confirm/file"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 )
+
+// The service's tests are package confirm_test and import confirm with a
+// dot: they run on the file adapter (internal/confirm/file), which imports
+// confirm, so they cannot be part of it.
+
+func ptr[T any](v T) *T { return &v }
 
 // fakeTasks records SendTask calls; fail, when set, answers instead.
 type fakeTasks struct {
@@ -69,7 +78,7 @@ func (f *fakeTasks) sent(token string) int {
 type fixture struct {
 	svc   *Service
 	tasks *fakeTasks
-	log   *eventlog.File
+	log   *fileeventlog.Log
 	clock *clock
 	key   []byte
 	srv   *httptest.Server
@@ -90,9 +99,9 @@ func (c *clock) Add(d time.Duration) {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	f := &fixture{tasks: newFakeTasks(), log: eventlog.NewFile(dir + "/events"),
+	f := &fixture{tasks: newFakeTasks(), log: fileeventlog.New(dir + "/events"),
 		clock: &clock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}, key: []byte("0123456789abcdef0123456789abcdef")}
-	f.svc = &Service{Store: NewFileStore(dir + "/confirmations"), Events: f.log, Tasks: f.tasks, Now: f.clock.Now,
+	f.svc = &Service{Store: file.New(dir + "/confirmations"), Events: f.log, Tasks: f.tasks, Now: f.clock.Now,
 		Logger: slog.New(slog.DiscardHandler)}
 	mw := auth.Middleware(&auth.HS256{Key: f.key}, auth.MiddlewareOptions{Logger: slog.New(slog.DiscardHandler)})
 	f.srv = httptest.NewServer(mw(&Handler{Service: f.svc, Logger: slog.New(slog.DiscardHandler)}))
@@ -461,7 +470,7 @@ func TestRedeliverAllAfterARestart(t *testing.T) {
 	f.tasks.fail = nil
 	f.clock.Add(time.Hour) // past any delivery lease
 
-	store := f.svc.Store.(*FileStore)
+	store := f.svc.Store.(*file.Store)
 	tenants, err := store.Tenants()
 	if err != nil {
 		t.Fatal(err)

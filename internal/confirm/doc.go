@@ -8,13 +8,19 @@
 // server-side: clients only ever see the confirmation's id, derived from
 // the token by a hash.
 //
+// Its Store's adapters are packages of their own, named by backend:
+// internal/confirm/file (a folder: serve and "veredicto confirm"),
+// internal/confirm/dynamo (the context table on AWS) and
+// internal/confirm/memory (runs that keep no reviews).
+//
 // The package is organised by concern:
 //
 //   - confirm.go: statuses, bounds, the Service and its ports (Appender,
 //     TaskSender);
 //   - record.go: a stored confirmation (Record), its decision and what
 //     clients see of it (View);
-//   - store.go: the Store port and what its adapters share;
+//   - store.go: the Store port and what its adapters share (NotFound,
+//     FirstOpen);
 //   - create.go: Confirm, a workflow's request, and confirmation ids;
 //   - list.go: a tenant's open confirmations;
 //   - resolve.go: Resolve, a person's decision recorded and delivered to
@@ -23,7 +29,5 @@
 //     redelivering decisions a crash left undelivered;
 //   - events.go: what confirmations put on the event log;
 //   - engine.go: EngineTasks, delivery to an in-process engine;
-//   - file.go, dynamo.go, memory.go: the Store's adapters (a folder,
-//     DynamoDB, memory);
 //   - http.go: the /api/confirmations endpoint.
 package confirm

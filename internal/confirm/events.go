@@ -44,15 +44,9 @@ func (s *Service) emit(ctx context.Context, r Record, typ, key string, v any) er
 	return err
 }
 
-// originReader reads the origin stream (eventlog.File and eventlog.Dynamo
-// do).
-type originReader interface {
-	Read(ctx context.Context, tenant, stream string, after int64, limit int) ([]eventlog.Event, error)
-}
-
 // originOf is the stream that started r's execution ("" for none).
 func (s *Service) originOf(ctx context.Context, r Record) string {
-	rd, ok := s.Events.(originReader)
+	rd, ok := s.Events.(eventlog.Reader) // both adapters read
 	if !ok || r.Execution == "" {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package confirm
+package confirm_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
+	. "github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/httpapi"
 )
 

@@ -1,4 +1,4 @@
-package confirm
+package confirm_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/veredicto/veredicto"
+	. "github.com/veredicto/veredicto/internal/confirm"
 )
 
 const execA, execB = "arn:aws:states:local:000000000000:execution:executive_search:a", "arn:aws:states:local:000000000000:execution:executive_search:b"

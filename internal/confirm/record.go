@@ -89,10 +89,10 @@ func (r Record) Open(now time.Time) bool {
 	return r.Status == StatusResolving || r.Status == StatusPending && now.Before(r.ExpiresAt)
 }
 
-// endedAt is when r stopped being open: its resolution, or the expiry of
+// EndedAt is when r stopped being open: its resolution, or the expiry of
 // a pending confirmation nobody decided (zero while it is open). Stores
 // keep a confirmation for Retention after it.
-func (r Record) endedAt() time.Time {
+func (r Record) EndedAt() time.Time {
 	if !r.ResolvedAt.IsZero() {
 		return r.ResolvedAt
 	}

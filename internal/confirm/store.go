@@ -4,6 +4,8 @@ import (
 	"context"
 	"sort"
 	"time"
+
+	"github.com/veredicto/veredicto"
 )
 
 // Store keeps confirmations, keyed by tenant and id.
@@ -20,6 +22,10 @@ type Store interface {
 	Put(ctx context.Context, r Record, expect int) error
 }
 
+// NotFound is the error a Store returns for a confirmation the tenant does
+// not have.
+func NotFound(id string) error { return &veredicto.NotFoundError{What: "confirmation " + id} }
+
 // listLimit is a Store's page size for a List limit.
 func listLimit(limit int) int {
 	if limit <= 0 || limit > MaxList {
@@ -28,9 +34,10 @@ func listLimit(limit int) int {
 	return limit
 }
 
-// firstOpen sorts the open records of rs oldest first and keeps at most
-// limit; more reports whether it cut any.
-func firstOpen(rs []Record, now time.Time, limit int) ([]Record, bool) {
+// FirstOpen sorts the open records of rs oldest first and keeps at most
+// limit (MaxList when limit is not in 1–MaxList); more reports whether it
+// cut any. Every Store's List ends with it.
+func FirstOpen(rs []Record, now time.Time, limit int) ([]Record, bool) {
 	open := rs[:0:0]
 	for _, r := range rs {
 		if r.Open(now) {

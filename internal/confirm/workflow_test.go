@@ -1,4 +1,4 @@
-package confirm
+package confirm_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
+	. "github.com/veredicto/veredicto/internal/confirm"
 )
 
 // reviewASL asks for a confirmation and takes the approved, rejected or

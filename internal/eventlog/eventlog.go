@@ -1,12 +1,17 @@
 // Package eventlog is the durable event log behind the event stream: one
 // append-only stream per execution (or conversation) and tenant, with ids
 // that increase by one from 1, so a client that reconnects with the last id
-// it saw reads exactly what it missed. File is the local adapter (one
-// fsynced JSON-lines file per stream under --data); Dynamo is the AWS one
-// (one item per event, the id as numeric sort key).
+// it saw reads exactly what it missed.
+//
+// This package holds the events, their bounds and the Log port; the
+// adapters are package file (internal/eventlog/file: one fsynced
+// JSON-lines file per stream under --data) and package dynamo
+// (internal/eventlog/dynamo: one item per event, the id as numeric sort
+// key), the AWS one.
 package eventlog
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -64,6 +69,25 @@ const (
 	TypeFinish               = "finish"
 )
 
+// Appender appends ev to a tenant's stream and returns it as stored, its
+// ID assigned; an ev whose Key is among the stream's last DedupeWindow
+// events is not appended again, and the stored one is returned.
+type Appender interface {
+	Append(ctx context.Context, tenant, stream string, ev Event) (Event, error)
+}
+
+// Reader reads at most limit events of a tenant's stream whose ids follow
+// after, in order.
+type Reader interface {
+	Read(ctx context.Context, tenant, stream string, after int64, limit int) ([]Event, error)
+}
+
+// Log appends and reads: what each adapter is.
+type Log interface {
+	Appender
+	Reader
+}
+
 // New builds an event of typ whose data is v with "type" added; v must
 // encode as a JSON object.
 func New(typ, key string, v any) (Event, error) {
@@ -83,8 +107,8 @@ func New(typ, key string, v any) (Event, error) {
 	return Event{Type: typ, Key: key, Data: data}, nil
 }
 
-// validate checks what Append may store.
-func validate(tenant, stream string, ev Event) error {
+// Validate checks what Append may store: every adapter calls it first.
+func Validate(tenant, stream string, ev Event) error {
 	switch {
 	case tenant == "":
 		return &veredicto.InvalidInputError{Field: "tenant", Problem: "is empty"}
@@ -104,7 +128,9 @@ func validate(tenant, stream string, ev Event) error {
 	return nil
 }
 
-func clampLimit(limit int) int {
+// ClampLimit is the number of events a Read returns at most for limit:
+// MaxReadLimit when limit is not in 1–MaxReadLimit.
+func ClampLimit(limit int) int {
 	if limit <= 0 || limit > MaxReadLimit {
 		return MaxReadLimit
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/veredicto/veredicto/internal/app"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/confirm"
+	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
@@ -374,7 +375,7 @@ func TestRerunAppliesTheSeniorReview(t *testing.T) {
 	if d := decision(); d != search.DecisionEscalated {
 		t.Fatalf("c-005 first run: %s, want escalated", d)
 	}
-	store := confirm.LocalStore(data)
+	store := fileconfirm.Local(data)
 	open, _, err := store.List(ctx, "acme", time.Now(), 10)
 	if err != nil || len(open) != 1 {
 		t.Fatalf("open reviews: %+v, %v", open, err)

@@ -18,6 +18,7 @@ import (
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
@@ -197,7 +198,7 @@ func runSearch(t *testing.T, in string, scripts map[string]script, kv search.KV,
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	input, _ := json.Marshal(search.StartInput{SearchID: "s-test"})
-	res, err := asl.New(catalog.SearchRegistry(svc, &confirm.Service{Store: confirm.NewMemoryStore()})).Run(ctx, sm, input, asl.StartOptions{Name: "t"})
+	res, err := asl.New(catalog.SearchRegistry(svc, &confirm.Service{Store: memory.New()})).Run(ctx, sm, input, asl.StartOptions{Name: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

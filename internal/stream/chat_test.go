@@ -12,6 +12,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/eventlog/file"
 )
 
 type countingRefresher struct{ n atomic.Int32 }
@@ -25,7 +26,7 @@ func (c *countingRefresher) Refresh(context.Context, string, string) error {
 // turn's finish and waits for the next turn; it is never refreshed from an
 // execution history; it is the tenant's own.
 func TestChatStreamStaysOpenAcrossTurns(t *testing.T) {
-	log := eventlog.NewFile(t.TempDir())
+	log := file.New(t.TempDir())
 	ref := &countingRefresher{}
 	h := &Handler{Log: log, Watch: log, Refresh: ref, Poll: 20 * time.Millisecond}
 	appendEv := func(tenant, typ string, turn int) {

@@ -14,6 +14,7 @@ import (
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/confirm"
+	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	"github.com/veredicto/veredicto/internal/eventlog"
 )
 
@@ -31,7 +32,7 @@ func TestConfirmationWorkflowOnTheStream(t *testing.T) {
 	    "TimeoutSeconds":3600,"ResultPath":"$.review","Next":"Done"},
 	  "Done":{"Type":"Succeed"}}}`
 	f := newSSE(t, &Handler{})
-	svc := &confirm.Service{Store: confirm.NewFileStore(t.TempDir()), Events: f.log, Logger: slog.New(slog.DiscardHandler)}
+	svc := &confirm.Service{Store: fileconfirm.New(t.TempDir()), Events: f.log, Logger: slog.New(slog.DiscardHandler)}
 	reg := asl.NewRegistry()
 	reg.Register("ConfirmFunction", asl.Typed(svc.Confirm))
 	eng := asl.New(reg)

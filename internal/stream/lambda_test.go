@@ -23,6 +23,8 @@ import (
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/dynalite"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/eventlog/dynamo"
+	"github.com/veredicto/veredicto/internal/eventlog/file"
 )
 
 func TestMain(m *testing.M) {
@@ -73,8 +75,8 @@ func (is *issuer) token(t *testing.T, tenant string) string {
 // the stream read from DynamoDB (dynalite) since Last-Event-ID.
 func TestFunctionURLStreamsFromDynamoDB(t *testing.T) {
 	client := dynalite.Client(t)
-	dynalite.CreateTable(t, client, eventlog.TableSchema("events-url"))
-	log := eventlog.NewDynamo(client, "events-url")
+	dynalite.CreateTable(t, client, dynamo.TableSchema("events-url"))
+	log := dynamo.New(client, "events-url")
 	for i := 1; i <= 4; i++ {
 		typ := eventlog.TypeExecutionStep
 		if i == 4 {
@@ -169,7 +171,7 @@ func TestSampleEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec := req.QueryStringParameters["execution"]
-	log := eventlog.NewFile(t.TempDir())
+	log := file.New(t.TempDir())
 	for i := 1; i <= 5; i++ {
 		typ := eventlog.TypeExecutionStep
 		if i == 5 {

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/eventlog/file"
 )
 
 const smARN = "arn:aws:states:us-east-1:123456789012:stateMachine:veredicto-executive-search"
@@ -129,7 +129,7 @@ func TestExecutionsMirrorHistory(t *testing.T) {
 	ctx := t.Context()
 	exec := strings.Replace(smARN, ":stateMachine:", ":execution:", 1) + ":acme-s-1"
 	api := &fakeSFN{inputs: map[string]string{exec: `{"tenant":"acme"}`}, history: awsHistory(false)}
-	log := eventlog.NewFile(t.TempDir())
+	log := file.New(t.TempDir())
 	now := time.Unix(0, 0)
 	newExecutions := func() *Executions {
 		return &Executions{API: api, Recorder: &Recorder{Log: log}, Log: log, StateMachines: []string{smARN}, Now: func() time.Time { return now }}

@@ -17,6 +17,7 @@ import (
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/eventlog/file"
 )
 
 func TestFromHistory(t *testing.T) {
@@ -107,7 +108,7 @@ func TestAgentsOf(t *testing.T) {
 
 func TestRecorderReplayAppendsOnce(t *testing.T) {
 	ctx := t.Context()
-	log := eventlog.NewFile(t.TempDir())
+	log := file.New(t.TempDir())
 	rec := &Recorder{Log: log, AgentsFor: func(string) map[string]string { return map[string]string{"GEM1": "Gem1Function"} }}
 	history := []asl.Event{
 		{ID: 1, Type: "ExecutionStarted"},
@@ -181,14 +182,14 @@ func readSSE(body io.Reader, msgs chan<- sseMsg, pings chan<- struct{}) {
 }
 
 type sseFixture struct {
-	log *eventlog.File
+	log *file.Log
 	srv *httptest.Server
 	key []byte
 }
 
 func newSSE(t testing.TB, h *Handler) *sseFixture {
 	t.Helper()
-	f := &sseFixture{log: eventlog.NewFile(t.TempDir()), key: []byte("0123456789abcdef0123456789abcdef")}
+	f := &sseFixture{log: file.New(t.TempDir()), key: []byte("0123456789abcdef0123456789abcdef")}
 	h.Log, h.Watch = f.log, f.log
 	if h.Logger == nil {
 		h.Logger = slog.New(slog.DiscardHandler)
@@ -367,7 +368,7 @@ func TestHeartbeatAndCrossProcessAppends(t *testing.T) {
 	<-pings // an idle connection gets comments
 	// Another process (a fresh log on the same folder, as "veredicto
 	// confirm" is) appends: polling finds it without a signal.
-	other := eventlog.NewFile(f.log.Dir())
+	other := file.New(f.log.Dir())
 	ev, _ := eventlog.New(eventlog.TypeFinish, "", map[string]string{"status": "SUCCEEDED"})
 	if _, err := other.Append(t.Context(), "acme", arn, ev); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,6 @@
-package confirm
+// Package dynamo is the confirmations' store on DynamoDB (an adapter of
+// confirm.Store), in the context table.
+package dynamo
 
 import (
 	"context"
@@ -13,35 +15,36 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/confirm"
 )
 
-// DynamoAPI is the part of the DynamoDB client the store uses.
-type DynamoAPI interface {
+// API is the part of the DynamoDB client the store uses.
+type API interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-var _ DynamoAPI = (*dynamodb.Client)(nil)
+var _ API = (*dynamodb.Client)(nil)
 
-// DynamoStore keeps confirmations as items of the context table (string
+// Store keeps confirmations as items of the context table (string
 // keys pk, sk): pk "confirmation#<tenant>", sk the id, the record as JSON
 // in doc, with version and status beside it for conditions and filters. A
 // resolved confirmation gets expires_at (the table's TTL attribute) so
-// DynamoDB deletes it after Retention.
-type DynamoStore struct {
-	client DynamoAPI
+// DynamoDB deletes it after confirm.Retention.
+type Store struct {
+	client API
 	table  string
 	// pageItems caps the items of one Query page (0: DynamoDB's 1 MB
 	// pages); tests set it to read several pages.
 	pageItems int32
 }
 
-var _ Store = (*DynamoStore)(nil)
+var _ confirm.Store = (*Store)(nil)
 
-// NewDynamoStore returns a store on the context table.
-func NewDynamoStore(client DynamoAPI, table string) *DynamoStore {
-	return &DynamoStore{client: client, table: table}
+// New returns a store on the context table.
+func New(client API, table string) *Store {
+	return &Store{client: client, table: table}
 }
 
 func confirmPK(tenant string) string { return "confirmation#" + tenant }
@@ -51,9 +54,9 @@ func confirmPK(tenant string) string { return "confirmation#" + tenant }
 const maxListPages = 20
 
 // Get returns a confirmation of tenant.
-func (d *DynamoStore) Get(ctx context.Context, tenant, id string) (Record, error) {
-	if !ValidID(id) {
-		return Record{}, notFound(id)
+func (d *Store) Get(ctx context.Context, tenant, id string) (confirm.Record, error) {
+	if !confirm.ValidID(id) {
+		return confirm.Record{}, confirm.NotFound(id)
 	}
 	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(d.table), ConsistentRead: aws.Bool(true),
@@ -63,31 +66,31 @@ func (d *DynamoStore) Get(ctx context.Context, tenant, id string) (Record, error
 		},
 	})
 	if err != nil {
-		return Record{}, fmt.Errorf("get confirmation %s: %w", id, err)
+		return confirm.Record{}, fmt.Errorf("get confirmation %s: %w", id, err)
 	}
 	if out.Item == nil {
-		return Record{}, notFound(id)
+		return confirm.Record{}, confirm.NotFound(id)
 	}
 	return decodeRecord(out.Item)
 }
 
-func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
+func decodeRecord(item map[string]types.AttributeValue) (confirm.Record, error) {
 	doc, ok := item["doc"].(*types.AttributeValueMemberS)
 	if !ok {
-		return Record{}, errors.New("confirmation item without doc")
+		return confirm.Record{}, errors.New("confirmation item without doc")
 	}
-	var r Record
+	var r confirm.Record
 	if err := json.Unmarshal([]byte(doc.Value), &r); err != nil {
-		return Record{}, fmt.Errorf("decode confirmation: %w", err)
+		return confirm.Record{}, fmt.Errorf("decode confirmation: %w", err)
 	}
 	return r, nil
 }
 
-// List returns the tenant's open confirmations, oldest first (Store). Ids
-// do not sort by time, so it reads every unresolved item (up to
-// maxListPages pages; more is set when pages were left unread) and sorts
-// them here.
-func (d *DynamoStore) List(ctx context.Context, tenant string, now time.Time, limit int) ([]Record, bool, error) {
+// List returns the tenant's open confirmations, oldest first
+// (confirm.Store). Ids do not sort by time, so it reads every unresolved
+// item (up to maxListPages pages; more is set when pages were left unread)
+// and sorts them here.
+func (d *Store) List(ctx context.Context, tenant string, now time.Time, limit int) ([]confirm.Record, bool, error) {
 	in := &dynamodb.QueryInput{
 		TableName:                aws.String(d.table),
 		KeyConditionExpression:   aws.String("pk = :pk"),
@@ -95,15 +98,15 @@ func (d *DynamoStore) List(ctx context.Context, tenant string, now time.Time, li
 		ExpressionAttributeNames: map[string]string{"#st": "status"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk":        &types.AttributeValueMemberS{Value: confirmPK(tenant)},
-			":pending":   &types.AttributeValueMemberS{Value: StatusPending},
-			":resolving": &types.AttributeValueMemberS{Value: StatusResolving},
+			":pending":   &types.AttributeValueMemberS{Value: confirm.StatusPending},
+			":resolving": &types.AttributeValueMemberS{Value: confirm.StatusResolving},
 		},
 		ConsistentRead: aws.Bool(true),
 	}
 	if d.pageItems > 0 {
 		in.Limit = aws.Int32(d.pageItems)
 	}
-	var out []Record
+	var out []confirm.Record
 	unread := false
 	for page := 0; ; page++ {
 		if page == maxListPages {
@@ -126,12 +129,12 @@ func (d *DynamoStore) List(ctx context.Context, tenant string, now time.Time, li
 		}
 		in.ExclusiveStartKey = resp.LastEvaluatedKey
 	}
-	recs, more := firstOpen(out, now, limit)
+	recs, more := confirm.FirstOpen(out, now, limit)
 	return recs, more || unread, nil
 }
 
 // Put writes r if the stored version is expect (0: absent).
-func (d *DynamoStore) Put(ctx context.Context, r Record, expect int) error {
+func (d *Store) Put(ctx context.Context, r confirm.Record, expect int) error {
 	r.Version = expect + 1
 	doc, err := json.Marshal(r)
 	if err != nil {
@@ -144,10 +147,10 @@ func (d *DynamoStore) Put(ctx context.Context, r Record, expect int) error {
 		"status":  &types.AttributeValueMemberS{Value: r.Status},
 		"version": &types.AttributeValueMemberN{Value: strconv.Itoa(r.Version)},
 	}
-	// The table's TTL removes a confirmation Retention after it ended:
-	// resolved, or pending past its expiry with nobody deciding.
-	if ended := r.endedAt(); !ended.IsZero() {
-		item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(ended.Add(Retention).Unix(), 10)}
+	// The table's TTL removes a confirmation confirm.Retention after it
+	// ended: resolved, or pending past its expiry with nobody deciding.
+	if ended := r.EndedAt(); !ended.IsZero() {
+		item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(ended.Add(confirm.Retention).Unix(), 10)}
 	}
 	in := &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: item}
 	if expect == 0 {

@@ -1,4 +1,4 @@
-package eventlog
+package dynamo
 
 import (
 	"fmt"
@@ -8,7 +8,25 @@ import (
 	"testing"
 
 	"github.com/veredicto/veredicto/internal/dynalite"
+	"github.com/veredicto/veredicto/internal/eventlog"
 )
+
+func mustEvent(t *testing.T, typ, key string, v any) eventlog.Event {
+	t.Helper()
+	ev, err := eventlog.New(typ, key, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func ids(evs []eventlog.Event) []int64 {
+	out := make([]int64, len(evs))
+	for i, e := range evs {
+		out[i] = e.ID
+	}
+	return out
+}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -18,12 +36,12 @@ func TestMain(m *testing.M) {
 
 var tables atomic.Int64
 
-func newDynamo(t *testing.T) *Dynamo {
+func newDynamo(t *testing.T) *Log {
 	t.Helper()
 	client := dynalite.Client(t)
 	name := fmt.Sprintf("events-%d", tables.Add(1))
 	dynalite.CreateTable(t, client, TableSchema(name))
-	return NewDynamo(client, name)
+	return New(client, name)
 }
 
 func TestDynamoAppendReadDedupe(t *testing.T) {
@@ -34,7 +52,7 @@ func TestDynamoAppendReadDedupe(t *testing.T) {
 		if i == 1 {
 			key = "pending:c1"
 		}
-		ev, err := d.Append(ctx, "acme", "arn:x", mustEvent(t, TypeExecutionStep, key, map[string]int{"n": i}))
+		ev, err := d.Append(ctx, "acme", "arn:x", mustEvent(t, eventlog.TypeExecutionStep, key, map[string]int{"n": i}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +60,7 @@ func TestDynamoAppendReadDedupe(t *testing.T) {
 			t.Fatalf("id %d, want %d", ev.ID, i+1)
 		}
 	}
-	again, err := d.Append(ctx, "acme", "arn:x", mustEvent(t, TypePendingConfirmation, "pending:c1", map[string]int{}))
+	again, err := d.Append(ctx, "acme", "arn:x", mustEvent(t, eventlog.TypePendingConfirmation, "pending:c1", map[string]int{}))
 	if err != nil || again.ID != 2 {
 		t.Errorf("repeated key: id %d (%v), want the stored 2", again.ID, err)
 	}
@@ -70,7 +88,7 @@ func TestDynamoAppendReadDedupe(t *testing.T) {
 		})
 	}
 	got, _ := d.Read(ctx, "acme", "arn:x", 0, 1)
-	if got[0].Type != TypeExecutionStep || string(got[0].Data) != `{"n":0,"type":"execution-step"}` || got[0].Time.IsZero() {
+	if got[0].Type != eventlog.TypeExecutionStep || string(got[0].Data) != `{"n":0,"type":"execution-step"}` || got[0].Time.IsZero() {
 		t.Errorf("round trip = %+v", got[0])
 	}
 }

@@ -1,4 +1,7 @@
-package confirm
+// Package file is the confirmations' store on this machine (an adapter of
+// confirm.Store): one JSON file per confirmation under a folder, shared by
+// "veredicto serve" and "veredicto confirm".
+package file
 
 import (
 	"context"
@@ -14,57 +17,56 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/confirm"
 )
 
-// FileStore keeps one JSON file per confirmation under
+// Store keeps one JSON file per confirmation under
 // dir/<tenant>/<id>.json. Put holds an exclusive flock on the tenant's
 // lock file while it compares versions and replaces the file (write to a
 // temporary file, fsync, rename), so serve and "veredicto confirm" in
 // another shell can both write. Resolved confirmations older than
-// Retention are pruned by List.
-type FileStore struct {
+// confirm.Retention are pruned by List.
+type Store struct {
 	dir string
 	now func() time.Time
 }
 
-var _ Store = (*FileStore)(nil)
+var _ confirm.Store = (*Store)(nil)
 
-// NewFileStore returns a store under dir.
-func NewFileStore(dir string) *FileStore { return &FileStore{dir: dir, now: time.Now} }
+// New returns a store under dir.
+func New(dir string) *Store { return &Store{dir: dir, now: time.Now} }
 
-func (f *FileStore) tenantDir(tenant string) string {
+func (f *Store) tenantDir(tenant string) string {
 	return filepath.Join(f.dir, base64.RawURLEncoding.EncodeToString([]byte(tenant)))
 }
 
-func notFound(id string) error { return &veredicto.NotFoundError{What: "confirmation " + id} }
-
 // Get returns a confirmation of tenant.
-func (f *FileStore) Get(_ context.Context, tenant, id string) (Record, error) {
-	if !ValidID(id) {
-		return Record{}, notFound(id)
+func (f *Store) Get(_ context.Context, tenant, id string) (confirm.Record, error) {
+	if !confirm.ValidID(id) {
+		return confirm.Record{}, confirm.NotFound(id)
 	}
 	return readRecord(filepath.Join(f.tenantDir(tenant), id+".json"), id)
 }
 
-func readRecord(path, id string) (Record, error) {
+func readRecord(path, id string) (confirm.Record, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Record{}, notFound(id)
+		return confirm.Record{}, confirm.NotFound(id)
 	}
 	if err != nil {
-		return Record{}, fmt.Errorf("read confirmation %s: %w", id, err)
+		return confirm.Record{}, fmt.Errorf("read confirmation %s: %w", id, err)
 	}
-	var r Record
+	var r confirm.Record
 	if err := json.Unmarshal(b, &r); err != nil {
-		return Record{}, fmt.Errorf("decode confirmation %s: %w", id, err)
+		return confirm.Record{}, fmt.Errorf("decode confirmation %s: %w", id, err)
 	}
 	return r, nil
 }
 
-// List returns the tenant's open confirmations, oldest first (Store). It
-// prunes resolved confirmations, and pending ones that expired, once they
-// are older than Retention.
-func (f *FileStore) List(_ context.Context, tenant string, now time.Time, limit int) ([]Record, bool, error) {
+// List returns the tenant's open confirmations, oldest first
+// (confirm.Store). It prunes resolved confirmations, and pending ones that
+// expired, once they are older than confirm.Retention.
+func (f *Store) List(_ context.Context, tenant string, now time.Time, limit int) ([]confirm.Record, bool, error) {
 	dir := f.tenantDir(tenant)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -73,10 +75,10 @@ func (f *FileStore) List(_ context.Context, tenant string, now time.Time, limit 
 	if err != nil {
 		return nil, false, fmt.Errorf("list confirmations: %w", err)
 	}
-	var out []Record
+	var out []confirm.Record
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !ValidID(id) {
+		if !ok || !confirm.ValidID(id) {
 			continue
 		}
 		r, err := readRecord(filepath.Join(dir, e.Name()), id)
@@ -87,17 +89,17 @@ func (f *FileStore) List(_ context.Context, tenant string, now time.Time, limit 
 			out = append(out, r)
 			continue
 		}
-		if ended := r.endedAt(); !ended.IsZero() && f.now().Sub(ended) > Retention {
+		if ended := r.EndedAt(); !ended.IsZero() && f.now().Sub(ended) > confirm.Retention {
 			_ = os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
-	recs, more := firstOpen(out, now, limit)
+	recs, more := confirm.FirstOpen(out, now, limit)
 	return recs, more, nil
 }
 
 // Put writes r if the stored version is expect (0: absent).
-func (f *FileStore) Put(_ context.Context, r Record, expect int) error {
-	if !ValidID(r.ID) || r.Tenant == "" {
+func (f *Store) Put(_ context.Context, r confirm.Record, expect int) error {
+	if !confirm.ValidID(r.ID) || r.Tenant == "" {
 		return fmt.Errorf("put confirmation %q: invalid id or tenant", r.ID)
 	}
 	dir := f.tenantDir(r.Tenant)
@@ -155,15 +157,15 @@ func (f *FileStore) Put(_ context.Context, r Record, expect int) error {
 	return nil
 }
 
-// LocalStore is the store "veredicto serve" and "veredicto confirm" share
+// Local is the store "veredicto serve" and "veredicto confirm" share
 // under a data folder: DATA/confirmations.
-func LocalStore(dataDir string) *FileStore {
-	return NewFileStore(filepath.Join(dataDir, "confirmations"))
+func Local(dataDir string) *Store {
+	return New(filepath.Join(dataDir, "confirmations"))
 }
 
 // Tenants returns the tenants that have confirmations in the store, for a
-// sweep at start-up (see Service.RedeliverAll).
-func (f *FileStore) Tenants() ([]string, error) {
+// sweep at start-up (see confirm.Service.RedeliverAll).
+func (f *Store) Tenants() ([]string, error) {
 	entries, err := os.ReadDir(f.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -1,4 +1,8 @@
-package eventlog
+// Package file is the event log on this machine (an adapter of
+// eventlog.Log): one fsynced JSON-lines file per stream under a folder,
+// which several processes may append to, with live readers told of this
+// process's appends (Watch).
+package file
 
 import (
 	"bufio"
@@ -20,15 +24,16 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/eventlog"
 )
 
-// File keeps one JSON-lines file per stream under dir/<tenant>/<stream>
+// Log keeps one JSON-lines file per stream under dir/<tenant>/<stream>
 // (both base64url-encoded). Append holds an exclusive flock while it reads
 // the last id and writes, and fsyncs before returning, so several
 // processes (serve, a "veredicto confirm" in another shell) can append to
 // one stream. Live readers are served from a bounded in-memory tail that
 // is refreshed whenever the file's size changes. Safe for concurrent use.
-type File struct {
+type Log struct {
 	dir string
 	now func() time.Time
 
@@ -43,9 +48,9 @@ type File struct {
 }
 
 type tail struct {
-	size   int64   // file size the tail reflects
-	count  int64   // events in the file
-	events []Event // the last tailCap to 2×tailCap events
+	size   int64            // file size the tail reflects
+	count  int64            // events in the file
+	events []eventlog.Event // the last tailCap to 2×tailCap events
 
 	endsWithNewline bool
 }
@@ -57,12 +62,14 @@ const (
 	maxTails = 1024
 )
 
-// NewFile returns a log under dir (created on first append).
-func NewFile(dir string) *File {
-	return &File{dir: dir, now: time.Now, tails: map[string]*tail{}, watches: map[string]map[*watch]struct{}{}}
+var _ eventlog.Log = (*Log)(nil)
+
+// New returns a log under dir (created on first append).
+func New(dir string) *Log {
+	return &Log{dir: dir, now: time.Now, tails: map[string]*tail{}, watches: map[string]map[*watch]struct{}{}}
 }
 
-func (f *File) path(tenant, stream string) string {
+func (f *Log) path(tenant, stream string) string {
 	return filepath.Join(f.dir, fileName(tenant), fileName(stream)+".jsonl")
 }
 
@@ -78,11 +85,11 @@ func fileName(s string) string {
 }
 
 // Append adds ev to the stream and returns it with its id. An event with a
-// Key already among the last DedupeWindow events is returned as stored,
+// Key already among the last eventlog.DedupeWindow events is returned as stored,
 // not appended again.
-func (f *File) Append(ctx context.Context, tenant, stream string, ev Event) (Event, error) {
-	if err := validate(tenant, stream, ev); err != nil {
-		return Event{}, err
+func (f *Log) Append(ctx context.Context, tenant, stream string, ev eventlog.Event) (eventlog.Event, error) {
+	if err := eventlog.Validate(tenant, stream, ev); err != nil {
+		return eventlog.Event{}, err
 	}
 	p := f.path(tenant, stream)
 	h := fnv.New32a()
@@ -91,32 +98,32 @@ func (f *File) Append(ctx context.Context, tenant, stream string, ev Event) (Eve
 	lock.Lock()
 	defer lock.Unlock()
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
+		return eventlog.Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
 	}
 	fh, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
+		return eventlog.Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
 	}
 	defer fh.Close()
 	if err := syscall.Flock(int(fh.Fd()), syscall.LOCK_EX); err != nil {
-		return Event{}, fmt.Errorf("lock %s/%s: %w", tenant, stream, err)
+		return eventlog.Event{}, fmt.Errorf("lock %s/%s: %w", tenant, stream, err)
 	}
 	defer syscall.Flock(int(fh.Fd()), syscall.LOCK_UN)
 
 	t, err := f.tailOf(p, fh)
 	if err != nil {
-		return Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
+		return eventlog.Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
 	}
 	if ev.Key != "" {
-		from := max(0, len(t.events)-DedupeWindow)
+		from := max(0, len(t.events)-eventlog.DedupeWindow)
 		for _, old := range t.events[from:] {
 			if old.Key == ev.Key {
 				return old, nil
 			}
 		}
 	}
-	if t.count >= MaxEvents {
-		return Event{}, &veredicto.ConflictError{What: "stream " + stream, Problem: fmt.Sprintf("holds %d events, the limit", MaxEvents)}
+	if t.count >= eventlog.MaxEvents {
+		return eventlog.Event{}, &veredicto.ConflictError{What: "stream " + stream, Problem: fmt.Sprintf("holds %d events, the limit", eventlog.MaxEvents)}
 	}
 	ev.ID = t.count + 1
 	if ev.Time.IsZero() {
@@ -124,7 +131,7 @@ func (f *File) Append(ctx context.Context, tenant, stream string, ev Event) (Eve
 	}
 	line, err := json.Marshal(ev)
 	if err != nil {
-		return Event{}, fmt.Errorf("encode event: %w", err)
+		return eventlog.Event{}, fmt.Errorf("encode event: %w", err)
 	}
 	line = append(line, '\n')
 	if t.size > 0 && !t.endsWithNewline {
@@ -133,10 +140,10 @@ func (f *File) Append(ctx context.Context, tenant, stream string, ev Event) (Eve
 		line = append([]byte{'\n'}, line...)
 	}
 	if _, err := fh.Write(line); err != nil {
-		return Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
+		return eventlog.Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
 	}
 	if err := fh.Sync(); err != nil {
-		return Event{}, fmt.Errorf("sync %s/%s: %w", tenant, stream, err)
+		return eventlog.Event{}, fmt.Errorf("sync %s/%s: %w", tenant, stream, err)
 	}
 	f.mu.Lock()
 	t.size += int64(len(line))
@@ -144,7 +151,7 @@ func (f *File) Append(ctx context.Context, tenant, stream string, ev Event) (Eve
 	t.endsWithNewline = true
 	t.events = append(t.events, ev)
 	if len(t.events) > 2*tailCap { // trimmed now and then, not on every append
-		t.events = append([]Event(nil), t.events[len(t.events)-tailCap:]...)
+		t.events = append([]eventlog.Event(nil), t.events[len(t.events)-tailCap:]...)
 	}
 	f.store(p, t)
 	for w := range f.watches[p] {
@@ -158,7 +165,7 @@ func (f *File) Append(ctx context.Context, tenant, stream string, ev Event) (Eve
 }
 
 // store caches t, evicting an arbitrary entry beyond maxTails. Caller holds mu.
-func (f *File) store(p string, t *tail) {
+func (f *Log) store(p string, t *tail) {
 	if _, ok := f.tails[p]; !ok && len(f.tails) >= maxTails {
 		for k := range f.tails {
 			delete(f.tails, k)
@@ -173,7 +180,7 @@ func (f *File) store(p string, t *tail) {
 // caller holds a flock on p (exclusive to append, shared to read), so only
 // an Append, which holds it exclusively, changes a tail, and it does so
 // under mu, which fromTail reads under.
-func (f *File) tailOf(p string, fh *os.File) (*tail, error) {
+func (f *Log) tailOf(p string, fh *os.File) (*tail, error) {
 	info, err := fh.Stat()
 	if err != nil {
 		return nil, err
@@ -185,11 +192,11 @@ func (f *File) tailOf(p string, fh *os.File) (*tail, error) {
 		return t, nil
 	}
 	nt := &tail{}
-	err = scan(fh, func(ev Event) bool {
+	err = scan(fh, func(ev eventlog.Event) bool {
 		nt.count = ev.ID
 		nt.events = append(nt.events, ev)
 		if len(nt.events) > 2*tailCap {
-			nt.events = append([]Event(nil), nt.events[len(nt.events)-tailCap:]...)
+			nt.events = append([]eventlog.Event(nil), nt.events[len(nt.events)-tailCap:]...)
 		}
 		return true
 	})
@@ -215,16 +222,16 @@ func (f *File) tailOf(p string, fh *os.File) (*tail, error) {
 
 // scan calls fn with every well-formed event of r in order, skipping torn
 // or foreign lines, until fn returns false.
-func scan(r io.ReaderAt, fn func(Event) bool) error {
+func scan(r io.ReaderAt, fn func(eventlog.Event) bool) error {
 	sc := bufio.NewScanner(io.NewSectionReader(r, 0, 1<<62))
-	sc.Buffer(make([]byte, 0, 64<<10), 2*MaxEventBytes)
+	sc.Buffer(make([]byte, 0, 64<<10), 2*eventlog.MaxEventBytes)
 	var want int64 = 1
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
-		var ev Event
+		var ev eventlog.Event
 		if json.Unmarshal(line, &ev) != nil || ev.ID != want {
 			continue
 		}
@@ -240,8 +247,8 @@ func scan(r io.ReaderAt, fn func(Event) bool) error {
 // reader is served from the cached tail (one fstat, no lock, no copy of
 // the tail); the file is read only when another process appended or the
 // reader is far behind.
-func (f *File) Read(ctx context.Context, tenant, stream string, after int64, limit int) ([]Event, error) {
-	limit = clampLimit(limit)
+func (f *Log) Read(ctx context.Context, tenant, stream string, after int64, limit int) ([]eventlog.Event, error) {
+	limit = eventlog.ClampLimit(limit)
 	p := f.path(tenant, stream)
 	fh, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -270,8 +277,8 @@ func (f *File) Read(ctx context.Context, tenant, stream string, after int64, lim
 	if out, ok := f.fromTail(p, t.size, after, limit); ok {
 		return out, nil
 	}
-	var out []Event
-	err = scan(fh, func(ev Event) bool {
+	var out []eventlog.Event
+	err = scan(fh, func(ev eventlog.Event) bool {
 		if ev.ID > after {
 			out = append(out, ev)
 		}
@@ -285,7 +292,7 @@ func (f *File) Read(ctx context.Context, tenant, stream string, after int64, lim
 
 // fromTail answers a read from the cached tail of p when it reflects a
 // file of size bytes and holds every event after after.
-func (f *File) fromTail(p string, size, after int64, limit int) ([]Event, bool) {
+func (f *Log) fromTail(p string, size, after int64, limit int) ([]eventlog.Event, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t, ok := f.tails[p]
@@ -300,14 +307,14 @@ func (f *File) fromTail(p string, size, after int64, limit int) ([]Event, bool) 
 	}
 	start := int(after - (t.events[0].ID - 1))
 	end := min(len(t.events), start+limit)
-	return append([]Event(nil), t.events[start:end]...), true
+	return append([]eventlog.Event(nil), t.events[start:end]...), true
 }
 
 // Watch returns a channel that receives a signal after events are appended
 // to the stream by this process (appends by other processes are seen by
 // polling Read). The channel holds one pending signal, so a slow reader
 // never blocks Append. Call cancel when done.
-func (f *File) Watch(tenant, stream string) (<-chan struct{}, func()) {
+func (f *Log) Watch(tenant, stream string) (<-chan struct{}, func()) {
 	p := f.path(tenant, stream)
 	w := &watch{ch: make(chan struct{}, 1)}
 	f.mu.Lock()
@@ -327,8 +334,8 @@ func (f *File) Watch(tenant, stream string) (<-chan struct{}, func()) {
 }
 
 // Dir is the folder the log keeps its streams in.
-func (f *File) Dir() string { return f.dir }
+func (f *Log) Dir() string { return f.dir }
 
 // Local is the log "veredicto serve" and "veredicto confirm" share under a
 // data folder: DATA/events.
-func Local(dataDir string) *File { return NewFile(filepath.Join(dataDir, "events")) }
+func Local(dataDir string) *Log { return New(filepath.Join(dataDir, "events")) }

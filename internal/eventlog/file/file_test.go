@@ -1,4 +1,4 @@
-package eventlog
+package file
 
 import (
 	"encoding/json"
@@ -7,18 +7,20 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/veredicto/veredicto/internal/eventlog"
 )
 
-func mustEvent(t *testing.T, typ, key string, v any) Event {
+func mustEvent(t *testing.T, typ, key string, v any) eventlog.Event {
 	t.Helper()
-	ev, err := New(typ, key, v)
+	ev, err := eventlog.New(typ, key, v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ev
 }
 
-func ids(evs []Event) []int64 {
+func ids(evs []eventlog.Event) []int64 {
 	out := make([]int64, len(evs))
 	for i, e := range evs {
 		out[i] = e.ID
@@ -28,9 +30,9 @@ func ids(evs []Event) []int64 {
 
 func TestFileAppendRead(t *testing.T) {
 	ctx := t.Context()
-	l := NewFile(t.TempDir())
+	l := New(t.TempDir())
 	for i := range 5 {
-		ev, err := l.Append(ctx, "acme", "arn:exec:1", mustEvent(t, TypeExecutionStep, "", map[string]int{"n": i}))
+		ev, err := l.Append(ctx, "acme", "arn:exec:1", mustEvent(t, eventlog.TypeExecutionStep, "", map[string]int{"n": i}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +69,7 @@ func TestFileAppendRead(t *testing.T) {
 	}
 	var data map[string]any
 	first, _ := l.Read(ctx, "acme", "arn:exec:1", 0, 1)
-	if err := json.Unmarshal(first[0].Data, &data); err != nil || data["type"] != TypeExecutionStep || data["n"] != 0.0 {
+	if err := json.Unmarshal(first[0].Data, &data); err != nil || data["type"] != eventlog.TypeExecutionStep || data["n"] != 0.0 {
 		t.Errorf("data = %s, want the payload with its type", first[0].Data)
 	}
 }
@@ -75,25 +77,25 @@ func TestFileAppendRead(t *testing.T) {
 func TestFileDedupeAndReopen(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	l := NewFile(dir)
-	a, err := l.Append(ctx, "acme", "s", mustEvent(t, TypePendingConfirmation, "pending:c1", map[string]string{"id": "c1"}))
+	l := New(dir)
+	a, err := l.Append(ctx, "acme", "s", mustEvent(t, eventlog.TypePendingConfirmation, "pending:c1", map[string]string{"id": "c1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A second process (a fresh File) sees the same stream and dedupes too.
-	l2 := NewFile(dir)
-	b, err := l2.Append(ctx, "acme", "s", mustEvent(t, TypePendingConfirmation, "pending:c1", map[string]string{"id": "c1"}))
+	// A second process (a fresh Log) sees the same stream and dedupes too.
+	l2 := New(dir)
+	b, err := l2.Append(ctx, "acme", "s", mustEvent(t, eventlog.TypePendingConfirmation, "pending:c1", map[string]string{"id": "c1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b.ID != a.ID {
 		t.Errorf("repeated key appended as %d, want the stored %d", b.ID, a.ID)
 	}
-	c, err := l2.Append(ctx, "acme", "s", mustEvent(t, TypeFinish, "", map[string]string{"status": "SUCCEEDED"}))
+	c, err := l2.Append(ctx, "acme", "s", mustEvent(t, eventlog.TypeFinish, "", map[string]string{"status": "SUCCEEDED"}))
 	if err != nil || c.ID != 2 {
 		t.Fatalf("append after dedupe: id %d, %v; want 2", c.ID, err)
 	}
-	// The first File's cached tail is stale; it must notice the other append.
+	// The first Log's cached tail is stale; it must notice the other append.
 	got, err := l.Read(ctx, "acme", "s", 0, 10)
 	if err != nil || fmt.Sprint(ids(got)) != "[1 2]" {
 		t.Errorf("read through a stale cache = %v (%v), want [1 2]", ids(got), err)
@@ -102,7 +104,7 @@ func TestFileDedupeAndReopen(t *testing.T) {
 
 func TestFileTornLine(t *testing.T) {
 	ctx := t.Context()
-	l := NewFile(t.TempDir())
+	l := New(t.TempDir())
 	if _, err := l.Append(ctx, "acme", "s", mustEvent(t, "x", "", map[string]int{})); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,7 @@ func TestFileTornLine(t *testing.T) {
 	}
 	fh.WriteString(`{"id":2,"type":"x","da`)
 	fh.Close()
-	l = NewFile(l.dir)
+	l = New(l.dir)
 	ev, err := l.Append(ctx, "acme", "s", mustEvent(t, "y", "", map[string]int{}))
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +132,7 @@ func TestFileTornLine(t *testing.T) {
 func TestFileConcurrentAppendsAreDense(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	logs := []*File{NewFile(dir), NewFile(dir)} // two "processes"
+	logs := []*Log{New(dir), New(dir)} // two "processes"
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Go(func() {
@@ -142,10 +144,10 @@ func TestFileConcurrentAppendsAreDense(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	var all []Event
+	var all []eventlog.Event
 	var after int64
 	for {
-		got, err := NewFile(dir).Read(ctx, "acme", "s", after, 7)
+		got, err := New(dir).Read(ctx, "acme", "s", after, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +169,7 @@ func TestFileConcurrentAppendsAreDense(t *testing.T) {
 
 func TestFileWatchSignals(t *testing.T) {
 	ctx := t.Context()
-	l := NewFile(t.TempDir())
+	l := New(t.TempDir())
 	ch, cancel := l.Watch("acme", "s")
 	defer cancel()
 	for range 3 { // never blocks, whatever the reader does
@@ -189,8 +191,8 @@ func TestFileWatchSignals(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	ctx := t.Context()
-	l := NewFile(t.TempDir())
-	big := make([]byte, MaxEventBytes+1)
+	l := New(t.TempDir())
+	big := make([]byte, eventlog.MaxEventBytes+1)
 	for i := range big {
 		big[i] = ' '
 	}
@@ -198,15 +200,15 @@ func TestValidate(t *testing.T) {
 		name   string
 		tenant string
 		stream string
-		ev     Event
+		ev     eventlog.Event
 	}{
-		{"no tenant", "", "s", Event{Type: "x", Data: []byte(`{}`)}},
-		{"long tenant", strings.Repeat("t", 129), "s", Event{Type: "x", Data: []byte(`{}`)}},
-		{"long stream", "t", strings.Repeat("s", 1025), Event{Type: "x", Data: []byte(`{}`)}},
-		{"no stream", "t", "", Event{Type: "x", Data: []byte(`{}`)}},
-		{"no type", "t", "s", Event{Data: []byte(`{}`)}},
-		{"not json", "t", "s", Event{Type: "x", Data: []byte(`{`)}},
-		{"too big", "t", "s", Event{Type: "x", Data: big}},
+		{"no tenant", "", "s", eventlog.Event{Type: "x", Data: []byte(`{}`)}},
+		{"long tenant", strings.Repeat("t", 129), "s", eventlog.Event{Type: "x", Data: []byte(`{}`)}},
+		{"long stream", "t", strings.Repeat("s", 1025), eventlog.Event{Type: "x", Data: []byte(`{}`)}},
+		{"no stream", "t", "", eventlog.Event{Type: "x", Data: []byte(`{}`)}},
+		{"no type", "t", "s", eventlog.Event{Data: []byte(`{}`)}},
+		{"not json", "t", "s", eventlog.Event{Type: "x", Data: []byte(`{`)}},
+		{"too big", "t", "s", eventlog.Event{Type: "x", Data: big}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,7 +221,7 @@ func TestValidate(t *testing.T) {
 
 func TestFileReadFarBehindTheTail(t *testing.T) {
 	ctx := t.Context()
-	l := NewFile(t.TempDir())
+	l := New(t.TempDir())
 	const n = 2*tailCap + 10 // past a trim of the cached tail
 	for range n {
 		if _, err := l.Append(ctx, "acme", "s", mustEvent(t, "x", "", map[string]int{})); err != nil {
@@ -239,8 +241,8 @@ func TestFileReadFarBehindTheTail(t *testing.T) {
 // BenchmarkFileAppend is one fsynced append: the floor of a stream's
 // write rate on this disk.
 func BenchmarkFileAppend(b *testing.B) {
-	l := NewFile(b.TempDir())
-	ev, _ := New(TypeExecutionStep, "", map[string]any{"step": map[string]string{"agent": "Gem1Function", "action": "started"}})
+	l := New(b.TempDir())
+	ev, _ := eventlog.New(eventlog.TypeExecutionStep, "", map[string]any{"step": map[string]string{"agent": "Gem1Function", "action": "started"}})
 	for b.Loop() {
 		if _, err := l.Append(b.Context(), "acme", "s", ev); err != nil {
 			b.Fatal(err)
@@ -250,7 +252,7 @@ func BenchmarkFileAppend(b *testing.B) {
 
 func TestFileLongStreamNames(t *testing.T) {
 	ctx := t.Context()
-	l := NewFile(t.TempDir())
+	l := New(t.TempDir())
 	long := "arn:aws:states:us-east-1:123456789012:execution:" + strings.Repeat("m", 80) + ":" + strings.Repeat("e", 80)
 	other := long[:len(long)-1] + "f"
 	for _, s := range []string{long, other} {

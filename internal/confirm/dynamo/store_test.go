@@ -1,4 +1,4 @@
-package confirm
+package dynamo
 
 import (
 	"errors"
@@ -13,6 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/confirm/file"
+	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/dynalite"
 )
 
@@ -42,13 +45,13 @@ func contextTable(name string) *dynamodb.CreateTableInput {
 
 // TestStores runs the same contract against both adapters.
 func TestStores(t *testing.T) {
-	stores := map[string]func(t *testing.T) Store{
-		"file": func(t *testing.T) Store { return NewFileStore(t.TempDir()) },
-		"dynamo": func(t *testing.T) Store {
+	stores := map[string]func(t *testing.T) confirm.Store{
+		"file": func(t *testing.T) confirm.Store { return file.New(t.TempDir()) },
+		"dynamo": func(t *testing.T) confirm.Store {
 			client := dynalite.Client(t)
 			name := fmt.Sprintf("context-%d", tables.Add(1))
 			dynalite.CreateTable(t, client, contextTable(name))
-			return NewDynamoStore(client, name)
+			return New(client, name)
 		},
 	}
 	for name, mk := range stores {
@@ -56,11 +59,11 @@ func TestStores(t *testing.T) {
 			ctx := t.Context()
 			s := mk(t)
 			base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-			recs := []Record{}
+			recs := []confirm.Record{}
 			for i, tok := range []string{"t3", "t1", "t2"} {
-				r := Record{ID: IDFor("acme", tok), Tenant: "acme", Ask: Ask{Execution: "arn:x", ToolName: "senior_review",
+				r := confirm.Record{ID: confirm.IDFor("acme", tok), Tenant: "acme", Ask: confirm.Ask{Execution: "arn:x", ToolName: "senior_review",
 					Category: "decision", Sensitivity: "high", Preview: []byte(`"p"`),
-					CreatedAt: base.Add(time.Duration(3-i) * time.Minute), ExpiresAt: base.Add(time.Hour)}, Status: StatusPending, TaskToken: tok}
+					CreatedAt: base.Add(time.Duration(3-i) * time.Minute), ExpiresAt: base.Add(time.Hour)}, Status: confirm.StatusPending, TaskToken: tok}
 				if err := s.Put(ctx, r, 0); err != nil {
 					t.Fatal(err)
 				}
@@ -78,18 +81,18 @@ func TestStores(t *testing.T) {
 			if _, err := s.Get(ctx, "globex", recs[0].ID); !errors.As(err, &nf) {
 				t.Errorf("another tenant's Get: %v, want NotFoundError", err)
 			}
-			if _, err := s.Get(ctx, "acme", IDFor("acme", "none")); !errors.As(err, &nf) {
+			if _, err := s.Get(ctx, "acme", confirm.IDFor("acme", "none")); !errors.As(err, &nf) {
 				t.Errorf("missing Get: %v, want NotFoundError", err)
 			}
 			// Optimistic concurrency on the version.
-			got.Status = StatusResolving
+			got.Status = confirm.StatusResolving
 			if err := s.Put(ctx, got, 1); err != nil {
 				t.Fatalf("update at version 1: %v", err)
 			}
 			if err := s.Put(ctx, got, 1); !errors.As(err, &ce) {
 				t.Errorf("stale update: %v, want ConflictError", err)
 			}
-			got.Status, got.ResolvedAt = StatusApproved, base
+			got.Status, got.ResolvedAt = confirm.StatusApproved, base
 			if err := s.Put(ctx, got, 2); err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +116,7 @@ func TestStores(t *testing.T) {
 	}
 }
 
-func tokens(rs []Record) string {
+func tokens(rs []confirm.Record) string {
 	var out []string
 	for _, r := range rs {
 		out = append(out, r.TaskToken)
@@ -129,17 +132,17 @@ func TestListIsOldestFirstAcrossPages(t *testing.T) {
 	client := dynalite.Client(t)
 	name := fmt.Sprintf("context-%d", tables.Add(1))
 	dynalite.CreateTable(t, client, contextTable(name))
-	paged := NewDynamoStore(client, name)
+	paged := New(client, name)
 	paged.pageItems = 4 // 8 pages: the oldest are not all on the first
-	stores := map[string]Store{"dynamo": paged, "file": NewFileStore(t.TempDir()), "memory": NewMemoryStore()}
+	stores := map[string]confirm.Store{"dynamo": paged, "file": file.New(t.TempDir()), "memory": memory.New()}
 	base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	const n = 30
 	for sname, s := range stores {
 		for i := range n {
 			tok := fmt.Sprintf("t%02d", i)
-			r := Record{ID: IDFor("acme", tok), Tenant: "acme", Ask: Ask{Execution: "arn:x", ToolName: "senior_review",
+			r := confirm.Record{ID: confirm.IDFor("acme", tok), Tenant: "acme", Ask: confirm.Ask{Execution: "arn:x", ToolName: "senior_review",
 				Category: "decision", Sensitivity: "high", Preview: []byte(`"p"`),
-				CreatedAt: base.Add(time.Duration(i) * time.Minute), ExpiresAt: base.Add(time.Hour)}, Status: StatusPending, TaskToken: tok}
+				CreatedAt: base.Add(time.Duration(i) * time.Minute), ExpiresAt: base.Add(time.Hour)}, Status: confirm.StatusPending, TaskToken: tok}
 			if i == 0 {
 				r.ExpiresAt = base // expired: not open, not counted
 			}

@@ -1,4 +1,6 @@
-package eventlog
+// Package dynamo is the event log on DynamoDB (an adapter of
+// eventlog.Log): one item per event, the id as numeric sort key.
+package dynamo
 
 import (
 	"context"
@@ -14,32 +16,35 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/eventlog"
 )
 
-// DynamoAPI is the part of the DynamoDB client the log uses.
-type DynamoAPI interface {
+// API is the part of the DynamoDB client the log uses.
+type API interface {
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 }
 
-var _ DynamoAPI = (*dynamodb.Client)(nil)
+var _ API = (*dynamodb.Client)(nil)
 
-// Dynamo keeps each event as one item of a table keyed by pk (string:
+// Log keeps each event as one item of a table keyed by pk (string:
 // the tenant, path-escaped, "/" and the stream) and seq (number: the
 // event's id). Append reads the last id and writes the next with a
 // condition that it is new, retrying when another writer took it, so ids
 // stay dense with any number of writers. Items expire (TTL attribute
 // expires_at) after Retention.
-type Dynamo struct {
-	client    DynamoAPI
+type Log struct {
+	client    API
 	table     string
 	Retention time.Duration
 	now       func() time.Time
 }
 
-// NewDynamo returns a log on table.
-func NewDynamo(client DynamoAPI, table string) *Dynamo {
-	return &Dynamo{client: client, table: table, Retention: 90 * 24 * time.Hour, now: time.Now}
+var _ eventlog.Log = (*Log)(nil)
+
+// New returns a log on table.
+func New(client API, table string) *Log {
+	return &Log{client: client, table: table, Retention: 90 * 24 * time.Hour, now: time.Now}
 }
 
 // TableSchema is the events table: what template.yaml declares and tests
@@ -66,9 +71,9 @@ func partition(tenant, stream string) string { return url.PathEscape(tenant) + "
 const maxAppendRaces = 32
 
 // Append adds ev to the stream (see File.Append for Key).
-func (d *Dynamo) Append(ctx context.Context, tenant, stream string, ev Event) (Event, error) {
-	if err := validate(tenant, stream, ev); err != nil {
-		return Event{}, err
+func (d *Log) Append(ctx context.Context, tenant, stream string, ev eventlog.Event) (eventlog.Event, error) {
+	if err := eventlog.Validate(tenant, stream, ev); err != nil {
+		return eventlog.Event{}, err
 	}
 	pk := partition(tenant, stream)
 	for race := range maxAppendRaces {
@@ -76,17 +81,17 @@ func (d *Dynamo) Append(ctx context.Context, tenant, stream string, ev Event) (E
 			backoff := time.Duration(rand.Int64N(int64(min(race*race, 50)) * int64(time.Millisecond)))
 			select {
 			case <-ctx.Done():
-				return Event{}, ctx.Err()
+				return eventlog.Event{}, ctx.Err()
 			case <-time.After(backoff):
 			}
 		}
 		window := 1
 		if ev.Key != "" {
-			window = DedupeWindow
+			window = eventlog.DedupeWindow
 		}
 		last, err := d.query(ctx, pk, 0, window, false)
 		if err != nil {
-			return Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
+			return eventlog.Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
 		}
 		var lastID int64
 		if len(last) > 0 {
@@ -99,8 +104,8 @@ func (d *Dynamo) Append(ctx context.Context, tenant, stream string, ev Event) (E
 				}
 			}
 		}
-		if lastID >= MaxEvents {
-			return Event{}, &veredicto.ConflictError{What: "stream " + stream, Problem: fmt.Sprintf("holds %d events, the limit", MaxEvents)}
+		if lastID >= eventlog.MaxEvents {
+			return eventlog.Event{}, &veredicto.ConflictError{What: "stream " + stream, Problem: fmt.Sprintf("holds %d events, the limit", eventlog.MaxEvents)}
 		}
 		next := ev
 		next.ID = lastID + 1
@@ -129,15 +134,15 @@ func (d *Dynamo) Append(ctx context.Context, tenant, stream string, ev Event) (E
 		case errors.As(err, &ccf):
 			continue // another writer took this id: read again
 		default:
-			return Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
+			return eventlog.Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
 		}
 	}
-	return Event{}, &veredicto.TransientError{Op: "append " + tenant + "/" + stream, Err: errors.New("too many concurrent writers")}
+	return eventlog.Event{}, &veredicto.TransientError{Op: "append " + tenant + "/" + stream, Err: errors.New("too many concurrent writers")}
 }
 
 // Read returns up to limit events with ids above after, in order.
-func (d *Dynamo) Read(ctx context.Context, tenant, stream string, after int64, limit int) ([]Event, error) {
-	evs, err := d.query(ctx, partition(tenant, stream), after, clampLimit(limit), true)
+func (d *Log) Read(ctx context.Context, tenant, stream string, after int64, limit int) ([]eventlog.Event, error) {
+	evs, err := d.query(ctx, partition(tenant, stream), after, eventlog.ClampLimit(limit), true)
 	if err != nil {
 		return nil, fmt.Errorf("read %s/%s: %w", tenant, stream, err)
 	}
@@ -146,7 +151,7 @@ func (d *Dynamo) Read(ctx context.Context, tenant, stream string, after int64, l
 
 // query reads up to limit events of pk: ascending from after, or the last
 // ones descending.
-func (d *Dynamo) query(ctx context.Context, pk string, after int64, limit int, ascending bool) ([]Event, error) {
+func (d *Log) query(ctx context.Context, pk string, after int64, limit int, ascending bool) ([]eventlog.Event, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(d.table),
 		KeyConditionExpression: aws.String("pk = :pk"),
@@ -160,7 +165,7 @@ func (d *Dynamo) query(ctx context.Context, pk string, after int64, limit int, a
 		in.KeyConditionExpression = aws.String("pk = :pk AND seq > :after")
 		in.ExpressionAttributeValues[":after"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(after, 10)}
 	}
-	var out []Event
+	var out []eventlog.Event
 	for len(out) < limit {
 		in.Limit = aws.Int32(int32(limit - len(out)))
 		resp, err := d.client.Query(ctx, in)
@@ -182,7 +187,7 @@ func (d *Dynamo) query(ctx context.Context, pk string, after int64, limit int, a
 	return out, nil
 }
 
-func decodeItem(item map[string]types.AttributeValue) (Event, error) {
+func decodeItem(item map[string]types.AttributeValue) (eventlog.Event, error) {
 	str := func(k string) string {
 		if v, ok := item[k].(*types.AttributeValueMemberS); ok {
 			return v.Value
@@ -191,12 +196,12 @@ func decodeItem(item map[string]types.AttributeValue) (Event, error) {
 	}
 	seq, ok := item["seq"].(*types.AttributeValueMemberN)
 	if !ok {
-		return Event{}, errors.New("event item without seq")
+		return eventlog.Event{}, errors.New("event item without seq")
 	}
 	id, err := strconv.ParseInt(seq.Value, 10, 64)
 	if err != nil {
-		return Event{}, fmt.Errorf("event item seq %q: %w", seq.Value, err)
+		return eventlog.Event{}, fmt.Errorf("event item seq %q: %w", seq.Value, err)
 	}
 	t, _ := time.Parse(time.RFC3339Nano, str("time"))
-	return Event{ID: id, Type: str("type"), Key: str("key"), Time: t, Data: []byte(str("data"))}, nil
+	return eventlog.Event{ID: id, Type: str("type"), Key: str("key"), Time: t, Data: []byte(str("data"))}, nil
 }
