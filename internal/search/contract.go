@@ -5,6 +5,9 @@
 // statemachines/executive_search.asl.json; this package holds the contracts,
 // the input loading and citation checks, the agents' task handlers, the
 // decision rules and the reports.
+//
+// The agents' two analysts are its subpackages: gems (the LLM agents) and
+// offline (the deterministic lexical baseline).
 package search
 
 import "github.com/veredicto/veredicto/internal/llm"
