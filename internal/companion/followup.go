@@ -7,20 +7,19 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // FollowUp is the model side of the phases the user triggers (4–7) and of
 // refinement. Like Analyst, it classifies and writes; code checks and
 // decides.
 type FollowUp interface {
-	PlatformAnswers(ctx context.Context, in AnswerInput) (PlatformAnswers, llm.Usage, error)
-	VerifyFacts(ctx context.Context, in VerifyInput) (FactCheck, llm.Usage, error)
-	InterviewIntel(ctx context.Context, in VerifyInput) (InterviewIntel, llm.Usage, error)
-	BrandAudit(ctx context.Context, in AuditInput) (BrandAuditResult, llm.Usage, error)
-	Learnings(ctx context.Context, in RetroInput) (LearningSet, llm.Usage, error)
-	Generalizability(ctx context.Context, in GeneralizabilityInput) (GeneralizabilitySet, llm.Usage, error)
-	Refine(ctx context.Context, in RefineInput) (Refinement, llm.Usage, error)
+	PlatformAnswers(ctx context.Context, in AnswerInput) (PlatformAnswers, veredicto.Usage, error)
+	VerifyFacts(ctx context.Context, in VerifyInput) (FactCheck, veredicto.Usage, error)
+	InterviewIntel(ctx context.Context, in VerifyInput) (InterviewIntel, veredicto.Usage, error)
+	BrandAudit(ctx context.Context, in AuditInput) (BrandAuditResult, veredicto.Usage, error)
+	Learnings(ctx context.Context, in RetroInput) (LearningSet, veredicto.Usage, error)
+	Generalizability(ctx context.Context, in GeneralizabilityInput) (GeneralizabilitySet, veredicto.Usage, error)
+	Refine(ctx context.Context, in RefineInput) (Refinement, veredicto.Usage, error)
 }
 
 // AnswerInput is phase 4's input: the portal questions to answer.

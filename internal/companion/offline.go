@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto"
 )
 
 // Offline is the deterministic analyst of every phase, with no network: a
@@ -37,17 +37,17 @@ func (Offline) Info() AnalystInfo {
 
 // Intent accepts a text with at least MinCareerSignals distinct career
 // words and no instruction to the assistant.
-func (Offline) Intent(ctx context.Context, jd string) (IntentVerdict, llm.Usage, error) {
+func (Offline) Intent(ctx context.Context, jd string) (IntentVerdict, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return IntentVerdict{}, llm.Usage{}, err
+		return IntentVerdict{}, veredicto.Usage{}, err
 	}
 	if m := DetectInjection(jd); m != "" {
-		return IntentVerdict{IsCareerTask: false, InjectionDetected: true, Reason: "el texto contiene instrucciones dirigidas al asistente"}, llm.Usage{}, nil
+		return IntentVerdict{IsCareerTask: false, InjectionDetected: true, Reason: "el texto contiene instrucciones dirigidas al asistente"}, veredicto.Usage{}, nil
 	}
 	if n := CareerSignals(jd); n < MinCareerSignals {
-		return IntentVerdict{Reason: fmt.Sprintf("el texto no parece una oferta de empleo (%d señales de carrera; se necesitan %d)", n, MinCareerSignals)}, llm.Usage{}, nil
+		return IntentVerdict{Reason: fmt.Sprintf("el texto no parece una oferta de empleo (%d señales de carrera; se necesitan %d)", n, MinCareerSignals)}, veredicto.Usage{}, nil
 	}
-	return IntentVerdict{IsCareerTask: true, Reason: "oferta de empleo"}, llm.Usage{}, nil
+	return IntentVerdict{IsCareerTask: true, Reason: "oferta de empleo"}, veredicto.Usage{}, nil
 }
 
 var techNames = []string{
@@ -103,9 +103,9 @@ func sentences(text string) []string {
 
 // CultureRadar reads the JD's tech stack, maturity, pain points, culture
 // signals, red flags and size from fixed lexicons.
-func (Offline) CultureRadar(ctx context.Context, in CultureInput) (CultureRadar, llm.Usage, error) {
+func (Offline) CultureRadar(ctx context.Context, in CultureInput) (CultureRadar, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return CultureRadar{}, llm.Usage{}, err
+		return CultureRadar{}, veredicto.Usage{}, err
 	}
 	r := CultureRadar{TechStackDetected: []string{}, CultureSignals: []string{}, RedFlags: []string{}, PainPoints: []string{}}
 	for _, t := range techNames {
@@ -157,7 +157,7 @@ func (Offline) CultureRadar(ctx context.Context, in CultureInput) (CultureRadar,
 			r.CompanySizeSignal = "enterprise"
 		}
 	}
-	return r, llm.Usage{}, nil
+	return r, veredicto.Usage{}, nil
 }
 
 var (
@@ -251,9 +251,9 @@ func (o Offline) careerYears(p ProfileSnapshot) float64 {
 // career's years; otherwise two shared content words with the experience
 // make it transferible. A strength is linked to the requirements and pain
 // points it shares a content word with.
-func (o Offline) Classify(ctx context.Context, in ClassifyInput) (Classification, llm.Usage, error) {
+func (o Offline) Classify(ctx context.Context, in ClassifyInput) (Classification, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return Classification{}, llm.Usage{}, err
+		return Classification{}, veredicto.Usage{}, err
 	}
 	var expText strings.Builder
 	for _, w := range in.Profile.WorkExperiences {
@@ -325,7 +325,7 @@ func (o Offline) Classify(ctx context.Context, in ClassifyInput) (Classification
 			}
 		}
 	}
-	return out, llm.Usage{}, nil
+	return out, veredicto.Usage{}, nil
 }
 
 // bucket turns a count of shared signals into 0/5/10/15/20.
@@ -339,9 +339,9 @@ func bucket(n int) int {
 // SAS scores each dimension by the profile's goals, motivations and
 // values the JD shares, the new technologies the role would teach, and the
 // fit of autonomy, work mode and role type.
-func (Offline) SAS(ctx context.Context, in SASInput) (SASDimensionEvaluation, llm.Usage, error) {
+func (Offline) SAS(ctx context.Context, in SASInput) (SASDimensionEvaluation, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return SASDimensionEvaluation{}, llm.Usage{}, err
+		return SASDimensionEvaluation{}, veredicto.Usage{}, err
 	}
 	jd := stems(in.JD)
 	dim := func(items []string, what string) SASDimensionScore {
@@ -389,14 +389,14 @@ func (Offline) SAS(ctx context.Context, in SASInput) (SASDimensionEvaluation, ll
 		why = append(why, "tipo de rol")
 	}
 	ev.AutonomyRole = SASDimensionScore{Score: a, Justification: fmt.Sprintf("%s %s", BaselineLabel, strings.Join(append(why, fmt.Sprintf("%d puntos", a)), "; "))}
-	return ev, llm.Usage{}, nil
+	return ev, veredicto.Usage{}, nil
 }
 
 // Summary composes the headline, the pillars, the linked strengths and the
 // ethos, in the profile's own words.
-func (Offline) Summary(ctx context.Context, in DraftInput) (Summary, llm.Usage, error) {
+func (Offline) Summary(ctx context.Context, in DraftInput) (Summary, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return Summary{}, llm.Usage{}, err
+		return Summary{}, veredicto.Usage{}, err
 	}
 	var parts []string
 	if h := strings.TrimSpace(in.Profile.Headline); h != "" {
@@ -424,14 +424,14 @@ func (Offline) Summary(ctx context.Context, in DraftInput) (Summary, llm.Usage, 
 	if r := []rune(s.KillerSummary); len(r) > MaxSummaryChars {
 		s.KillerSummary = string(r[:MaxSummaryChars])
 	}
-	return s, llm.Usage{}, nil
+	return s, veredicto.Usage{}, nil
 }
 
 // Bullets turns each verified achievement into a bullet in its own words
 // and metric, at most four per experience or project.
-func (Offline) Bullets(ctx context.Context, in DraftInput) (BulletSet, llm.Usage, error) {
+func (Offline) Bullets(ctx context.Context, in DraftInput) (BulletSet, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return BulletSet{}, llm.Usage{}, err
+		return BulletSet{}, veredicto.Usage{}, err
 	}
 	var out BulletSet
 	add := func(id string, achs []Achievement) {
@@ -455,16 +455,16 @@ func (Offline) Bullets(ctx context.Context, in DraftInput) (BulletSet, llm.Usage
 		add(p.ID, p.Achievements)
 	}
 	if len(out.Bullets) == 0 {
-		return out, llm.Usage{}, fmt.Errorf("offline bullets: the profile has no verified achievement to build a bullet from")
+		return out, veredicto.Usage{}, fmt.Errorf("offline bullets: the profile has no verified achievement to build a bullet from")
 	}
-	return out, llm.Usage{}, nil
+	return out, veredicto.Usage{}, nil
 }
 
 // SkillsMatrix lists the profile skills a requirement names, with the
 // requirements they answer.
-func (Offline) SkillsMatrix(ctx context.Context, in DraftInput) (SkillsMatrix, llm.Usage, error) {
+func (Offline) SkillsMatrix(ctx context.Context, in DraftInput) (SkillsMatrix, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return SkillsMatrix{}, llm.Usage{}, err
+		return SkillsMatrix{}, veredicto.Usage{}, err
 	}
 	out := SkillsMatrix{Skills: []SkillMatrixEntry{}}
 	for _, s := range in.Profile.Skills {
@@ -478,5 +478,5 @@ func (Offline) SkillsMatrix(ctx context.Context, in DraftInput) (SkillsMatrix, l
 			out.Skills = append(out.Skills, SkillMatrixEntry{Skill: s.Name, Level: s.Level, Years: s.Years, RelevantTo: rel})
 		}
 	}
-	return out, llm.Usage{}, nil
+	return out, veredicto.Usage{}, nil
 }

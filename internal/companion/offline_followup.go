@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto"
 )
 
 var _ FollowUp = Offline{}
@@ -21,9 +21,9 @@ var (
 // PlatformAnswers answers from the profile and the CV content with fixed
 // templates: motivation, salary (the profile's floor), years (the longest
 // skill), work mode, and otherwise the killer summary and the first bullet.
-func (Offline) PlatformAnswers(ctx context.Context, in AnswerInput) (PlatformAnswers, llm.Usage, error) {
+func (Offline) PlatformAnswers(ctx context.Context, in AnswerInput) (PlatformAnswers, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return PlatformAnswers{}, llm.Usage{}, err
+		return PlatformAnswers{}, veredicto.Usage{}, err
 	}
 	p := in.Profile
 	first := ""
@@ -60,7 +60,7 @@ func (Offline) PlatformAnswers(ctx context.Context, in AnswerInput) (PlatformAns
 		}
 		out.Answers = append(out.Answers, QAPair{Question: q, Answer: BaselineLabel + " " + a})
 	}
-	return out, llm.Usage{}, nil
+	return out, veredicto.Usage{}, nil
 }
 
 func firstLine(s string) string {
@@ -72,9 +72,9 @@ func firstLine(s string) string {
 
 // VerifyFacts leaves the factual check to code (CodeViolations) and flags
 // transferable requirements the CV does not mention.
-func (Offline) VerifyFacts(ctx context.Context, in VerifyInput) (FactCheck, llm.Usage, error) {
+func (Offline) VerifyFacts(ctx context.Context, in VerifyInput) (FactCheck, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return FactCheck{}, llm.Usage{}, err
+		return FactCheck{}, veredicto.Usage{}, err
 	}
 	fc := FactCheck{Violations: []string{}, AdvocacyCheck: []string{}}
 	cv := strings.ToLower(in.CV.KillerSummary)
@@ -92,14 +92,14 @@ func (Offline) VerifyFacts(ctx context.Context, in VerifyInput) (FactCheck, llm.
 			fc.AdvocacyCheck = append(fc.AdvocacyCheck, fmt.Sprintf("%s el transferible «%s» está presente en el CV.", BaselineLabel, g.Requirement))
 		}
 	}
-	return fc, llm.Usage{}, nil
+	return fc, veredicto.Usage{}, nil
 }
 
 // InterviewIntel turns the largest gaps and the stack into 3 technical
 // questions and the culture signals into 2 culture questions.
-func (Offline) InterviewIntel(ctx context.Context, in VerifyInput) (InterviewIntel, llm.Usage, error) {
+func (Offline) InterviewIntel(ctx context.Context, in VerifyInput) (InterviewIntel, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return InterviewIntel{}, llm.Usage{}, err
+		return InterviewIntel{}, veredicto.Usage{}, err
 	}
 	var ii InterviewIntel
 	for _, g := range in.Scoring.GapAnalysis {
@@ -126,7 +126,7 @@ func (Offline) InterviewIntel(ctx context.Context, in VerifyInput) (InterviewInt
 	for len(ii.CultureQuestions) < 2 {
 		ii.CultureQuestions = append(ii.CultureQuestions, []string{"¿En qué tipo de equipo das lo mejor de ti?", "Cuéntanos un desacuerdo con tu equipo y cómo lo resolviste."}[len(ii.CultureQuestions)])
 	}
-	return ii, llm.Usage{}, nil
+	return ii, veredicto.Usage{}, nil
 }
 
 var (
@@ -139,9 +139,9 @@ var (
 // pillar and the ethos echoed, both technical and business words, the
 // non-negotiables (set by code), and one story (the summary shares words
 // with the bullets).
-func (Offline) BrandAudit(ctx context.Context, in AuditInput) (BrandAuditResult, llm.Usage, error) {
+func (Offline) BrandAudit(ctx context.Context, in AuditInput) (BrandAuditResult, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return BrandAuditResult{}, llm.Usage{}, err
+		return BrandAuditResult{}, veredicto.Usage{}, err
 	}
 	var bullets []string
 	for _, id := range experienceOrder(in.Profile, in.CV.ImpactBullets) {
@@ -171,16 +171,16 @@ func (Offline) BrandAudit(ctx context.Context, in AuditInput) (BrandAuditResult,
 	note(a.EthosVisible, "el ethos se refleja en el contenido.", "el ethos no se ve en el contenido.")
 	note(a.TechBusinessBalance, "hay balance técnico/negocio.", "falta el lado técnico o el de negocio.")
 	note(a.NarrativeCoherent, "el summary y los bullets cuentan la misma historia.", "el summary y los bullets no comparten hilo.")
-	return a, llm.Usage{}, nil
+	return a, veredicto.Usage{}, nil
 }
 
 var retroCategory = []string{"non_negotiables", "brand_voice", "personal_context", "process"}
 
 // Learnings turns each substantive answer into a learning of its
 // question's category.
-func (Offline) Learnings(ctx context.Context, in RetroInput) (LearningSet, llm.Usage, error) {
+func (Offline) Learnings(ctx context.Context, in RetroInput) (LearningSet, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return LearningSet{}, llm.Usage{}, err
+		return LearningSet{}, veredicto.Usage{}, err
 	}
 	ls := LearningSet{Learnings: []LearningDraft{}}
 	for i, qa := range in.Answers {
@@ -194,14 +194,14 @@ func (Offline) Learnings(ctx context.Context, in RetroInput) (LearningSet, llm.U
 		}
 		ls.Learnings = append(ls.Learnings, LearningDraft{Category: cat, Description: a, TriggerContext: qa.Question, Solution: BaselineLabel + " documentarlo y revisarlo en la próxima postulación"})
 	}
-	return ls, llm.Usage{}, nil
+	return ls, veredicto.Usage{}, nil
 }
 
 // Generalizability: only process learnings with a solution are marked
 // generalizable; the others are personal.
-func (Offline) Generalizability(ctx context.Context, in GeneralizabilityInput) (GeneralizabilitySet, llm.Usage, error) {
+func (Offline) Generalizability(ctx context.Context, in GeneralizabilityInput) (GeneralizabilitySet, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return GeneralizabilitySet{}, llm.Usage{}, err
+		return GeneralizabilitySet{}, veredicto.Usage{}, err
 	}
 	var g GeneralizabilitySet
 	for i, l := range in.Learnings {
@@ -212,5 +212,5 @@ func (Offline) Generalizability(ctx context.Context, in GeneralizabilityInput) (
 		}
 		g.Assessments = append(g.Assessments, Assessment{Index: i, IsGeneralizable: ok, Justification: why})
 	}
-	return g, llm.Usage{}, nil
+	return g, veredicto.Usage{}, nil
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/platforms"
 )
 
@@ -20,13 +19,13 @@ import (
 // deterministic, labelled baseline.
 type Analyst interface {
 	Info() AnalystInfo
-	Intent(ctx context.Context, jd string) (IntentVerdict, llm.Usage, error)
-	CultureRadar(ctx context.Context, in CultureInput) (CultureRadar, llm.Usage, error)
-	Classify(ctx context.Context, in ClassifyInput) (Classification, llm.Usage, error)
-	SAS(ctx context.Context, in SASInput) (SASDimensionEvaluation, llm.Usage, error)
-	Summary(ctx context.Context, in DraftInput) (Summary, llm.Usage, error)
-	Bullets(ctx context.Context, in DraftInput) (BulletSet, llm.Usage, error)
-	SkillsMatrix(ctx context.Context, in DraftInput) (SkillsMatrix, llm.Usage, error)
+	Intent(ctx context.Context, jd string) (IntentVerdict, veredicto.Usage, error)
+	CultureRadar(ctx context.Context, in CultureInput) (CultureRadar, veredicto.Usage, error)
+	Classify(ctx context.Context, in ClassifyInput) (Classification, veredicto.Usage, error)
+	SAS(ctx context.Context, in SASInput) (SASDimensionEvaluation, veredicto.Usage, error)
+	Summary(ctx context.Context, in DraftInput) (Summary, veredicto.Usage, error)
+	Bullets(ctx context.Context, in DraftInput) (BulletSet, veredicto.Usage, error)
+	SkillsMatrix(ctx context.Context, in DraftInput) (SkillsMatrix, veredicto.Usage, error)
 }
 
 // CultureInput is phase 1's input: the JD alone (no web research yet).

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // History bounds of refinement: turns kept in the context, and the last
@@ -261,9 +260,9 @@ func offlineRefine(in RefineInput) Refinement {
 }
 
 // Refine is the offline refinement (see offlineRefine).
-func (Offline) Refine(ctx context.Context, in RefineInput) (Refinement, llm.Usage, error) {
+func (Offline) Refine(ctx context.Context, in RefineInput) (Refinement, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
-		return Refinement{}, llm.Usage{}, err
+		return Refinement{}, veredicto.Usage{}, err
 	}
-	return offlineRefine(in), llm.Usage{}, nil
+	return offlineRefine(in), veredicto.Usage{}, nil
 }

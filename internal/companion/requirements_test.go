@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto"
 )
 
 func TestExtractRequirements(t *testing.T) {
@@ -61,7 +61,7 @@ type countingAnalyst struct {
 	chunks []int
 }
 
-func (a *countingAnalyst) Classify(ctx context.Context, in ClassifyInput) (Classification, llm.Usage, error) {
+func (a *countingAnalyst) Classify(ctx context.Context, in ClassifyInput) (Classification, veredicto.Usage, error) {
 	a.chunks = append(a.chunks, len(in.Requirements))
 	return a.Offline.Classify(ctx, in)
 }

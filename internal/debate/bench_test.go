@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
@@ -21,7 +22,7 @@ func (c benchClient) Complete(_ context.Context, req llm.Request) (llm.Response,
 	if err != nil {
 		return llm.Response{}, err
 	}
-	return llm.Response{Content: b, Usage: llm.Usage{Calls: 1,
+	return llm.Response{Content: b, Usage: veredicto.Usage{Calls: 1,
 		PromptTokens: (len(req.System) + len(req.User) + len(req.JSONSchema)) / 4, CompletionTokens: len(b) / 4}}, nil
 }
 

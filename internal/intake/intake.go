@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/starter"
 )
@@ -187,7 +186,7 @@ type SearchState struct {
 	Error      string           `json:"error,omitempty"`
 	Cause      string           `json:"cause,omitempty"`
 	Candidates []CandidateState `json:"candidates"`
-	Usage      llm.Usage        `json:"usage"`
+	Usage      veredicto.Usage  `json:"usage"`
 }
 
 // State reads a search's execution status, per-candidate stages and

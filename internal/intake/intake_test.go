@@ -18,7 +18,6 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	"github.com/veredicto/veredicto/internal/intake"
-	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
 	"github.com/veredicto/veredicto/internal/starter"
@@ -51,7 +50,7 @@ type countingAnalyst struct {
 	gem5 int
 }
 
-func (c *countingAnalyst) Gem5(ctx context.Context, in search.Gem5Input) (search.Answer[search.Gem5Content], llm.Usage, error) {
+func (c *countingAnalyst) Gem5(ctx context.Context, in search.Gem5Input) (search.Answer[search.Gem5Content], veredicto.Usage, error) {
 	c.gem5++
 	return c.Analyst.Gem5(ctx, in)
 }
@@ -279,8 +278,8 @@ func (l *ledgerStore) Get(ctx context.Context, key string) ([]byte, bool, error)
 	return l.Memory.Get(ctx, key)
 }
 
-func (l *ledgerStore) Usage(context.Context, string, string) (llm.Usage, error) {
-	return llm.Usage{Calls: 7, PromptTokens: 7000}, nil
+func (l *ledgerStore) Usage(context.Context, string, string) (veredicto.Usage, error) {
+	return veredicto.Usage{Calls: 7, PromptTokens: 7000}, nil
 }
 
 func TestStateReadsUsageFromTheLedger(t *testing.T) {

@@ -41,24 +41,16 @@ type Reask struct {
 // Response is a completion.
 type Response struct {
 	Content json.RawMessage
-	Usage   Usage
+	Usage   veredicto.Usage
 	// Truncated reports an answer cut off at the output-token bound:
 	// Content is then incomplete.
 	Truncated bool
 }
 
-// Usage is what one or more calls consumed: the vocabulary's type, named
-// here so the port reads on its own.
-type Usage = veredicto.Usage
-
 // Client is the port: one structured completion per call.
 type Client interface {
 	Complete(ctx context.Context, req Request) (Response, error)
 }
-
-// Info names a client's provider and model for reports: the vocabulary's
-// ModelInfo.
-type Info = veredicto.ModelInfo
 
 // A provider failure worth retrying later (rate limit, server error,
 // timeout) that persisted through the client's own retries is a

@@ -114,7 +114,9 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 }
 
 // Info names the provider and model.
-func (o *OpenAI) Info() Info { return Info{Provider: "openai", Model: o.cfg.Model} }
+func (o *OpenAI) Info() veredicto.ModelInfo {
+	return veredicto.ModelInfo{Provider: "openai", Model: o.cfg.Model}
+}
 
 // reaskTemplate is appended (in Spanish, the language of the prompts) when
 // an answer failed validation. The problem goes between the data marks:
@@ -202,7 +204,7 @@ func (o *OpenAI) call(ctx context.Context, creq openai.ChatCompletionRequest) (o
 	return resp, hint.after, err
 }
 
-func (o *OpenAI) usage(u openai.Usage) Usage {
+func (o *OpenAI) usage(u openai.Usage) veredicto.Usage {
 	cached := 0
 	if u.PromptTokensDetails != nil {
 		cached = u.PromptTokensDetails.CachedTokens
@@ -210,7 +212,7 @@ func (o *OpenAI) usage(u openai.Usage) Usage {
 	cost := (float64(u.PromptTokens-cached)*o.price.InputPerMTok +
 		float64(cached)*o.price.CachedPerMTok +
 		float64(u.CompletionTokens)*o.price.OutputPerMTok) / 1e6
-	return Usage{Calls: 1, PromptTokens: u.PromptTokens, CachedTokens: cached, CompletionTokens: u.CompletionTokens, CostUSD: cost}
+	return veredicto.Usage{Calls: 1, PromptTokens: u.PromptTokens, CachedTokens: cached, CompletionTokens: u.CompletionTokens, CostUSD: cost}
 }
 
 // retryable: rate limits, server errors, timeouts and connection failures.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/veredicto/veredicto"
 )
 
 // Generate asks c for a value of type T. It attaches T's strict schema
@@ -12,16 +14,16 @@ import (
 // it and runs check (citations, ranges, the caller's own rules). On any
 // problem it re-asks once, carrying the problem back to the model; a second
 // failure is an *InvalidOutputError. The returned Usage covers every call.
-func Generate[T any](ctx context.Context, c Client, req Request, check func(*T) error) (T, Usage, error) {
+func Generate[T any](ctx context.Context, c Client, req Request, check func(*T) error) (T, veredicto.Usage, error) {
 	var zero T
 	if req.JSONSchema == nil {
 		s, err := SchemaFor(zero)
 		if err != nil {
-			return zero, Usage{}, fmt.Errorf("generate %s: %w", req.Schema, err)
+			return zero, veredicto.Usage{}, fmt.Errorf("generate %s: %w", req.Schema, err)
 		}
 		req.JSONSchema = s
 	}
-	var total Usage
+	var total veredicto.Usage
 	for attempt := 0; attempt < 2; attempt++ {
 		resp, err := c.Complete(ctx, req)
 		total.Add(resp.Usage)

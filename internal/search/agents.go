@@ -3,7 +3,7 @@ package search
 import (
 	"context"
 
-	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto"
 )
 
 // Doc is one source document. Missing documents are passed with Missing set
@@ -104,11 +104,11 @@ type CorrectionInput struct {
 // Analyst produces the agents' answers. Two implementations: the LLM one
 // (prompts + structured outputs) and the offline lexical baseline.
 type Analyst interface {
-	Gem5(ctx context.Context, in Gem5Input) (Answer[Gem5Content], llm.Usage, error)
-	Gem1(ctx context.Context, in Gem1Input) (Answer[Gem1Content], llm.Usage, error)
-	Gem2(ctx context.Context, in Gem2Input) (Answer[Gem2Content], llm.Usage, error)
-	Gem3(ctx context.Context, in Gem3Input) (Answer[Gem3Content], llm.Usage, error)
-	Gem4(ctx context.Context, in Gem4Input) (Answer[Gem4Content], llm.Usage, error)
-	Correct(ctx context.Context, in CorrectionInput) (Answer[CorrectionContent], llm.Usage, error)
-	Info() llm.Info
+	Gem5(ctx context.Context, in Gem5Input) (Answer[Gem5Content], veredicto.Usage, error)
+	Gem1(ctx context.Context, in Gem1Input) (Answer[Gem1Content], veredicto.Usage, error)
+	Gem2(ctx context.Context, in Gem2Input) (Answer[Gem2Content], veredicto.Usage, error)
+	Gem3(ctx context.Context, in Gem3Input) (Answer[Gem3Content], veredicto.Usage, error)
+	Gem4(ctx context.Context, in Gem4Input) (Answer[Gem4Content], veredicto.Usage, error)
+	Correct(ctx context.Context, in CorrectionInput) (Answer[CorrectionContent], veredicto.Usage, error)
+	Info() veredicto.ModelInfo
 }

@@ -6,10 +6,10 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto"
 )
 
-func llmID(i llm.Info) string { return i.Provider + "/" + i.Model }
+func llmID(i veredicto.ModelInfo) string { return i.Provider + "/" + i.Model }
 
 // Mandate condenses GEM5's content for the candidate agents.
 func Mandate(c Gem5Content) MandateSummary {
@@ -52,7 +52,7 @@ func (svc *Service) chain(ctx context.Context, t CandidateTask) (*candidateChain
 }
 
 // live returns f, or nil in a load-only chain.
-func live[C any](loadOnly bool, f func() (Answer[C], llm.Usage, error)) func() (Answer[C], llm.Usage, error) {
+func live[C any](loadOnly bool, f func() (Answer[C], veredicto.Usage, error)) func() (Answer[C], veredicto.Usage, error) {
 	if loadOnly {
 		return nil
 	}
@@ -86,7 +86,7 @@ func (ch *candidateChain) input1() Gem1Input {
 
 func (ch *candidateChain) runGem1(ctx context.Context) error {
 	h := ch.hash(AgentGem1, ch.gem5Hash, 0, ch.cand.CV, ch.cand.Interview)
-	c, rec, err := runStage(ctx, ch.svc, ch.s, ch.cand.CandidateID, AgentGem1, 0, h, live(ch.loadOnly, func() (Answer[Gem1Content], llm.Usage, error) {
+	c, rec, err := runStage(ctx, ch.svc, ch.s, ch.cand.CandidateID, AgentGem1, 0, h, live(ch.loadOnly, func() (Answer[Gem1Content], veredicto.Usage, error) {
 		return ch.svc.Analyst.Gem1(ctx, ch.input1())
 	}))
 	ch.gem1, ch.gem1Hash = c, h
@@ -103,7 +103,7 @@ func (ch *candidateChain) runGem2(ctx context.Context) error {
 		return err
 	}
 	h := ch.hash(AgentGem2, ch.gem1Hash, 0, ch.cand.Tests, ch.cand.Case)
-	c, rec, err := runStage(ctx, ch.svc, ch.s, ch.cand.CandidateID, AgentGem2, 0, h, live(ch.loadOnly, func() (Answer[Gem2Content], llm.Usage, error) {
+	c, rec, err := runStage(ctx, ch.svc, ch.s, ch.cand.CandidateID, AgentGem2, 0, h, live(ch.loadOnly, func() (Answer[Gem2Content], veredicto.Usage, error) {
 		return ch.svc.Analyst.Gem2(ctx, ch.input2())
 	}))
 	ch.gem2, ch.gem2Hash = c, h
@@ -128,7 +128,7 @@ func (ch *candidateChain) runGem3(ctx context.Context, attempt int) error {
 	upstream, reask := ch.gem2Hash, ""
 	for a := 0; a <= attempt; a++ {
 		h := ch.hash(AgentGem3, upstream+"|gate="+strconv.Itoa(ch.s.Gates.Gem3), a, ch.cand.References, ch.s.Docs.Culture)
-		c, rec, err := runStage(ctx, ch.svc, ch.s, ch.cand.CandidateID, AgentGem3, a, h, live(ch.loadOnly, func() (Answer[Gem3Content], llm.Usage, error) {
+		c, rec, err := runStage(ctx, ch.svc, ch.s, ch.cand.CandidateID, AgentGem3, a, h, live(ch.loadOnly, func() (Answer[Gem3Content], veredicto.Usage, error) {
 			return ch.svc.Analyst.Gem3(ctx, ch.input3(reask))
 		}))
 		if err != nil {
@@ -177,7 +177,7 @@ func (ch *candidateChain) runQA(ctx context.Context, gem3Attempt, qaAttempt int,
 		if a > 0 {
 			h := ch.hash(AgentCorrection, upstream, a)
 			corrIn := CorrectionInput{Gem4Input: input(a - 1), Audit: answerOf(audit)}
-			corr, rec, err := runStage(ctx, ch.svc, ch.s, ch.cand.CandidateID, AgentCorrection, a, h, live(ch.loadOnly, func() (Answer[CorrectionContent], llm.Usage, error) {
+			corr, rec, err := runStage(ctx, ch.svc, ch.s, ch.cand.CandidateID, AgentCorrection, a, h, live(ch.loadOnly, func() (Answer[CorrectionContent], veredicto.Usage, error) {
 				return ch.svc.Analyst.Correct(ctx, corrIn)
 			}))
 			if err != nil {
@@ -193,7 +193,7 @@ func (ch *candidateChain) runQA(ctx context.Context, gem3Attempt, qaAttempt int,
 		}
 		h := ch.hash(AgentGem4, upstream+"|gate="+strconv.Itoa(ch.s.Gates.Gem4), a)
 		in := input(a)
-		c, rec, err := runStage(ctx, ch.svc, ch.s, ch.cand.CandidateID, AgentGem4, a, h, live(ch.loadOnly, func() (Answer[Gem4Content], llm.Usage, error) {
+		c, rec, err := runStage(ctx, ch.svc, ch.s, ch.cand.CandidateID, AgentGem4, a, h, live(ch.loadOnly, func() (Answer[Gem4Content], veredicto.Usage, error) {
 			return ch.svc.Analyst.Gem4(ctx, in)
 		}))
 		if err != nil {

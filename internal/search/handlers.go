@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // StartInput is the execution input of executive_search.asl.json.
@@ -186,7 +185,7 @@ func (svc *Service) gem5(ctx context.Context, s *Search, loadOnly bool) (Contrac
 	d := s.Docs
 	parts := append([]string{AgentGem5, svc.PromptVersion(AgentGem5), llmID(svc.Analyst.Info())}, docHashes(s, d.JD, d.Kickoff, d.Company, d.Culture)...)
 	hash := chainHash(parts...)
-	c, rec, err := runStage(ctx, svc, s, "", AgentGem5, 0, hash, live(loadOnly, func() (Answer[Gem5Content], llm.Usage, error) {
+	c, rec, err := runStage(ctx, svc, s, "", AgentGem5, 0, hash, live(loadOnly, func() (Answer[Gem5Content], veredicto.Usage, error) {
 		return svc.Analyst.Gem5(ctx, Gem5Input{Search: s.Docs})
 	}))
 	return c, hash, rec, err

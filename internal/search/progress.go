@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto"
 )
 
 // Stage records live under one prefix per tenant and search:
@@ -85,7 +85,7 @@ type SearchProgress struct {
 	// Candidates are sorted by id.
 	Candidates []CandidateProgress
 	// Usage is the LLM usage booked so far.
-	Usage llm.Usage
+	Usage veredicto.Usage
 }
 
 // ProgressStore is the part of the context store Progress reads.
@@ -97,7 +97,7 @@ type ProgressStore interface {
 // UsageReader is the optional usage ledger of the context store (DynamoDB):
 // with one, usage is a single read instead of a sum over stage records.
 type UsageReader interface {
-	Usage(ctx context.Context, tenant, searchID string) (llm.Usage, error)
+	Usage(ctx context.Context, tenant, searchID string) (veredicto.Usage, error)
 }
 
 // Progress reads the stages a tenant's search has finished, per candidate

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/store/file"
 )
@@ -16,7 +16,7 @@ func TestProgress(t *testing.T) {
 	kv := file.NewMemory()
 	put := func(key string, calls int) {
 		t.Helper()
-		b, _ := json.Marshal(search.StageRecord{Usage: llm.Usage{Calls: calls}})
+		b, _ := json.Marshal(search.StageRecord{Usage: veredicto.Usage{Calls: calls}})
 		if _, err := kv.PutIfAbsent(ctx, key, b); err != nil {
 			t.Fatal(err)
 		}

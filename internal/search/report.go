@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // Reasons a candidate's evaluation ended, recorded with the decision.
@@ -97,20 +96,20 @@ type ReportTask struct {
 
 // CandidateResult is the small summary of a candidate the workflow collects.
 type CandidateResult struct {
-	CandidateID    string         `json:"candidate_id"`
-	Decision       string         `json:"decision"`
-	Reason         string         `json:"reason"`
-	Scores         map[string]int `json:"scores"`
-	QAScore        *int           `json:"qa_score"`
-	Usage          llm.Usage      `json:"usage"`
-	DurationMS     int64          `json:"duration_ms"`
-	Claims         int            `json:"claims"`
-	SourcedClaims  int            `json:"sourced_claims"`
-	DeclaredGaps   int            `json:"declared_gaps"`
-	Contradictions int            `json:"contradictions"`
-	Outputs        int            `json:"outputs"`
-	CitedOutputs   int            `json:"outputs_with_complete_citations"`
-	ReportKey      string         `json:"report_key"`
+	CandidateID    string          `json:"candidate_id"`
+	Decision       string          `json:"decision"`
+	Reason         string          `json:"reason"`
+	Scores         map[string]int  `json:"scores"`
+	QAScore        *int            `json:"qa_score"`
+	Usage          veredicto.Usage `json:"usage"`
+	DurationMS     int64           `json:"duration_ms"`
+	Claims         int             `json:"claims"`
+	SourcedClaims  int             `json:"sourced_claims"`
+	DeclaredGaps   int             `json:"declared_gaps"`
+	Contradictions int             `json:"contradictions"`
+	Outputs        int             `json:"outputs"`
+	CitedOutputs   int             `json:"outputs_with_complete_citations"`
+	ReportKey      string          `json:"report_key"`
 	// Review: the senior consultant's review of an escalated candidate
 	// (null for the others; always present, the workflow selects it).
 	Review *Review `json:"review"`
@@ -131,8 +130,8 @@ type Report struct {
 	Escalation  *Escalation                `json:"escalation,omitempty"`
 	Review      *Review                    `json:"review,omitempty"`
 	Error       *StateError                `json:"error,omitempty"`
-	Usage       llm.Usage                  `json:"usage"`
-	LLM         llm.Info                   `json:"llm"`
+	Usage       veredicto.Usage            `json:"usage"`
+	LLM         veredicto.ModelInfo        `json:"llm"`
 	Baseline    string                     `json:"baseline,omitempty"`
 	DurationMS  int64                      `json:"duration_ms"`
 	Missing     []string                   `json:"missing_documents"`

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // KV is the context store port: single-item conditional writes.
@@ -25,16 +24,16 @@ type KV interface {
 // or a re-run finds it and never pays twice; a changed input gets a new key
 // and nothing is overwritten.
 type StageRecord struct {
-	SearchID    string          `json:"search_id"`
-	CandidateID string          `json:"candidate_id"`
-	Stage       string          `json:"stage"`
-	Attempt     int             `json:"attempt"`
-	InputHash   string          `json:"input_hash"`
-	Output      json.RawMessage `json:"output"`
-	Usage       llm.Usage       `json:"usage"`
-	LLM         llm.Info        `json:"llm"`
-	StartedAt   string          `json:"started_at"`
-	DurationMS  int64           `json:"duration_ms"`
+	SearchID    string              `json:"search_id"`
+	CandidateID string              `json:"candidate_id"`
+	Stage       string              `json:"stage"`
+	Attempt     int                 `json:"attempt"`
+	InputHash   string              `json:"input_hash"`
+	Output      json.RawMessage     `json:"output"`
+	Usage       veredicto.Usage     `json:"usage"`
+	LLM         veredicto.ModelInfo `json:"llm"`
+	StartedAt   string              `json:"started_at"`
+	DurationMS  int64               `json:"duration_ms"`
 	// Checksum is the SHA-256 of Output: a record whose output does not
 	// match it (a truncated or damaged write) is recomputed, not trusted.
 	Checksum string `json:"checksum"`
@@ -95,7 +94,7 @@ func stageName(agent string, attempt int) string {
 // call and stores it. Concurrent or repeated runs of the same stage converge
 // on the first stored record.
 func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, agent string, attempt int, hash string,
-	call func() (Answer[C], llm.Usage, error)) (Contract[C], StageRecord, error) {
+	call func() (Answer[C], veredicto.Usage, error)) (Contract[C], StageRecord, error) {
 	key := stageKey(s.Tenant, s.Docs.SearchID, candidateID, agent, attempt, hash)
 	rec, c, free, err := readStage[C](ctx, svc, key)
 	if err != nil || free == "" {
@@ -166,7 +165,7 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 // UsageLedger is an optional capability of the context store: a running
 // total of tokens and cost per tenant's search (DynamoDB in AWS).
 type UsageLedger interface {
-	AddUsage(ctx context.Context, tenant, searchID string, u llm.Usage) error
+	AddUsage(ctx context.Context, tenant, searchID string, u veredicto.Usage) error
 }
 
 // maxRepairs bounds the repair slots of one stage key.

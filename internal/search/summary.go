@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto"
 )
 
 // SummaryTask writes the search summary from the candidates' results.
@@ -41,8 +41,8 @@ type Metrics struct {
 	// consultant (escalated, whether or not the consultant has decided).
 	EscalationRate float64 `json:"escalation_rate"`
 	// SeniorReviews counts the escalated cases by the consultant's answer.
-	SeniorReviews SeniorReviews `json:"senior_reviews"`
-	Usage         llm.Usage     `json:"usage"`
+	SeniorReviews SeniorReviews   `json:"senior_reviews"`
+	Usage         veredicto.Usage `json:"usage"`
 }
 
 // SeniorReviews counts escalated cases: decided by the consultant
@@ -55,14 +55,14 @@ type SeniorReviews struct {
 
 // Summary is summary.json.
 type Summary struct {
-	SearchID string            `json:"search_id"`
-	Client   string            `json:"client,omitempty"`
-	Role     string            `json:"role,omitempty"`
-	Mandate  json.RawMessage   `json:"mandate"`
-	Ranking  []CandidateResult `json:"ranking"`
-	Metrics  Metrics           `json:"metrics"`
-	LLM      llm.Info          `json:"llm"`
-	Baseline string            `json:"baseline,omitempty"`
+	SearchID string              `json:"search_id"`
+	Client   string              `json:"client,omitempty"`
+	Role     string              `json:"role,omitempty"`
+	Mandate  json.RawMessage     `json:"mandate"`
+	Ranking  []CandidateResult   `json:"ranking"`
+	Metrics  Metrics             `json:"metrics"`
+	LLM      veredicto.ModelInfo `json:"llm"`
+	Baseline string              `json:"baseline,omitempty"`
 }
 
 // decisionRank: the protocol's approval, then the consultant's, then the

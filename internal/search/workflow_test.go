@@ -19,7 +19,6 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
-	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/statemachines"
@@ -74,38 +73,38 @@ type failure struct{ msg string }
 
 func (f *failure) Error() string { return f.msg }
 
-func (s *scripted) Gem5(_ context.Context, in search.Gem5Input) (search.Answer[search.Gem5Content], llm.Usage, error) {
+func (s *scripted) Gem5(_ context.Context, in search.Gem5Input) (search.Answer[search.Gem5Content], veredicto.Usage, error) {
 	s.count("-", "gem5")
 	jd := claim(in.Search.JD.ID)
 	return search.Answer[search.Gem5Content]{Content: search.Gem5Content{RealProblem: jd, KeyChallenge: jd},
-		Scores: search.Scores{Confidence: 0.9}}, llm.Usage{Calls: 1, PromptTokens: 100}, nil
+		Scores: search.Scores{Confidence: 0.9}}, veredicto.Usage{Calls: 1, PromptTokens: 100}, nil
 }
 
-func (s *scripted) Gem1(_ context.Context, in search.Gem1Input) (search.Answer[search.Gem1Content], llm.Usage, error) {
+func (s *scripted) Gem1(_ context.Context, in search.Gem1Input) (search.Answer[search.Gem1Content], veredicto.Usage, error) {
 	c := in.Candidate.CandidateID
 	s.count(c, "gem1")
 	if s.scripts[c].failAt == "gem1" {
-		return search.Answer[search.Gem1Content]{}, llm.Usage{}, &failure{"scripted failure"}
+		return search.Answer[search.Gem1Content]{}, veredicto.Usage{}, &failure{"scripted failure"}
 	}
 	content := search.Gem1Content{Trajectory: []search.Claim{claim(in.Candidate.CV.ID)}}
 	if s.scripts[c].noEvidence == "gem1" {
 		content.Trajectory = []search.Claim{gapClaim}
 	}
 	return search.Answer[search.Gem1Content]{Content: content,
-		Scores: score(s.scripts[c].gem1)}, llm.Usage{Calls: 1, PromptTokens: 200, CompletionTokens: 50}, nil
+		Scores: score(s.scripts[c].gem1)}, veredicto.Usage{Calls: 1, PromptTokens: 200, CompletionTokens: 50}, nil
 }
 
-func (s *scripted) Gem2(_ context.Context, in search.Gem2Input) (search.Answer[search.Gem2Content], llm.Usage, error) {
+func (s *scripted) Gem2(_ context.Context, in search.Gem2Input) (search.Answer[search.Gem2Content], veredicto.Usage, error) {
 	c := in.Candidate.CandidateID
 	s.count(c, "gem2")
 	content := search.Gem2Content{ChallengeFit: claim(in.Candidate.CV.ID)}
 	if s.scripts[c].noEvidence == "gem2" {
 		content.ChallengeFit = gapClaim
 	}
-	return search.Answer[search.Gem2Content]{Content: content, Scores: score(s.scripts[c].gem2)}, llm.Usage{Calls: 1}, nil
+	return search.Answer[search.Gem2Content]{Content: content, Scores: score(s.scripts[c].gem2)}, veredicto.Usage{Calls: 1}, nil
 }
 
-func (s *scripted) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[search.Gem3Content], llm.Usage, error) {
+func (s *scripted) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[search.Gem3Content], veredicto.Usage, error) {
 	c := in.Candidate.CandidateID
 	s.count(c, "gem3")
 	a := 0
@@ -114,10 +113,10 @@ func (s *scripted) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[s
 	}
 	sc := s.scripts[c]
 	return search.Answer[search.Gem3Content]{Content: search.Gem3Content{StrategicFit: claim(in.Candidate.CV.ID), CulturalFit: claim(in.Candidate.CV.ID),
-		Recommendation: sc.rec[a]}, Scores: score(sc.gem3[a])}, llm.Usage{Calls: 1}, nil
+		Recommendation: sc.rec[a]}, Scores: score(sc.gem3[a])}, veredicto.Usage{Calls: 1}, nil
 }
 
-func (s *scripted) Gem4(_ context.Context, in search.Gem4Input) (search.Answer[search.Gem4Content], llm.Usage, error) {
+func (s *scripted) Gem4(_ context.Context, in search.Gem4Input) (search.Answer[search.Gem4Content], veredicto.Usage, error) {
 	c := in.Candidate.CandidateID
 	s.count(c, "gem4")
 	q := s.scripts[c].gem4[in.Attempt]
@@ -126,17 +125,19 @@ func (s *scripted) Gem4(_ context.Context, in search.Gem4Input) (search.Answer[s
 		d = search.QABlocked
 	}
 	return search.Answer[search.Gem4Content]{Content: search.Gem4Content{Decision: d, IrresolvableContradiction: q.irresolvable, StructuralEvidenceGap: q.structural},
-		Scores: score(q.score)}, llm.Usage{Calls: 1}, nil
+		Scores: score(q.score)}, veredicto.Usage{Calls: 1}, nil
 }
 
-func (s *scripted) Correct(_ context.Context, in search.CorrectionInput) (search.Answer[search.CorrectionContent], llm.Usage, error) {
+func (s *scripted) Correct(_ context.Context, in search.CorrectionInput) (search.Answer[search.CorrectionContent], veredicto.Usage, error) {
 	c := in.Candidate.CandidateID
 	s.count(c, "correction")
 	return search.Answer[search.CorrectionContent]{Content: search.CorrectionContent{Gem1: in.Gem1.Content, Gem2: in.Gem2.Content, Gem3: in.Gem3.Content,
-		Changes: []search.Claim{claim(in.Candidate.CV.ID)}}}, llm.Usage{Calls: 1}, nil
+		Changes: []search.Claim{claim(in.Candidate.CV.ID)}}}, veredicto.Usage{Calls: 1}, nil
 }
 
-func (s *scripted) Info() llm.Info { return llm.Info{Provider: "scripted", Model: "test"} }
+func (s *scripted) Info() veredicto.ModelInfo {
+	return veredicto.ModelInfo{Provider: "scripted", Model: "test"}
+}
 
 // writeSearch makes a search folder with the given candidates.
 func writeSearch(t *testing.T, dir string, ids ...string) {

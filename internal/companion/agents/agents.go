@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/prompts"
@@ -83,11 +84,11 @@ func (m *message) data(title string, v any) {
 
 func (m *message) line(format string, args ...any) { fmt.Fprintf(&m.b, format+"\n", args...) }
 
-func generate[T any](ctx context.Context, c llm.Client, schema string, m *message, check func(*T) error) (T, llm.Usage, error) {
+func generate[T any](ctx context.Context, c llm.Client, schema string, m *message, check func(*T) error) (T, veredicto.Usage, error) {
 	var zero T
 	sys, err := system(schema)
 	if err != nil {
-		return zero, llm.Usage{}, err
+		return zero, veredicto.Usage{}, err
 	}
 	v, u, err := llm.Generate(ctx, c, llm.Request{Schema: schema, System: sys, User: m.b.String()}, check)
 	if err != nil {
@@ -97,14 +98,14 @@ func generate[T any](ctx context.Context, c llm.Client, schema string, m *messag
 }
 
 // Intent asks the small model whether the JD is a career task.
-func (a *Analyst) Intent(ctx context.Context, jd string) (companion.IntentVerdict, llm.Usage, error) {
+func (a *Analyst) Intent(ctx context.Context, jd string) (companion.IntentVerdict, veredicto.Usage, error) {
 	var m message
 	m.text("Texto recibido", jd)
 	return generate[companion.IntentVerdict](ctx, a.small, SchemaIntent, &m, nil)
 }
 
 // CultureRadar analyses the JD (phase 1).
-func (a *Analyst) CultureRadar(ctx context.Context, in companion.CultureInput) (companion.CultureRadar, llm.Usage, error) {
+func (a *Analyst) CultureRadar(ctx context.Context, in companion.CultureInput) (companion.CultureRadar, veredicto.Usage, error) {
 	var m message
 	if in.Company != "" {
 		m.text("Empresa", in.Company)
@@ -120,7 +121,7 @@ func profileView(p companion.ProfileSnapshot) companion.ProfileSnapshot {
 }
 
 // Classify classifies and matches one chunk of requirements.
-func (a *Analyst) Classify(ctx context.Context, in companion.ClassifyInput) (companion.Classification, llm.Usage, error) {
+func (a *Analyst) Classify(ctx context.Context, in companion.ClassifyInput) (companion.Classification, veredicto.Usage, error) {
 	var m message
 	m.text("Oferta de empleo", in.JD)
 	m.data("Perfil (ProfileSnapshot)", profileView(in.Profile))
@@ -134,7 +135,7 @@ func (a *Analyst) Classify(ctx context.Context, in companion.ClassifyInput) (com
 }
 
 // SAS evaluates the 5 SAS dimensions.
-func (a *Analyst) SAS(ctx context.Context, in companion.SASInput) (companion.SASDimensionEvaluation, llm.Usage, error) {
+func (a *Analyst) SAS(ctx context.Context, in companion.SASInput) (companion.SASDimensionEvaluation, veredicto.Usage, error) {
 	var m message
 	p := profileView(in.Profile)
 	m.data("Perfil: metas, motivaciones, valores y preferencias", map[string]any{
@@ -158,16 +159,16 @@ func draftMessage(in companion.DraftInput) *message {
 }
 
 // Summary writes the killer summary.
-func (a *Analyst) Summary(ctx context.Context, in companion.DraftInput) (companion.Summary, llm.Usage, error) {
+func (a *Analyst) Summary(ctx context.Context, in companion.DraftInput) (companion.Summary, veredicto.Usage, error) {
 	return generate(ctx, a.client, SchemaSummary, draftMessage(in), in.CheckSummary)
 }
 
 // Bullets writes the impact bullets from verified achievements.
-func (a *Analyst) Bullets(ctx context.Context, in companion.DraftInput) (companion.BulletSet, llm.Usage, error) {
+func (a *Analyst) Bullets(ctx context.Context, in companion.DraftInput) (companion.BulletSet, veredicto.Usage, error) {
 	return generate(ctx, a.client, SchemaBullets, draftMessage(in), in.CheckBullets)
 }
 
 // SkillsMatrix writes the skills matrix from the profile's skills.
-func (a *Analyst) SkillsMatrix(ctx context.Context, in companion.DraftInput) (companion.SkillsMatrix, llm.Usage, error) {
+func (a *Analyst) SkillsMatrix(ctx context.Context, in companion.DraftInput) (companion.SkillsMatrix, veredicto.Usage, error) {
 	return generate(ctx, a.client, SchemaSkills, draftMessage(in), in.CheckSkills)
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/companion"
-	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // Schema names of the phases the user triggers.
@@ -29,7 +29,7 @@ func cvMessage(cv companion.CVContent, p companion.ProfileSnapshot) *message {
 }
 
 // PlatformAnswers answers the confirmed portal questions (phase 4).
-func (a *Analyst) PlatformAnswers(ctx context.Context, in companion.AnswerInput) (companion.PlatformAnswers, llm.Usage, error) {
+func (a *Analyst) PlatformAnswers(ctx context.Context, in companion.AnswerInput) (companion.PlatformAnswers, veredicto.Usage, error) {
 	m := cvMessage(in.CV, in.Profile)
 	if in.Platform != "" {
 		m.text("Plataforma", in.Platform)
@@ -39,14 +39,14 @@ func (a *Analyst) PlatformAnswers(ctx context.Context, in companion.AnswerInput)
 }
 
 // VerifyFacts cross-checks the CV against the profile (phase 5).
-func (a *Analyst) VerifyFacts(ctx context.Context, in companion.VerifyInput) (companion.FactCheck, llm.Usage, error) {
+func (a *Analyst) VerifyFacts(ctx context.Context, in companion.VerifyInput) (companion.FactCheck, veredicto.Usage, error) {
 	m := cvMessage(in.CV, in.Profile)
 	m.data("Brechas del scoring", in.Scoring.GapAnalysis)
 	return generate(ctx, a.client, SchemaVerifyFacts, m, in.Check)
 }
 
 // InterviewIntel anticipates 3 technical and 2 culture questions.
-func (a *Analyst) InterviewIntel(ctx context.Context, in companion.VerifyInput) (companion.InterviewIntel, llm.Usage, error) {
+func (a *Analyst) InterviewIntel(ctx context.Context, in companion.VerifyInput) (companion.InterviewIntel, veredicto.Usage, error) {
 	var m message
 	m.data("Contenido del CV generado", in.CV)
 	m.data("Culture Radar", in.Radar)
@@ -55,13 +55,13 @@ func (a *Analyst) InterviewIntel(ctx context.Context, in companion.VerifyInput) 
 }
 
 // BrandAudit audits the CV against the brand voice (phase 6).
-func (a *Analyst) BrandAudit(ctx context.Context, in companion.AuditInput) (companion.BrandAuditResult, llm.Usage, error) {
+func (a *Analyst) BrandAudit(ctx context.Context, in companion.AuditInput) (companion.BrandAuditResult, veredicto.Usage, error) {
 	m := cvMessage(in.CV, in.Profile)
 	return generate[companion.BrandAuditResult](ctx, a.client, SchemaBrandAudit, m, nil)
 }
 
 // Learnings formulates the retrospective's learnings (phase 7).
-func (a *Analyst) Learnings(ctx context.Context, in companion.RetroInput) (companion.LearningSet, llm.Usage, error) {
+func (a *Analyst) Learnings(ctx context.Context, in companion.RetroInput) (companion.LearningSet, veredicto.Usage, error) {
 	var m message
 	m.text("Resumen de la sesión", in.Summary)
 	m.data("Respuestas de la persona a las 4 preguntas", in.Answers)
@@ -69,14 +69,14 @@ func (a *Analyst) Learnings(ctx context.Context, in companion.RetroInput) (compa
 }
 
 // Generalizability assesses each learning.
-func (a *Analyst) Generalizability(ctx context.Context, in companion.GeneralizabilityInput) (companion.GeneralizabilitySet, llm.Usage, error) {
+func (a *Analyst) Generalizability(ctx context.Context, in companion.GeneralizabilityInput) (companion.GeneralizabilitySet, veredicto.Usage, error) {
 	var m message
 	m.data("Learnings (índice desde 0)", in.Learnings)
 	return generate(ctx, a.client, SchemaGeneralizability, &m, in.Check)
 }
 
 // Refine applies one instruction with the recent history.
-func (a *Analyst) Refine(ctx context.Context, in companion.RefineInput) (companion.Refinement, llm.Usage, error) {
+func (a *Analyst) Refine(ctx context.Context, in companion.RefineInput) (companion.Refinement, veredicto.Usage, error) {
 	m := cvMessage(in.CV, in.Profile)
 	if len(in.Answers) > 0 {
 		m.data("Respuestas del portal", in.Answers)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
@@ -62,7 +63,7 @@ func (c *scriptedClient) Complete(ctx context.Context, req llm.Request) (llm.Res
 		return llm.Response{}, fmt.Errorf("unexpected schema %s", req.Schema)
 	}
 	b, _ := json.Marshal(v)
-	return llm.Response{Content: b, Usage: llm.Usage{Calls: 1, PromptTokens: 1200, CompletionTokens: 300}}, nil
+	return llm.Response{Content: b, Usage: veredicto.Usage{Calls: 1, PromptTokens: 1200, CompletionTokens: 300}}, nil
 }
 
 func syntheticSearch(b *testing.B, n int) string {
@@ -93,7 +94,7 @@ func benchSearch(b *testing.B, candidates, concurrency int, latency time.Duratio
 		b.StopTimer()
 		client := &scriptedClient{latency: latency}
 		svc := &search.Service{Inputs: fileblob.NewDir(dir), Reports: fileblob.NewDir(b.TempDir()), Store: filestore.NewMemory(),
-			Analyst: gems.New(client, llm.Info{Provider: "scripted", Model: "bench"}), PromptVersions: prompts.PromptVersion}
+			Analyst: gems.New(client, veredicto.ModelInfo{Provider: "scripted", Model: "bench"}), PromptVersions: prompts.PromptVersion}
 		b.StartTimer()
 		res, err := catalog.RunSearch(context.Background(), svc, search.StartInput{SearchID: "bench", Concurrency: concurrency}, nil)
 		if err != nil || res.Status != asl.StatusSucceeded {
@@ -156,7 +157,7 @@ func BenchmarkExamplePromptSize(b *testing.B) {
 	for range b.N {
 		rc := &recordingClient{byCand: map[string]int{}, prefix: map[string]int{}, firstOf: map[string]string{}}
 		svc := &search.Service{Inputs: fileblob.NewDir("../../../examples/search-demo"), Reports: fileblob.NewDir(b.TempDir()), Store: filestore.NewMemory(),
-			Analyst: gems.New(rc, llm.Info{Provider: "scripted", Model: "bench"}), PromptVersions: prompts.PromptVersion}
+			Analyst: gems.New(rc, veredicto.ModelInfo{Provider: "scripted", Model: "bench"}), PromptVersions: prompts.PromptVersion}
 		res, err := catalog.RunSearch(context.Background(), svc, search.StartInput{SearchID: "demo-cfo-andina"}, nil)
 		if err != nil || res.Status != asl.StatusSucceeded {
 			b.Fatalf("run: %v %+v", err, res)

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/prompts"
@@ -37,7 +38,7 @@ import (
 // Analyst implements search.Analyst with an LLM client.
 type Analyst struct {
 	client llm.Client
-	info   llm.Info
+	info   veredicto.ModelInfo
 	budget int // characters of source text sent to GEM4 and the correction
 }
 
@@ -46,7 +47,7 @@ type Analyst struct {
 const DefaultSourceBudget = 160_000
 
 // New returns an analyst calling client; info names it in reports.
-func New(client llm.Client, info llm.Info) *Analyst {
+func New(client llm.Client, info veredicto.ModelInfo) *Analyst {
 	return &Analyst{client: client, info: info, budget: DefaultSourceBudget}
 }
 
@@ -61,7 +62,7 @@ func (a *Analyst) WithSourceBudget(chars int) *Analyst {
 var _ search.Analyst = (*Analyst)(nil)
 
 // Info names the provider and model.
-func (a *Analyst) Info() llm.Info { return a.info }
+func (a *Analyst) Info() veredicto.ModelInfo { return a.info }
 
 // message builds a user message from sections in order.
 type message struct {
@@ -228,10 +229,10 @@ func (m *message) String() string { return m.b.String() }
 
 // ask runs one agent call: schema named after the agent, answer checked for
 // scores, citations and quotations, one re-ask on a problem.
-func ask[C any](ctx context.Context, a *Analyst, agent string, m *message) (search.Answer[C], llm.Usage, error) {
+func ask[C any](ctx context.Context, a *Analyst, agent string, m *message) (search.Answer[C], veredicto.Usage, error) {
 	system, err := prompts.System(agent)
 	if err != nil {
-		return search.Answer[C]{}, llm.Usage{}, err
+		return search.Answer[C]{}, veredicto.Usage{}, err
 	}
 	check := func(ans *search.Answer[C]) error {
 		if err := search.CheckScores(agent, ans.Scores); err != nil {
@@ -260,7 +261,7 @@ func searchPrefix(in search.Gem1Input) *message {
 }
 
 // Gem5 analyses the mandate from the search documents.
-func (a *Analyst) Gem5(ctx context.Context, in search.Gem5Input) (search.Answer[search.Gem5Content], llm.Usage, error) {
+func (a *Analyst) Gem5(ctx context.Context, in search.Gem5Input) (search.Answer[search.Gem5Content], veredicto.Usage, error) {
 	m := newMessage(in.Search)
 	for _, d := range []search.Doc{in.Search.JD, in.Search.Kickoff, in.Search.Company, in.Search.Culture} {
 		m.doc(d)
@@ -269,7 +270,7 @@ func (a *Analyst) Gem5(ctx context.Context, in search.Gem5Input) (search.Answer[
 }
 
 // Gem1 evaluates trajectory and achievements from the CV and interview.
-func (a *Analyst) Gem1(ctx context.Context, in search.Gem1Input) (search.Answer[search.Gem1Content], llm.Usage, error) {
+func (a *Analyst) Gem1(ctx context.Context, in search.Gem1Input) (search.Answer[search.Gem1Content], veredicto.Usage, error) {
 	m := searchPrefix(in)
 	m.candidate(in.Candidate)
 	m.doc(in.Candidate.CV)
@@ -278,7 +279,7 @@ func (a *Analyst) Gem1(ctx context.Context, in search.Gem1Input) (search.Answer[
 }
 
 // Gem2 assesses execution against the critical challenge.
-func (a *Analyst) Gem2(ctx context.Context, in search.Gem2Input) (search.Answer[search.Gem2Content], llm.Usage, error) {
+func (a *Analyst) Gem2(ctx context.Context, in search.Gem2Input) (search.Answer[search.Gem2Content], veredicto.Usage, error) {
 	m := searchPrefix(in.Gem1Input)
 	m.data("Desafío crítico (desafio_critico del mandato de GEM5)", orNone(in.Mandate.KeyChallenge))
 	m.candidate(in.Candidate)
@@ -292,7 +293,7 @@ func (a *Analyst) Gem2(ctx context.Context, in search.Gem2Input) (search.Answer[
 }
 
 // Gem3 consolidates the verdict with the references and client culture.
-func (a *Analyst) Gem3(ctx context.Context, in search.Gem3Input) (search.Answer[search.Gem3Content], llm.Usage, error) {
+func (a *Analyst) Gem3(ctx context.Context, in search.Gem3Input) (search.Answer[search.Gem3Content], veredicto.Usage, error) {
 	m := searchPrefix(in.Gem1Input)
 	m.doc(in.Search.Culture)
 	gate := in.Gate
@@ -332,7 +333,7 @@ func (a *Analyst) auditSources(m *message, in search.Gem4Input, gateLine string)
 }
 
 // Gem4 audits GEM1–GEM3 against the sources they cite.
-func (a *Analyst) Gem4(ctx context.Context, in search.Gem4Input) (search.Answer[search.Gem4Content], llm.Usage, error) {
+func (a *Analyst) Gem4(ctx context.Context, in search.Gem4Input) (search.Answer[search.Gem4Content], veredicto.Usage, error) {
 	m := searchPrefix(in.Gem1Input)
 	gate := in.Gate
 	if gate == 0 {
@@ -363,7 +364,7 @@ func present(index []string, c search.CandidateDocs) []string {
 
 // Correct rewrites GEM1–GEM3 following a blocking audit, with the same
 // sources the audit read.
-func (a *Analyst) Correct(ctx context.Context, in search.CorrectionInput) (search.Answer[search.CorrectionContent], llm.Usage, error) {
+func (a *Analyst) Correct(ctx context.Context, in search.CorrectionInput) (search.Answer[search.CorrectionContent], veredicto.Usage, error) {
 	m := searchPrefix(in.Gem1Input)
 	a.auditSources(m, in.Gem4Input, "")
 	m.data("Salida de GEM1", in.Gem1)

@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/search"
 )
 
@@ -44,7 +44,7 @@ func cueCount(ss []sentence, cues []string) (n int, hits []sentence) {
 // the weights renormalised; with neither tests nor case the assessment
 // cannot be scored and GEM1's score is carried as a provisional value,
 // flagged as a critical issue so QA escalates for lack of evidence.
-func (a *Analyst) Gem2(_ context.Context, in search.Gem2Input) (search.Answer[search.Gem2Content], llm.Usage, error) {
+func (a *Analyst) Gem2(_ context.Context, in search.Gem2Input) (search.Answer[search.Gem2Content], veredicto.Usage, error) {
 	cv, iv := sentences(in.Candidate.CV), sentences(in.Candidate.Interview)
 	tests, cs := sentences(in.Candidate.Tests), sentences(in.Candidate.Case)
 	assess := concat(tests, cs)
@@ -125,7 +125,7 @@ func (a *Analyst) Gem2(_ context.Context, in search.Gem2Input) (search.Answer[se
 			}
 		}
 	}
-	return ans, llm.Usage{}, nil
+	return ans, veredicto.Usage{}, nil
 }
 
 // contradictions cues conflicts between the CV and what else the candidate
@@ -182,7 +182,7 @@ func sharesAny(a, b []string) bool {
 // (6 + confirmations − 3 × contradictions), plus one point when the
 // evidence echoes the client's culture. The recommendation is SI exactly
 // when the score reaches the gate.
-func (a *Analyst) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[search.Gem3Content], llm.Usage, error) {
+func (a *Analyst) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[search.Gem3Content], veredicto.Usage, error) {
 	cv, iv := sentences(in.Candidate.CV), sentences(in.Candidate.Interview)
 	refs := sentences(in.Candidate.References)
 
@@ -302,7 +302,7 @@ func (a *Analyst) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[se
 	if contradicts > 0 {
 		ans.IssuesFound = append(ans.IssuesFound, issue("critica", fmt.Sprintf("%d afirmaciones de referencias contradicen el CV", contradicts), presentIDs(in.Candidate.References, in.Candidate.CV)...))
 	}
-	return ans, llm.Usage{}, nil
+	return ans, veredicto.Usage{}, nil
 }
 
 // sourced keeps the claims that cite a source (declared gaps are not

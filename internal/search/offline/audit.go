@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/search"
 )
 
@@ -50,7 +50,7 @@ func claimsOf(g1 *search.Gem1Content, g2 *search.Gem2Content, g3 *search.Gem3Con
 // off 10. It blocks below the gate, on a structural gap and on an
 // irresolvable contradiction (two or more reference statements against the
 // CV), and flags the last two for escalation.
-func (a *Analyst) Gem4(_ context.Context, in search.Gem4Input) (search.Answer[search.Gem4Content], llm.Usage, error) {
+func (a *Analyst) Gem4(_ context.Context, in search.Gem4Input) (search.Answer[search.Gem4Content], veredicto.Usage, error) {
 	g1, g2, g3 := in.Gem1.Content, in.Gem2.Content, in.Gem3.Content
 	c := search.Gem4Content{UnsupportedClaims: []search.Claim{}, Fluff: []search.Claim{}, CriticalGaps: []search.Claim{}, Contradictions: []search.Claim{}}
 
@@ -113,7 +113,7 @@ func (a *Analyst) Gem4(_ context.Context, in search.Gem4Input) (search.Answer[se
 	if len(c.Fluff) > 0 {
 		ans.IssuesFound = append(ans.IssuesFound, issue("alta", fmt.Sprintf("%d afirmaciones conservan lenguaje genérico sin evidencia", len(c.Fluff)), fluffSources(c.Fluff)...))
 	}
-	return ans, llm.Usage{}, nil
+	return ans, veredicto.Usage{}, nil
 }
 
 func dedupe(cs []search.Claim) []search.Claim {
@@ -132,7 +132,7 @@ func dedupe(cs []search.Claim) []search.Claim {
 // (a claim left with no facts is removed), unsupported claims are declared
 // as unvalidated hypotheses, and each change is listed. Scores are not
 // touched: the gates stay where the agents put them.
-func (a *Analyst) Correct(_ context.Context, in search.CorrectionInput) (search.Answer[search.CorrectionContent], llm.Usage, error) {
+func (a *Analyst) Correct(_ context.Context, in search.CorrectionInput) (search.Answer[search.CorrectionContent], veredicto.Usage, error) {
 	g1 := cloneGem1(in.Gem1.Content)
 	g2 := cloneGem2(in.Gem2.Content)
 	g3 := cloneGem3(in.Gem3.Content)
@@ -159,7 +159,7 @@ func (a *Analyst) Correct(_ context.Context, in search.CorrectionInput) (search.
 		Scores:      search.Scores{ScoreDimension: in.Audit.Scores.ScoreDimension, Confidence: in.Audit.Scores.Confidence},
 		IssuesFound: []search.Issue{},
 		Blockers:    []search.Issue{},
-	}, llm.Usage{}, nil
+	}, veredicto.Usage{}, nil
 }
 
 func cloneClaims(cs []search.Claim) []search.Claim {

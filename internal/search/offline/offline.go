@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/search"
 )
 
@@ -39,7 +39,9 @@ func New() *Analyst { return &Analyst{} }
 var _ search.Analyst = (*Analyst)(nil)
 
 // Info names the analyst in reports.
-func (a *Analyst) Info() llm.Info { return llm.Info{Provider: "offline", Model: Model} }
+func (a *Analyst) Info() veredicto.ModelInfo {
+	return veredicto.ModelInfo{Provider: "offline", Model: Model}
+}
 
 func (a *Analyst) year() int {
 	if a.Year != 0 {
@@ -161,7 +163,7 @@ func sectionOr(ss []sentence, headCues []string, wordCues []string) []sentence {
 
 // Gem5 reads the mandate from the JD and kickoff sections and the company
 // context. Sections it cannot find are declared, never invented.
-func (a *Analyst) Gem5(_ context.Context, in search.Gem5Input) (search.Answer[search.Gem5Content], llm.Usage, error) {
+func (a *Analyst) Gem5(_ context.Context, in search.Gem5Input) (search.Answer[search.Gem5Content], veredicto.Usage, error) {
 	jd, kick, comp := sentences(in.Search.JD), sentences(in.Search.Kickoff), sentences(in.Search.Company)
 	brief := concat(kick, jd)
 	reqs := headed(jd, "requisit", "perfil", "competenc", "requerimient")
@@ -212,7 +214,7 @@ func (a *Analyst) Gem5(_ context.Context, in search.Gem5Input) (search.Answer[se
 	if len(challenge) == 0 {
 		ans.Blockers = append(ans.Blockers, issue("media", "No informado en fuentes: el desafío crítico del mandato no aparece en el kick-off", in.Search.Kickoff.ID))
 	}
-	return ans, llm.Usage{}, nil
+	return ans, veredicto.Usage{}, nil
 }
 
 func gapOnly(cs []search.Claim) bool {
@@ -245,7 +247,7 @@ func requirementStems(m search.MandateSummary) [][]string {
 // evidence (up to 6 points), quantified achievements (up to 4), and takes
 // off 2 for a pattern of short tenures and 1 when generic phrases outnumber
 // quantified facts.
-func (a *Analyst) Gem1(_ context.Context, in search.Gem1Input) (search.Answer[search.Gem1Content], llm.Usage, error) {
+func (a *Analyst) Gem1(_ context.Context, in search.Gem1Input) (search.Answer[search.Gem1Content], veredicto.Usage, error) {
 	cv, iv := sentences(in.Candidate.CV), sentences(in.Candidate.Interview)
 	pool := concat(cv, iv)
 	reqTexts := []string{}
@@ -354,7 +356,7 @@ func (a *Analyst) Gem1(_ context.Context, in search.Gem1Input) (search.Answer[se
 	if hopping {
 		ans.IssuesFound = append(ans.IssuesFound, issue("alta", "Permanencias cortas reiteradas en la trayectoria", c.ContinuityRisks[0].Sources...))
 	}
-	return ans, llm.Usage{}, nil
+	return ans, veredicto.Usage{}, nil
 }
 
 var monthsRE = regexp.MustCompile(`(?i)\b\d{1,2}\s*(?:[–-]\s*\d{1,2}\s*)?meses\b`)
