@@ -70,14 +70,22 @@ var (
 	_ veredicto.Named = (*ProviderError)(nil)
 )
 
-// InvalidOutputError is an answer that failed validation even after the
-// re-ask that carried the error back to the model.
+// InvalidOutputError is a model's answer that failed validation: the
+// schema's check even after the re-ask that carried the error back to the
+// model (Schema), or the caller's own check of an agent's contract after
+// that, such as citations or score ranges (Agent and CandidateID, as the
+// executive search reports it).
 type InvalidOutputError struct {
-	Schema  string
-	Problem string
+	Schema      string
+	Agent       string
+	CandidateID string
+	Problem     string
 }
 
 func (e *InvalidOutputError) Error() string {
+	if e.Agent != "" {
+		return fmt.Sprintf("%s output for candidate %q breaks the contract: %s", e.Agent, e.CandidateID, e.Problem)
+	}
 	return fmt.Sprintf("model output for schema %q is invalid after one re-ask: %s", e.Schema, e.Problem)
 }
 

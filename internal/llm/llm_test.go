@@ -258,3 +258,26 @@ func TestAnswersAreBoundedAndACutOffAnswerIsReasked(t *testing.T) {
 		t.Errorf("default bound %d, want %d", n, llm.DefaultMaxOutputTokens)
 	}
 }
+
+// TestInvalidOutputErrorMessages pins both forms of the one
+// InvalidOutputError: a schema that failed after the re-ask, and an
+// agent's contract broken in the caller's own checks (the executive
+// search's).
+func TestInvalidOutputErrorMessages(t *testing.T) {
+	for _, tt := range []struct {
+		err  *llm.InvalidOutputError
+		want string
+	}{
+		{&llm.InvalidOutputError{Schema: "gem1", Problem: "score out of range"},
+			`model output for schema "gem1" is invalid after one re-ask: score out of range`},
+		{&llm.InvalidOutputError{Agent: "gem1", CandidateID: "c-001", Problem: "cites an unknown source"},
+			`gem1 output for candidate "c-001" breaks the contract: cites an unknown source`},
+	} {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("got  %q\nwant %q", got, tt.want)
+		}
+		if got := veredicto.ErrorName(tt.err); got != llm.NameInvalidOutput {
+			t.Errorf("ErrorName(%v) = %q, want %q", tt.err, got, llm.NameInvalidOutput)
+		}
+	}
+}

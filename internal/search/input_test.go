@@ -11,6 +11,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/blob/file"
+	"github.com/veredicto/veredicto/internal/llm"
 )
 
 func writeFiles(t *testing.T, files map[string]string) string {
@@ -213,7 +214,7 @@ func TestBoundaryKeepsTheChainsName(t *testing.T) {
 		{"wrapped storage transient", fmt.Errorf("get: %w", &veredicto.TransientError{Op: "get blob", Err: errors.New("503")}), veredicto.NameTransient},
 		{"wrapped llm transient", fmt.Errorf("gem1: %w", &veredicto.TransientError{Op: "complete", Err: errors.New("429")}), veredicto.NameTransient},
 		{"bare llm transient", &veredicto.TransientError{Op: "complete", Err: errors.New("429")}, veredicto.NameTransient},
-		{"invalid output", &InvalidOutputError{Agent: "gem1", Problem: "x"}, "InvalidOutputError"},
+		{"invalid output", &llm.InvalidOutputError{Agent: "gem1", Problem: "x"}, "InvalidOutputError"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // KV is the context store port: single-item conditional writes.
@@ -114,13 +115,13 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 	}
 	cited, err := CheckCitations(agent, ans, s.Index)
 	if err != nil {
-		return Contract[C]{}, StageRecord{}, &InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
+		return Contract[C]{}, StageRecord{}, &llm.InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
 	}
 	if err := CheckScores(agent, ans.Scores); err != nil {
-		return Contract[C]{}, StageRecord{}, &InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
+		return Contract[C]{}, StageRecord{}, &llm.InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
 	}
 	if err := CheckQuotes(agent, QuotedContent(agent, ans.Content), s.Texts); err != nil {
-		return Contract[C]{}, StageRecord{}, &InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
+		return Contract[C]{}, StageRecord{}, &llm.InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
 	}
 	c = Contract[C]{
 		Meta: Meta{SearchID: s.Docs.SearchID, CandidateID: candidateID, Gem: agent, Timestamp: start.UTC().Format("2006-01-02T15:04:05Z"),
@@ -266,15 +267,3 @@ func CheckScores(agent string, s Scores) error {
 
 // errNotRun ends a load-only chain at the first stage that did not run.
 var errNotRun = errors.New("stage did not run")
-
-// InvalidOutputError is an agent output that fails the contract after the
-// LLM layer's own re-ask (citations or score ranges).
-type InvalidOutputError struct {
-	Agent       string
-	CandidateID string
-	Problem     string
-}
-
-func (e *InvalidOutputError) Error() string {
-	return fmt.Sprintf("%s output for candidate %q breaks the contract: %s", e.Agent, e.CandidateID, e.Problem)
-}
