@@ -7,7 +7,7 @@
 // adapters are package file (internal/eventlog/file: one fsynced
 // JSON-lines file per stream under --data) and package dynamo
 // (internal/eventlog/dynamo: one item per event, the id as numeric sort
-// key), the AWS one.
+// key), the AWS one; package eventlogtest holds what their tests share.
 package eventlog
 
 import (

@@ -9,24 +9,8 @@ import (
 
 	"github.com/veredicto/veredicto/internal/dynalite"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/eventlog/eventlogtest"
 )
-
-func mustEvent(t *testing.T, typ, key string, v any) eventlog.Event {
-	t.Helper()
-	ev, err := eventlog.New(typ, key, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ev
-}
-
-func ids(evs []eventlog.Event) []int64 {
-	out := make([]int64, len(evs))
-	for i, e := range evs {
-		out[i] = e.ID
-	}
-	return out
-}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -52,7 +36,7 @@ func TestDynamoAppendReadDedupe(t *testing.T) {
 		if i == 1 {
 			key = "pending:c1"
 		}
-		ev, err := d.Append(ctx, "acme", "arn:x", mustEvent(t, eventlog.TypeExecutionStep, key, map[string]int{"n": i}))
+		ev, err := d.Append(ctx, "acme", "arn:x", eventlogtest.Event(t, eventlog.TypeExecutionStep, key, map[string]int{"n": i}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +44,7 @@ func TestDynamoAppendReadDedupe(t *testing.T) {
 			t.Fatalf("id %d, want %d", ev.ID, i+1)
 		}
 	}
-	again, err := d.Append(ctx, "acme", "arn:x", mustEvent(t, eventlog.TypePendingConfirmation, "pending:c1", map[string]int{}))
+	again, err := d.Append(ctx, "acme", "arn:x", eventlogtest.Event(t, eventlog.TypePendingConfirmation, "pending:c1", map[string]int{}))
 	if err != nil || again.ID != 2 {
 		t.Errorf("repeated key: id %d (%v), want the stored 2", again.ID, err)
 	}
@@ -82,8 +66,8 @@ func TestDynamoAppendReadDedupe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fmt.Sprint(ids(got)) != tt.want {
-				t.Errorf("ids = %v, want %s", ids(got), tt.want)
+			if fmt.Sprint(eventlogtest.IDs(got)) != tt.want {
+				t.Errorf("ids = %v, want %s", eventlogtest.IDs(got), tt.want)
 			}
 		})
 	}
@@ -100,7 +84,7 @@ func TestDynamoConcurrentAppendsAreDense(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() {
 			for range 10 {
-				if _, err := d.Append(ctx, "acme", "s", mustEvent(t, "x", "", map[string]int{"w": w})); err != nil {
+				if _, err := d.Append(ctx, "acme", "s", eventlogtest.Event(t, "x", "", map[string]int{"w": w})); err != nil {
 					t.Error(err)
 				}
 			}

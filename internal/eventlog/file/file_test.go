@@ -9,30 +9,14 @@ import (
 	"testing"
 
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/eventlog/eventlogtest"
 )
-
-func mustEvent(t *testing.T, typ, key string, v any) eventlog.Event {
-	t.Helper()
-	ev, err := eventlog.New(typ, key, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ev
-}
-
-func ids(evs []eventlog.Event) []int64 {
-	out := make([]int64, len(evs))
-	for i, e := range evs {
-		out[i] = e.ID
-	}
-	return out
-}
 
 func TestFileAppendRead(t *testing.T) {
 	ctx := t.Context()
 	l := New(t.TempDir())
 	for i := range 5 {
-		ev, err := l.Append(ctx, "acme", "arn:exec:1", mustEvent(t, eventlog.TypeExecutionStep, "", map[string]int{"n": i}))
+		ev, err := l.Append(ctx, "acme", "arn:exec:1", eventlogtest.Event(t, eventlog.TypeExecutionStep, "", map[string]int{"n": i}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,8 +41,8 @@ func TestFileAppendRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fmt.Sprint(ids(got)) != fmt.Sprint(tt.want) {
-				t.Errorf("ids = %v, want %v", ids(got), tt.want)
+			if fmt.Sprint(eventlogtest.IDs(got)) != fmt.Sprint(tt.want) {
+				t.Errorf("ids = %v, want %v", eventlogtest.IDs(got), tt.want)
 			}
 		})
 	}
@@ -78,34 +62,34 @@ func TestFileDedupeAndReopen(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	l := New(dir)
-	a, err := l.Append(ctx, "acme", "s", mustEvent(t, eventlog.TypePendingConfirmation, "pending:c1", map[string]string{"id": "c1"}))
+	a, err := l.Append(ctx, "acme", "s", eventlogtest.Event(t, eventlog.TypePendingConfirmation, "pending:c1", map[string]string{"id": "c1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A second process (a fresh Log) sees the same stream and dedupes too.
 	l2 := New(dir)
-	b, err := l2.Append(ctx, "acme", "s", mustEvent(t, eventlog.TypePendingConfirmation, "pending:c1", map[string]string{"id": "c1"}))
+	b, err := l2.Append(ctx, "acme", "s", eventlogtest.Event(t, eventlog.TypePendingConfirmation, "pending:c1", map[string]string{"id": "c1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b.ID != a.ID {
 		t.Errorf("repeated key appended as %d, want the stored %d", b.ID, a.ID)
 	}
-	c, err := l2.Append(ctx, "acme", "s", mustEvent(t, eventlog.TypeFinish, "", map[string]string{"status": "SUCCEEDED"}))
+	c, err := l2.Append(ctx, "acme", "s", eventlogtest.Event(t, eventlog.TypeFinish, "", map[string]string{"status": "SUCCEEDED"}))
 	if err != nil || c.ID != 2 {
 		t.Fatalf("append after dedupe: id %d, %v; want 2", c.ID, err)
 	}
 	// The first Log's cached tail is stale; it must notice the other append.
 	got, err := l.Read(ctx, "acme", "s", 0, 10)
-	if err != nil || fmt.Sprint(ids(got)) != "[1 2]" {
-		t.Errorf("read through a stale cache = %v (%v), want [1 2]", ids(got), err)
+	if err != nil || fmt.Sprint(eventlogtest.IDs(got)) != "[1 2]" {
+		t.Errorf("read through a stale cache = %v (%v), want [1 2]", eventlogtest.IDs(got), err)
 	}
 }
 
 func TestFileTornLine(t *testing.T) {
 	ctx := t.Context()
 	l := New(t.TempDir())
-	if _, err := l.Append(ctx, "acme", "s", mustEvent(t, "x", "", map[string]int{})); err != nil {
+	if _, err := l.Append(ctx, "acme", "s", eventlogtest.Event(t, "x", "", map[string]int{})); err != nil {
 		t.Fatal(err)
 	}
 	// A crash mid-write leaves half a line.
@@ -116,7 +100,7 @@ func TestFileTornLine(t *testing.T) {
 	fh.WriteString(`{"id":2,"type":"x","da`)
 	fh.Close()
 	l = New(l.dir)
-	ev, err := l.Append(ctx, "acme", "s", mustEvent(t, "y", "", map[string]int{}))
+	ev, err := l.Append(ctx, "acme", "s", eventlogtest.Event(t, "y", "", map[string]int{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,8 +108,8 @@ func TestFileTornLine(t *testing.T) {
 		t.Errorf("id after a torn line = %d, want 2", ev.ID)
 	}
 	got, err := l.Read(ctx, "acme", "s", 0, 10)
-	if err != nil || fmt.Sprint(ids(got)) != "[1 2]" || got[1].Type != "y" {
-		t.Errorf("read = %v (%v), want [1 2] ending with y", ids(got), err)
+	if err != nil || fmt.Sprint(eventlogtest.IDs(got)) != "[1 2]" || got[1].Type != "y" {
+		t.Errorf("read = %v (%v), want [1 2] ending with y", eventlogtest.IDs(got), err)
 	}
 }
 
@@ -137,7 +121,7 @@ func TestFileConcurrentAppendsAreDense(t *testing.T) {
 	for w := range 8 {
 		wg.Go(func() {
 			for range 25 {
-				if _, err := logs[w%2].Append(ctx, "acme", "s", mustEvent(t, "x", "", map[string]int{"w": w})); err != nil {
+				if _, err := logs[w%2].Append(ctx, "acme", "s", eventlogtest.Event(t, "x", "", map[string]int{"w": w})); err != nil {
 					t.Error(err)
 				}
 			}
@@ -173,7 +157,7 @@ func TestFileWatchSignals(t *testing.T) {
 	ch, cancel := l.Watch("acme", "s")
 	defer cancel()
 	for range 3 { // never blocks, whatever the reader does
-		if _, err := l.Append(ctx, "acme", "s", mustEvent(t, "x", "", map[string]int{})); err != nil {
+		if _, err := l.Append(ctx, "acme", "s", eventlogtest.Event(t, "x", "", map[string]int{})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -224,17 +208,17 @@ func TestFileReadFarBehindTheTail(t *testing.T) {
 	l := New(t.TempDir())
 	const n = 2*tailCap + 10 // past a trim of the cached tail
 	for range n {
-		if _, err := l.Append(ctx, "acme", "s", mustEvent(t, "x", "", map[string]int{})); err != nil {
+		if _, err := l.Append(ctx, "acme", "s", eventlogtest.Event(t, "x", "", map[string]int{})); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got, err := l.Read(ctx, "acme", "s", 3, 4)
-	if err != nil || fmt.Sprint(ids(got)) != "[4 5 6 7]" {
-		t.Errorf("read behind the cached tail = %v (%v), want [4 5 6 7]", ids(got), err)
+	if err != nil || fmt.Sprint(eventlogtest.IDs(got)) != "[4 5 6 7]" {
+		t.Errorf("read behind the cached tail = %v (%v), want [4 5 6 7]", eventlogtest.IDs(got), err)
 	}
 	got, err = l.Read(ctx, "acme", "s", n-2, 10)
-	if err != nil || fmt.Sprint(ids(got)) != fmt.Sprint([]int64{n - 1, n}) {
-		t.Errorf("read at the end = %v (%v)", ids(got), err)
+	if err != nil || fmt.Sprint(eventlogtest.IDs(got)) != fmt.Sprint([]int64{n - 1, n}) {
+		t.Errorf("read at the end = %v (%v)", eventlogtest.IDs(got), err)
 	}
 }
 
@@ -256,7 +240,7 @@ func TestFileLongStreamNames(t *testing.T) {
 	long := "arn:aws:states:us-east-1:123456789012:execution:" + strings.Repeat("m", 80) + ":" + strings.Repeat("e", 80)
 	other := long[:len(long)-1] + "f"
 	for _, s := range []string{long, other} {
-		if _, err := l.Append(ctx, "acme", s, mustEvent(t, "x", "", map[string]string{"s": s[len(s)-1:]})); err != nil {
+		if _, err := l.Append(ctx, "acme", s, eventlogtest.Event(t, "x", "", map[string]string{"s": s[len(s)-1:]})); err != nil {
 			t.Fatalf("append to a %d-byte stream name: %v", len(s), err)
 		}
 	}
