@@ -42,8 +42,9 @@ or search over its size limit, and text in an unrecognised encoding. The run
 exits 0 when every candidate reached a decision, whatever the decisions are.
 
 The LLM is "openai" when OPENAI_API_KEY is set (OPENAI_BASE_URL and
-OPENAI_MODEL configure any OpenAI-compatible endpoint), otherwise the offline
-lexical baseline, which needs no network. Stage outputs are kept under
+OPENAI_MODEL configure any OpenAI-compatible endpoint; OPENAI_TIMEOUT, a Go
+duration such as 90s or whole seconds, bounds each HTTP call, default 60s),
+otherwise the offline lexical baseline, which needs no network. Stage outputs are kept under
 OUT/.veredicto so a re-run reuses finished stages instead of paying again,
 and says which ones it reused.
 

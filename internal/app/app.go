@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -58,6 +59,9 @@ type Config struct {
 	// EventsTable is the event log's table (EVENTS_TABLE), for the
 	// workflows that append their progress to an execution's stream.
 	EventsTable string
+	// OpenAITimeout bounds one HTTP call to the LLM provider
+	// (OPENAI_TIMEOUT; zero: llm.DefaultCallTimeout).
+	OpenAITimeout time.Duration
 }
 
 // ConfigFromEnv reads the Lambda configuration; missing required settings
@@ -79,6 +83,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		sort.Strings(missing)
 		return c, fmt.Errorf("configuration: environment variable(s) %s not set", strings.Join(missing, ", "))
 	}
+	timeout, err := OpenAITimeout(getenv)
+	if err != nil {
+		return c, err
+	}
+	c.OpenAITimeout = timeout
 	if v := getenv("MAX_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 40 {
@@ -264,7 +273,7 @@ func awsLLM(ctx context.Context, ac aws.Config, cfg Config) (*llm.OpenAI, error)
 	if key == "" || err != nil {
 		return nil, err
 	}
-	return llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: cfg.BaseURL, Model: cfg.Model})
+	return llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: cfg.BaseURL, Model: cfg.Model, CallTimeout: cfg.OpenAITimeout})
 }
 
 // awsLLMKey reads the LLM API key from Secrets Manager; "" without a
@@ -357,12 +366,45 @@ func NewLocal(dir string, analyst search.Analyst, client *llm.OpenAI) *App {
 	return &App{services}
 }
 
+// MaxOpenAITimeout is the longest OPENAI_TIMEOUT accepted: a Lambda
+// function runs at most 15 minutes.
+const MaxOpenAITimeout = 15 * time.Minute
+
+// OpenAITimeout reads OPENAI_TIMEOUT, the bound on one HTTP call to the LLM
+// provider: a Go duration ("90s", "1m30s") or a whole number of seconds
+// ("90"), above zero and at most MaxOpenAITimeout. Unset, it is zero and
+// the client's default (llm.DefaultCallTimeout, 60s) applies.
+func OpenAITimeout(getenv func(string) string) (time.Duration, error) {
+	v := strings.TrimSpace(getenv("OPENAI_TIMEOUT"))
+	if v == "" {
+		return 0, nil
+	}
+	var (
+		d   time.Duration
+		err error
+	)
+	if n, nerr := strconv.ParseInt(v, 10, 64); nerr != nil {
+		d, err = time.ParseDuration(v)
+	} else if n > 0 && n <= int64(MaxOpenAITimeout/time.Second) {
+		d = time.Duration(n) * time.Second
+	}
+	if err != nil || d <= 0 || d > MaxOpenAITimeout {
+		return 0, fmt.Errorf("configuration: OPENAI_TIMEOUT %q must be a Go duration such as 90s or 2m, or a whole number of seconds, above 0 and at most %s", v, MaxOpenAITimeout)
+	}
+	return d, nil
+}
+
 // ChooseLLM resolves the LLM for runs on this machine: the named provider,
 // or openai when OPENAI_API_KEY is set and offline otherwise. For offline it
 // returns a nil client; for openai a client on OPENAI_BASE_URL with model
-// (default $OPENAI_MODEL, then gpt-4o-mini).
+// (default $OPENAI_MODEL, then gpt-4o-mini), each HTTP call bounded by
+// OPENAI_TIMEOUT.
 func ChooseLLM(provider, model string, getenv func(string) string) (*llm.OpenAI, error) {
 	key := getenv("OPENAI_API_KEY")
+	timeout, err := OpenAITimeout(getenv)
+	if err != nil {
+		return nil, err
+	}
 	if provider == "" {
 		provider = "offline"
 		if key != "" {
@@ -382,7 +424,7 @@ func ChooseLLM(provider, model string, getenv func(string) string) (*llm.OpenAI,
 	if model == "" {
 		model = "gpt-4o-mini"
 	}
-	return llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: getenv("OPENAI_BASE_URL"), Model: model})
+	return llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: getenv("OPENAI_BASE_URL"), Model: model, CallTimeout: timeout})
 }
 
 // ChooseAnalyst picks the executive-search analyst like ChooseLLM; the

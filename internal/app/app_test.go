@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -57,6 +58,49 @@ func TestChooseAnalyst(t *testing.T) {
 	}
 	if _, _, err := ChooseAnalyst("magic", "", get); err == nil {
 		t.Error("unknown provider accepted")
+	}
+}
+
+// TestOpenAITimeout: OPENAI_TIMEOUT is a Go duration or whole seconds; a
+// bad value is refused by name wherever the client is configured (the
+// local CLI and server through ChooseLLM, Lambda through ConfigFromEnv).
+func TestOpenAITimeout(t *testing.T) {
+	tests := []struct {
+		value string
+		want  time.Duration // 0 with ok: unset, the client's default
+		ok    bool
+	}{
+		{"", 0, true},
+		{"90", 90 * time.Second, true},
+		{"90s", 90 * time.Second, true},
+		{"1m30s", 90 * time.Second, true},
+		{"250ms", 250 * time.Millisecond, true},
+		{" 45 ", 45 * time.Second, true},
+		{"900", 15 * time.Minute, true},
+		{"901", 0, false},
+		{"16m", 0, false},
+		{"0", 0, false},
+		{"-5s", 0, false},
+		{"1.5", 0, false},
+		{"soon", 0, false},
+	}
+	for _, tt := range tests {
+		env := map[string]string{"OPENAI_TIMEOUT": tt.value, "OPENAI_API_KEY": "k", "INPUTS_BUCKET": "i", "REPORTS_BUCKET": "r", "CONTEXT_TABLE": "t"}
+		get := func(k string) string { return env[k] }
+		got, err := OpenAITimeout(get)
+		if tt.ok && (err != nil || got != tt.want) || !tt.ok && err == nil {
+			t.Errorf("OPENAI_TIMEOUT=%q: %v, %v; want %v (ok %v)", tt.value, got, err, tt.want, tt.ok)
+		}
+		c, cerr := ConfigFromEnv(get)
+		_, lerr := ChooseLLM("", "", get)
+		for _, e := range []error{cerr, lerr} {
+			if tt.ok && e != nil || !tt.ok && (e == nil || !strings.Contains(e.Error(), "OPENAI_TIMEOUT")) {
+				t.Errorf("OPENAI_TIMEOUT=%q: %v, want an error naming OPENAI_TIMEOUT only for a bad value", tt.value, e)
+			}
+		}
+		if cerr == nil && c.OpenAITimeout != tt.want {
+			t.Errorf("OPENAI_TIMEOUT=%q: Config.OpenAITimeout %v, want %v", tt.value, c.OpenAITimeout, tt.want)
+		}
 	}
 }
 

@@ -72,7 +72,7 @@ func chatService(ctx context.Context, cfg Config, pc peopleConfig, cc chatConfig
 	var client *llm.OpenAI
 	var model chat.Model
 	if key != "" {
-		if client, err = llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: cfg.BaseURL, Model: cfg.Model}); err != nil {
+		if client, err = llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: cfg.BaseURL, Model: cfg.Model, CallTimeout: cfg.OpenAITimeout}); err != nil {
 			return nil, err
 		}
 		if model, err = chat.NewOpenAIModel(key, cfg.BaseURL, cfg.Model); err != nil {

@@ -48,8 +48,10 @@ type OpenAIConfig struct {
 	// Retry-After (default 30s); a longer ask is left to the workflow's own
 	// Retry, which sees it in the *veredicto.TransientError.
 	MaxRetryAfter time.Duration
-	// CallTimeout bounds one HTTP call (default 120s); the caller's ctx
-	// deadline still wins when it is sooner.
+	// CallTimeout bounds one HTTP call (default DefaultCallTimeout, 60s;
+	// OPENAI_TIMEOUT sets it); the caller's ctx deadline (a Lambda
+	// invocation's, a Task's TimeoutSeconds on the local engine) still
+	// wins when it is sooner.
 	CallTimeout time.Duration
 	// MaxOutputTokens bounds every answer (default 8192 tokens, about 32 KB
 	// of JSON): an agent's answer travels in state-machine payloads
@@ -64,6 +66,10 @@ type OpenAIConfig struct {
 
 // DefaultMaxOutputTokens is OpenAIConfig.MaxOutputTokens' default.
 const DefaultMaxOutputTokens = 8192
+
+// DefaultCallTimeout is OpenAIConfig.CallTimeout's default: a provider that
+// accepts a call and never answers costs at most this much per attempt.
+const DefaultCallTimeout = 60 * time.Second
 
 // OpenAI is the go-openai adapter of the port, with strict structured
 // outputs. Safe for concurrent use.
@@ -93,7 +99,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		cfg.MaxRetryAfter = 30 * time.Second
 	}
 	if cfg.CallTimeout <= 0 {
-		cfg.CallTimeout = 120 * time.Second
+		cfg.CallTimeout = DefaultCallTimeout
 	}
 	if cfg.MaxOutputTokens <= 0 {
 		cfg.MaxOutputTokens = DefaultMaxOutputTokens
