@@ -267,6 +267,27 @@ func TestExecutionTimeoutSeconds(t *testing.T) {
 	}
 }
 
+// A handler that gives up once its Task's TimeoutSeconds has run out,
+// naming its failure as it likes (a Lambda's TransientError whose cause
+// is the lost deadline), has timed out: Step Functions stopped waiting at
+// the deadline, so the Task fails with States.Timeout, which a Retry for
+// TransientError does not repeat.
+func TestTaskFailingAfterItsTimeoutTimedOut(t *testing.T) {
+	reg := NewRegistry()
+	calls := 0
+	reg.Register("SlowFunction", func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		calls++
+		<-ctx.Done()
+		return nil, &StatesError{Name: "TransientError", Cause: "llm: " + ctx.Err().Error()}
+	})
+	def := `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"${SlowFunctionArn}","TimeoutSeconds":1,
+	  "Retry":[{"ErrorEquals":["TransientError"],"MaxAttempts":3}],"End":true}}}`
+	res := run(t, reg, def, `{}`)
+	if res.Status != StatusFailed || res.Error != ErrTimeout || calls != 1 {
+		t.Errorf("got %s %s (%s) after %d calls, want FAILED States.Timeout after one", res.Status, res.Error, res.Cause, calls)
+	}
+}
+
 func TestStopAbortsExecution(t *testing.T) {
 	x, err := New(NewRegistry()).Start(context.Background(), mustParse(t, `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":30,"End":true}}}`), nil, StartOptions{})
 	if err != nil {

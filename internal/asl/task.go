@@ -167,7 +167,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		result, herr = wait.wait(tctx, heartbeat)
 	}
 	if herr != nil {
-		return nil, r.taskFailed(ctx, herr, timeout)
+		return nil, r.taskFailed(ctx, tctx, herr, timeout)
 	}
 	r.x.emitState(evTaskSucceeded, st, r.fr, result)
 	return r.finish(input, result)
@@ -202,18 +202,22 @@ func (r *stateRun) submitted(raw []byte, lambda bool) any {
 	return v
 }
 
-// taskFailed records how the Task's attempt failed with herr and returns
-// the error the state fails with. It is task's tail, kept out of task's
-// frame, which lies under a waiting Task for as long as it waits (see
-// Execution.conclude).
-func (r *stateRun) taskFailed(ctx context.Context, herr error, timeout time.Duration) error {
+// taskFailed records how the Task's attempt (whose context is tctx) failed
+// with herr and returns the error the state fails with. An attempt whose
+// TimeoutSeconds had run out when it failed timed out, whatever error its
+// handler gave up with: Step Functions stops waiting at the deadline, so a
+// Lambda's own name for the failure (TransientError) reaches nobody. It is
+// task's tail, kept out of task's frame, which lies under a waiting Task
+// for as long as it waits (see Execution.conclude).
+func (r *stateRun) taskFailed(ctx, tctx context.Context, herr error, timeout time.Duration) error {
 	st := r.st
+	late := timeout > 0 && tctx.Err() == context.DeadlineExceeded
 	var se *StatesError
 	switch {
 	case errors.As(herr, &se) && se.Name == ErrHeartbeatTimeout:
 		r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
 		return se
-	case errors.Is(herr, context.DeadlineExceeded) && ctx.Err() == nil:
+	case (late || errors.Is(herr, context.DeadlineExceeded)) && ctx.Err() == nil:
 		se = newError(ErrTimeout, "state %q did not finish within %s", st.Name, timeout)
 		r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
 		return se
