@@ -14,6 +14,8 @@ import (
 	"github.com/veredicto/veredicto/internal/asl"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/confirm"
+	memoryconfirm "github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/llm/llmtest"
 	"github.com/veredicto/veredicto/internal/search"
@@ -88,17 +90,31 @@ func (m *rateLimitedModel) respond(c llmtest.Call) llmtest.Reply {
 	return llmtest.Reply{Content: string(b), PromptTokens: 100, CompletionTokens: 20}
 }
 
-// outcome is what a run decided: each candidate's decision and reason, and
-// the Task failures the engine saw.
+// outcome is what a run decided: each candidate's decision, reason, stages
+// and (escalated for a technical error) the error, and the Task failures
+// and timeouts the engine saw.
 type outcome struct {
+	res       *asl.Result
 	decisions map[string]string
 	failures  []string // "State:Error"
 }
 
 // runSearch runs the real executive_search.asl.json through the engine
 // with the real handlers, the LLM agents on an OpenAI-compatible server
-// scripted by m.
+// scripted by m, and expects the execution to succeed.
 func runSearch(t *testing.T, m *rateLimitedModel) outcome {
+	t.Helper()
+	o := runSearchOn(t, m.respond, nil)
+	if o.res.Status != asl.StatusSucceeded {
+		t.Fatalf("execution %s: %s: %s", o.res.Status, o.res.Error, o.res.Cause)
+	}
+	return o
+}
+
+// runSearchOn runs sm (nil: executive_search.asl.json as deployed) with the
+// real handlers, the LLM agents on a server answering with respond. The
+// decisions are read from the reports when the execution succeeded.
+func runSearchOn(t *testing.T, respond func(llmtest.Call) llmtest.Reply, sm *asl.StateMachine) outcome {
 	t.Helper()
 	in, out := t.TempDir(), t.TempDir()
 	docs := map[string]string{
@@ -117,7 +133,7 @@ func runSearch(t *testing.T, m *rateLimitedModel) outcome {
 			t.Fatal(err)
 		}
 	}
-	srv := llmtest.NewServer(t, m.respond)
+	srv := llmtest.NewServer(t, respond)
 	// The client's own retries: two attempts, waits capped at 1 ms although
 	// the server asks for 1 s, so a longer outage reaches the workflow.
 	client, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "test", BaseURL: srv.BaseURL(), Model: "gpt-4o-mini",
@@ -133,20 +149,32 @@ func runSearch(t *testing.T, m *rateLimitedModel) outcome {
 		mu       sync.Mutex
 		failures []string
 	)
-	res, err := catalog.RunSearch(ctx, svc, search.StartInput{SearchID: "s-retry", Concurrency: 2}, func(e asl.Event) {
-		if e.Type == "TaskFailed" {
+	onEvent := func(e asl.Event) {
+		if e.Type == "TaskFailed" || e.Type == "TaskTimedOut" {
 			mu.Lock()
 			failures = append(failures, e.State+":"+e.Error)
 			mu.Unlock()
 		}
-	})
+	}
+	start := search.StartInput{SearchID: "s-retry", Concurrency: 2}
+	var res *asl.Result
+	if sm == nil {
+		res, err = catalog.RunSearch(ctx, svc, start, onEvent)
+	} else {
+		input, _ := json.Marshal(start)
+		eng := asl.New(catalog.SearchRegistry(svc, &confirm.Service{Store: memoryconfirm.New()}))
+		res, err = eng.Run(ctx, sm, input, asl.StartOptions{Name: start.SearchID, StateMachineName: "executive_search", OnEvent: onEvent})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != asl.StatusSucceeded {
-		t.Fatalf("execution %s: %s: %s", res.Status, res.Error, res.Cause)
+	if ctx.Err() != nil {
+		t.Fatalf("the search did not end within a minute: %s", res.Status)
 	}
-	o := outcome{decisions: map[string]string{}, failures: failures}
+	o := outcome{res: res, decisions: map[string]string{}, failures: failures}
+	if res.Status != asl.StatusSucceeded {
+		return o
+	}
 	for id := range gem1Scores {
 		b, err := os.ReadFile(filepath.Join(out, id, "report.json"))
 		if err != nil {
@@ -157,6 +185,9 @@ func runSearch(t *testing.T, m *rateLimitedModel) outcome {
 			t.Fatal(err)
 		}
 		o.decisions[id] = rep.Decision + " (" + rep.Reason + ") " + strings.Join(rep.StageOrder, " ")
+		if rep.Error != nil {
+			o.decisions[id] += " " + rep.Error.Error
+		}
 	}
 	return o
 }
