@@ -86,6 +86,11 @@ type StartOptions struct {
 	// for a caller that records them from OnEvent, so that many long-lived
 	// executions cost little memory.
 	DiscardHistory bool
+	// MaxWait, when set, bounds every Wait state: one that would wait
+	// longer fails the execution at once with States.Timeout, instead of
+	// sleeping toward an end the caller will not wait for (TestState's
+	// five-minute limit).
+	MaxWait time.Duration
 }
 
 // Result is the outcome of a finished execution.
@@ -253,6 +258,7 @@ func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMe
 		onEvent:     opts.OnEvent,
 		durable:     opts.Durable,
 		keepHistory: !opts.DiscardHistory,
+		maxWait:     opts.MaxWait,
 		done:        make(chan struct{}),
 	}
 	if lazy {

@@ -288,6 +288,36 @@ func TestTaskFailingAfterItsTimeoutTimedOut(t *testing.T) {
 	}
 }
 
+// With MaxWait, a Wait that would outlast it fails at once with
+// States.Timeout, however its time is given; a shorter one waits.
+func TestMaxWaitBoundsWaits(t *testing.T) {
+	tests := []struct {
+		name, wait string
+		fails      bool
+	}{
+		{"seconds", `"Seconds":99999999`, true},
+		{"seconds path", `"SecondsPath":"$.s"`, true},
+		{"timestamp", `"Timestamp":"9999-12-31T23:59:59Z"`, true},
+		{"jsonata", `"QueryLanguage":"JSONata","Seconds":"{% $states.input.s %}"`, true},
+		{"within the bound", `"Seconds":0`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sm := mustParse(t, `{"StartAt":"W","States":{"W":{"Type":"Wait",`+tt.wait+`,"End":true}}}`)
+			res, err := New(NewRegistry()).Run(context.Background(), sm, json.RawMessage(`{"s":99999999}`), StartOptions{MaxWait: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.fails && (res.Status != StatusFailed || res.Error != ErrTimeout || !strings.Contains(res.Cause, `"W"`)) {
+				t.Errorf("got %s %s (%s), want FAILED States.Timeout naming W", res.Status, res.Error, res.Cause)
+			}
+			if !tt.fails && res.Status != StatusSucceeded {
+				t.Errorf("got %s %s, want SUCCEEDED", res.Status, res.Error)
+			}
+		})
+	}
+}
+
 func TestStopAbortsExecution(t *testing.T) {
 	x, err := New(NewRegistry()).Start(context.Background(), mustParse(t, `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":30,"End":true}}}`), nil, StartOptions{})
 	if err != nil {

@@ -24,6 +24,7 @@ type Execution struct {
 	inputSize int // jsonSize(input)
 	onEvent   func(Event)
 	durable   *Durable
+	maxWait   time.Duration // StartOptions.MaxWait
 	cancel    context.CancelFunc
 	root      context.Context // the run's context: cancelled only when the execution is stopped or times out
 

@@ -117,6 +117,9 @@ func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
 		}
 		until = ts
 	}
+	if d := until.Sub(now); r.x.maxWait > 0 && d > r.x.maxWait {
+		return nil, newError(ErrTimeout, "state %q would wait %s, longer than the %s allowed", st.Name, d.Round(time.Second), r.x.maxWait)
+	}
 	if st.jsonata {
 		if d := until.Sub(now); d > 0 {
 			if err := sleep(ctx, d); err != nil {

@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -27,14 +28,22 @@ type TestResult struct {
 	NextState string
 }
 
-// testStateTimeout bounds one TestState call (Waits and callbacks included).
-const testStateTimeout = 5 * time.Minute
+// TestStateLimit is how long TestState lets a state run, as Step Functions
+// does: past it the state fails with States.Timeout.
+const TestStateLimit = 5 * time.Minute
 
 // TestState runs one state definition on input, as the Step Functions API
 // does: its Task binds to the project's handlers, its Retry is not applied
 // (an error a retrier would match is RETRIABLE), a caught error is
-// CAUGHT_ERROR, and NextState names the state it would go to.
+// CAUGHT_ERROR, and NextState names the state it would go to. It answers
+// within TestStateLimit: a state still running then has FAILED with
+// States.Timeout, and a Wait longer than the limit fails so at once.
 func (m *Manager) TestState(ctx context.Context, definition, input string) (TestResult, error) {
+	return m.TestStateWithin(ctx, definition, input, TestStateLimit)
+}
+
+// TestStateWithin is TestState with limit in place of TestStateLimit.
+func (m *Manager) TestStateWithin(ctx context.Context, definition, input string, limit time.Duration) (TestResult, error) {
 	var st map[string]any
 	if err := json.Unmarshal([]byte(definition), &st); err != nil {
 		return TestResult{}, errorf(CodeInvalidDefinition, "Invalid State Machine Definition: 'the state definition is not a JSON object: %v'", err)
@@ -90,9 +99,13 @@ func (m *Manager) TestState(ctx context.Context, definition, input string) (Test
 	if err != nil {
 		return TestResult{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, testStateTimeout)
+	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	res, err := m.eng.Run(ctx, sm, json.RawMessage(input), asl.StartOptions{StateMachineName: "TestState"})
+	res, err := m.eng.Run(rctx, sm, json.RawMessage(input), asl.StartOptions{StateMachineName: "TestState", MaxWait: limit})
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		// The run is aborted when rctx is cancelled: nothing goes on.
+		return TestResult{Status: TestFailed, Error: asl.ErrTimeout, Cause: fmt.Sprintf("the state did not finish within TestState's limit of %s", limit)}, nil
+	}
 	if err != nil {
 		return TestResult{}, errorf(CodeValidation, "the state could not run: %v", err)
 	}

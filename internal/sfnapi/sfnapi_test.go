@@ -443,6 +443,8 @@ func TestTestState(t *testing.T) {
 		{"caught", `{"Type":"Task","Resource":"${BoomFunctionArn}","Catch":[{"ErrorEquals":["BoomError"],"Next":"Fallback"}],"End":true}`, `{}`, types.TestExecutionStatusCaughtError, ``, "Fallback", "BoomError"},
 		{"retriable", `{"Type":"Task","Resource":"${BoomFunctionArn}","Retry":[{"ErrorEquals":["States.ALL"]}],"End":true}`, `{}`, types.TestExecutionStatusRetriable, "", "", "BoomError"},
 		{"failed", `{"Type":"Fail","Error":"Nope","Cause":"c"}`, `{}`, types.TestExecutionStatusFailed, "", "", "Nope"},
+		// Longer than TestState's five minutes: answered at once, not waited on.
+		{"wait past the limit", `{"Type":"Wait","Seconds":99999999,"End":true}`, `{}`, types.TestExecutionStatusFailed, "", "", "States.Timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
