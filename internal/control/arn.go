@@ -3,6 +3,7 @@ package control
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // The account and region of every local ARN.
@@ -24,9 +25,10 @@ func ExecutionARN(machine, name string) string {
 // ValidName reports whether s is a valid state machine or execution name
 // for Step Functions: 1 to 80 characters, no whitespace, brackets,
 // wildcards, the characters " # % \ ^ | ~ ` $ & , ; : / or control
-// characters. "." and ".." are refused too (they would name folders).
+// characters. "." and ".." are refused too (they would name folders), and
+// so is invalid UTF-8 (never read as U+FFFD).
 func ValidName(s string) bool {
-	if s == "" || len([]rune(s)) > 80 || s == "." || s == ".." {
+	if s == "" || !utf8.ValidString(s) || len([]rune(s)) > 80 || s == "." || s == ".." {
 		return false
 	}
 	for _, r := range s {

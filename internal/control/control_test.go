@@ -228,6 +228,7 @@ func TestValidName(t *testing.T) {
 		{"run-1", true}, {"a_b.c", true}, {strings.Repeat("x", 80), true},
 		{"", false}, {strings.Repeat("x", 81), false}, {"a b", false}, {"a:b", false}, {"a/b", false},
 		{"..", false}, {"a\x01", false}, {"a*", false}, {"a$b", false},
+		{"acción", true}, {"a\xffb", false}, {"a\xe2\x82", false},
 	}
 	for _, tt := range tests {
 		if got := ValidName(tt.name); got != tt.want {

@@ -14,8 +14,10 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/veredicto/veredicto/internal/control"
 )
@@ -181,6 +183,57 @@ func decode(body []byte, v any) error {
 	return nil
 }
 
+// nameField is a request's name field (an execution's, a state machine's),
+// decoded without repair. encoding/json turns invalid UTF-8, and an escaped
+// surrogate with no partner, into U+FFFD, which would make a name Step
+// Functions refuses (InvalidName) a valid one; such a name keeps the text
+// between its quotes as sent, which control.ValidName refuses.
+type nameField string
+
+func (n *nameField) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if len(b) >= 2 && b[0] == '"' && !faithful(b[1:len(b)-1]) {
+		s = string(b[1 : len(b)-1])
+	}
+	*n = nameField(s)
+	return nil
+}
+
+// faithful reports whether the body of a JSON string (its syntax already
+// checked) decodes to exactly the characters it spells: valid UTF-8, and
+// every \u escape of a surrogate half paired with the other half.
+func faithful(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		i++ // the escaped character: "\\" is skipped whole
+		if i+4 >= len(b) || b[i] != 'u' {
+			continue
+		}
+		r, _ := strconv.ParseUint(string(b[i+1:i+5]), 16, 16)
+		i += 4
+		switch {
+		case r < 0xD800 || r > 0xDFFF:
+		case r < 0xDC00 && i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u':
+			lo, _ := strconv.ParseUint(string(b[i+3:i+7]), 16, 16)
+			if lo < 0xDC00 || lo > 0xDFFF {
+				return false
+			}
+			i += 6
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // epoch is a timestamp as AWS JSON 1.0 carries it: seconds since the epoch.
 type epoch time.Time
 
@@ -211,21 +264,21 @@ func pageSize(n int) (int, error) {
 
 func (h *Handler) createStateMachine(ctx context.Context, body []byte) (any, error) {
 	var in struct {
-		Name       string `json:"name"`
-		Definition string `json:"definition"`
-		RoleARN    string `json:"roleArn"`
-		Type       string `json:"type"`
+		Name       nameField `json:"name"`
+		Definition string    `json:"definition"`
+		RoleARN    string    `json:"roleArn"`
+		Type       string    `json:"type"`
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if err := errors.Join(required("name", in.Name), required("definition", in.Definition), required("roleArn", in.RoleARN)); err != nil {
+	if err := errors.Join(required("name", string(in.Name)), required("definition", in.Definition), required("roleArn", in.RoleARN)); err != nil {
 		return nil, firstErr(err)
 	}
 	if err := checkRole(in.RoleARN); err != nil {
 		return nil, err
 	}
-	sm, err := h.backend.CreateStateMachine(ctx, in.Name, in.Definition, in.RoleARN, in.Type)
+	sm, err := h.backend.CreateStateMachine(ctx, string(in.Name), in.Definition, in.RoleARN, in.Type)
 	if err != nil {
 		return nil, err
 	}
@@ -324,9 +377,9 @@ func (h *Handler) updateStateMachine(ctx context.Context, body []byte) (any, err
 
 func (h *Handler) startExecution(ctx context.Context, body []byte) (any, error) {
 	var in struct {
-		ARN   string  `json:"stateMachineArn"`
-		Name  string  `json:"name"`
-		Input *string `json:"input"`
+		ARN   string    `json:"stateMachineArn"`
+		Name  nameField `json:"name"`
+		Input *string   `json:"input"`
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -338,7 +391,7 @@ func (h *Handler) startExecution(ctx context.Context, body []byte) (any, error) 
 	if in.Input != nil {
 		input = *in.Input
 	}
-	x, err := h.backend.StartExecution(ctx, in.ARN, in.Name, input)
+	x, err := h.backend.StartExecution(ctx, in.ARN, string(in.Name), input)
 	if err != nil {
 		return nil, err
 	}

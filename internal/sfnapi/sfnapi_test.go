@@ -598,22 +598,9 @@ func TestRawProtocol(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, p.url+"/", strings.NewReader(tt.body))
-			req.Header.Set("Content-Type", sfnapi.ContentType)
-			if tt.target != "" {
-				req.Header.Set("X-Amz-Target", tt.target)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var body map[string]any
-			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-				t.Fatalf("response is not JSON: %v", err)
-			}
-			if resp.StatusCode != tt.status {
-				t.Errorf("HTTP %d, want %d (%v)", resp.StatusCode, tt.status, body)
+			status, body := p.post(t, tt.target, tt.body)
+			if status != tt.status {
+				t.Errorf("HTTP %d, want %d (%v)", status, tt.status, body)
 			}
 			if tt.code != "" && (body["__type"] != tt.code || body["message"] == "") {
 				t.Errorf("body %v, want __type %s and a message", body, tt.code)
@@ -625,6 +612,66 @@ func TestRawProtocol(t *testing.T) {
 	}
 	if _, err := p.client.ListStateMachines(context.Background(), &sfn.ListStateMachinesInput{}); err != nil {
 		t.Errorf("the server stopped serving after bad requests: %v", err)
+	}
+}
+
+// post sends body as the operation target (none when "") and returns the
+// HTTP status and the decoded JSON answer.
+func (p *peer) post(t *testing.T, target, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, p.url+"/", strings.NewReader(body))
+	req.Header.Set("Content-Type", sfnapi.ContentType)
+	if target != "" {
+		req.Header.Set("X-Amz-Target", target)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("response is not JSON: %v", err)
+	}
+	return resp.StatusCode, out
+}
+
+// TestNamesAreValidUTF8: a name whose JSON holds invalid UTF-8 bytes, or
+// an escaped surrogate with no partner, is InvalidName, as Step Functions
+// answers, not a name repaired with U+FFFD; a name spelling any character
+// validly, escaped or not, is taken.
+func TestNamesAreValidUTF8(t *testing.T) {
+	p := newPeer(t)
+	smARN := p.create(t, "Echo", `{"StartAt":"E","States":{"E":{"Type":"Task","Resource":"${EchoFunctionArn}","End":true}}}`)
+	tests := []struct {
+		name, field string // field: the JSON string's body, as sent
+		valid       bool
+	}{
+		{"invalid byte", "r-\xff", false},
+		{"truncated sequence", "r-\xe2\x82", false},
+		{"lone high surrogate", `r-\ud800x`, false},
+		{"lone low surrogate", `r-\udc00`, false},
+		{"high surrogate before another escape", `r-\ud83d\u0041`, false},
+		{"accented", "r-acción", true},
+		{"escaped pair", `r-\ud83d\ude00`, true},
+		{"escaped replacement character", `r-\ufffd`, true},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			field := tt.field + "-" + fmt.Sprint(i) // a name of its own
+			for _, op := range []struct{ target, body string }{
+				{"AWSStepFunctions.StartExecution", `{"stateMachineArn":"` + smARN + `","name":"` + field + `"}`},
+				{"AWSStepFunctions.CreateStateMachine", `{"name":"` + field + `","roleArn":"` + role + `","definition":"{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}"}`},
+			} {
+				status, body := p.post(t, op.target, op.body)
+				switch {
+				case tt.valid && status != http.StatusOK:
+					t.Errorf("%s: HTTP %d %v, want 200", op.target, status, body)
+				case !tt.valid && (status != http.StatusBadRequest || body["__type"] != "InvalidName"):
+					t.Errorf("%s: HTTP %d %v, want 400 InvalidName", op.target, status, body)
+				}
+			}
+		})
 	}
 }
 
