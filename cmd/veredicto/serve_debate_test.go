@@ -37,6 +37,12 @@ func TestServeDebate(t *testing.T) {
 	if code, resp := l.call(ctx, t, http.MethodPost, "/debates", acme, `{"debate_id": "x", "question": {"question": "¿?", "options": ["a"]}}`); code != http.StatusBadRequest || !strings.Contains(resp, "options") {
 		t.Errorf("a bad question: %d %s, want 400 naming options", code, resp)
 	}
+	for _, prefix := range []string{"../../auth/", "searches/globex/demo-cfo-andina/"} {
+		outside := strings.Replace(body, `"searches/acme/demo-cfo-andina/"`, `"`+prefix+`"`, 1)
+		if code, resp := l.call(ctx, t, http.MethodPost, "/debates", acme, outside); code != http.StatusBadRequest || !strings.Contains(resp, prefix) || !strings.Contains(resp, "knowledge") {
+			t.Errorf("knowledge %s: %d %s, want 400 naming the field and the prefix", prefix, code, resp)
+		}
+	}
 	var view struct {
 		Status string `json:"status"`
 		Log    *struct {

@@ -281,30 +281,29 @@ func TestDebateWorkflowCouncilThenHumanPending(t *testing.T) {
 	}
 }
 
-func TestDebateWorkflowOtherTenantKnowledgeIsMissing(t *testing.T) {
+// TestDebateWorkflowKnowledgeOutsideTheTenant: another tenant's prefix is
+// refused by the first step, before anything is read, naming the prefix
+// (whether or not that tenant stores anything there); a missing prefix of
+// the tenant's own is NotFoundError.
+func TestDebateWorkflowKnowledgeOutsideTheTenant(t *testing.T) {
 	r := newDebateRun(t, debate.Offline{})
 	q, _ := json.Marshal(yamlToMap(t, debateQuestion))
 	ctx := context.Background()
-	x, err := catalog.StartDebate(ctx, r.eng, debate.StartInput{Tenant: "acme", DebateID: "d-2", Question: q, Knowledge: []string{"knowledge/globex/"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := x.Wait(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x2, err := catalog.StartDebate(ctx, r.eng, debate.StartInput{Tenant: "acme", DebateID: "d-3", Question: q, Knowledge: []string{"knowledge/acme/nothing/"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res2, err := x2.Wait(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != asl.StatusFailed || res.Error != veredicto.NameNotFound || res2.Error != res.Error {
-		t.Errorf("another tenant's prefix: %s %s; a missing one: %s %s — want the same NotFoundError", res.Status, res.Error, res2.Status, res2.Error)
-	}
-	if strings.Contains(res.Cause, "globex") && !strings.Contains(res2.Cause, "nothing") {
-		t.Error("the causes differ in kind")
+	for _, tc := range []struct{ id, prefix, want string }{
+		{"d-2", "knowledge/globex/", veredicto.NameInvalidInput},
+		{"d-3", "knowledge/acme/../globex/", veredicto.NameInvalidInput},
+		{"d-4", "knowledge/acme/nothing/", veredicto.NameNotFound},
+	} {
+		x, err := catalog.StartDebate(ctx, r.eng, debate.StartInput{Tenant: "acme", DebateID: tc.id, Question: q, Knowledge: []string{tc.prefix}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := x.Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != asl.StatusFailed || res.Error != tc.want || !strings.Contains(res.Cause, tc.prefix) {
+			t.Errorf("knowledge %q: %s %s (%s), want FAILED %s naming the prefix", tc.prefix, res.Status, res.Error, res.Cause, tc.want)
+		}
 	}
 }

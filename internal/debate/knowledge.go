@@ -503,3 +503,52 @@ func (g *RAG) resume(st RAGStats) {
 	defer g.mu.Unlock()
 	g.queries, g.succeeded, g.timedOut, g.refused = st.Total, st.Succeeded, st.TimedOut, st.Refused
 }
+
+// MaxKnowledgePrefix bounds one knowledge prefix, as S3 bounds a key.
+const MaxKnowledgePrefix = 1024
+
+// ValidateKnowledge checks a debate's knowledge prefixes before anything is
+// read: each lies inside tenant's own namespace, <kind>/<tenant>/…, written
+// plainly (relative, no empty, "." or ".." segment, no backslash or control
+// character). A prefix that is not is refused at once, named, as an
+// *veredicto.InvalidInputError on the field knowledge: the refusal reads
+// only the prefix, so it says nothing of what another tenant stores.
+func ValidateKnowledge(tenant string, prefixes []string) error {
+	for i, p := range prefixes {
+		if problem := knowledgePrefixProblem(tenant, p); problem != "" {
+			return &veredicto.InvalidInputError{File: "execution input", Field: "knowledge",
+				Problem: fmt.Sprintf("%q (item %d) %s: a knowledge prefix lies inside <kind>/%s/… (such as knowledge/%s/)", p, i, problem, tenant, tenant)}
+		}
+	}
+	return nil
+}
+
+// knowledgePrefixProblem says what is wrong with prefix p of tenant, or "".
+func knowledgePrefixProblem(tenant, p string) string {
+	if len(p) > MaxKnowledgePrefix {
+		return fmt.Sprintf("is longer than %d bytes", MaxKnowledgePrefix)
+	}
+	if !utf8.ValidString(p) || strings.ContainsFunc(p, func(r rune) bool { return unicode.IsControl(r) || r == '\\' }) {
+		return "holds a control character, a backslash or invalid UTF-8"
+	}
+	if strings.HasPrefix(p, "/") {
+		return "is an absolute path"
+	}
+	segs := strings.Split(strings.TrimSuffix(p, "/"), "/")
+	for _, s := range segs {
+		switch s {
+		case "":
+			return "has an empty segment"
+		case ".", "..":
+			return fmt.Sprintf("has a %q segment", s)
+		}
+	}
+	if !validID(segs[0]) || len(segs) < 2 || segs[1] != tenant {
+		return "is not inside the tenant's namespace"
+	}
+	if len(segs) == 2 && !strings.HasSuffix(p, "/") {
+		// A listing of "knowledge/acme" would reach "knowledge/acme-2/".
+		return "does not end the tenant segment with /"
+	}
+	return ""
+}

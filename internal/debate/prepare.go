@@ -27,8 +27,8 @@ import (
 //	}
 //
 // question has exactly QUESTION.yaml's fields. knowledge lists blob
-// prefixes <kind>/<tenant>/…; a prefix of another tenant answers like a
-// missing one; the prefixes are read from the inputs bucket (locally, the
+// prefixes <kind>/<tenant>/…; one outside the tenant's is refused at once
+// (ValidateKnowledge); the prefixes are read from the inputs bucket (locally, the
 // serve data folder's inputs). optional_council defaults to true.
 type StartInput struct {
 	Tenant          string          `json:"tenant"`
@@ -63,7 +63,7 @@ func ValidateStart(in StartInput) error {
 	if len(in.Knowledge) > 20 {
 		return &veredicto.InvalidInputError{File: "execution input", Field: "knowledge", Problem: "lists more than 20 prefixes"}
 	}
-	return nil
+	return ValidateKnowledge(in.Tenant, in.Knowledge)
 }
 
 // Prepare validates the input, routes the debate and runs the first RAG

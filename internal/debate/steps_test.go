@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -40,6 +41,48 @@ func TestValidateStart(t *testing.T) {
 		}
 	}
 }
+
+// TestKnowledgePrefixesStayInTheTenant: a knowledge prefix outside the
+// tenant's own namespace is refused before anything is read, by
+// ValidateStart (POST /debates) and by Prepare alike, naming the field and
+// the prefix.
+func TestKnowledgePrefixesStayInTheTenant(t *testing.T) {
+	q := json.RawMessage(`{"question": "¿Avanzamos?", "options": ["a", "b"], "participants": [{"id": "cfo", "brief": "x"}]}`)
+	for _, ok := range []string{"knowledge/acme/", "knowledge/acme/policies/", "searches/acme/s-1/", "reports/acme/s-1/c-5/", "knowledge/acme/kb/big.md"} {
+		if err := ValidateKnowledge("acme", []string{ok}); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{
+		"../../auth/", "knowledge/acme/../../auth/", "knowledge/acme/./x/", "knowledge/globex/", "knowledge/acme-2/",
+		"knowledge/acme", "/knowledge/acme/", "/etc/passwd", "knowledge//acme/", "knowledge/acme//x/", "//acme/",
+		"", "acme/", "acme/knowledge/", "knowledge\\acme\\", "knowledge/acme/\x00/", "k n/acme/",
+	} {
+		err := ValidateKnowledge("acme", []string{"knowledge/acme/", bad})
+		var ie *veredicto.InvalidInputError
+		if !errors.As(err, &ie) || ie.Field != "knowledge" || !strings.Contains(ie.Problem, fmt.Sprintf("%q", bad)) {
+			t.Errorf("%q: err = %v, want InvalidInputError on knowledge naming the prefix", bad, err)
+		}
+	}
+	reads := 0
+	s := &Steps{Agents: &funcAgents{}, Knowledge: knowledgeReads{&reads}, Logger: quiet()}
+	in := StartInput{Tenant: "acme", DebateID: "d-1", Question: q, Knowledge: []string{"../../auth/"}}
+	for name, err := range map[string]error{"ValidateStart": ValidateStart(in), "Prepare": func() error { _, err := s.Prepare(context.Background(), in); return err }()} {
+		var ie *veredicto.InvalidInputError
+		if !errors.As(err, &ie) || ie.Field != "knowledge" || !strings.Contains(err.Error(), `"../../auth/"`) {
+			t.Errorf("%s: %v, want InvalidInputError on knowledge naming the prefix", name, err)
+		}
+	}
+	if reads != 0 {
+		t.Errorf("%d reads of the knowledge store, want none", reads)
+	}
+}
+
+// knowledgeReads counts reads of the knowledge base and finds nothing.
+type knowledgeReads struct{ n *int }
+
+func (c knowledgeReads) List(context.Context, string) ([]string, error) { *c.n++; return nil, nil }
+func (c knowledgeReads) Get(context.Context, string) ([]byte, error)    { *c.n++; return nil, nil }
 
 // TestStepsBoundAgentsByTheRound: an agent step that starts after its
 // round's time is spent is a TIMEOUT without waiting for the model.
