@@ -158,6 +158,41 @@ func (e *ConfirmationRejected) Error() string {
 
 func (*ConfirmationRejected) ErrorName() string { return NameConfirmationRejected }
 
+// Kind is the name of the first error in err's tree — depth first, through
+// %w wrapping and errors.Join alike — that is Named with one of the names
+// among (the vocabulary's Names when among is empty); "" when there is
+// none. A wrapper's own name never hides the kind it wraps.
+func Kind(err error, among ...string) string {
+	if len(among) == 0 {
+		among = Names()
+	}
+	var walk func(error, int) string
+	walk = func(e error, depth int) string {
+		if e == nil || depth > 64 {
+			return ""
+		}
+		if n, ok := e.(Named); ok {
+			for _, name := range among {
+				if n.ErrorName() == name {
+					return name
+				}
+			}
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			return walk(u.Unwrap(), depth+1)
+		case interface{ Unwrap() []error }:
+			for _, inner := range u.Unwrap() {
+				if k := walk(inner, depth+1); k != "" {
+					return k
+				}
+			}
+		}
+		return ""
+	}
+	return walk(err, 0)
+}
+
 // Names lists the ASL error names of this package's kinds, for the check that
 // every name an ErrorEquals uses exists in the vocabulary.
 func Names() []string {

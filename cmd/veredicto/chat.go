@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/app"
-	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/chat"
 )
 
@@ -32,8 +31,11 @@ Type /exit (or end the input) to leave; the chat's history stays on the
 server, so --chat ID resumes it. On AWS, --endpoint is the HTTP API and
 --events the event stream's Function URL (its root serves the stream).
 
-The token is --token, else $VEREDICTO_TOKEN, else one signed for --tenant
-with the local server's key under --data (as "veredicto token" does).
+The server is --endpoint, else the one "veredicto serve --data DIR" is
+running on (recorded under DIR); without either the chat stops before
+sending anything. The token is --token, else $VEREDICTO_TOKEN, else one
+signed for --tenant with that server's key under --data (as "veredicto
+token" does), which is only ever sent to the server found under --data.
 
 Flags:
 `
@@ -50,12 +52,12 @@ type chatCLIConfig struct {
 func (m *Main) runChat(ctx context.Context, args []string) int {
 	cfg := chatCLIConfig{}
 	fs := subcommandFlags("chat", chatUsage, m.Stderr)
-	fs.StringVar(&cfg.endpoint, "endpoint", app.DefaultLocalEndpoint, "base URL of the server")
+	fs.StringVar(&cfg.endpoint, "endpoint", "", "base URL of the server (default: the one running on --data)")
 	fs.StringVar(&cfg.events, "events", "", "base URL of the event stream (default: --endpoint; on AWS the stream's Function URL)")
 	fs.StringVar(&cfg.chatID, "chat", "", "chat id to start or resume (default: a new one)")
 	fs.StringVar(&cfg.token, "token", "", "bearer token (default: $VEREDICTO_TOKEN, else signed locally)")
 	fs.StringVar(&cfg.tenant, "tenant", "default", "tenant of a locally signed token")
-	fs.StringVar(&cfg.data, "data", ".veredicto-local", "data folder of the local server (its key signs the token)")
+	fs.StringVar(&cfg.data, "data", app.DefaultDataDir, "data folder of the local server (its key signs the token)")
 	fs.DurationVar(&cfg.turnTimeout, "turn-timeout", 20*time.Minute, "how long to wait for one turn")
 	fs.BoolVar(&cfg.debug, "debug", false, "also show delegation-intent and delegation-missed events")
 	if err := fs.Parse(args); err != nil {
@@ -71,25 +73,32 @@ func (m *Main) runChat(ctx context.Context, args []string) int {
 	if cfg.chatID == "" {
 		cfg.chatID = fmt.Sprintf("cli-%d", time.Now().Unix())
 	}
-	if cfg.events == "" {
-		cfg.events = cfg.endpoint
-	}
 	if !chat.ValidChatID(cfg.chatID) {
 		fmt.Fprintln(m.Stderr, "veredicto chat: --chat must be 1-64 letters, digits, '_' or '-'")
 		return exitUsage
+	}
+	if cfg.endpoint == "" {
+		e, ok := app.ReadEndpoint(cfg.data)
+		if !ok {
+			fmt.Fprintf(m.Stderr, "veredicto chat: no server is running on %s: start \"veredicto serve --data %s\" or give --endpoint\n", cfg.data, cfg.data)
+			return exitFailed
+		}
+		cfg.endpoint = e
+	}
+	if cfg.events == "" {
+		cfg.events = cfg.endpoint
 	}
 	if cfg.token == "" {
 		cfg.token = os.Getenv("VEREDICTO_TOKEN")
 	}
 	if cfg.token == "" {
-		key, err := auth.LoadOrCreateKey(cfg.data)
-		if err != nil {
-			fmt.Fprintf(m.Stderr, "veredicto chat: %v\n", err)
+		if found, _ := app.ReadEndpoint(cfg.data); found != cfg.endpoint {
+			// The local key signs tokens for the server on --data only.
+			fmt.Fprintf(m.Stderr, "veredicto chat: %s is not the server running on %s: give its token with --token or $VEREDICTO_TOKEN\n", cfg.endpoint, cfg.data)
 			return exitFailed
 		}
-		now := time.Now()
-		if cfg.token, err = auth.SignHS256(key, auth.Claims{Subject: "local:" + localUser(), Tenant: cfg.tenant, Issuer: LocalIssuer,
-			IssuedAt: now, ExpiresAt: now.Add(24 * time.Hour)}, auth.DefaultTenantClaim); err != nil {
+		var err error
+		if cfg.token, err = app.SignLocalToken(cfg.data, cfg.tenant, "local:"+localUser(), 12*time.Hour); err != nil {
 			fmt.Fprintf(m.Stderr, "veredicto chat: %v\n", err)
 			return exitFailed
 		}

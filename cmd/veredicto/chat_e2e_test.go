@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -31,26 +30,7 @@ func startLiveChat(ctx context.Context, t *testing.T, model chat.Model, opts cha
 	data := t.TempDir()
 	inputs, _, _ := app.LocalLayout(data)
 	copyDir(t, filepath.Join("..", "..", "examples", "search-demo"), filepath.Join(inputs, "searches", "acme", "demo-cfo-andina"))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	cfg := serveConfig{data: data, template: filepath.Join("..", "..", "template.yaml"), chat: chatConfig{model: model, options: &opts}}
-	srv, _, err := assemble(ctx, cfg, base, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		ln.Close()
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go hs.Serve(ln)
-	t.Cleanup(func() {
-		hs.Close()
-		if h, ok := srv.Mounts.Chat.(*chat.Handler); ok {
-			h.Wait()
-		}
-		srv.Close()
-	})
+	base := serveInProcess(ctx, t, app.ServerConfig{Data: data, ChatModel: model, ChatOptions: &opts}).base
 	key, err := auth.LoadOrCreateKey(data)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +156,7 @@ func TestServeChat(t *testing.T) {
 	events := followChat(ctx, t, l, acme, "e2e")
 
 	t.Run("delegated turn", func(t *testing.T) {
-		if st, body := post(acme, "Lanza la evaluación de la búsqueda demo-cfo-andina"); st != http.StatusAccepted || !strings.Contains(body, `"turn":1`) {
+		if st, body := post(acme, "Lanza la evaluación de la búsqueda demo-cfo-andina"); st != http.StatusAccepted || !strings.Contains(body, `"turn": 1`) {
 			t.Fatalf("POST /api/chat: %d %s", st, body)
 		}
 		evs := events.until(t, finishOf(1))
@@ -225,7 +205,7 @@ func TestServeChat(t *testing.T) {
 		if m.Turns != 2 || m.Agents["debate"].Missed != 1 || m.Agents["search-analyst"].Delegated != 1 {
 			t.Errorf("metrics = %+v", m)
 		}
-		if _, body := l.call(ctx, t, "GET", "/api/chat/metrics", zeta, ""); !strings.Contains(body, `"turns":0`) {
+		if _, body := l.call(ctx, t, "GET", "/api/chat/metrics", zeta, ""); !strings.Contains(body, `"turns": 0`) {
 			t.Errorf("other tenant's metrics = %s", body)
 		}
 	})
@@ -317,7 +297,7 @@ func TestServeChat(t *testing.T) {
 	t.Run("debate machine registered", func(t *testing.T) {
 		// The template's DebateStateMachine, started through the Step
 		// Functions API with the input internal/debate documents.
-		client := sfnClient(l.base)
+		client := sfnClient(t, l.base, l.data)
 		if st, body := post(acme, "Que el comité debata si avanzamos con c-005"); st != http.StatusAccepted {
 			t.Fatalf("POST: %d %s", st, body)
 		}
@@ -347,8 +327,8 @@ func TestServeChat(t *testing.T) {
 	})
 
 	t.Run("debate machine not registered", func(t *testing.T) {
-		client := sfnClient(l.base)
-		if _, err := client.DeleteStateMachine(ctx, &sfn.DeleteStateMachineInput{StateMachineArn: aws.String(control.StateMachineARN(DebateMachine))}); err != nil {
+		client := sfnClient(t, l.base, l.data)
+		if _, err := client.DeleteStateMachine(ctx, &sfn.DeleteStateMachineInput{StateMachineArn: aws.String(control.StateMachineARN(app.DebateMachine))}); err != nil {
 			t.Fatal(err)
 		}
 		if st, body := post(acme, "Que el comité debata si avanzamos con c-005"); st != http.StatusAccepted {
@@ -380,8 +360,8 @@ func TestServeRejectsABadAgentsRegistry(t *testing.T) {
 	seed, _ := filepath.Abs(filepath.Join("..", "..", "examples", "delegation", "agents-seed.yaml"))
 	t.Setenv("CHAT_AGENTS_FILE", seed)
 	data := t.TempDir()
-	_, _, err := assemble(t.Context(), serveConfig{data: data, template: filepath.Join("..", "..", "template.yaml")}, "http://127.0.0.1:1", nil,
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	_, err := app.NewServer(t.Context(), app.ServerConfig{Data: data, Template: filepath.Join("..", "..", "template.yaml"), Self: "http://127.0.0.1:1",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err == nil || !strings.Contains(err.Error(), "agents-seed.yaml: agents[1].action") || !strings.Contains(err.Error(), `"external"`) {
 		t.Fatalf("assemble with the seed registry: %v, want its file and agents[1].action", err)
 	}

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/veredicto/veredicto/internal/chat"
 )
 
 // TestLambdaInvokeChat runs the chat functions on their events/ samples
@@ -15,7 +19,7 @@ func TestLambdaInvokeChat(t *testing.T) {
 	// evaluated here: the offline supervisor delegates, the analyst says
 	// there is no report, and the turn still ends with an answer.
 	code, out, errs := invoke(t, data, "ChatFunction", "../../events/chat-post.json")
-	if code != exitOK || !strings.Contains(out, `"statusCode": 200`) || !strings.Contains(out, `\"delegated\":\"search-analyst\"`) ||
+	if code != exitOK || !strings.Contains(out, `"statusCode": 200`) || !strings.Contains(out, `\"delegated\": \"search-analyst\"`) ||
 		!strings.Contains(out, "no hay informe de c-001") {
 		t.Fatalf("ChatFunction: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -28,7 +32,12 @@ func TestLambdaInvokeChat(t *testing.T) {
 	code, out, errs = invoke(t, data, "ChatFunction", "../../events/chat-metrics.json")
 	// Turn 1 ran in the request; the queued turn 1 of the sample found it
 	// stored and did not run again.
-	if code != exitOK || !strings.Contains(out, `\"turns\":1`) || !strings.Contains(out, `\"search-analyst\":{\"intent\":1,\"delegated\":1,\"failed\":1`) {
+	var resp events.APIGatewayV2HTTPResponse
+	var m chat.Metrics
+	if code != exitOK || json.Unmarshal([]byte(out), &resp) != nil || json.Unmarshal([]byte(resp.Body), &m) != nil {
 		t.Fatalf("metrics: exit %d\n%s\n%s", code, out, errs)
+	}
+	if a := m.Agents["search-analyst"]; m.Turns != 1 || a.Intent != 1 || a.Delegated != 1 || a.Failed != 1 {
+		t.Errorf("metrics %+v, want 1 turn, search-analyst intent 1, delegated 1, failed 1", m)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,19 +9,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
+	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
+
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/confirm"
-	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
-	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 )
 
 const confirmUsage = `Usage:
@@ -29,10 +32,13 @@ const confirmUsage = `Usage:
   veredicto confirm reject ID [--comment C] [--tenant T] [--data DIR] [--endpoint URL]
 
 Lists and resolves the confirmations workflows wait for (seed 004 §3),
-from another shell than "veredicto serve --data DIR". The decision goes
-through the same local store and the Step Functions API of the running
-server (SendTaskSuccess on approve; SendTaskFailure with
-ConfirmationRejected on reject), exactly as POST /api/confirmations does.
+from another shell than "veredicto serve --data DIR". With a server running
+on DIR (or --endpoint), the decision goes through its confirmation
+service, POST /api/confirmations, with a token of yours (--token,
+$VEREDICTO_TOKEN, else one signed with the server's key under DIR for
+local:$USER): the decision records that name, and the service delivers it
+to the waiting workflow. Without a server, the decision is recorded in DIR
+under your OS user and delivered when the server starts again.
 
 Senior reviews of "veredicto search run" (same --data): a run with --review
 waits in its own process; the decision is recorded here and that run
@@ -54,7 +60,7 @@ type confirmConfig struct {
 	data     string
 	endpoint string
 	comment  string
-	by       string
+	token    string
 	json     bool
 	// deliveryWait: how long approve/reject follows a decision another
 	// process delivers (default 15 s).
@@ -69,10 +75,10 @@ func (m *Main) runConfirm(ctx context.Context, args []string) int {
 	cfg := confirmConfig{action: args[0]}
 	fs := subcommandFlags("confirm "+cfg.action, confirmUsage, m.Stderr)
 	fs.StringVar(&cfg.tenant, "tenant", "default", "tenant whose confirmations to see")
-	fs.StringVar(&cfg.data, "data", ".veredicto-local", "data folder of the server")
-	fs.StringVar(&cfg.endpoint, "endpoint", "http://127.0.0.1:8080", "Step Functions endpoint of the running server (default: the one \"veredicto serve --data DIR\" recorded, else this)")
+	fs.StringVar(&cfg.data, "data", app.DefaultDataDir, "data folder of the server")
+	fs.StringVar(&cfg.endpoint, "endpoint", "", "the running server (default: the one \"veredicto serve --data DIR\" recorded)")
 	fs.StringVar(&cfg.comment, "comment", "", "comment recorded with the decision")
-	fs.StringVar(&cfg.by, "by", "", "who decides (default: local:$USER)")
+	fs.StringVar(&cfg.token, "token", "", "your bearer token for the server (default: $VEREDICTO_TOKEN, else one signed under --data for local:$USER)")
 	fs.BoolVar(&cfg.json, "json", false, "list as JSON, previews in full")
 	positional, err := parseInterleaved(fs, args[1:])
 	if err == flag.ErrHelp {
@@ -93,31 +99,24 @@ func (m *Main) runConfirm(ctx context.Context, args []string) int {
 	if want == 1 {
 		cfg.id = positional[0]
 	}
-	explicit := false
-	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "endpoint" })
-	if e, ok := readServeEndpoint(cfg.data); ok && !explicit {
-		cfg.endpoint = e
-	}
-	if !tenantPattern.MatchString(cfg.tenant) {
-		fmt.Fprintln(m.Stderr, "veredicto confirm: --tenant must be 1-64 letters, digits or _.-")
+	if !veredicto.ValidID(cfg.tenant) {
+		fmt.Fprintf(m.Stderr, "veredicto confirm: --tenant must be a tenant id: %s\n", veredicto.IDRule)
 		return exitUsage
 	}
-	if cfg.by == "" {
-		cfg.by = "local:" + localUser()
+	if cfg.token == "" {
+		cfg.token = os.Getenv("VEREDICTO_TOKEN")
 	}
-	tasks := sfn.New(sfn.Options{
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
-		BaseEndpoint: aws.String(cfg.endpoint),
-	})
-	return m.confirmRun(ctx, cfg, tasks)
+	if cfg.endpoint == "" {
+		cfg.endpoint, _ = app.ReadEndpoint(cfg.data)
+	}
+	return m.confirmRun(ctx, cfg)
 }
 
-func (m *Main) confirmRun(ctx context.Context, cfg confirmConfig, tasks confirm.TaskSender) int {
+func (m *Main) confirmRun(ctx context.Context, cfg confirmConfig) int {
 	svc := &confirm.Service{
 		Store:  fileconfirm.Local(cfg.data),
 		Events: fileeventlog.Local(cfg.data),
-		Tasks:  tasks,
+		Tasks:  noServer{data: cfg.data},
 		Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if cfg.action == "list" {
@@ -141,7 +140,17 @@ func (m *Main) confirmRun(ctx context.Context, cfg confirmConfig, tasks confirm.
 		}
 		return exitOK
 	}
-	v, err := svc.Resolve(ctx, cfg.tenant, confirm.Resolution{ID: cfg.id, Approved: cfg.action == "approve", Comment: cfg.comment, By: cfg.by})
+	res := confirm.Resolution{ID: cfg.id, Approved: cfg.action == "approve", Comment: cfg.comment}
+	var v confirm.View
+	var err error
+	if cfg.endpoint != "" {
+		v, err = m.resolveOnServer(ctx, cfg, res)
+	} else {
+		// No server: the decision is recorded here, under the OS user who
+		// wrote it; the server delivers it when it starts.
+		res.By = "local:" + localUser()
+		v, err = svc.Resolve(ctx, cfg.tenant, res)
+	}
 	var nf *veredicto.NotFoundError
 	if errors.As(err, &nf) {
 		fmt.Fprintf(m.Stderr, "veredicto confirm %s: %v\n", cfg.action, err)
@@ -151,7 +160,7 @@ func (m *Main) confirmRun(ctx context.Context, cfg confirmConfig, tasks confirm.
 	if err != nil {
 		var tr *veredicto.TransientError
 		if errors.As(err, &tr) {
-			fmt.Fprintf(m.Stderr, "veredicto confirm %s: %v\nThe decision is recorded; run the same command again (with the server running at %s) to deliver it.\n", cfg.action, err, cfg.endpoint)
+			fmt.Fprintf(m.Stderr, "veredicto confirm %s: %v\nThe decision is recorded; it is delivered when \"veredicto serve --data %s\" runs (run the same command again to deliver it now).\n", cfg.action, err, cfg.data)
 			return exitFailed
 		}
 		fmt.Fprintf(m.Stderr, "veredicto confirm %s: %v\n", cfg.action, err)
@@ -257,4 +266,76 @@ func (m *Main) otherTenantsHint(ctx context.Context, cfg confirmConfig, svc *con
 	if len(others) > 0 {
 		fmt.Fprintf(m.Stderr, "(tenant %s; open confirmations are held by %s: add --tenant)\n", cfg.tenant, strings.Join(others, ", "))
 	}
+}
+
+// noServer is the confirmation service's TaskSender when no server runs:
+// a decision whose task waits in the server stays recorded, delivered by
+// the server's start-up sweep.
+type noServer struct{ data string }
+
+func (n noServer) err() error {
+	return &veredicto.TransientError{Op: "deliver the decision", Err: fmt.Errorf("no server is running on %s", n.data)}
+}
+
+func (n noServer) SendTaskSuccess(context.Context, *sfn.SendTaskSuccessInput, ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error) {
+	return nil, n.err()
+}
+
+func (n noServer) SendTaskFailure(context.Context, *sfn.SendTaskFailureInput, ...func(*sfn.Options)) (*sfn.SendTaskFailureOutput, error) {
+	return nil, n.err()
+}
+
+// resolveOnServer decides through the running server's confirmation
+// service (POST /api/confirmations), which records the token's subject as
+// the decider and delivers the decision.
+func (m *Main) resolveOnServer(ctx context.Context, cfg confirmConfig, res confirm.Resolution) (confirm.View, error) {
+	token := cfg.token
+	if token == "" {
+		if found, _ := app.ReadEndpoint(cfg.data); found != cfg.endpoint {
+			return confirm.View{}, fmt.Errorf("%s is not the server running on %s: give your token with --token or $VEREDICTO_TOKEN", cfg.endpoint, cfg.data)
+		}
+		var err error
+		if token, err = app.SignLocalToken(cfg.data, cfg.tenant, "local:"+localUser(), 10*time.Minute); err != nil {
+			return confirm.View{}, err
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"id": res.ID, "approved": res.Approved, "comment": res.Comment})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(cfg.endpoint, "/")+"/api/confirmations", bytes.NewReader(body))
+	if err != nil {
+		return confirm.View{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return confirm.View{}, fmt.Errorf("the server at %s did not answer (%v): nothing was recorded; start \"veredicto serve --data %s\" or decide without it once it has stopped", cfg.endpoint, err, cfg.data)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode == http.StatusOK {
+		var v confirm.View
+		if err := json.Unmarshal(b, &v); err != nil {
+			return confirm.View{}, fmt.Errorf("the server's answer is not a confirmation: %w", err)
+		}
+		return v, nil
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(b, &e)
+	msg := strings.TrimSpace(e.Error)
+	if msg == "" {
+		msg = resp.Status
+	}
+	switch resp.StatusCode {
+	case http.StatusNotFound:
+		return confirm.View{}, &veredicto.NotFoundError{What: "confirmation " + res.ID}
+	case http.StatusConflict:
+		return confirm.View{}, &veredicto.ConflictError{What: "confirmation " + res.ID, Problem: strings.TrimPrefix(msg, "confirmation "+res.ID+": ")}
+	case http.StatusGone:
+		return confirm.View{}, &confirm.ExpiredError{ID: res.ID}
+	case http.StatusServiceUnavailable:
+		return confirm.View{}, &veredicto.TransientError{Op: "deliver confirmation " + res.ID, Err: errors.New(msg)}
+	}
+	return confirm.View{}, fmt.Errorf("the server refused the decision: %s", msg)
 }

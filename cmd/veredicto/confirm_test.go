@@ -3,16 +3,21 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/confirm"
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
+	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/apitest"
 )
 
 // sfnPeer answers SendTaskSuccess / SendTaskFailure over the AWS JSON 1.0
@@ -50,11 +55,37 @@ func (p *sfnPeer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, `{}`)
 }
 
+// confirmationsAPI is the server's confirmation service on the HTTP API,
+// behind the local token check, delivering to peer: what "veredicto serve
+// --data data" answers on POST /api/confirmations, recorded under data as
+// the running server.
+func confirmationsAPI(t *testing.T, data string, peer *sfnPeer) *httptest.Server {
+	t.Helper()
+	key, err := auth.LoadOrCreateKey(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasksSrv := httptest.NewServer(peer)
+	t.Cleanup(tasksSrv.Close)
+	svc := &confirm.Service{Store: fileconfirm.Local(data), Events: fileeventlog.Local(data),
+		Tasks: apitest.SFN(tasksSrv.URL, auth.Key{AccessKeyID: "x", SecretAccessKey: "x"}), Logger: slog.New(slog.DiscardHandler)}
+	authn := &httpapi.Authenticator{Tokens: app.LocalTokens(key)}
+	srv := httptest.NewServer(authn.Wrap(httpapi.New(httpapi.Routes{Confirmations: svc, Logger: slog.New(slog.DiscardHandler)})))
+	t.Cleanup(srv.Close)
+	if err := app.WriteEndpoint(data, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// TestConfirmCLI decides through the running server's confirmation
+// service: each decision records the person (local:$USER, the subject of
+// the token the CLI signs), never a name the command line gives.
 func TestConfirmCLI(t *testing.T) {
+	t.Setenv("USER", "ana")
 	data := t.TempDir()
 	peer := &sfnPeer{waiting: map[string]bool{"tok-a": true, "tok-r": true, "tok-d": true}}
-	srv := httptest.NewServer(peer)
-	defer srv.Close()
+	confirmationsAPI(t, data, peer)
 	svc := &confirm.Service{Store: fileconfirm.Local(data), Events: fileeventlog.Local(data)}
 	ids := map[string]string{}
 	for _, tok := range []string{"tok-a", "tok-r", "tok-d", "tok-gone"} {
@@ -82,8 +113,9 @@ func TestConfirmCLI(t *testing.T) {
 		wantCode int
 		wantOut  string
 	}{
-		{"approve", []string{"confirm", "approve", ids["tok-a"], "--comment", "ok", "--by", "ana"}, exitOK, "approved"},
-		{"approve again", []string{"confirm", "approve", ids["tok-a"], "--by", "ana"}, exitFailed, "already approved by ana"},
+		{"approve", []string{"confirm", "approve", ids["tok-a"], "--comment", "ok"}, exitOK, "approved"},
+		{"approve again", []string{"confirm", "approve", ids["tok-a"]}, exitFailed, "already approved by local:ana"},
+		{"no name from the command line", []string{"confirm", "approve", ids["tok-a"], "--by", "ceo"}, exitUsage, "flag provided but not defined: -by"},
 		{"reject", []string{"confirm", "reject", ids["tok-r"], "--comment", "no"}, exitOK, "rejected"},
 		{"unknown", []string{"confirm", "approve", confirm.IDFor("default", "nope")}, exitFailed, "not found"},
 		{"another tenant's", []string{"confirm", "approve", ids["tok-d"], "--tenant", "globex"}, exitFailed, "not found"},
@@ -95,7 +127,7 @@ func TestConfirmCLI(t *testing.T) {
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			args := append(st.args, "--data", data, "--endpoint", srv.URL)
+			args := append(st.args, "--data", data)
 			code, out, errOut := runCLI(t, "", args...)
 			if code != st.wantCode || !strings.Contains(out+errOut, st.wantOut) {
 				t.Errorf("exit %d\nstdout %s\nstderr %s\nwant %d containing %q", code, out, errOut, st.wantCode, st.wantOut)
@@ -107,15 +139,15 @@ func TestConfirmCLI(t *testing.T) {
 		peer.mu.Lock()
 		peer.down = true
 		peer.mu.Unlock()
-		code, _, errOut := runCLI(t, "", "confirm", "approve", ids["tok-d"], "--data", data, "--endpoint", srv.URL, "--by", "ana")
-		if code != exitFailed || !strings.Contains(errOut, "decision is recorded") {
+		code, _, errOut := runCLI(t, "", "confirm", "approve", ids["tok-d"], "--data", data)
+		if code != exitFailed || !strings.Contains(errOut, "decision recorded, not yet delivered") {
 			t.Fatalf("exit %d, stderr %s", code, errOut)
 		}
 		peer.mu.Lock()
 		peer.down = false
 		peer.mu.Unlock()
 		// The lease of the failed attempt was released: retry at once.
-		if code, out, errOut := runCLI(t, "", "confirm", "approve", ids["tok-d"], "--data", data, "--endpoint", srv.URL, "--by", "ana"); code != exitOK {
+		if code, out, errOut := runCLI(t, "", "confirm", "approve", ids["tok-d"], "--data", data); code != exitOK {
 			t.Fatalf("retry: exit %d %s %s", code, out, errOut)
 		}
 	})
@@ -152,35 +184,49 @@ func TestConfirmCLI(t *testing.T) {
 	}
 }
 
-// TestConfirmFindsTheServeEndpoint: without --endpoint, confirm delivers
-// to the server that recorded its address under the same --data, whatever
-// port it listens on.
-func TestConfirmFindsTheServeEndpoint(t *testing.T) {
+// TestConfirmWithoutAServer: with no server on --data, the decision is
+// recorded there under the OS user and waits for the server to deliver
+// it; a server recorded under --data that no longer answers records
+// nothing and says so.
+func TestConfirmWithoutAServer(t *testing.T) {
+	t.Setenv("USER", "luis")
 	data := t.TempDir()
-	peer := &sfnPeer{waiting: map[string]bool{"tok-1": true}}
-	srv := httptest.NewServer(peer)
-	defer srv.Close()
-	if err := writeServeEndpoint(data, srv.URL); err != nil {
-		t.Fatal(err)
-	}
 	svc := &confirm.Service{Store: fileconfirm.Local(data), Events: fileeventlog.Local(data)}
 	undoable := false
-	resp, err := svc.Confirm(t.Context(), confirm.Request{TaskToken: "tok-1", ToolName: "senior_review", Category: "decision",
-		Sensitivity: "high", Undoable: &undoable, Preview: json.RawMessage(`{}`),
-		Execution: "arn:aws:states:us-east-1:000000000000:execution:ExecutiveSearch:s-1"})
-	if err != nil {
+	ask := func(tok string) string {
+		resp, err := svc.Confirm(t.Context(), confirm.Request{TaskToken: tok, ToolName: "senior_review", Category: "decision",
+			Sensitivity: "high", Undoable: &undoable, Preview: json.RawMessage(`{}`),
+			Execution: "arn:aws:states:us-east-1:000000000000:execution:ExecutiveSearch:s-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.ID
+	}
+	id := ask("tok-1")
+	code, _, errs := runCLI(t, "", "confirm", "approve", id, "--data", data)
+	if code != exitFailed || !strings.Contains(errs, "no server is running on") || !strings.Contains(errs, "The decision is recorded") {
+		t.Fatalf("approve without a server: exit %d %s", code, errs)
+	}
+	rec, err := svc.Store.Get(t.Context(), "default", id)
+	if err != nil || rec.Status != confirm.StatusResolving || rec.Decision == nil || rec.Decision.DecidedBy != "local:luis" {
+		t.Fatalf("record %+v %v, want resolving, decided by local:luis", rec, err)
+	}
+
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	if err := app.WriteEndpoint(data, gone.URL); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errs := runCLI(t, "", "confirm", "approve", resp.ID, "--data", data, "--by", "ana"); code != exitOK {
-		t.Fatalf("approve: exit %d %s %s", code, out, errs)
+	other := ask("tok-2")
+	code, _, errs = runCLI(t, "", "confirm", "reject", other, "--data", data)
+	if code != exitFailed || !strings.Contains(errs, "did not answer") || !strings.Contains(errs, "nothing was recorded") {
+		t.Fatalf("reject with a dead server: exit %d %s", code, errs)
 	}
-	peer.mu.Lock()
-	defer peer.mu.Unlock()
-	if len(peer.got) != 1 || !strings.HasPrefix(peer.got[0], "SendTaskSuccess tok-1") {
-		t.Errorf("the server recorded under --data received %v", peer.got)
+	if rec, _ := svc.Store.Get(t.Context(), "default", other); rec.Status != confirm.StatusPending {
+		t.Errorf("a decision the server never received was recorded: %+v", rec)
 	}
-	removeServeEndpoint(data, srv.URL)
-	if _, ok := readServeEndpoint(data); ok {
+	app.RemoveEndpoint(data, gone.URL)
+	if _, ok := app.ReadEndpoint(data); ok {
 		t.Error("the record outlived its server's removal")
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/chromedp/chromedp"
 
@@ -129,8 +128,7 @@ func TestBrowserConsole(t *testing.T) {
 	json.Unmarshal(input, &in)
 	in["tenant"] = "acme"
 	body, _ := json.Marshal(in)
-	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(live.base),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	client := tenantSFN(t, live.base, live.data, "acme")
 	if _, err := client.StartExecution(ctx, &sfn.StartExecutionInput{Name: aws.String("gates-1"), Input: aws.String(string(body)),
 		StateMachineArn: aws.String("arn:aws:states:us-east-1:000000000000:stateMachine:GatesDemoStateMachine")}); err != nil {
 		t.Fatal(err)

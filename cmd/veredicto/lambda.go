@@ -142,7 +142,9 @@ func (m *Main) lambdaInvoke(ctx context.Context, cfg lambdaConfig, getenv func(s
 	a := app.NewLocal(cfg.data, analyst, client)
 	if ep := getenv(starter.EndpointEnv); ep != "" {
 		// one code path with AWS: start executions on `veredicto serve`
-		a.Intake.Starter = starter.NewEndpoint(ep, control.StateMachineARN("ExecutiveSearchStateMachine"))
+		// signed as the service principal "lambda" with a key under --data,
+		// which must be the server's
+		a.Intake.Starter = starter.NewSFN(app.ServiceSFN(cfg.data, ep, app.PrincipalLambda), control.StateMachineARN(app.ExecutiveSearchMachine))
 	}
 	h, err := a.Handler(cfg.logicalID)
 	if err != nil {

@@ -63,6 +63,8 @@ Usage:
       confirmations and the event stream (local control plane).
   veredicto token --tenant T [--data DIR] [--ttl D]
       Print a token the local server accepts.
+  veredicto credentials (--tenant T | --operator) [--name NAME] [--data DIR]
+      Print an access key for the local server's (signed) Step Functions API.
   veredicto confirm list|approve ID|reject ID [--comment C] [--data DIR] [--endpoint URL]
       List and resolve the confirmations workflows wait for.
   veredicto queue send KEY | dlq list | dlq redrive [ID…] [--data DIR]
@@ -99,6 +101,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.runServe(ctx, args[1:])
 	case "token":
 		return m.runToken(ctx, args[1:])
+	case "credentials":
+		return m.runCredentials(ctx, args[1:])
 	case "confirm":
 		return m.runConfirm(ctx, args[1:])
 	case "queue":

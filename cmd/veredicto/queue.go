@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,52 +14,6 @@ import (
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/queue"
 )
-
-// Local stand-ins for template.yaml's InputsQueue: the queue lives under
-// DATA/queue/inputs, its notifications name this bucket.
-const (
-	localInputsBucket = "veredicto-inputs"
-	// watchInterval is how often serve looks for new READY markers.
-	watchInterval = time.Second
-)
-
-func inputsQueueDir(data string) string { return filepath.Join(data, "queue", "inputs") }
-
-// inputsQueue is serve's upload path, as on AWS: READY markers written to
-// the local inputs bucket are notified to a durable queue whose consumer
-// calls TriggerFunction's handler with SQS batches.
-type inputsQueue struct {
-	Queue    *queue.Dir
-	Watcher  *queue.Watcher
-	Consumer *queue.Consumer
-}
-
-func openInputsQueue(data string, cfg queue.Config, handle queue.Handler, logger *slog.Logger) (*inputsQueue, error) {
-	q, err := queue.Open(inputsQueueDir(data), cfg)
-	if err != nil {
-		return nil, err
-	}
-	inputs, _, _ := app.LocalLayout(data)
-	return &inputsQueue{
-		Queue:    q,
-		Watcher:  &queue.Watcher{Inputs: inputs, Bucket: localInputsBucket, Queue: q, Logger: logger},
-		Consumer: &queue.Consumer{Queue: q, Handle: handle, BatchSize: 10, Logger: logger, Idle: min(time.Second, cfg.Visibility)},
-	}, nil
-}
-
-// Run watches and consumes until ctx is done; the channel closes when both
-// have stopped.
-func (iq *inputsQueue) Run(ctx context.Context) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w := make(chan struct{})
-		go func() { defer close(w); iq.Watcher.Run(ctx, watchInterval) }()
-		iq.Consumer.Run(ctx)
-		<-w
-	}()
-	return done
-}
 
 const queueUsage = `Usage:
   veredicto queue send KEY [--data DIR]
@@ -103,7 +56,7 @@ func (m *Main) runQueue(ctx context.Context, args []string) int {
 	if len(pos) == 0 {
 		return usage("missing subcommand")
 	}
-	q, err := queue.Open(inputsQueueDir(*data), queue.Config{})
+	q, err := queue.Open(app.InputsQueueDir(*data), queue.Config{})
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "veredicto queue: %v\n", err)
 		return exitFailed
@@ -120,7 +73,7 @@ func (m *Main) runQueue(ctx context.Context, args []string) int {
 				size, at = fi.Size(), queue.UploadTime(fi)
 			}
 		}
-		body, err := queue.S3Notification(localInputsBucket, key, size, at)
+		body, err := queue.S3Notification(app.LocalInputsBucket, key, size, at)
 		if err == nil {
 			var id string
 			if id, err = q.Send(ctx, body); err == nil {

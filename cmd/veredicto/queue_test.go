@@ -4,10 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +12,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
@@ -38,21 +33,8 @@ func TestServeConsumesTheInputsQueue(t *testing.T) {
 	inputs, _, _ := app.LocalLayout(data)
 	copyDir(t, filepath.Join("..", "..", "examples", "search-demo"), filepath.Join(inputs, "searches", "acme", "demo-cfo-andina"))
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	cfg := serveConfig{data: data, template: filepath.Join("..", "..", "template.yaml"),
-		queue: queue.Config{MaxReceiveCount: 2, Visibility: 50 * time.Millisecond}}
-	srv, _, err := assemble(ctx, cfg, base, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go hs.Serve(ln)
-	defer hs.Close()
+	ip := serveInProcess(ctx, t, app.ServerConfig{Data: data, Queue: queue.Config{MaxReceiveCount: 2, Visibility: 50 * time.Millisecond}})
+	base, srv := ip.base, ip.srv
 	qctx, stopQueue := context.WithCancel(ctx)
 	done := srv.Inputs.Run(qctx)
 	defer func() { stopQueue(); <-done }()
@@ -64,9 +46,8 @@ func TestServeConsumesTheInputsQueue(t *testing.T) {
 		t.Fatalf("queue send: exit %d, %s", code, errs)
 	}
 
-	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(base),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	arn := strings.Replace(control.StateMachineARN(ExecutiveSearchMachine), ":stateMachine:", ":execution:", 1) + ":" + starter.ExecutionName("acme", "demo-cfo-andina")
+	client := operatorSFN(t, base, data)
+	arn := strings.Replace(control.StateMachineARN(app.ExecutiveSearchMachine), ":stateMachine:", ":execution:", 1) + ":" + starter.ExecutionName("acme", "demo-cfo-andina")
 	for {
 		_, err := client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 		if err == nil {
@@ -142,7 +123,7 @@ func TestQueueSendNotifiesTheUploadTime(t *testing.T) {
 			t.Fatalf("queue send %s: exit %d, %s", key, code, errs)
 		}
 	}
-	q, err := queue.Open(inputsQueueDir(data), queue.Config{})
+	q, err := queue.Open(app.InputsQueueDir(data), queue.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

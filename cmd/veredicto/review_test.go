@@ -72,6 +72,7 @@ func readReport(t *testing.T, out, id string) search.Report {
 // Main, sharing only --data) decides, the waiting run receives the
 // decision and the report records it.
 func TestSearchRunReviewWaitsForConfirm(t *testing.T) {
+	t.Setenv("USER", "ana") // confirm records the OS user
 	tests := []struct {
 		action, want string
 	}{
@@ -98,7 +99,7 @@ func TestSearchRunReviewWaitsForConfirm(t *testing.T) {
 			if err := json.Unmarshal(c.Preview, &preview); err != nil || c.ToolName != "senior_review" || preview.CandidateID != "c-005" {
 				t.Fatalf("pending %s %s (%v), want c-005's senior review", c.ToolName, c.Preview, err)
 			}
-			code, cout, cerr := runCLI(t, "", "confirm", tt.action, c.ID, "--comment", "llamé a dos referencias", "--by", "ana", "--data", data)
+			code, cout, cerr := runCLI(t, "", "confirm", tt.action, c.ID, "--comment", "llamé a dos referencias", "--data", data)
 			if code != exitOK || !strings.Contains(cout, "delivered to the waiting run") {
 				t.Errorf("confirm %s: exit %d, stdout %q, stderr %q; want the delivery confirmed", tt.action, code, cout, cerr)
 			}
@@ -109,10 +110,10 @@ func TestSearchRunReviewWaitsForConfirm(t *testing.T) {
 				t.Errorf("search run stdout lacks c-005 %s:\n%s", tt.want, stdout.String())
 			}
 			rep := readReport(t, out, "c-005")
-			if rep.Decision != tt.want || rep.Review == nil || rep.Review.DecidedBy != "ana" || rep.Review.Comment != "llamé a dos referencias" || rep.Review.ID != c.ID {
-				t.Errorf("c-005 report: %s, review %+v; want %s by ana with the comment", rep.Decision, rep.Review, tt.want)
+			if rep.Decision != tt.want || rep.Review == nil || rep.Review.DecidedBy != "local:ana" || rep.Review.Comment != "llamé a dos referencias" || rep.Review.ID != c.ID {
+				t.Errorf("c-005 report: %s, review %+v; want %s by local:ana with the comment", rep.Decision, rep.Review, tt.want)
 			}
-			if code, again, _ := runCLI(t, "", "confirm", tt.action, c.ID, "--by", "ana", "--data", data); code != exitFailed {
+			if code, again, _ := runCLI(t, "", "confirm", tt.action, c.ID, "--data", data); code != exitFailed {
 				t.Errorf("a second decision: exit %d, %q; want 1", code, again)
 			}
 		})
@@ -123,6 +124,7 @@ func TestSearchRunReviewWaitsForConfirm(t *testing.T) {
 // c-005 stays escalated with a pending review; a decision taken afterwards
 // says it is recorded for the next run, and the next run applies it.
 func TestSearchRunUnattendedReview(t *testing.T) {
+	t.Setenv("USER", "ana") // confirm records the OS user
 	out, data := t.TempDir(), t.TempDir()
 	args := []string{"search", "run", "../../examples/search-demo", "--out", out, "--llm", "offline", "--data", data}
 	code, stdout, stderr := runCLI(t, "", args...)
@@ -149,7 +151,7 @@ func TestSearchRunUnattendedReview(t *testing.T) {
 	if c.ID != rep.Review.ID {
 		t.Errorf("listed %s, report names %s", c.ID, rep.Review.ID)
 	}
-	code, cout, cerr := runCLI(t, "", "confirm", "approve", c.ID, "--by", "ana", "--comment", "ok", "--data", data)
+	code, cout, cerr := runCLI(t, "", "confirm", "approve", c.ID, "--comment", "ok", "--data", data)
 	if code != exitOK || !strings.Contains(cout, "No run was waiting for it: the next run of the search applies it") {
 		t.Errorf("confirm approve: exit %d, stdout %q, stderr %q", code, cout, cerr)
 	}
@@ -160,7 +162,7 @@ func TestSearchRunUnattendedReview(t *testing.T) {
 	if d := decisions(stdout + stderr); len(d) != 2 || !strings.Contains(d[1], search.DecisionApprovedByConsultant) {
 		t.Errorf("re-run: c-005's decisions printed as %q, want the protocol's, then the consultant's", d)
 	}
-	if rep := readReport(t, out, "c-005"); rep.Review == nil || rep.Review.DecidedBy != "ana" || rep.Review.Comment != "ok" {
+	if rep := readReport(t, out, "c-005"); rep.Review == nil || rep.Review.DecidedBy != "local:ana" || rep.Review.Comment != "ok" {
 		t.Errorf("re-run: c-005 review %+v, want ana's approval", rep.Review)
 	}
 }

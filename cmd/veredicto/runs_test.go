@@ -10,10 +10,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/intake"
 )
 
@@ -36,8 +34,7 @@ func TestServeListsEveryWorkflowsRuns(t *testing.T) {
 	if err := json.Unmarshal(input, &in); err != nil {
 		t.Fatal(err)
 	}
-	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(live.base),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	client := operatorSFN(t, live.base, live.data)
 	for _, tenant := range []string{"acme", "zeta"} {
 		in["tenant"] = tenant
 		b, _ := json.Marshal(in)
@@ -78,21 +75,5 @@ func TestServeListsEveryWorkflowsRuns(t *testing.T) {
 	json.Unmarshal([]byte(body), &runs)
 	if len(runs.Runs) != 1 || runs.Runs[0].ID != "gates-zeta" {
 		t.Errorf("zeta runs %+v, want only its gates demo", runs.Runs)
-	}
-}
-
-// TestRunIDIsThePersonsID: a debate or companion run is listed by the id
-// its person gave (debate_id, application_id), not by the execution name
-// the system derived from it.
-func TestRunIDIsThePersonsID(t *testing.T) {
-	for input, want := range map[string]string{
-		`{"tenant":"acme","debate_id":"d-c-005"}`:     "d-c-005",
-		`{"tenant":"acme","application_id":"a1b2-f"}`: "a1b2-f",
-		`{"tenant":"acme","search_id":"s-1","x":1}`:   "acme--gates",
-		`not json`: "acme--gates",
-	} {
-		if got := runID(control.Execution{Name: "acme--gates", Input: json.RawMessage(input)}); got != want {
-			t.Errorf("runID(%s) = %q, want %q", input, got, want)
-		}
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -126,19 +124,7 @@ func startLive(ctx context.Context, t *testing.T) live {
 	data := t.TempDir()
 	inputs, _, _ := app.LocalLayout(data)
 	copyDir(t, filepath.Join("..", "..", "examples", "search-demo"), filepath.Join(inputs, "searches", "acme", "demo-cfo-andina"))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	srv, _, err := assemble(ctx, serveConfig{data: data, template: filepath.Join("..", "..", "template.yaml")}, base, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		ln.Close()
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close(); srv.Close() })
+	base := serveInProcess(ctx, t, app.ServerConfig{Data: data}).base
 	key, err := auth.LoadOrCreateKey(data)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +136,8 @@ func startLive(ctx context.Context, t *testing.T) live {
 func (l live) token(t *testing.T, tenant, subject string) string {
 	t.Helper()
 	now := time.Now()
-	tok, err := auth.SignHS256(l.key, auth.Claims{Subject: subject, Tenant: tenant, Issuer: LocalIssuer, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}, auth.DefaultTenantClaim)
+	tok, err := auth.SignHS256(l.key, auth.Claims{Subject: subject, Tenant: tenant, Issuer: app.LocalIssuer, Audience: []string{app.LocalAudience},
+		IssuedAt: now, ExpiresAt: now.Add(time.Hour)}, auth.DefaultTenantClaim)
 	if err != nil {
 		t.Fatal(err)
 	}

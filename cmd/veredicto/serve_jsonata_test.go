@@ -30,7 +30,7 @@ func TestServeRunsJSONataFromAWSDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := startLive(ctx, t)
-	client := sfnClient(l.base)
+	client := sfnClient(t, l.base, l.data)
 	sm, err := client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("JSONataDocs"), Definition: aws.String(string(c.Definition)), RoleArn: aws.String("arn:aws:iam::000000000000:role/x")})
 	if err != nil {
 		t.Fatal(err)

@@ -3,16 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/veredicto/veredicto/internal/intake"
+	"errors"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
+	"github.com/veredicto/veredicto/internal/intake"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/smithy-go"
 
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/confirm"
@@ -37,8 +40,7 @@ func TestServeSeniorReview(t *testing.T) {
 		return live.call(ctx, t, method, "/api/confirmations", tok, body)
 	}
 
-	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(base),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	client := tenantSFN(t, base, live.data, "acme")
 	in, _ := json.Marshal(search.StartInput{Tenant: "acme", SearchID: "demo-cfo-andina", InputPrefix: "searches/acme/demo-cfo-andina/",
 		ReportPrefix: "reports/acme/demo-cfo-andina", Review: &search.ReviewOptions{Wait: true, TimeoutSeconds: 600}})
 	x, err := client.StartExecution(ctx, &sfn.StartExecutionInput{Name: aws.String("review-1"), Input: aws.String(string(in)),
@@ -59,6 +61,36 @@ func TestServeSeniorReview(t *testing.T) {
 		t.Fatalf("pending %+v, want the senior review of %s", pending.Confirmations, aws.ToString(x.ExecutionArn))
 	}
 	id := pending.Confirmations[0].ID
+
+	// The attack of the security review: read the waiting task's token from
+	// the history and answer it directly with a forged decider. Refused
+	// for the tenant and for an operator alike: a person's decision goes
+	// through the confirmations, which record who took it.
+	var token string
+	hist := historyOf(t, client, aws.ToString(x.ExecutionArn))
+	for _, ev := range hist {
+		if d := ev.TaskScheduledEventDetails; d != nil && strings.Contains(aws.ToString(d.Parameters), "task_token") {
+			var params struct {
+				Payload struct {
+					Token string `json:"task_token"`
+				}
+			}
+			json.Unmarshal([]byte(aws.ToString(d.Parameters)), &params)
+			token = params.Payload.Token
+		}
+	}
+	if token == "" {
+		t.Fatal("no task token in the history")
+	}
+	forged := aws.String(`{"approved":true,"decided_by":"ceo@acme (forged)"}`)
+	for who, c := range map[string]*sfn.Client{"tenant": client, "operator": operatorSFN(t, base, live.data)} {
+		_, err := c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: forged})
+		var ae smithy.APIError
+		if !errors.As(err, &ae) || ae.ErrorCode() != "InvalidToken" {
+			t.Errorf("forged SendTaskSuccess as the %s: %v, want InvalidToken", who, err)
+		}
+	}
+
 	if st, body := call("POST", `{"id":"`+id+`","approved":false,"comment":"sin evidencia de la refinanciación"}`); st != http.StatusOK {
 		t.Fatalf("POST: %d %s", st, body)
 	}
@@ -80,6 +112,15 @@ func TestServeSeniorReview(t *testing.T) {
 	}
 	if r := rep.Review; rep.Decision != search.DecisionDiscardedByConsultant || r == nil || r.ID != id || r.DecidedBy != "consultora-ana" || r.Comment != "sin evidencia de la refinanciación" || r.DecidedAt == nil {
 		t.Errorf("c-005: %s, review %+v; want DESCARTADO_POR_CONSULTOR by consultora-ana with the comment and time", rep.Decision, rep.Review)
+	}
+	// The report and the record it cites agree: who, what, when.
+	rec, err := fileconfirm.Local(live.data).Get(ctx, "acme", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := rec.Decision; rec.Status != confirm.StatusRejected || d == nil || d.DecidedBy != rep.Review.DecidedBy || d.Approved ||
+		!d.DecidedAt.Equal(*rep.Review.DecidedAt) || d.Comment != rep.Review.Comment {
+		t.Errorf("record %s %+v disagrees with the report's review %+v", rec.Status, rec.Decision, rep.Review)
 	}
 }
 

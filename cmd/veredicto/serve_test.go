@@ -5,11 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,27 +16,18 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
-	"github.com/aws/smithy-go/middleware"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/auth"
 )
 
-func sfnClient(endpoint string) *sfn.Client {
-	return sfn.New(sfn.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider("x", "x", ""),
-		APIOptions: []func(*middleware.Stack) error{func(s *middleware.Stack) error {
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("NoHostPrefix",
-				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-					return next.HandleInitialize(smithyhttp.DisableEndpointHostPrefix(ctx, true), in)
-				}), middleware.Before)
-		}},
-	})
+// sfnClient is a Step Functions client of the server on data at endpoint,
+// signing with an operator's key.
+func sfnClient(t testing.TB, endpoint, data string) *sfn.Client {
+	return operatorSFN(t, endpoint, data)
 }
 
 // copyDir copies a folder tree (the example search into a data folder).
@@ -178,7 +166,7 @@ func TestServeDurable(t *testing.T) {
 	data := filepath.Join(tmp, "data")
 	copyDir(t, "../../examples/search-demo", filepath.Join(data, "inputs", "searches", "demo-cfo-andina"))
 	addr := freeAddr(t)
-	c := sfnClient("http://" + addr)
+	c := sfnClient(t, "http://"+addr, data)
 	ctx := context.Background()
 
 	srv := startServe(t, bin, addr, data)
@@ -277,30 +265,24 @@ func TestServeAWSCLI(t *testing.T) {
 		t.Skipf("no AWS CLI on the PATH: %v", err)
 	}
 	tokens := make(chan string, 4)
-	reg := asl.NewRegistry()
-	reg.Register("NotifyFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+	notify := asl.Handler(func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
 		var p struct{ Token string }
 		json.Unmarshal(in, &p)
 		tokens <- p.Token
 		return nil, nil
 	})
 	ctx := context.Background()
-	s, err := newServer(ctx, serveConfig{data: t.TempDir(), template: "../../template.yaml"}, reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err == nil {
-		t.Fatal("the template's machines bind to the catalog: a registry without them must be refused")
-	}
-	s, err = newServer(ctx, serveConfig{data: t.TempDir(), template: "no-such-template.yaml"}, reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	hs := httptest.NewServer(s.Handler())
-	defer hs.Close()
-
-	run := func(args ...string) (map[string]any, error) {
-		cmd := exec.Command(awsBin, append([]string{"stepfunctions", "--endpoint-url", hs.URL, "--output", "json"}, args...)...)
-		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=x", "AWS_DEFAULT_REGION=us-east-1",
+	data := t.TempDir()
+	hs := serveInProcess(ctx, t, app.ServerConfig{Data: data, Template: "no-such-template.yaml",
+		Functions: map[string]asl.Handler{"NotifyFunction": notify}})
+	op := keyFor(t, data, auth.KeySpec{Name: "ana", Operator: true})
+	env := func(k auth.Key) []string {
+		return append(os.Environ(), "AWS_ACCESS_KEY_ID="+k.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+k.SecretAccessKey, "AWS_DEFAULT_REGION=us-east-1",
 			"AWS_DISABLE_HOST_PREFIX_INJECTION=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PAGER=")
+	}
+	runAs := func(k auth.Key, args ...string) (map[string]any, error) {
+		cmd := exec.Command(awsBin, append([]string{"stepfunctions", "--endpoint-url", hs.base, "--output", "json"}, args...)...)
+		cmd.Env = env(k)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
@@ -314,6 +296,7 @@ func TestServeAWSCLI(t *testing.T) {
 		}
 		return out, nil
 	}
+	run := func(args ...string) (map[string]any, error) { return runAs(op, args...) }
 	must := func(args ...string) map[string]any {
 		t.Helper()
 		out, err := run(args...)
@@ -390,67 +373,5 @@ func TestServeAWSCLI(t *testing.T) {
 		if err == nil || !regexp.MustCompile(`\(`+tt.code+`\)`).MatchString(err.Error()) {
 			t.Errorf("aws %s: %v, want (%s)", tt.args[0], err, tt.code)
 		}
-	}
-}
-
-// TestServeRoutes checks the server's routes: /healthz and the Step
-// Functions API are open, every mounted handler sits behind Auth, and
-// unmounted paths are 404.
-func TestServeRoutes(t *testing.T) {
-	ctx := context.Background()
-	s, err := newServer(ctx, serveConfig{data: t.TempDir(), template: "no-such-template.yaml"}, asl.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	named := func(name string) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, name+" "+r.URL.Path) })
-	}
-	s.Mounts = serverMounts{Events: named("events"), Confirmations: named("confirmations"), Searches: named("searches"), Flags: named("flags"),
-		Auth: func(h http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Header.Get("Authorization") != "Bearer ok" {
-					http.Error(w, "unauthorized", http.StatusUnauthorized)
-					return
-				}
-				h.ServeHTTP(w, r)
-			})
-		}}
-	hs := httptest.NewServer(s.Handler())
-	defer hs.Close()
-	tests := []struct {
-		method, path, auth, target string
-		status                     int
-		body                       string // a prefix of the body
-	}{
-		{"GET", "/healthz", "", "", 200, "ok"},
-		{"POST", "/", "", "AWSStepFunctions.ListStateMachines", 200, `{"stateMachines":[]}`},
-		{"GET", "/api/events?execution=x", "", "", 401, "unauthorized"},
-		{"GET", "/api/events?execution=x", "Bearer ok", "", 200, "events /api/events"},
-		{"POST", "/api/confirmations", "Bearer ok", "", 200, "confirmations /api/confirmations"},
-		{"GET", "/searches/s-1/candidates/c-1/report", "Bearer ok", "", 200, "searches /searches/s-1/candidates/c-1/report"},
-		{"POST", "/searches", "", "", 401, "unauthorized"},
-		{"POST", "/flags", "Bearer ok", "", 200, "flags /flags"},
-		{"GET", "/elsewhere", "Bearer ok", "", 404, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
-			req, _ := http.NewRequest(tt.method, hs.URL+tt.path, strings.NewReader("{}"))
-			if tt.auth != "" {
-				req.Header.Set("Authorization", tt.auth)
-			}
-			if tt.target != "" {
-				req.Header.Set("X-Amz-Target", tt.target)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != tt.status || !strings.HasPrefix(string(b), tt.body) {
-				t.Errorf("got %d %q, want %d %q…", resp.StatusCode, b, tt.status, tt.body)
-			}
-		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/auth"
 )
 
@@ -18,7 +19,7 @@ func TestToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &auth.HS256{Key: key, Policy: auth.Policy{Issuer: LocalIssuer}}
+	v := &auth.HS256{Key: key, Policy: auth.Policy{Issuer: app.LocalIssuer, Audience: []string{app.LocalAudience}}}
 	c, err := v.Verify(t.Context(), strings.TrimSpace(out))
 	if err != nil {
 		t.Fatalf("the printed token does not verify: %v", err)

@@ -237,11 +237,11 @@ func StartIntake(logicalID string) {
 			st = starter.NewSFN(client, cfg.StateMachineARN)
 		}
 		in := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
-		rt := &httpapi.Router{Searches: in, TenantClaim: cfg.TenantClaim}
+		rt := httpapi.Routes{Searches: in}
 		if len(cfg.RunMachines) > 0 {
-			rt.Executions = &httpapi.SFNRuns{Client: client, Machines: cfg.RunMachines}
+			rt.Runs = &httpapi.SFNRuns{Client: client, Machines: cfg.RunMachines}
 		}
-		return catalog.Services{Intake: in, HTTP: rt}, nil
+		return catalog.Services{Intake: in, API: gateway(cfg, rt)}, nil
 	})
 }
 
@@ -252,8 +252,16 @@ func StartFlags(logicalID string) {
 		if err != nil {
 			return catalog.Services{}, err
 		}
-		return catalog.Services{HTTP: &httpapi.Router{Judge: judge(client)}}, nil
+		j := judge(client)
+		return catalog.Services{Judge: j, API: gateway(cfg, httpapi.Routes{Judge: j})}, nil
 	})
+}
+
+// gateway serves routes behind API Gateway, the tenant from the claim
+// cfg.TenantClaim of the JWT the API's authorizer verified.
+func gateway(cfg Config, rt httpapi.Routes) *httpapi.Gateway {
+	rt.Logger = slog.Default()
+	return &httpapi.Gateway{Handler: httpapi.New(rt), TenantClaim: cfg.TenantClaim}
 }
 
 // judge is the flags contradiction judge: the LLM's when there is a
@@ -331,10 +339,6 @@ func LocalLayout(dir string) (inputs, reports, context string) {
 	return filepath.Join(dir, "inputs"), filepath.Join(dir, "reports"), filepath.Join(dir, "context")
 }
 
-// DefaultLocalEndpoint is where "veredicto serve" listens by default: the
-// Step Functions API that local confirmations are delivered to.
-const DefaultLocalEndpoint = "http://127.0.0.1:8080"
-
 // NewLocal assembles the services on this machine under dir, with the
 // given analyst and, for the flags judge, the LLM client (nil: offline).
 // Executions run in-process through the engine.
@@ -343,7 +347,7 @@ func NewLocal(dir string, analyst search.Analyst, client *llm.OpenAI) *App {
 	inputs, reports := fileblob.NewDir(in), fileblob.NewDir(rep)
 	kv := filestore.NewLocal(ctxDir)
 	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion, Layout: bucketLayout}
-	services := localPeople(dir, DefaultLocalEndpoint)
+	services, resolving := localPeople(dir)
 	// Senior reviews are recorded with the other confirmations under dir.
 	eng := asl.New(catalog.SearchRegistry(svc, services.Confirm))
 	run := func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
@@ -358,11 +362,14 @@ func NewLocal(dir string, analyst search.Analyst, client *llm.OpenAI) *App {
 		return x.Wait(ctx)
 	}
 	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: starter.NewLocal(kv, run)}
-	services.Search, services.Intake = svc, is
-	services.HTTP = &httpapi.Router{Searches: is, Judge: judge(client)}
-	services.Debate, services.DebateAPI = localDebate(dir, client, kv, services.Confirm)
-	services.Chat, services.ChatTurns = localChat(dir, services)
+	services.Search, services.Intake, services.Judge = svc, is, judge(client)
+	var debates *httpapi.Debates
+	services.Debate, debates = localDebate(dir, client, kv, services.Confirm)
+	var chatAPI *httpapi.Chat
+	chatAPI, services.ChatTurns = localChat(dir, services)
 	services.Companion = LocalCompanion(dir, client)
+	services.API = &httpapi.Gateway{Handler: httpapi.New(httpapi.Routes{Searches: is, Judge: services.Judge,
+		Debates: debates, Chat: chatAPI, Confirmations: resolving})}
 	return &App{services}
 }
 

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -120,9 +119,8 @@ func StartChat(logicalID string) {
 		}
 		switch logicalID {
 		case "ChatFunction":
-			h := &chat.Handler{Service: svc, Enqueue: chat.SQSEnqueuer{Client: sqs.NewFromConfig(ac), QueueURL: cc.TurnsQueueURL}}
-			api := catalog.HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse](httpapi.FromHandler(h, cfg.TenantClaim))
-			return catalog.Services{Chat: &api}, nil
+			h := &httpapi.Chat{Service: svc, Enqueue: chat.SQSEnqueuer{Client: sqs.NewFromConfig(ac), QueueURL: cc.TurnsQueueURL}}
+			return catalog.Services{API: gateway(cfg, httpapi.Routes{Chat: h})}, nil
 		case "ChatTurnFunction":
 			return catalog.Services{ChatTurns: svc}, nil
 		}
@@ -136,7 +134,7 @@ func StartChat(logicalID string) {
 // "veredicto lambda invoke", where ChatFunction runs the turn in the
 // request (no queue) and the supervisor is offline unless
 // OPENAI_API_KEY is set.
-func localChat(dir string, s catalog.Services) (*catalog.HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse], *chat.Service) {
+func localChat(dir string, s catalog.Services) (*httpapi.Chat, *chat.Service) {
 	reg, err := chat.LoadRegistry(prompts.AgentsFile, prompts.AgentsYAML, chat.KnownActions())
 	if err != nil || s.Intake == nil || s.Confirm == nil {
 		return nil, nil // the embedded registry is tested; without it the handler reports the missing service
@@ -148,9 +146,9 @@ func localChat(dir string, s catalog.Services) (*catalog.HandlerFunc[events.APIG
 		}
 	}
 	in, _, _ := LocalLayout(dir)
-	var judgeOf = judge(nil)
-	if s.HTTP != nil && s.HTTP.Judge != nil {
-		judgeOf = s.HTTP.Judge
+	judgeOf := s.Judge
+	if judgeOf == nil {
+		judgeOf = judge(nil)
 	}
 	svc := &chat.Service{
 		Registry: reg, Model: model, Store: filestore.NewLocal(filepath.Join(dir, "chats")), Events: s.Confirm.Events,
@@ -168,9 +166,7 @@ func localChat(dir string, s catalog.Services) (*catalog.HandlerFunc[events.APIG
 	if svc.Validate() != nil {
 		return nil, nil
 	}
-	api := catalog.HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse](
-		httpapi.FromHandler(&chat.Handler{Service: svc}, "custom:tenant"))
-	return &api, svc
+	return &httpapi.Chat{Service: svc}, svc
 }
 
 func cmpOr(a, b string) string {

@@ -36,10 +36,10 @@ func StartCompanion(logicalID string) {
 		services := catalog.Services{Companion: svc}
 		if cfg.StateMachineARN != "" { // CompanionApiFunction
 			st := starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)
-			services.HTTP = &httpapi.Router{TenantClaim: cfg.TenantClaim, Companion: CompanionAPI(svc, func(ctx context.Context, name string, input []byte) error {
+			services.API = gateway(cfg, httpapi.Routes{Companion: CompanionAPI(svc, func(ctx context.Context, name string, input []byte) error {
 				_, err := st.Start(ctx, name, input)
 				return err
-			})}
+			})})
 		}
 		return services, nil
 	})

@@ -33,11 +33,11 @@ func StartDebate(logicalID string) {
 		if err != nil {
 			return catalog.Services{}, err
 		}
-		api := &httpapi.Debates{Starter: missingStarter{}, Logs: kv, Reports: reports, TenantClaim: cfg.TenantClaim}
+		api := &httpapi.Debates{Starter: missingStarter{}, Logs: kv, Reports: reports}
 		if arn := os.Getenv("DEBATE_STATE_MACHINE_ARN"); arn != "" {
 			api.Starter = starter.NewSFN(sfn.NewFromConfig(ac), arn)
 		}
-		return catalog.Services{Debate: DebateSteps(client, knowledgeStores{inputs, reports}, reports, kv), DebateAPI: api}, nil
+		return catalog.Services{Debate: DebateSteps(client, knowledgeStores{inputs, reports}, reports, kv), API: gateway(cfg, httpapi.Routes{Debates: api})}, nil
 	})
 }
 

@@ -3,24 +3,26 @@ package app
 import (
 	"context"
 	"fmt"
-	"github.com/veredicto/veredicto/internal/httpapi"
 	"log/slog"
 	"os"
 	"strings"
+	"time"
+
+	dynamoconfirm "github.com/veredicto/veredicto/internal/confirm/dynamo"
+	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
+	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
+
+	"github.com/veredicto/veredicto/internal/httpapi"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
-	dynamoconfirm "github.com/veredicto/veredicto/internal/confirm/dynamo"
-	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
-	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
-	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/stream"
 )
 
@@ -82,9 +84,7 @@ func StartPeople(logicalID string) {
 			if err != nil {
 				return catalog.Services{}, err
 			}
-			h := catalog.HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse](
-				httpapi.FromHandler(&confirm.Handler{Service: confirmService(cfg, pc, ac, true)}, cfg.TenantClaim))
-			return catalog.Services{Confirmations: &h}, nil
+			return catalog.Services{API: gateway(cfg, httpapi.Routes{Confirmations: confirmService(cfg, pc, ac, true)})}, nil
 		case "StreamFunction":
 			pc, err := peopleConfigFromEnv(os.Getenv, true)
 			if err != nil {
@@ -94,31 +94,33 @@ func StartPeople(logicalID string) {
 			execs := &stream.Executions{API: sfn.NewFromConfig(ac), Recorder: &stream.Recorder{Log: log}, Log: log, StateMachines: pc.StateMachines}
 			verify := &auth.JWKS{URL: pc.JWKSURL, Policy: auth.Policy{Issuer: pc.JWTIssuer, Audience: pc.JWTAudience, TenantClaim: cfg.TenantClaim}}
 			h := catalog.HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse](
-				stream.FunctionURL(&stream.Handler{Log: log, Resolve: execs, Refresh: execs}, verify, slog.Default()))
+				eventStream(&httpapi.Events{Log: log, Resolve: execs, Refresh: execs}, verify))
 			return catalog.Services{Stream: &h}, nil
 		}
 		return catalog.Services{}, fmt.Errorf("%s is not a %s function", logicalID, catalog.KindPeople)
 	})
 }
 
+// eventStream serves the event stream on a streaming Function URL (AuthType
+// NONE): the tokens are verified here, by v, as the bearer header or, for
+// browsers' EventSource, ?access_token=.
+func eventStream(h *httpapi.Events, v auth.Verifier) func(context.Context, *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
+	return httpapi.FunctionURL(httpapi.EventStream(h, v, slog.Default()))
+}
+
 // localPeople assembles the people functions on this machine under dir,
 // with the layout "veredicto serve --data dir" uses: confirmations and
 // events under dir, decisions delivered through the Step Functions API of
-// a server at sfnEndpoint, stream tokens signed with dir's local key.
-func localPeople(dir, sfnEndpoint string) catalog.Services {
+// the server running on dir, stream tokens signed with dir's local key. It
+// returns the confirmations service that resolves them too.
+func localPeople(dir string) (catalog.Services, *confirm.Service) {
 	log := fileeventlog.Local(dir)
-	tasks := sfn.New(sfn.Options{
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
-		BaseEndpoint: aws.String(sfnEndpoint),
-	})
+	tasks := ServiceSFN(dir, "", PrincipalConfirmations)
 	svc := &confirm.Service{Store: fileconfirm.Local(dir), Events: log}
 	resolving := &confirm.Service{Store: svc.Store, Events: log, Tasks: tasks}
-	api := catalog.HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse](
-		httpapi.FromHandler(&confirm.Handler{Service: resolving}, "custom:tenant"))
 	sse := catalog.HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse](
-		stream.FunctionURL(&stream.Handler{Log: log}, localKey{dir: dir}, slog.Default()))
-	return catalog.Services{Confirm: svc, Confirmations: &api, Stream: &sse}
+		eventStream(&httpapi.Events{Log: log}, localKey{dir: dir}))
+	return catalog.Services{Confirm: svc, Stream: &sse}, resolving
 }
 
 // localKey verifies tokens signed with the local HS256 key under dir
@@ -130,8 +132,37 @@ func (k localKey) Verify(ctx context.Context, token string) (auth.Claims, error)
 	if err != nil {
 		return auth.Claims{}, fmt.Errorf("local signing key: %w", err)
 	}
-	return (&auth.HS256{Key: key, Policy: auth.Policy{Issuer: LocalIssuer}}).Verify(ctx, token)
+	return LocalTokens(key).Verify(ctx, token)
 }
 
-// LocalIssuer is the iss claim of the tokens "veredicto token" signs.
-const LocalIssuer = "veredicto-local"
+// LocalIssuer is the iss claim of the tokens "veredicto token" signs;
+// LocalAudience their aud.
+const (
+	LocalIssuer   = "veredicto-local"
+	LocalAudience = "veredicto"
+)
+
+// MaxLocalTokenTTL is the longest a local token may live, the longest
+// "veredicto token --ttl" issues.
+const MaxLocalTokenTTL = 24 * time.Hour
+
+// SignLocalToken signs a token the server running on data accepts, for
+// tenant, naming subject, valid for ttl (at most MaxLocalTokenTTL).
+func SignLocalToken(data, tenant, subject string, ttl time.Duration) (string, error) {
+	if ttl <= 0 || ttl > MaxLocalTokenTTL {
+		return "", fmt.Errorf("a token lives at most %s", MaxLocalTokenTTL)
+	}
+	key, err := auth.LoadOrCreateKey(data)
+	if err != nil {
+		return "", err
+	}
+	now := time.Now()
+	return auth.SignHS256(key, auth.Claims{Subject: subject, Tenant: tenant, Issuer: LocalIssuer, Audience: []string{LocalAudience},
+		IssuedAt: now, ExpiresAt: now.Add(ttl)}, auth.DefaultTenantClaim)
+}
+
+// LocalTokens verifies the local server's tokens: HS256 with key, issuer
+// LocalIssuer, audience LocalAudience, at most MaxLocalTokenTTL long.
+func LocalTokens(key []byte) *auth.HS256 {
+	return &auth.HS256{Key: key, Policy: auth.Policy{Issuer: LocalIssuer, Audience: []string{LocalAudience}, MaxLifetime: MaxLocalTokenTTL}}
+}

@@ -2,11 +2,14 @@
 // HS256 tokens signed with a key kept under the local data folder (what
 // "veredicto serve" accepts and "veredicto token" prints), and RS256 tokens
 // checked against an issuer's JWKS (what the AWS stream function accepts,
-// the same tokens API Gateway's JWT authorizer checks). A middleware puts
-// the verified tenant in the request context.
+// the same tokens API Gateway's JWT authorizer checks); Signature Version
+// 4 with the local server's access keys (keys.go, sigv4.go); the Host
+// values a server answers (host.go). What a request speaks for is a
+// Principal; internal/httpapi's Authenticator puts it in the context.
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/hmac"
@@ -16,8 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -47,6 +48,16 @@ type InvalidTokenError struct{ Reason string }
 
 func (e *InvalidTokenError) Error() string { return "invalid token: " + e.Reason }
 
+// ErrorName is the HTTP surface's name for it (401).
+func (*InvalidTokenError) ErrorName() string { return NameUnauthorized }
+
+// Names of the refusals of this package on the HTTP surface.
+const (
+	NameUnauthorized = "UnauthorizedError"       // 401: no usable credentials
+	NameForbidden    = "ForbiddenError"          // 403: credentials outside their scope
+	NameMisdirected  = "MisdirectedRequestError" // 421: a Host that names another server
+)
+
 func invalid(format string, args ...any) error {
 	return &InvalidTokenError{Reason: fmt.Sprintf(format, args...)}
 }
@@ -68,6 +79,9 @@ type Policy struct {
 	TenantClaim string
 	// Leeway tolerates clock skew on exp and nbf.
 	Leeway time.Duration
+	// MaxLifetime, when set, refuses a token meant to live longer: exp
+	// minus iat (or minus now, without iat) over it.
+	MaxLifetime time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -106,9 +120,24 @@ func parse(token string) (*parsed, error) {
 	if err != nil || json.Unmarshal(hb, &p.header) != nil {
 		return nil, invalid("malformed header")
 	}
+	// Two readers of one token must read the same thing: a header or a
+	// claim given twice is refused, not resolved by whichever wins.
+	if err := uniqueMembers(hb); err != nil {
+		return nil, invalid("header: %v", err)
+	}
+	var members map[string]json.RawMessage
+	_ = json.Unmarshal(hb, &members)
+	if _, ok := members["crit"]; ok {
+		// RFC 7515 §4.1.11: extensions a recipient does not understand
+		// must be refused; this one understands none.
+		return nil, invalid("header parameter crit is not supported")
+	}
 	pb, err := base64.RawURLEncoding.DecodeString(parts[1])
 	if err != nil || json.Unmarshal(pb, &p.claims) != nil || p.claims == nil {
 		return nil, invalid("malformed claims")
+	}
+	if err := uniqueMembers(pb); err != nil {
+		return nil, invalid("claims: %v", err)
 	}
 	if p.signature, err = base64.RawURLEncoding.DecodeString(parts[2]); err != nil {
 		return nil, invalid("malformed signature")
@@ -199,6 +228,8 @@ func (pol Policy) check(p *parsed) (Claims, error) {
 		return Claims{}, invalid("not valid yet (nbf)")
 	case pol.Issuer != "" && c.Issuer != pol.Issuer:
 		return Claims{}, invalid("issuer is not %s", pol.Issuer)
+	case pol.MaxLifetime > 0 && lifetime(c, now) > pol.MaxLifetime+pol.Leeway:
+		return Claims{}, invalid("lifetime over the %s this server accepts", pol.MaxLifetime)
 	case c.Tenant == "":
 		return Claims{}, invalid("no %s claim", claim)
 	case !veredicto.ValidID(c.Tenant):
@@ -220,6 +251,63 @@ func (pol Policy) check(p *parsed) (Claims, error) {
 		}
 	}
 	return c, nil
+}
+
+// lifetime is how long a token was issued for: exp minus iat, or minus now
+// when it has no iat (it is valid that long from now at least).
+func lifetime(c Claims, now time.Time) time.Duration {
+	from := c.IssuedAt
+	if from.IsZero() || from.After(now) {
+		from = now
+	}
+	return c.ExpiresAt.Sub(from)
+}
+
+// uniqueMembers refuses a JSON document in which an object names a member
+// twice, at any depth.
+func uniqueMembers(doc []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var value func(depth int) error
+	value = func(depth int) error {
+		if depth > 32 {
+			return errors.New("nested too deeply")
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				name, _ := k.(string)
+				if seen[name] {
+					return fmt.Errorf("member %q appears twice", name)
+				}
+				seen[name] = true
+				if err := value(depth + 1); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		case json.Delim('['):
+			for dec.More() {
+				if err := value(depth + 1); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		}
+		return nil
+	}
+	return value(0)
 }
 
 // HS256 verifies tokens signed with a shared key, the local server's. Any
@@ -295,82 +383,4 @@ func SignHS256(key []byte, c Claims, tenantClaim string) (string, error) {
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte(in))
 	return in + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), nil
-}
-
-type claimsKey struct{}
-
-// WithClaims returns ctx carrying verified claims.
-func WithClaims(ctx context.Context, c Claims) context.Context {
-	return context.WithValue(ctx, claimsKey{}, c)
-}
-
-// ClaimsFrom returns the claims the middleware verified, false when the
-// request did not go through it.
-func ClaimsFrom(ctx context.Context) (Claims, bool) {
-	c, ok := ctx.Value(claimsKey{}).(Claims)
-	return c, ok && c.Tenant != ""
-}
-
-// TenantFrom returns the tenant the middleware verified, false when the
-// request did not go through it.
-func TenantFrom(ctx context.Context) (string, bool) {
-	c, ok := ClaimsFrom(ctx)
-	return c.Tenant, ok
-}
-
-// MiddlewareOptions tune Middleware.
-type MiddlewareOptions struct {
-	// QueryToken also accepts the token as ?access_token= on GET requests,
-	// for browsers' EventSource, which cannot set headers. Off by default:
-	// URLs end up in logs.
-	QueryToken bool
-	Logger     *slog.Logger
-}
-
-// Middleware lets through only requests with a valid bearer token and puts
-// the token's tenant in their context. Anything else is a 401 with a JSON
-// error; a verifier failure that is not the token's fault (a JWKS outage)
-// is a 503.
-func Middleware(v Verifier, opts MiddlewareOptions) func(http.Handler) http.Handler {
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			token, ok := bearer(r.Header.Get("Authorization"))
-			if !ok && opts.QueryToken && r.Method == http.MethodGet {
-				token = r.URL.Query().Get("access_token")
-			}
-			c, err := v.Verify(r.Context(), strings.TrimSpace(token))
-			if err != nil {
-				var it *InvalidTokenError
-				if !errors.As(err, &it) {
-					logger.ErrorContext(r.Context(), "token verification failed", "error", err)
-					writeError(w, http.StatusServiceUnavailable, "cannot verify tokens right now")
-					return
-				}
-				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-				writeError(w, http.StatusUnauthorized, it.Error())
-				return
-			}
-			next.ServeHTTP(w, r.WithContext(WithClaims(r.Context(), c)))
-		})
-	}
-}
-
-// bearer returns the token of an "Authorization: Bearer <token>" header;
-// the scheme is case-insensitive (RFC 9110).
-func bearer(h string) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	return strings.TrimSpace(token), true
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }

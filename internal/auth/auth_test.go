@@ -10,7 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"log/slog"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -180,51 +180,6 @@ func TestLoadOrCreateKey(t *testing.T) {
 	}
 }
 
-func TestMiddleware(t *testing.T) {
-	key := []byte("0123456789abcdef0123456789abcdef")
-	v := &HS256{Key: key}
-	tok, err := SignHS256(key, Claims{Tenant: "acme", ExpiresAt: time.Now().Add(time.Hour)}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := Middleware(v, MiddlewareOptions{QueryToken: true})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tenant, _ := TenantFrom(r.Context())
-		w.Write([]byte(tenant))
-	}))
-	tests := []struct {
-		name       string
-		method     string
-		url        string
-		authz      string
-		wantStatus int
-		wantBody   string
-	}{
-		{"bearer", "GET", "/api/x", "Bearer " + tok, 200, "acme"},
-		{"bearer in lower case", "GET", "/api/x", "bearer " + tok, 200, "acme"},
-		{"query token on GET", "GET", "/api/x?access_token=" + tok, "", 200, "acme"},
-		{"query token on POST", "POST", "/api/x?access_token=" + tok, "", 401, `"error"`},
-		{"missing", "GET", "/api/x", "", 401, `"error":"invalid token: no token"`},
-		{"not bearer", "GET", "/api/x", "Basic " + tok, 401, `"error"`},
-		{"tampered", "GET", "/api/x", "Bearer " + tok[:len(tok)-2] + "AA", 401, "bad signature"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := httptest.NewRequest(tt.method, tt.url, nil)
-			if tt.authz != "" {
-				r.Header.Set("Authorization", tt.authz)
-			}
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, r)
-			if w.Code != tt.wantStatus || !strings.Contains(w.Body.String(), tt.wantBody) {
-				t.Errorf("got %d %q, want %d containing %q", w.Code, w.Body.String(), tt.wantStatus, tt.wantBody)
-			}
-			if tt.wantStatus == 401 && w.Header().Get("Content-Type") != "application/json" {
-				t.Errorf("401 Content-Type = %q, want application/json", w.Header().Get("Content-Type"))
-			}
-		})
-	}
-}
-
 // jwksServer serves the public halves of keys as a JWKS and counts fetches.
 type jwksServer struct {
 	mu      sync.Mutex
@@ -347,21 +302,65 @@ func TestJWKS(t *testing.T) {
 	}
 }
 
-func TestJWKSOutageWithoutKeysIs503(t *testing.T) {
+func TestJWKSOutageIsNotTheTokensFault(t *testing.T) {
 	srv := &jwksServer{keys: map[string]*rsa.PrivateKey{}}
 	srv.fail.Store(true)
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	k := srv.add(t, "k1")
 	v := &JWKS{URL: ts.URL, Client: ts.Client(), Policy: Policy{Now: fixedNow}}
-	h := Middleware(v, MiddlewareOptions{Logger: slog.New(slog.DiscardHandler)})(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		t.Error("handler reached without a verified token")
-	}))
-	r := httptest.NewRequest("GET", "/", nil)
-	r.Header.Set("Authorization", "Bearer "+rsToken(t, k, "k1", map[string]any{"custom:tenant": "a", "exp": t0.Add(time.Hour).Unix()}))
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r.WithContext(context.Background()))
-	if w.Code != http.StatusServiceUnavailable {
-		t.Errorf("status = %d, want 503", w.Code)
+	// The issuer's outage is not the token's fault: never an
+	// InvalidTokenError (the HTTP surface answers 503, not 401).
+	_, err := v.Verify(context.Background(), rsToken(t, k, "k1", map[string]any{"custom:tenant": "a", "exp": t0.Add(time.Hour).Unix()}))
+	var it *InvalidTokenError
+	if err == nil || errors.As(err, &it) {
+		t.Errorf("Verify during an outage: %v, want an error that is not the token's", err)
+	}
+}
+
+// TestHS256Hardening: the audience is checked, a crit header and a member
+// given twice are refused, and no token may live longer than the policy
+// allows.
+func TestHS256Hardening(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	v := &HS256{Key: key, Policy: Policy{Audience: []string{"veredicto"}, MaxLifetime: 24 * time.Hour, Now: func() time.Time { return t0 }}}
+	hmacSign := func(in string) []byte {
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte(in))
+		return mac.Sum(nil)
+	}
+	// raw signs header and claims given as JSON text, duplicates and all.
+	raw := func(hdr, claims string) string {
+		in := base64.RawURLEncoding.EncodeToString([]byte(hdr)) + "." + base64.RawURLEncoding.EncodeToString([]byte(claims))
+		return in + "." + base64.RawURLEncoding.EncodeToString(hmacSign(in))
+	}
+	claims := func(extra string) string {
+		return fmt.Sprintf(`{"custom:tenant":"acme","sub":"ana","aud":"veredicto","iat":%d,"exp":%d%s}`, t0.Unix(), t0.Add(time.Hour).Unix(), extra)
+	}
+	for _, tt := range []struct {
+		name, token, want string
+	}{
+		{"good", raw(`{"alg":"HS256","typ":"JWT"}`, claims("")), ""},
+		{"another audience", raw(`{"alg":"HS256"}`, strings.Replace(claims(""), `"veredicto"`, `"other-app"`, 1)), "audience not accepted"},
+		{"no audience", raw(`{"alg":"HS256"}`, strings.Replace(claims(""), `"aud":"veredicto",`, "", 1)), "audience not accepted"},
+		{"crit header", raw(`{"alg":"HS256","crit":["exp"]}`, claims("")), "crit is not supported"},
+		{"alg twice", raw(`{"alg":"HS256","alg":"none"}`, claims("")), `member "alg" appears twice`},
+		{"tenant twice", raw(`{"alg":"HS256"}`, claims(`,"custom:tenant":"bravo"`)), `member "custom:tenant" appears twice`},
+		{"a year long", raw(`{"alg":"HS256"}`, fmt.Sprintf(`{"custom:tenant":"acme","aud":"veredicto","iat":%d,"exp":%d}`, t0.Unix(), t0.Add(365*24*time.Hour).Unix())), "lifetime over"},
+		{"a year long without iat", raw(`{"alg":"HS256"}`, fmt.Sprintf(`{"custom:tenant":"acme","aud":"veredicto","exp":%d}`, t0.Add(365*24*time.Hour).Unix())), "lifetime over"},
+		{"alg none", raw(`{"alg":"none"}`, claims("")), `alg "none" is not accepted`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := v.Verify(context.Background(), tt.token)
+			if tt.want == "" {
+				if err != nil || c.Tenant != "acme" || c.Subject != "ana" {
+					t.Errorf("got %+v %v", c, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an error saying %q", err, tt.want)
+			}
+		})
 	}
 }

@@ -55,6 +55,7 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/debate"
+	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/search"
@@ -115,22 +116,19 @@ const (
 type Services struct {
 	Search *search.Service
 	Intake *intake.Service
-	// HTTP serves every HTTP route: /searches… when it has Searches, /flags
-	// when it has a Judge.
-	HTTP *httpapi.Router
+	// API serves the HTTP routes of a function behind API Gateway: the
+	// Routes its kind assembled (every route, locally).
+	API *httpapi.Gateway
+	// Judge is the interview-flags contradiction judge (POST /flags, the
+	// chat's flags tool).
+	Judge flags.ContradictionJudge
 	// Confirm is ConfirmFunction's service (the .waitForTaskToken task).
 	Confirm *confirm.Service
-	// Debate holds the debate workflow's step handlers (seed 003);
-	// DebateAPI its HTTP routes (/debates…).
-	Debate    *debate.Steps
-	DebateAPI *httpapi.Debates
-	// Confirmations serves GET/POST /api/confirmations behind the HTTP
-	// API; Stream the event stream on a streaming Function URL.
-	Confirmations *HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]
-	Stream        *HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse]
-	// Chat serves POST /api/chat and GET /api/chat/metrics behind the
-	// HTTP API; ChatTurns runs the queued turns.
-	Chat      *HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]
+	// Debate holds the debate workflow's step handlers (seed 003).
+	Debate *debate.Steps
+	// Stream is the event stream on a streaming Function URL.
+	Stream *HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse]
+	// ChatTurns runs the delegation chat's queued turns.
 	ChatTurns *chat.Service
 	// Companion holds the career companion's Task handlers.
 	Companion *companion.Service
@@ -224,7 +222,7 @@ func IntakeFunctions() []Function {
 		fn(Function{LogicalID: "ApiFunction", Folder: "api", Kind: KindIntake,
 			Doc:    "the HTTP API (start searches, read state and reports).",
 			Events: []string{"api-get-report.json", "api-get-search.json", "api-post-searches.json"}},
-			httpDeps, (*httpapi.Router).HandleAPIGateway),
+			apiDeps, (*httpapi.Gateway).Handle),
 	}
 }
 
@@ -235,7 +233,7 @@ func FlagsFunctions() []Function {
 		fn(Function{LogicalID: "FlagsFunction", Folder: "flags", Kind: KindFlags,
 			Doc:    "POST /flags classifies interview answers with the Flags schema v1.1 (seed 002).",
 			Events: []string{"flags-post.json"}},
-			httpDeps, (*httpapi.Router).HandleAPIGateway),
+			apiDeps, (*httpapi.Gateway).Handle),
 	}
 }
 
@@ -251,9 +249,7 @@ func PeopleFunctions() []Function {
 		fn(Function{LogicalID: "ConfirmationsFunction", Folder: "confirmations", Kind: KindPeople,
 			Doc:    "GET and POST /api/confirmations on the HTTP API (list and resolve confirmations).",
 			Events: []string{"confirmations-get.json", "confirmations-post.json"}},
-			func(s *Services) *HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse] {
-				return s.Confirmations
-			}, (*HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]).Handle),
+			apiDeps, (*httpapi.Gateway).Handle),
 		fn(Function{LogicalID: "StreamFunction", Folder: "stream", Kind: KindPeople,
 			Doc:    "the event stream (Server-Sent Events) on a Function URL with response streaming.",
 			Events: []string{"stream.json"}},
@@ -287,7 +283,7 @@ func DebateFunctions() []Function {
 		fn(Function{LogicalID: "DebateApiFunction", Folder: "debate-api", Kind: KindDebate,
 			Doc:    "the debate routes of the HTTP API: POST /debates, GET /debates/{id}[/report].",
 			Events: []string{"debate-api-post.json", "debate-api-get.json"}},
-			func(s *Services) *httpapi.Debates { return s.DebateAPI }, (*httpapi.Debates).HandleAPIGateway),
+			apiDeps, (*httpapi.Gateway).Handle),
 	}
 }
 
@@ -298,9 +294,7 @@ func ChatFunctions() []Function {
 		fn(Function{LogicalID: "ChatFunction", Folder: "chat", Kind: KindChat,
 			Doc:    "POST /api/chat and GET /api/chat/metrics on the HTTP API: claims a turn of the delegation chat and queues it (seed 004 §5–9).",
 			Events: []string{"chat-post.json", "chat-metrics.json"}},
-			func(s *Services) *HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse] {
-				return s.Chat
-			}, (*HandlerFunc[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]).Handle),
+			apiDeps, (*httpapi.Gateway).Handle),
 		fn(Function{LogicalID: "ChatTurnFunction", Folder: "chatturn", Kind: KindChat,
 			Doc:    "runs the delegation chat's queued turns: the supervisor, its delegations and confirmations, onto the conversation's stream.",
 			Events: []string{"chatturn-sqs.json"}},
@@ -334,7 +328,7 @@ func CompanionFunctions() []Function {
 		fn(Function{LogicalID: "CompanionApiFunction", Folder: "companion-api", Kind: KindCompanion,
 			Doc:    "the career companion's HTTP routes (/companion/applications…).",
 			Events: []string{"companion-api-post.json", "companion-api-get.json"}},
-			httpDeps, (*httpapi.Router).HandleAPIGateway),
+			apiDeps, (*httpapi.Gateway).Handle),
 	}
 }
 
@@ -354,7 +348,7 @@ func companionDeps(s *Services) *companion.Service { return s.Companion }
 
 func searchDeps(s *Services) *search.Service { return s.Search }
 
-func httpDeps(s *Services) *httpapi.Router { return s.HTTP }
+func apiDeps(s *Services) *httpapi.Gateway { return s.API }
 
 // Lookup returns the function of a logical id.
 func Lookup(logicalID string) (Function, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
+	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
@@ -223,7 +224,7 @@ func TestSeniorReviewDecidedBetweenRuns(t *testing.T) {
 			if again.Decision != want || again.Review == nil || again.Review.ID != first.Review.ID || again.Review.DecidedBy != "ana" || again.Review.Comment != "tras llamar a referencias" {
 				t.Errorf("second run: c-005 %s, review %+v; want %s by ana with the comment, same review", again.Decision, again.Review, want)
 			}
-			if _, err := r.reviews.Resolve(t.Context(), tenant, confirm.Resolution{ID: first.Review.ID, Approved: !approve, By: "bob"}); confirm.Status(err) != 409 {
+			if _, err := r.reviews.Resolve(t.Context(), tenant, confirm.Resolution{ID: first.Review.ID, Approved: !approve, By: "bob"}); httpapi.StatusOf(err) != 409 {
 				t.Errorf("a second decision: %v, want 409", err)
 			}
 		})

@@ -12,7 +12,6 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/eventlog"
-	"github.com/veredicto/veredicto/internal/stream"
 )
 
 // Event types of a conversation's stream besides eventlog's
@@ -25,7 +24,7 @@ const (
 )
 
 // StreamName is the event-log stream of a conversation.
-func StreamName(chatID string) string { return stream.ChatStream(chatID) }
+func StreamName(chatID string) string { return "chat/" + chatID }
 
 var (
 	chatIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)

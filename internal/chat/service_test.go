@@ -683,7 +683,7 @@ func TestCloseInterrupted(t *testing.T) {
 	if last := evs[len(evs)-1]; last["type"] != "finish" || last["turn"] != float64(n) {
 		t.Errorf("the stream ends with %v, want the interrupted turn's finish", last)
 	}
-	if _, err := r.confirms.Resolve(ctx, "acme", confirm.Resolution{ID: resp.ID, Approved: true, By: "ana"}); confirm.Status(err) != 409 {
+	if _, err := r.confirms.Resolve(ctx, "acme", confirm.Resolution{ID: resp.ID, Approved: true, By: "ana"}); veredicto.Kind(err) != veredicto.NameConflict {
 		t.Errorf("a late approval: %v, want 409", err)
 	}
 	if again, _ := r.svc.CloseInterrupted(ctx); again != 0 {

@@ -102,3 +102,6 @@ type ExpiredError struct{ ID string }
 func (e *ExpiredError) Error() string {
 	return "confirmation " + e.ID + " expired: its workflow stopped waiting (timeout or end of execution)"
 }
+
+// ErrorName names the kind (HTTP 410 Gone on the API).
+func (*ExpiredError) ErrorName() string { return "ExpiredError" }

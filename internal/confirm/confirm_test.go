@@ -25,6 +25,8 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm/file"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
+	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/apitest"
 )
 
 // The service's tests are package confirm_test and import confirm with a
@@ -103,9 +105,7 @@ func newFixture(t *testing.T) *fixture {
 		clock: &clock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}, key: []byte("0123456789abcdef0123456789abcdef")}
 	f.svc = &Service{Store: file.New(dir + "/confirmations"), Events: f.log, Tasks: f.tasks, Now: f.clock.Now,
 		Logger: slog.New(slog.DiscardHandler)}
-	mw := auth.Middleware(&auth.HS256{Key: f.key}, auth.MiddlewareOptions{Logger: slog.New(slog.DiscardHandler)})
-	f.srv = httptest.NewServer(mw(&Handler{Service: f.svc, Logger: slog.New(slog.DiscardHandler)}))
-	t.Cleanup(f.srv.Close)
+	f.srv = apitest.Serve(t, httpapi.New(httpapi.Routes{Confirmations: f.svc, Logger: slog.New(slog.DiscardHandler)}), &auth.HS256{Key: f.key}).Server
 	return f
 }
 
@@ -577,7 +577,7 @@ func TestExpireExecution(t *testing.T) {
 	if len(list) != 2 || !slices.ContainsFunc(list, func(v View) bool { return v.ID == otherResp.ID }) || !slices.ContainsFunc(list, func(v View) bool { return v.ID == keyedResp.ID }) {
 		t.Errorf("open after the end: %+v, want the other execution's and the keyed question", list)
 	}
-	if _, err := f.svc.Resolve(t.Context(), "acme", Resolution{ID: mine, Approved: true, By: "ana"}); Status(err) != 410 {
+	if _, err := f.svc.Resolve(t.Context(), "acme", Resolution{ID: mine, Approved: true, By: "ana"}); httpapi.StatusOf(err) != 410 {
 		t.Errorf("a decision after the end: %v, want 410", err)
 	}
 	evs, err := f.log.Read(t.Context(), "acme", ended, 0, 10)

@@ -29,7 +29,7 @@ func TestSampleEvents(t *testing.T) {
 	if err := json.Unmarshal(out, &resp); err != nil || !resp.Created || !ValidID(resp.ID) {
 		t.Fatalf("response %s (%v)", out, err)
 	}
-	api := httpapi.FromHandler(&Handler{Service: f.svc}, "")
+	api := (&httpapi.Gateway{Handler: httpapi.New(httpapi.Routes{Confirmations: f.svc})}).Handle
 	read := func(name string) events.APIGatewayV2HTTPRequest {
 		b, err := os.ReadFile("../../events/" + name)
 		if err != nil {

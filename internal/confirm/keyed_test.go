@@ -3,6 +3,7 @@ package confirm_test
 import (
 	"encoding/json"
 	"errors"
+	"github.com/veredicto/veredicto/internal/httpapi"
 	"testing"
 
 	"github.com/veredicto/veredicto"
@@ -139,7 +140,7 @@ func TestKeyedWaitInAnotherProcess(t *testing.T) {
 		r.TimeoutSeconds = 60
 		id := f.ask(t, r).ID
 		f.clock.Add(2 * DefaultTimeout)
-		if _, err := f.svc.Resolve(t.Context(), "acme", Resolution{ID: id, Approved: true, By: "ana"}); Status(err) != 410 {
+		if _, err := f.svc.Resolve(t.Context(), "acme", Resolution{ID: id, Approved: true, By: "ana"}); httpapi.StatusOf(err) != 410 {
 			t.Fatalf("late decision: %v, want 410", err)
 		}
 		got := f.ask(t, keyed(execB, ""))

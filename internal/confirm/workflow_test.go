@@ -2,6 +2,7 @@ package confirm_test
 
 import (
 	"encoding/json"
+	"github.com/veredicto/veredicto/internal/httpapi"
 	"strings"
 	"testing"
 	"time"
@@ -100,8 +101,8 @@ func TestWorkflowThroughTheEngine(t *testing.T) {
 					t.Fatalf("records = %d, want 1", len(recs))
 				}
 				_, err := f.svc.Resolve(t.Context(), "acme", Resolution{ID: recs[0].ID, Approved: true, By: "ana"})
-				if Status(err) != 410 {
-					t.Errorf("late answer: %v (status %d), want 410", err, Status(err))
+				if httpapi.StatusOf(err) != 410 {
+					t.Errorf("late answer: %v (status %d), want 410", err, httpapi.StatusOf(err))
 				}
 			}
 		})

@@ -19,6 +19,7 @@ import (
 	"github.com/veredicto/veredicto/internal/console"
 	"github.com/veredicto/veredicto/internal/console/browsertest"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/stream"
 )
 
@@ -121,12 +122,14 @@ func startHarness(t *testing.T) harness {
 	verify := &auth.HS256{Key: key, Policy: auth.Policy{Issuer: "test"}}
 	log := newMemLog()
 	api := &fakeAPI{}
-	mux := http.NewServeMux()
-	mux.Handle("/api/events", auth.Middleware(verify, auth.MiddlewareOptions{QueryToken: true})(
-		&stream.Handler{Log: log, Watch: log, Poll: 200 * time.Millisecond}))
-	mux.Handle("/api/confirmations", auth.Middleware(verify, auth.MiddlewareOptions{})(api))
-	mux.Handle("/runs", auth.Middleware(verify, auth.MiddlewareOptions{})(api))
-	mux.Handle("/", console.Handler(console.LocalConfig))
+	// The real routes for the stream and the console; fakeAPI behind the
+	// same middleware for the rest.
+	routes := httpapi.New(httpapi.Routes{Events: &httpapi.Events{Log: log, Watch: log, Poll: 200 * time.Millisecond},
+		Console: console.Handler(console.LocalConfig)})
+	routes.Handle("GET /api/confirmations", api)
+	routes.Handle("POST /api/confirmations", api)
+	routes.Handle("GET /runs", api)
+	mux := (&httpapi.Authenticator{Tokens: verify, QueryToken: []string{"/api/events"}}).Wrap(routes)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"sort"
 	"strings"
 )
 
@@ -57,11 +58,28 @@ func ConfigJS(cfg Config) []byte {
 // the stream on the page's own origin.
 var LocalConfig = Config{API: "", Events: "/api/events"}
 
+// Site is the console: its files by path.
+type Site struct {
+	files map[string]file
+	csp   string
+}
+
+// Paths lists the paths the console serves, sorted: "/" (index.html),
+// "/config.js" and "/assets/…".
+func (s *Site) Paths() []string {
+	out := make([]string, 0, len(s.files))
+	for p := range s.files {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Handler serves the console: "/" (index.html), "/assets/…" and
 // "/config.js"; anything else is a 404, any method but GET and HEAD a 405.
 // The responses forbid inline scripts, framing and any origin but the
 // page's own and those of cfg (the API and the stream).
-func Handler(cfg Config) http.Handler {
+func Handler(cfg Config) *Site {
 	files := map[string]file{}
 	sub := Assets()
 	fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
@@ -82,39 +100,41 @@ func Handler(cfg Config) http.Handler {
 	files["/config.js"] = newFile(ConfigJS(cfg), "text/javascript; charset=utf-8")
 	csp := "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'" +
 		origins(cfg.API, cfg.Events) + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f, ok := files[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, r.Method+" is not allowed on "+r.URL.Path, http.StatusMethodNotAllowed)
-			return
-		}
-		h := w.Header()
-		h.Set("Content-Type", f.contentType)
-		h.Set("Content-Security-Policy", csp)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("ETag", f.etag)
-		h.Set("Cache-Control", "no-cache") // revalidate: a new binary serves new files
-		if r.Header.Get("If-None-Match") == f.etag {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		body := f.body
-		if f.gzip != nil && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-			h.Set("Content-Encoding", "gzip")
-			body = f.gzip
-		}
-		h.Add("Vary", "Accept-Encoding")
-		h.Set("Content-Length", fmt.Sprint(len(body)))
-		if r.Method == http.MethodGet {
-			w.Write(body)
-		}
-	})
+	return &Site{files: files, csp: csp}
+}
+
+func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f, ok := s.files[r.URL.Path]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, r.Method+" is not allowed on "+r.URL.Path, http.StatusMethodNotAllowed)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", f.contentType)
+	h.Set("Content-Security-Policy", s.csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("ETag", f.etag)
+	h.Set("Cache-Control", "no-cache") // revalidate: a new binary serves new files
+	if r.Header.Get("If-None-Match") == f.etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	body := f.body
+	if f.gzip != nil && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		h.Set("Content-Encoding", "gzip")
+		body = f.gzip
+	}
+	h.Add("Vary", "Accept-Encoding")
+	h.Set("Content-Length", fmt.Sprint(len(body)))
+	if r.Method == http.MethodGet {
+		w.Write(body)
+	}
 }
 
 type file struct {

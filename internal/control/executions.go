@@ -23,8 +23,8 @@ type Execution struct {
 
 // ExecutionSummary is one item of ListExecutions.
 type ExecutionSummary struct {
-	ARN, StateMachineARN, Name, Status string
-	Start, Stop                        time.Time
+	ARN, StateMachineARN, Name, Tenant, Status string
+	Start, Stop                                time.Time
 }
 
 // TenantOf is the tenant an execution input belongs to: its "tenant"
@@ -254,7 +254,7 @@ func (m *Manager) ListExecutions(_ context.Context, smARN, status, next string, 
 		if len(out) == max {
 			return out, strconv.Itoa(i), nil
 		}
-		out = append(out, ExecutionSummary{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Status: e.status, Start: e.start, Stop: e.stop})
+		out = append(out, ExecutionSummary{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: e.status, Start: e.start, Stop: e.stop})
 	}
 	return out, "", nil
 }

@@ -41,6 +41,7 @@ type recorder struct {
 	open     pairs[string]      // scope|state → token of a callback attempt awaiting its outcome
 	resolved pairs[*resolution] // token → accepted SendTask*
 	hookRan  pairs[bool]        // token → Task hook ran without an outcome: the engine waits on it
+	states   pairs[string]      // token → the state that handed it out
 }
 
 // replayState is what a resumed execution replays from; a fresh execution
@@ -245,6 +246,7 @@ func (r *recorder) load() error {
 			k := stateKey(l.Token.Scope, l.Token.State)
 			rp.tokensRec[k] = append(rp.tokensRec[k], l.Token.Token)
 			rp.waiting.set(k, l.Token.Token)
+			r.states.set(l.Token.Token, l.Token.State)
 		case l.Resolved != nil:
 			r.resolved.set(l.Resolved.Token, l.Resolved)
 		}
@@ -356,6 +358,7 @@ func (r *recorder) token(c asl.Call) string {
 		}
 	}
 	r.open.set(k, tok)
+	r.states.set(tok, c.State)
 	r.m.addToken(tok, r)
 	return tok
 }

@@ -1,75 +1,77 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
-	"slices"
-	"strings"
 
+	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/companion"
-	"github.com/veredicto/veredicto/internal/intake"
 )
 
-// The career companion's routes (seed 001):
+// companionRoutes serves the career companion (seed 001):
 //
 //	POST /companion/applications                 store the JD and profile, start CareerCompanionStateMachine
 //	GET  /companion/applications/{id}            the context (AgentContext), or report.md with Accept: text/markdown
-//	POST /companion/applications/{id}/answer     phase 4 (platform preview until confirm is true)
-//	POST /companion/applications/{id}/verify     phase 5
-//	POST /companion/applications/{id}/audit      phase 6
-//	POST /companion/applications/{id}/retro      phase 7 (answers to the 4 questions)
-//	POST /companion/applications/{id}/refine     refinement (instruction)
+//	POST /companion/applications/{id}/<phase>    answer (phase 4; a platform preview until confirm is true),
+//	                                             verify (5), audit (6), retro (7), refine
 //
 // The anti-impostor pause is answered through /api/confirmations.
-func (rt *Router) companion(ctx context.Context, req Request, parts []string) Response {
-	if req.Tenant == "" {
-		return errorResponse(http.StatusUnauthorized, "missing tenant claim "+rt.tenantClaim()+" in the token")
+type companionRoutes struct{ api *companion.API }
+
+func (c companionRoutes) register(m *Mux) {
+	m.Handle("POST /companion/applications", RequireTenant(c.create))
+	m.Handle("GET /companion/applications/{id}", RequireTenant(c.get))
+	for _, phase := range companion.FollowUpPhases {
+		m.Handle("POST /companion/applications/{id}/"+phase, RequireTenant(c.followUp(phase)))
 	}
-	if !intake.ValidTenant(req.Tenant) {
-		return errorResponse(http.StatusForbidden, "the token's tenant is not a valid tenant id")
+}
+
+func (c companionRoutes) create(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var body companion.CreateRequest
+	if err := DecodeJSON(w, r, &body, `{"jd": "...", "profile_yaml": "...", "mode": "screening|full|onboarding", "company": "", "platform": "", "refresh": false}`, 0); err != nil {
+		WriteError(w, r, err)
+		return
 	}
-	if len(parts) < 2 || parts[1] != "applications" || len(parts) > 4 {
-		return errorResponse(http.StatusNotFound, "no route for "+req.Method+" "+req.Path)
+	out, err := c.api.Create(r.Context(), p.Tenant, body)
+	if err != nil {
+		WriteError(w, r, err)
+		return
 	}
-	switch {
-	case len(parts) == 2 && req.Method == http.MethodPost:
-		var body companion.CreateRequest
-		if err := decodeBody(req.Body, &body, `{"jd": "...", "profile_yaml": "...", "mode": "screening|full|onboarding", "company": "", "platform": "", "refresh": false}`); err != nil {
-			return errorResponse(http.StatusBadRequest, err.Error())
-		}
-		out, err := rt.Companion.Create(ctx, req.Tenant, body)
-		if err != nil {
-			return rt.failure(ctx, err)
-		}
-		return jsonResponse(http.StatusAccepted, out)
-	case len(parts) == 3 && req.Method == http.MethodGet:
-		c, err := rt.Companion.Get(ctx, req.Tenant, parts[2])
-		if err != nil {
-			return rt.failure(ctx, err)
-		}
-		if strings.Contains(req.Header.Get("Accept"), "text/markdown") {
-			return Response{Status: http.StatusOK, Header: http.Header{"Content-Type": {"text/markdown; charset=utf-8"}}, Body: []byte(companion.Report(c))}
-		}
-		return jsonResponse(http.StatusOK, c)
-	case len(parts) == 4 && req.Method == http.MethodPost && slices.Contains(companion.FollowUpPhases, parts[3]):
-		var body companion.FollowUpRequest
-		if len(strings.TrimSpace(string(req.Body))) > 0 {
-			if err := decodeBody(req.Body, &body, `{"platform": "", "questions": [], "confirm": false, "answers": [], "instruction": ""}`); err != nil {
-				return errorResponse(http.StatusBadRequest, err.Error())
-			}
-		}
-		c, preview, err := rt.Companion.RunFollowUp(ctx, req.Tenant, parts[2], parts[3], body)
-		if err != nil {
-			return rt.failure(ctx, err)
-		}
-		if preview != nil {
-			return jsonResponse(http.StatusAccepted, preview)
-		}
-		return jsonResponse(http.StatusOK, c)
-	case len(parts) == 2, len(parts) == 4 && slices.Contains(companion.FollowUpPhases, parts[3]):
-		return notAllowed(req, http.MethodPost)
-	case len(parts) == 3:
-		return notAllowed(req, http.MethodGet)
+	WriteJSON(w, http.StatusAccepted, out)
+}
+
+func (c companionRoutes) get(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	ctx, err := c.api.Get(r.Context(), p.Tenant, r.PathValue("id"))
+	if err != nil {
+		WriteError(w, r, err)
+		return
 	}
-	return errorResponse(http.StatusNotFound, "no route for "+req.Method+" "+req.Path)
+	if _, md := wants(r); md {
+		writeBody(w, "text/markdown; charset=utf-8", []byte(companion.Report(ctx)))
+		return
+	}
+	WriteJSON(w, http.StatusOK, ctx)
+}
+
+func (c companionRoutes) followUp(phase string) tenantHandler {
+	return func(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+		c.runFollowUp(w, r, p, phase)
+	}
+}
+
+func (c companionRoutes) runFollowUp(w http.ResponseWriter, r *http.Request, p auth.Principal, phase string) {
+	var body companion.FollowUpRequest
+	if err := DecodeOptionalJSON(w, r, &body, `{"platform": "", "questions": [], "confirm": false, "answers": [], "instruction": ""}`, 0); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	ctx, preview, err := c.api.RunFollowUp(r.Context(), p.Tenant, r.PathValue("id"), phase, body)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	if preview != nil {
+		WriteJSON(w, http.StatusAccepted, preview)
+		return
+	}
+	WriteJSON(w, http.StatusOK, ctx)
 }

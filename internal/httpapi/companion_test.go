@@ -22,7 +22,7 @@ import (
 func TestCompanionRoutesOnAPIGateway(t *testing.T) {
 	svc := &companion.Service{Store: filestore.NewMemory(), Blobs: fileblob.NewDir(t.TempDir()), Analyst: companion.Offline{}, Engine: companion.NewEngine(companion.DefaultConfig())}
 	var started []string
-	rt := &Router{Companion: &companion.API{Service: svc, FollowUp: companion.Offline{}, Start: func(ctx context.Context, name string, input []byte) error {
+	rt := &Gateway{Handler: New(Routes{Companion: &companion.API{Service: svc, FollowUp: companion.Offline{}, Start: func(ctx context.Context, name string, input []byte) error {
 		started = append(started, name)
 		var in companion.StartInput
 		if err := json.Unmarshal(input, &in); err != nil {
@@ -30,13 +30,13 @@ func TestCompanionRoutesOnAPIGateway(t *testing.T) {
 		}
 		_, err := svc.Intent(ctx, companion.TaskInput{StartInput: in}) // the first step, as the execution would
 		return err
-	}}}
+	}}})}
 	var post events.APIGatewayV2HTTPRequest
 	b, _ := os.ReadFile("../../events/companion-api-post.json")
 	if err := json.Unmarshal(b, &post); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := rt.HandleAPIGateway(context.Background(), post)
+	resp, err := rt.Handle(context.Background(), post)
 	if err != nil || resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("POST: %d %s %v", resp.StatusCode, resp.Body, err)
 	}
@@ -48,16 +48,16 @@ func TestCompanionRoutesOnAPIGateway(t *testing.T) {
 	get := post
 	get.RequestContext.HTTP.Method, get.RawPath, get.Body = http.MethodGet, "/companion/applications/"+created.ApplicationID, ""
 	get.RequestContext.HTTP.Path = get.RawPath
-	resp, _ = rt.HandleAPIGateway(context.Background(), get)
+	resp, _ = rt.Handle(context.Background(), get)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Body, `"application_id": "`+created.ApplicationID+`"`) {
 		t.Errorf("GET: %d %s", resp.StatusCode, resp.Body)
 	}
 	get.RequestContext.Authorizer.JWT.Claims["custom:tenant"] = "globex"
-	if resp, _ = rt.HandleAPIGateway(context.Background(), get); resp.StatusCode != http.StatusNotFound {
+	if resp, _ = rt.Handle(context.Background(), get); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("another tenant: %d", resp.StatusCode)
 	}
 	post.Body = `{"jd": "", "profile_yaml": ""}`
-	if resp, _ = rt.HandleAPIGateway(context.Background(), post); resp.StatusCode != http.StatusBadRequest {
+	if resp, _ = rt.Handle(context.Background(), post); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("empty jd: %d %s", resp.StatusCode, resp.Body)
 	}
 }

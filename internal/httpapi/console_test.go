@@ -38,10 +38,10 @@ func TestConsoleRoutes(t *testing.T) {
 		{"source at the top", "/searches/done/sources/jd.md", nil, 200, "text/plain; charset=utf-8", []string{"#"}},
 		{"source of an uploaded search is not served before it starts", "/searches/up/sources/jd.md", nil, 404, "application/json", []string{"search up not found"}},
 		{"missing source", "/searches/done/sources/candidates/c-001/nope.md", nil, 404, "application/json", []string{"source candidates/c-001/nope.md of search done not found"}},
-		{"source leaving the search", "/searches/done/sources/..%2F..%2Fglobex%2Fx%2Fjd.md", nil, 400, "application/json", []string{"is not a document path inside the search"}},
-		{"dot segment", "/searches/done/sources/candidates/./c-001/cv.md", nil, 400, "application/json", []string{"source"}},
+		{"source leaving the search", "/searches/done/sources/..%2F..%2Fglobex%2Fx%2Fjd.md", nil, 404, "application/json", []string{"route GET /searches/done/sources/..%2F..%2Fglobex%2Fx%2Fjd.md not found"}},
+		{"dot segment", "/searches/done/sources/candidates/./c-001/cv.md", nil, 404, "application/json", []string{"not found"}},
 		{"hidden file", "/searches/done/sources/.veredicto", nil, 400, "application/json", []string{"source"}},
-		{"bad escape", "/searches/done/sources/%zz", nil, 400, "application/json", []string{"percent-encoded"}},
+		{"escaped dot segment", "/searches/done/sources/candidates%2F.%2Fc-001%2Fcv.md", nil, 404, "application/json", []string{"not found"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := serve(rt, "GET", tt.path, "acme", "", tt.header)
@@ -135,14 +135,15 @@ func (otherRuns) ListRuns(_ context.Context, tenant string) ([]intake.Run, error
 }
 
 func TestRunsOfOtherWorkflowsShowUpGenerically(t *testing.T) {
-	rt := world(t, true)
-	rt.Executions = otherRuns{}
+	routes := worldRoutes(t, true)
+	routes.Runs = otherRuns{}
+	rt := httpapi.New(routes)
 	var body struct{ Runs []intake.Run }
 	json.Unmarshal(serve(rt, "GET", "/runs", "acme", "", nil).Body, &body)
 	if len(body.Runs) != 3 || body.Runs[0].Kind != "debate" || body.Runs[0].ID != "acme-d1" {
 		t.Errorf("runs %+v, want the debate first (newest) and each search once", body.Runs)
 	}
-	only := &httpapi.Router{Executions: otherRuns{}}
+	only := httpapi.New(httpapi.Routes{Runs: otherRuns{}})
 	json.Unmarshal(serve(only, "GET", "/runs", "acme", "", nil).Body, &body)
 	if len(body.Runs) != 3 {
 		t.Errorf("without searches mounted: %+v", body.Runs)
@@ -153,7 +154,7 @@ func TestRunsOfOtherWorkflowsShowUpGenerically(t *testing.T) {
 // front, as the console on AWS calls them (lower-case headers, the tenant
 // from the authorizer's claims).
 func TestConsoleRoutesBehindAPIGateway(t *testing.T) {
-	rt := world(t, true)
+	rt := &httpapi.Gateway{Handler: world(t, true)}
 	ev := func(path string, headers map[string]string) events.APIGatewayV2HTTPRequest {
 		req := events.APIGatewayV2HTTPRequest{RawPath: path, Headers: headers}
 		req.RequestContext.HTTP.Method = "GET"
@@ -173,7 +174,7 @@ func TestConsoleRoutesBehindAPIGateway(t *testing.T) {
 		{"/searches/done/summary", map[string]string{"accept": "text/html"}, "text/html; charset=utf-8", "<h2>Ranking de candidatos</h2>"},
 		{"/searches/done/sources/candidates/c-001/cv.md", nil, "text/plain; charset=utf-8", "#"},
 	} {
-		resp, err := rt.HandleAPIGateway(context.Background(), ev(tt.path, tt.headers))
+		resp, err := rt.Handle(context.Background(), ev(tt.path, tt.headers))
 		if err != nil || resp.StatusCode != 200 || resp.Headers["Content-Type"] != tt.ct || !strings.Contains(resp.Body, tt.want) {
 			t.Errorf("GET %s: %d %v %.200s %v; want 200 %s containing %q", tt.path, resp.StatusCode, resp.Headers, resp.Body, err, tt.ct, tt.want)
 		}

@@ -7,11 +7,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/debate"
-	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/starter"
 )
 
@@ -34,14 +32,19 @@ type ReportReader interface {
 //
 // Another tenant's debate answers 404 exactly like a missing one.
 type Debates struct {
-	Starter     DebateStarter
-	Logs        debate.LogStore
-	Reports     ReportReader
-	TenantClaim string
+	Starter DebateStarter
+	Logs    debate.LogStore
+	Reports ReportReader
+}
+
+func (d *Debates) register(m *Mux) {
+	m.Handle("POST /debates", RequireTenant(d.start))
+	m.Handle("GET /debates/{id}", RequireTenant(d.get))
+	m.Handle("GET /debates/{id}/report", RequireTenant(d.report))
 }
 
 // debateRequest is POST /debates's body: debate.StartInput without the
-// tenant, which comes from the token.
+// tenant, which comes from the principal.
 type debateRequest struct {
 	DebateID            string          `json:"debate_id"`
 	Question            json.RawMessage `json:"question"`
@@ -59,125 +62,78 @@ type DebateView struct {
 	Log       *debate.Log `json:"log,omitempty"`
 }
 
-// Serve routes one request.
-func (d *Debates) Serve(ctx context.Context, req Request) Response {
-	parts, ok := pathParts(req.Path)
-	if !ok {
-		return errorResponse(http.StatusBadRequest, "the path is not validly percent-encoded")
-	}
-	if parts[0] != "debates" {
-		return errorResponse(http.StatusNotFound, "no route for "+req.Method+" "+req.Path)
-	}
-	if req.Tenant == "" {
-		claim := d.TenantClaim
-		if claim == "" {
-			claim = DefaultTenantClaim
-		}
-		return errorResponse(http.StatusUnauthorized, "missing tenant claim "+claim+" in the token")
-	}
-	if !intake.ValidTenant(req.Tenant) {
-		return errorResponse(http.StatusForbidden, "the token's tenant is not a valid tenant id")
-	}
-	switch {
-	case len(parts) == 1 && req.Method == http.MethodPost:
-		return d.start(ctx, req)
-	case len(parts) == 2 && req.Method == http.MethodGet:
-		return d.get(ctx, req.Tenant, parts[1])
-	case len(parts) == 3 && parts[2] == "report" && req.Method == http.MethodGet:
-		return d.report(ctx, req.Tenant, parts[1])
-	case len(parts) == 1:
-		return notAllowed(req, http.MethodPost)
-	case len(parts) == 2, len(parts) == 3 && parts[2] == "report":
-		return notAllowed(req, http.MethodGet)
-	}
-	return errorResponse(http.StatusNotFound, "no route for "+req.Method+" "+req.Path)
-}
-
-func (d *Debates) start(ctx context.Context, req Request) Response {
+func (d *Debates) start(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	var body debateRequest
-	if err := decodeBody(req.Body, &body, "{debate_id, question, knowledge, optional_council, human_timeout_seconds}"); err != nil {
-		return errorResponse(http.StatusBadRequest, err.Error())
+	if err := DecodeJSON(w, r, &body, "{debate_id, question, knowledge, optional_council, human_timeout_seconds}", 0); err != nil {
+		WriteError(w, r, err)
+		return
 	}
-	in := debate.StartInput{Tenant: req.Tenant, DebateID: body.DebateID, Question: body.Question, Knowledge: body.Knowledge,
+	in := debate.StartInput{Tenant: p.Tenant, DebateID: body.DebateID, Question: body.Question, Knowledge: body.Knowledge,
 		OptionalCouncil: body.OptionalCouncil, HumanTimeoutSeconds: body.HumanTimeoutSeconds}
 	// Bad input is refused here, before an execution exists.
 	if err := debate.ValidateStart(in); err != nil {
-		return d.failure(ctx, err)
+		WriteError(w, r, err)
+		return
 	}
 	input, err := json.Marshal(in)
 	if err != nil {
-		return d.failure(ctx, err)
+		WriteError(w, r, err)
+		return
 	}
-	x, err := d.Starter.Start(ctx, starter.ExecutionName(req.Tenant, body.DebateID), input)
+	x, err := d.Starter.Start(r.Context(), starter.ExecutionName(p.Tenant, body.DebateID), input)
 	if err != nil {
-		return d.failure(ctx, err)
+		WriteError(w, r, err)
+		return
 	}
 	if !x.Started {
-		return errorResponse(http.StatusConflict, "debate "+body.DebateID+" already exists with another input")
+		WriteError(w, r, &veredicto.ConflictError{What: "debate " + body.DebateID, Problem: "already exists with another input"})
+		return
 	}
-	return jsonResponse(http.StatusAccepted, DebateView{DebateID: body.DebateID, Execution: x.Name, Status: "RUNNING"})
+	WriteJSON(w, http.StatusAccepted, DebateView{DebateID: body.DebateID, Execution: x.Name, Status: "RUNNING"})
 }
 
-// notFound is the answer for a debate id nobody (or another tenant) has,
-// naming the id as the caller wrote it, never an execution or a key.
-func notFound(id string) Response {
-	return errorResponse(http.StatusNotFound, "debate "+id+" not found")
-}
-
-func (d *Debates) get(ctx context.Context, tenant, id string) Response {
-	name := starter.ExecutionName(tenant, id)
+func (d *Debates) get(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	ctx, id := r.Context(), r.PathValue("id")
+	name := starter.ExecutionName(p.Tenant, id)
 	st, err := d.Starter.Describe(ctx, name)
 	var missing *veredicto.NotFoundError
 	if errors.As(err, &missing) {
-		return notFound(id)
+		// Named as the caller wrote it, never an execution or a key.
+		WriteError(w, r, &veredicto.NotFoundError{What: "debate " + id})
+		return
 	}
 	if err != nil {
-		return d.failure(ctx, err)
+		WriteError(w, r, err)
+		return
 	}
 	v := DebateView{DebateID: id, Execution: name, Status: st.Status, Error: st.Error}
-	log, err := debate.ReadLog(ctx, d.Logs, tenant, id)
-	var nf *veredicto.NotFoundError
+	log, err := debate.ReadLog(ctx, d.Logs, p.Tenant, id)
 	switch {
 	case err == nil:
 		v.Log = &log
-	case errors.As(err, &nf):
+	case errors.As(err, &missing):
 	default:
-		return d.failure(ctx, err)
+		WriteError(w, r, err)
+		return
 	}
-	return jsonResponse(http.StatusOK, v)
+	WriteJSON(w, http.StatusOK, v)
 }
 
-func (d *Debates) report(ctx context.Context, tenant, id string) Response {
-	if !intake.ValidTenant(tenant) || strings.ContainsAny(id, "/.") || id == "" {
-		return notFound(id)
+func (d *Debates) report(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	id := r.PathValue("id")
+	if strings.ContainsAny(id, "/.") || !veredicto.ValidID(id) {
+		WriteError(w, r, &veredicto.NotFoundError{What: "debate " + id})
+		return
 	}
-	b, err := d.Reports.Get(ctx, debate.ReportPrefix(tenant, id)+"debate.md")
+	b, err := d.Reports.Get(r.Context(), debate.ReportPrefix(p.Tenant, id)+"debate.md")
 	var missing *veredicto.NotFoundError
 	if errors.As(err, &missing) {
-		return errorResponse(http.StatusNotFound, "debate "+id+" has no report: it does not exist or has not finished")
+		WriteError(w, r, Errorf(veredicto.NameNotFound, "debate %s has no report: it does not exist or has not finished", id))
+		return
 	}
 	if err != nil {
-		return d.failure(ctx, err)
+		WriteError(w, r, err)
+		return
 	}
-	return Response{Status: http.StatusOK, Body: b, Header: http.Header{"Content-Type": {"text/markdown; charset=utf-8"}}}
-}
-
-func (d *Debates) failure(ctx context.Context, err error) Response {
-	return (&Router{}).failure(ctx, err)
-}
-
-// Handler serves the routes on net/http; tenant names the authenticated
-// caller's tenant.
-func (d *Debates) Handler(tenant func(*http.Request) string) http.Handler {
-	return netHTTP(d.Serve, tenant)
-}
-
-// HandleAPIGateway serves an API Gateway HTTP API (payload 2.0) request,
-// the tenant from the JWT claim its authorizer verified.
-func (d *Debates) HandleAPIGateway(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	claim := d.TenantClaim
-	if claim == "" {
-		claim = DefaultTenantClaim
-	}
-	return serveAPIGateway(ctx, ev, claim, d.Serve), nil
+	writeBody(w, "text/markdown; charset=utf-8", b)
 }

@@ -1,34 +1,43 @@
 package httpapi
 
 import (
-	"context"
-	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/flags"
 )
 
-// flags serves POST /flags: the Flags document of the posted documents as
-// JSON. Bad documents are a 400 that names the document and field; a judge
-// failure is a 502.
-func (rt *Router) flags(ctx context.Context, req Request) Response {
-	if req.Method != http.MethodPost {
-		return errorResponse(http.StatusMethodNotAllowed, "use POST /flags")
-	}
+// flagRoutes serves interview flags (seed 002).
+type flagRoutes struct {
+	judge flags.ContradictionJudge
+	now   func() time.Time
+}
+
+func (f flagRoutes) register(m *Mux) {
+	m.Handle("POST /flags", RequireTenant(f.classify))
+}
+
+// classify answers the Flags document of the posted documents. Bad
+// documents are a 400 that names the document and field; a judge failure
+// is a 502.
+func (f flagRoutes) classify(w http.ResponseWriter, r *http.Request, _ auth.Principal) {
 	var body flags.Request
-	if err := decodeBody(req.Body, &body, `{"questions": {…}, "transcripts": [{…}], "context": {…}}`); err != nil {
-		return errorResponse(http.StatusBadRequest, err.Error())
+	if err := DecodeJSON(w, r, &body, `{"questions": {…}, "transcripts": [{…}], "context": {…}}`, 0); err != nil {
+		WriteError(w, r, err)
+		return
 	}
-	res, warnings, err := flags.Evaluate(ctx, body, rt.Judge, rt.Now)
+	res, warnings, err := flags.Evaluate(r.Context(), body, f.judge, f.now)
 	switch {
-	case errorKind(err) == veredicto.NameInvalidInput:
-		return errorResponse(http.StatusBadRequest, err.Error())
+	case veredicto.Kind(err) == veredicto.NameInvalidInput:
+		WriteError(w, r, err)
+		return
 	case err != nil:
-		rt.logger().ErrorContext(ctx, "flags classification failed", "error_type", fmt.Sprintf("%T", err))
-		return errorResponse(http.StatusBadGateway, "the contradiction judge failed; retry later")
+		WriteError(w, r, &Error{Name: NameUpstreamFailed, Message: "the contradiction judge failed; retry later"})
+		return
 	}
-	return jsonResponse(http.StatusOK, struct {
+	WriteJSON(w, http.StatusOK, struct {
 		flags.Flags
 		Warnings []string `json:"warnings"`
 	}{res, append([]string{}, warnings...)})

@@ -1,8 +1,8 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/flags"
 )
 
@@ -20,9 +21,12 @@ type flagsResponse struct {
 
 func postFlags(t *testing.T, body string) flagsResponse {
 	t.Helper()
-	rt := &Router{Judge: flags.OfflineJudge{}, Now: func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }}
-	resp := rt.Serve(context.Background(), Request{Method: "POST", Path: "/flags", Body: []byte(body)})
-	return flagsResponse{resp.Status, string(resp.Body)}
+	h := New(Routes{Judge: flags.OfflineJudge{}, Now: func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }})
+	r := httptest.NewRequest("POST", "/flags", strings.NewReader(body))
+	r = r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{Name: "ana", Tenant: "acme", Via: auth.ViaJWT}))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return flagsResponse{w.Code, w.Body.String()}
 }
 
 func TestHTTPHandlerClassifiesTheExampleEvent(t *testing.T) {
@@ -46,8 +50,8 @@ func TestHTTPHandlerClassifiesTheExampleEvent(t *testing.T) {
 
 func TestHTTPHandlerRejectsBadDocuments(t *testing.T) {
 	tests := []struct{ body, want string }{
-		{`{"questions": 1`, "body must be JSON"},
-		{`{"questions": {}, "transcripts": [], "extra": 1}`, "unknown field"},
+		{`{"questions": 1`, "body: not valid JSON"},
+		{`{"questions": {}, "transcripts": [], "extra": 1}`, "extra: is not a known field"},
 		{`{"questions": {"question_set_id": "q", "questions": []}}`, "at least one entry"},
 		{`{"questions": {"question_set_id": "q", "questions": [{"question_id": "a", "target": "rrhh", "question_text": "¿x?", "closure_rule": "abierta"}]},
 		  "transcripts": [{"transcript_id": "t", "target": "rrhh", "answers": [{"question_id": "zz", "answer_text": "x", "forced_closure": false}]}]}`, "transcripts[0]"},

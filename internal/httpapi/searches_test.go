@@ -14,12 +14,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/apitest"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/search/offline"
 	"github.com/veredicto/veredicto/internal/starter"
@@ -73,14 +76,19 @@ func (h heldStarter) Describe(ctx context.Context, name string) (starter.Status,
 // world is one deployment: acme has a finished search "done", a running
 // search "run" and an uploaded, never started search "up"; with seed false
 // nothing exists at all.
-func world(t *testing.T, seed bool) *httpapi.Router {
+func world(t *testing.T, seed bool) http.Handler {
+	return httpapi.New(worldRoutes(t, seed))
+}
+
+// worldRoutes are world's routes, for a test to add to.
+func worldRoutes(t *testing.T, seed bool) httpapi.Routes {
 	t.Helper()
 	data := t.TempDir()
 	a := app.NewLocal(data, offline.New(), nil)
 	svc := *a.Intake
 	svc.Starter = heldStarter{Starter: a.Intake.Starter, held: map[string]bool{starter.ExecutionName("acme", "run"): true},
 		mu: &sync.Mutex{}, started: map[string]bool{}}
-	rt := &httpapi.Router{Searches: &svc}
+	rt := httpapi.Routes{Searches: &svc}
 	if seed {
 		for _, id := range []string{"done", "run", "up"} {
 			upload(t, data, "acme", id)
@@ -94,11 +102,25 @@ func world(t *testing.T, seed bool) *httpapi.Router {
 	return rt
 }
 
-func serve(rt *httpapi.Router, method, path, tenant, body string, header http.Header) httpapi.Response {
-	if header == nil {
-		header = http.Header{}
+// response is what a route answered.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// serve asks h as tenant's authenticated principal ("" for none).
+func serve(h http.Handler, method, path, tenant, body string, header http.Header) response {
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	for k, v := range header {
+		r.Header[k] = v
 	}
-	return rt.Serve(context.Background(), httpapi.Request{Method: method, Path: path, Tenant: tenant, Body: []byte(body), Header: header})
+	if tenant != "" {
+		r = apitest.AsTenant(r, tenant)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return response{w.Code, w.Header(), w.Body.Bytes()}
 }
 
 var markdown = http.Header{"Accept": {"text/markdown"}}
@@ -182,10 +204,9 @@ func TestRequestsTheCallerMustFix(t *testing.T) {
 		status                           int
 		want                             string
 	}{
-		{"no tenant", "GET", "/searches/done", "", "", 401, "missing tenant claim custom:tenant"},
-		{"tenant that cannot name a folder", "GET", "/searches/done", "../acme", "", 403, "not a valid tenant"},
-		{"bad body", "POST", "/searches", "acme", `{"search":"x"}`, 400, `unknown field \"search\"`},
-		{"wrong type", "POST", "/searches", "acme", `{"search_id":"x","thresholds":{"gem1":"high"}}`, 400, "thresholds must be a number, not a JSON string"},
+		{"no tenant", "GET", "/searches/done", "", "", 401, "no credentials: send Authorization: Bearer"},
+		{"bad body", "POST", "/searches", "acme", `{"search":"x"}`, 400, `body: search: is not a known field`},
+		{"wrong type", "POST", "/searches", "acme", `{"search_id":"x","thresholds":{"gem1":"high"}}`, 400, "thresholds: must be a number, not a JSON string"},
 		{"bad id", "POST", "/searches", "acme", `{"search_id":"../etc"}`, 400, "search_id"},
 		{"not uploaded", "POST", "/searches", "acme", `{"search_id":"ghost"}`, 422, "searches/acme/ghost/: required document(s) missing: jd.md, kickoff.md"},
 		{"every problem named", "POST", "/searches", "acme", `{"search_id":"ghost","concurrency":99,"thresholds":{"gem1":6.5}}`, 400,
@@ -195,14 +216,15 @@ func TestRequestsTheCallerMustFix(t *testing.T) {
     "searches/acme/ghost/: required document(s) missing: jd.md, kickoff.md"
   ]`},
 		{"malformed search id", "GET", "/searches/%2e%2e", "acme", "", 404, "not found"},
-		{"fraction for a whole number", "POST", "/searches", "acme", `{"search_id":"x","concurrency":1.5}`, 400, "concurrency must be a whole number, not a JSON number 1.5"},
+		{"fraction for a whole number", "POST", "/searches", "acme", `{"search_id":"x","concurrency":1.5}`, 400, "concurrency: must be a whole number, not a JSON number 1.5"},
 		{"null body", "POST", "/searches", "acme", `null`, 400, "the search cannot start: search_id is required"},
 		{"escaped accents are the id's letters", "GET", "/searches/b%C3%BAsqueda-%C3%B1", "acme", "", 404, "búsqueda-ñ not found"},
-		{"invalid escape", "GET", "/searches/%zz", "acme", "", 400, "not validly percent-encoded"},
-		{"malformed candidate id", "GET", "/searches/done/candidates/%2e%2e/report", "acme", "", 400, "candidate_id"},
-		{"wrong method", "DELETE", "/searches/done", "acme", "", 405, "not allowed"},
-		{"unknown route", "GET", "/nope", "acme", "", 404, "no route"},
-		{"flags not mounted", "POST", "/flags", "acme", "{}", 404, "no route"},
+		{"malformed candidate id", "GET", "/searches/done/candidates/%2e%2e/report", "acme", "", 404, "not found"},
+		{"odd candidate id", "GET", "/searches/done/candidates/c%2F1/report", "acme", "", 400, "candidate_id"},
+		{"wrong method", "DELETE", "/searches/done", "acme", "", 405, "DELETE is not allowed on /searches/done; use GET, HEAD"},
+		{"unknown route", "GET", "/nope", "acme", "", 404, "route GET /nope not found"},
+		{"below a route", "GET", "/searches/a/b/c", "acme", "", 404, "route GET /searches/a/b/c not found"},
+		{"flags not mounted", "POST", "/flags", "acme", "{}", 404, "route POST /flags not found"},
 	}
 	for _, tt := range tests {
 		got := serve(rt, tt.method, tt.path, tt.tenant, tt.body, nil)
@@ -218,9 +240,8 @@ func TestRequestsTheCallerMustFix(t *testing.T) {
 // TestAPIGatewayFront: the tenant comes from the JWT claim the authorizer
 // verified, a base64 body is decoded, headers reach the route.
 func TestAPIGatewayFront(t *testing.T) {
-	rt := world(t, true)
-	rt.TenantClaim = "custom:org"
-	h := rt.APIGateway()
+	g := &httpapi.Gateway{Handler: world(t, true), TenantClaim: "custom:org"}
+	h := g.Handle
 	ev := func(method, path, tenant, body string, b64 bool, headers map[string]string) events.APIGatewayV2HTTPRequest {
 		req := events.APIGatewayV2HTTPRequest{RawPath: path, Body: body, IsBase64Encoded: b64, Headers: headers}
 		req.RequestContext.HTTP.Method = method
@@ -240,6 +261,8 @@ func TestAPIGatewayFront(t *testing.T) {
 	}{
 		{"claim", ev("GET", "/searches/done", "acme", "", false, nil), 200, `"SUCCEEDED"`, "application/json"},
 		{"no claim", ev("GET", "/searches/done", "", "", false, nil), 401, "custom:org", "application/json"},
+		{"tenant that cannot name a folder", ev("GET", "/searches/done", "../acme", "", false, nil), 401, "is not a tenant name", "application/json"},
+		{"invalid escape", ev("GET", "/searches/%zz", "acme", "", false, nil), 400, "malformed request", "application/json"},
 		{"base64 body", ev("POST", "/searches", "acme", base64.StdEncoding.EncodeToString([]byte(`{"search_id":"done"}`)), true, nil), 200, `"started": false`, "application/json"},
 		{"bad base64", ev("POST", "/searches", "acme", "%%%", true, nil), 400, "base64", "application/json"},
 		{"accept header", ev("GET", "/searches/done/candidates/c-001/report", "acme", "", false, map[string]string{"accept": "text/markdown"}), 200, "## Decisión", "text/markdown; charset=utf-8"},
@@ -252,16 +275,22 @@ func TestAPIGatewayFront(t *testing.T) {
 	}
 }
 
-// TestNetHTTPFront serves the same router on net/http, as a local server
-// would, with the tenant from a header set by a test authenticator.
-func TestNetHTTPFront(t *testing.T) {
-	rt := world(t, true)
-	srv := httptest.NewServer(rt.Handler(func(r *http.Request) string { return r.Header.Get("X-Test-Tenant") }))
-	defer srv.Close()
+// TestBehindTheAuthenticator serves the routes as the local server does:
+// a bearer token's tenant is the caller's, another tenant's search answers
+// 404, and no token 401.
+func TestBehindTheAuthenticator(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	srv := apitest.Serve(t, world(t, true), &auth.HS256{Key: key})
 	get := func(path, tenant string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest("GET", srv.URL+path, nil)
-		req.Header.Set("X-Test-Tenant", tenant)
+		if tenant != "" {
+			tok, err := auth.SignHS256(key, auth.Claims{Tenant: tenant, Subject: "ana", ExpiresAt: time.Now().Add(time.Hour)}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
 		resp, err := srv.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -289,7 +318,7 @@ func (outage) Get(context.Context, string) ([]byte, bool, error) {
 }
 
 func TestStorageOutageIsA503WithoutInternals(t *testing.T) {
-	rt := &httpapi.Router{Searches: &intake.Service{Records: outage{}}}
+	rt := httpapi.New(httpapi.Routes{Searches: &intake.Service{Records: outage{}}})
 	got := serve(rt, "GET", "/searches/done", "acme", "", nil)
 	if got.Status != http.StatusServiceUnavailable || string(got.Body) != "{\n  \"error\": \"temporarily unavailable; retry later\"\n}\n" {
 		t.Errorf("outage: %d %s; want 503 without internals", got.Status, got.Body)
@@ -301,7 +330,7 @@ func TestStorageOutageIsA503WithoutInternals(t *testing.T) {
 func TestAccentedSearchIDsOverHTTP(t *testing.T) {
 	data := t.TempDir()
 	a := app.NewLocal(data, offline.New(), nil)
-	rt := &httpapi.Router{Searches: a.Intake}
+	rt := httpapi.New(httpapi.Routes{Searches: a.Intake})
 	upload(t, data, "acme", "búsqueda-ñ")
 	if _, err := a.Intake.Start(context.Background(), "acme", "api", intake.StartRequest{SearchID: "búsqueda-ñ"}); err != nil {
 		t.Fatal(err)

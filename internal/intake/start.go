@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -106,6 +105,9 @@ func (e *RequestError) Error() string {
 	return fmt.Sprintf("search %s cannot start: %s", e.SearchID, strings.Join(e.Problems, "; "))
 }
 
+// ProblemList lists each problem, for an HTTP answer's "problems".
+func (e *RequestError) ProblemList() []string { return e.Problems }
+
 // ErrorName is MissingInputError when only documents are missing,
 // InvalidInputError otherwise.
 func (e *RequestError) ErrorName() string {
@@ -113,29 +115,6 @@ func (e *RequestError) ErrorName() string {
 		return veredicto.NameMissingInput
 	}
 	return veredicto.NameInvalidInput
-}
-
-// kindOf is the vocabulary name of the first error in err's tree (through
-// fmt's %w and errors.Join) whose name is one of the vocabulary's; "" when
-// none is.
-func kindOf(err error) string {
-	if err == nil {
-		return ""
-	}
-	if n := veredicto.ErrorName(err); slices.Contains(veredicto.Names(), n) {
-		return n
-	}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		return kindOf(u.Unwrap())
-	case interface{ Unwrap() []error }:
-		for _, e := range u.Unwrap() {
-			if k := kindOf(e); k != "" {
-				return k
-			}
-		}
-	}
-	return ""
 }
 
 // check validates a start request the way the workflow's first task will,
@@ -190,7 +169,7 @@ func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (s
 	// this check only needs the verdict.
 	v := &search.Service{Inputs: s.Inputs, Logger: slog.New(slog.DiscardHandler)}
 	add := func(err error) error {
-		switch kindOf(err) {
+		switch veredicto.Kind(err) {
 		case veredicto.NameMissingInput:
 			rej.Problems = append(rej.Problems, fmt.Sprintf("%s/: %s", in.InputPrefix, err))
 			rej.MissingOnly = len(rej.Problems) == 1

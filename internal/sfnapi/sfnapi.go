@@ -69,19 +69,29 @@ func checkRole(arn string) error {
 	return nil
 }
 
-// Handler serves the Step Functions API.
+// Handler serves the Step Functions API. Every request must come signed
+// (see authz.go): behind httpapi.Authenticator, which verifies SigV4.
 type Handler struct {
 	backend Backend
 	log     *slog.Logger
+	guard   Guard
 	ops     map[string]func(context.Context, []byte) (any, error)
 }
 
+// Options configure a Handler.
+type Options struct {
+	Logger *slog.Logger
+	// Guard, when set, may refuse SendTask* on a token (see Guard).
+	Guard Guard
+}
+
 // New returns the API handler for backend.
-func New(backend Backend, logger *slog.Logger) *Handler {
+func New(backend Backend, opts Options) *Handler {
+	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
-	h := &Handler{backend: backend, log: logger}
+	h := &Handler{backend: backend, log: logger, guard: opts.Guard}
 	h.ops = map[string]func(context.Context, []byte) (any, error){
 		"CreateStateMachine":   h.createStateMachine,
 		"DescribeStateMachine": h.describeStateMachine,
@@ -126,10 +136,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusMethodNotAllowed, code: "UnknownOperationException", msg: "the Step Functions API takes POST requests"})
 		return
 	}
+	p, refused := authenticate(r)
+	if refused != nil {
+		writeError(w, refused)
+		return
+	}
 	target := r.Header.Get("X-Amz-Target")
-	op, ok := h.ops[strings.TrimPrefix(target, TargetPrefix)]
+	name := strings.TrimPrefix(target, TargetPrefix)
+	op, ok := h.ops[name]
 	if !ok || !strings.HasPrefix(target, TargetPrefix) {
 		writeError(w, &apiError{status: http.StatusBadRequest, code: "UnknownOperationException", msg: fmt.Sprintf("unknown operation %q", target)})
+		return
+	}
+	if !p.Operator && operatorOnly[name] {
+		writeError(w, accessDenied(p, name))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
@@ -140,7 +160,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		body = []byte("{}")
 	}
-	out, err := op(r.Context(), body)
+	out, err := op(withPrincipal(r.Context(), p), body)
 	if err != nil {
 		var ae *apiError
 		var ce *control.Error
@@ -391,6 +411,10 @@ func (h *Handler) startExecution(ctx context.Context, body []byte) (any, error) 
 	if in.Input != nil {
 		input = *in.Input
 	}
+	input, err := scopeInput(principal(ctx), input)
+	if err != nil {
+		return nil, err
+	}
 	x, err := h.backend.StartExecution(ctx, in.ARN, string(in.Name), input)
 	if err != nil {
 		return nil, err
@@ -411,6 +435,9 @@ func (h *Handler) describeExecution(ctx context.Context, body []byte) (any, erro
 	x, err := h.backend.DescribeExecution(ctx, in.ARN)
 	if err != nil {
 		return nil, err
+	}
+	if p := principal(ctx); !p.Operator && x.Tenant != p.Tenant {
+		return nil, executionDoesNotExist(in.ARN)
 	}
 	out := map[string]any{"executionArn": x.ARN, "stateMachineArn": x.StateMachineARN, "name": x.Name, "status": x.Status,
 		"startDate": epoch(x.Start), "input": string(x.Input), "inputDetails": map[string]bool{"included": true},
@@ -458,7 +485,11 @@ func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) 
 		return nil, err
 	}
 	items := make([]map[string]any, 0, len(list))
+	p := principal(ctx)
 	for _, x := range list {
+		if !p.Operator && x.Tenant != p.Tenant {
+			continue // another tenant's: not listed, as if it did not exist
+		}
 		it := map[string]any{"executionArn": x.ARN, "stateMachineArn": x.StateMachineARN, "name": x.Name, "status": x.Status, "startDate": epoch(x.Start)}
 		if s := epochPtr(x.Stop); s != nil {
 			it["stopDate"] = s
@@ -488,6 +519,9 @@ func (h *Handler) getExecutionHistory(ctx context.Context, body []byte) (any, er
 	}
 	max, err := pageSize(in.MaxResults)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.visibleExecution(ctx, in.ARN); err != nil {
 		return nil, err
 	}
 	events, next, err := h.backend.History(ctx, in.ARN, in.NextToken, max, in.Reverse)
@@ -535,6 +569,9 @@ func (h *Handler) stopExecution(ctx context.Context, body []byte) (any, error) {
 	if err := required("executionArn", in.ARN); err != nil {
 		return nil, err
 	}
+	if err := h.visibleExecution(ctx, in.ARN); err != nil {
+		return nil, err
+	}
 	stop, err := h.backend.StopExecution(ctx, in.ARN, in.Error, in.Cause)
 	if err != nil {
 		return nil, err
@@ -549,16 +586,19 @@ type taskRequest struct {
 	Cause  string  `json:"cause"`
 }
 
-func decodeTask(body []byte) (taskRequest, error) {
+func (h *Handler) decodeTask(ctx context.Context, body []byte, resolves bool) (taskRequest, error) {
 	var in taskRequest
 	if err := decode(body, &in); err != nil {
 		return in, err
 	}
-	return in, required("taskToken", in.Token)
+	if err := required("taskToken", in.Token); err != nil {
+		return in, err
+	}
+	return in, h.visibleToken(ctx, in.Token, resolves)
 }
 
 func (h *Handler) sendTaskSuccess(ctx context.Context, body []byte) (any, error) {
-	in, err := decodeTask(body)
+	in, err := h.decodeTask(ctx, body, true)
 	if err != nil {
 		return nil, err
 	}
@@ -569,7 +609,7 @@ func (h *Handler) sendTaskSuccess(ctx context.Context, body []byte) (any, error)
 }
 
 func (h *Handler) sendTaskFailure(ctx context.Context, body []byte) (any, error) {
-	in, err := decodeTask(body)
+	in, err := h.decodeTask(ctx, body, true)
 	if err != nil {
 		return nil, err
 	}
@@ -577,7 +617,7 @@ func (h *Handler) sendTaskFailure(ctx context.Context, body []byte) (any, error)
 }
 
 func (h *Handler) sendTaskHeartbeat(ctx context.Context, body []byte) (any, error) {
-	in, err := decodeTask(body)
+	in, err := h.decodeTask(ctx, body, false)
 	if err != nil {
 		return nil, err
 	}

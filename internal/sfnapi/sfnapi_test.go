@@ -7,21 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/smithy-go"
-	"github.com/aws/smithy-go/middleware"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/control"
+	"github.com/veredicto/veredicto/internal/httpapi/apitest"
 	"github.com/veredicto/veredicto/internal/sfnapi"
 )
 
@@ -36,6 +33,7 @@ type peer struct {
 	client *sfn.Client
 	mgr    *control.Manager
 	tokens chan string // tokens the Notify handler received
+	srv    *apitest.Server
 }
 
 func registry(tokens chan string) *asl.Registry {
@@ -62,25 +60,9 @@ func newPeer(t testing.TB) *peer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(sfnapi.New(mgr, nil))
-	t.Cleanup(func() { srv.Close(); mgr.Close() })
-	return &peer{url: srv.URL, client: newClient(srv.URL), mgr: mgr, tokens: tokens}
-}
-
-// newClient is the sfn client of aws-sdk-go-v2 on endpoint, with the
-// `sync-` host prefix of TestState disabled (see LOCAL-STACK.md).
-func newClient(endpoint string) *sfn.Client {
-	return sfn.New(sfn.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider("x", "x", ""),
-		APIOptions: []func(*middleware.Stack) error{func(s *middleware.Stack) error {
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("NoHostPrefix",
-				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-					return next.HandleInitialize(smithyhttp.DisableEndpointHostPrefix(ctx, true), in)
-				}), middleware.Before)
-		}},
-	})
+	srv := apitest.Serve(t, sfnapi.New(mgr, sfnapi.Options{}), nil)
+	t.Cleanup(mgr.Close)
+	return &peer{url: srv.URL, client: srv.SFN(srv.Operator(t)), mgr: mgr, tokens: tokens, srv: srv}
 }
 
 const role = "arn:aws:iam::000000000000:role/test"
@@ -624,6 +606,7 @@ func (p *peer) post(t *testing.T, target, body string) (int, map[string]any) {
 	if target != "" {
 		req.Header.Set("X-Amz-Target", target)
 	}
+	apitest.Sign(t, req, []byte(body), p.srv.Operator(t), "states")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -710,8 +693,8 @@ func TestUpdateStateMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(sfnapi.New(mgr, nil))
-	p := &peer{url: srv.URL, client: newClient(srv.URL), mgr: mgr, tokens: tokens}
+	srv := apitest.Serve(t, sfnapi.New(mgr, sfnapi.Options{}), nil)
+	p := &peer{url: srv.URL, client: srv.SFN(srv.Operator(t)), mgr: mgr, tokens: tokens, srv: srv}
 	smARN := p.create(t, "Evolving", callbackDef(3600))
 	waiting := p.start(t, smARN, "before", `{}`)
 	tok := p.token(t)

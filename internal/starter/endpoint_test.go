@@ -3,12 +3,13 @@ package starter_test
 import (
 	"context"
 	"errors"
-	"github.com/veredicto/veredicto"
-	"net/http/httptest"
 	"testing"
+
+	"github.com/veredicto/veredicto"
 
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/control"
+	"github.com/veredicto/veredicto/internal/httpapi/apitest"
 	"github.com/veredicto/veredicto/internal/sfnapi"
 	"github.com/veredicto/veredicto/internal/starter"
 )
@@ -23,12 +24,11 @@ func TestEndpointAgainstServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	srv := httptest.NewServer(sfnapi.New(m, nil))
-	defer srv.Close()
+	srv := apitest.Serve(t, sfnapi.New(m, sfnapi.Options{}), nil)
 	if _, err := m.RegisterStateMachine("ExecutiveSearchStateMachine", `{"StartAt":"Hold","States":{"Hold":{"Type":"Wait","Seconds":3600,"End":true}}}`); err != nil {
 		t.Fatal(err)
 	}
-	s := starter.NewEndpoint(srv.URL, control.StateMachineARN("ExecutiveSearchStateMachine"))
+	s := starter.NewSFN(srv.SFN(srv.Operator(t)), control.StateMachineARN("ExecutiveSearchStateMachine"))
 	name := starter.ExecutionName("acme", "s-1")
 	ex, err := s.Start(ctx, name, []byte(`{"tenant":"acme","search_id":"s-1"}`))
 	if err != nil {

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/eventlog"
 )
 
 // ExecutionsAPI is the part of the sfn client the AWS stream uses.
@@ -25,6 +27,18 @@ type ExecutionsAPI interface {
 }
 
 var _ ExecutionsAPI = (*sfn.Client)(nil)
+
+// Reader reads a stream of the event log.
+type Reader interface {
+	Read(ctx context.Context, tenant, stream string, after int64, limit int) ([]eventlog.Event, error)
+}
+
+// Resolver maps an execution parameter (an ARN or a name) to the execution
+// ARN whose stream to serve, for the caller's tenant; another tenant's
+// execution is a *veredicto.NotFoundError, like a missing one.
+type Resolver interface {
+	ResolveExecution(ctx context.Context, tenant, ref string) (string, error)
+}
 
 // Refresher brings a stream up to date before the handler reads it.
 type Refresher interface {
@@ -147,7 +161,7 @@ func (e *Executions) Refresh(ctx context.Context, tenant, executionARN string) e
 	if e.Now != nil {
 		now = e.Now()
 	}
-	if m.done || (!m.at.IsZero() && now.Sub(m.at) < dflt(e.MinInterval, 2*time.Second)) {
+	if m.done || (!m.at.IsZero() && now.Sub(m.at) < cmp.Or(e.MinInterval, 2*time.Second)) {
 		return nil
 	}
 	m.at = now

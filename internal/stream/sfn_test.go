@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/eventlog/file"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 )
 
 const smARN = "arn:aws:states:us-east-1:123456789012:stateMachine:veredicto-executive-search"
@@ -198,27 +198,27 @@ func TestExecutionsMirrorHistory(t *testing.T) {
 	}
 }
 
-func TestHandlerRefreshesBeforeReading(t *testing.T) {
+// TestResolveThenRefresh is what the stream's handler does for an
+// execution on AWS: resolve the name, refresh the log from the history,
+// read it.
+func TestResolveThenRefresh(t *testing.T) {
 	exec := strings.Replace(smARN, ":stateMachine:", ":execution:", 1) + ":acme-s-1"
 	api := &fakeSFN{inputs: map[string]string{exec: `{"tenant":"acme"}`}, history: awsHistory(true)}
-	e := &Executions{API: api, StateMachines: []string{smARN}}
-	f := newSSE(t, &Handler{Resolve: e, Refresh: e, Logger: slog.New(slog.DiscardHandler)})
-	e.Log, e.Recorder = f.log, &Recorder{Log: f.log}
-	resp, err := f.open(t, t.Context(), "acme", "acme-s-1", "")
+	log := fileeventlog.New(t.TempDir())
+	e := &Executions{API: api, StateMachines: []string{smARN}, Log: log, Recorder: &Recorder{Log: log}}
+	stream, err := e.ResolveExecution(t.Context(), "acme", "acme-s-1")
+	if err != nil || stream != exec {
+		t.Fatalf("resolve: %q %v", stream, err)
+	}
+	if err := e.Refresh(t.Context(), "acme", stream); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := log.Read(t.Context(), "acme", stream, 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	msgs := make(chan sseMsg, 20)
-	go readSSE(resp.Body, msgs, nil)
-	var n int
-	var last string
-	for m := range msgs {
-		n++
-		last = m.data
-	}
-	if n != 7 || !strings.Contains(last, `"type":"finish"`) {
-		t.Errorf("got %d messages ending %s, want 7 ending with finish", n, last)
+	if len(evs) != 7 || !evs[6].Finished() {
+		t.Errorf("got %d events, want 7 ending with finish", len(evs))
 	}
 }
 

@@ -1,4 +1,4 @@
-package stream
+package httpapi_test
 
 import (
 	"context"
@@ -18,13 +18,15 @@ import (
 	"testing"
 	"time"
 
+	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/dynalite"
 	"github.com/veredicto/veredicto/internal/eventlog"
-	"github.com/veredicto/veredicto/internal/eventlog/dynamo"
-	"github.com/veredicto/veredicto/internal/eventlog/file"
+	"github.com/veredicto/veredicto/internal/httpapi"
 )
 
 func TestMain(m *testing.M) {
@@ -75,8 +77,8 @@ func (is *issuer) token(t *testing.T, tenant string) string {
 // the stream read from DynamoDB (dynalite) since Last-Event-ID.
 func TestFunctionURLStreamsFromDynamoDB(t *testing.T) {
 	client := dynalite.Client(t)
-	dynalite.CreateTable(t, client, dynamo.TableSchema("events-url"))
-	log := dynamo.New(client, "events-url")
+	dynalite.CreateTable(t, client, dynamoeventlog.TableSchema("events-url"))
+	log := dynamoeventlog.New(client, "events-url")
 	for i := 1; i <= 4; i++ {
 		typ := eventlog.TypeExecutionStep
 		if i == 4 {
@@ -89,7 +91,7 @@ func TestFunctionURLStreamsFromDynamoDB(t *testing.T) {
 	}
 	is := newIssuer(t)
 	v := &auth.JWKS{URL: is.srv.URL, Client: is.srv.Client(), Policy: auth.Policy{Issuer: "https://issuer"}}
-	h := FunctionURL(&Handler{Log: log, Poll: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, v, slog.New(slog.DiscardHandler))
+	h := httpapi.FunctionURL(httpapi.EventStream(&httpapi.Events{Log: log, Poll: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, v, slog.New(slog.DiscardHandler)))
 
 	req := func(query string, headers map[string]string) *events.LambdaFunctionURLRequest {
 		r := &events.LambdaFunctionURLRequest{RawPath: "/", RawQueryString: query, Headers: headers}
@@ -147,7 +149,7 @@ func TestFunctionURLStreamsFromDynamoDB(t *testing.T) {
 		// comes.
 		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
 		defer cancel()
-		h := FunctionURL(&Handler{Log: log, Poll: 10 * time.Millisecond, Reserve: time.Hour - time.Second}, v, slog.New(slog.DiscardHandler))
+		h := httpapi.FunctionURL(httpapi.EventStream(&httpapi.Events{Log: log, Poll: 10 * time.Millisecond, Reserve: time.Hour - time.Second}, v, slog.New(slog.DiscardHandler)))
 		resp, err := h(ctx, req("execution="+arn+"-open", map[string]string{"authorization": "Bearer " + is.token(t, "acme")}))
 		if err != nil {
 			t.Fatal(err)
@@ -171,7 +173,7 @@ func TestSampleEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec := req.QueryStringParameters["execution"]
-	log := file.New(t.TempDir())
+	log := fileeventlog.New(t.TempDir())
 	for i := 1; i <= 5; i++ {
 		typ := eventlog.TypeExecutionStep
 		if i == 5 {
@@ -185,7 +187,7 @@ func TestSampleEvent(t *testing.T) {
 	is := newIssuer(t)
 	req.Headers["authorization"] = "Bearer " + is.token(t, "default")
 	v := &auth.JWKS{URL: is.srv.URL, Client: is.srv.Client()}
-	h := FunctionURL(&Handler{Log: log, Logger: slog.New(slog.DiscardHandler)}, v, slog.New(slog.DiscardHandler))
+	h := httpapi.FunctionURL(httpapi.EventStream(&httpapi.Events{Log: log, Logger: slog.New(slog.DiscardHandler)}, v, slog.New(slog.DiscardHandler)))
 	resp, err := h(t.Context(), &req)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("status %d, %v", resp.StatusCode, err)

@@ -1,4 +1,4 @@
-package stream
+package httpapi_test
 
 import (
 	"context"
@@ -9,13 +9,16 @@ import (
 	"testing"
 	"time"
 
+	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
+
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/confirm"
-	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/stream"
 )
 
 // TestConfirmationWorkflowOnTheStream runs a workflow that asks for a
@@ -31,13 +34,13 @@ func TestConfirmationWorkflowOnTheStream(t *testing.T) {
 	      "category":"decision","sensitivity":"high","undoable":false,"preview.$":"$.package","tenant":"acme"}},
 	    "TimeoutSeconds":3600,"ResultPath":"$.review","Next":"Done"},
 	  "Done":{"Type":"Succeed"}}}`
-	f := newSSE(t, &Handler{})
+	f := newSSE(t, &httpapi.Events{})
 	svc := &confirm.Service{Store: fileconfirm.New(t.TempDir()), Events: f.log, Logger: slog.New(slog.DiscardHandler)}
 	reg := asl.NewRegistry()
 	reg.Register("ConfirmFunction", asl.Typed(svc.Confirm))
 	eng := asl.New(reg)
 	svc.Tasks = engineSender{eng}
-	agents, err := AgentsOf([]byte(def))
+	agents, err := stream.AgentsOf([]byte(def))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +49,7 @@ func TestConfirmationWorkflowOnTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	var execARN string
-	rec := &Recorder{Log: f.log, AgentsFor: func(string) map[string]string { return agents }}
+	rec := &stream.Recorder{Log: f.log, AgentsFor: func(string) map[string]string { return agents }}
 	hook := rec.Hook(slog.New(slog.DiscardHandler))
 	started := make(chan struct{})
 	x, err := eng.Start(t.Context(), sm, json.RawMessage(`{}`), asl.StartOptions{Name: "review-1", StateMachineName: "Review",
@@ -76,7 +79,8 @@ func TestConfirmationWorkflowOnTheStream(t *testing.T) {
 	go readSSE(resp.Body, msgs, nil)
 
 	tok, _ := auth.SignHS256(f.key, auth.Claims{Subject: "ana", Tenant: "acme", ExpiresAt: time.Now().Add(time.Hour)}, "")
-	h := auth.Middleware(&auth.HS256{Key: f.key}, auth.MiddlewareOptions{})(&confirm.Handler{Service: svc, Logger: slog.New(slog.DiscardHandler)})
+	authn := &httpapi.Authenticator{Tokens: &auth.HS256{Key: f.key}, Logger: slog.New(slog.DiscardHandler)}
+	h := authn.Wrap(httpapi.New(httpapi.Routes{Confirmations: svc, Logger: slog.New(slog.DiscardHandler)}))
 	req, _ := http.NewRequest("POST", "/api/confirmations", strings.NewReader(`{"id":"`+id+`","approved":true}`))
 	req.Header.Set("Authorization", "Bearer "+tok)
 	w := &recorderWriter{header: http.Header{}}
@@ -88,9 +92,9 @@ func TestConfirmationWorkflowOnTheStream(t *testing.T) {
 	var got []string
 	for m := range msgs {
 		var d struct {
-			Type string `json:"type"`
-			Step Step   `json:"step"`
-			ID   string `json:"id"`
+			Type string      `json:"type"`
+			Step stream.Step `json:"step"`
+			ID   string      `json:"id"`
 		}
 		json.Unmarshal([]byte(m.data), &d)
 		switch d.Type {

@@ -1,4 +1,4 @@
-package stream
+package httpapi
 
 import (
 	"bytes"
@@ -16,11 +16,12 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/eventlog"
 )
 
-// Reader reads a stream of the event log.
-type Reader interface {
+// EventReader reads a stream of the event log.
+type EventReader interface {
 	Read(ctx context.Context, tenant, stream string, after int64, limit int) ([]eventlog.Event, error)
 }
 
@@ -30,14 +31,20 @@ type Watcher interface {
 	Watch(tenant, stream string) (<-chan struct{}, func())
 }
 
-// Resolver maps the execution parameter (an ARN or a name) to the
+// ExecutionResolver maps the execution parameter (an ARN or a name) to the
 // execution ARN whose stream to serve, for the caller's tenant; another
 // tenant's execution is a *veredicto.NotFoundError, like a missing one.
-type Resolver interface {
+type ExecutionResolver interface {
 	ResolveExecution(ctx context.Context, tenant, ref string) (string, error)
 }
 
-// Handler serves GET /api/events?execution=<arn or name> (and a
+// StreamRefresher brings a stream up to date before it is read (on AWS,
+// stream.Executions mirrors the Step Functions history into the log).
+type StreamRefresher interface {
+	Refresh(ctx context.Context, tenant, stream string) error
+}
+
+// Events serves GET /api/events?execution=<arn or name> (and a
 // conversation's stream, ?chat=<id>: see serveChat) as Server-Sent
 // Events for the tenant the auth middleware verified. Every message is
 // "id: N" and "data: {json with type}"; comments (": ping") keep the
@@ -47,16 +54,16 @@ type Resolver interface {
 // Each connection reads the durable log at its own pace, at most Batch
 // events at a time, so a slow client holds a bounded buffer and never
 // slows the writers; a write that stalls past WriteTimeout drops it.
-type Handler struct {
-	Log Reader
+type Events struct {
+	Log EventReader
 	// Watch, when set, wakes connections as soon as this process appends.
 	Watch Watcher
 	// Resolve, when nil, takes the parameter as the stream name and
 	// answers 404 for a stream with no events.
-	Resolve Resolver
+	Resolve ExecutionResolver
 	// Refresh, when set, brings the stream up to date before each read
 	// (on AWS, Executions mirrors the Step Functions history).
-	Refresh Refresher
+	Refresh StreamRefresher
 	// Poll is how often the log is re-read without a signal (default 1 s),
 	// Heartbeat how often an idle connection gets a comment (default 15 s),
 	// Batch the most events read and written at once (default 64),
@@ -81,7 +88,7 @@ type Handler struct {
 
 // acquire counts an open stream of tenant; false when it has
 // MaxPerTenant already.
-func (h *Handler) acquire(tenant string) bool {
+func (h *Events) acquire(tenant string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.open == nil {
@@ -94,7 +101,7 @@ func (h *Handler) acquire(tenant string) bool {
 	return true
 }
 
-func (h *Handler) release(tenant string) {
+func (h *Events) release(tenant string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.open[tenant]--; h.open[tenant] <= 0 {
@@ -109,113 +116,93 @@ func dflt[T int | time.Duration](v, d T) T {
 	return v
 }
 
-func (h *Handler) logger() *slog.Logger {
+func (h *Events) logger() *slog.Logger {
 	if h.Logger != nil {
 		return h.Logger
 	}
 	return slog.Default()
 }
 
-func jsonError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+func (h *Events) register(m *Mux) {
+	m.Handle("GET /api/events", RequireTenant(h.serveHTTP))
 }
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	tenant, ok := auth.TenantFrom(ctx)
-	if !ok {
-		jsonError(w, http.StatusUnauthorized, "no verified token")
-		return
-	}
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", "GET")
-		jsonError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on /api/events")
-		return
-	}
+func (h *Events) serveHTTP(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	ctx, tenant := r.Context(), p.Tenant
 	if r.URL.Query().Has("chat") {
 		h.serveChat(w, r, tenant)
 		return
 	}
 	ref := r.URL.Query().Get("execution")
 	if ref == "" {
-		jsonError(w, http.StatusBadRequest, "execution: is required (an execution ARN or name)")
+		WriteError(w, r, &veredicto.InvalidInputError{Field: "execution", Problem: "is required (an execution ARN or name)"})
 		return
 	}
 	after, ok := lastEventID(w, r)
 	if !ok {
 		return
 	}
-	stream, status, err := h.resolve(ctx, tenant, ref, after)
+	stream, ended, err := h.resolve(ctx, tenant, ref, after)
 	if err != nil {
-		if status == http.StatusInternalServerError {
-			h.logger().ErrorContext(ctx, "event stream failed", "tenant", tenant, "error", err)
-			jsonError(w, status, "internal error")
-			return
-		}
-		jsonError(w, status, err.Error())
+		WriteError(w, r, err)
 		return
 	}
-	if status == http.StatusNoContent {
-		w.WriteHeader(status)
+	if ended { // the client has seen the finish: 204 tells EventSource to stop
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	h.serve(ctx, w, tenant, stream, after, false)
+	h.serve(ctx, w, r, tenant, stream, after, false)
 }
 
-// resolve finds the stream and checks the reconnecting client has not
-// already seen its end.
-func (h *Handler) resolve(ctx context.Context, tenant, ref string, after int64) (string, int, error) {
+// resolve finds the stream and whether a reconnecting client has already
+// seen its end.
+func (h *Events) resolve(ctx context.Context, tenant, ref string, after int64) (stream string, ended bool, err error) {
 	notFound := &veredicto.NotFoundError{What: "execution " + ref}
-	stream := ref
+	stream = ref
 	if h.Resolve != nil {
 		s, err := h.Resolve.ResolveExecution(ctx, tenant, ref)
 		var nf *veredicto.NotFoundError
 		switch {
 		case errors.As(err, &nf):
-			return "", http.StatusNotFound, notFound
+			return "", false, notFound
 		case err != nil:
-			return "", http.StatusInternalServerError, err
+			return "", false, err
 		}
 		stream = s
 	}
 	if after > 0 {
 		evs, err := h.Log.Read(ctx, tenant, stream, after-1, 1)
 		if err != nil {
-			return "", http.StatusInternalServerError, err
+			return "", false, err
 		}
 		if len(evs) == 0 { // an id the stream never had
 			if h.Resolve == nil {
-				return "", http.StatusNotFound, notFound
+				return "", false, notFound
 			}
-			return "", http.StatusBadRequest, fmt.Errorf("Last-Event-ID: %d is past the end of the stream", after)
+			return "", false, &veredicto.InvalidInputError{Field: "Last-Event-ID", Problem: fmt.Sprintf("%d is past the end of the stream", after)}
 		}
-		if evs[0].Finished() {
-			return stream, http.StatusNoContent, nil
-		}
-		return stream, http.StatusOK, nil
+		return stream, evs[0].Finished(), nil
 	}
 	if h.Resolve == nil {
 		evs, err := h.Log.Read(ctx, tenant, stream, 0, 1)
 		if err != nil {
-			return "", http.StatusInternalServerError, err
+			return "", false, err
 		}
 		if len(evs) == 0 {
-			return "", http.StatusNotFound, notFound
+			return "", false, notFound
 		}
 	}
-	return stream, http.StatusOK, nil
+	return stream, false, nil
 }
 
 // serve writes the stream from after. An execution's stream is refreshed
 // from its history and ends at its finish; a conversation's (chat) is
 // written by the chat alone and stays open, each turn ending with its own
 // finish.
-func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, tenant, stream string, after int64, chat bool) {
+func (h *Events) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, tenant, stream string, after int64, chat bool) {
 	if !h.acquire(tenant) {
-		w.Header().Set("Retry-After", "30")
-		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("this tenant has %d event streams open, the most one server keeps; close one and retry", dflt(h.MaxPerTenant, 32)))
+		WriteError(w, r, &Error{Name: NameTooManyRequests, Header: http.Header{"Retry-After": {"30"}},
+			Message: fmt.Sprintf("this tenant has %d event streams open, the most one server keeps; close one and retry", dflt(h.MaxPerTenant, 32))})
 		return
 	}
 	defer h.release(tenant)
@@ -312,9 +299,6 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, tenant, stre
 	}
 }
 
-// ChatStream is the event-log stream of a conversation (internal/chat).
-func ChatStream(chatID string) string { return "chat/" + chatID }
-
 var chatIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // serveChat serves GET /api/events?chat=<id>: the conversation's stream,
@@ -322,17 +306,17 @@ var chatIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 // client closes when it is done). A chat with no events yet is served
 // too, so a client can subscribe before its first message; another
 // tenant's chat is therefore indistinguishable from a new one.
-func (h *Handler) serveChat(w http.ResponseWriter, r *http.Request, tenant string) {
+func (h *Events) serveChat(w http.ResponseWriter, r *http.Request, tenant string) {
 	id := r.URL.Query().Get("chat")
 	if !chatIDPattern.MatchString(id) {
-		jsonError(w, http.StatusBadRequest, "chat: must be 1-64 letters, digits, '_' or '-'")
+		WriteError(w, r, &veredicto.InvalidInputError{Field: "chat", Problem: "must be 1-64 letters, digits, '_' or '-'"})
 		return
 	}
 	after, ok := lastEventID(w, r)
 	if !ok {
 		return
 	}
-	h.serve(r.Context(), w, tenant, ChatStream(id), after, true)
+	h.serve(r.Context(), w, r, tenant, chat.StreamName(id), after, true)
 }
 
 // lastEventID is where a client resumes: the Last-Event-ID header, or the
@@ -349,7 +333,7 @@ func lastEventID(w http.ResponseWriter, r *http.Request) (after int64, ok bool) 
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(last), 10, 64)
 	if err != nil || n < 0 {
-		jsonError(w, http.StatusBadRequest, "Last-Event-ID: must be a non-negative integer")
+		WriteError(w, r, &veredicto.InvalidInputError{Field: "Last-Event-ID", Problem: "must be a non-negative integer"})
 		return 0, false
 	}
 	return n, true

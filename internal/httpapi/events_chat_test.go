@@ -1,4 +1,4 @@
-package stream
+package httpapi_test
 
 import (
 	"context"
@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
+
 	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/eventlog"
-	"github.com/veredicto/veredicto/internal/eventlog/file"
+	"github.com/veredicto/veredicto/internal/httpapi"
 )
 
 type countingRefresher struct{ n atomic.Int32 }
@@ -26,12 +29,12 @@ func (c *countingRefresher) Refresh(context.Context, string, string) error {
 // turn's finish and waits for the next turn; it is never refreshed from an
 // execution history; it is the tenant's own.
 func TestChatStreamStaysOpenAcrossTurns(t *testing.T) {
-	log := file.New(t.TempDir())
+	log := fileeventlog.New(t.TempDir())
 	ref := &countingRefresher{}
-	h := &Handler{Log: log, Watch: log, Refresh: ref, Poll: 20 * time.Millisecond}
+	h := httpapi.New(httpapi.Routes{Events: &httpapi.Events{Log: log, Watch: log, Refresh: ref, Poll: 20 * time.Millisecond}})
 	appendEv := func(tenant, typ string, turn int) {
 		ev, _ := eventlog.New(typ, "", map[string]any{"turn": turn})
-		if _, err := log.Append(context.Background(), tenant, ChatStream("c1"), ev); err != nil {
+		if _, err := log.Append(context.Background(), tenant, chat.StreamName("c1"), ev); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -43,7 +46,7 @@ func TestChatStreamStaysOpenAcrossTurns(t *testing.T) {
 	// reads below are bounded by their own.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req := httptest.NewRequest("GET", "/api/events?chat=c1", nil).WithContext(auth.WithClaims(ctx, auth.Claims{Tenant: "acme"}))
+	req := httptest.NewRequest("GET", "/api/events?chat=c1", nil).WithContext(auth.WithPrincipal(ctx, auth.Principal{Name: "ana", Tenant: "acme", Via: auth.ViaJWT}))
 	readCtx, stop := context.WithTimeout(ctx, 10*time.Second)
 	defer stop()
 	pr, pw := newPipeWriter()
@@ -76,7 +79,7 @@ func TestChatStreamStaysOpenAcrossTurns(t *testing.T) {
 
 	for _, q := range []string{"chat=", "chat=a/b", "chat=" + strings.Repeat("x", 65)} {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/events?"+q, nil).WithContext(auth.WithClaims(context.Background(), auth.Claims{Tenant: "acme"})))
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/events?"+q, nil).WithContext(auth.WithPrincipal(context.Background(), auth.Principal{Name: "ana", Tenant: "acme", Via: auth.ViaJWT})))
 		if rec.Code != http.StatusBadRequest {
 			t.Errorf("%s: %d, want 400", q, rec.Code)
 		}

@@ -1,0 +1,58 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/queue"
+)
+
+// LocalInputsBucket is the bucket the local S3 notifications name, the
+// stand-in for template.yaml's inputs bucket.
+const LocalInputsBucket = "veredicto-inputs"
+
+// watchInterval is how often serve looks for new READY markers.
+const watchInterval = time.Second
+
+// InputsQueueDir is where the local stand-in for template.yaml's
+// InputsQueue lives under the data folder.
+func InputsQueueDir(data string) string { return filepath.Join(data, "queue", "inputs") }
+
+// InputsQueue is serve's upload path, as on AWS: READY markers written to
+// the local inputs bucket are notified to a durable queue whose consumer
+// calls TriggerFunction's handler with SQS batches.
+type InputsQueue struct {
+	Queue    *queue.Dir
+	Watcher  *queue.Watcher
+	Consumer *queue.Consumer
+}
+
+// OpenInputsQueue opens the inputs queue under data, consumed by handle.
+func OpenInputsQueue(data string, cfg queue.Config, handle queue.Handler, logger *slog.Logger) (*InputsQueue, error) {
+	q, err := queue.Open(InputsQueueDir(data), cfg)
+	if err != nil {
+		return nil, err
+	}
+	inputs, _, _ := LocalLayout(data)
+	return &InputsQueue{
+		Queue:    q,
+		Watcher:  &queue.Watcher{Inputs: inputs, Bucket: LocalInputsBucket, Queue: q, Logger: logger},
+		Consumer: &queue.Consumer{Queue: q, Handle: handle, BatchSize: 10, Logger: logger, Idle: min(time.Second, cfg.Visibility)},
+	}, nil
+}
+
+// Run watches and consumes until ctx is done; the channel closes when both
+// have stopped.
+func (iq *InputsQueue) Run(ctx context.Context) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w := make(chan struct{})
+		go func() { defer close(w); iq.Watcher.Run(ctx, watchInterval) }()
+		iq.Consumer.Run(ctx)
+		<-w
+	}()
+	return done
+}

@@ -1,0 +1,93 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
+
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/veredicto/veredicto/internal/auth"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
+	"github.com/veredicto/veredicto/internal/chat"
+	"github.com/veredicto/veredicto/internal/control"
+	storefile "github.com/veredicto/veredicto/internal/store/file"
+	"github.com/veredicto/veredicto/prompts"
+)
+
+// localChatService builds the delegation chat on the local services: the
+// registry (prompts/agents.yaml, or $CHAT_AGENTS_FILE), the supervisor
+// (OpenAI-compatible when OPENAI_API_KEY is set, offline otherwise), the
+// tools on the project's workflows, turns under DATA/chats and outgoing
+// mail under DATA/outbox. The notice says which supervisor runs.
+func (s *Server) localChatService(a *App, events *fileeventlog.Log) (*chat.Service, string, error) {
+	cfg := s.cfg
+	file, data := prompts.AgentsFile, prompts.AgentsYAML
+	if p := os.Getenv("CHAT_AGENTS_FILE"); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, "", fmt.Errorf("CHAT_AGENTS_FILE: %w", err)
+		}
+		file, data = p, b
+	}
+	reg, err := chat.LoadRegistry(file, data, chat.KnownActions())
+	if err != nil {
+		return nil, "", err
+	}
+	model, notice := cfg.ChatModel, "chat: scripted model"
+	if model == nil {
+		notice = "chat: offline supervisor (delegates at intent ≥ 0.55)"
+		if key := os.Getenv("OPENAI_API_KEY"); key != "" {
+			name := cmpOr(os.Getenv("OPENAI_MODEL"), "gpt-4o-mini")
+			m, err := chat.NewOpenAIModel(key, os.Getenv("OPENAI_BASE_URL"), name)
+			if err != nil {
+				return nil, "", err
+			}
+			model, notice = m, "chat: openai-compatible supervisor, model "+name
+		}
+	}
+	opts := chat.OptionsFromEnv(os.Getenv)
+	if cfg.ChatOptions != nil {
+		opts = *cfg.ChatOptions
+	}
+	inputs, _, _ := LocalLayout(cfg.Data)
+	// The chat's agents start workflows as "chat", scoped to the
+	// conversation's tenant.
+	starter := chatStarter{s.sfnClient(auth.KeySpec{Name: PrincipalChat, Service: true})}
+	svc := &chat.Service{
+		Registry: reg, Model: model, Store: storefile.NewLocal(filepath.Join(cfg.Data, "chats")), Events: events,
+		Confirmations: s.Confirmations, ConfirmationStore: s.Confirmations.Store, Options: opts, Logger: s.logger,
+		Tools: map[string]chat.Tool{
+			chat.ActionSearch:    chat.SearchTool{Searches: a.Intake},
+			chat.ActionFlags:     chat.FlagsTool{Inputs: fileblob.NewDir(inputs), Judge: a.Judge},
+			chat.ActionCompanion: chat.MachineTool{Client: starter, MachineARN: control.StateMachineARN(CareerCompanionMachine), Name: CareerCompanionMachine, NewArgs: func() any { return &chat.CompanionArgs{} }, Input: chat.CompanionInput},
+			chat.ActionDebate:    chat.MachineTool{Client: starter, MachineARN: control.StateMachineARN(DebateMachine), Name: DebateMachine, NewArgs: func() any { return &chat.DebateArgs{} }, Input: chat.DebateInput, Execution: chat.DebateExecution},
+			chat.ActionReports:   chat.ReportsTool{Searches: a.Intake, Outbox: chat.DirOutbox{Dir: filepath.Join(cfg.Data, "outbox")}},
+		},
+	}
+	if err := svc.Validate(); err != nil {
+		return nil, "", err
+	}
+	return svc, notice, nil
+}
+
+// chatStarter starts the chat's workflows signed with the chat's key for
+// the tenant the execution input names (the conversation's: the chat
+// builds it), which the server checks against the key.
+type chatStarter struct{ client *sfn.Client }
+
+func (c chatStarter) StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
+	var input struct {
+		Tenant string `json:"tenant"`
+	}
+	if in.Input != nil {
+		_ = json.Unmarshal([]byte(*in.Input), &input)
+	}
+	return c.client.StartExecution(auth.ActingFor(ctx, input.Tenant), in, opts...)
+}
+
+var _ chat.Starter = chatStarter{}

@@ -1,0 +1,47 @@
+package chat
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+type fakeSQS struct{ bodies []string }
+
+func (f *fakeSQS) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	f.bodies = append(f.bodies, *in.MessageBody)
+	return &sqs.SendMessageOutput{}, nil
+}
+
+// TestQueuedTurn: on AWS a claimed turn is queued and the worker runs it
+// from the message, once; a malformed message is dropped, not retried.
+func TestQueuedTurn(t *testing.T) {
+	r := newRig(t, nil, Options{})
+	q := &fakeSQS{}
+	ctx := context.Background()
+	n, err := r.svc.Claim(ctx, "acme", "q1")
+	if err != nil || n != 1 {
+		t.Fatalf("Claim: %d %v", n, err)
+	}
+	if err := (SQSEnqueuer{Client: q, QueueURL: "https://sqs/q"}).Enqueue(ctx, TurnJob{Tenant: "acme", ChatID: "q1", Turn: n,
+		Message: "Compara a c-001 con c-006 en la búsqueda cfo-2026"}); err != nil || len(q.bodies) != 1 {
+		t.Fatalf("Enqueue: %v (%d messages)", err, len(q.bodies))
+	}
+	msg := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", Body: q.bodies[0]}}}
+	for i := 0; i < 2; i++ { // a redelivery does not run the turn again
+		resp, err := r.svc.HandleSQS(ctx, msg)
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("HandleSQS: %+v %v", resp, err)
+		}
+	}
+	if got := strings.Count(types(r.eventsOf(t, "q1")), "finish"); got != 1 {
+		t.Errorf("%d finishes on the stream, want 1", got)
+	}
+	bad := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m2", Body: `{"tenant":"acme","chat_id":"a/b","turn":1,"message":"x"}`}}}
+	if resp, _ := r.svc.HandleSQS(ctx, bad); len(resp.BatchItemFailures) != 0 {
+		t.Error("a malformed message is retried")
+	}
+}

@@ -1,0 +1,190 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/chat"
+)
+
+// Chat serves the delegation chat (seed 004 §5–9) for the authenticated
+// tenant:
+//
+//	POST /api/chat           {"chat_id", "message"} → the turn runs; its
+//	                         output is on GET /api/events?chat=<chat_id>
+//	GET  /api/chat/metrics   delegation counters per agent (Metrics)
+//
+// With Enqueue (AWS) a POST claims the turn, queues it and answers 202
+// {chat_id, turn, events}. With Async (the local server) a POST answers 202 {chat_id, turn,
+// events} at once and the turn runs in the background, bounded by
+// MaxRunning turns at once (429 beyond) and TurnTimeout each. Without it
+// (a Lambda behind API Gateway) the POST answers 200 with the TurnResult
+// when the turn ends.
+type Chat struct {
+	Service *chat.Service
+	Async   bool
+	// Enqueue, when set, hands each claimed turn to a worker (the chat
+	// turns queue on AWS) and the POST answers 202 at once.
+	Enqueue chat.Enqueuer
+	// MaxRunning bounds background turns (default 16); TurnTimeout bounds
+	// one turn (default 15 minutes, confirmations included).
+	MaxRunning  int
+	TurnTimeout time.Duration
+	Logger      *slog.Logger
+
+	once    sync.Once
+	slots   chan struct{}
+	running sync.WaitGroup
+	stop    context.Context
+	cancel  context.CancelFunc
+}
+
+// maxChatBody bounds a POST body.
+const maxChatBody = chat.MaxMessageBytes + 1024
+
+func (h *Chat) logger() *slog.Logger {
+	if h.Logger != nil {
+		return h.Logger
+	}
+	return slog.Default()
+}
+
+// Wait blocks until the background turns have ended.
+func (h *Chat) Wait() { h.running.Wait() }
+
+// Close stops the background turns (a turn waiting for a confirmation
+// ends as failed; its finish is still written) and waits for them.
+func (h *Chat) Close() {
+	h.init()
+	h.cancel()
+	h.running.Wait()
+}
+
+func (h *Chat) init() {
+	h.once.Do(func() {
+		n := h.MaxRunning
+		if n <= 0 {
+			n = 16
+		}
+		h.slots = make(chan struct{}, n)
+		h.stop, h.cancel = context.WithCancel(context.Background())
+	})
+}
+
+func (h *Chat) register(m *Mux) {
+	m.Handle("POST /api/chat", RequireTenant(h.post))
+	m.Handle("GET /api/chat/metrics", RequireTenant(h.metrics))
+}
+
+func (h *Chat) metrics(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	m, err := h.Service.Metrics(r.Context(), p.Tenant)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, m)
+}
+
+// decodeChat reads {"chat_id", "message"} strictly, naming the field at
+// fault.
+func decodeChat(body io.Reader) (chat.Request, error) {
+	b, err := io.ReadAll(io.LimitReader(body, maxChatBody+1))
+	if err != nil {
+		return chat.Request{}, &veredicto.InvalidInputError{File: "body", Problem: "cannot be read"}
+	}
+	if len(b) > maxChatBody {
+		return chat.Request{}, &veredicto.InvalidInputError{File: "body", Field: "message", Problem: fmt.Sprintf("is over %d bytes", chat.MaxMessageBytes)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var req chat.Request
+	if err := dec.Decode(&req); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te):
+			return chat.Request{}, &veredicto.InvalidInputError{File: "body", Field: te.Field, Problem: "must be text"}
+		default:
+			return chat.Request{}, &veredicto.InvalidInputError{File: "body", Problem: `must be {"chat_id": "…", "message": "…"}: ` + err.Error()}
+		}
+	}
+	return req, chat.Check(req.ChatID, req.Message)
+}
+
+func (h *Chat) post(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	tenant := p.Tenant
+	req, err := decodeChat(r.Body)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	h.init()
+	timeout := h.TurnTimeout
+	if timeout <= 0 {
+		timeout = 15 * time.Minute
+	}
+	if h.Enqueue != nil {
+		n, err := h.Service.Claim(r.Context(), tenant, req.ChatID)
+		if err == nil {
+			err = h.Enqueue.Enqueue(r.Context(), chat.TurnJob{Tenant: tenant, ChatID: req.ChatID, Turn: n, Message: req.Message})
+		}
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		WriteJSON(w, http.StatusAccepted, chat.Accepted{ChatID: req.ChatID, Turn: n, Events: "/api/events?chat=" + req.ChatID})
+		return
+	}
+	if !h.Async {
+		n, err := h.Service.Claim(r.Context(), tenant, req.ChatID)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		res, err := h.Service.Turn(r.Context(), tenant, req.ChatID, n, req.Message)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, res)
+		return
+	}
+	if h.stop.Err() != nil {
+		WriteError(w, r, Errorf(NameServiceUnavailable, "the server is shutting down"))
+		return
+	}
+	select {
+	case h.slots <- struct{}{}:
+	default:
+		WriteError(w, r, &Error{Name: NameTooManyRequests, Message: "too many chat turns running; retry shortly", Header: http.Header{"Retry-After": {"5"}}})
+		return
+	}
+	n, err := h.Service.Claim(r.Context(), tenant, req.ChatID)
+	if err != nil {
+		<-h.slots
+		WriteError(w, r, err)
+		return
+	}
+	h.running.Add(1)
+	go func() {
+		defer h.running.Done()
+		defer func() { <-h.slots }()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), timeout)
+		defer cancel()
+		stop := context.AfterFunc(h.stop, cancel)
+		defer stop()
+		if _, err := h.Service.Turn(ctx, tenant, req.ChatID, n, req.Message); err != nil {
+			h.logger().ErrorContext(ctx, "chat turn", "tenant", tenant, "chat_id", req.ChatID, "turn", n, "error_type", veredicto.ErrorName(err))
+		}
+	}()
+	WriteJSON(w, http.StatusAccepted, chat.Accepted{ChatID: req.ChatID, Turn: n, Events: "/api/events?chat=" + req.ChatID})
+}

@@ -1,0 +1,114 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/confirm"
+)
+
+// confirmationRoutes serve the confirmations a tenant's workflows wait for
+// (seed 004 §3):
+//
+//	GET  /api/confirmations   {"confirmations": [View…], "more"} (pending and being delivered)
+//	POST /api/confirmations   {"id", "approved", "comment"?} → 200 View
+//
+// A POST for an unknown id and one for another tenant's id answer the same
+// 404; a second decision is 409; an expired confirmation 410; a body that
+// is not the expected JSON 400 naming the field; a recorded decision whose
+// delivery failed 503 (POST it again to finish delivering it). The decision
+// records the authenticated principal, never a name from the body.
+type confirmationRoutes struct{ svc *confirm.Service }
+
+func (c confirmationRoutes) register(m *Mux) {
+	m.Handle("GET /api/confirmations", RequireTenant(c.list))
+	m.Handle("POST /api/confirmations", RequireTenant(c.resolve))
+}
+
+// maxResolutionBytes bounds a POST body (a comment is at most
+// confirm.MaxCommentBytes).
+const maxResolutionBytes = 16 << 10
+
+func (c confirmationRoutes) list(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	list, more, err := c.svc.List(r.Context(), p.Tenant)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	// more: others wait past these, oldest first; they show as these are
+	// decided.
+	WriteJSON(w, http.StatusOK, map[string]any{"confirmations": list, "more": more})
+}
+
+func (c confirmationRoutes) resolve(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	res, err := decodeResolution(r.Body)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	res.By = p.Name
+	v, err := c.svc.Resolve(r.Context(), p.Tenant, res)
+	if err != nil && veredicto.Kind(err) == veredicto.NameTransient {
+		loggerFrom(r).WarnContext(r.Context(), "confirmation delivery failed; the decision is kept", "confirmation_id", res.ID, "error", err)
+		err = Errorf(NameServiceUnavailable, "confirmation %s: decision recorded, not yet delivered to the workflow; POST it again to deliver it", res.ID)
+	}
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, v)
+}
+
+// decodeResolution reads {"id", "approved", "comment"?}, naming the first
+// field that is missing, mistyped or unknown.
+func decodeResolution(body io.Reader) (confirm.Resolution, error) {
+	b, err := io.ReadAll(io.LimitReader(body, maxResolutionBytes+1))
+	if err != nil {
+		return confirm.Resolution{}, &veredicto.InvalidInputError{Field: "body", Problem: "cannot be read"}
+	}
+	if len(b) > maxResolutionBytes {
+		return confirm.Resolution{}, &veredicto.InvalidInputError{Field: "body", Problem: fmt.Sprintf("is over %d bytes", maxResolutionBytes)}
+	}
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&raw); err != nil || raw == nil {
+		return confirm.Resolution{}, &veredicto.InvalidInputError{Field: "body", Problem: `must be a JSON object {"id": "...", "approved": true|false, "comment": "..."}`}
+	}
+	var res confirm.Resolution
+	for k, v := range raw {
+		var err error
+		switch k {
+		case "id":
+			err = json.Unmarshal(v, &res.ID)
+		case "approved":
+			if string(v) == "null" {
+				err = errors.New("null")
+			} else {
+				err = json.Unmarshal(v, &res.Approved)
+			}
+		case "comment":
+			err = json.Unmarshal(v, &res.Comment)
+		default:
+			return confirm.Resolution{}, &veredicto.InvalidInputError{Field: k, Problem: "is not a known field (id, approved, comment)"}
+		}
+		if err != nil {
+			want := map[string]string{"id": "a string", "approved": "true or false", "comment": "a string"}[k]
+			return confirm.Resolution{}, &veredicto.InvalidInputError{Field: k, Problem: "must be " + want}
+		}
+	}
+	switch {
+	case res.ID == "":
+		return confirm.Resolution{}, &veredicto.InvalidInputError{Field: "id", Problem: "is required"}
+	case raw["approved"] == nil:
+		return confirm.Resolution{}, &veredicto.InvalidInputError{Field: "approved", Problem: "is required (true or false)"}
+	case len(res.Comment) > confirm.MaxCommentBytes:
+		return confirm.Resolution{}, &veredicto.InvalidInputError{Field: "comment", Problem: fmt.Sprintf("is longer than %d bytes", confirm.MaxCommentBytes)}
+	}
+	return res, nil
+}

@@ -1,0 +1,58 @@
+// Package httpapi is the project's HTTP surface: every route of every
+// service, registered on one net/http ServeMux with Go 1.22 patterns (New),
+// one authentication middleware (Authenticator: Host, SigV4, JWT), one
+// error answer (WriteError, with the one table from an error's kind to its
+// status) and one JSON decoder (DecodeJSON). The same routes serve the
+// local server (`veredicto serve`, behind the Authenticator) and each
+// Lambda behind API Gateway (Gateway: the principal from the claims its
+// JWT authorizer verified) or a streaming Function URL (FunctionURL).
+//
+// Routes (a service left nil in Routes leaves its routes out):
+//
+//	GET  /healthz                                   200 while the server runs
+//	POST /                                          the Step Functions API (X-Amz-Target; SigV4, AWS's error shapes)
+//	GET  /searches                                  the tenant's searches
+//	POST /searches                                  start an uploaded search
+//	GET  /searches/{id}                             state, per-candidate stages and decisions, usage
+//	GET  /searches/{id}/summary                     summary.json, .md (Accept: text/markdown) or HTML (Accept: text/html)
+//	GET  /searches/{id}/candidates/{cid}/report     report.json, .md or HTML, likewise
+//	GET  /searches/{id}/sources/{path...}           the text of a document the reports cite
+//	GET  /runs                                      the tenant's runs of every workflow
+//	POST /flags                                     interview flags for the posted documents (seed 002)
+//	POST /debates                                   start a debate (seed 003)
+//	GET  /debates/{id}                              its status and, once finished, its debate_log
+//	GET  /debates/{id}/report                       debate.md
+//	POST /companion/applications                    start a career-companion application (seed 001)
+//	GET  /companion/applications/{id}               its context, or report.md (Accept: text/markdown)
+//	POST /companion/applications/{id}/{phase}       answer, verify, audit, retro, refine
+//	GET  /api/confirmations                         the confirmations the tenant's workflows wait for
+//	POST /api/confirmations                         decide one (the principal is recorded as the decider)
+//	POST /api/chat                                  a turn of the delegation chat (seed 004)
+//	GET  /api/chat/metrics                          delegation counters per agent
+//	GET  /api/events?execution=…|chat=…             an execution's or conversation's events (Server-Sent Events)
+//	GET  /, /config.js, /assets/…                   the web console
+//
+// Every route but /healthz, the console's files and the Step Functions API
+// needs a principal acting for a tenant (RequireTenant): a bearer JWT, or
+// a request signed with a tenant's access key. Another tenant's object
+// answers exactly like a missing one. An unknown path is 404, a known path
+// asked with another method 405 with Allow.
+//
+// Files:
+//
+//	doc.go             this map
+//	api.go             Routes and New: the route table
+//	mux.go             Mux: the ServeMux with JSON 404/405
+//	respond.go         WriteError (the status table), WriteJSON, DecodeJSON
+//	authn.go           Authenticator (Host, SigV4, JWT) and RequireTenant
+//	gateway.go         Gateway: API Gateway HTTP API (payload 2.0) events
+//	functionurl.go     FunctionURL: a streaming Lambda Function URL
+//	searches.go        /searches…, /runs
+//	flags.go           /flags
+//	debates.go         /debates…
+//	companion.go       /companion/applications…
+//	confirmations.go   /api/confirmations
+//	chat.go            /api/chat…
+//	events.go          /api/events (Server-Sent Events)
+//	sfnruns.go         RunLister over the Step Functions API (AWS)
+package httpapi

@@ -1,0 +1,145 @@
+package sfnapi_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/smithy-go"
+
+	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/control"
+	"github.com/veredicto/veredicto/internal/httpapi/apitest"
+	"github.com/veredicto/veredicto/internal/sfnapi"
+)
+
+// code is the AWS error code of err ("" for none).
+func code(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+// TestTenantKeys: a tenant's key acts in its tenant only, and another
+// tenant's execution or task answers exactly as a missing one; state
+// machines are the operator's.
+func TestTenantKeys(t *testing.T) {
+	ctx := context.Background()
+	tokens := make(chan string, 16)
+	mgr, err := control.Open(ctx, control.Config{Dir: t.TempDir(), Registry: registry(tokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mgr.Close()
+	guarded := map[string]bool{}
+	srv := apitest.Serve(t, sfnapi.New(mgr, sfnapi.Options{Guard: func(_ context.Context, p auth.Principal, token string) error {
+		if guarded[token] && p.Name != "confirmations" {
+			return &control.Error{Code: control.CodeInvalidToken, Message: "Invalid Token: 'resolve it through the confirmations'"}
+		}
+		return nil
+	}}), nil)
+	op, acme, bravo := srv.SFN(srv.Operator(t)), srv.SFN(srv.Tenant(t, "acme")), srv.SFN(srv.Tenant(t, "bravo"))
+	p := &peer{client: op, mgr: mgr, tokens: tokens}
+	smARN := p.create(t, "Callback", callbackDef(3600))
+
+	// Starts: the key's tenant is the execution's.
+	x, err := acme.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smARN), Name: aws.String("a1"), Input: aws.String(`{"k":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := p.token(t)
+	d, err := acme.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: x.ExecutionArn})
+	if err != nil || aws.ToString(d.Input) != `{"tenant":"acme","k":1}` {
+		t.Errorf("a tenant's start: input %s %v, want its tenant recorded in it", aws.ToString(d.Input), err)
+	}
+	for _, in := range []string{`{"tenant":"bravo"}`, `[1]`, `{"tenant":"acme","tenant":"bravo"}`, `{"tenant":7}`} {
+		_, err := acme.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smARN), Name: aws.String("bad"), Input: aws.String(in)})
+		if code(err) != control.CodeInvalidExecutionInput {
+			t.Errorf("acme starts with %s: %v, want InvalidExecutionInput", in, err)
+		}
+	}
+
+	// Another tenant's execution is a missing one, byte for byte.
+	missing := strings.Replace(aws.ToString(x.ExecutionArn), ":a1", ":nobody", 1)
+	_, errMissing := bravo.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(missing)})
+	_, errOther := bravo.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: x.ExecutionArn})
+	if code(errOther) != control.CodeExecutionDoesNotExist || strings.Replace(errOther.Error(), ":a1", ":nobody", -1) != errMissing.Error() {
+		t.Errorf("bravo describes acme's: %v; a missing one: %v", errOther, errMissing)
+	}
+	if _, err := bravo.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: x.ExecutionArn}); code(err) != control.CodeExecutionDoesNotExist {
+		t.Errorf("bravo reads acme's history: %v", err)
+	}
+	if _, err := bravo.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: x.ExecutionArn}); code(err) != control.CodeExecutionDoesNotExist {
+		t.Errorf("bravo stops acme's: %v", err)
+	}
+	if _, err := bravo.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String(`{}`)}); code(err) != control.CodeTaskDoesNotExist {
+		t.Errorf("bravo answers acme's task: %v", err)
+	}
+	if l, err := bravo.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(smARN)}); err != nil || len(l.Executions) != 0 {
+		t.Errorf("bravo lists %+v %v, want none", l, err)
+	}
+	if l, err := acme.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(smARN)}); err != nil || len(l.Executions) != 1 {
+		t.Errorf("acme lists %+v %v, want its one", l, err)
+	}
+	if l, err := op.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(smARN)}); err != nil || len(l.Executions) != 1 {
+		t.Errorf("the operator lists %+v %v, want every tenant's", l, err)
+	}
+
+	// State machines are the operator's to manage; tenants may read them.
+	if _, err := acme.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("Mine"), Definition: aws.String(callbackDef(1)), RoleArn: aws.String(role)}); code(err) != auth.CodeAccessDenied {
+		t.Errorf("a tenant creates a state machine: %v", err)
+	}
+	if _, err := acme.DeleteStateMachine(ctx, &sfn.DeleteStateMachineInput{StateMachineArn: aws.String(smARN)}); code(err) != auth.CodeAccessDenied {
+		t.Errorf("a tenant deletes a state machine: %v", err)
+	}
+	if _, err := acme.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(smARN)}); err != nil {
+		t.Errorf("a tenant describes a state machine: %v", err)
+	}
+
+	// The guard keeps a token for its service.
+	guarded[tok] = true
+	if _, err := acme.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String(`{"approved":true}`)}); code(err) != control.CodeInvalidToken {
+		t.Errorf("a guarded token answered by its tenant: %v", err)
+	}
+	if _, err := op.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String(`{"approved":true}`)}); code(err) != control.CodeInvalidToken {
+		t.Errorf("a guarded token answered by an operator: %v", err)
+	}
+	if _, err := acme.SendTaskHeartbeat(ctx, &sfn.SendTaskHeartbeatInput{TaskToken: aws.String(tok)}); err != nil {
+		t.Errorf("a heartbeat on a guarded token: %v", err)
+	}
+	if d, _ := op.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: x.ExecutionArn}); d.Status != "RUNNING" {
+		t.Errorf("a refused answer moved the execution: %s", d.Status)
+	}
+}
+
+// TestUnsignedAndUnknown: no signature and an unknown key are refused in
+// AWS's words, before any operation runs.
+func TestUnsignedAndUnknown(t *testing.T) {
+	mgr, err := control.Open(context.Background(), control.Config{Dir: t.TempDir(), Registry: asl.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mgr.Close()
+	srv := apitest.Serve(t, sfnapi.New(mgr, sfnapi.Options{}), nil)
+	r, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(`{}`))
+	r.Header.Set("X-Amz-Target", "AWSStepFunctions.ListStateMachines")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("X-Amzn-ErrorType") != auth.CodeMissingAuthenticationToken {
+		t.Errorf("unsigned: %d %s", resp.StatusCode, resp.Header.Get("X-Amzn-ErrorType"))
+	}
+	stranger := apitest.SFN(srv.URL, auth.Key{AccessKeyID: "VKIASTRANGERSTRANGER", SecretAccessKey: strings.Repeat("s", 40)})
+	if _, err := stranger.ListStateMachines(context.Background(), &sfn.ListStateMachinesInput{}); code(err) != auth.CodeUnrecognizedClient {
+		t.Errorf("an unknown key: %v", err)
+	}
+}
