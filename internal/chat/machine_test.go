@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -94,5 +95,23 @@ func TestExecutionNameBounded(t *testing.T) {
 	}
 	if ExecutionName("a", "b-1", 1, "x") == ExecutionName("a-b", "1", 1, "x") || ExecutionName("acme", "c", 1, "x") == ExecutionName("zeta", "c", 1, "x") {
 		t.Error("two chats share an execution name")
+	}
+}
+
+// TestIDsFollowTheOneRule: the tools take every id the HTTP API takes,
+// accents and ñ included (veredicto.ValidID), and refuse what it refuses.
+func TestIDsFollowTheOneRule(t *testing.T) {
+	tool := SearchTool{Searches: &fakeSearches{tenant: "acme"}}
+	for _, tc := range []struct {
+		id string
+		ok bool
+	}{{"búsqueda-ñ", true}, {"cfo-2026", true}, {"c.001", true}, {"../x", false}, {"a/b", false}, {"", false}} {
+		_, err := tool.Run(context.Background(), Call{Tenant: "acme", Args: &SearchArgs{Operation: "status", SearchID: tc.id},
+			Step: func(string, string, map[string]any) {}})
+		var te *ToolError
+		refused := errors.As(err, &te) && strings.Contains(te.Error(), "no es un id de búsqueda válido")
+		if refused == tc.ok {
+			t.Errorf("search id %q: %v, want accepted %v", tc.id, err, tc.ok)
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/veredicto/veredicto"
 )
 
 // Offline is the supervisor without a language model: it delegates when
@@ -83,7 +85,7 @@ func idAfter(text string, markers ...string) string {
 		}
 		for _, next := range toks[i+1 : min(i+4, len(toks))] {
 			next = strings.TrimRight(next, ".")
-			if strings.ContainsAny(next, "0123456789-_") && searchIDPattern.MatchString(next) && !candidateRE.MatchString(next) {
+			if strings.ContainsAny(next, "0123456789-_") && veredicto.ValidID(next) && !candidateRE.MatchString(next) {
 				return next
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/veredicto/veredicto"
 )
 
 // DirOutbox is the local Outbox: each message is one JSON file under
@@ -20,7 +22,7 @@ var _ Outbox = DirOutbox{}
 
 // Send writes the message.
 func (o DirOutbox) Send(_ context.Context, tenant string, m Outgoing) (string, error) {
-	if !ValidChatID(m.ID) || !tenantPattern.MatchString(tenant) || tenant == "." || tenant == ".." {
+	if !ValidChatID(m.ID) || !veredicto.ValidID(tenant) {
 		return "", fmt.Errorf("outbox: bad tenant or message id")
 	}
 	dir := filepath.Join(o.Dir, tenant)
@@ -74,7 +76,7 @@ var _ Outbox = BlobOutbox{}
 
 // Send writes the message.
 func (o BlobOutbox) Send(ctx context.Context, tenant string, m Outgoing) (string, error) {
-	if !ValidChatID(m.ID) || !tenantPattern.MatchString(tenant) {
+	if !ValidChatID(m.ID) || !veredicto.ValidID(tenant) {
 		return "", fmt.Errorf("outbox: bad tenant or message id")
 	}
 	key := "outbox/" + tenant + "/" + m.ID + ".json"

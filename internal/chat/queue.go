@@ -62,7 +62,7 @@ func (s *Service) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 	var resp events.SQSEventResponse
 	for _, m := range ev.Records {
 		var job TurnJob
-		if err := json.Unmarshal([]byte(m.Body), &job); err != nil || job.Turn < 1 || !tenantPattern.MatchString(job.Tenant) || Check(job.ChatID, job.Message) != nil {
+		if err := json.Unmarshal([]byte(m.Body), &job); err != nil || job.Turn < 1 || !veredicto.ValidID(job.Tenant) || Check(job.ChatID, job.Message) != nil {
 			s.logger().ErrorContext(ctx, "dropping a malformed chat turn message", "message_id", m.MessageId)
 			continue
 		}

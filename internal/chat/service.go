@@ -28,7 +28,6 @@ func StreamName(chatID string) string { return "chat/" + chatID }
 
 var (
 	chatIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-	tenantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 )
 
 // ValidChatID reports whether id can name a chat: 1-64 letters, digits,

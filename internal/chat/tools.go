@@ -92,11 +92,6 @@ func reasonOf(args any) delegation {
 	return d
 }
 
-var (
-	searchIDPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	candidateIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-)
-
 // Searches is what the search analyst uses of the intake service
 // (*intake.Service), tenant-scoped: another tenant's search is not found.
 type Searches interface {
@@ -128,7 +123,7 @@ const MaxCompare = 6
 
 func (t SearchTool) Run(ctx context.Context, c Call) (Result, error) {
 	a := c.Args.(*SearchArgs)
-	if !searchIDPattern.MatchString(a.SearchID) {
+	if !veredicto.ValidID(a.SearchID) {
 		return Result{}, toolErr("search_id %q no es un id de búsqueda válido", a.SearchID)
 	}
 	switch a.Operation {
@@ -182,7 +177,7 @@ func (t SearchTool) compare(ctx context.Context, c Call, a *SearchArgs) (Result,
 	var rows []Comparison
 	dim := words(fold(a.Dimension))
 	for _, id := range ids {
-		if !candidateIDPattern.MatchString(id) {
+		if !veredicto.ValidID(id) {
 			return Result{}, toolErr("candidate_id %q no es válido", id)
 		}
 		b, err := t.Searches.Report(ctx, c.Tenant, a.SearchID, id, false)
@@ -286,7 +281,7 @@ func InterviewPrefix(tenant, id string) string { return "interviews/" + tenant +
 
 func (t FlagsTool) Run(ctx context.Context, c Call) (Result, error) {
 	a := c.Args.(*FlagsArgs)
-	if !searchIDPattern.MatchString(a.InterviewID) {
+	if !veredicto.ValidID(a.InterviewID) {
 		return Result{}, toolErr("interview_id %q no es un id de entrevista válido", a.InterviewID)
 	}
 	prefix := InterviewPrefix(c.Tenant, a.InterviewID)
@@ -384,7 +379,7 @@ func DebateExecution(c Call) string { return starter.ExecutionName(c.Tenant, deb
 // delegation: {tenant, application_id, mode, company, platform, refresh}.
 func CompanionInput(c Call) (any, error) {
 	a := c.Args.(*CompanionArgs)
-	if !searchIDPattern.MatchString(a.ApplicationID) {
+	if !veredicto.ValidID(a.ApplicationID) {
 		return nil, toolErr("application_id %q no es un id de postulación válido; crea la postulación (vacante y perfil) primero", a.ApplicationID)
 	}
 	return map[string]any{"tenant": c.Tenant, "application_id": a.ApplicationID, "mode": a.Mode,
@@ -414,12 +409,12 @@ func DebateInput(c Call) (any, error) {
 	}
 	var knowledge []string
 	if a.SearchID != "" {
-		if !searchIDPattern.MatchString(a.SearchID) {
+		if !veredicto.ValidID(a.SearchID) {
 			return nil, toolErr("search_id %q no es un id de búsqueda válido", a.SearchID)
 		}
 		knowledge = append(knowledge, "searches/"+c.Tenant+"/"+a.SearchID+"/")
 		if a.CandidateID != "" {
-			if !candidateIDPattern.MatchString(a.CandidateID) {
+			if !veredicto.ValidID(a.CandidateID) {
 				return nil, toolErr("candidate_id %q no es válido", a.CandidateID)
 			}
 			knowledge = append(knowledge, "reports/"+c.Tenant+"/"+a.SearchID+"/"+a.CandidateID+"/")
@@ -557,7 +552,7 @@ var emailPattern = regexp.MustCompile(`^[^@\s<>"]{1,64}@[A-Za-z0-9.-]{1,190}\.[A
 func (t ReportsTool) Run(ctx context.Context, c Call) (Result, error) {
 	a := c.Args.(*ReportsArgs)
 	ids := slices.Compact(slices.Clone(a.CandidateIDs))
-	if !searchIDPattern.MatchString(a.SearchID) {
+	if !veredicto.ValidID(a.SearchID) {
 		return Result{}, toolErr("search_id %q no es un id de búsqueda válido", a.SearchID)
 	}
 	if len(ids) < 1 || len(ids) > MaxCompare {
@@ -565,7 +560,7 @@ func (t ReportsTool) Run(ctx context.Context, c Call) (Result, error) {
 	}
 	var body strings.Builder
 	for _, id := range ids {
-		if !candidateIDPattern.MatchString(id) {
+		if !veredicto.ValidID(id) {
 			return Result{}, toolErr("candidate_id %q no es válido", id)
 		}
 		md, err := t.Searches.Report(ctx, c.Tenant, a.SearchID, id, true)

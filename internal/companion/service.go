@@ -141,7 +141,7 @@ type TaskOutput struct {
 func Prefix(tenant, app string) string { return "companion/" + tenant + "/" + app + "/" }
 
 func checkIDs(in TaskInput) error {
-	if !tenantRE.MatchString(in.Tenant) {
+	if !veredicto.ValidID(in.Tenant) {
 		return &veredicto.InvalidInputError{Field: "tenant", Problem: "must be 1-64 letters, digits, '_', '.', '-'"}
 	}
 	if !appIDRE.MatchString(in.ApplicationID) {
@@ -460,7 +460,7 @@ var _ Cache = KVCache{}
 const MaxClassificationVersions = 64
 
 func (k KVCache) key(hash string, version int) (string, error) {
-	if !tenantRE.MatchString(k.Tenant) || !hashRE.MatchString(hash) {
+	if !veredicto.ValidID(k.Tenant) || !hashRE.MatchString(hash) {
 		return "", fmt.Errorf("classification cache: invalid tenant or hash")
 	}
 	key := "companion/" + k.Tenant + "/classifications/" + hash

@@ -77,8 +77,7 @@ func LoadDir(dir string) (*Context, error) {
 }
 
 var (
-	tenantRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-	appIDRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+	appIDRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 )
 
 // FileCache is the local classification cache:
@@ -93,7 +92,7 @@ var _ Cache = FileCache{}
 var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func (f FileCache) path(hash string) (string, error) {
-	if !tenantRE.MatchString(f.Tenant) || f.Tenant == ".." {
+	if !veredicto.ValidID(f.Tenant) {
 		return "", fmt.Errorf("classification cache: invalid tenant %q", f.Tenant)
 	}
 	if !hashRE.MatchString(hash) {

@@ -60,9 +60,8 @@ type Response struct {
 }
 
 var (
-	namePattern   = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
-	tenantPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-	idPattern     = regexp.MustCompile(`^cf_[0-9a-f]{32}$`)
+	namePattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+	idPattern   = regexp.MustCompile(`^cf_[0-9a-f]{32}$`)
 )
 
 // ValidID reports whether id has the shape of a confirmation id.
@@ -119,7 +118,7 @@ func (s *Service) validate(ctx context.Context, in *Request) error {
 		return bad("preview", "is required: what the person is asked to confirm")
 	case len(in.Preview) > MaxPreviewBytes:
 		return bad("preview", fmt.Sprintf("is %d bytes, over %d", len(in.Preview), MaxPreviewBytes))
-	case in.Tenant != "" && !tenantPattern.MatchString(in.Tenant):
+	case in.Tenant != "" && !veredicto.ValidID(in.Tenant):
 		return bad("tenant", "must be 1-64 letters, digits or _.-")
 	case len(in.Execution) > 2048:
 		return bad("execution", "is longer than 2048 characters")
