@@ -139,13 +139,14 @@ func (m *Main) lambdaInvoke(ctx context.Context, cfg lambdaConfig, getenv func(s
 		return fail("%v", err)
 	}
 	analyst, _ := app.Analyst(client)
-	a := app.NewLocal(cfg.data, analyst, client)
+	local := app.Local{Dir: cfg.data, Analyst: analyst, LLM: client}
 	if ep := getenv(starter.EndpointEnv); ep != "" {
 		// one code path with AWS: start executions on `veredicto serve`
 		// signed as the service principal "lambda" with a key under --data,
 		// which must be the server's
-		a.Intake.Starter = starter.NewSFN(app.ServiceSFN(cfg.data, ep, app.PrincipalLambda), control.StateMachineARN(app.ExecutiveSearchMachine))
+		local.Searches = starter.NewSFN(app.ServiceSFN(cfg.data, ep, app.PrincipalLambda), control.StateMachineARN(app.ExecutiveSearchMachine))
 	}
+	a := app.AssembleLocal(local)
 	h, err := a.Handler(cfg.logicalID)
 	if err != nil {
 		return fail("%v", err)

@@ -29,6 +29,7 @@ import (
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
@@ -107,6 +108,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // App holds the assembled services.
 type App struct {
 	catalog.Services
+	// Debates serves the debate routes (POST /debates…).
+	Debates *httpapi.Debates
 }
 
 // Handler returns the Lambda handler of a template logical id.
@@ -339,38 +342,66 @@ func LocalLayout(dir string) (inputs, reports, context string) {
 	return filepath.Join(dir, "inputs"), filepath.Join(dir, "reports"), filepath.Join(dir, "context")
 }
 
+// Local configures the services on one machine.
+type Local struct {
+	// Dir is the data folder (inputs, reports, context, confirmations…).
+	Dir string
+	// Analyst is the executive search's (offline or LLM agents); LLM the
+	// client of the flags judge and the debate's and companion's agents
+	// (nil: their offline baselines).
+	Analyst search.Analyst
+	LLM     *llm.OpenAI
+	// Searches and Debates start the executions of their state machines;
+	// nil runs them in-process on the engine.
+	Searches intake.Starter
+	Debates  httpapi.DebateStarter
+	// Events receives the companion's progress (nil: none).
+	Events companion.Appender
+	Logger *slog.Logger
+}
+
 // NewLocal assembles the services on this machine under dir, with the
 // given analyst and, for the flags judge, the LLM client (nil: offline).
 // Executions run in-process through the engine.
 func NewLocal(dir string, analyst search.Analyst, client *llm.OpenAI) *App {
+	return AssembleLocal(Local{Dir: dir, Analyst: analyst, LLM: client})
+}
+
+// AssembleLocal builds every service on this machine from cfg, each with
+// its dependencies at construction.
+func AssembleLocal(cfg Local) *App {
+	dir, client := cfg.Dir, cfg.LLM
 	in, rep, ctxDir := LocalLayout(dir)
 	inputs, reports := fileblob.NewDir(in), fileblob.NewDir(rep)
 	kv := filestore.NewLocal(ctxDir)
-	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst, PromptVersions: prompts.PromptVersion, Layout: bucketLayout}
+	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: cfg.Analyst, PromptVersions: prompts.PromptVersion, Layout: bucketLayout}
 	services, resolving := localPeople(dir)
-	// Senior reviews are recorded with the other confirmations under dir.
-	eng := asl.New(catalog.SearchRegistry(svc, services.Confirm))
-	run := func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
-		var si search.StartInput
-		if err := json.Unmarshal(input, &si); err != nil {
-			return nil, fmt.Errorf("execution input: %w", err)
-		}
-		x, err := catalog.StartSearch(ctx, eng, si, nil)
-		if err != nil {
-			return nil, err
-		}
-		return x.Wait(ctx)
+	searches := cfg.Searches
+	if searches == nil {
+		// Senior reviews are recorded with the other confirmations under dir.
+		eng := asl.New(catalog.SearchRegistry(svc, services.Confirm))
+		searches = starter.NewLocal(kv, func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
+			var si search.StartInput
+			if err := json.Unmarshal(input, &si); err != nil {
+				return nil, fmt.Errorf("execution input: %w", err)
+			}
+			x, err := catalog.StartSearch(ctx, eng, si, nil)
+			if err != nil {
+				return nil, err
+			}
+			return x.Wait(ctx)
+		})
 	}
-	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: starter.NewLocal(kv, run)}
+	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: searches, Logger: cfg.Logger}
 	services.Search, services.Intake, services.Judge = svc, is, judge(client)
 	var debates *httpapi.Debates
-	services.Debate, debates = localDebate(dir, client, kv, services.Confirm)
+	services.Debate, debates = localDebate(dir, client, kv, services.Confirm, cfg.Debates, cfg.Logger)
 	var chatAPI *httpapi.Chat
 	chatAPI, services.ChatTurns = localChat(dir, services)
-	services.Companion = LocalCompanion(dir, client)
+	services.Companion = LocalCompanion(dir, client, cfg.Events)
 	services.API = &httpapi.Gateway{Handler: httpapi.New(httpapi.Routes{Searches: is, Judge: services.Judge,
 		Debates: debates, Chat: chatAPI, Confirmations: resolving})}
-	return &App{services}
+	return &App{Services: services, Debates: debates}
 }
 
 // MaxOpenAITimeout is the longest OPENAI_TIMEOUT accepted: a Lambda

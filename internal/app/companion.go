@@ -61,9 +61,9 @@ func CompanionAnalyst(client, small *llm.OpenAI) companion.Analyst {
 // LocalCompanion is the career companion's service on this machine under
 // dir: context records in the local context store, inputs and reports in
 // the local reports folder (companion/<tenant>/<id>/).
-func LocalCompanion(dir string, client *llm.OpenAI) *companion.Service {
+func LocalCompanion(dir string, client *llm.OpenAI, events companion.Appender) *companion.Service {
 	_, rep, ctxDir := LocalLayout(dir)
-	return &companion.Service{Store: filestore.NewLocal(ctxDir), Blobs: fileblob.NewDir(rep),
+	return &companion.Service{Store: filestore.NewLocal(ctxDir), Blobs: fileblob.NewDir(rep), Events: events,
 		Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -37,18 +38,18 @@ func StartDebate(logicalID string) {
 		if arn := os.Getenv("DEBATE_STATE_MACHINE_ARN"); arn != "" {
 			api.Starter = starter.NewSFN(sfn.NewFromConfig(ac), arn)
 		}
-		return catalog.Services{Debate: DebateSteps(client, knowledgeStores{inputs, reports}, reports, kv), API: gateway(cfg, httpapi.Routes{Debates: api})}, nil
+		return catalog.Services{Debate: DebateSteps(client, knowledgeStores{inputs, reports}, reports, kv, nil), API: gateway(cfg, httpapi.Routes{Debates: api})}, nil
 	})
 }
 
 // DebateSteps assembles the debate steps: the LLM agents when there is a
 // client, otherwise the offline baseline.
-func DebateSteps(client *llm.OpenAI, knowledge debate.BlobReader, reports debate.BlobWriter, logs debate.LogStore) *debate.Steps {
+func DebateSteps(client *llm.OpenAI, knowledge debate.BlobReader, reports debate.BlobWriter, logs debate.LogStore, logger *slog.Logger) *debate.Steps {
 	var agents debate.Agents = debate.Offline{}
 	if client != nil {
 		agents = debate.LLMAgents{Client: client}
 	}
-	return &debate.Steps{Agents: agents, Knowledge: knowledge, Reports: reports, Logs: logs}
+	return &debate.Steps{Agents: agents, Knowledge: knowledge, Reports: reports, Logs: logs, Logger: logger}
 }
 
 // knowledgeStores reads a debate's knowledge base from the bucket that holds
@@ -74,23 +75,21 @@ func (k knowledgeStores) Get(ctx context.Context, key string) ([]byte, error) {
 	return k.of(key).Get(ctx, key)
 }
 
-// LocalDebate assembles the debate's steps and routes on this machine under
-// dir (the layout of NewLocal): knowledge from dir/inputs (reports from
-// dir/reports), the debate's
-// files to dir/reports, logs in dir/context; st starts DebateStateMachine.
-func LocalDebate(dir string, client *llm.OpenAI, st httpapi.DebateStarter) (*debate.Steps, *httpapi.Debates) {
+// localDebate assembles the debate's steps and routes on this machine
+// under dir: knowledge from dir/inputs (reports from dir/reports), the
+// debate's files to dir/reports, logs in dir/context. st starts
+// DebateStateMachine; without one POST /debates runs it in-process
+// through the engine (execution records in kv), with the human decision
+// recorded by decisions.
+func localDebate(dir string, client *llm.OpenAI, kv starter.KV, decisions *confirm.Service, st httpapi.DebateStarter, logger *slog.Logger) (*debate.Steps, *httpapi.Debates) {
 	in, rep, ctxDir := LocalLayout(dir)
-	inputs, reports, kv := fileblob.NewDir(in), fileblob.NewDir(rep), filestore.NewLocal(ctxDir)
-	return DebateSteps(client, knowledgeStores{inputs, reports}, reports, kv), &httpapi.Debates{Starter: st, Logs: kv, Reports: reports}
-}
-
-// localDebate is LocalDebate for NewLocal: POST /debates runs
-// DebateStateMachine in-process through the engine (execution records in
-// kv), with the human decision recorded by decisions.
-func localDebate(dir string, client *llm.OpenAI, kv starter.KV, decisions *confirm.Service) (*debate.Steps, *httpapi.Debates) {
-	steps, api := LocalDebate(dir, client, nil)
+	inputs, reports, logs := fileblob.NewDir(in), fileblob.NewDir(rep), filestore.NewLocal(ctxDir)
+	steps := DebateSteps(client, knowledgeStores{inputs, reports}, reports, logs, logger)
+	if st != nil {
+		return steps, &httpapi.Debates{Starter: st, Logs: logs, Reports: reports}
+	}
 	eng := asl.New(catalog.DebateRegistry(steps, decisions))
-	api.Starter = starter.NewLocal(kv, func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
+	local := starter.NewLocal(kv, func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
 		var in debate.StartInput
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, fmt.Errorf("execution input: %w", err)
@@ -101,5 +100,5 @@ func localDebate(dir string, client *llm.OpenAI, kv starter.KV, decisions *confi
 		}
 		return x.Wait(ctx)
 	})
-	return steps, api
+	return steps, &httpapi.Debates{Starter: local, Logs: logs, Reports: reports}
 }

@@ -152,16 +152,15 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 
 	analyst, notice := Analyst(cfg.LLM)
-	a := NewLocal(cfg.Data, analyst, cfg.LLM)
-	a.Intake.Starter = starter.NewSFN(signed(operator(PrincipalQueue)), control.StateMachineARN(ExecutiveSearchMachine))
-	a.Intake.Logger = logger // the queue consumer logs through it: one log format
-	var debates *httpapi.Debates
-	a.Debate, debates = LocalDebate(cfg.Data, cfg.LLM, starter.NewSFN(signed(operator(PrincipalAPI)), control.StateMachineARN(DebateMachine)))
-	a.Debate.Logger = logger
 	events := fileeventlog.Local(cfg.Data)
+	// The services start their workflows through this server's Step
+	// Functions API, as on AWS; the queue consumer logs through logger:
+	// one log format.
+	a := AssembleLocal(Local{Dir: cfg.Data, Analyst: analyst, LLM: cfg.LLM, Events: events, Logger: logger,
+		Searches: starter.NewSFN(signed(operator(PrincipalQueue)), control.StateMachineARN(ExecutiveSearchMachine)),
+		Debates:  starter.NewSFN(signed(operator(PrincipalAPI)), control.StateMachineARN(DebateMachine))})
 	decisions := fileconfirm.Local(cfg.Data)
 	s.Confirmations = &confirm.Service{Store: decisions, Events: events, Tasks: signed(operator(PrincipalConfirmations)), Logger: logger}
-	a.Companion.Events = events
 	companionStarter := starter.NewSFN(signed(operator(PrincipalAPI)), control.StateMachineARN(CareerCompanionMachine))
 	companionAPI := CompanionAPI(a.Companion, func(ctx context.Context, name string, input []byte) error {
 		_, err := companionStarter.Start(ctx, name, input)
@@ -219,7 +218,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		Runs:          localRuns{mgr}, // GET /runs lists every workflow's runs, not only searches
 		Judge:         a.Judge,
 		Companion:     companionAPI,
-		Debates:       debates,
+		Debates:       a.Debates,
 		Confirmations: s.Confirmations,
 		Chat:          s.Chat,
 		Events:        &httpapi.Events{Log: events, Watch: events, Resolve: executions{mgr}, Logger: logger},
