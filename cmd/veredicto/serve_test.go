@@ -374,4 +374,34 @@ func TestServeAWSCLI(t *testing.T) {
 			t.Errorf("aws %s: %v, want (%s)", tt.args[0], err, tt.code)
 		}
 	}
+
+	// Tenants' keys, through the same CLI: t1 works on its own execution;
+	// t2 sees it exactly as a missing one; neither manages machines; no
+	// signature, or a key this server never issued, is refused.
+	t1 := keyFor(t, data, auth.KeySpec{Name: "ana", Tenant: "t1"})
+	t2 := keyFor(t, data, auth.KeySpec{Name: "bea", Tenant: "t2"})
+	own, err := runAs(t1, "describe-execution", "--execution-arn", arn)
+	if err != nil || own["status"] != "SUCCEEDED" {
+		t.Errorf("t1 describes its execution: %v %v", own, err)
+	}
+	_, other := runAs(t2, "describe-execution", "--execution-arn", arn)
+	_, missing := runAs(t2, "describe-execution", "--execution-arn", strings.Replace(arn, ":c1", ":nobody", 1))
+	if other == nil || !strings.Contains(other.Error(), "(ExecutionDoesNotExist)") ||
+		strings.Replace(other.Error(), ":c1", ":nobody", -1) != missing.Error() {
+		t.Errorf("t2 describes t1's execution: %v; a missing one: %v", other, missing)
+	}
+	if _, err := runAs(t1, "delete-state-machine", "--state-machine-arn", smARN); err == nil || !strings.Contains(err.Error(), "(AccessDeniedException)") {
+		t.Errorf("a tenant deletes a state machine: %v", err)
+	}
+	if _, err := runAs(t1, "start-execution", "--state-machine-arn", smARN, "--name", "t1-other", "--input", `{"tenant":"t2"}`); err == nil ||
+		!strings.Contains(err.Error(), "(InvalidExecutionInput)") {
+		t.Errorf("t1 starts an execution for t2: %v", err)
+	}
+	if _, err := run("list-state-machines", "--no-sign-request"); err == nil || !strings.Contains(err.Error(), "(MissingAuthenticationTokenException)") {
+		t.Errorf("unsigned: %v", err)
+	}
+	stranger := auth.Key{AccessKeyID: "VKIASTRANGERSTRANGER", SecretAccessKey: strings.Repeat("s", 40)}
+	if _, err := runAs(stranger, "list-state-machines"); err == nil || !strings.Contains(err.Error(), "(UnrecognizedClientException)") {
+		t.Errorf("an unknown key: %v", err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -119,7 +120,7 @@ func TestTenantKeys(t *testing.T) {
 	}
 }
 
-// TestUnsignedAndUnknown: no signature and an unknown key are refused in
+// TestUnsignedAndUnknown: no signature, a replayed signature and an unknown key are refused in
 // AWS's words, before any operation runs.
 func TestUnsignedAndUnknown(t *testing.T) {
 	mgr, err := control.Open(context.Background(), control.Config{Dir: t.TempDir(), Registry: asl.NewRegistry()})
@@ -137,6 +138,19 @@ func TestUnsignedAndUnknown(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("X-Amzn-ErrorType") != auth.CodeMissingAuthenticationToken {
 		t.Errorf("unsigned: %d %s", resp.StatusCode, resp.Header.Get("X-Amzn-ErrorType"))
+	}
+	// A request signed 16 minutes ago and replayed now.
+	old, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(`{}`))
+	old.Header.Set("X-Amz-Target", "AWSStepFunctions.ListStateMachines")
+	old.Header.Set("Content-Type", sfnapi.ContentType)
+	apitest.SignAt(t, old, []byte(`{}`), srv.Operator(t), "states", time.Now().Add(-16*time.Minute))
+	resp, err = http.DefaultClient.Do(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("X-Amzn-ErrorType") != auth.CodeInvalidSignature {
+		t.Errorf("replayed after 16 minutes: %d %s", resp.StatusCode, resp.Header.Get("X-Amzn-ErrorType"))
 	}
 	stranger := apitest.SFN(srv.URL, auth.Key{AccessKeyID: "VKIASTRANGERSTRANGER", SecretAccessKey: strings.Repeat("s", 40)})
 	if _, err := stranger.ListStateMachines(context.Background(), &sfn.ListStateMachinesInput{}); code(err) != auth.CodeUnrecognizedClient {

@@ -98,9 +98,16 @@ func AsTenant(r *http.Request, tenant string) *http.Request {
 // "execute-api"), as an SDK would.
 func Sign(t testing.TB, r *http.Request, body []byte, k auth.Key, service string) {
 	t.Helper()
+	SignAt(t, r, body, k, service, time.Now())
+}
+
+// SignAt signs r as Sign does, at the time at (a request captured then
+// and replayed now).
+func SignAt(t testing.TB, r *http.Request, body []byte, k auth.Key, service string, at time.Time) {
+	t.Helper()
 	sum := sha256.Sum256(body)
 	creds := aws.Credentials{AccessKeyID: k.AccessKeyID, SecretAccessKey: k.SecretAccessKey}
-	if err := v4.NewSigner().SignHTTP(r.Context(), creds, r, hex.EncodeToString(sum[:]), service, Region, time.Now()); err != nil {
+	if err := v4.NewSigner().SignHTTP(r.Context(), creds, r, hex.EncodeToString(sum[:]), service, Region, at); err != nil {
 		t.Fatal(err)
 	}
 }
