@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -83,10 +84,10 @@ func TestConfirmationWorkflowOnTheStream(t *testing.T) {
 	h := authn.Wrap(httpapi.New(httpapi.Routes{Confirmations: svc, Logger: slog.New(slog.DiscardHandler)}))
 	req, _ := http.NewRequest("POST", "/api/confirmations", strings.NewReader(`{"id":"`+id+`","approved":true}`))
 	req.Header.Set("Authorization", "Bearer "+tok)
-	w := &recorderWriter{header: http.Header{}}
+	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
-	if w.status != http.StatusOK {
-		t.Fatalf("approve: %d %s", w.status, w.body.String())
+	if w.Code != http.StatusOK {
+		t.Fatalf("approve: %d %s", w.Code, w.Body.String())
 	}
 
 	var got []string
@@ -130,21 +131,4 @@ func (e engineSender) SendTaskSuccess(_ context.Context, in *sfn.SendTaskSuccess
 
 func (e engineSender) SendTaskFailure(_ context.Context, in *sfn.SendTaskFailureInput, _ ...func(*sfn.Options)) (*sfn.SendTaskFailureOutput, error) {
 	return &sfn.SendTaskFailureOutput{}, e.eng.SendTaskFailure(*in.TaskToken, *in.Error, *in.Cause)
-}
-
-type recorderWriter struct {
-	header http.Header
-	status int
-	body   strings.Builder
-}
-
-func (r *recorderWriter) Header() http.Header { return r.header }
-func (r *recorderWriter) WriteHeader(s int) {
-	if r.status == 0 {
-		r.status = s
-	}
-}
-func (r *recorderWriter) Write(b []byte) (int, error) {
-	r.WriteHeader(http.StatusOK)
-	return r.body.Write(b)
 }
