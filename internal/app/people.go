@@ -31,7 +31,7 @@ import (
 type peopleConfig struct {
 	EventsTable   string   // EVENTS_TABLE
 	JWTIssuer     string   // JWT_ISSUER (stream)
-	JWTAudience   []string // JWT_AUDIENCE, comma-separated (stream)
+	JWTAudience   []string // JWT_AUDIENCE, comma-separated (stream; required: the tokens' aud)
 	JWKSURL       string   // JWKS_URL (stream; default JWT_ISSUER + /.well-known/jwks.json)
 	StateMachines []string // STATE_MACHINE_ARNS, comma-separated (stream)
 }
@@ -43,8 +43,10 @@ func peopleConfigFromEnv(getenv func(string) string, stream bool) (peopleConfig,
 		return c, fmt.Errorf("configuration: EVENTS_TABLE is not set")
 	}
 	if stream {
-		if c.JWTIssuer == "" || len(c.StateMachines) == 0 {
-			return c, fmt.Errorf("configuration: JWT_ISSUER and STATE_MACHINE_ARNS must be set")
+		if c.JWTIssuer == "" || len(c.JWTAudience) == 0 || len(c.StateMachines) == 0 {
+			// No audience would accept any token the issuer signs for
+			// another application.
+			return c, fmt.Errorf("configuration: JWT_ISSUER, JWT_AUDIENCE and STATE_MACHINE_ARNS must be set")
 		}
 		if c.JWKSURL == "" {
 			c.JWKSURL = strings.TrimSuffix(c.JWTIssuer, "/") + "/.well-known/jwks.json"
