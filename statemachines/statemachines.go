@@ -2,7 +2,10 @@
 // the tests run exactly the files that Step Functions deploys.
 package statemachines
 
-import _ "embed"
+import (
+	_ "embed"
+	"strings"
+)
 
 // ExecutiveSearch is executive_search.asl.json (seed 000).
 //
@@ -23,3 +26,20 @@ var Debate []byte
 //
 //go:embed career_companion.asl.json
 var CareerCompanion []byte
+
+// File returns the definition file of statemachines/ named name (as
+// template.yaml's DefinitionUri names it, "statemachines/x.asl.json" or
+// "x.asl.json"); ok is false for any other name.
+func File(name string) (def []byte, ok bool) {
+	switch strings.TrimPrefix(name, "statemachines/") {
+	case "executive_search.asl.json":
+		return ExecutiveSearch, true
+	case "gates_demo.asl.json":
+		return GatesDemo, true
+	case "debate.asl.json":
+		return Debate, true
+	case "career_companion.asl.json":
+		return CareerCompanion, true
+	}
+	return nil, false
+}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -24,8 +23,9 @@ type inProcess struct {
 	srv  *app.Server
 }
 
-// serveInProcess assembles and serves cfg (its Data, Template and Logger
-// filled in when empty); stop runs at cleanup.
+// serveInProcess assembles and serves cfg (its Data and Logger filled in
+// when empty; the embedded template unless it names one); stop runs at
+// cleanup.
 func serveInProcess(ctx context.Context, t *testing.T, cfg app.ServerConfig) inProcess {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -34,9 +34,6 @@ func serveInProcess(ctx context.Context, t *testing.T, cfg app.ServerConfig) inP
 	}
 	if cfg.Data == "" {
 		cfg.Data = t.TempDir()
-	}
-	if cfg.Template == "" {
-		cfg.Template = filepath.Join("..", "..", "template.yaml")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

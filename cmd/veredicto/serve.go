@@ -15,7 +15,7 @@ import (
 	"github.com/veredicto/veredicto/internal/httpapi"
 )
 
-const serveUsage = `Usage: veredicto serve [--addr 127.0.0.1:8080] [--data DIR] [--template template.yaml]
+const serveUsage = `Usage: veredicto serve [--addr 127.0.0.1:8080] [--data DIR] [--template FILE]
                        [--region us-east-1] [--public-host NAME]... [--cors-origin URL]
                        [--audience veredicto] [--max-token-ttl 24h]
 
@@ -69,7 +69,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs := subcommandFlags("serve", serveUsage, stderr)
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&cfg.Data, "data", app.DefaultDataDir, "folder holding executions, the local buckets, the context store and the keys")
-	fs.StringVar(&cfg.Template, "template", "template.yaml", "SAM template whose state machines are registered at start (skipped when missing)")
+	fs.StringVar(&cfg.Template, "template", "", "a SAM template whose state machines are registered at start (default: the project's own, embedded)")
 	fs.StringVar(&cfg.Region, "region", app.DefaultRegion, "the region SigV4 signatures must be scoped to")
 	fs.Var(&hosts, "public-host", "another host name the server answers as (repeatable)")
 	fs.StringVar(&cfg.corsOrigin, "cors-origin", "", "an origin (https://host[:port]) allowed to call the APIs from a browser")

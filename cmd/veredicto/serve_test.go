@@ -273,7 +273,7 @@ func TestServeAWSCLI(t *testing.T) {
 	})
 	ctx := context.Background()
 	data := t.TempDir()
-	hs := serveInProcess(ctx, t, app.ServerConfig{Data: data, Template: "no-such-template.yaml",
+	hs := serveInProcess(ctx, t, app.ServerConfig{Data: data,
 		Functions: map[string]asl.Handler{"NotifyFunction": notify}})
 	op := keyFor(t, data, auth.KeySpec{Name: "ana", Operator: true})
 	env := func(k auth.Key) []string {

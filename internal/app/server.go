@@ -3,7 +3,6 @@ package app
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,10 +15,12 @@ import (
 
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
+	"github.com/veredicto/veredicto/statemachines"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/awslabs/goformation/v7"
+	"github.com/awslabs/goformation/v7/cloudformation"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
@@ -81,7 +82,9 @@ type ServerConfig struct {
 	// (MaxLocalTokenTTL when zero).
 	Audience    string
 	MaxTokenTTL time.Duration
-	// Template is the SAM template whose state machines are registered.
+	// Template is the path of a SAM template whose state machines are
+	// registered; "" registers the project's own, embedded in the binary
+	// (veredicto.Template), so the server works from any directory.
 	Template string
 	// LLM is the model client (nil: the offline baselines).
 	LLM    *llm.OpenAI
@@ -157,7 +160,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	// Functions API, as on AWS; the queue consumer logs through logger:
 	// one log format.
 	a := AssembleLocal(Local{Dir: cfg.Data, Analyst: analyst, LLM: cfg.LLM, Events: events, Logger: logger,
-		Searches: starter.NewSFN(signed(operator(PrincipalQueue)), control.StateMachineARN(ExecutiveSearchMachine)),
+		Searches: starter.NewCheckedSFN(signed(operator(PrincipalQueue)), control.StateMachineARN(ExecutiveSearchMachine)),
 		Debates:  starter.NewSFN(signed(operator(PrincipalAPI)), control.StateMachineARN(DebateMachine))})
 	decisions := fileconfirm.Local(cfg.Data)
 	s.Confirmations = &confirm.Service{Store: decisions, Events: events, Tasks: signed(operator(PrincipalConfirmations)), Logger: logger}
@@ -262,15 +265,18 @@ func (s *Server) Close() {
 	s.Manager.Close()
 }
 
-// registerTemplate registers the template's state machines; a missing
-// template registers none (and says so).
-func registerTemplate(mgr *control.Manager, template string, logger *slog.Logger) error {
-	defs, err := templateMachines(template)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		logger.Warn("no template: no state machine registered at start", "template", template)
-	case err != nil:
+// registerTemplate registers the state machines of the template at path,
+// or of the embedded project template when path is "". A template named
+// but missing is an error that names it: a server without its state
+// machines would take starts it cannot run.
+func registerTemplate(mgr *control.Manager, path string, logger *slog.Logger) error {
+	defs, err := templateMachines(path)
+	if err != nil {
 		return err
+	}
+	template := path
+	if template == "" {
+		template = "the embedded template.yaml"
 	}
 	ids := make([]string, 0, len(defs))
 	for id := range defs {
@@ -286,14 +292,29 @@ func registerTemplate(mgr *control.Manager, template string, logger *slog.Logger
 }
 
 // templateMachines reads the definitions of the template's
-// AWS::Serverless::StateMachine resources by logical id. DefinitionUri is
-// relative to the template; ${XxxArn} placeholders are left for the engine,
-// which binds them by name to the catalog.
+// AWS::Serverless::StateMachine resources by logical id: of the template at
+// path, DefinitionUri relative to it, or, for "", of the embedded
+// template with the embedded definitions. ${XxxArn} placeholders are left
+// for the engine, which binds them by name to the catalog.
 func templateMachines(path string) (map[string][]byte, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, err
+	var tmpl *cloudformation.Template
+	var err error
+	read := func(uri string) ([]byte, error) { return os.ReadFile(filepath.Join(filepath.Dir(path), uri)) }
+	if path == "" {
+		tmpl, err = goformation.ParseYAML(veredicto.Template)
+		read = func(uri string) ([]byte, error) {
+			if def, ok := statemachines.File(uri); ok {
+				return def, nil
+			}
+			return nil, fmt.Errorf("%s is not a definition of statemachines/", uri)
+		}
+		path = "template.yaml (embedded)"
+	} else {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("--template: %w", err)
+		}
+		tmpl, err = goformation.Open(path)
 	}
-	tmpl, err := goformation.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
@@ -306,7 +327,7 @@ func templateMachines(path string) (map[string][]byte, error) {
 		if strings.Contains(uri, "://") {
 			continue
 		}
-		def, err := os.ReadFile(filepath.Join(filepath.Dir(path), uri))
+		def, err := read(uri)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", path, id, err)
 		}

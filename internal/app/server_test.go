@@ -4,14 +4,17 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/control"
 )
 
 // documented is the route table of internal/httpapi's doc and the README:
@@ -37,7 +40,7 @@ var documented = []string{
 func newServer(t *testing.T) *app.Server {
 	t.Helper()
 	srv, err := app.NewServer(context.Background(), app.ServerConfig{Data: t.TempDir(), Addr: "127.0.0.1:8080", Self: "http://127.0.0.1:8080",
-		Template: filepath.Join("..", "..", "template.yaml"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +92,7 @@ func TestRouteTable(t *testing.T) {
 func TestEveryDocumentedRouteAnswersATenant(t *testing.T) {
 	data := t.TempDir()
 	srv, err := app.NewServer(context.Background(), app.ServerConfig{Data: data, Addr: "127.0.0.1:8080", Self: "http://127.0.0.1:8080",
-		Template: filepath.Join("..", "..", "template.yaml"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,5 +118,83 @@ func TestEveryDocumentedRouteAnswersATenant(t *testing.T) {
 		if w.Code == http.StatusMethodNotAllowed || w.Code == http.StatusUnauthorized || strings.Contains(w.Body.String(), "route "+method) {
 			t.Errorf("%s: %d %s", p, w.Code, w.Body)
 		}
+	}
+}
+
+// TestTemplateFromAnywhere: with no --template the server registers the
+// project's state machines from the binary, whatever the directory; a
+// template named but missing is an error naming it, never a server
+// without its machines.
+func TestTemplateFromAnywhere(t *testing.T) {
+	t.Chdir(t.TempDir())
+	srv, err := app.NewServer(context.Background(), app.ServerConfig{Data: t.TempDir(), Addr: "127.0.0.1:8080", Self: "http://127.0.0.1:8080",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	machines, _ := srv.Manager.ListStateMachines(context.Background(), "", 100)
+	var names []string
+	for _, m := range machines {
+		names = append(names, m.Name)
+	}
+	if got := strings.Join(names, " "); got != "CareerCompanionStateMachine DebateStateMachine ExecutiveSearchStateMachine GatesDemoStateMachine" {
+		t.Errorf("machines registered from another directory: %s", got)
+	}
+	_, err = app.NewServer(context.Background(), app.ServerConfig{Data: t.TempDir(), Template: "nope.yaml", Self: "http://127.0.0.1:8080",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err == nil || !strings.Contains(err.Error(), "nope.yaml") {
+		t.Errorf("a missing template: %v, want an error naming it", err)
+	}
+}
+
+// TestStartWithoutItsStateMachine: a start whose state machine is not
+// registered answers 503 naming it, never "internal error", and leaves no
+// run behind.
+func TestStartWithoutItsStateMachine(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	// The server's starter calls its own Step Functions API: it listens.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := app.NewServer(ctx, app.ServerConfig{Data: data, Addr: ln.Addr().String(), Self: "http://" + ln.Addr().String(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if err := app.UploadLocal(ctx, data, filepath.Join("..", "..", "examples", "search-demo"), "acme", "demo-cfo-andina"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Manager.DeleteStateMachine(ctx, control.StateMachineARN(app.ExecutiveSearchMachine)); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := app.SignLocalToken(data, "acme", "ana", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(srv.Handler)
+	hs.Listener = ln
+	hs.Start()
+	defer hs.Close()
+	call := func(method, path, body string) (int, string) {
+		r, _ := http.NewRequest(method, hs.URL+path, strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	st, body := call("POST", "/searches", `{"search_id":"demo-cfo-andina"}`)
+	if st != http.StatusServiceUnavailable || !strings.Contains(body, "ExecutiveSearchStateMachine is not registered") {
+		t.Errorf("start: %d %s, want 503 naming the state machine", st, body)
+	}
+	if st, body := call("GET", "/runs", ""); st != http.StatusOK || !strings.Contains(body, `"runs": []`) {
+		t.Errorf("runs after the refused start: %d %s, want none", st, body)
 	}
 }
