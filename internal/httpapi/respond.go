@@ -106,9 +106,8 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	case http.StatusServiceUnavailable:
 		logger.WarnContext(r.Context(), "request failed, retryable", "method", r.Method, "path", r.URL.Path, "error", err)
 		body.Error = "temporarily unavailable; retry later"
-		var he *Error
-		if errors.As(err, &he) && he.Name == NameServiceUnavailable {
-			body.Error = he.Message
+		if veredicto.Kind(err, NameServiceUnavailable) != "" {
+			body.Error = err.Error() // said for the caller, in words
 		}
 	case http.StatusBadGateway:
 		logger.ErrorContext(r.Context(), "upstream failed", "method", r.Method, "path", r.URL.Path, "error_type", veredicto.ErrorName(err))

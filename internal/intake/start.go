@@ -207,6 +207,13 @@ func (s *Service) Start(ctx context.Context, tenant, origin string, req StartReq
 	if err != nil {
 		return Started{}, err
 	}
+	// A start is recorded before it is made; one that cannot be made (the
+	// state machine is missing) is refused first, so it leaves no run.
+	if r, ok := s.Starter.(interface{ Ready(context.Context) error }); ok {
+		if err := r.Ready(ctx); err != nil {
+			return Started{}, err
+		}
+	}
 	name := starter.ExecutionName(tenant, req.SearchID)
 	rec := SearchRecord{SearchID: req.SearchID, Tenant: tenant, Execution: name, CreatedAt: s.now().UTC().Format(time.RFC3339),
 		Origin: origin, Input: in}

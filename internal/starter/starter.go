@@ -78,11 +78,57 @@ var _ SFNAPI = (*sfn.Client)(nil)
 type SFN struct {
 	client          SFNAPI
 	stateMachineARN string
+	// describe, when set, checks before a start that the machine exists.
+	describe MachineDescriber
 }
 
 // NewSFN returns a starter for the state machine stateMachineARN.
 func NewSFN(client SFNAPI, stateMachineARN string) *SFN {
 	return &SFN{client: client, stateMachineARN: stateMachineARN}
+}
+
+// MachineDescriber describes a state machine (DescribeStateMachine).
+type MachineDescriber interface {
+	DescribeStateMachine(ctx context.Context, in *sfn.DescribeStateMachineInput, opts ...func(*sfn.Options)) (*sfn.DescribeStateMachineOutput, error)
+}
+
+// NewCheckedSFN is NewSFN whose Ready asks client whether the machine is
+// registered, so a caller that records a start before making it (intake)
+// never records one that cannot run. The local server uses it; on AWS the
+// machine is deployed with the stack.
+func NewCheckedSFN(client interface {
+	SFNAPI
+	MachineDescriber
+}, stateMachineARN string) *SFN {
+	return &SFN{client: client, stateMachineARN: stateMachineARN, describe: client}
+}
+
+// MissingMachineError is a start of a state machine the server does not
+// have: a deployment's fault, not the caller's, said in words.
+type MissingMachineError struct{ ARN string }
+
+func (e *MissingMachineError) Error() string {
+	return "state machine " + e.ARN + " is not registered on this server, so nothing was started: register it (veredicto serve registers the template's at start) and retry"
+}
+
+// ErrorName is the HTTP surface's kind for it: 503, said in these words.
+func (*MissingMachineError) ErrorName() string { return "ServiceUnavailableError" }
+
+// Ready reports whether the machine can be started: nil, or a
+// *MissingMachineError. A starter built with NewSFN is always ready.
+func (s *SFN) Ready(ctx context.Context) error {
+	if s.describe == nil {
+		return nil
+	}
+	_, err := s.describe.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: aws.String(s.stateMachineARN)})
+	var missing *types.StateMachineDoesNotExist
+	switch {
+	case errors.As(err, &missing):
+		return &MissingMachineError{ARN: s.stateMachineARN}
+	case err != nil:
+		return fmt.Errorf("describe state machine %s: %w", s.stateMachineARN, awsretry.Classify(err))
+	}
+	return nil
 }
 
 // executionARN derives an execution's ARN from the state machine's.
@@ -100,9 +146,12 @@ func (s *SFN) Start(ctx context.Context, name string, input []byte) (Execution, 
 		Input:           aws.String(string(input)),
 	})
 	var exists *types.ExecutionAlreadyExists
+	var missing *types.StateMachineDoesNotExist
 	switch {
 	case errors.As(err, &exists):
 		return Execution{Name: name, ARN: s.executionARN(name), Started: false}, nil
+	case errors.As(err, &missing):
+		return Execution{}, &MissingMachineError{ARN: s.stateMachineARN}
 	case err != nil:
 		return Execution{}, fmt.Errorf("start execution %s: %w", name, awsretry.Classify(err))
 	}
