@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -19,6 +22,8 @@ import (
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto"
@@ -34,10 +39,12 @@ const confirmUsage = `Usage:
 Lists and resolves the confirmations workflows wait for (seed 004 §3),
 from another shell than "veredicto serve --data DIR". With a server running
 on DIR (or --endpoint), the decision goes through its confirmation
-service, POST /api/confirmations, with a token of yours (--token,
-$VEREDICTO_TOKEN, else one signed with the server's key under DIR for
-local:$USER): the decision records that name, and the service delivers it
-to the waiting workflow. Without a server, the decision is recorded in DIR
+service, POST /api/confirmations, as you: with your token (--token,
+$VEREDICTO_TOKEN), or signed with your access key (AWS_ACCESS_KEY_ID and
+AWS_SECRET_ACCESS_KEY, as "veredicto credentials --tenant T" exports them),
+else with a token signed by the server's key under DIR for local:$USER. The
+decision records that name, and the service delivers it to the waiting
+workflow. Without a server, the decision is recorded in DIR
 under your OS user and delivered when the server starts again.
 
 Senior reviews of "veredicto search run" (same --data): a run with --review
@@ -289,23 +296,36 @@ func (n noServer) SendTaskFailure(context.Context, *sfn.SendTaskFailureInput, ..
 // service (POST /api/confirmations), which records the token's subject as
 // the decider and delivers the decision.
 func (m *Main) resolveOnServer(ctx context.Context, cfg confirmConfig, res confirm.Resolution) (confirm.View, error) {
-	token := cfg.token
-	if token == "" {
-		if found, _ := app.ReadEndpoint(cfg.data); found != cfg.endpoint {
-			return confirm.View{}, fmt.Errorf("%s is not the server running on %s: give your token with --token or $VEREDICTO_TOKEN", cfg.endpoint, cfg.data)
-		}
-		var err error
-		if token, err = app.SignLocalToken(cfg.data, cfg.tenant, "local:"+localUser(), 10*time.Minute); err != nil {
-			return confirm.View{}, err
-		}
-	}
 	body, _ := json.Marshal(map[string]any{"id": res.ID, "approved": res.Approved, "comment": res.Comment})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(cfg.endpoint, "/")+"/api/confirmations", bytes.NewReader(body))
 	if err != nil {
 		return confirm.View{}, err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
+	// Who decides: the token given, else a tenant's access key in the
+	// environment ("eval $(veredicto credentials --tenant T)": the request
+	// is signed, and the key's name is the decider), else a token the
+	// server's key signs for the OS user.
+	token := cfg.token
+	id, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
+	switch {
+	case token != "":
+		req.Header.Set("Authorization", "Bearer "+token)
+	case id != "" && secret != "":
+		sum := sha256.Sum256(body)
+		region := cmp.Or(os.Getenv("AWS_DEFAULT_REGION"), os.Getenv("AWS_REGION"), app.DefaultRegion)
+		if err := v4.NewSigner().SignHTTP(ctx, aws.Credentials{AccessKeyID: id, SecretAccessKey: secret}, req, hex.EncodeToString(sum[:]), "execute-api", region, time.Now()); err != nil {
+			return confirm.View{}, err
+		}
+	default:
+		if found, _ := app.ReadEndpoint(cfg.data); found != cfg.endpoint {
+			return confirm.View{}, fmt.Errorf("%s is not the server running on %s: give your token with --token or $VEREDICTO_TOKEN", cfg.endpoint, cfg.data)
+		}
+		if token, err = app.SignLocalToken(cfg.data, cfg.tenant, "local:"+localUser(), 10*time.Minute); err != nil {
+			return confirm.View{}, err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return confirm.View{}, fmt.Errorf("the server at %s did not answer (%v): nothing was recorded; start \"veredicto serve --data %s\" or decide without it once it has stopped", cfg.endpoint, err, cfg.data)

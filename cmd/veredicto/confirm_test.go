@@ -69,7 +69,7 @@ func confirmationsAPI(t *testing.T, data string, peer *sfnPeer) *httptest.Server
 	t.Cleanup(tasksSrv.Close)
 	svc := &confirm.Service{Store: fileconfirm.Local(data), Events: fileeventlog.Local(data),
 		Tasks: apitest.SFN(tasksSrv.URL, auth.Key{AccessKeyID: "x", SecretAccessKey: "x"}), Logger: slog.New(slog.DiscardHandler)}
-	authn := &httpapi.Authenticator{Tokens: app.LocalTokens(key)}
+	authn := &httpapi.Authenticator{Tokens: app.LocalTokens(key), SigV4: &auth.SigV4{Keys: auth.OpenKeys(data), Region: app.DefaultRegion}}
 	srv := httptest.NewServer(authn.Wrap(httpapi.New(httpapi.Routes{Confirmations: svc, Logger: slog.New(slog.DiscardHandler)})))
 	t.Cleanup(srv.Close)
 	if err := app.WriteEndpoint(data, srv.URL); err != nil {
@@ -84,11 +84,11 @@ func confirmationsAPI(t *testing.T, data string, peer *sfnPeer) *httptest.Server
 func TestConfirmCLI(t *testing.T) {
 	t.Setenv("USER", "ana")
 	data := t.TempDir()
-	peer := &sfnPeer{waiting: map[string]bool{"tok-a": true, "tok-r": true, "tok-d": true}}
+	peer := &sfnPeer{waiting: map[string]bool{"tok-a": true, "tok-r": true, "tok-d": true, "tok-k": true}}
 	confirmationsAPI(t, data, peer)
 	svc := &confirm.Service{Store: fileconfirm.Local(data), Events: fileeventlog.Local(data)}
 	ids := map[string]string{}
-	for _, tok := range []string{"tok-a", "tok-r", "tok-d", "tok-gone"} {
+	for _, tok := range []string{"tok-a", "tok-r", "tok-d", "tok-gone", "tok-k"} {
 		undoable := false
 		resp, err := svc.Confirm(t.Context(), confirm.Request{TaskToken: tok, ToolName: "senior_review", Category: "decision",
 			Sensitivity: "high", Undoable: &undoable, Preview: json.RawMessage(`{"candidate":"c-004"}`),
@@ -100,7 +100,7 @@ func TestConfirmCLI(t *testing.T) {
 	}
 
 	code, out, errOut := runCLI(t, "", "confirm", "list", "--data", data)
-	if code != exitOK || strings.Count(out, "senior_review") != 4 || !strings.Contains(out, `{"candidate":"c-004"}`) {
+	if code != exitOK || strings.Count(out, "senior_review") != 5 || !strings.Contains(out, `{"candidate":"c-004"}`) {
 		t.Fatalf("list: exit %d\n%s%s", code, out, errOut)
 	}
 	if strings.Contains(out, "tok-") {
@@ -135,6 +135,18 @@ func TestConfirmCLI(t *testing.T) {
 		})
 	}
 
+	t.Run("signed with a person's access key", func(t *testing.T) {
+		k := keyFor(t, data, auth.KeySpec{Name: "luis", Tenant: "default"})
+		t.Setenv("AWS_ACCESS_KEY_ID", k.AccessKeyID)
+		t.Setenv("AWS_SECRET_ACCESS_KEY", k.SecretAccessKey)
+		if code, out, errs := runCLI(t, "", "confirm", "approve", ids["tok-k"], "--data", data); code != exitOK {
+			t.Fatalf("exit %d %s %s", code, out, errs)
+		}
+		if rec, err := fileconfirm.Local(data).Get(t.Context(), "default", ids["tok-k"]); err != nil || rec.Decision == nil || rec.Decision.DecidedBy != "luis" {
+			t.Errorf("decision %+v %v, want decided by the key's name, luis", rec.Decision, err)
+		}
+	})
+
 	t.Run("server down, then up", func(t *testing.T) {
 		peer.mu.Lock()
 		peer.down = true
@@ -154,8 +166,8 @@ func TestConfirmCLI(t *testing.T) {
 
 	peer.mu.Lock()
 	defer peer.mu.Unlock()
-	if len(peer.got) != 3 {
-		t.Fatalf("server received %d deliveries, want 3: %v", len(peer.got), peer.got)
+	if len(peer.got) != 4 {
+		t.Fatalf("server received %d deliveries, want 4: %v", len(peer.got), peer.got)
 	}
 	if !strings.HasPrefix(peer.got[0], "SendTaskSuccess tok-a ") || !strings.Contains(peer.got[0], `"approved":true`) || !strings.Contains(peer.got[0], `"comment":"ok"`) {
 		t.Errorf("approve sent %s", peer.got[0])
@@ -178,7 +190,7 @@ func TestConfirmCLI(t *testing.T) {
 	// Each decision once, as soon as it is recorded (the outage does not
 	// repeat it); the late one is followed by its expiry.
 	want := []string{ids["tok-a"] + " approved", ids["tok-r"] + " rejected", ids["tok-gone"] + " approved",
-		ids["tok-gone"] + " expired", ids["tok-d"] + " approved"}
+		ids["tok-gone"] + " expired", ids["tok-k"] + " approved", ids["tok-d"] + " approved"}
 	if strings.Join(statuses, "\n") != strings.Join(want, "\n") {
 		t.Errorf("confirmation-resolved events:\n%s\nwant:\n%s", strings.Join(statuses, "\n"), strings.Join(want, "\n"))
 	}

@@ -91,7 +91,7 @@ func (m *Main) runLambda(ctx context.Context, args []string) int {
 		fmt.Fprintf(m.Stderr, "\nFunctions: %s\n", strings.Join(catalog.LogicalIDs(), ", "))
 	}
 	fs.StringVar(&cfg.event, "event", "", "event JSON file (\"-\" for stdin)")
-	fs.StringVar(&cfg.data, "data", ".veredicto-local", "folder holding the local buckets and context store")
+	fs.StringVar(&cfg.data, "data", app.DefaultDataDir, "folder holding the local buckets and context store")
 	positional, err := parseInterleaved(fs, args[1:])
 	if err == flag.ErrHelp {
 		return exitOK

@@ -39,7 +39,7 @@ Flags:
 
 func (m *Main) runQueue(ctx context.Context, args []string) int {
 	fs := subcommandFlags("queue", queueUsage, m.Stderr)
-	data := fs.String("data", ".veredicto-local", "folder of the local stand-ins (as for serve)")
+	data := fs.String("data", app.DefaultDataDir, "folder of the local stand-ins (as for serve)")
 	asJSON := fs.Bool("json", false, "dlq list: print JSON lines")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {

@@ -91,7 +91,7 @@ func parseSearchRun(args []string, stderr io.Writer) (searchRunConfig, error) {
 	fs.StringVar(&cfg.provider, "llm", "", "offline or openai (default: openai when OPENAI_API_KEY is set, else offline)")
 	fs.StringVar(&cfg.model, "model", "", "model name for openai (default: $OPENAI_MODEL or gpt-4o-mini)")
 	fs.IntVar(&cfg.concurrency, "concurrency", 0, "candidates evaluated at once (default 4)")
-	fs.StringVar(&cfg.data, "data", ".veredicto-local", "folder of the senior reviews (confirmations), as veredicto confirm --data")
+	fs.StringVar(&cfg.data, "data", app.DefaultDataDir, "folder of the senior reviews (confirmations), as veredicto confirm --data")
 	fs.BoolVar(&cfg.review, "review", false, "wait for the senior consultant's decision on escalated candidates")
 	fs.DurationVar(&cfg.reviewTimeout, "review-timeout", 7*24*time.Hour, "with --review, how long to wait before the candidate stays escalated (whole seconds)")
 	var docKiB, searchKiB int64

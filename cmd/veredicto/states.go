@@ -64,9 +64,9 @@ func projectRegistry(getenv func(string) string) (*asl.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := &search.Service{Inputs: fileblob.NewDir("."), Reports: fileblob.NewDir("."), Store: filestore.NewLocal(filepath.Join(".veredicto-local", "context")),
+	svc := &search.Service{Inputs: fileblob.NewDir("."), Reports: fileblob.NewDir("."), Store: filestore.NewLocal(filepath.Join(app.DefaultDataDir, "context")),
 		Analyst: analyst, PromptVersions: prompts.PromptVersion}
-	return catalog.SearchRegistry(svc, &confirm.Service{Store: fileconfirm.Local(".veredicto-local"), Events: fileeventlog.Local(".veredicto-local")}), nil
+	return catalog.SearchRegistry(svc, &confirm.Service{Store: fileconfirm.Local(app.DefaultDataDir), Events: fileeventlog.Local(app.DefaultDataDir)}), nil
 }
 
 type statesRunConfig struct {
@@ -146,7 +146,7 @@ func (m *Main) statesRun(ctx context.Context, cfg statesRunConfig, reg *asl.Regi
 	}
 	// A question a Task of this execution waited on can no longer be
 	// answered: it expires with the execution, as under serve.
-	reviews := &confirm.Service{Store: fileconfirm.Local(".veredicto-local"), Events: fileeventlog.Local(".veredicto-local")}
+	reviews := &confirm.Service{Store: fileconfirm.Local(app.DefaultDataDir), Events: fileeventlog.Local(app.DefaultDataDir)}
 	if _, err := reviews.ExpireExecution(context.WithoutCancel(ctx), control.TenantOf(input), x.ID); err != nil {
 		fmt.Fprintf(m.Stderr, "veredicto states run: expire the confirmations of execution %s: %v\n", x.Name, err)
 	}
