@@ -1,13 +1,17 @@
 // Package file is the blob store on the local filesystem (an adapter of
 // package blob): documents and reports under a folder, with the same keys
 // and layout as the S3 adapter (internal/blob/s3). A missing key is a
-// *veredicto.NotFoundError.
+// *veredicto.NotFoundError. Every read goes through one opener (open.go)
+// that reads only regular files the folder holds: a symbolic link (even
+// one that stays inside), a device, a named pipe, a socket or a folder
+// where a file belongs is a *veredicto.InvalidInputError naming it.
 package file
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	iofs "io/fs"
 	"os"
 	"path"
@@ -20,8 +24,9 @@ import (
 )
 
 // Dir is a blob store rooted at a folder: key "a/b.md" is file root/a/b.md.
-// Writes go to a temporary file renamed into place, so a reader never sees
-// half a document. Safe for concurrent use.
+// Reads never leave the folder nor follow a link (open.go). Writes go to a
+// temporary file renamed into place, so a reader never sees half a
+// document. Safe for concurrent use.
 type Dir struct {
 	root string
 }
@@ -29,74 +34,137 @@ type Dir struct {
 // NewDir returns a store rooted at root (created on first write).
 func NewDir(root string) *Dir { return &Dir{root: root} }
 
-var _ blob.Store = (*Dir)(nil)
+var (
+	_ blob.Store  = (*Dir)(nil)
+	_ blob.AtMost = (*Dir)(nil)
+)
 
 func (d *Dir) path(key string) (string, error) {
-	clean := filepath.ToSlash(filepath.Clean("/" + key))[1:]
-	if clean == "" || clean != strings.TrimSuffix(key, "/") || strings.HasPrefix(clean, "../") {
-		return "", fmt.Errorf("blob key %q is not a clean relative path", key)
+	segs, err := segments(key)
+	if err != nil {
+		return "", err
 	}
-	return filepath.Join(d.root, filepath.FromSlash(clean)), nil
+	return filepath.Join(d.root, filepath.Join(segs...)), nil
 }
 
-// Get reads an object.
-func (d *Dir) Get(_ context.Context, key string) ([]byte, error) {
-	p, err := d.path(key)
+// Get reads an object of at most blob.MaxObjectBytes through the opener
+// (open.go): a symbolic link, a device, a named pipe, a socket or a folder
+// at key, or a link anywhere on the way, is a *veredicto.InvalidInputError
+// naming it, never followed; so is a larger object, of which no more than
+// the limit is read.
+func (d *Dir) Get(ctx context.Context, key string) ([]byte, error) {
+	b, err := d.GetAtMost(ctx, key, blob.MaxObjectBytes)
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(p)
-	if errors.Is(err, iofs.ErrNotExist) {
-		return nil, &veredicto.NotFoundError{What: "blob " + key}
+	if len(b) > blob.MaxObjectBytes {
+		return nil, &veredicto.InvalidInputError{File: key, Problem: fmt.Sprintf("is larger than %d MiB, the most one object read holds", blob.MaxObjectBytes>>20)}
 	}
+	return b, nil
+}
+
+// GetAtMost reads at most n+1 bytes of an object, refused like Get: a
+// caller with its own limit (a search's per-document limit) learns that
+// the object is larger without the rest being read.
+func (d *Dir) GetAtMost(_ context.Context, key string, n int64) ([]byte, error) {
+	f, err := d.open("get blob", key)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, n+1))
 	if err != nil {
 		return nil, fmt.Errorf("get blob %s: %w", key, err)
 	}
 	return b, nil
 }
 
+// Stat describes an object without reading it, refused like Get.
+func (d *Dir) Stat(_ context.Context, key string) (iofs.FileInfo, error) {
+	r, _, fi, err := d.lookup("stat blob", key)
+	if err != nil {
+		return nil, err
+	}
+	r.Close()
+	return fi, nil
+}
+
+// maxRefusals bounds the refusals one List names; the last counts the
+// rest.
+const maxRefusals = 20
+
 // List returns the keys under prefix, sorted. It walks only the folder
 // the prefix's last complete segment names, not the whole bucket, so a
 // search's listing costs the same however many searches the bucket holds.
+// Hidden files and folders (a name starting with ".") hold no keys. A
+// symbolic link, device, named pipe or socket under prefix is no key
+// either: List refuses them, each named by its key (a
+// *veredicto.InvalidInputError, several joined), so every key it returns
+// is a file Get reads.
 func (d *Dir) List(_ context.Context, prefix string) ([]string, error) {
-	var keys []string
-	start := d.root
+	var segs []string
 	if i := strings.LastIndex(prefix, "/"); i > 0 {
 		sub := prefix[:i]
-		if sub == path.Clean(sub) && !strings.HasPrefix(sub, "/") {
-			for _, seg := range strings.Split(sub, "/") {
-				if strings.HasPrefix(seg, ".") { // hidden folders (and "..") hold no keys
-					return nil, nil
-				}
+		if sub != path.Clean(sub) || strings.HasPrefix(sub, "/") {
+			return nil, nil // no key is unclean
+		}
+		segs = strings.Split(sub, "/")
+		for _, seg := range segs {
+			if strings.HasPrefix(seg, ".") { // hidden folders (and "..") hold no keys
+				return nil, nil
 			}
-			start = filepath.Join(d.root, filepath.FromSlash(sub))
 		}
 	}
-	err := filepath.WalkDir(start, func(p string, e iofs.DirEntry, err error) error {
+	r, err := d.folder("list blobs", prefix, segs)
+	if errors.As(err, new(*veredicto.NotFoundError)) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var keys []string
+	var bad []error
+	n := 0 // refusals, named or not
+	sub := strings.Join(segs, "/")
+	err = iofs.WalkDir(r.FS(), ".", func(p string, e iofs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, iofs.ErrNotExist) && p == start {
-				return iofs.SkipAll
-			}
 			return err
 		}
-		if e.IsDir() {
-			if strings.HasPrefix(e.Name(), ".") && p != d.root {
-				return iofs.SkipDir
+		if p == "." {
+			return nil
+		}
+		key := path.Join(sub, p)
+		switch {
+		case strings.HasPrefix(e.Name(), ".") && e.IsDir():
+			return iofs.SkipDir
+		case strings.HasPrefix(e.Name(), "."):
+			return nil
+		case e.IsDir():
+			if !strings.HasPrefix(key+"/", prefix) && !strings.HasPrefix(prefix, key+"/") {
+				return iofs.SkipDir // a folder beside the prefix
+			}
+			return nil
+		case !strings.HasPrefix(key, prefix):
+			return nil
+		}
+		if problem := irregular(e.Type()); problem != "" {
+			if n++; len(bad) < maxRefusals {
+				bad = append(bad, refused(key, problem))
 			}
 			return nil
 		}
-		rel, err := filepath.Rel(d.root, p)
-		if err != nil {
-			return err
-		}
-		key := filepath.ToSlash(rel)
-		if strings.HasPrefix(key, prefix) && !strings.HasPrefix(e.Name(), ".") {
-			keys = append(keys, key)
-		}
+		keys = append(keys, key)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list blobs %s: %w", prefix, err)
+	}
+	if n > maxRefusals {
+		bad = append(bad[:maxRefusals-1], refused(prefix, fmt.Sprintf("and %d more links or special files, refused", n-maxRefusals+1)))
+	}
+	if len(bad) > 0 {
+		return nil, errors.Join(bad...)
 	}
 	sort.Strings(keys)
 	return keys, nil

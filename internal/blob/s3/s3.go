@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path"
 	"sort"
 	"strings"
 	"time"
@@ -59,27 +58,11 @@ var _ blob.Store = (*Store)(nil)
 // is in flight).
 const conflictRetries = 4
 
-// cleanKey validates key the way file.Dir does: a clean relative path,
-// without "..", "." or empty elements. A trailing "/" is tolerated and
-// dropped, as file.Dir maps "a/b/" to the file "a/b".
-func cleanKey(op, key string) (string, error) {
-	clean := path.Clean("/" + key)[1:]
-	if clean == "" || clean != strings.TrimSuffix(key, "/") || strings.HasPrefix(clean, "../") {
-		return "", fmt.Errorf("%s blob %q: key is not a clean relative path", op, key)
-	}
-	return clean, nil
-}
-
-// MaxObjectBytes bounds one Get: the largest object anything here reads
-// (a search document, a knowledge file, a report) is a few MiB, and a
-// function has 256 MB of memory. A larger object is refused before it is
-// read, not after.
-const MaxObjectBytes = 32 << 20
-
 // Get reads an object. A missing object is a *veredicto.NotFoundError; one
-// over MaxObjectBytes a *veredicto.InvalidInputError naming it.
+// over blob.MaxObjectBytes a *veredicto.InvalidInputError naming it,
+// refused before it is read when S3 gives its length.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	k, err := cleanKey("get", key)
+	k, err := blob.CleanKey(key)
 	if err != nil {
 		return nil, err
 	}
@@ -91,15 +74,15 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("get blob %s: %w", key, awsretry.Classify(err))
 	}
 	defer out.Body.Close()
-	tooLarge := &veredicto.InvalidInputError{File: key, Problem: fmt.Sprintf("is larger than %d MiB, the most one object read holds", MaxObjectBytes>>20)}
-	if aws.ToInt64(out.ContentLength) > MaxObjectBytes {
+	tooLarge := &veredicto.InvalidInputError{File: key, Problem: fmt.Sprintf("is larger than %d MiB, the most one object read holds", blob.MaxObjectBytes>>20)}
+	if aws.ToInt64(out.ContentLength) > blob.MaxObjectBytes {
 		return nil, tooLarge
 	}
-	b, err := io.ReadAll(io.LimitReader(out.Body, MaxObjectBytes+1))
+	b, err := io.ReadAll(io.LimitReader(out.Body, blob.MaxObjectBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("get blob %s: read body: %w", key, err)
 	}
-	if len(b) > MaxObjectBytes {
+	if len(b) > blob.MaxObjectBytes {
 		return nil, tooLarge
 	}
 	return b, nil
@@ -130,7 +113,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
 			if hidden(key) {
 				continue
 			}
-			if _, err := cleanKey("list", key); err != nil || strings.HasSuffix(key, "/") {
+			if _, err := blob.CleanKey(key); err != nil || strings.HasSuffix(key, "/") {
 				continue
 			}
 			keys = append(keys, key)
@@ -154,7 +137,7 @@ func hidden(key string) bool {
 // Put writes an object, replacing any previous version. S3 makes the new
 // version visible all at once.
 func (s *Store) Put(ctx context.Context, key string, data []byte, contentType string) error {
-	k, err := cleanKey("put", key)
+	k, err := blob.CleanKey(key)
 	if err != nil {
 		return err
 	}
@@ -168,7 +151,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, contentType st
 // "If-None-Match: *" put); it reports whether it wrote. The existing
 // object is left untouched.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte, contentType string) (bool, error) {
-	k, err := cleanKey("put", key)
+	k, err := blob.CleanKey(key)
 	if err != nil {
 		return false, err
 	}

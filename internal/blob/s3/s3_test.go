@@ -20,6 +20,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/blob"
 )
 
 // newFakeS3 starts an in-process gofakes3 server on 127.0.0.1, creates
@@ -209,8 +210,8 @@ func TestS3InvalidKeys(t *testing.T) {
 	st := New(newFakeS3(t, "docs"), "docs", "")
 	for _, key := range []string{"", "/abs", "../up", "a/../../up", "a//b", "a/./b", ".", "a/.."} {
 		t.Run(key, func(t *testing.T) {
-			if _, err := st.Get(ctx, key); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", key)) {
-				t.Errorf("Get(%q): got %v, want an error naming the key", key, err)
+			if _, err := st.Get(ctx, key); !errors.As(err, new(*veredicto.InvalidInputError)) || !strings.Contains(err.Error(), fmt.Sprintf("%q", key)) {
+				t.Errorf("Get(%q): got %v, want an InvalidInputError naming the key", key, err)
 			}
 			if err := st.Put(ctx, key, []byte("x"), ""); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", key)) {
 				t.Errorf("Put(%q): got %v, want an error naming the key", key, err)
@@ -249,9 +250,9 @@ func (z zeros) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestS3GetRefusesHugeObjects: an object over MaxObjectBytes is refused by
+// TestS3GetRefusesHugeObjects: an object over blob.MaxObjectBytes is refused by
 // name, before reading when S3 gives its length, after at most
-// MaxObjectBytes+1 bytes when it does not.
+// blob.MaxObjectBytes+1 bytes when it does not.
 func TestS3GetRefusesHugeObjects(t *testing.T) {
 	var ie *veredicto.InvalidInputError
 	huge := int64(3 << 30)
@@ -261,7 +262,7 @@ func TestS3GetRefusesHugeObjects(t *testing.T) {
 	}
 	var read int64
 	_, err = New(sizedAPI{body: zeros{&read}}, "b", "").Get(t.Context(), "k.md")
-	if !errors.As(err, &ie) || read > MaxObjectBytes+64<<10 {
+	if !errors.As(err, &ie) || read > blob.MaxObjectBytes+64<<10 {
 		t.Errorf("an endless object without a length: %v after %d bytes", err, read)
 	}
 }

@@ -1,0 +1,4 @@
+package file
+
+// MaxRefusals is maxRefusals, for the tests of package file_test.
+const MaxRefusals = maxRefusals
