@@ -132,7 +132,7 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	}
 	// The folder reader refuses symbolic links that leave DIR and reads no
 	// more of a document than the limit.
-	inputs := search.NewFolder(cfg.dir, cfg.limits.DocumentBytes)
+	inputs := search.NewFolder(cfg.dir)
 	// Validate before anything else: a missing jd.md or kickoff.md blocks
 	// the search at once, with no LLM call.
 	s, err := search.LoadWithin(ctx, inputs, "", filepath.Base(filepath.Clean(cfg.dir)), cfg.limits)

@@ -100,7 +100,7 @@ func TestSearchRunFriendlyErrors(t *testing.T) {
 	}{
 		{"no candidates", []string{"search", "run", noCandidates, "--llm", "offline", "--out", t.TempDir()}, "has no candidates: add a folder candidates/<id>/"},
 		{"out is a file", []string{"search", "run", "../../examples/search-demo", "--llm", "offline", "--out", outFile}, "--out " + outFile + " is a file"},
-		{"link outside the folder", []string{"search", "run", linked, "--llm", "offline", "--out", t.TempDir()}, "candidates/c-1/interview.md: is a symbolic link that points outside the search folder"},
+		{"link outside the folder", []string{"search", "run", linked, "--llm", "offline", "--out", t.TempDir()}, "candidates/c-1/interview.md: is a symbolic link; upload the file itself"},
 		{"document over the limit", []string{"search", "run", "../../examples/search-demo", "--llm", "offline", "--max-document-kib", "1", "--out", t.TempDir()}, "1 KiB per-document limit"},
 	}
 	for _, tt := range tests {

@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/blob/file"
+	"github.com/veredicto/veredicto/internal/blob/file/filetest"
 )
 
 func utf16Bytes(s string, bigEndian bool) []byte {
@@ -192,7 +195,7 @@ func TestLoadHygiene(t *testing.T) {
 			for link, target := range tt.links {
 				symlink(t, target, filepath.Join(dir, filepath.FromSlash(link)))
 			}
-			s, err := LoadWithin(context.Background(), NewFolder(dir, tt.lim.DocumentBytes), "", "s", tt.lim)
+			s, err := LoadWithin(context.Background(), NewFolder(dir), "", "s", tt.lim)
 			if tt.wantErr != nil {
 				var ii *veredicto.InvalidInputError
 				if !errors.As(err, &ii) {
@@ -221,6 +224,82 @@ func TestLoadHygiene(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoadRefusesWhatIsNotAnUploadedFile: a search holding a link
+// (anywhere, even inside the folder), a folder, a named pipe, a socket or
+// a device where a document belongs is refused before any agent runs,
+// named by its path in the search folder, whether the search is a local
+// folder (search run) or a tenant's prefix of the inputs bucket (serve);
+// nothing the link points at is read, and a named pipe does not block.
+func TestLoadRefusesWhatIsNotAnUploadedFile(t *testing.T) {
+	type place struct {
+		name   string
+		prefix string // of the search in the reader
+		reader func(root string) BlobReader
+	}
+	places := []place{
+		{"search folder", "", func(root string) BlobReader { return NewFolder(root) }},
+		{"inputs bucket", "searches/acme/s3/", func(root string) BlobReader { return file.NewDir(root) }},
+	}
+	docs := []string{"candidates/c-003/cv.md", "candidates/c-003/notes.md", "culture.md"}
+	for _, pl := range places {
+		for _, h := range filetest.All() {
+			for _, doc := range docs {
+				if h.Problem == file.ProblemFolder && doc == "candidates/c-003/notes.md" {
+					continue // a folder named notes.md holds files the loader ignores, named in warnings
+				}
+				if h.AtFolder && doc == "culture.md" {
+					continue // the search folder itself: the prefix's own case below
+				}
+				t.Run(pl.name+"/"+h.Name+"/"+doc, func(t *testing.T) {
+					root := t.TempDir()
+					files := map[string][]byte{"jd.md": []byte("JD"), "kickoff.md": []byte("Kickoff"), "candidates/c-001/cv.md": []byte("CV")}
+					for name, body := range files {
+						p := filepath.Join(root, filepath.FromSlash(pl.prefix+name))
+						os.MkdirAll(filepath.Dir(p), 0o755)
+						if err := os.WriteFile(p, body, 0o644); err != nil {
+							t.Fatal(err)
+						}
+					}
+					named := strings.TrimPrefix(h.Plant(t, root, pl.prefix+doc, filetest.NewSecrets(t)), pl.prefix)
+					done := make(chan error, 1)
+					go func() {
+						_, err := LoadWithin(context.Background(), pl.reader(root), pl.prefix, "s3", Limits{})
+						done <- err
+					}()
+					var err error
+					select {
+					case err = <-done:
+					case <-time.After(5 * time.Second):
+						t.Fatal("the load blocked")
+					}
+					var ii *veredicto.InvalidInputError
+					if !errors.As(err, &ii) || !strings.Contains(err.Error(), named+": "+h.Problem) {
+						t.Fatalf("got %v; want an InvalidInputError %q", err, named+": "+h.Problem)
+					}
+					if strings.Contains(err.Error(), filetest.KeyText) || strings.Contains(err.Error(), filetest.OtherText) {
+						t.Errorf("the error holds what the link points at: %v", err)
+					}
+				})
+			}
+		}
+	}
+	t.Run("search folder linked", func(t *testing.T) {
+		root := t.TempDir()
+		s := filetest.NewSecrets(t)
+		if err := os.MkdirAll(filepath.Join(root, "searches", "acme"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(s.Folder, filepath.Join(root, "searches", "acme", "s3")); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadWithin(context.Background(), file.NewDir(root), "searches/acme/s3/", "s3", Limits{})
+		var ii *veredicto.InvalidInputError
+		if !errors.As(err, &ii) || ii.File != "searches/acme/s3" || ii.Problem != file.ProblemLink {
+			t.Errorf("got %v; want the search folder named as a link", err)
+		}
+	})
 }
 
 // FuzzLoad builds random search folders — documents in random encodings
@@ -259,7 +338,7 @@ func FuzzLoad(f *testing.F) {
 			os.Symlink(filepath.Dir(outside), filepath.Join(dir, "candidates", "c-2"))
 		}
 		lim := Limits{DocumentBytes: int64(limit) + 1, SearchBytes: 2 * (int64(limit) + 1)}
-		s, err := LoadWithin(context.Background(), NewFolder(dir, lim.DocumentBytes), "", "s", lim)
+		s, err := LoadWithin(context.Background(), NewFolder(dir), "", "s", lim)
 		if err != nil {
 			var ii *veredicto.InvalidInputError
 			var mi *veredicto.MissingInputError

@@ -6,12 +6,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/blob"
+	"github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/yamldoc"
 )
 
@@ -153,6 +157,9 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 	}
 	keys, err := r.List(ctx, prefix)
 	if err != nil {
+		if named := inSearch(prefix, err); named != nil {
+			return nil, named // links and special files, by name
+		}
 		return nil, fmt.Errorf("load search %s: %w", prefix, err)
 	}
 	if len(keys) > MaxSearchFiles {
@@ -161,11 +168,16 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 	s := &Search{Prefix: prefix, Gates: DefaultGates, Index: map[string]bool{}, Hashes: map[string]string{}, Texts: map[string]string{}}
 	present := map[string]bool{}
 	cands := map[string]bool{}
-	seen := map[string]bool{} // candidate folders with any file
+	seen := map[string]bool{}     // candidate folders with any file
+	folders := map[string]error{} // documents that are folders
 	for _, k := range keys {
 		rel := strings.TrimPrefix(k, prefix)
 		present[rel] = true
 		parts := strings.Split(rel, "/")
+		if doc := folderDocument(parts); doc != "" {
+			folders[doc] = &veredicto.InvalidInputError{File: doc, Problem: file.ProblemFolder}
+			continue
+		}
 		switch {
 		case len(parts) == 1:
 			switch rel {
@@ -187,6 +199,14 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: not a search document, ignored", rel))
 		}
 	}
+	if len(folders) > 0 {
+		docs := slices.Sorted(maps.Keys(folders))
+		errs := make([]error, len(docs))
+		for i, d := range docs {
+			errs[i] = folders[d]
+		}
+		return nil, errors.Join(errs...)
+	}
 	if len(cands) > MaxCandidates {
 		return nil, &veredicto.InvalidInputError{File: dirCandidates + "/", Problem: fmt.Sprintf("holds %d candidate folders; a search evaluates at most %d: split them into several searches", len(cands), MaxCandidates)}
 	}
@@ -203,20 +223,12 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 	cfg := Config{}
 	configText := ""
 	if present[FileConfig] {
-		b, err := r.Get(ctx, prefix+FileConfig)
-		var ii *veredicto.InvalidInputError
-		if errors.As(err, &ii) {
+		text, _, err := ReadDocument(ctx, r, prefix, FileConfig, lim)
+		if errors.As(err, new(*veredicto.NotFoundError)) {
+			return nil, fmt.Errorf("load %s: %w", FileConfig, err) // listed, then gone
+		}
+		if err != nil {
 			return nil, err
-		}
-		if err != nil {
-			return nil, fmt.Errorf("load %s: %w", FileConfig, err)
-		}
-		if int64(len(b)) > lim.DocumentBytes {
-			return nil, &veredicto.InvalidInputError{File: FileConfig, Problem: fmt.Sprintf("is larger than the %s per-document limit", kib(lim.DocumentBytes))}
-		}
-		text, err := DecodeText(b)
-		if err != nil {
-			return nil, &veredicto.InvalidInputError{File: FileConfig, Problem: err.Error()}
 		}
 		if err := parseConfig([]byte(text), &cfg, &s.Gates); err != nil {
 			return nil, err
@@ -235,26 +247,14 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 		if !present[id] {
 			return Doc{ID: id, Missing: true}, nil
 		}
-		b, err := r.Get(ctx, prefix+id)
+		text, n, err := ReadDocument(ctx, r, prefix, id, lim)
+		if errors.As(err, new(*veredicto.NotFoundError)) {
+			return Doc{ID: id, Missing: true}, nil
+		}
 		if err != nil {
-			var nf *veredicto.NotFoundError
-			if errors.As(err, &nf) {
-				return Doc{ID: id, Missing: true}, nil
-			}
-			var ii *veredicto.InvalidInputError
-			if errors.As(err, &ii) {
-				return Doc{}, err
-			}
-			return Doc{}, fmt.Errorf("load %s: %w", id, err)
+			return Doc{}, err
 		}
-		if int64(len(b)) > lim.DocumentBytes {
-			return Doc{}, &veredicto.InvalidInputError{File: id, Problem: fmt.Sprintf("is larger than the %s per-document limit", kib(lim.DocumentBytes))}
-		}
-		total += int64(len(b))
-		text, err := DecodeText(b)
-		if err != nil {
-			return Doc{}, &veredicto.InvalidInputError{File: id, Problem: err.Error()}
-		}
+		total += n
 		text = strings.TrimSpace(text)
 		if text == "" {
 			return Doc{ID: id, Missing: true}, nil
@@ -337,6 +337,96 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 	}
 	s.Version = s.version(configText)
 	return s, nil
+}
+
+// ReadDocument reads document id (its path in the search folder, as
+// agents cite it) of the search under prefix: the one way the loader and
+// the sources route read a document. It reads through r — whose local
+// adapter refuses a symbolic link, a device, a named pipe, a socket or a
+// folder by name (file.Dir) — at most lim.DocumentBytes (one byte more
+// tells a larger document, which is refused), and decodes the bytes to
+// UTF-8 text (DecodeText). A refusal is a *veredicto.InvalidInputError
+// naming id in the search folder; a missing document a
+// *veredicto.NotFoundError. It returns the text, untrimmed, and the bytes
+// read.
+func ReadDocument(ctx context.Context, r BlobReader, prefix, id string, lim Limits) (string, int64, error) {
+	lim = lim.orDefault()
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	b, err := blob.GetAtMost(ctx, r, prefix+id, lim.DocumentBytes)
+	if err != nil {
+		if errors.As(err, new(*veredicto.NotFoundError)) {
+			return "", 0, err
+		}
+		if named := inSearch(prefix, err); named != nil {
+			return "", 0, named
+		}
+		return "", 0, fmt.Errorf("load %s: %w", id, err)
+	}
+	if int64(len(b)) > lim.DocumentBytes {
+		return "", 0, &veredicto.InvalidInputError{File: id, Problem: fmt.Sprintf("is larger than the %s per-document limit", kib(lim.DocumentBytes))}
+	}
+	text, err := DecodeText(b)
+	if err != nil {
+		return "", 0, &veredicto.InvalidInputError{File: id, Problem: err.Error()}
+	}
+	return text, int64(len(b)), nil
+}
+
+// IsDocument reports whether id names a document the loader reads:
+// jd.md, kickoff.md, company.md, culture.md, or a candidate's
+// candidates/<id>/cv.md, interview.md, tests.md, case.md or
+// references.md.
+func IsDocument(id string) bool {
+	parts := strings.Split(id, "/")
+	switch len(parts) {
+	case 1:
+		return id == FileJD || id == FileKickoff || id == FileCompany || id == FileCulture
+	case 3:
+		return parts[0] == dirCandidates && ValidID(parts[1]) && candidateFiles[parts[2]]
+	}
+	return false
+}
+
+// folderDocument returns the document a listed path lies under, when the
+// path makes that document a folder ("jd.md/x", "candidates/c-1/cv.md/x"),
+// or "".
+func folderDocument(parts []string) string {
+	switch {
+	case len(parts) >= 2 && (parts[0] == FileConfig || parts[0] == "READY" || IsDocument(parts[0])):
+		return parts[0]
+	case len(parts) >= 4 && IsDocument(path.Join(parts[:3]...)):
+		return path.Join(parts[:3]...)
+	}
+	return ""
+}
+
+// inSearch names the refusals err holds — one *veredicto.InvalidInputError,
+// or several joined, as the blob store names them, by key — by their path
+// in the search folder under prefix. It is nil when err holds anything
+// else.
+func inSearch(prefix string, err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			n := inSearch(prefix, e)
+			if n == nil {
+				return nil
+			}
+			out = append(out, n)
+		}
+		return errors.Join(out...)
+	}
+	var ii *veredicto.InvalidInputError
+	if !errors.As(err, &ii) {
+		return nil
+	}
+	named := *ii
+	if rel, ok := strings.CutPrefix(named.File, prefix); ok && rel != "" {
+		named.File = rel
+	}
+	return &named
 }
 
 // version fingerprints what a search was loaded from: search.yaml's text
