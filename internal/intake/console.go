@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/search"
 )
 
 // What the web console reads besides a search's state: the list of runs
@@ -99,14 +100,15 @@ func (s *Service) Summary(ctx context.Context, tenant, searchID string, markdown
 	return b, err
 }
 
-// MaxSourceBytes bounds a source document Source returns (the intake
-// bounds uploads well below it).
-const MaxSourceBytes = 4 << 20
-
 // Source returns the text of a document of a search by its source id, the
 // path relative to the search folder that agents cite
-// ("candidates/c-005/cv.md"). An id that leaves the folder is invalid;
-// one that names nothing is NotFound, like another tenant's.
+// ("candidates/c-005/cv.md"), exactly as the loader read it: only a
+// document the loader reads (search.IsDocument), through the loader's own
+// search.ReadDocument with the same limits — the decoded UTF-8 text,
+// trimmed as the loader keeps it. A file the loader refuses (a symbolic
+// link, a special file, too large, not text) is refused with the loader's
+// message. An id that leaves the folder is invalid; one that names no
+// document, or nothing, is NotFound, like another tenant's.
 func (s *Service) Source(ctx context.Context, tenant, searchID, id string) ([]byte, error) {
 	rec, err := s.visible(ctx, tenant, searchID)
 	if err != nil {
@@ -115,17 +117,24 @@ func (s *Service) Source(ctx context.Context, tenant, searchID, id string) ([]by
 	if !ValidSourceID(id) {
 		return nil, &veredicto.InvalidInputError{File: "request path", Field: "source", Problem: fmt.Sprintf("%q is not a document path inside the search", id)}
 	}
-	b, err := s.Inputs.Get(ctx, path.Join(rec.Input.InputPrefix, id))
-	if errors.As(err, new(*veredicto.NotFoundError)) {
-		return nil, &veredicto.NotFoundError{What: fmt.Sprintf("source %s of search %s", id, searchID)}
+	missing := &veredicto.NotFoundError{What: fmt.Sprintf("source %s of search %s", id, searchID)}
+	if !search.IsDocument(id) {
+		return nil, missing
 	}
-	if err != nil {
+	text, _, err := search.ReadDocument(ctx, s.Inputs, rec.Input.InputPrefix, id, s.Limits)
+	switch {
+	case errors.As(err, new(*veredicto.NotFoundError)):
+		return nil, missing
+	case errors.As(err, new(*veredicto.InvalidInputError)):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("read source %s of search %s: %w", id, searchID, err)
 	}
-	if len(b) > MaxSourceBytes {
-		b = b[:MaxSourceBytes]
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, missing // the loader declares it missing
 	}
-	return b, nil
+	return []byte(text), nil
 }
 
 // ValidSourceID reports whether id can name a document inside a search

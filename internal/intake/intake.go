@@ -69,6 +69,10 @@ type Service struct {
 	Starter Starter
 	Logger  *slog.Logger
 	Now     func() time.Time
+	// Limits bound a search's documents, as the workflow's loader bounds
+	// them: the start's check and the sources route read with them
+	// (search.DefaultLimits when zero).
+	Limits search.Limits
 }
 
 func (s *Service) logger() *slog.Logger {
@@ -130,6 +134,13 @@ func (s *Service) visible(ctx context.Context, tenant, searchID string) (SearchR
 	case err != nil:
 		return SearchRecord{}, err
 	case !ok || rec.Tenant != tenant:
+		return SearchRecord{}, notFound(searchID)
+	case strings.TrimSuffix(rec.Input.InputPrefix, "/") != InputPrefix(tenant, searchID) ||
+		strings.TrimSuffix(rec.Input.ReportPrefix, "/") != ReportPrefix(tenant, searchID):
+		// Every read of a search starts from these prefixes: a record
+		// naming another folder (damaged, or written by hand) is never
+		// followed.
+		s.logger().WarnContext(ctx, "search record names folders outside its tenant's; answered as missing", "tenant", tenant, "search_id", searchID)
 		return SearchRecord{}, notFound(searchID)
 	}
 	return rec, nil

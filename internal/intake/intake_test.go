@@ -120,9 +120,16 @@ func TestTriggerRejectsUploadsThatCannotStartWithoutFailing(t *testing.T) {
 	write("searches/acme/frac/READY", "thresholds: {gem1: 6.5}\n")
 	write("searches/acme/spoof/READY", "tenant: globex\n")
 	write("searches/old-layout/READY", "")
+	write("searches/bravo/s9/READY", "")
+	if err := os.MkdirAll(filepath.Join(inputs, "searches", "acme", "linked"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(filepath.Join(data, "auth", "hs256.key"), filepath.Join(inputs, "searches", "acme", "linked", "READY"))
+	os.Symlink(filepath.Join(inputs, "searches", "bravo", "s9"), filepath.Join(inputs, "searches", "acme", "other"))
 	a := app.NewLocal(data, offline.New(), nil)
 	res, err := a.Intake.HandleS3(context.Background(), s3Event("searches/acme/half/READY", "searches/acme/odd/READY",
-		"searches/acme/keys/READY", "searches/acme/frac/READY", "searches/acme/spoof/READY", "searches/old-layout/READY"))
+		"searches/acme/keys/READY", "searches/acme/frac/READY", "searches/acme/spoof/READY", "searches/old-layout/READY",
+		"searches/acme/linked/READY", "searches/acme/other/READY"))
 	if err != nil {
 		t.Fatalf("an upload that cannot start failed the invocation (S3 would retry it for nothing): %v", err)
 	}
@@ -133,6 +140,8 @@ func TestTriggerRejectsUploadsThatCannotStartWithoutFailing(t *testing.T) {
 		"searches/acme/frac/READY: thresholds.gem1: 6.5 is not a whole number (gates compare whole scores; a fraction would be truncated): use 6 or 7; searches/acme/frac/: required document(s) missing: jd.md, kickoff.md",
 		`searches/acme/spoof/READY: READY names tenant "globex" but was uploaded under tenant "acme"; the folder decides, remove the tenant key`,
 		"searches/old-layout/READY: a READY marker belongs at searches/<tenant>/<search_id>/READY",
+		"searches/acme/linked/READY: READY is a symbolic link; upload the file itself",
+		"searches/acme/other/READY: searches/acme/other: is a symbolic link; upload the file itself",
 	}
 	if len(res.Started) != 0 || strings.Join(res.Rejected, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rejected:\n got %q\nwant %q (started %v)", res.Rejected, want, res.Started)
@@ -289,7 +298,7 @@ func TestStateReadsUsageFromTheLedger(t *testing.T) {
 	// Still running: no summary.json, one candidate already reported.
 	os.MkdirAll(filepath.Join(reports, "reports", "acme", "s1", "c-002"), 0o755)
 	os.WriteFile(filepath.Join(reports, "reports", "acme", "s1", "c-002", "report.json"), []byte(`{"decision":"DESCARTADO_GEM1","reason":"gate_gem1"}`), 0o644)
-	rec, _ := json.Marshal(intake.SearchRecord{SearchID: "s1", Tenant: "acme", Execution: "acme--s1", Input: search.StartInput{ReportPrefix: "reports/acme/s1"}})
+	rec, _ := json.Marshal(intake.SearchRecord{SearchID: "s1", Tenant: "acme", Execution: "acme--s1", Input: search.StartInput{InputPrefix: "searches/acme/s1", ReportPrefix: "reports/acme/s1"}})
 	kv.PutIfAbsent(ctx, "search/acme/s1", rec)
 	for _, k := range []string{"stage/acme/s1/c-001/gem1/0/h1", "stage/acme/s1/c-001/gem2/0/h2", "stage/acme/s1/c-002/gem1/0/h3"} {
 		kv.PutIfAbsent(ctx, k, []byte(`{"usage":{"calls":1}}`))

@@ -167,7 +167,7 @@ func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (s
 	}
 	// The workflow's Validate task logs the search's warnings when it runs;
 	// this check only needs the verdict.
-	v := &search.Service{Inputs: s.Inputs, Logger: slog.New(slog.DiscardHandler)}
+	v := &search.Service{Inputs: s.Inputs, Limits: s.Limits, Logger: slog.New(slog.DiscardHandler)}
 	add := func(err error) error {
 		switch veredicto.Kind(err) {
 		case veredicto.NameMissingInput:

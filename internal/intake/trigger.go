@@ -135,6 +135,13 @@ func (s *Service) handleRecord(ctx context.Context, r events.S3EventRecord) outc
 	if errors.As(err, new(*veredicto.NotFoundError)) {
 		return reject(false, "the READY marker was deleted before it could be read")
 	}
+	if bad := new(veredicto.InvalidInputError); errors.As(err, &bad) {
+		// A link or special file, never followed: named, not retried.
+		if bad.File == key {
+			return reject(false, "READY "+bad.Problem)
+		}
+		return reject(false, err.Error())
+	}
 	if err != nil {
 		return outcome{err: fmt.Errorf("read %s: %w", key, err), retry: true}
 	}
