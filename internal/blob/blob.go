@@ -19,6 +19,7 @@ package blob
 
 import (
 	"context"
+	"errors"
 	"path"
 	"strconv"
 	"strings"
@@ -79,4 +80,29 @@ func CleanKey(key string) (string, error) {
 		return "", &veredicto.InvalidInputError{File: strconv.Quote(key), Problem: `is not a path inside the folder (an absolute path, or a "..", "." or empty segment); refused`}
 	}
 	return clean, nil
+}
+
+// Renamed returns the refusals err holds — one *veredicto.InvalidInputError,
+// or several joined, as an adapter names them, by key — each named by
+// name(key) instead (the path in a search or knowledge folder). It is nil
+// when err holds anything else, for the caller to wrap.
+func Renamed(err error, name func(key string) string) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			n := Renamed(e, name)
+			if n == nil {
+				return nil
+			}
+			out = append(out, n)
+		}
+		return errors.Join(out...)
+	}
+	var ii *veredicto.InvalidInputError
+	if !errors.As(err, &ii) {
+		return nil
+	}
+	named := *ii
+	named.File = name(ii.File)
+	return &named
 }

@@ -6,10 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -20,6 +19,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/blob"
+	"github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/search"
 )
 
@@ -52,78 +53,76 @@ type Chunk struct {
 var knowledgeExts = map[string]bool{".md": true, ".txt": true, ".yaml": true, ".yml": true, ".json": true}
 
 // LoadKnowledge chunks the text files under dir (recursively, sorted by
-// path). Like the search folder it never reads outside dir: a symbolic
-// link is refused by name, a file over MaxKnowledgeFile is refused by name,
-// and the totals are bounded. Hidden files and non-text formats are
-// skipped.
+// path). Like a search folder it is read through file.Dir, so it never
+// reads outside dir: a symbolic link (even one that stays inside), a
+// device, a named pipe or a socket is refused by name, a file over
+// MaxKnowledgeFile is refused by name without being read further, and the
+// totals are bounded. Hidden files and non-text formats are skipped.
 func LoadKnowledge(dir string) ([]Chunk, error) { return loadKnowledge(dir, nil) }
 
 // loadKnowledge is LoadKnowledge reading only the files keep accepts
 // (slash-separated paths relative to dir; nil keeps all).
 func loadKnowledge(dir string, keep func(string) bool) ([]Chunk, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, &veredicto.InvalidInputError{File: dir, Problem: "is not a readable knowledge folder"}
 	}
-	defer root.Close()
-	var paths []string
-	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != "." && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if keep != nil && p != "." && !keep(p) {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			return &veredicto.InvalidInputError{File: filepath.Join(dir, p), Problem: "is a symbolic link in the knowledge folder; refused and not read: copy the document into the folder"}
-		}
-		if d.Type().IsRegular() && knowledgeExts[strings.ToLower(filepath.Ext(p))] {
-			paths = append(paths, p)
-		}
-		return nil
-	})
+	inDir := func(key string) string { return filepath.Join(dir, filepath.FromSlash(key)) }
+	same := func(key string) string { return key }
+	chunks, err := readKnowledge(context.Background(), file.NewDir(dir), "", dir, keep, inDir, same, &knowledgeBudget{})
+	if errors.As(err, new(*veredicto.NotFoundError)) {
+		return nil, nil // an empty folder
+	}
+	return chunks, err
+}
+
+// knowledgeBudget counts what a debate's knowledge has read so far, over
+// all its prefixes.
+type knowledgeBudget struct{ files, bytes int }
+
+// readKnowledge chunks the text files r lists under prefix (only those keep
+// accepts, when it is not nil), within b: at most MaxKnowledgeFiles
+// documents, each of at most MaxKnowledgeFile bytes (no more is read),
+// MaxKnowledgeBytes in all. where names the knowledge when it holds too
+// much; name(key) names a file the store refuses (a link, a special file)
+// or that is not text; source(key) is its chunks' source. Nothing under
+// prefix is a *veredicto.NotFoundError; a store that fails to list or read
+// a *veredicto.TransientError.
+func readKnowledge(ctx context.Context, r BlobReader, prefix, where string, keep func(string) bool, name, source func(string) string, b *knowledgeBudget) ([]Chunk, error) {
+	keys, err := r.List(ctx, prefix)
 	if err != nil {
-		var ie *veredicto.InvalidInputError
-		if errors.As(err, &ie) {
+		if named := blob.Renamed(err, name); named != nil {
+			return nil, named
+		}
+		return nil, &veredicto.TransientError{Op: "list knowledge " + where, Err: err}
+	}
+	if len(keys) == 0 {
+		return nil, &veredicto.NotFoundError{What: "knowledge " + where}
+	}
+	var out []Chunk
+	for _, k := range keys {
+		if !knowledgeExts[strings.ToLower(path.Ext(k))] || keep != nil && !keep(strings.TrimPrefix(k, prefix)) {
+			continue
+		}
+		if b.files++; b.files > MaxKnowledgeFiles {
+			return nil, &veredicto.InvalidInputError{File: where, Problem: fmt.Sprintf("holds more than the %d documents a debate reads", MaxKnowledgeFiles)}
+		}
+		data, err := blob.GetAtMost(ctx, r, k, MaxKnowledgeFile)
+		if err != nil {
+			if named := blob.Renamed(err, name); named != nil {
+				return nil, named // too large, a link or a special file: no retry helps
+			}
+			return nil, &veredicto.TransientError{Op: "get knowledge " + name(k), Err: err}
+		}
+		text, err := knowledgeText(name(k), data)
+		if err != nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("list knowledge %s: %w", dir, err)
+		if b.bytes += len(data); b.bytes > MaxKnowledgeBytes {
+			return nil, &veredicto.InvalidInputError{File: where, Problem: fmt.Sprintf("holds more than %d bytes of documents", MaxKnowledgeBytes)}
+		}
+		out = append(out, ChunkText(source(k), text)...)
 	}
-	if len(paths) > MaxKnowledgeFiles {
-		return nil, &veredicto.InvalidInputError{File: dir, Problem: fmt.Sprintf("has %d documents, more than the %d a debate reads", len(paths), MaxKnowledgeFiles)}
-	}
-	sort.Strings(paths)
-	var chunks []Chunk
-	total := 0
-	for _, p := range paths {
-		f, err := root.Open(p)
-		if err != nil {
-			return nil, fmt.Errorf("read knowledge %s: %w", p, err)
-		}
-		b, err := io.ReadAll(io.LimitReader(f, MaxKnowledgeFile+1))
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read knowledge %s: %w", p, err)
-		}
-		text, err := knowledgeText(filepath.Join(dir, p), b)
-		if err != nil {
-			return nil, err
-		}
-		if total += len(b); total > MaxKnowledgeBytes {
-			return nil, &veredicto.InvalidInputError{File: dir, Problem: fmt.Sprintf("holds more than %d bytes of documents", MaxKnowledgeBytes)}
-		}
-		chunks = append(chunks, ChunkText(filepath.ToSlash(p), text)...)
-	}
-	return chunks, nil
+	return out, nil
 }
 
 // knowledgeText is one knowledge document's text, read from a folder or

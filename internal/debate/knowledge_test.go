@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/blob/file"
+	"github.com/veredicto/veredicto/internal/blob/file/filetest"
 )
 
 func writeFile(t *testing.T, path, text string) {
@@ -96,6 +98,62 @@ func TestLoadKnowledgeHygiene(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "bin.md"), "\x00\x01\x02")
 	if _, err = LoadKnowledge(dir); !errors.As(err, &ie) || ie.File != filepath.Join(dir, "bin.md") {
 		t.Errorf("binary document: err = %v, want InvalidInputError naming bin.md in its folder", err)
+	}
+}
+
+// TestKnowledgeRefusesWhatIsNotAnUploadedFile: a debate's knowledge, from
+// a folder (veredicto debate --knowledge) or from the tenant's prefix of
+// the inputs bucket (serve), refuses a link (anywhere, even inside), a
+// folder linked in, a named pipe (without blocking), a socket or a device
+// by name, as an InvalidInputError the workflow does not retry, and
+// chunks nothing a link points at.
+func TestKnowledgeRefusesWhatIsNotAnUploadedFile(t *testing.T) {
+	for _, h := range filetest.All() {
+		if h.Problem == file.ProblemFolder {
+			continue // a folder named notes.md holds knowledge like any folder
+		}
+		t.Run(h.Name, func(t *testing.T) {
+			s := filetest.NewSecrets(t)
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "kb", "policy.md"), "Política de compensación.")
+			named := h.Plant(t, dir, "kb/notes/notes.md", s)
+			inputs := t.TempDir()
+			writeFile(t, filepath.Join(inputs, "knowledge", "acme", "kb", "policy.md"), "Política de compensación.")
+			bucketNamed := h.Plant(t, inputs, "knowledge/acme/kb/notes/notes.md", s)
+			steps := &Steps{Knowledge: file.NewDir(inputs), Logger: quiet()}
+			for _, tt := range []struct {
+				where, named string
+				load         func() ([]Chunk, error)
+			}{
+				{"folder", filepath.Join(dir, filepath.FromSlash(named)), func() ([]Chunk, error) { return LoadKnowledge(dir) }},
+				{"bucket", bucketNamed, func() ([]Chunk, error) {
+					return steps.loadKnowledge(t.Context(), "acme", []string{"knowledge/acme/kb/"})
+				}},
+			} {
+				done := make(chan error, 1)
+				var chunks []Chunk
+				go func() {
+					var err error
+					chunks, err = tt.load()
+					done <- err
+				}()
+				var err error
+				select {
+				case err = <-done:
+				case <-time.After(5 * time.Second):
+					t.Fatalf("%s: the load blocked", tt.where)
+				}
+				var ie *veredicto.InvalidInputError
+				if !errors.As(err, &ie) || !strings.Contains(err.Error(), tt.named+": "+h.Problem) || veredicto.ErrorName(err) != veredicto.NameInvalidInput {
+					t.Errorf("%s: %v; want an InvalidInputError %q", tt.where, err, tt.named+": "+h.Problem)
+				}
+				for _, c := range chunks {
+					if strings.Contains(c.Text, filetest.KeyText) || strings.Contains(c.Text, filetest.OtherText) {
+						t.Errorf("%s: chunked what a link points at", tt.where)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/veredicto/veredicto"
@@ -131,10 +130,14 @@ func (f *Flow) query(ctx context.Context, rag *RAG, text string) []Chunk {
 }
 
 // loadKnowledge chunks the text blobs under prefixes, each inside the
-// tenant's namespace (<kind>/<tenant>/…), within the knowledge bounds.
+// tenant's namespace (<kind>/<tenant>/…), within the knowledge bounds
+// (readKnowledge). A chunk's source is its key without <kind>/<tenant>/:
+// stable, and free of the tenant.
 func (s *Steps) loadKnowledge(ctx context.Context, tenant string, prefixes []string) ([]Chunk, error) {
 	var out []Chunk
-	files, total := 0, 0
+	var b knowledgeBudget
+	same := func(key string) string { return key }
+	source := func(key string) string { return strings.Join(strings.Split(key, "/")[2:], "/") }
 	for i, p := range prefixes {
 		parts := strings.Split(p, "/")
 		if len(parts) < 3 || parts[1] != tenant || strings.Contains(p, "..") {
@@ -144,38 +147,14 @@ func (s *Steps) loadKnowledge(ctx context.Context, tenant string, prefixes []str
 		if s.Knowledge == nil {
 			return nil, errors.New("debate: no blob store for the knowledge base")
 		}
-		keys, err := s.Knowledge.List(ctx, p)
-		if err != nil {
-			return nil, &veredicto.TransientError{Op: "list knowledge " + p, Err: err}
-		}
-		if len(keys) == 0 {
+		chunks, err := readKnowledge(ctx, s.Knowledge, p, p, nil, same, source, &b)
+		if errors.As(err, new(*veredicto.NotFoundError)) {
 			return nil, &veredicto.NotFoundError{What: fmt.Sprintf("knowledge[%d] %s", i, p)}
 		}
-		for _, k := range keys {
-			if !knowledgeExts[strings.ToLower(path.Ext(k))] {
-				continue
-			}
-			if files++; files > MaxKnowledgeFiles {
-				return nil, &veredicto.InvalidInputError{File: p, Problem: fmt.Sprintf("holds more than %d documents", MaxKnowledgeFiles)}
-			}
-			b, err := s.Knowledge.Get(ctx, k)
-			var bad *veredicto.InvalidInputError
-			switch {
-			case errors.As(err, &bad): // too large to read: no retry helps
-				return nil, err
-			case err != nil:
-				return nil, &veredicto.TransientError{Op: "get knowledge " + k, Err: err}
-			}
-			text, err := knowledgeText(k, b)
-			if err != nil {
-				return nil, err
-			}
-			if total += len(b); total > MaxKnowledgeBytes {
-				return nil, &veredicto.InvalidInputError{File: p, Problem: fmt.Sprintf("holds more than %d bytes of documents", MaxKnowledgeBytes)}
-			}
-			// Ids without <kind>/<tenant>/: stable and free of the tenant.
-			out = append(out, ChunkText(strings.Join(strings.Split(k, "/")[2:], "/"), text)...)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, chunks...)
 	}
 	return out, nil
 }

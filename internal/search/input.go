@@ -402,31 +402,15 @@ func folderDocument(parts []string) string {
 	return ""
 }
 
-// inSearch names the refusals err holds — one *veredicto.InvalidInputError,
-// or several joined, as the blob store names them, by key — by their path
-// in the search folder under prefix. It is nil when err holds anything
-// else.
+// inSearch names the refusals err holds (blob.Renamed) by their path in
+// the search folder under prefix; nil when err holds anything else.
 func inSearch(prefix string, err error) error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			n := inSearch(prefix, e)
-			if n == nil {
-				return nil
-			}
-			out = append(out, n)
+	return blob.Renamed(err, func(key string) string {
+		if rel, ok := strings.CutPrefix(key, prefix); ok && rel != "" {
+			return rel
 		}
-		return errors.Join(out...)
-	}
-	var ii *veredicto.InvalidInputError
-	if !errors.As(err, &ii) {
-		return nil
-	}
-	named := *ii
-	if rel, ok := strings.CutPrefix(named.File, prefix); ok && rel != "" {
-		named.File = rel
-	}
-	return &named
+		return key
+	})
 }
 
 // version fingerprints what a search was loaded from: search.yaml's text
