@@ -9,7 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/blob/file"
 )
 
 // MaxWatchedMarkers bounds the READY markers one scan considers.
@@ -22,11 +26,19 @@ const MaxWatchedMarkers = 10_000
 // the queue's directory (notified.json), so a restart does not notify the
 // same upload again; a crash between the send and that record notifies it
 // twice, which the deterministic execution name absorbs.
+//
+// A marker is looked at through the inputs bucket's own opener
+// (file.Dir.Stat): a READY that is a symbolic link, a special file or a
+// folder, or that sits in a linked folder, is never notified; it is logged
+// once by name (again if what is wrong with it changes).
 type Watcher struct {
 	Inputs string // the local inputs bucket's folder
 	Bucket string // the bucket name put in notifications
 	Queue  *Dir
 	Logger *slog.Logger
+
+	mu     sync.Mutex
+	warned map[string]string // marker key → the refusal last logged
 }
 
 func (w *Watcher) statePath() string { return filepath.Join(w.Queue.root, "notified.json") }
@@ -71,6 +83,7 @@ func (w *Watcher) Scan(ctx context.Context) (int, error) {
 		w.logger().WarnContext(ctx, "too many READY markers: only the first are watched", "markers", len(paths), "limit", MaxWatchedMarkers)
 		paths = paths[:MaxWatchedMarkers]
 	}
+	inputs := file.NewDir(w.Inputs)
 	sent := 0
 	var werr error
 	for _, p := range paths {
@@ -78,15 +91,16 @@ func (w *Watcher) Scan(ctx context.Context) (int, error) {
 			werr = err
 			break
 		}
-		fi, err := os.Stat(p)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
 		rel, err := filepath.Rel(w.Inputs, p)
 		if err != nil {
 			continue
 		}
 		key := filepath.ToSlash(rel)
+		fi, err := inputs.Stat(ctx, key)
+		if err != nil {
+			w.refused(ctx, key, err)
+			continue
+		}
 		at := UploadTime(fi)
 		stamp := strconv.FormatInt(fi.ModTime().UnixNano(), 10) + "/" + strconv.FormatInt(fi.Size(), 10) + "/" + strconv.FormatInt(at.UnixNano(), 10)
 		if seen[key] == stamp {
@@ -110,6 +124,25 @@ func (w *Watcher) Scan(ctx context.Context) (int, error) {
 		}
 	}
 	return sent, werr
+}
+
+// refused logs, once by key and refusal, a marker that is not notified:
+// a link or special file named by the opener, or one that cannot be read.
+// A marker gone since the glob is no news.
+func (w *Watcher) refused(ctx context.Context, key string, err error) {
+	if errors.As(err, new(*veredicto.NotFoundError)) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.warned == nil {
+		w.warned = map[string]string{}
+	}
+	if w.warned[key] == err.Error() || len(w.warned) >= MaxWatchedMarkers {
+		return
+	}
+	w.warned[key] = err.Error()
+	w.logger().WarnContext(ctx, "READY marker not notified", "key", key, "error", err.Error())
 }
 
 func (w *Watcher) saveState(seen map[string]string) error {
