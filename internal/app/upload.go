@@ -3,10 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 
 	"github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/intake"
@@ -14,28 +11,25 @@ import (
 
 // UploadLocal copies the search folder src into the local inputs bucket
 // under dir as tenant's search searchID, at the keys an S3 upload would
-// use (intake's layout). Only regular files are copied; links are never
-// followed.
+// use (intake's layout). src is read through file.Dir like any upload: a
+// symbolic link, a device, a named pipe or a socket in it is refused by
+// name, never followed nor skipped; hidden files are not copied.
 func UploadLocal(ctx context.Context, dir, src, tenant, searchID string) error {
 	inputs, _, _ := LocalLayout(dir)
-	dst := file.NewDir(inputs)
+	from, dst := file.NewDir(src), file.NewDir(inputs)
 	prefix := intake.InputPrefix(tenant, searchID)
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return dst.Put(ctx, path.Join(prefix, filepath.ToSlash(rel)), b, "")
-	})
+	keys, err := from.List(ctx, "")
 	if err != nil {
 		return fmt.Errorf("upload %s as %s: %w", src, prefix, err)
+	}
+	for _, k := range keys {
+		b, err := from.Get(ctx, k)
+		if err == nil {
+			err = dst.Put(ctx, path.Join(prefix, k), b, "")
+		}
+		if err != nil {
+			return fmt.Errorf("upload %s as %s: %w", src, prefix, err)
+		}
 	}
 	return nil
 }
