@@ -2,13 +2,10 @@ package app_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/blob/file/filetest"
 )
@@ -27,14 +24,12 @@ func TestUploadLocalCopiesOnlyRegularFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			named := h.Plant(t, src, "candidates/c-003/cv.md", filetest.NewSecrets(t))
-			err := app.UploadLocal(context.Background(), data, src, "acme", "s3")
-			var ie *veredicto.InvalidInputError
-			if !errors.As(err, &ie) || !strings.Contains(err.Error(), named+": "+h.Problem) {
-				t.Errorf("UploadLocal: %v; want an InvalidInputError %q", err, named+": "+h.Problem)
-			}
+			var err error
+			filetest.Promptly(t, func() { err = app.UploadLocal(context.Background(), data, src, "acme", "s3") })
+			filetest.Refused(t, err, named, h.Problem)
 			filepath.WalkDir(data, func(p string, d os.DirEntry, err error) error {
 				if err == nil && !d.IsDir() {
-					if b, _ := os.ReadFile(p); strings.Contains(string(b), filetest.KeyText) || strings.Contains(string(b), filetest.OtherText) {
+					if b, _ := os.ReadFile(p); filetest.Leaks(string(b)) {
 						t.Errorf("%s holds what a link points at", p)
 					}
 				}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/veredicto/veredicto"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
@@ -53,29 +52,17 @@ func TestSourceRefusesWhatTheLoaderRefuses(t *testing.T) {
 	for _, h := range filetest.All() {
 		t.Run(h.Name, func(t *testing.T) {
 			svc, inputs := startedSearch(t, searchBase)
-			h.Plant(t, inputs, "searches/acme/s3/"+doc, filetest.NewSecrets(t))
-			type answer struct {
-				b   []byte
-				err error
-			}
-			got := make(chan answer, 1)
-			go func() {
-				b, err := svc.Source(ctx, "acme", "s3", doc)
-				got <- answer{b, err}
-			}()
-			var a answer
-			select {
-			case a = <-got:
-			case <-time.After(5 * time.Second):
-				t.Fatal("the read blocked")
-			}
-			var ii *veredicto.InvalidInputError
-			if !errors.As(a.err, &ii) || strings.Contains(string(a.b), filetest.KeyText) || strings.Contains(string(a.b), filetest.OtherText) {
-				t.Fatalf("Source = %q, %v; want an InvalidInputError and nothing read", a.b, a.err)
+			named := strings.TrimPrefix(h.Plant(t, inputs, "searches/acme/s3/"+doc, filetest.NewSecrets(t)), "searches/acme/s3/")
+			var b []byte
+			var err error
+			filetest.Promptly(t, func() { b, err = svc.Source(ctx, "acme", "s3", doc) })
+			filetest.Refused(t, err, named, h.Problem)
+			if err == nil || filetest.Leaks(string(b)) {
+				t.Fatalf("Source = %.80q, %v; want nothing read", b, err)
 			}
 			_, lerr := search.LoadWithin(ctx, svc.Inputs, "searches/acme/s3/", "s3", search.Limits{})
-			if lerr == nil || !strings.Contains(lerr.Error(), a.err.Error()) {
-				t.Errorf("Source says %q; the loader says %v", a.err, lerr)
+			if lerr == nil || !strings.Contains(lerr.Error(), err.Error()) {
+				t.Errorf("Source says %q; the loader says %v", err, lerr)
 			}
 		})
 	}

@@ -37,18 +37,9 @@ func TestWatcherNotifiesOnlyUploadedMarkers(t *testing.T) {
 	w := &queue.Watcher{Inputs: inputs, Bucket: "veredicto-inputs", Queue: open(t, filepath.Join(data, "queue"), c),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	for range 3 {
-		done := make(chan struct{})
 		var n int
 		var err error
-		go func() {
-			defer close(done)
-			n, err = w.Scan(ctx)
-		}()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the scan blocked")
-		}
+		filetest.Promptly(t, func() { n, err = w.Scan(ctx) })
 		if err != nil || n > 1 {
 			t.Fatalf("scan queued %d (%v), want only the plain marker", n, err)
 		}
@@ -62,7 +53,7 @@ func TestWatcherNotifiesOnlyUploadedMarkers(t *testing.T) {
 			t.Errorf("%q logged %d times, want once:\n%s", wl, n, logs.String())
 		}
 	}
-	if strings.Contains(logs.String(), filetest.KeyText) || strings.Contains(logs.String(), file.ProblemSwapped) {
+	if filetest.Leaks(logs.String()) || strings.Contains(logs.String(), file.ProblemSwapped) {
 		t.Errorf("logs:\n%s", logs.String())
 	}
 }

@@ -8,13 +8,17 @@
 package filetest
 
 import (
+	"errors"
 	"net"
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/blob/file"
 )
 
@@ -151,4 +155,39 @@ func (h Hostile) TryPlant(t *testing.T, root, key string, s Secrets) (string, bo
 		return path.Dir(key), true
 	}
 	return key, true
+}
+
+// Promptly runs f and fails the test when it has not returned within 5 s:
+// a reader that opened a named pipe without O_NONBLOCK would block there.
+// f reports with t.Error, not t.Fatal (it runs on another goroutine).
+func Promptly(t *testing.T, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the read blocked (a named pipe opened without O_NONBLOCK?)")
+	}
+}
+
+// Leaks reports whether s holds the text of a secret.
+func Leaks(s string) bool {
+	return strings.Contains(s, KeyText) || strings.Contains(s, OtherText)
+}
+
+// Refused fails the test unless err is a *veredicto.InvalidInputError whose
+// message holds "named: problem", and nothing of a secret.
+func Refused(t *testing.T, err error, named, problem string) {
+	t.Helper()
+	want := named + ": " + problem
+	if !errors.As(err, new(*veredicto.InvalidInputError)) || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v; want an InvalidInputError %q", err, want)
+	}
+	if err != nil && Leaks(err.Error()) {
+		t.Errorf("the refusal holds what a link points at: %v", err)
+	}
 }
