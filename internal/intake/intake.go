@@ -38,10 +38,6 @@ func InputPrefix(tenant, searchID string) string { return path.Join(SearchesPref
 // ReportPrefix is where a tenant's search's reports are written.
 func ReportPrefix(tenant, searchID string) string { return path.Join(ReportsPrefix, tenant, searchID) }
 
-// ValidTenant reports whether t can name a tenant: it is a path segment of
-// every key, so it follows the rules of a search id.
-func ValidTenant(t string) bool { return search.ValidID(t) }
-
 // Blobs reads objects (inputs and reports buckets).
 type Blobs interface {
 	Get(ctx context.Context, key string) ([]byte, error)
@@ -126,7 +122,7 @@ func (s *Service) record(ctx context.Context, tenant, searchID string) (SearchRe
 
 // visible returns the tenant's record of searchID, or NotFound.
 func (s *Service) visible(ctx context.Context, tenant, searchID string) (SearchRecord, error) {
-	if !ValidTenant(tenant) || !search.ValidID(searchID) {
+	if !veredicto.ValidID(tenant) || !veredicto.ValidID(searchID) {
 		return SearchRecord{}, notFound(searchID)
 	}
 	rec, ok, err := s.record(ctx, tenant, searchID)
@@ -156,7 +152,7 @@ type SearchItem struct {
 // List returns the tenant's started searches, sorted by id.
 func (s *Service) List(ctx context.Context, tenant string) ([]SearchItem, error) {
 	out := []SearchItem{}
-	if !ValidTenant(tenant) {
+	if !veredicto.ValidID(tenant) {
 		return out, nil
 	}
 	keys, err := s.Records.List(ctx, "search/"+tenant+"/")
@@ -295,7 +291,7 @@ func (s *Service) Report(ctx context.Context, tenant, searchID, candidateID stri
 	if err != nil {
 		return nil, err
 	}
-	if !search.ValidID(candidateID) {
+	if !veredicto.ValidID(candidateID) {
 		return nil, &veredicto.InvalidInputError{File: "request path", Field: "candidate_id", Problem: fmt.Sprintf("%q is not a valid candidate id", candidateID)}
 	}
 	missing := &veredicto.NotFoundError{What: fmt.Sprintf("report of candidate %s in search %s", candidateID, searchID)}

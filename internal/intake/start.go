@@ -128,7 +128,7 @@ func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (s
 		rej.Problems = append(rej.Problems, "search_id is required")
 		return search.StartInput{}, rej
 	}
-	if !search.ValidID(req.SearchID) {
+	if !veredicto.ValidID(req.SearchID) {
 		rej.Problems = append(rej.Problems, fmt.Sprintf("search_id %q must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit", req.SearchID))
 		return search.StartInput{}, rej
 	}
@@ -200,7 +200,7 @@ func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (s
 // cannot run is a *RequestError and leaves no trace. Repeating a good
 // request is harmless: the record and the execution name are claimed once.
 func (s *Service) Start(ctx context.Context, tenant, origin string, req StartRequest) (Started, error) {
-	if !ValidTenant(tenant) {
+	if !veredicto.ValidID(tenant) {
 		return Started{}, &RequestError{SearchID: req.SearchID, Problems: []string{fmt.Sprintf("tenant %q must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit", tenant)}}
 	}
 	in, err := s.check(ctx, tenant, req)

@@ -128,7 +128,7 @@ func (s *Service) handleRecord(ctx context.Context, r events.S3EventRecord) outc
 	if !ok {
 		return reject(true, "a READY marker belongs at searches/<tenant>/<search_id>/READY")
 	}
-	if !ValidTenant(tenant) {
+	if !veredicto.ValidID(tenant) {
 		return reject(true, fmt.Sprintf("the tenant folder %q must be 1–64 letters, digits, '.', '_' or '-'", tenant))
 	}
 	b, err := s.Inputs.Get(ctx, key)

@@ -76,8 +76,8 @@ func TestValidIDAcceptsUnicodeLetters(t *testing.T) {
 		{"", false}, {"-x", false}, {"a/b", false}, {"a b", false}, {"..", false}, {strings.Repeat("ñ", 65), false}, {strings.Repeat("ñ", 64), true},
 	}
 	for _, tt := range tests {
-		if got := ValidID(tt.id); got != tt.want {
-			t.Errorf("ValidID(%q) = %v, want %v", tt.id, got, tt.want)
+		if got := veredicto.ValidID(tt.id); got != tt.want {
+			t.Errorf("veredicto.ValidID(%q) = %v, want %v", tt.id, got, tt.want)
 		}
 	}
 }
@@ -151,7 +151,7 @@ func TestLoadHygiene(t *testing.T) {
 				}
 			}},
 		{name: "bad candidate id says what is allowed", files: map[string][]byte{"candidates/a b/cv.md": []byte("CV")},
-			wantErr: []string{`"a b"`, IDRule}},
+			wantErr: []string{`"a b"`, veredicto.IDRule}},
 		{name: "empty and skipped candidate folders warned",
 			files: map[string][]byte{"candidates/c-2/cv.md": []byte("  \n"), "candidates/c-3/cv.pdf": []byte("%PDF")},
 			warns: []string{"candidates/c-2: every candidate document is empty", "candidates/c-3: no cv.md", "candidates/c-3/cv.pdf: not a candidate document"},

@@ -97,12 +97,6 @@ var candidateFiles = map[string]bool{FileCV: true, FileInterview: true, FileTest
 // candidateFileList names the candidate documents for messages.
 const candidateFileList = "cv.md, interview.md, tests.md, case.md or references.md"
 
-// IDRule says what ValidID accepts, for error messages.
-const IDRule = veredicto.IDRule
-
-// ValidID reports whether s is a valid search or candidate id (IDRule).
-func ValidID(s string) bool { return veredicto.ValidID(s) }
-
 // candidateDirLister is a reader that can also list candidate folders
 // with no files (Folder), so the loader names them.
 type candidateDirLister interface {
@@ -191,8 +185,8 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 				seen[parts[1]] = true
 			}
 		case len(parts) == 3 && parts[0] == dirCandidates:
-			if !ValidID(parts[1]) {
-				return nil, &veredicto.InvalidInputError{File: rel, Problem: fmt.Sprintf("candidate folder name %q must be %s", parts[1], IDRule)}
+			if !veredicto.ValidID(parts[1]) {
+				return nil, &veredicto.InvalidInputError{File: rel, Problem: fmt.Sprintf("candidate folder name %q must be %s", parts[1], veredicto.IDRule)}
 			}
 			cands[parts[1]] = true
 		default:
@@ -238,8 +232,8 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 	if cfg.SearchID == "" {
 		cfg.SearchID = defaultID
 	}
-	if !ValidID(cfg.SearchID) {
-		return nil, &veredicto.InvalidInputError{File: FileConfig, Field: "search_id", Problem: fmt.Sprintf("%q must be %s", cfg.SearchID, IDRule)}
+	if !veredicto.ValidID(cfg.SearchID) {
+		return nil, &veredicto.InvalidInputError{File: FileConfig, Field: "search_id", Problem: fmt.Sprintf("%q must be %s", cfg.SearchID, veredicto.IDRule)}
 	}
 
 	var total int64
@@ -384,7 +378,7 @@ func IsDocument(id string) bool {
 	case 1:
 		return id == FileJD || id == FileKickoff || id == FileCompany || id == FileCulture
 	case 3:
-		return parts[0] == dirCandidates && ValidID(parts[1]) && candidateFiles[parts[2]]
+		return parts[0] == dirCandidates && veredicto.ValidID(parts[1]) && candidateFiles[parts[2]]
 	}
 	return false
 }
