@@ -14,7 +14,6 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/companion"
-	"github.com/veredicto/veredicto/internal/companion/agents"
 	"github.com/veredicto/veredicto/internal/yamldoc"
 	"github.com/veredicto/veredicto/platforms"
 )
@@ -169,28 +168,9 @@ func parseCompanionArgs(sub string, args []string, stderr io.Writer) (companionC
 	return cfg, nil
 }
 
-// companionAnalyst picks the analyst: the LLM agents (the intent check on
-// the small model) or the offline baseline.
+// companionAnalyst picks the analyst (app.ChooseCompanionAnalyst).
 func companionAnalyst(cfg companionConfig, getenv func(string) string) (companion.Analyst, string, error) {
-	client, err := app.ChooseLLM(cfg.provider, cfg.model, getenv)
-	if err != nil {
-		return nil, "", err
-	}
-	if client == nil {
-		return companion.Offline{}, "LLM: offline baseline (deterministic; the report is labelled as a baseline, not a model judgment)", nil
-	}
-	smallModel := cfg.smallModel
-	if smallModel == "" {
-		smallModel = getenv("OPENAI_SMALL_MODEL")
-	}
-	small := client
-	if smallModel != "" && smallModel != client.Info().Model {
-		if small, err = app.ChooseLLM("openai", smallModel, getenv); err != nil {
-			return nil, "", err
-		}
-	}
-	a := agents.New(client, small, "openai", client.Info().Model, small.Info().Model)
-	return a, fmt.Sprintf("LLM: openai-compatible, model %s (intent: %s)", client.Info().Model, small.Info().Model), nil
+	return app.ChooseCompanionAnalyst(cfg.provider, cfg.model, cfg.smallModel, getenv)
 }
 
 func (m *Main) companionEngine(cfg companionConfig) (companion.Engine, error) {

@@ -16,14 +16,9 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
-	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
-	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
-	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/search"
-	filestore "github.com/veredicto/veredicto/internal/store/file"
-	"github.com/veredicto/veredicto/prompts"
 )
 
 const searchUsage = `Usage: veredicto search run DIR [--out OUT] [--llm offline|openai] [--model M] [--concurrency N]
@@ -162,24 +157,14 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	if st, err := os.Stat(out); err == nil && !st.IsDir() {
 		return fail(exitUsage, "--out %s is a file; give a folder for the reports", out)
 	}
-	svc := &search.Service{
-		Inputs:         inputs,
-		Reports:        fileblob.NewDir(out),
-		Store:          filestore.NewLocal(filepath.Join(out, ".veredicto", "context")),
-		Analyst:        analyst,
-		PromptVersions: prompts.PromptVersion,
-		Limits:         cfg.limits,
-	}
 	prog := newProgress(m.Stderr, cfg.data)
 	// Senior reviews are confirmations under --data. With --review, this
 	// process delivers the decisions to its own engine: "veredicto confirm"
 	// in another shell records a decision (the one resolution record) and
 	// leaves its delivery to the Resolver named on the record.
-	reviews := &confirm.Service{Store: fileconfirm.Local(cfg.data), Events: fileeventlog.Local(cfg.data),
-		Logger:   slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Resolver: fmt.Sprintf("veredicto search run --review (pid %d, started %s)", os.Getpid(), time.Now().UTC().Format(time.RFC3339Nano))}
-	eng := asl.New(catalog.SearchRegistry(svc, reviews))
-	reviews.Tasks = confirm.EngineTasks{Engine: eng}
+	fs := app.NewFolderSearch(inputs, out, cfg.data, analyst, cfg.limits,
+		slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	reviews, eng := fs.Reviews, fs.Engine
 	in := search.StartInput{SearchID: s.Docs.SearchID, Concurrency: cfg.concurrency,
 		Review: &search.ReviewOptions{Wait: cfg.review, TimeoutSeconds: int64(cfg.reviewTimeout / time.Second)}}
 	x, err := catalog.StartSearch(ctx, eng, in, prog.event)

@@ -13,15 +13,10 @@ import (
 
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
-	fileblob "github.com/veredicto/veredicto/internal/blob/file"
-	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	"github.com/veredicto/veredicto/internal/control"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
-	"github.com/veredicto/veredicto/internal/search"
-	filestore "github.com/veredicto/veredicto/internal/store/file"
-	"github.com/veredicto/veredicto/prompts"
 )
 
 const statesUsage = `Usage: veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
@@ -55,18 +50,14 @@ func (m *Main) runStates(ctx context.Context, args []string) int {
 	})
 }
 
-// projectRegistry binds every Task handler of the project, with local
-// adapters: documents are read and reports written relative to the current
-// folder (input_prefix and report_prefix in the execution input), stage
-// records and senior reviews kept under .veredicto-local.
+// projectRegistry binds every Task handler of the project with the
+// analyst the environment chooses (app.ProjectRegistry).
 func projectRegistry(getenv func(string) string) (*asl.Registry, error) {
 	analyst, _, err := app.ChooseAnalyst("", "", getenv)
 	if err != nil {
 		return nil, err
 	}
-	svc := &search.Service{Inputs: fileblob.NewDir("."), Reports: fileblob.NewDir("."), Store: filestore.NewLocal(filepath.Join(app.DefaultDataDir, "context")),
-		Analyst: analyst, PromptVersions: prompts.PromptVersion}
-	return catalog.SearchRegistry(svc, &confirm.Service{Store: fileconfirm.Local(app.DefaultDataDir), Events: fileeventlog.Local(app.DefaultDataDir)}), nil
+	return app.ProjectRegistry(analyst), nil
 }
 
 type statesRunConfig struct {

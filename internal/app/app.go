@@ -30,6 +30,9 @@ import (
 	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/companion"
+	"github.com/veredicto/veredicto/internal/confirm"
+	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
@@ -495,4 +498,46 @@ func split(s string) []string {
 		}
 	}
 	return out
+}
+
+// FolderSearch is a search folder evaluated on this machine, as "veredicto
+// search run" does: its reports under out, stage records under
+// out/.veredicto, senior reviews under the data folder, the workflow on the
+// in-process engine.
+type FolderSearch struct {
+	Search  *search.Service
+	Reviews *confirm.Service
+	Engine  *asl.Engine
+}
+
+// NewFolderSearch assembles a FolderSearch reading the search from inputs.
+// Its senior reviews are delivered by this process (resolver names it on
+// the records), never by another one.
+func NewFolderSearch(inputs search.BlobReader, out, data string, analyst search.Analyst, limits search.Limits, logger *slog.Logger) *FolderSearch {
+	svc := &search.Service{
+		Inputs:         inputs,
+		Reports:        fileblob.NewDir(out),
+		Store:          filestore.NewLocal(filepath.Join(out, ".veredicto", "context")),
+		Analyst:        analyst,
+		PromptVersions: prompts.PromptVersion,
+		Limits:         limits,
+	}
+	reviews := &confirm.Service{Store: fileconfirm.Local(data), Events: fileeventlog.Local(data), Logger: logger,
+		Resolver: fmt.Sprintf("veredicto search run --review (pid %d, started %s)", os.Getpid(), time.Now().UTC().Format(time.RFC3339Nano))}
+	eng := asl.New(catalog.SearchRegistry(svc, reviews))
+	// The engine resolves the reviews' tasks; the reviews' service delivers
+	// to the engine: the one cycle, closed here.
+	reviews.Tasks = confirm.EngineTasks{Engine: eng}
+	return &FolderSearch{Search: svc, Reviews: reviews, Engine: eng}
+}
+
+// ProjectRegistry binds every Task handler of the executive search with
+// local adapters, for "veredicto states run": documents are read and
+// reports written relative to the current folder (input_prefix and
+// report_prefix in the execution input), stage records and senior reviews
+// kept under DefaultDataDir.
+func ProjectRegistry(analyst search.Analyst) *asl.Registry {
+	svc := &search.Service{Inputs: fileblob.NewDir("."), Reports: fileblob.NewDir("."), Store: filestore.NewLocal(filepath.Join(DefaultDataDir, "context")),
+		Analyst: analyst, PromptVersions: prompts.PromptVersion}
+	return catalog.SearchRegistry(svc, &confirm.Service{Store: fileconfirm.Local(DefaultDataDir), Events: fileeventlog.Local(DefaultDataDir)})
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -73,4 +74,28 @@ func LocalCompanion(dir string, client *llm.OpenAI, events companion.Appender) *
 func CompanionAPI(svc *companion.Service, start func(ctx context.Context, name string, input []byte) error) *companion.API {
 	f, _ := svc.Analyst.(companion.FollowUp) // both analysts implement it
 	return &companion.API{Service: svc, FollowUp: f, Start: start}
+}
+
+// ChooseCompanionAnalyst picks the career companion's analyst like
+// ChooseLLM: the LLM agents, with the intent check on smallModel
+// (default $OPENAI_SMALL_MODEL, else the main model), or the offline
+// baseline. The notice is the one line shown to the user.
+func ChooseCompanionAnalyst(provider, model, smallModel string, getenv func(string) string) (companion.Analyst, string, error) {
+	client, err := ChooseLLM(provider, model, getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	if client == nil {
+		return companion.Offline{}, "LLM: offline baseline (deterministic; the report is labelled as a baseline, not a model judgment)", nil
+	}
+	if smallModel == "" {
+		smallModel = getenv("OPENAI_SMALL_MODEL")
+	}
+	small := client
+	if smallModel != "" && smallModel != client.Info().Model {
+		if small, err = ChooseLLM("openai", smallModel, getenv); err != nil {
+			return nil, "", err
+		}
+	}
+	return CompanionAnalyst(client, small), fmt.Sprintf("LLM: openai-compatible, model %s (intent: %s)", client.Info().Model, small.Info().Model), nil
 }
