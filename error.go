@@ -23,6 +23,7 @@ const (
 	NameMissingInput = "MissingInputError"
 	NameNotFound     = "NotFoundError"
 	NameConflict     = "ConflictError"
+	NameDamaged      = "DamagedError"
 	// NameConfirmationRejected is the error a workflow's confirmation Task
 	// fails with when a person rejects the action (SendTaskFailure), so a
 	// Catch can take the fallback path.
@@ -138,6 +139,33 @@ func (e *ConflictError) Error() string {
 
 func (*ConflictError) ErrorName() string { return NameConflict }
 
+// DamagedError is a stored record whose bytes no longer decode (a torn
+// write, a full disk, a hand edit): retrying cannot help, so it is never a
+// TransientError. The store that found it moved its bytes to the data
+// folder's quarantine where it could; Reason says what is wrong without
+// quoting the bytes, which may hold personal data.
+type DamagedError struct {
+	// What names the record for a person: "confirmation cf_…",
+	// "execution arn:…".
+	What   string
+	Reason string
+	// Quarantined is where its bytes are now ("" when they stay in place).
+	Quarantined string
+}
+
+func (e *DamagedError) Error() string {
+	msg := e.What + " is damaged"
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	if e.Quarantined != "" {
+		msg += "; its bytes were moved to quarantine"
+	}
+	return msg
+}
+
+func (*DamagedError) ErrorName() string { return NameDamaged }
+
 // ConfirmationRejected is a person's "no" to a sensitive action that a
 // workflow asked to confirm. It reaches the waiting Task through
 // SendTaskFailure under its name, which the workflow catches for its
@@ -196,5 +224,5 @@ func Kind(err error, among ...string) string {
 // Names lists the ASL error names of this package's kinds, for the check that
 // every name an ErrorEquals uses exists in the vocabulary.
 func Names() []string {
-	return []string{NameTransient, NameInvalidInput, NameMissingInput, NameNotFound, NameConflict, NameConfirmationRejected}
+	return []string{NameTransient, NameInvalidInput, NameMissingInput, NameNotFound, NameConflict, NameDamaged, NameConfirmationRejected}
 }

@@ -45,7 +45,7 @@ func TestErrorNameWalksTheChain(t *testing.T) {
 func TestNamesMatchTypes(t *testing.T) {
 	kinds := []veredicto.Named{
 		&veredicto.TransientError{}, &veredicto.InvalidInputError{}, &veredicto.MissingInputError{},
-		&veredicto.NotFoundError{}, &veredicto.ConflictError{}, &veredicto.ConfirmationRejected{},
+		&veredicto.NotFoundError{}, &veredicto.ConflictError{}, &veredicto.DamagedError{}, &veredicto.ConfirmationRejected{},
 	}
 	names := veredicto.Names()
 	if len(names) != len(kinds) {
@@ -71,5 +71,12 @@ func TestMessagesNameTheProblem(t *testing.T) {
 	te := &veredicto.TransientError{Op: "llm gem1", Err: errors.New("429 Too Many Requests")}
 	if got, want := te.Error(), "llm gem1: 429 Too Many Requests"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+	de := &veredicto.DamagedError{What: "confirmation cf_1", Reason: "not valid JSON (syntax error at byte 3)", Quarantined: "/data/quarantine/confirmations/x"}
+	if got, want := de.Error(), "confirmation cf_1 is damaged: not valid JSON (syntax error at byte 3); its bytes were moved to quarantine"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := veredicto.Kind(fmt.Errorf("get confirmation: %w", de)); got != veredicto.NameDamaged {
+		t.Errorf("Kind of a wrapped DamagedError = %q, want %q", got, veredicto.NameDamaged)
 	}
 }
