@@ -53,7 +53,10 @@ delivers it (this command waits a few seconds to say it did). A review no
 run waits for (a run without --review) is decided here and applied when
 the search runs again.
 
-Exit status: 0 resolved; 1 not found, already resolved, expired, or the
+"list" shows damaged confirmations too (status damaged: the record could
+not be read and was moved to quarantine); they cannot be decided.
+
+Exit status: 0 resolved; 1 not found, already resolved, expired, damaged, or the
 server could not be reached (the decision is then recorded: run the same
 command again to deliver it); 2 bad usage.
 
@@ -203,6 +206,9 @@ func (m *Main) awaitDelivery(ctx context.Context, cfg confirmConfig, svc *confir
 		if err == nil && rec.Status != confirm.StatusResolving {
 			now := rec.View(time.Now())
 			switch now.Status {
+			case confirm.StatusDamaged:
+				fmt.Fprintf(m.Stderr, "veredicto confirm %s: %v\n", cfg.action, rec.DamagedError())
+				return exitFailed
 			case confirm.StatusExpired:
 				fmt.Fprintf(m.Stderr, "veredicto confirm %s: %s expired: the run stopped waiting before the decision reached it\n", cfg.action, v.ID)
 				return exitFailed
@@ -238,6 +244,10 @@ func printConfirmations(w io.Writer, list []confirm.View) {
 	}
 	tw.Flush()
 	for _, c := range list {
+		if c.Status == confirm.StatusDamaged {
+			fmt.Fprintf(w, "\n%s is damaged (%s): its record was moved to quarantine and it cannot be decided; its workflow still waits (veredicto doctor lists it)\n", c.ID, c.Damage)
+			continue
+		}
 		fmt.Fprintf(w, "\n%s preview: %s\n", c.ID, shorten(string(c.Preview), 300))
 	}
 }

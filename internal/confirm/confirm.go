@@ -21,6 +21,13 @@ const (
 	// StatusExpired: the workflow stopped waiting (Task TimeoutSeconds,
 	// or the execution ended) before a decision reached it.
 	StatusExpired = "expired"
+	// StatusDamaged: the stored record no longer decoded; its bytes were
+	// moved to quarantine and this stands in their place, so the
+	// confirmation stays listed and nobody decides on what cannot be read
+	// (Resolve answers a *veredicto.DamagedError). The workflow still
+	// waits; asking again (a retried ConfirmFunction, a keyed question)
+	// replaces it.
+	StatusDamaged = "damaged"
 )
 
 // DefaultTimeout is how long a confirmation waits when the request does

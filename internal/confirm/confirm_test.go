@@ -78,6 +78,7 @@ func (f *fakeTasks) sent(token string) int {
 }
 
 type fixture struct {
+	dir   string // the data folder: confirmations/, events/, quarantine/
 	svc   *Service
 	tasks *fakeTasks
 	log   *fileeventlog.Log
@@ -101,7 +102,7 @@ func (c *clock) Add(d time.Duration) {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	f := &fixture{tasks: newFakeTasks(), log: fileeventlog.New(dir + "/events"),
+	f := &fixture{dir: dir, tasks: newFakeTasks(), log: fileeventlog.New(dir + "/events"),
 		clock: &clock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}, key: []byte("0123456789abcdef0123456789abcdef")}
 	f.svc = &Service{Store: file.New(dir + "/confirmations"), Events: f.log, Tasks: f.tasks, Now: f.clock.Now,
 		Logger: slog.New(slog.DiscardHandler)}

@@ -167,18 +167,29 @@ func (s *Service) Confirm(ctx context.Context, in Request) (Response, error) {
 	if err := s.Store.Put(ctx, rec, 0); err != nil {
 		var ce *veredicto.ConflictError
 		if !errors.As(err, &ce) {
-			return Response{}, &veredicto.TransientError{Op: "store confirmation " + rec.ID, Err: err}
+			return Response{}, storeErr("store confirmation "+rec.ID, err)
 		}
 		// A retried invoke (the first one stored it), or a keyed question
 		// asked before.
-		if rec, err = s.Store.Get(ctx, in.Tenant, rec.ID); err != nil {
-			return Response{}, &veredicto.TransientError{Op: "read confirmation " + rec.ID, Err: err}
+		prev, err := s.Store.Get(ctx, in.Tenant, rec.ID)
+		if err != nil {
+			return Response{}, storeErr("read confirmation "+rec.ID, err)
 		}
-		created = false
-		if in.Key != "" {
-			if rec, err = s.rejoin(ctx, rec, in, now, timeout); err != nil {
+		switch {
+		case prev.Status == StatusDamaged:
+			// What it held cannot be read: the question asked now takes
+			// its place (its bytes stay in quarantine).
+			if err := s.Store.Put(ctx, rec, prev.Version); err != nil {
+				return Response{}, storeErr("replace damaged confirmation "+rec.ID, err)
+			}
+			s.logger().WarnContext(ctx, "a damaged confirmation is asked again", "confirmation_id", rec.ID, "tenant", rec.Tenant, "execution", rec.Execution)
+		case in.Key != "":
+			created = false
+			if rec, err = s.rejoin(ctx, prev, in, now, timeout); err != nil {
 				return Response{}, err
 			}
+		default:
+			rec, created = prev, false
 		}
 	}
 	if rec.Status != StatusPending {
@@ -190,7 +201,7 @@ func (s *Service) Confirm(ctx context.Context, in Request) (Response, error) {
 	// Appended even when the record existed: a crash between the two
 	// writes must not lose the event; its key makes it appear once.
 	if err := s.emit(ctx, rec, eventlog.TypePendingConfirmation, "pending:"+rec.ID, pendingEvent(rec)); err != nil {
-		return Response{}, &veredicto.TransientError{Op: "announce confirmation " + rec.ID, Err: err}
+		return Response{}, storeErr("announce confirmation "+rec.ID, err)
 	}
 	s.logger().InfoContext(ctx, "confirmation pending", "confirmation_id", rec.ID, "tenant", rec.Tenant,
 		"execution", rec.Execution, "tool", rec.ToolName, "sensitivity", rec.Sensitivity, "created", created)

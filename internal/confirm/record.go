@@ -3,6 +3,8 @@ package confirm
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/veredicto/veredicto"
 )
 
 // Decision is what a person decided.
@@ -55,6 +57,36 @@ type Record struct {
 	ResolvedAt time.Time `json:"resolved_at,omitzero"`
 	TaskToken  string    `json:"task_token"`
 	Version    int       `json:"version"`
+	// Damage is set on a StatusDamaged record.
+	Damage *Damage `json:"damage,omitempty"`
+}
+
+// Damage says why a stored confirmation could not be read: what stands
+// for it (StatusDamaged) once a store moved its bytes aside.
+type Damage struct {
+	// Reason says what is wrong with the bytes, never what they hold.
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+	// Quarantined is where the bytes are now ("" when the store could not
+	// move them: they are still in place).
+	Quarantined string `json:"quarantined,omitempty"`
+}
+
+// DamagedRecord is what a Store returns, and lists, for the confirmation
+// id of tenant whose stored bytes do not decode, found at at.
+func DamagedRecord(tenant, id, reason string, at time.Time) Record {
+	at = at.UTC()
+	return Record{ID: id, Tenant: tenant, Ask: Ask{CreatedAt: at}, Status: StatusDamaged, Damage: &Damage{Reason: reason, At: at}}
+}
+
+// DamagedError is the refusal to decide on a damaged confirmation.
+func (r Record) DamagedError() error {
+	e := &veredicto.DamagedError{What: "confirmation " + r.ID}
+	if d := r.Damage; d != nil {
+		e.Reason, e.Quarantined = d.Reason, d.Quarantined
+	}
+	e.Reason += "; it cannot be decided: its workflow still waits and an operator must look (veredicto doctor)"
+	return e
 }
 
 // View is a confirmation as clients see it: never the task token.
@@ -68,6 +100,8 @@ type View struct {
 	Comment   string     `json:"comment,omitempty"`
 	Delivery  string     `json:"delivery,omitempty"`
 	Resolver  string     `json:"resolver,omitempty"`
+	// Damage says why a damaged confirmation cannot be read.
+	Damage string `json:"damage,omitempty"`
 }
 
 // View returns what clients see of r at now (a pending confirmation past
@@ -80,12 +114,20 @@ func (r Record) View(now time.Time) View {
 	if d := r.Decision; d != nil && r.Status != StatusExpired {
 		v.Approved, v.DecidedBy, v.DecidedAt, v.Comment = &d.Approved, d.DecidedBy, &d.DecidedAt, d.Comment
 	}
+	if r.Damage != nil {
+		v.Damage = r.Damage.Reason
+	}
 	return v
 }
 
 // Open reports whether r still awaits a decision (pending and not
-// expired at now) or the delivery of one (resolving).
+// expired at now) or the delivery of one (resolving), or is damaged: a
+// damaged confirmation stays listed for Retention after it was found, so
+// the damage is seen rather than a question silently gone.
 func (r Record) Open(now time.Time) bool {
+	if r.Status == StatusDamaged {
+		return now.Before(r.EndedAt().Add(Retention))
+	}
 	return r.Status == StatusResolving || r.Status == StatusPending && now.Before(r.ExpiresAt)
 }
 
@@ -93,6 +135,9 @@ func (r Record) Open(now time.Time) bool {
 // a pending confirmation nobody decided (zero while it is open). Stores
 // keep a confirmation for Retention after it.
 func (r Record) EndedAt() time.Time {
+	if r.Status == StatusDamaged && r.Damage != nil {
+		return r.Damage.At
+	}
 	if !r.ResolvedAt.IsZero() {
 		return r.ResolvedAt
 	}

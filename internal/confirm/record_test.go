@@ -26,6 +26,8 @@ func fullRecord() Record {
 // their keys, in order.
 func TestJSONShape(t *testing.T) {
 	r := fullRecord()
+	damaged := DamagedRecord(r.Tenant, r.ID, "not valid JSON (syntax error at byte 9)", r.CreatedAt)
+	damaged.Damage.Quarantined = "/d/q"
 	for _, tc := range []struct {
 		name string
 		v    any
@@ -34,6 +36,8 @@ func TestJSONShape(t *testing.T) {
 		{"record", r, `{"id":"cf_00000000000000000000000000000001","tenant":"acme","execution":"arn:x","toolName":"senior_review","category":"review","sensitivity":"high","undoable":true,"preview":{"candidate":"c-005"},"created_at":"2026-03-01T10:00:00Z","expires_at":"2026-03-01T11:00:00Z","status":"approved","decision":{"approved":true,"decided_by":"ana","decided_at":"2026-03-01T10:01:00Z","comment":"ok"},"attempts":2,"lease_until":"2026-03-01T10:02:00Z","delivery":"next_run","key":"senior_review/s/c","resolver":"run-1","resolved_at":"2026-03-01T10:03:00Z","task_token":"tok","version":3}`},
 		{"view", r.View(r.CreatedAt), `{"id":"cf_00000000000000000000000000000001","execution":"arn:x","toolName":"senior_review","category":"review","sensitivity":"high","undoable":true,"preview":{"candidate":"c-005"},"created_at":"2026-03-01T10:00:00Z","expires_at":"2026-03-01T11:00:00Z","status":"approved","approved":true,"decided_by":"ana","decided_at":"2026-03-01T10:01:00Z","comment":"ok","delivery":"next_run","resolver":"run-1"}`},
 		{"empty view", Record{}.View(time.Time{}), `{"id":"","execution":"","toolName":"","category":"","sensitivity":"","undoable":false,"preview":null,"created_at":"0001-01-01T00:00:00Z","expires_at":"0001-01-01T00:00:00Z","status":""}`},
+		{"damaged record", damaged, `{"id":"cf_00000000000000000000000000000001","tenant":"acme","execution":"","toolName":"","category":"","sensitivity":"","undoable":false,"preview":null,"created_at":"2026-03-01T10:00:00Z","expires_at":"0001-01-01T00:00:00Z","status":"damaged","task_token":"","version":0,"damage":{"reason":"not valid JSON (syntax error at byte 9)","at":"2026-03-01T10:00:00Z","quarantined":"/d/q"}}`},
+		{"damaged view", damaged.View(r.CreatedAt), `{"id":"cf_00000000000000000000000000000001","execution":"","toolName":"","category":"","sensitivity":"","undoable":false,"preview":null,"created_at":"2026-03-01T10:00:00Z","expires_at":"0001-01-01T00:00:00Z","status":"damaged","damage":"not valid JSON (syntax error at byte 9)"}`},
 		{"pending event", pendingEvent(r), `{"id":"cf_00000000000000000000000000000001","execution":"arn:x","toolName":"senior_review","category":"review","sensitivity":"high","undoable":true,"preview":{"candidate":"c-005"},"created_at":"2026-03-01T10:00:00Z","expires_at":"2026-03-01T11:00:00Z"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -39,6 +39,9 @@ type Resolution struct {
 // however often delivery is retried): the stream shows the decision before
 // anything the resumed workflow does.
 //
+// A damaged confirmation (StatusDamaged) is refused with a
+// *veredicto.DamagedError: nobody decides on a record that cannot be read.
+//
 // If SendTask fails for a transient reason the record stays resolving and
 // Resolve returns a TransientError; the same POST again (or Redeliver)
 // resumes at step 2 with the recorded decision, not a new one. A task token
@@ -106,6 +109,9 @@ func (s *Service) resolveOnce(ctx context.Context, tenant string, res Resolution
 		return view, false, err
 	case StatusExpired:
 		return View{}, false, &ExpiredError{ID: rec.ID}
+	case StatusDamaged:
+		s.logger().WarnContext(ctx, "decision refused: the confirmation is damaged", "confirmation_id", rec.ID, "tenant", tenant)
+		return View{}, false, rec.DamagedError()
 	default:
 		s.emitResolved(ctx, rec) // in case a crash lost it; keyed, so once
 		return View{}, false, conflict(rec)

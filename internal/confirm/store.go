@@ -9,6 +9,12 @@ import (
 )
 
 // Store keeps confirmations, keyed by tenant and id.
+//
+// A confirmation whose stored bytes no longer decode is returned by Get
+// and listed by List as a DamagedRecord (never as an error, which a
+// workflow would retry in vain); an adapter that can moves the bytes to
+// quarantine and stores the damaged record in their place. Put with
+// expect equal to its Version replaces it.
 type Store interface {
 	// Get returns a confirmation; a *veredicto.NotFoundError when the
 	// tenant has none with that id.

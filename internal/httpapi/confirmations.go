@@ -16,11 +16,13 @@ import (
 // confirmationRoutes serve the confirmations a tenant's workflows wait for
 // (seed 004 §3):
 //
-//	GET  /api/confirmations   {"confirmations": [View…], "more"} (pending and being delivered)
+//	GET  /api/confirmations   {"confirmations": [View…], "more"} (pending, being delivered, damaged)
 //	POST /api/confirmations   {"id", "approved", "comment"?} → 200 View
 //
 // A POST for an unknown id and one for another tenant's id answer the same
-// 404; a second decision is 409; an expired confirmation 410; a body that
+// 404; a second decision is 409, and so is a decision on a damaged
+// confirmation (status "damaged": its record could not be read; the
+// message names the damage); an expired confirmation 410; a body that
 // is not the expected JSON 400 naming the field; a recorded decision whose
 // delivery failed 503 (POST it again to finish delivering it). The decision
 // records the authenticated principal, never a name from the body.

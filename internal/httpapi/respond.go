@@ -38,6 +38,7 @@ var statusOf = map[string]int{
 	veredicto.NameNotFound:     http.StatusNotFound,
 	NameMethodNotAllowed:       http.StatusMethodNotAllowed,
 	veredicto.NameConflict:     http.StatusConflict,
+	veredicto.NameDamaged:      http.StatusConflict, // the record's state, not the request, is wrong: no retry helps
 	NameExpired:                http.StatusGone,
 	NameTooLarge:               http.StatusRequestEntityTooLarge,
 	NameMisdirected:            http.StatusMisdirectedRequest,

@@ -112,9 +112,17 @@ func (b *Box) dest(path string) (string, time.Time, error) {
 // Replace moves the damaged file at path aside and calls put, which writes
 // what stands for the record from now on (at path or elsewhere). If put
 // fails the file is moved back, so the damage stays visible where it was
-// and nothing is lost; the error names both steps. On success it notes
-// and logs the move.
+// and nothing is lost; the error names both steps. Either way one line is
+// logged: the move, or the failure to make it.
 func (b *Box) Replace(path, reason string, put func(it Item) error) (Item, error) {
+	it, err := b.replace(path, reason, put)
+	if err != nil {
+		b.logger.Error("damaged record left in place: it could not be moved to quarantine", "store", b.store, "path", path, "reason", reason, "error", err.Error())
+	}
+	return it, err
+}
+
+func (b *Box) replace(path, reason string, put func(it Item) error) (Item, error) {
 	d, at, err := b.dest(path)
 	if err != nil {
 		return Item{}, err
@@ -140,10 +148,11 @@ func (b *Box) Replace(path, reason string, put func(it Item) error) (Item, error
 // it. The store blanks the part only once Keep has succeeded.
 func (b *Box) Keep(path string, data []byte, reason string) (Item, error) {
 	d, at, err := b.dest(path)
-	if err != nil {
-		return Item{}, err
+	if err == nil {
+		err = writeFile(d, data)
 	}
-	if err := writeFile(d, data); err != nil {
+	if err != nil {
+		b.logger.Error("damaged record left in place: it could not be copied to quarantine", "store", b.store, "path", path, "reason", reason, "error", err.Error())
 		return Item{}, fmt.Errorf("quarantine part of %s: %w", path, err)
 	}
 	it := Item{Store: b.store, Path: b.rel(path), Reason: reason, Quarantined: d, At: at}

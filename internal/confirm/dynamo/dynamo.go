@@ -16,6 +16,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/quarantine"
 )
 
 // API is the part of the DynamoDB client the store uses.
@@ -71,17 +72,35 @@ func (d *Store) Get(ctx context.Context, tenant, id string) (confirm.Record, err
 	if out.Item == nil {
 		return confirm.Record{}, confirm.NotFound(id)
 	}
-	return decodeRecord(out.Item)
+	return d.decodeRecord(tenant, out.Item)
 }
 
-func decodeRecord(item map[string]types.AttributeValue) (confirm.Record, error) {
+// decodeRecord reads an item's record. An item whose doc does not decode
+// as its confirmation is returned as a confirm.DamagedRecord with the
+// item's version (DynamoDB keeps it where it is: an operator reads it
+// there), so it is listed and refused rather than retried in vain.
+func (d *Store) decodeRecord(tenant string, item map[string]types.AttributeValue) (confirm.Record, error) {
+	id := ""
+	if sk, ok := item["sk"].(*types.AttributeValueMemberS); ok {
+		id = sk.Value
+	}
+	damaged := func(reason string) confirm.Record {
+		r := confirm.DamagedRecord(tenant, id, reason, time.Now())
+		if v, ok := item["version"].(*types.AttributeValueMemberN); ok {
+			r.Version, _ = strconv.Atoi(v.Value)
+		}
+		return r
+	}
 	doc, ok := item["doc"].(*types.AttributeValueMemberS)
 	if !ok {
-		return confirm.Record{}, errors.New("confirmation item without doc")
+		return damaged("the item has no doc"), nil
 	}
 	var r confirm.Record
 	if err := json.Unmarshal([]byte(doc.Value), &r); err != nil {
-		return confirm.Record{}, fmt.Errorf("decode confirmation: %w", err)
+		return damaged(quarantine.Reason(err)), nil
+	}
+	if r.ID != id || r.Tenant != tenant {
+		return damaged("it holds another confirmation than its key says"), nil
 	}
 	return r, nil
 }
@@ -118,7 +137,7 @@ func (d *Store) List(ctx context.Context, tenant string, now time.Time, limit in
 			return nil, false, fmt.Errorf("list confirmations: %w", err)
 		}
 		for _, item := range resp.Items {
-			r, err := decodeRecord(item)
+			r, err := d.decodeRecord(tenant, item)
 			if err != nil {
 				return nil, false, err
 			}

@@ -1,9 +1,12 @@
 package dynamo
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -160,5 +163,69 @@ func TestListIsOldestFirstAcrossPages(t *testing.T) {
 		if list, more, _ := s.List(ctx, "acme", base, 0); len(list) != n-1 || more {
 			t.Errorf("%s: List without a limit = %d more %v, want %d and no more", sname, len(list), more, n-1)
 		}
+	}
+}
+
+// TestDamagedRecord runs the contract for a record whose stored bytes no
+// longer decode against both adapters: Get and List return it as damaged
+// (never an error a workflow would retry), and asking again replaces it.
+func TestDamagedRecord(t *testing.T) {
+	type corrupter func(t *testing.T, r confirm.Record)
+	stores := map[string]func(t *testing.T) (confirm.Store, corrupter){
+		"file": func(t *testing.T) (confirm.Store, corrupter) {
+			dir := filepath.Join(t.TempDir(), "confirmations")
+			return file.New(dir), func(t *testing.T, r confirm.Record) {
+				path := filepath.Join(dir, base64.RawURLEncoding.EncodeToString([]byte(r.Tenant)), r.ID+".json")
+				if err := os.WriteFile(path, []byte(`{"id":"`+r.ID+`","tenant":"acme","preview":"Ana's salary`), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+		},
+		"dynamo": func(t *testing.T) (confirm.Store, corrupter) {
+			client := dynalite.Client(t)
+			name := fmt.Sprintf("context-%d", tables.Add(1))
+			dynalite.CreateTable(t, client, contextTable(name))
+			return New(client, name), func(t *testing.T, r confirm.Record) {
+				_, err := client.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(name), Item: map[string]types.AttributeValue{
+					"pk": &types.AttributeValueMemberS{Value: "confirmation#" + r.Tenant}, "sk": &types.AttributeValueMemberS{Value: r.ID},
+					"doc": &types.AttributeValueMemberS{Value: `{"id":`}, "status": &types.AttributeValueMemberS{Value: confirm.StatusPending},
+					"version": &types.AttributeValueMemberN{Value: "1"},
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		},
+	}
+	for name, mk := range stores {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			s, corrupt := mk(t)
+			base := time.Now().UTC()
+			r := confirm.Record{ID: confirm.IDFor("acme", "tok"), Tenant: "acme", Ask: confirm.Ask{Execution: "arn:x", ToolName: "senior_review",
+				Category: "decision", Sensitivity: "high", Preview: []byte(`"p"`), CreatedAt: base, ExpiresAt: base.Add(time.Hour)},
+				Status: confirm.StatusPending, TaskToken: "tok"}
+			if err := s.Put(ctx, r, 0); err != nil {
+				t.Fatal(err)
+			}
+			corrupt(t, r)
+			got, err := s.Get(ctx, "acme", r.ID)
+			if err != nil || got.Status != confirm.StatusDamaged || got.Damage == nil || got.Damage.Reason == "" || got.ID != r.ID {
+				t.Fatalf("Get of a damaged record = %+v, %v; want it as damaged, no error", got, err)
+			}
+			if strings.Contains(got.Damage.Reason, "salary") {
+				t.Errorf("the reason quotes the record: %q", got.Damage.Reason)
+			}
+			list, _, err := s.List(ctx, "acme", base, 10)
+			if err != nil || len(list) != 1 || list[0].Status != confirm.StatusDamaged {
+				t.Fatalf("List = %+v, %v; want the damaged one listed", list, err)
+			}
+			if err := s.Put(ctx, r, got.Version); err != nil { // the workflow asks again
+				t.Fatalf("Put over the damaged record at its version %d: %v", got.Version, err)
+			}
+			if again, err := s.Get(ctx, "acme", r.ID); err != nil || again.Status != confirm.StatusPending {
+				t.Errorf("after asking again: %+v, %v", again, err)
+			}
+		})
 	}
 }

@@ -568,6 +568,8 @@
   dialog.addEventListener('cancel', function () { openConfirmation.current = null; dialog.removeAttribute('data-id'); });
 
   var pending = [];
+  // Confirmations whose record could not be read: listed, never decided here.
+  var damaged = [];
   // The server lists the oldest open confirmations; more: others wait.
   var morePending = false;
   // Confirmations seen resolved on a stream: a list read just before may
@@ -577,6 +579,7 @@
     if (!token) return Promise.resolve();
     return api('GET', '/api/confirmations').then(function (d) {
       pending = (d.confirmations || []).filter(function (c) { return (!c.status || c.status === 'pending') && !resolvedIds[c.id]; });
+      damaged = (d.confirmations || []).filter(function (c) { return c.status === 'damaged'; });
       morePending = !!d.more;
       var b = $('badge');
       b.textContent = String(pending.length) + (morePending ? '+' : '');
@@ -596,11 +599,18 @@
   function paintConfirmations() {
     var list = $('confirmations-list');
     if (!list) return;
-    if (!pending.length) {
+    if (!pending.length && !damaged.length) {
       list.replaceChildren(el('p', { class: 'muted', text: 'No hay confirmaciones pendientes.' }));
       return;
     }
     var body = el('tbody');
+    damaged.forEach(function (c) {
+      body.appendChild(el('tr', { 'data-id': c.id, class: 'damaged' },
+        el('td', { text: 'Confirmación ' + c.id }), el('td', { class: 'hide-narrow', text: '—' }),
+        el('td', { text: '—' }), el('td', { class: 'hide-narrow', text: '—' }),
+        el('td', { class: 'hide-narrow', text: when(c.created_at) }),
+        el('td', { class: 'error', role: 'note', text: 'Registro dañado: no se puede decidir desde aquí; avise al operador.' })));
+    });
     pending.forEach(function (c) {
       var exec = (c.execution || '').split(':').pop();
       body.appendChild(el('tr', { 'data-id': c.id },

@@ -1,0 +1,36 @@
+package console_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/console/browsertest"
+)
+
+// TestBrowserDamage: a damaged confirmation is listed with a sentence
+// saying it cannot be decided here, never with a button to decide it.
+func TestBrowserDamage(t *testing.T) {
+	h := startHarness(t)
+	b := browsertest.New(t, 1280, 900)
+	now := time.Now().UTC().Format(time.RFC3339)
+	h.api.mu.Lock()
+	h.api.pending = []map[string]any{{"id": "cf_1", "execution": "", "toolName": "", "category": "", "sensitivity": "",
+		"undoable": false, "preview": nil, "created_at": now, "expires_at": "0001-01-01T00:00:00Z", "status": "damaged",
+		"damage": "not valid JSON (syntax error at byte 9)"}}
+	h.api.mu.Unlock()
+	signIn(t, b, h)
+
+	b.Hash("#/confirmaciones")
+	b.WaitFor("damaged row", `!!document.querySelector('#confirmations-list tr[data-id="cf_1"]')`, 15*time.Second)
+	if got := browsertest.Eval[string](b, `document.querySelector('#confirmations-list tr[data-id="cf_1"]').textContent`); !strings.Contains(got, "Registro dañado: no se puede decidir desde aquí; avise al operador.") {
+		t.Errorf("damaged row %q, want the Spanish sentence", got)
+	}
+	if n := browsertest.Eval[float64](b, `document.querySelectorAll('#confirmations-list button').length`); n != 0 {
+		t.Errorf("%v decision buttons for a damaged confirmation, want none", n)
+	}
+	if got := browsertest.Eval[string](b, `document.getElementById('badge').textContent`); got != "0" {
+		t.Errorf("badge %q: a damaged confirmation is not one to decide", got)
+	}
+	b.Shot("damaged-confirmation")
+}
