@@ -1,15 +1,22 @@
 package console_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
+	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/console/browsertest"
+	"github.com/veredicto/veredicto/internal/eventlog"
 )
 
 // TestBrowserDamage: a damaged confirmation is listed with a sentence
-// saying it cannot be decided here, never with a button to decide it.
+// saying it cannot be decided here, never with a button to decide it; a
+// damaged event on the run page's stream is named in the notice and the
+// page goes on with the events after it.
 func TestBrowserDamage(t *testing.T) {
 	h := startHarness(t)
 	b := browsertest.New(t, 1280, 900)
@@ -33,4 +40,16 @@ func TestBrowserDamage(t *testing.T) {
 		t.Errorf("badge %q: a damaged confirmation is not one to decide", got)
 	}
 	b.Shot("damaged-confirmation")
+
+	// The stream: an event, a damaged one, then the end.
+	h.rec.Record(context.Background(), tenant, execARN, asl.Event{ID: 1, Type: "ExecutionStarted"})
+	h.log.Append(context.Background(), tenant, execARN, eventlog.Damaged(2))
+	b.Hash("#/ejecucion/search/big/" + execARN)
+	h.rec.Record(context.Background(), tenant, execARN, asl.Event{ID: 2, Type: "ExecutionSucceeded", Output: map[string]any{}})
+	b.Run("stream", 30*time.Second, chromedp.WaitVisible(chromedp.ID("run-status")))
+	b.WaitFor("the run ends after the damaged event", `document.getElementById('run-status').textContent === 'Terminada'`, 30*time.Second)
+	if notice := browsertest.Eval[string](b, `document.getElementById('notice').textContent`); !strings.Contains(notice, "n.º 2") || !strings.Contains(notice, "dañado") {
+		t.Errorf("notice %q, want it to name damaged event 2", notice)
+	}
+	b.Shot("damaged-event")
 }

@@ -58,6 +58,17 @@ const TypeOrigin = "origin"
 // confirmation on the conversation's one stream).
 func OriginStream(executionARN string) string { return "origin/" + executionARN }
 
+// TypeError is the message that stands for an event a stream holds but
+// cannot read (a damaged line): data {"type": "error", "id": N, "error":
+// "damaged", "message"}. The stream goes on with the events after it.
+const TypeError = "error"
+
+// Damaged is the TypeError message for event id of a stream.
+func Damaged(id int64) Event {
+	data := fmt.Sprintf(`{"type":%q,"id":%d,"error":"damaged","message":"event %d of this stream is damaged and cannot be shown; the stream goes on with the next events"}`, TypeError, id, id)
+	return Event{ID: id, Type: TypeError, Data: json.RawMessage(data)}
+}
+
 // Finished reports whether ev ends its stream.
 func (ev Event) Finished() bool { return ev.Type == TypeFinish }
 

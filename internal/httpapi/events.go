@@ -49,7 +49,10 @@ type StreamRefresher interface {
 // Events for the tenant the auth middleware verified. Every message is
 // "id: N" and "data: {json with type}"; comments (": ping") keep the
 // connection alive. The stream ends after the finish message; a client
-// that reconnects after it gets 204, which tells EventSource to stop.
+// that reconnects after it gets 204, which tells EventSource to stop. An
+// event the log cannot read (a damaged line) is sent under its id as
+// {"type": "error", "id": N, "error": "damaged", "message"} and the
+// stream goes on (eventlog.Damaged).
 //
 // Each connection reads the durable log at its own pace, at most Batch
 // events at a time, so a slow client holds a bounded buffer and never
@@ -263,6 +266,12 @@ func (h *Events) serve(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		buf = buf[:0]
 		finished := false
 		for _, ev := range evs {
+			if !json.Valid(ev.Data) { // an adapter that passed a damaged event through
+				ev = eventlog.Damaged(ev.ID)
+			}
+			if ev.Type == eventlog.TypeError {
+				h.logger().WarnContext(ctx, "event stream: a damaged event is sent as an error message", "tenant", tenant, "stream", stream, "event_id", ev.ID)
+			}
 			data := ev.Data
 			if bytes.ContainsAny(data, "\r\n") { // one data line per message
 				var c bytes.Buffer

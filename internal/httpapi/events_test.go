@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -373,5 +376,57 @@ func TestStreamsAreBoundedPerTenantAndInLifetime(t *testing.T) {
 	}
 	if again.StatusCode != http.StatusOK {
 		t.Errorf("after the first stream ended: %d, want 200", again.StatusCode)
+	}
+}
+
+// TestDamagedEventIsNamedAndTheStreamGoesOn: a line of the log that no
+// longer decodes reaches the client as an error message under its id, and
+// the stream goes on to its end.
+func TestDamagedEventIsNamedAndTheStreamGoesOn(t *testing.T) {
+	f := newSSE(t, &httpapi.Events{})
+	for i := 1; i <= 3; i++ {
+		f.append(t, "acme", arn, eventlog.TypeExecutionStep, i)
+	}
+	f.append(t, "acme", arn, eventlog.TypeFinish, 4)
+	var path string
+	filepath.WalkDir(f.log.Dir(), func(p string, d fs.DirEntry, err error) error {
+		if strings.HasSuffix(p, ".jsonl") {
+			path = p
+		}
+		return nil
+	})
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	lines[1] = `{"id":2,"ty` + strings.Repeat("\x00", 20) + "\n"
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.log = fileeventlog.New(f.log.Dir()) // what a restarted server reads
+	h := &httpapi.Events{Log: f.log, Watch: f.log, Logger: slog.New(slog.DiscardHandler)}
+	f.srv = apitest.Serve(t, httpapi.New(httpapi.Routes{Events: h}), &auth.HS256{Key: f.key}).Server
+
+	resp, err := f.open(t, t.Context(), "acme", arn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	msgs := make(chan sseMsg, 10)
+	go readSSE(resp.Body, msgs, nil)
+	var got []string
+	for m := range msgs {
+		var d map[string]any
+		if err := json.Unmarshal([]byte(m.data), &d); err != nil {
+			t.Fatalf("message %s: %v", m.id, err)
+		}
+		got = append(got, fmt.Sprintf("%s:%v", m.id, d["type"]))
+		if d["type"] == "error" && (d["id"] != 2.0 || d["error"] != "damaged") {
+			t.Errorf("error message %s, want the damaged event's id", m.data)
+		}
+	}
+	if want := "1:execution-step 2:error 3:execution-step 4:finish"; strings.Join(got, " ") != want {
+		t.Errorf("messages %s, want %s", strings.Join(got, " "), want)
 	}
 }

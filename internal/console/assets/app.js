@@ -446,6 +446,11 @@
         refreshBadge();
         confirmationResolved(data.id, data.approved);
         break;
+      case 'error':
+        // A line of the event log could not be read: it was set aside and
+        // the stream goes on with the next events.
+        notify('Un evento de esta ejecución (n.º ' + (data.id || ev.lastEventId || '?') + ') está dañado y no se puede mostrar; la ejecución sigue. Avise al operador.');
+        break;
       case 'finish':
         setStatus(data.status || 'SUCCEEDED');
         es.close();

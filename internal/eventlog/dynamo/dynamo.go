@@ -4,6 +4,7 @@ package dynamo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -203,5 +204,9 @@ func decodeItem(item map[string]types.AttributeValue) (eventlog.Event, error) {
 		return eventlog.Event{}, fmt.Errorf("event item seq %q: %w", seq.Value, err)
 	}
 	t, _ := time.Parse(time.RFC3339Nano, str("time"))
-	return eventlog.Event{ID: id, Type: str("type"), Key: str("key"), Time: t, Data: []byte(str("data"))}, nil
+	data := []byte(str("data"))
+	if !json.Valid(data) || str("type") == "" { // damaged: readers go on past it
+		return eventlog.Damaged(id), nil
+	}
+	return eventlog.Event{ID: id, Type: str("type"), Key: str("key"), Time: t, Data: data}, nil
 }

@@ -3,9 +3,14 @@ package dynamo
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/veredicto/veredicto/internal/dynalite"
 	"github.com/veredicto/veredicto/internal/eventlog"
@@ -102,5 +107,31 @@ func TestDynamoConcurrentAppendsAreDense(t *testing.T) {
 		if ev.ID != int64(i+1) {
 			t.Fatalf("event %d has id %d", i, ev.ID)
 		}
+	}
+}
+
+// TestDynamoDamagedItem: an item whose data is not JSON is read as the
+// error message for its id, and the events after it follow; no error a
+// reader would retry.
+func TestDynamoDamagedItem(t *testing.T) {
+	ctx := t.Context()
+	d := newDynamo(t)
+	for i := range 3 {
+		if _, err := d.Append(ctx, "acme", "arn:x", eventlogtest.Event(t, eventlog.TypeExecutionStep, "", map[string]int{"n": i})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: partition("acme", "arn:x")}, "seq": &types.AttributeValueMemberN{Value: "2"},
+		"type": &types.AttributeValueMemberS{Value: eventlog.TypeExecutionStep}, "data": &types.AttributeValueMemberS{Value: `{"n":1,"cv":"Ana`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.Read(ctx, "acme", "arn:x", 0, 0)
+	if err != nil || fmt.Sprint(eventlogtest.IDs(got)) != "[1 2 3]" {
+		t.Fatalf("Read = %v, %v", eventlogtest.IDs(got), err)
+	}
+	if got[1].Type != eventlog.TypeError || !strings.Contains(string(got[1].Data), `"id":2`) || strings.Contains(string(got[1].Data), "Ana") {
+		t.Errorf("damaged item read as %+v (%s)", got[1], got[1].Data)
 	}
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/quarantine"
 )
 
 // Log keeps one JSON-lines file per stream under dir/<tenant>/<stream>
@@ -33,9 +34,17 @@ import (
 // processes (serve, a "veredicto confirm" in another shell) can append to
 // one stream. Live readers are served from a bounded in-memory tail that
 // is refreshed whenever the file's size changes. Safe for concurrent use.
+//
+// A line that no longer decodes and hides events (the next readable line
+// skips their ids) is read as eventlog.Damaged for each id it hides, so
+// readers go on past it; its bytes are copied to Quarantine and the line
+// is blanked in place (same length: offsets and sizes do not change).
 type Log struct {
 	dir string
 	now func() time.Time
+	// Quarantine receives damaged lines: DATA/quarantine/events for a log
+	// under DATA/events, unless set otherwise before first use.
+	Quarantine *quarantine.Box
 
 	mu      sync.Mutex
 	tails   map[string]*tail               // by path; at most maxTails
@@ -66,7 +75,7 @@ var _ eventlog.Log = (*Log)(nil)
 
 // New returns a log under dir (created on first append).
 func New(dir string) *Log {
-	return &Log{dir: dir, now: time.Now, tails: map[string]*tail{}, watches: map[string]map[*watch]struct{}{}}
+	return &Log{dir: dir, now: time.Now, Quarantine: quarantine.Beside(dir, nil), tails: map[string]*tail{}, watches: map[string]map[*watch]struct{}{}}
 }
 
 func (f *Log) path(tenant, stream string) string {
@@ -97,6 +106,8 @@ func (f *Log) Append(ctx context.Context, tenant, stream string, ev eventlog.Eve
 	lock := &f.appending[h.Sum32()%uint32(len(f.appending))]
 	lock.Lock()
 	defer lock.Unlock()
+	var damaged []span
+	defer func() { f.moveAside(p, damaged) }() // once the flock below is released
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return eventlog.Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
 	}
@@ -110,7 +121,7 @@ func (f *Log) Append(ctx context.Context, tenant, stream string, ev eventlog.Eve
 	}
 	defer syscall.Flock(int(fh.Fd()), syscall.LOCK_UN)
 
-	t, err := f.tailOf(p, fh)
+	t, damaged, err := f.tailOf(p, fh)
 	if err != nil {
 		return eventlog.Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
 	}
@@ -176,23 +187,24 @@ func (f *Log) store(p string, t *tail) {
 }
 
 // tailOf returns the cached tail of p if it still matches the file's size,
-// else rebuilds it by reading the file. The tail is shared, not copied: the
-// caller holds a flock on p (exclusive to append, shared to read), so only
-// an Append, which holds it exclusively, changes a tail, and it does so
-// under mu, which fromTail reads under.
-func (f *Log) tailOf(p string, fh *os.File) (*tail, error) {
+// else rebuilds it by reading the file, and then also the damaged lines it
+// met. The tail is shared, not copied: the caller holds a flock on p
+// (exclusive to append, shared to read), so only an Append, which holds it
+// exclusively, changes a tail, and it does so under mu, which fromTail
+// reads under.
+func (f *Log) tailOf(p string, fh *os.File) (*tail, []span, error) {
 	info, err := fh.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f.mu.Lock()
 	t, ok := f.tails[p]
 	f.mu.Unlock()
 	if ok && t.size == info.Size() {
-		return t, nil
+		return t, nil, nil
 	}
 	nt := &tail{}
-	err = scan(fh, func(ev eventlog.Event) bool {
+	damaged, err := scan(fh, func(ev eventlog.Event) bool {
 		nt.count = ev.ID
 		nt.events = append(nt.events, ev)
 		if len(nt.events) > 2*tailCap {
@@ -201,7 +213,7 @@ func (f *Log) tailOf(p string, fh *os.File) (*tail, error) {
 		return true
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(nt.events) > tailCap {
 		nt.events = nt.events[len(nt.events)-tailCap:]
@@ -210,21 +222,41 @@ func (f *Log) tailOf(p string, fh *os.File) (*tail, error) {
 	if nt.size > 0 {
 		var last [1]byte
 		if _, err := fh.ReadAt(last[:], nt.size-1); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		nt.endsWithNewline = last[0] == '\n'
 	}
 	f.mu.Lock()
 	f.store(p, nt)
 	f.mu.Unlock()
-	return nt, nil
+	return nt, damaged, nil
 }
 
-// scan calls fn with every well-formed event of r in order, skipping torn
-// or foreign lines, until fn returns false.
-func scan(r io.ReaderAt, fn func(eventlog.Event) bool) error {
+// span is a damaged line of a stream's file: its offset and length
+// (newline included), and the ids of the events it hides.
+type span struct {
+	off, n      int64
+	first, last int64
+}
+
+// scan calls fn with every event of r in order, until fn returns false:
+// the well-formed ones, and eventlog.Damaged for each id that lines which
+// do not decode hide (the next well-formed line skips them). It returns
+// those lines. Lines that hide nothing are passed over: a write a crash
+// tore (the next append took its id), a line repeating an id.
+func scan(r io.ReaderAt, fn func(eventlog.Event) bool) ([]span, error) {
 	sc := bufio.NewScanner(io.NewSectionReader(r, 0, 1<<62))
 	sc.Buffer(make([]byte, 0, 64<<10), 2*eventlog.MaxEventBytes)
+	var off, start, n int64 // the current line's offset and length
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		if tok != nil {
+			start, n = off, int64(adv)
+		}
+		off += int64(adv)
+		return adv, tok, err
+	})
+	var damaged, bad []span // all so far; those since the last good line
 	var want int64 = 1
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
@@ -232,15 +264,76 @@ func scan(r io.ReaderAt, fn func(eventlog.Event) bool) error {
 			continue
 		}
 		var ev eventlog.Event
-		if json.Unmarshal(line, &ev) != nil || ev.ID != want {
+		if json.Unmarshal(line, &ev) != nil || ev.ID <= 0 || ev.ID > eventlog.MaxEvents || ev.Type == "" {
+			bad = append(bad, span{off: start, n: n})
 			continue
 		}
+		if ev.ID < want {
+			continue // an id already read
+		}
+		if ev.ID > want { // lines that do not decode, or are gone, hid these
+			for i := range bad {
+				bad[i].first, bad[i].last = want, ev.ID-1
+			}
+			damaged = append(damaged, bad...)
+			for ; want < ev.ID; want++ {
+				if !fn(eventlog.Damaged(want)) {
+					return damaged, nil
+				}
+			}
+		}
+		bad = bad[:0]
 		want++
 		if !fn(ev) {
-			return nil
+			return damaged, nil
 		}
 	}
-	return sc.Err()
+	return damaged, sc.Err()
+}
+
+// moveAside copies each damaged line of p to the quarantine and blanks
+// it, under the file's exclusive lock, so it is quarantined once however
+// many readers met it. A line already blanked, or that now decodes, is
+// left; a line the quarantine cannot take stays as it is.
+func (f *Log) moveAside(p string, damaged []span) {
+	if len(damaged) == 0 {
+		return
+	}
+	fh, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer fh.Close()
+	if err := syscall.Flock(int(fh.Fd()), syscall.LOCK_EX); err != nil {
+		return
+	}
+	defer syscall.Flock(int(fh.Fd()), syscall.LOCK_UN)
+	blanked := false
+	for _, d := range damaged {
+		b := make([]byte, d.n)
+		if _, err := fh.ReadAt(b, d.off); err != nil {
+			continue
+		}
+		line := bytes.TrimSpace(b)
+		var ev eventlog.Event
+		if len(line) == 0 || json.Unmarshal(line, &ev) == nil && ev.ID > 0 && ev.Type != "" {
+			continue
+		}
+		reason := fmt.Sprintf("the line at byte %d does not decode as an event; it hid events %d to %d", d.off, d.first, d.last)
+		if _, err := f.Quarantine.Keep(p, b, reason); err != nil {
+			continue
+		}
+		blank := bytes.Repeat([]byte{' '}, len(b))
+		if b[len(b)-1] == '\n' {
+			blank[len(blank)-1] = '\n'
+		}
+		if _, err := fh.WriteAt(blank, d.off); err == nil {
+			blanked = true
+		}
+	}
+	if blanked {
+		_ = fh.Sync()
+	}
 }
 
 // Read returns up to limit events with ids above after, in order. A live
@@ -250,6 +343,8 @@ func scan(r io.ReaderAt, fn func(eventlog.Event) bool) error {
 func (f *Log) Read(ctx context.Context, tenant, stream string, after int64, limit int) ([]eventlog.Event, error) {
 	limit = eventlog.ClampLimit(limit)
 	p := f.path(tenant, stream)
+	var damaged []span
+	defer func() { f.moveAside(p, damaged) }() // once the flock below is released
 	fh, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -270,7 +365,7 @@ func (f *Log) Read(ctx context.Context, tenant, stream string, after int64, limi
 		return nil, fmt.Errorf("lock %s/%s: %w", tenant, stream, err)
 	}
 	defer syscall.Flock(int(fh.Fd()), syscall.LOCK_UN)
-	t, err := f.tailOf(p, fh)
+	t, damaged, err := f.tailOf(p, fh)
 	if err != nil {
 		return nil, fmt.Errorf("read %s/%s: %w", tenant, stream, err)
 	}
@@ -278,7 +373,7 @@ func (f *Log) Read(ctx context.Context, tenant, stream string, after int64, limi
 		return out, nil
 	}
 	var out []eventlog.Event
-	err = scan(fh, func(ev eventlog.Event) bool {
+	damaged, err = scan(fh, func(ev eventlog.Event) bool {
 		if ev.ID > after {
 			out = append(out, ev)
 		}
@@ -337,5 +432,6 @@ func (f *Log) Watch(tenant, stream string) (<-chan struct{}, func()) {
 func (f *Log) Dir() string { return f.dir }
 
 // Local is the log "veredicto serve" and "veredicto confirm" share under a
-// data folder: DATA/events.
+// data folder: DATA/events, its damaged lines going to
+// DATA/quarantine/events.
 func Local(dataDir string) *Log { return New(filepath.Join(dataDir, "events")) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/eventlog/eventlogtest"
+	"github.com/veredicto/veredicto/internal/quarantine"
 )
 
 func TestFileAppendRead(t *testing.T) {
@@ -247,5 +248,91 @@ func TestFileLongStreamNames(t *testing.T) {
 	got, err := l.Read(ctx, "acme", long, 0, 10)
 	if err != nil || len(got) != 1 || !strings.Contains(string(got[0].Data), `"s":"e"`) {
 		t.Errorf("read %+v, %v; want the one event of its own stream", got, err)
+	}
+}
+
+// corruptLine overwrites line n (from 1) of a stream's file with bytes
+// that do not decode.
+func corruptLine(t *testing.T, path string, n int, with string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	lines[n-1] = with + "\n"
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFileDamagedLine: a line that no longer decodes is read as the error
+// message for the event it hid, the events after it follow, its bytes go
+// to the quarantine once (the line blanked in place), and appends go on.
+func TestFileDamagedLine(t *testing.T) {
+	ctx := t.Context()
+	data := t.TempDir()
+	l := Local(data)
+	for i := range 5 {
+		if _, err := l.Append(ctx, "acme", "s", eventlogtest.Event(t, eventlog.TypeExecutionStep, "", map[string]int{"n": i})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := l.path("acme", "s")
+	corruptLine(t, p, 3, `{"id":3,"type":"execution-step","data":{"cv":"Ana Pérez`)
+
+	for _, reader := range []*Log{Local(data), Local(data)} { // fresh processes: the file is read
+		got, err := reader.Read(ctx, "acme", "s", 0, 10)
+		if err != nil || fmt.Sprint(eventlogtest.IDs(got)) != "[1 2 3 4 5]" {
+			t.Fatalf("Read = %v, %v; want every id, the damaged one included", eventlogtest.IDs(got), err)
+		}
+		var d map[string]any
+		if got[2].Type != eventlog.TypeError || json.Unmarshal(got[2].Data, &d) != nil || d["type"] != "error" || d["id"] != 3.0 {
+			t.Errorf("event 3 = %+v %s, want the error message for id 3", got[2], got[2].Data)
+		}
+		if got[3].Type != eventlog.TypeExecutionStep {
+			t.Errorf("event 4 = %+v", got[3])
+		}
+	}
+	items, err := quarantine.List(data)
+	if err != nil || len(items) != 1 || items[0].Store != "events" || !strings.Contains(items[0].Reason, "hid events 3 to 3") {
+		t.Fatalf("quarantine = %+v, %v; want the line once", items, err)
+	}
+	if b, _ := os.ReadFile(items[0].Quarantined); !strings.Contains(string(b), "Ana Pérez") {
+		t.Errorf("quarantined %q, want the line's bytes", b)
+	}
+	if b, _ := os.ReadFile(p); strings.Contains(string(b), "Ana Pérez") {
+		t.Error("the damaged line is still in the log")
+	}
+	ev, err := Local(data).Append(ctx, "acme", "s", eventlogtest.Event(t, eventlog.TypeFinish, "", map[string]int{}))
+	if err != nil || ev.ID != 6 {
+		t.Fatalf("append after the damage: id %d, %v; want 6", ev.ID, err)
+	}
+	if got, _ := l.Read(ctx, "acme", "s", 2, 10); fmt.Sprint(eventlogtest.IDs(got)) != "[3 4 5 6]" || got[0].Type != eventlog.TypeError {
+		t.Errorf("read after the append = %v", eventlogtest.IDs(got))
+	}
+}
+
+// TestFileDamagedBlock: a zeroed block that swallowed several lines
+// (newlines included) hides each of their ids, all named.
+func TestFileDamagedBlock(t *testing.T) {
+	ctx := t.Context()
+	l := New(t.TempDir())
+	for i := range 5 {
+		if _, err := l.Append(ctx, "acme", "s", eventlogtest.Event(t, eventlog.TypeExecutionStep, "", map[string]int{"n": i})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := os.ReadFile(l.path("acme", "s"))
+	lines := strings.SplitAfter(string(b), "\n")
+	start := len(lines[0])
+	n := len(lines[1]) + len(lines[2]) - 1 // lines 2 and 3, keeping line 3's newline
+	for i := start; i < start+n; i++ {
+		b[i] = 0
+	}
+	os.WriteFile(l.path("acme", "s"), b, 0o600)
+	got, err := New(l.dir).Read(ctx, "acme", "s", 0, 10)
+	if err != nil || fmt.Sprint(eventlogtest.IDs(got)) != "[1 2 3 4 5]" || got[1].Type != eventlog.TypeError || got[2].Type != eventlog.TypeError || got[3].Type == eventlog.TypeError {
+		t.Errorf("Read = %v, %v", eventlogtest.IDs(got), err)
 	}
 }
