@@ -26,10 +26,13 @@ const queueUsage = `Usage:
   veredicto queue dlq list [--data DIR] [--json]
       List the dead-letter queue: messages received 5 times without being
       processed (a body that is not a notification, a key outside the
-      layout, a dependency that kept failing, documents still missing).
+      layout, a dependency that kept failing, documents still missing),
+      and files of the queue's folder that were no message it could read
+      (damaged or foreign: their bytes are under DIR/quarantine).
   veredicto queue dlq redrive [ID…] [--data DIR]
       Move dead letters (all, or the ids given) back to the queue, their
-      receive count reset; "veredicto serve" processes them again.
+      receive count reset; "veredicto serve" processes them again. Dead
+      letters of damaged files have nothing to redrive and stay.
 
 The queue lives under DIR/queue/inputs and survives restarts; these
 commands work whether or not "veredicto serve" is running on DIR.
@@ -56,7 +59,7 @@ func (m *Main) runQueue(ctx context.Context, args []string) int {
 	if len(pos) == 0 {
 		return usage("missing subcommand")
 	}
-	q, err := queue.Open(app.InputsQueueDir(*data), queue.Config{})
+	q, err := app.OpenInputs(*data, queue.Config{}, nil)
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "veredicto queue: %v\n", err)
 		return exitFailed
@@ -99,7 +102,11 @@ func (m *Main) runQueue(ctx context.Context, args []string) int {
 		tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tSENT\tDEAD\tRECEIVES\tBODY")
 		for _, d := range dead {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", d.ID, d.SentAt.Format(time.RFC3339), d.DeadAt.Format(time.RFC3339), d.ReceiveCount, summarize(d.Body))
+			body := summarize(d.Body)
+			if d.Damage != nil {
+				body = fmt.Sprintf("damaged file %s: %s (moved to quarantine; not redriven)", d.Damage.File, d.Damage.Reason)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", d.ID, d.SentAt.Format(time.RFC3339), d.DeadAt.Format(time.RFC3339), d.ReceiveCount, body)
 		}
 		tw.Flush()
 		fmt.Fprintf(m.Stderr, "%d dead letter(s)\n", len(dead))

@@ -148,3 +148,27 @@ func TestQueueSendNotifiesTheUploadTime(t *testing.T) {
 		t.Errorf("a marker not (yet) written notified at %v, want now", at)
 	}
 }
+
+// TestQueueDLQListsDamagedFiles: a foreign file the server's consumer met
+// in the queue's folder is a dead letter naming why, and its bytes are
+// in the data folder's quarantine.
+func TestQueueDLQListsDamagedFiles(t *testing.T) {
+	data := t.TempDir()
+	q, err := app.OpenInputs(data, queue.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(app.InputsQueueDir(data), "messages", "stray.json"), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := q.Receive(t.Context(), 10); err != nil || len(got) != 0 {
+		t.Fatalf("receive: %+v %v", got, err)
+	}
+	code, out, errs := runCLI(t, "", "queue", "dlq", "list", "--data", data)
+	if code != exitOK || !strings.Contains(out, "damaged file messages/stray.json") || !strings.Contains(out, "did not write") {
+		t.Errorf("dlq list: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(data, "quarantine", "queue", "inputs", "messages")); err != nil {
+		t.Errorf("the stray file is not in the quarantine: %v", err)
+	}
+}

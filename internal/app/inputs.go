@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/veredicto/veredicto/internal/quarantine"
 	"github.com/veredicto/veredicto/internal/queue"
 )
 
@@ -16,9 +17,30 @@ const LocalInputsBucket = "veredicto-inputs"
 // watchInterval is how often serve looks for new READY markers.
 const watchInterval = time.Second
 
+// inputsQueueFolder is where the local stand-in for template.yaml's
+// InputsQueue lives in the data folder.
+const inputsQueueFolder = "queue/inputs"
+
 // InputsQueueDir is where the local stand-in for template.yaml's
 // InputsQueue lives under the data folder.
-func InputsQueueDir(data string) string { return filepath.Join(data, "queue", "inputs") }
+func InputsQueueDir(data string) string {
+	return filepath.Join(data, filepath.FromSlash(inputsQueueFolder))
+}
+
+// InputsQuarantine is where the inputs queue's damaged files go:
+// DATA/quarantine/queue/inputs.
+func InputsQuarantine(data string, logger *slog.Logger) *quarantine.Box {
+	return quarantine.New(data, inputsQueueFolder, logger)
+}
+
+// OpenInputs opens the inputs queue under data, as serve and "veredicto
+// queue" share it.
+func OpenInputs(data string, cfg queue.Config, logger *slog.Logger) (*queue.Dir, error) {
+	if cfg.Quarantine == nil {
+		cfg.Quarantine = InputsQuarantine(data, logger)
+	}
+	return queue.Open(InputsQueueDir(data), cfg)
+}
 
 // InputsQueue is serve's upload path, as on AWS: READY markers written to
 // the local inputs bucket are notified to a durable queue whose consumer
@@ -31,7 +53,7 @@ type InputsQueue struct {
 
 // OpenInputsQueue opens the inputs queue under data, consumed by handle.
 func OpenInputsQueue(data string, cfg queue.Config, handle queue.Handler, logger *slog.Logger) (*InputsQueue, error) {
-	q, err := queue.Open(InputsQueueDir(data), cfg)
+	q, err := OpenInputs(data, cfg, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/quarantine"
 	"github.com/veredicto/veredicto/internal/queue"
 	"github.com/veredicto/veredicto/internal/sfnapi"
 	"github.com/veredicto/veredicto/internal/starter"
@@ -156,6 +157,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 
 	analyst, notice := Analyst(cfg.LLM)
 	events := fileeventlog.Local(cfg.Data)
+	events.Quarantine = quarantine.Beside(events.Dir(), logger)
 	// The services start their workflows through this server's Step
 	// Functions API, as on AWS; the queue consumer logs through logger:
 	// one log format.
@@ -163,6 +165,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		Searches: starter.NewCheckedSFN(signed(operator(PrincipalQueue)), control.StateMachineARN(ExecutiveSearchMachine)),
 		Debates:  starter.NewSFN(signed(operator(PrincipalAPI)), control.StateMachineARN(DebateMachine))})
 	decisions := fileconfirm.Local(cfg.Data)
+	decisions.Quarantine = quarantine.New(cfg.Data, "confirmations", logger)
 	s.Confirmations = &confirm.Service{Store: decisions, Events: events, Tasks: signed(operator(PrincipalConfirmations)), Logger: logger}
 	companionStarter := starter.NewSFN(signed(operator(PrincipalAPI)), control.StateMachineARN(CareerCompanionMachine))
 	companionAPI := CompanionAPI(a.Companion, func(ctx context.Context, name string, input []byte) error {

@@ -16,8 +16,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +28,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/quarantine"
 )
 
 // Defaults of Config, the values of template.yaml's InputsQueue scaled to
@@ -50,6 +53,10 @@ type Config struct {
 	Visibility time.Duration
 	// MaxMessages bounds the messages kept, dead letters included.
 	MaxMessages int
+	// Quarantine receives the files of the queue's folders that are not
+	// messages it can read (nil: DATA/quarantine/<name> for a queue
+	// folder DATA/<name>; a queue deeper in its data folder sets it).
+	Quarantine *quarantine.Box
 }
 
 // Message is one queued message as stored.
@@ -61,6 +68,20 @@ type Message struct {
 	VisibleAt    time.Time `json:"visible_at"`
 	// DeadAt is when the message moved to the dead-letter queue.
 	DeadAt time.Time `json:"dead_at,omitzero"`
+	// Damage, on a dead letter, says it stands for a file of the queue's
+	// folders that was no message the queue could read (a foreign file,
+	// bytes that do not decode): why, and where its bytes are now. It has
+	// no body and is never redriven.
+	Damage *Damage `json:"damage,omitempty"`
+}
+
+// Damage is why a file of the queue became a dead letter of its own.
+type Damage struct {
+	// File is its name in the queue's folder ("messages/x.json").
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+	// Quarantined is where its bytes are ("" if they could not be moved).
+	Quarantined string `json:"quarantined,omitempty"`
 }
 
 // Received is a message handed to a consumer, with the handle that
@@ -96,6 +117,9 @@ func Open(root string, cfg Config) (*Dir, error) {
 	}
 	if cfg.MaxMessages <= 0 {
 		cfg.MaxMessages = DefaultMaxMessages
+	}
+	if cfg.Quarantine == nil {
+		cfg.Quarantine = quarantine.Beside(root, nil)
 	}
 	for _, sub := range []string{"messages", "dead", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(root, sub), 0o700); err != nil {
@@ -147,6 +171,11 @@ func (d *Dir) write(box string, m Message) error {
 	return nil
 }
 
+// damagedFile is a file of a box that is no message the queue can read.
+type damagedFile struct{ reason string }
+
+func (e *damagedFile) Error() string { return e.reason }
+
 func (d *Dir) read(box, id string) (Message, error) {
 	var m Message
 	b, err := os.ReadFile(d.path(box, id))
@@ -157,30 +186,66 @@ func (d *Dir) read(box, id string) (Message, error) {
 		return m, fmt.Errorf("read message %s: %w", id, err)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("read message %s: %w", id, err)
+		return Message{}, &damagedFile{"not a queue message: " + quarantine.Reason(err)}
+	}
+	if m.ID != id {
+		return Message{}, &damagedFile{"it holds another message than its name says"}
 	}
 	return m, nil
 }
 
-// ids lists the message ids of box in order, at most limit of them.
-func (d *Dir) ids(box string, limit int) ([]string, error) {
+// foreignFile is the reason a file whose name is no message id is buried.
+const foreignFile = "a file the queue did not write (its name is no message id)"
+
+// idPattern is the shape of the ids newID makes.
+var idPattern = regexp.MustCompile(`^[0-9]{19}-[0-9]{6}-[0-9a-f]{8}$`)
+
+// ids lists the message ids of box in order, at most limit of them, and
+// the names of the box's entries that are no message files (foreign).
+func (d *Dir) ids(box string, limit int) (ids, foreign []string, err error) {
 	f, err := os.Open(filepath.Join(d.root, box))
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", box, err)
+		return nil, nil, fmt.Errorf("list %s: %w", box, err)
 	}
 	defer f.Close()
 	names, err := f.Readdirnames(limit)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("list %s: %w", box, err)
+		return nil, nil, fmt.Errorf("list %s: %w", box, err)
 	}
-	ids := make([]string, 0, len(names))
+	ids = make([]string, 0, len(names))
 	for _, n := range names {
-		if id, ok := strings.CutSuffix(n, ".json"); ok {
+		if id, ok := strings.CutSuffix(n, ".json"); ok && idPattern.MatchString(id) {
 			ids = append(ids, id)
+		} else {
+			foreign = append(foreign, n)
 		}
 	}
 	sort.Strings(ids)
-	return ids, nil
+	sort.Strings(foreign)
+	return ids, foreign, nil
+}
+
+// bury turns the file name of box, no message the queue can read, into a
+// dead letter of its own naming the reason: its bytes go to the
+// quarantine and the dead letter (with the file's id when its name is
+// one) into dead/. If the file cannot be moved it stays, and so does the
+// error: nothing is lost.
+func (d *Dir) bury(box, name, reason string) (Message, error) {
+	now := d.now().UTC()
+	id, ok := strings.CutSuffix(name, ".json")
+	if !ok || !idPattern.MatchString(id) {
+		id = d.newID()
+	}
+	delete(d.cache, id)
+	m := Message{ID: id, SentAt: now, VisibleAt: now, DeadAt: now, Damage: &Damage{File: box + "/" + name, Reason: reason}}
+	_, err := d.cfg.Quarantine.Replace(filepath.Join(d.root, box, name), reason, func(it quarantine.Item) error {
+		m.Damage.Quarantined = it.Quarantined
+		return d.write("dead", m)
+	})
+	if err != nil {
+		return Message{}, fmt.Errorf("move %s/%s to the dead-letter queue: %w", box, name, err)
+	}
+	return m, nil
 }
 
 // Send queues body and returns the message id.
@@ -209,7 +274,7 @@ func (d *Dir) Send(ctx context.Context, body string) (string, error) {
 func (d *Dir) count() (int, error) {
 	n := 0
 	for _, box := range []string{"messages", "dead"} {
-		ids, err := d.ids(box, d.cfg.MaxMessages+1)
+		ids, _, err := d.ids(box, d.cfg.MaxMessages+1)
 		if err != nil {
 			return 0, err
 		}
@@ -220,16 +285,23 @@ func (d *Dir) count() (int, error) {
 
 // Receive returns up to max visible messages (at most MaxBatch), each
 // hidden for the visibility timeout. A message already received
-// MaxReceiveCount times moves to the dead-letter queue instead.
+// MaxReceiveCount times moves to the dead-letter queue instead, and so
+// does, as a dead letter naming the reason (Message.Damage), a file that
+// is no message the queue can read.
 func (d *Dir) Receive(ctx context.Context, max int) ([]Received, error) {
 	if max <= 0 || max > MaxBatch {
 		max = MaxBatch
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	ids, err := d.ids("messages", d.cfg.MaxMessages)
+	ids, foreign, err := d.ids("messages", d.cfg.MaxMessages)
 	if err != nil {
 		return nil, err
+	}
+	// A file that cannot be buried (a full disk) stays where it is and
+	// the quarantine logged why; the messages go on being received.
+	for _, name := range foreign {
+		_, _ = d.bury("messages", name, foreignFile)
 	}
 	now := d.now().UTC()
 	var out []Received
@@ -246,6 +318,11 @@ func (d *Dir) Receive(ctx context.Context, max int) ([]Received, error) {
 			m, err = d.read("messages", id)
 			if errors.As(err, new(*veredicto.NotFoundError)) {
 				continue // deleted meanwhile
+			}
+			var df *damagedFile
+			if errors.As(err, &df) {
+				_, _ = d.bury("messages", id+".json", df.reason)
+				continue
 			}
 			if err != nil {
 				return out, err
@@ -305,6 +382,11 @@ func (d *Dir) Delete(ctx context.Context, receiptHandle string) error {
 		if errors.As(err, new(*veredicto.NotFoundError)) {
 			return nil // already deleted
 		}
+		var df *damagedFile
+		if errors.As(err, &df) { // nothing to delete: it is a dead letter now
+			_, err = d.bury("messages", id+".json", df.reason)
+			return err
+		}
 		if err != nil {
 			return err
 		}
@@ -320,39 +402,57 @@ func (d *Dir) Delete(ctx context.Context, receiptHandle string) error {
 }
 
 // Dead lists the dead-letter queue, oldest first, at most limit messages.
+// A file of dead/ that is no dead letter the queue can read is listed as
+// the dead letter that replaces it (Message.Damage).
 func (d *Dir) Dead(ctx context.Context, limit int) ([]Message, error) {
 	if limit <= 0 || limit > d.cfg.MaxMessages {
 		limit = d.cfg.MaxMessages
 	}
-	ids, err := d.ids("dead", limit)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ids, foreign, err := d.ids("dead", limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Message, 0, len(ids))
+	out := make([]Message, 0, len(ids)+len(foreign))
+	for _, name := range foreign {
+		m, err := d.bury("dead", name, foreignFile)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, m)
+	}
 	for _, id := range ids {
 		m, err := d.read("dead", id)
 		if errors.As(err, new(*veredicto.NotFoundError)) {
 			continue
+		}
+		var df *damagedFile
+		if errors.As(err, &df) {
+			m, err = d.bury("dead", id+".json", df.reason)
 		}
 		if err != nil {
 			return out, err
 		}
 		out = append(out, m)
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
 
 // Redrive moves dead letters back to the queue with their receive count
 // reset, as SQS's redrive does: the ids given, or every one when none is.
 // It returns how many moved; an id not in the dead-letter queue is a
-// NotFoundError.
+// NotFoundError. A dead letter that stands for a damaged file
+// (Message.Damage) has nothing to deliver: redriving it by id is an
+// InvalidInputError, and redriving all leaves it.
 func (d *Dir) Redrive(ctx context.Context, ids ...string) (int, error) {
-	if len(ids) == 0 {
-		all, err := d.ids("dead", d.cfg.MaxMessages)
-		if err != nil {
+	all := len(ids) == 0
+	if all {
+		var err error
+		if ids, _, err = d.ids("dead", d.cfg.MaxMessages); err != nil {
 			return 0, err
 		}
-		ids = all
 	}
 	moved := 0
 	for _, id := range ids {
@@ -362,6 +462,13 @@ func (d *Dir) Redrive(ctx context.Context, ids ...string) (int, error) {
 		m, err := d.read("dead", id)
 		if err != nil {
 			return moved, err
+		}
+		if m.Damage != nil {
+			if all {
+				continue
+			}
+			return moved, &veredicto.InvalidInputError{Field: "dead letter " + id,
+				Problem: "stands for a damaged file of the queue (" + m.Damage.Reason + "), moved to quarantine: it has no message to redrive"}
 		}
 		m.ReceiveCount, m.DeadAt, m.VisibleAt = 0, time.Time{}, d.now().UTC()
 		d.mu.Lock()
@@ -385,13 +492,40 @@ func (d *Dir) Redrive(ctx context.Context, ids ...string) (int, error) {
 // Depth counts the queue's messages (visible and in flight) and its dead
 // letters.
 func (d *Dir) Depth(ctx context.Context) (queued, dead int, err error) {
-	q, err := d.ids("messages", d.cfg.MaxMessages)
+	q, qf, err := d.ids("messages", d.cfg.MaxMessages)
 	if err != nil {
 		return 0, 0, err
 	}
-	dl, err := d.ids("dead", d.cfg.MaxMessages)
+	dl, df, err := d.ids("dead", d.cfg.MaxMessages)
 	if err != nil {
 		return 0, 0, err
 	}
-	return len(q), len(dl), nil
+	return len(q) + len(qf), len(dl) + len(df), nil
+}
+
+// Damaged lists the files of the queue under root that are no message it
+// can read, where they are, reading only ("veredicto doctor"); box is the
+// quarantine the queue's files go to.
+func Damaged(root string, box *quarantine.Box) ([]quarantine.Item, error) {
+	d := &Dir{root: root, cfg: Config{MaxMessages: DefaultMaxMessages}}
+	out := []quarantine.Item{}
+	for _, b := range []string{"messages", "dead"} {
+		ids, foreign, err := d.ids(b, -1)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		for _, name := range foreign {
+			out = append(out, box.Found(filepath.Join(root, b, name), foreignFile))
+		}
+		for _, id := range ids {
+			var df *damagedFile
+			if _, err := d.read(b, id); errors.As(err, &df) {
+				out = append(out, box.Found(d.path(b, id), df.reason))
+			}
+		}
+	}
+	return out, nil
 }
