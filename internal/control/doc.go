@@ -8,6 +8,14 @@
 // accepted. The Task that was in flight at the crash is invoked again, so
 // handlers must be safe to retry (they are: see STYLE.md).
 //
+// An execution's status changes only once its closing event and its
+// metadata are durable (fsynced). When the disk cannot take a history
+// event or the end (a full disk), the execution is halted where its
+// history ends and stays RUNNING, the failure named in DescribeExecution's
+// cause and in the log; the next start resumes it from that history, so a
+// Task whose completion was persisted does not run again. StopExecution
+// closes it once the disk takes writes again.
+//
 // Hooks for the rest of the server (the event stream, confirmations) are
 // Config.OnHistory and Config.OnStatus. Task tokens are resolved through
 // SendTaskSuccess / SendTaskFailure, which the sfnapi package serves as the
@@ -20,7 +28,7 @@
 //   - machines.go: state machines (register, create, update, describe,
 //     list, delete);
 //   - executions.go: starting, describing, listing and stopping executions,
-//     and an execution's end;
+//     and an execution's end (durable before reported, or stalled);
 //   - history.go: an execution's history, by page;
 //   - tokens.go: task tokens and SendTaskSuccess, SendTaskFailure and
 //     SendTaskHeartbeat;

@@ -99,7 +99,7 @@ func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string)
 
 	meta := execMeta{ARN: arn, StateMachineARN: smARN, Name: name, Tenant: e.tenant, Status: asl.StatusRunning,
 		Definition: mc.meta.Definition, Input: json.RawMessage(input), Start: e.start}
-	if err := writeAtomic(filepath.Join(e.dir, "meta.json"), meta); err != nil {
+	if err := m.disk.writeAtomic(filepath.Join(e.dir, "meta.json"), meta); err != nil {
 		m.mu.Lock()
 		delete(m.execs, arn)
 		m.byMachine[smARN] = slicesWithout(m.byMachine[smARN], e)
@@ -150,6 +150,9 @@ func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine
 	m.mu.Lock()
 	e.x = x
 	m.mu.Unlock()
+	if rec.lost.Load() != nil {
+		x.Stop() // its history failed before it was attached (historyLost)
+	}
 	m.notify(Status{Tenant: e.tenant, ExecutionARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Status: asl.StatusRunning, Resumed: resumed})
 	close(started)
 }
@@ -160,14 +163,11 @@ func (m *Manager) notify(s Status) {
 	}
 }
 
-// finish records an execution's end in meta.json and in memory.
+// finish records an execution's end: its closing event in the history,
+// then meta.json, each durable before the status changes in memory and
+// OnStatus hears of it. If either cannot be persisted (a full disk) the
+// execution stalls instead: still RUNNING, the failure named.
 func (m *Manager) finish(e *execution, rec *recorder, res *asl.Result) {
-	stop := m.now().UTC()
-	var meta execMeta
-	path := filepath.Join(e.dir, "meta.json")
-	if err := readJSON(path, &meta); err != nil {
-		m.log.Error("read execution metadata", "execution", e.arn, "error", err)
-	}
 	m.mu.Lock()
 	if res.Status == asl.StatusAborted && e.stopErr+e.stopWhy != "" {
 		res.Error, res.Cause = e.stopErr, e.stopWhy
@@ -175,17 +175,95 @@ func (m *Manager) finish(e *execution, rec *recorder, res *asl.Result) {
 		res.Error, res.Cause = "", ""
 	}
 	m.mu.Unlock()
-	meta.Status, meta.Output, meta.Error, meta.Cause, meta.Stop = res.Status, res.Output, res.Error, res.Cause, stop
-	if err := writeAtomic(path, meta); err != nil {
-		m.log.Error("record the end of an execution", "execution", e.arn, "error", err)
-	}
+	stop := m.now().UTC()
 	rec.close()
+	if err := m.persistEnd(e, rec, res, stop); err != nil {
+		m.stallOn(e, rec, res, err)
+		return
+	}
+	m.settle(e, res, stop)
+}
+
+// persistEnd writes an execution's end to its history and its meta.json.
+func (m *Manager) persistEnd(e *execution, rec *recorder, res *asl.Result, stop time.Time) error {
+	if err := rec.persistEnd(res, stop); err != nil {
+		return fmt.Errorf("record the end of %s in its history: %w", e.arn, err)
+	}
+	var meta execMeta
+	path := filepath.Join(e.dir, "meta.json")
+	if err := readJSON(path, &meta); err != nil {
+		return fmt.Errorf("read the metadata of %s: %w", e.arn, err)
+	}
+	meta.Status, meta.Output, meta.Error, meta.Cause, meta.Stop = res.Status, res.Output, res.Error, res.Cause, stop
+	if err := m.disk.writeAtomic(path, meta); err != nil {
+		return fmt.Errorf("record the end of %s in its metadata: %w", e.arn, err)
+	}
+	return nil
+}
+
+// settle sets a persisted end in memory and tells OnStatus.
+func (m *Manager) settle(e *execution, res *asl.Result, stop time.Time) {
 	m.mu.Lock()
-	e.status, e.stop, e.x = res.Status, stop, nil
+	e.status, e.stop, e.x, e.stalled = res.Status, stop, nil, nil
 	m.running--
 	m.mu.Unlock()
 	m.notify(Status{Tenant: e.tenant, ExecutionARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Status: res.Status,
 		Output: res.Output, Error: res.Error, Cause: res.Cause})
+}
+
+// stallOn leaves an execution whose end could not be persisted RUNNING,
+// the failure named in DescribeExecution's cause and in the log: the
+// engine no longer runs it, its tokens are refused as unavailable, and
+// the next start resumes it from its history. StopExecution closes it
+// once the disk takes writes again.
+func (m *Manager) stallOn(e *execution, rec *recorder, res *asl.Result, err error) {
+	if p := rec.lost.Load(); p != nil {
+		err = *p
+	}
+	rec.lost.CompareAndSwap(nil, &err)
+	end := res
+	if rec.ended() == nil {
+		end = nil // the engine's end never reached the history
+	}
+	m.log.Error("the end of an execution could not be persisted: it stays RUNNING and resumes from its history at the next start",
+		"execution", e.arn, "status", res.Status, "error", err)
+	m.mu.Lock()
+	e.x = nil
+	e.stalled = &stall{err: err.Error(), res: end, rec: rec}
+	m.mu.Unlock()
+}
+
+// closeStalled closes a stalled execution for StopExecution: the end it
+// reached if that is in its history, else aborted with errName and cause.
+func (m *Manager) closeStalled(e *execution, errName, cause string) (time.Time, error) {
+	m.mu.Lock()
+	st := e.stalled
+	if st == nil || st.closing {
+		stop := e.stop
+		m.mu.Unlock()
+		if st != nil {
+			return time.Time{}, errorf(CodeServiceUnavailable, "execution '%s' is being closed; retry shortly", e.arn)
+		}
+		return stop, nil
+	}
+	st.closing = true
+	m.mu.Unlock()
+	res := st.res
+	if res == nil {
+		res = &asl.Result{Status: asl.StatusAborted, Error: errName, Cause: cause}
+	}
+	st.rec.lost.Store(nil) // the history is a whole prefix: try again
+	stop := m.now().UTC()
+	if err := m.persistEnd(e, st.rec, res, stop); err != nil {
+		st.rec.lost.CompareAndSwap(nil, &err)
+		m.log.Error("a stalled execution could not be closed", "execution", e.arn, "error", err)
+		m.mu.Lock()
+		st.closing, st.err = false, err.Error()
+		m.mu.Unlock()
+		return time.Time{}, errorf(CodeServiceUnavailable, "execution '%s' could not record its end: %v", e.arn, err)
+	}
+	m.settle(e, res, stop)
+	return stop, nil
 }
 
 func (m *Manager) lookup(arn string) (*execution, error) {
@@ -202,7 +280,8 @@ func (m *Manager) lookup(arn string) (*execution, error) {
 }
 
 // DescribeExecution returns an execution with its input and, once closed,
-// its output or error.
+// its output or error. A stalled execution (its end could not be
+// persisted) is RUNNING with the failure in Cause.
 func (m *Manager) DescribeExecution(_ context.Context, arn string) (Execution, error) {
 	e, err := m.lookup(arn)
 	if err != nil {
@@ -211,7 +290,7 @@ func (m *Manager) DescribeExecution(_ context.Context, arn string) (Execution, e
 	// Status first, then meta.json: finish writes meta.json before it sets
 	// the status, so a closed status read here always finds its output.
 	m.mu.Lock()
-	status, stop := e.status, e.stop
+	status, stop, stalled := e.status, e.stop, e.stalled
 	m.mu.Unlock()
 	var meta execMeta
 	if err := readJSON(filepath.Join(e.dir, "meta.json"), &meta); err != nil {
@@ -220,6 +299,9 @@ func (m *Manager) DescribeExecution(_ context.Context, arn string) (Execution, e
 	out := Execution{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: status, Input: meta.Input, Start: e.start, Stop: stop}
 	if status != asl.StatusRunning && meta.Status == status {
 		out.Output, out.Error, out.Cause = meta.Output, meta.Error, meta.Cause
+	}
+	if status == asl.StatusRunning && stalled != nil {
+		out.Cause = "the execution's history could not be persisted (" + stalled.err + "): it stays RUNNING until the server restarts with room on disk, then resumes from its last persisted event"
 	}
 	return out, nil
 }
@@ -275,8 +357,11 @@ func (m *Manager) StopExecution(ctx context.Context, arn, errName, cause string)
 	m.mu.Lock()
 	x := e.x
 	if x == nil {
-		stop := e.stop
+		stop, stalled := e.stop, e.stalled != nil
 		m.mu.Unlock()
+		if stalled {
+			return m.closeStalled(e, errName, cause)
+		}
 		return stop, nil
 	}
 	e.stopErr, e.stopWhy = errName, cause

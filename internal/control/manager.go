@@ -45,8 +45,12 @@ type Config struct {
 	// The event stream (GET /api/events) is fed from it.
 	OnHistory func(tenant, executionARN string, ev asl.Event)
 	// OnStatus is called when an execution starts running (also when it
-	// resumes after a restart) and when it closes, with its new status.
+	// resumes after a restart) and when it closes, with its new status,
+	// once its closing event and metadata are durable.
 	OnStatus func(Status)
+
+	// disk replaces the durable writes of executions (tests: a full disk).
+	disk disk
 }
 
 // Status is an execution's status change, for Config.OnStatus.
@@ -65,6 +69,7 @@ type Status struct {
 type Manager struct {
 	cfg  Config
 	log  *slog.Logger
+	disk disk
 	eng  *asl.Engine
 	now  func() time.Time
 	root context.Context
@@ -100,6 +105,20 @@ type execution struct {
 	stop             time.Time
 	x                *asl.Execution
 	stopErr, stopWhy string
+	// stalled is set on a RUNNING execution whose end (or a history
+	// event) could not be persisted: the engine no longer runs it, the
+	// status stays RUNNING, and the next start resumes it from its history.
+	stalled *stall
+}
+
+// stall is what a stalled execution waits with: why, the end it reached
+// (nil when the engine did not get that far) and its recorder, for a
+// StopExecution that closes it once the disk takes writes again.
+type stall struct {
+	err     string
+	res     *asl.Result
+	rec     *recorder
+	closing bool
 }
 
 // Open loads the state machines and executions persisted under cfg.Dir and
@@ -127,6 +146,7 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 	root, stop := context.WithCancel(context.WithoutCancel(ctx))
 	m := &Manager{
 		cfg: cfg, log: cfg.Logger, now: cfg.Now, root: root, stop: stop,
+		disk:     cfg.disk.orDefaults(),
 		eng:      asl.New(cfg.Registry, asl.WithLogger(cfg.Logger)),
 		machines: map[string]*machine{}, execs: map[string]*execution{}, byMachine: map[string][]*execution{},
 		tokens: map[string]*recorder{},

@@ -1,12 +1,13 @@
 package control
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
@@ -31,9 +32,13 @@ type recorder struct {
 	nextID      int            // id of the last persisted event
 	lastRoot    int            // last persisted event id of the root scope
 	lastByScope map[string]int // … of each nested scope (allocated on first use)
-	end         *asl.Result    // a terminal event in the recorded history
+	end         *asl.Result    // the closing event in the history (recorded, or persisted by this run)
 	rp          *replayState   // nil for an execution with nothing recorded
-	lost        bool           // an event could not be persisted: the execution is being stopped
+	// lost holds the first persistence failure: from then on nothing is
+	// persisted (the history stays a whole prefix a restart resumes from)
+	// and the engine is stopped (historyLost). Atomic: launch reads it
+	// under Manager.mu, which onEvent takes under mu.
+	lost atomic.Pointer[error]
 
 	// Entries for the Tasks in flight only (a handful at once): small
 	// association lists cost far less than maps across many executions.
@@ -229,18 +234,10 @@ func (r *recorder) load() error {
 				}
 			case "WaitStateEntered":
 				rp.waits[k] = append(rp.waits[k], ev.Timestamp)
-			case "ExecutionSucceeded":
-				out, err := json.Marshal(ev.Output)
-				if err != nil {
-					return err
-				}
-				r.end = &asl.Result{Status: asl.StatusSucceeded, Output: out}
-			case "ExecutionFailed":
-				r.end = &asl.Result{Status: asl.StatusFailed, Error: ev.Error, Cause: ev.Cause}
-			case "ExecutionTimedOut":
-				r.end = &asl.Result{Status: asl.StatusTimedOut, Error: ev.Error, Cause: ev.Cause}
-			case "ExecutionAborted":
-				r.end = &asl.Result{Status: asl.StatusAborted, Error: ev.Error, Cause: ev.Cause}
+			}
+			if end, err := endOf(ev); err != nil || end != nil {
+				r.end = end
+				return err
 			}
 		case l.Token != nil:
 			k := stateKey(l.Token.Scope, l.Token.State)
@@ -254,12 +251,39 @@ func (r *recorder) load() error {
 	})
 }
 
-func (r *recorder) ended() *asl.Result { return r.end }
+func (r *recorder) ended() *asl.Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.end
+}
+
+// closing names the history event that closes an execution with status.
+var closing = map[string]string{asl.StatusSucceeded: "ExecutionSucceeded", asl.StatusFailed: "ExecutionFailed",
+	asl.StatusTimedOut: "ExecutionTimedOut", asl.StatusAborted: "ExecutionAborted"}
+
+// endOf is the result a closing event records (nil for any other event).
+func endOf(ev *asl.Event) (*asl.Result, error) {
+	for status, typ := range closing {
+		if ev.Type != typ {
+			continue
+		}
+		res := &asl.Result{Status: status, Error: ev.Error, Cause: ev.Cause}
+		if status == asl.StatusSucceeded {
+			out, err := json.Marshal(ev.Output)
+			if err != nil {
+				return nil, err
+			}
+			res.Output, res.Error, res.Cause = out, "", ""
+		}
+		return res, nil
+	}
+	return nil, nil
+}
 
 // onEvent is the engine's OnEvent.
 func (r *recorder) onEvent(ev asl.Event) {
-	if r.m.isClosed() {
-		return // Close: the execution stays where its history says
+	if r.m.isClosed() || r.lost.Load() != nil {
+		return // Close, or a lost event: the execution stays where its history says
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -289,48 +313,86 @@ func (r *recorder) onEvent(ev asl.Event) {
 		ev.Error, ev.Cause = r.e.stopErr, r.e.stopWhy
 		r.m.mu.Unlock()
 	}
-	if r.nextID >= MaxHistoryEvents {
+	if err := r.persist(ev); err != nil {
+		r.m.log.Error("persist history event", "execution", r.e.arn, "event", ev.Type, "error", err)
+		r.historyLost(err)
+	}
+}
+
+// persist appends ev to the history with its id and the id of the event
+// it follows, then passes it to OnHistory; a closing event becomes the
+// recorder's end. The caller holds mu. Past MaxHistoryEvents only the
+// closing event is persisted.
+func (r *recorder) persist(ev asl.Event) error {
+	end, err := endOf(&ev)
+	if err != nil {
+		return err
+	}
+	if r.nextID >= MaxHistoryEvents && end == nil {
 		if r.nextID == MaxHistoryEvents {
 			r.m.log.Error("execution history is full; later events are not recorded", "execution", r.e.arn, "limit", MaxHistoryEvents)
 		}
 		r.nextID++
-		return
+		return nil
 	}
 	prev := r.previousOf(&ev)
 	ev.ID = r.nextID + 1
-	if err := appendHistory(r.path, line{Event: &ev, Prev: prev}); err != nil {
-		r.m.log.Error("persist history event", "execution", r.e.arn, "event", ev.Type, "error", err)
-		r.historyLost(err)
-		return
+	if err := r.m.disk.appendLine(r.path, line{Event: &ev, Prev: prev}); err != nil {
+		return err
 	}
 	r.nextID = ev.ID
 	r.setLast(ev.Scope, ev.ID)
 	r.startScopes(&ev)
+	if end != nil {
+		r.end = end
+	}
 	if r.m.cfg.OnHistory != nil {
 		r.m.cfg.OnHistory(r.e.tenant, r.e.arn, ev)
 	}
+	return nil
 }
 
-// appendHistory persists one history line (a variable so a test can make
-// the disk fail).
-var appendHistory = appendLine
+// persistEnd makes res the execution's end in its history: the closing
+// event the engine emitted if it was persisted, else one written now (a
+// run that failed before the engine could record it, a stalled execution
+// being stopped). It fails while a persistence failure stands.
+func (r *recorder) persistEnd(res *asl.Result, at time.Time) error {
+	if p := r.lost.Load(); p != nil {
+		return *p
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.end != nil {
+		return nil
+	}
+	ev := asl.Event{Type: closing[res.Status], Timestamp: at, Error: res.Error, Cause: res.Cause}
+	if res.Status == asl.StatusSucceeded {
+		ev.Error, ev.Cause = "", ""
+		if err := json.Unmarshal(res.Output, &ev.Output); err != nil {
+			return fmt.Errorf("the output to record is not JSON: %w", err)
+		}
+	}
+	return r.persist(ev)
+}
 
-// historyLost stops an execution whose history can no longer be
-// persisted, once: going on would leave a history with holes passed off
-// as whole, and a restart could not resume it. The stop names the cause
-// (States.Runtime), which DescribeExecution shows even when no further
-// event reaches the disk.
+// historyLost halts an execution whose history can no longer be
+// persisted, once: going on would pass a history with holes off as whole,
+// and a restart could not resume it. Nothing more is persisted; the
+// engine is stopped; the execution stays RUNNING (its end is never
+// recorded on top of the hole) and the next start resumes it from the
+// history it has, so no Task whose completion was persisted runs again.
 func (r *recorder) historyLost(err error) {
-	if r.lost {
+	if !r.lost.CompareAndSwap(nil, &err) {
 		return
 	}
-	r.lost = true
-	arn, cause := r.e.arn, "the execution history could not be persisted: "+err.Error()
-	go func() {
-		if _, err := r.m.StopExecution(context.Background(), arn, asl.ErrRuntime, cause); err != nil {
-			r.m.log.Error("stop an execution whose history is lost", "execution", arn, "error", err)
-		}
-	}()
+	r.m.log.Error("execution history can no longer be persisted: the execution is halted and stays RUNNING until a restart resumes it",
+		"execution", r.e.arn, "error", err)
+	r.m.mu.Lock()
+	x := r.e.x
+	r.m.mu.Unlock()
+	if x != nil {
+		x.Stop() // else launch stops it as soon as it is attached
+	}
 }
 
 func (r *recorder) durable() *asl.Durable {
@@ -353,8 +415,10 @@ func (r *recorder) token(c asl.Call) string {
 	}
 	if tok == "" {
 		tok = newTaskToken(r.e.arn)
-		if err := appendLine(r.path, line{Token: &tokenLine{Token: tok, Scope: c.Scope, State: c.State}}); err != nil {
+		if err := r.m.disk.appendLine(r.path, line{Token: &tokenLine{Token: tok, Scope: c.Scope, State: c.State}}); err != nil {
+			// a token a restart would not know: halt before it is relied on
 			r.m.log.Error("persist task token", "execution", r.e.arn, "state", c.State, "error", err)
+			r.historyLost(err)
 		}
 	}
 	r.open.set(k, tok)
@@ -425,7 +489,7 @@ func (r *recorder) resolve(tok string, res resolution) error {
 		r.mu.Unlock()
 		return errorf(CodeTaskTimedOut, "Task Timed Out: 'Provided task does not exist anymore'")
 	}
-	if err := appendLine(r.path, line{Resolved: &res}); err != nil {
+	if err := r.m.disk.appendLine(r.path, line{Resolved: &res}); err != nil {
 		r.mu.Unlock()
 		return errorf(CodeServiceUnavailable, "could not record the task result: %v", err)
 	}
@@ -448,7 +512,8 @@ func (r *recorder) resolve(tok string, res resolution) error {
 	return err
 }
 
-// close forgets the execution's open tokens once it has ended.
+// close forgets the execution's open tokens once the engine no longer
+// runs it (it ended, or stalled).
 func (r *recorder) close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -67,6 +67,23 @@ type execMeta struct {
 	Stop            time.Time       `json:"stopDate,omitzero"`
 }
 
+// disk is the manager's durable writes of executions, a seam for tests
+// that make the disk fail (Config.disk).
+type disk struct {
+	appendLine  func(path string, l line) error
+	writeAtomic func(path string, v any) error
+}
+
+func (d disk) orDefaults() disk {
+	if d.appendLine == nil {
+		d.appendLine = appendLine
+	}
+	if d.writeAtomic == nil {
+		d.writeAtomic = writeAtomic
+	}
+	return d
+}
+
 // machineMeta is statemachines/<name>.json.
 type machineMeta struct {
 	ARN        string    `json:"stateMachineArn"`
@@ -135,7 +152,9 @@ func readJSON(path string, v any) error {
 }
 
 // appendLine appends one record to a history file and syncs it before
-// returning: once appendLine returns, the record survives a kill -9.
+// returning: once appendLine returns, the record survives a kill -9. When
+// it fails (a full disk) it cuts off what it may have written of the
+// record, so the file still ends on a whole record.
 func appendLine(path string, l line) error {
 	b, err := json.Marshal(l)
 	if err != nil {
@@ -146,13 +165,22 @@ func appendLine(path string, l line) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(b); err != nil {
+	size := int64(-1)
+	if info, err := f.Stat(); err == nil {
+		size = info.Size()
+	}
+	fail := func(err error) error {
+		if size >= 0 {
+			_ = f.Truncate(size)
+		}
 		f.Close()
-		return fmt.Errorf("append to %s: %w", path, err)
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		return fail(fmt.Errorf("append to %s: %w", path, err))
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
+		return fail(fmt.Errorf("sync %s: %w", path, err))
 	}
 	return f.Close()
 }

@@ -51,11 +51,17 @@ func (m *Manager) waiting(token string) (*recorder, error) {
 	}
 	m.mu.Lock()
 	rec, waiting := m.tokens[token]
-	_, known := m.execs[arn]
+	e, known := m.execs[arn]
+	var stalled *stall
+	if known {
+		stalled = e.stalled
+	}
 	m.mu.Unlock()
 	switch {
 	case waiting:
 		return rec, nil
+	case stalled != nil:
+		return nil, errorf(CodeServiceUnavailable, "execution '%s' cannot record its history (%s): its tasks wait again once the server restarts with room on disk", arn, stalled.err)
 	case known:
 		return nil, errorf(CodeTaskTimedOut, "Task Timed Out: 'Provided task does not exist anymore'")
 	default:
