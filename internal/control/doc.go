@@ -16,6 +16,11 @@
 // Task whose completion was persisted does not run again. StopExecution
 // closes it once the disk takes writes again.
 //
+// Damaged records are contained: metadata that no longer decodes is moved
+// to DATA/quarantine/sfn and replaced by metadata naming the damage; the
+// execution keeps its name (status DAMAGED, see StatusDamaged) and is
+// refused by name, never forgotten.
+//
 // Hooks for the rest of the server (the event stream, confirmations) are
 // Config.OnHistory and Config.OnStatus. Task tokens are resolved through
 // SendTaskSuccess / SendTaskFailure, which the sfnapi package serves as the
@@ -37,6 +42,8 @@
 //   - recorder.go: an execution's recorder (persisting its history,
 //     deterministic replay and its task tokens);
 //   - store.go: the on-disk layout and atomic, fsynced writes;
+//   - damage.go: damaged executions (quarantined metadata, reserved
+//     names) and the read-only scan "veredicto doctor" runs;
 //   - teststate.go: TestState, one state run on its own;
 //   - errors.go: the Step Functions error codes the manager returns.
 package control

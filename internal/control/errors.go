@@ -25,12 +25,16 @@ const (
 
 // Error is a refusal the Step Functions API would give: Code is the API's
 // error name (one of the Code constants), Message says what was wrong.
+// Err, when set, is the kind behind it (a *veredicto.DamagedError), for
+// errors.As.
 type Error struct {
 	Code    string
 	Message string
+	Err     error
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
+func (e *Error) Unwrap() error { return e.Err }
 
 func errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -185,6 +186,8 @@ func (m *Manager) finish(e *execution, rec *recorder, res *asl.Result) {
 }
 
 // persistEnd writes an execution's end to its history and its meta.json.
+// A meta.json that no longer decodes is quarantined and the execution
+// marked damaged; its end stays in the history.
 func (m *Manager) persistEnd(e *execution, rec *recorder, res *asl.Result, stop time.Time) error {
 	if err := rec.persistEnd(res, stop); err != nil {
 		return fmt.Errorf("record the end of %s in its history: %w", e.arn, err)
@@ -192,6 +195,11 @@ func (m *Manager) persistEnd(e *execution, rec *recorder, res *asl.Result, stop 
 	var meta execMeta
 	path := filepath.Join(e.dir, "meta.json")
 	if err := readJSON(path, &meta); err != nil {
+		var de *decodeError
+		if errors.As(err, &de) {
+			m.markDamaged(e, "its metadata (meta.json) "+de.reason)
+			return nil
+		}
 		return fmt.Errorf("read the metadata of %s: %w", e.arn, err)
 	}
 	meta.Status, meta.Output, meta.Error, meta.Cause, meta.Stop = res.Status, res.Output, res.Error, res.Cause, stop
@@ -201,11 +209,16 @@ func (m *Manager) persistEnd(e *execution, rec *recorder, res *asl.Result, stop 
 	return nil
 }
 
-// settle sets a persisted end in memory and tells OnStatus.
+// settle sets a persisted end in memory and tells OnStatus. An execution
+// whose metadata was found damaged on the way keeps its damaged status;
+// OnStatus still hears of the end its history records.
 func (m *Manager) settle(e *execution, res *asl.Result, stop time.Time) {
 	m.mu.Lock()
-	e.status, e.stop, e.x, e.stalled = res.Status, stop, nil, nil
-	m.running--
+	if e.status == asl.StatusRunning {
+		e.status, e.stop = res.Status, stop
+		m.running--
+	}
+	e.x, e.stalled = nil, nil
 	m.mu.Unlock()
 	m.notify(Status{Tenant: e.tenant, ExecutionARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Status: res.Status,
 		Output: res.Output, Error: res.Error, Cause: res.Cause})
@@ -238,6 +251,10 @@ func (m *Manager) stallOn(e *execution, rec *recorder, res *asl.Result, err erro
 func (m *Manager) closeStalled(e *execution, errName, cause string) (time.Time, error) {
 	m.mu.Lock()
 	st := e.stalled
+	if st != nil && st.rec == nil {
+		m.mu.Unlock()
+		return time.Time{}, errorf(CodeServiceUnavailable, "execution '%s' cannot be stopped: %s", e.arn, st.err)
+	}
 	if st == nil || st.closing {
 		stop := e.stop
 		m.mu.Unlock()
@@ -281,7 +298,9 @@ func (m *Manager) lookup(arn string) (*execution, error) {
 
 // DescribeExecution returns an execution with its input and, once closed,
 // its output or error. A stalled execution (its end could not be
-// persisted) is RUNNING with the failure in Cause.
+// persisted) is RUNNING with the failure in Cause. A damaged one (its
+// metadata could not be read) is a ValidationException naming the damage
+// (see damagedError), with what is known of it beside the error.
 func (m *Manager) DescribeExecution(_ context.Context, arn string) (Execution, error) {
 	e, err := m.lookup(arn)
 	if err != nil {
@@ -290,13 +309,26 @@ func (m *Manager) DescribeExecution(_ context.Context, arn string) (Execution, e
 	// Status first, then meta.json: finish writes meta.json before it sets
 	// the status, so a closed status read here always finds its output.
 	m.mu.Lock()
-	status, stop, stalled := e.status, e.stop, e.stalled
+	status, stop, stalled, dmg := e.status, e.stop, e.stalled, e.damage
 	m.mu.Unlock()
+	known := Execution{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: status, Start: e.start, Stop: stop}
+	if dmg != nil {
+		return known, damagedError(e.arn, dmg)
+	}
 	var meta execMeta
 	if err := readJSON(filepath.Join(e.dir, "meta.json"), &meta); err != nil {
+		var de *decodeError
+		if errors.As(err, &de) {
+			dmg := &damage{Reason: "its metadata (meta.json) " + de.reason}
+			if status != asl.StatusRunning { // a running one is marked when it ends
+				dmg = m.markDamaged(e, dmg.Reason)
+			}
+			return known, damagedError(e.arn, dmg)
+		}
 		return Execution{}, fmt.Errorf("describe execution %s: %w", arn, err)
 	}
-	out := Execution{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: status, Input: meta.Input, Start: e.start, Stop: stop}
+	out := known
+	out.Input = meta.Input
 	if status != asl.StatusRunning && meta.Status == status {
 		out.Output, out.Error, out.Cause = meta.Output, meta.Error, meta.Cause
 	}
@@ -357,9 +389,12 @@ func (m *Manager) StopExecution(ctx context.Context, arn, errName, cause string)
 	m.mu.Lock()
 	x := e.x
 	if x == nil {
-		stop, stalled := e.stop, e.stalled != nil
+		stop, stalled, dmg := e.stop, e.stalled != nil, e.damage
 		m.mu.Unlock()
-		if stalled {
+		switch {
+		case dmg != nil:
+			return time.Time{}, damagedError(e.arn, dmg)
+		case stalled:
 			return m.closeStalled(e, errName, cause)
 		}
 		return stop, nil

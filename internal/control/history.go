@@ -26,7 +26,7 @@ func (m *Manager) History(_ context.Context, arn, next string, max int, reverse 
 	}
 	path := filepath.Join(e.dir, "history.jsonl")
 	total := 0
-	if err := readLines(path, false, func(l line) error {
+	if err := readLines(path, nil, func(l line) error {
 		if l.Event != nil {
 			total++
 		}
@@ -56,7 +56,7 @@ func (m *Manager) History(_ context.Context, arn, next string, max int, reverse 
 	}
 	var out []HistoryEvent
 	i := 0
-	err = readLines(path, false, func(l line) error {
+	err = readLines(path, nil, func(l line) error {
 		if l.Event == nil {
 			return nil
 		}

@@ -3,7 +3,9 @@ package control
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,8 +24,15 @@ func (m *Manager) loadMachines() error {
 			continue
 		}
 		var meta machineMeta
-		if err := readJSON(filepath.Join(m.machinesDir(), e.Name()), &meta); err != nil {
-			return fmt.Errorf("control: %w", err)
+		path := filepath.Join(m.machinesDir(), e.Name())
+		if err := readJSON(path, &meta); err != nil {
+			var de *decodeError
+			if !errors.As(err, &de) {
+				return fmt.Errorf("control: %w", err)
+			}
+			// not a reason to refuse to start: its executions stay listed
+			_, _ = m.quarantine.Replace(path, "the state machine "+de.reason, nil)
+			continue
 		}
 		sm, err := m.parseDefinition(meta.Definition)
 		if err != nil {
@@ -52,13 +61,10 @@ func (m *Manager) loadExecutions(ctx context.Context) error {
 		}
 		for _, nd := range names {
 			dir := filepath.Join(m.executionsDir(), md.Name(), nd.Name())
-			var meta execMeta
-			if err := readJSON(filepath.Join(dir, "meta.json"), &meta); err != nil {
-				m.log.Warn("skipping an execution folder without readable metadata", "folder", dir, "error", err)
+			meta, e := m.loadExecution(md.Name(), nd.Name(), dir)
+			if e == nil {
 				continue
 			}
-			e := &execution{arn: meta.ARN, smARN: meta.StateMachineARN, name: meta.Name, tenant: meta.Tenant,
-				inputSum: sha256.Sum256(meta.Input), start: meta.Start, dir: dir, status: meta.Status, stop: meta.Stop}
 			m.execs[e.arn] = e
 			m.byMachine[e.smARN] = append(m.byMachine[e.smARN], e)
 			if e.status == asl.StatusRunning {
@@ -79,11 +85,45 @@ func (m *Manager) loadExecutions(ctx context.Context) error {
 	return nil
 }
 
-// resume replays a RUNNING execution from its history.
+// loadExecution reads an execution folder at Open. Metadata that does not
+// decode (or names another execution) is quarantined and replaced by one
+// naming the damage, and so is missing metadata beside a history: the
+// execution is damaged, its name reserved. A folder with neither is a
+// start that never completed, skipped.
+func (m *Manager) loadExecution(machineName, name, dir string) (execMeta, *execution) {
+	var meta execMeta
+	err := readJSON(filepath.Join(dir, "meta.json"), &meta)
+	var de *decodeError
+	var e *execution
+	switch {
+	case err == nil && meta.Damage != nil:
+		e = m.loadDamaged(machineName, name, dir, &meta, "", false)
+	case err == nil && meta.ARN != ExecutionARN(machineName, name):
+		e = m.loadDamaged(machineName, name, dir, nil, "its metadata (meta.json) holds another execution's", true)
+	case err == nil:
+		return meta, &execution{arn: meta.ARN, smARN: meta.StateMachineARN, name: meta.Name, tenant: meta.Tenant,
+			inputSum: sha256.Sum256(meta.Input), start: meta.Start, dir: dir, status: meta.Status, stop: meta.Stop}
+	case errors.As(err, &de):
+		e = m.loadDamaged(machineName, name, dir, nil, "its metadata (meta.json) "+de.reason, true)
+	case errors.Is(err, fs.ErrNotExist):
+		e = m.loadDamaged(machineName, name, dir, nil, "its metadata (meta.json) is missing", false)
+	}
+	if e == nil {
+		m.log.Warn("skipping an execution folder without readable metadata", "folder", dir, "error", err)
+	}
+	return execMeta{}, e
+}
+
+// resume replays a RUNNING execution from its history. A history that
+// cannot be read leaves it stalled: RUNNING, not run, the failure named.
 func (m *Manager) resume(ctx context.Context, e *execution, meta execMeta) error {
 	rec := newRecorder(m, e)
 	if err := rec.load(); err != nil {
-		return fmt.Errorf("control: resume %s: %w", e.arn, err)
+		m.log.Error("an execution could not be resumed: its history cannot be read", "execution", e.arn, "error", err)
+		m.mu.Lock()
+		e.stalled = &stall{err: "its history could not be read: " + err.Error()}
+		m.mu.Unlock()
+		return nil
 	}
 	if res := rec.ended(); res != nil {
 		// it ended just before the crash: record what the history says

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/quarantine"
 )
 
 // Defaults for Config's bounds.
@@ -70,11 +71,16 @@ type Manager struct {
 	cfg  Config
 	log  *slog.Logger
 	disk disk
-	eng  *asl.Engine
-	now  func() time.Time
-	root context.Context
-	stop context.CancelFunc
-	wg   sync.WaitGroup
+	// quarantine receives damaged files: DATA/quarantine/sfn for a
+	// manager under DATA/sfn.
+	quarantine *quarantine.Box
+	eng        *asl.Engine
+	now        func() time.Time
+	root       context.Context
+	stop       context.CancelFunc
+	wg         sync.WaitGroup
+
+	damaging sync.Mutex // one markDamaged at a time
 
 	mu        sync.Mutex
 	closed    bool
@@ -109,6 +115,9 @@ type execution struct {
 	// event) could not be persisted: the engine no longer runs it, the
 	// status stays RUNNING, and the next start resumes it from its history.
 	stalled *stall
+	// damage is set on an execution whose metadata could not be read
+	// (status StatusDamaged): its name stays reserved.
+	damage *damage
 }
 
 // stall is what a stalled execution waits with: why, the end it reached
@@ -146,7 +155,7 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 	root, stop := context.WithCancel(context.WithoutCancel(ctx))
 	m := &Manager{
 		cfg: cfg, log: cfg.Logger, now: cfg.Now, root: root, stop: stop,
-		disk:     cfg.disk.orDefaults(),
+		disk: cfg.disk.orDefaults(), quarantine: quarantine.Beside(cfg.Dir, cfg.Logger),
 		eng:      asl.New(cfg.Registry, asl.WithLogger(cfg.Logger)),
 		machines: map[string]*machine{}, execs: map[string]*execution{}, byMachine: map[string][]*execution{},
 		tokens: map[string]*recorder{},

@@ -205,7 +205,7 @@ func (r *recorder) load() error {
 	rp := &replayState{recorded: map[string]int{}, seen: map[string]int{}, tasks: map[string][]*taskRecord{}, taskCalls: map[string]int{},
 		waits: map[string][]time.Time{}, waitCalls: map[string]int{}, tokensRec: map[string][]string{}, tokenCalls: map[string]int{}}
 	r.rp = rp
-	return readLines(r.path, true, func(l line) error {
+	return readLines(r.path, r.m.quarantine, func(l line) error {
 		switch {
 		case l.Event != nil:
 			ev := l.Event

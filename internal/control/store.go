@@ -13,12 +13,15 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/quarantine"
 )
 
 // On-disk layout under the manager's folder:
 //
 //	statemachines/<name>.json                 a created state machine (atomic rename)
-//	executions/<machine>/<name>/meta.json     an execution's metadata (atomic rename)
+//	executions/<machine>/<name>/meta.json     an execution's metadata (atomic rename);
+//	                                          a damaged one is moved to DATA/quarantine/sfn
+//	                                          and replaced by one naming the damage
 //	executions/<machine>/<name>/history.jsonl its history, one line per record,
 //	                                          appended and fsynced one at a time
 //
@@ -51,7 +54,9 @@ type resolution struct {
 	Failed bool            `json:"failed,omitempty"`
 }
 
-// execMeta is meta.json.
+// execMeta is meta.json. A damaged execution's (Damage set, Status
+// StatusDamaged) holds what could be recovered of it; it keeps the name
+// reserved.
 type execMeta struct {
 	ARN             string          `json:"executionArn"`
 	StateMachineARN string          `json:"stateMachineArn"`
@@ -65,6 +70,16 @@ type execMeta struct {
 	Cause           string          `json:"cause,omitempty"`
 	Start           time.Time       `json:"startDate"`
 	Stop            time.Time       `json:"stopDate,omitzero"`
+	Damage          *damage         `json:"damage,omitempty"`
+}
+
+// damage is why an execution's metadata could not be read.
+type damage struct {
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+	// Quarantined is where the damaged meta.json is now ("" when there was
+	// none to move, or it could not be moved).
+	Quarantined string `json:"quarantined,omitempty"`
 }
 
 // disk is the manager's durable writes of executions, a seam for tests
@@ -140,13 +155,21 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// decodeError is a file whose bytes do not decode: damaged, not worth a
+// retry.
+type decodeError struct {
+	path, reason string
+}
+
+func (e *decodeError) Error() string { return "decode " + e.path + ": " + e.reason }
+
 func readJSON(path string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("decode %s: %w", path, err)
+		return &decodeError{path: path, reason: quarantine.Reason(err)}
 	}
 	return nil
 }
@@ -191,8 +214,12 @@ const maxLineBytes = 4 * asl.MaxPayloadBytes
 
 // readLines calls fn with every complete record of a history file, in order.
 // A trailing record cut short by a crash is cut off the file when repair is
-// set, so later appends start on a clean line.
-func readLines(path string, repair bool, fn func(line) error) error {
+// set, so later appends start on a clean line. A record that does not
+// decode ends the history there too: with repair, what follows it (whole
+// records a restart cannot trust after a hole) is cut off after its bytes
+// are kept in the quarantine; if the quarantine cannot take them, nothing
+// is cut and the error says so.
+func readLines(path string, repair *quarantine.Box, fn func(line) error) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -215,7 +242,7 @@ func readLines(path string, repair bool, fn func(line) error) error {
 			b = buf
 		}
 		if err == io.EOF {
-			if len(bytes.TrimSpace(b)) > 0 && repair {
+			if len(bytes.TrimSpace(b)) > 0 && repair != nil {
 				return truncate(path, good)
 			}
 			return nil
@@ -225,16 +252,35 @@ func readLines(path string, repair bool, fn func(line) error) error {
 		}
 		var l line
 		if jerr := json.Unmarshal(b, &l); jerr != nil {
-			if repair {
-				return truncate(path, good)
+			if repair == nil {
+				return &decodeError{path: path, reason: fmt.Sprintf("the record at byte %d: %s", good, quarantine.Reason(jerr))}
 			}
-			return fmt.Errorf("read %s: record at byte %d: %w", path, good, jerr)
+			return cutDamage(repair, path, good, quarantine.Reason(jerr))
 		}
 		good += int64(len(b))
 		if err := fn(l); err != nil {
 			return err
 		}
 	}
+}
+
+// cutDamage keeps what follows byte good of a history file, from a record
+// that does not decode, in the quarantine, then cuts it off.
+func cutDamage(box *quarantine.Box, path string, good int64, reason string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	rest, err := io.ReadAll(io.NewSectionReader(f, good, 1<<62))
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	why := fmt.Sprintf("the history record at byte %d does not decode (%s); it and the %d bytes after it were cut off", good, reason, len(rest))
+	if _, err := box.Keep(path, rest, why); err != nil {
+		return err
+	}
+	return truncate(path, good)
 }
 
 func truncate(path string, size int64) error {

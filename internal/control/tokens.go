@@ -53,13 +53,16 @@ func (m *Manager) waiting(token string) (*recorder, error) {
 	rec, waiting := m.tokens[token]
 	e, known := m.execs[arn]
 	var stalled *stall
+	var dmg *damage
 	if known {
-		stalled = e.stalled
+		stalled, dmg = e.stalled, e.damage
 	}
 	m.mu.Unlock()
 	switch {
 	case waiting:
 		return rec, nil
+	case dmg != nil:
+		return nil, damagedError(arn, dmg)
 	case stalled != nil:
 		return nil, errorf(CodeServiceUnavailable, "execution '%s' cannot record its history (%s): its tasks wait again once the server restarts with room on disk", arn, stalled.err)
 	case known:

@@ -84,7 +84,7 @@ func (h *Handler) visibleExecution(ctx context.Context, arn string) error {
 	if p.Operator {
 		return nil
 	}
-	x, err := h.backend.DescribeExecution(ctx, arn)
+	x, err := h.describe(ctx, arn)
 	if err != nil {
 		return err
 	}
@@ -92,6 +92,18 @@ func (h *Handler) visibleExecution(ctx context.Context, arn string) error {
 		return executionDoesNotExist(arn)
 	}
 	return nil
+}
+
+// describe is the backend's DescribeExecution for the caller: a damaged
+// execution (control.IsDamaged) is named only to an operator or to its
+// tenant, when its history still says which that is; to anyone else it
+// does not exist, as another tenant's execution.
+func (h *Handler) describe(ctx context.Context, arn string) (control.Execution, error) {
+	x, err := h.backend.DescribeExecution(ctx, arn)
+	if p := principal(ctx); err != nil && !p.Operator && control.IsDamaged(err) && x.Tenant != p.Tenant {
+		return x, executionDoesNotExist(arn)
+	}
+	return x, err
 }
 
 // visibleToken refuses a task token of an execution the caller may not

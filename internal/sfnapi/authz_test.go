@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +157,56 @@ func TestUnsignedAndUnknown(t *testing.T) {
 	stranger := apitest.SFN(srv.URL, auth.Key{AccessKeyID: "VKIASTRANGERSTRANGER", SecretAccessKey: strings.Repeat("s", 40)})
 	if _, err := stranger.ListStateMachines(context.Background(), &sfn.ListStateMachinesInput{}); code(err) != auth.CodeUnrecognizedClient {
 		t.Errorf("an unknown key: %v", err)
+	}
+}
+
+// TestDamagedExecution: an execution whose metadata was damaged while the
+// server was down is named to the operator and to its tenant as a
+// ValidationException (no SDK retries it), is another tenant's missing
+// one, keeps its name, and is listed as DAMAGED.
+func TestDamagedExecution(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tokens := make(chan string, 16)
+	mgr, err := control.Open(ctx, control.Config{Dir: dir, Registry: registry(tokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mgr.CreateStateMachine(ctx, "Echo", `{"StartAt":"E","States":{"E":{"Type":"Pass","End":true}}}`, role, ""); err != nil {
+		t.Fatal(err)
+	}
+	x, err := mgr.StartExecution(ctx, control.StateMachineARN("Echo"), "e1", `{"tenant":"acme"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, _ := mgr.DescribeExecution(ctx, x.ARN); d.Status == "RUNNING"; d, _ = mgr.DescribeExecution(ctx, x.ARN) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	mgr.Close()
+	if err := os.WriteFile(filepath.Join(dir, "executions", "Echo", "e1", "meta.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err = control.Open(ctx, control.Config{Dir: dir, Registry: registry(tokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mgr.Close()
+	srv := apitest.Serve(t, sfnapi.New(mgr, sfnapi.Options{}), nil)
+	op, acme, bravo := srv.SFN(srv.Operator(t)), srv.SFN(srv.Tenant(t, "acme")), srv.SFN(srv.Tenant(t, "bravo"))
+	for name, c := range map[string]*sfn.Client{"operator": op, "its tenant": acme} {
+		_, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(x.ARN)})
+		if code(err) != control.CodeValidation || !strings.Contains(err.Error(), "is damaged") {
+			t.Errorf("%s describes it: %v, want a ValidationException naming the damage", name, err)
+		}
+	}
+	if _, err := bravo.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(x.ARN)}); code(err) != control.CodeExecutionDoesNotExist {
+		t.Errorf("another tenant describes it: %v, want ExecutionDoesNotExist", err)
+	}
+	if _, err := acme.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(control.StateMachineARN("Echo")), Name: aws.String("e1")}); code(err) != control.CodeExecutionAlreadyExists {
+		t.Errorf("its name again: %v, want ExecutionAlreadyExists", err)
+	}
+	l, err := op.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(control.StateMachineARN("Echo")), StatusFilter: control.StatusDamaged})
+	if err != nil || len(l.Executions) != 1 || l.Executions[0].Status != control.StatusDamaged {
+		t.Errorf("listed as damaged: %+v %v", l, err)
 	}
 }

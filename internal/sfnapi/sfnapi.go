@@ -432,7 +432,7 @@ func (h *Handler) describeExecution(ctx context.Context, body []byte) (any, erro
 	if err := required("executionArn", in.ARN); err != nil {
 		return nil, err
 	}
-	x, err := h.backend.DescribeExecution(ctx, in.ARN)
+	x, err := h.describe(ctx, in.ARN)
 	if err != nil {
 		return nil, err
 	}
@@ -458,7 +458,11 @@ func (h *Handler) describeExecution(ctx context.Context, body []byte) (any, erro
 	return out, nil
 }
 
-var statuses = map[string]bool{"RUNNING": true, "SUCCEEDED": true, "FAILED": true, "TIMED_OUT": true, "ABORTED": true, "PENDING_REDRIVE": true}
+// statuses are the statusFilter values ListExecutions takes: Step
+// Functions' own, and control.StatusDamaged, this server's status for an
+// execution whose metadata could not be read.
+var statuses = map[string]bool{"RUNNING": true, "SUCCEEDED": true, "FAILED": true, "TIMED_OUT": true, "ABORTED": true, "PENDING_REDRIVE": true,
+	control.StatusDamaged: true}
 
 func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) {
 	var in struct {
@@ -474,7 +478,7 @@ func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) 
 		return nil, err
 	}
 	if in.Status != "" && !statuses[in.Status] {
-		return nil, validation("1 validation error detected: Value '%s' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE]", in.Status)
+		return nil, validation("1 validation error detected: Value '%s' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE, DAMAGED]", in.Status)
 	}
 	max, err := pageSize(in.MaxResults)
 	if err != nil {
