@@ -72,6 +72,9 @@ Usage:
       and redrive its dead letters.
   veredicto chat [--endpoint URL] [--chat ID] [--token TOK | --tenant T --data DIR]
       Talk to the delegation chat of a running server.
+  veredicto doctor [--data DIR] [--json]
+      Check the data folder: its permissions, and every damaged or
+      quarantined record (exit 1 when something is wrong).
   veredicto console export --api URL --events URL --out DIR
       Write the web console as a static site (for the stack's console bucket).
   veredicto companion run --jd JD.md --profile profile.yaml --out DIR [--mode screening|full|onboarding] | continue --out DIR --proceed|--stop
@@ -111,6 +114,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.runChat(ctx, args[1:])
 	case "console":
 		return m.runConsole(ctx, args[1:])
+	case "doctor":
+		return m.runDoctor(ctx, args[1:])
 	case "companion":
 		return m.runCompanion(ctx, args[1:])
 	case "-h", "--help", "help":

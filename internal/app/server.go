@@ -184,7 +184,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		onHistory = recorder.Hook(logger)
 	}
 	onHistory = expiringConfirmations(onHistory, s.Confirmations, logger)
-	mgr, err := control.Open(ctx, control.Config{Dir: filepath.Join(cfg.Data, "sfn"), Registry: reg, Logger: logger,
+	mgr, err := control.Open(ctx, control.Config{Dir: ControlDir(cfg.Data), Registry: reg, Logger: logger,
 		OnHistory: onHistory, OnStatus: cfg.OnStatus})
 	if err != nil {
 		return nil, err

@@ -435,3 +435,35 @@ func (f *Log) Dir() string { return f.dir }
 // data folder: DATA/events, its damaged lines going to
 // DATA/quarantine/events.
 func Local(dataDir string) *Log { return New(filepath.Join(dataDir, "events")) }
+
+// Damaged lists, reading only ("veredicto doctor"), the lines of the
+// log's streams that do not decode and hide events; those already moved
+// aside are quarantine.List's.
+func (f *Log) Damaged() ([]quarantine.Item, error) {
+	out := []quarantine.Item{}
+	err := filepath.WalkDir(f.dir, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == f.dir {
+			return filepath.SkipAll
+		}
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || filepath.Ext(p) != ".jsonl" {
+			return nil
+		}
+		fh, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		damaged, err := scan(fh, func(eventlog.Event) bool { return true })
+		if err != nil {
+			return fmt.Errorf("read %s: %w", p, err)
+		}
+		for _, s := range damaged {
+			out = append(out, f.Quarantine.Found(p, fmt.Sprintf("the line at byte %d does not decode as an event; it hides events %d to %d", s.off, s.first, s.last)))
+		}
+		return nil
+	})
+	return out, err
+}

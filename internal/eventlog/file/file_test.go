@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -334,5 +335,29 @@ func TestFileDamagedBlock(t *testing.T) {
 	got, err := New(l.dir).Read(ctx, "acme", "s", 0, 10)
 	if err != nil || fmt.Sprint(eventlogtest.IDs(got)) != "[1 2 3 4 5]" || got[1].Type != eventlog.TypeError || got[2].Type != eventlog.TypeError || got[3].Type == eventlog.TypeError {
 		t.Errorf("Read = %v, %v", eventlogtest.IDs(got), err)
+	}
+}
+
+// TestFileDamagedReadsOnly: the doctor's scan names a damaged line and
+// changes nothing.
+func TestFileDamagedReadsOnly(t *testing.T) {
+	ctx := t.Context()
+	l := Local(t.TempDir())
+	for i := range 3 {
+		if _, err := l.Append(ctx, "acme", "s", eventlogtest.Event(t, eventlog.TypeExecutionStep, "", map[string]int{"n": i})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	corruptLine(t, l.path("acme", "s"), 2, "{")
+	before, _ := os.ReadFile(l.path("acme", "s"))
+	found, err := Local(filepath.Dir(l.Dir())).Damaged()
+	if err != nil || len(found) != 1 || found[0].Store != "events" || !strings.Contains(found[0].Reason, "hides events 2 to 2") {
+		t.Fatalf("Damaged = %+v, %v", found, err)
+	}
+	if after, _ := os.ReadFile(l.path("acme", "s")); string(after) != string(before) {
+		t.Error("the scan changed the log")
+	}
+	if empty, err := New(filepath.Join(t.TempDir(), "none")).Damaged(); err != nil || empty == nil || len(empty) != 0 {
+		t.Errorf("a log never written: %#v, %v", empty, err)
 	}
 }
