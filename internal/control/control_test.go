@@ -87,7 +87,24 @@ func (f *fixture) token(t *testing.T) string {
 	}
 }
 
-func waitClosed(t *testing.T, m *Manager, arn string) Execution {
+// start creates the state machine (again: the same definition is the
+// same machine) and starts an execution of it for tenant acme.
+func (f *fixture) start(t *testing.T, m *Manager, machine, def, name string) Execution {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := m.CreateStateMachine(ctx, machine, def, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	x, err := m.StartExecution(ctx, StateMachineARN(machine), name, `{"tenant":"acme"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// waitUntil describes an execution until done says it is what the test
+// waits for (what, for the failure message), and returns it.
+func waitUntil(t *testing.T, m *Manager, arn, what string, done func(Execution) bool) Execution {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -95,14 +112,19 @@ func waitClosed(t *testing.T, m *Manager, arn string) Execution {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if x.Status != asl.StatusRunning {
+		if done(x) {
 			return x
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s still RUNNING", arn)
+			t.Fatalf("%s never %s: %s", arn, what, x.Status)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+func waitClosed(t *testing.T, m *Manager, arn string) Execution {
+	t.Helper()
+	return waitUntil(t, m, arn, "closed", func(x Execution) bool { return x.Status != asl.StatusRunning })
 }
 
 // TestResume stops the manager while an execution waits on a task token
@@ -114,13 +136,7 @@ func TestResume(t *testing.T) {
 	dir := t.TempDir()
 	f := newFixture()
 	m := f.open(t, dir)
-	if _, err := m.CreateStateMachine(ctx, "Resumable", resumable, "", ""); err != nil {
-		t.Fatal(err)
-	}
-	x, err := m.StartExecution(ctx, StateMachineARN("Resumable"), "r1", `{"tenant":"acme"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := f.start(t, m, "Resumable", resumable, "r1")
 	tok := f.token(t)
 	m.Close()
 
@@ -186,13 +202,7 @@ func TestResumeResolvedBeforeRecorded(t *testing.T) {
 	dir := t.TempDir()
 	f := newFixture()
 	m := f.open(t, dir)
-	if _, err := m.CreateStateMachine(ctx, "Resumable", resumable, "", ""); err != nil {
-		t.Fatal(err)
-	}
-	x, err := m.StartExecution(ctx, StateMachineARN("Resumable"), "r2", `{"tenant":"acme"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := f.start(t, m, "Resumable", resumable, "r2")
 	tok := f.token(t)
 	m.Close()
 	// what SendTaskSuccess records first, as if the process died right after

@@ -21,6 +21,7 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/eventlog/eventlogtest"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/quarantine"
 	"github.com/veredicto/veredicto/internal/queue"
@@ -39,11 +40,21 @@ func dataFolder(t *testing.T) (data, sfnDir string) {
 	return data, filepath.Join(data, "sfn")
 }
 
-func quarantined(t *testing.T, data string) []quarantine.Item {
+// quarantined returns what the data folder's quarantine holds, which must
+// be n records of store.
+func quarantined(t *testing.T, data, store string, n int) []quarantine.Item {
 	t.Helper()
 	items, err := quarantine.List(data)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(items) != n {
+		t.Fatalf("quarantine %+v, want %d record(s) of %s", items, n, store)
+	}
+	for _, it := range items {
+		if it.Store != store {
+			t.Fatalf("quarantined %+v, want records of %s", it, store)
+		}
 	}
 	return items
 }
@@ -59,20 +70,9 @@ func TestDamagedMetadataKeepsTheNameReserved(t *testing.T) {
 	data, dir := dataFolder(t)
 	f := newFixture()
 	m := f.open(t, dir)
-	for name, def := range map[string]string{"Once": checkOnce, "Resumable": resumable} {
-		if _, err := m.CreateStateMachine(ctx, name, def, "", ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	done, err := m.StartExecution(ctx, StateMachineARN("Once"), "done", `{"tenant":"acme"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	done := f.start(t, m, "Once", checkOnce, "done")
 	waitClosed(t, m, done.ARN)
-	waiting, err := m.StartExecution(ctx, StateMachineARN("Resumable"), "waiting", `{"tenant":"acme"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	waiting := f.start(t, m, "Resumable", resumable, "waiting")
 	tok := f.token(t)
 	m.Close()
 
@@ -110,8 +110,8 @@ func TestDamagedMetadataKeepsTheNameReserved(t *testing.T) {
 			t.Errorf("the history of a damaged execution: %v", err)
 		}
 		m.Close()
-		items := quarantined(t, data)
-		if len(items) != 1 || items[0].Store != "sfn" || items[0].Path != "executions/Once/done/meta.json" {
+		items := quarantined(t, data, "sfn", 1)
+		if items[0].Path != "executions/Once/done/meta.json" {
 			t.Fatalf("quarantine %+v, want the damaged meta.json once", items)
 		}
 		if b, _ := os.ReadFile(items[0].Quarantined); !strings.Contains(string(b), "María") {
@@ -193,21 +193,15 @@ func TestDamagedConfirmationLeavesTheExecutionWaiting(t *testing.T) {
 	}
 	m := f.open(t, dir)
 	current.Store(m)
-	if _, err := m.CreateStateMachine(ctx, "Asks", asks, "", ""); err != nil {
-		t.Fatal(err)
-	}
 
 	// Damaged while it waits.
-	first, err := m.StartExecution(ctx, StateMachineARN("Asks"), "a1", `{"tenant":"acme"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := f.start(t, m, "Asks", asks, "a1")
 	v := confirmation(t, svc, confirm.StatusPending, "")
 	corrupt(v.ID)
 	if got := confirmation(t, svc, confirm.StatusDamaged, ""); got.ID != v.ID || got.Damage == "" {
 		t.Fatalf("listed %+v, want %s as damaged", got, v.ID)
 	}
-	_, err = svc.Resolve(ctx, "acme", confirm.Resolution{ID: v.ID, Approved: true, By: "ana"})
+	_, err := svc.Resolve(ctx, "acme", confirm.Resolution{ID: v.ID, Approved: true, By: "ana"})
 	if veredicto.Kind(err) != veredicto.NameDamaged {
 		t.Fatalf("a decision on the damaged confirmation: %v, want a DamagedError", err)
 	}
@@ -228,10 +222,7 @@ func TestDamagedConfirmationLeavesTheExecutionWaiting(t *testing.T) {
 	}
 
 	// Damaged across a restart.
-	second, err := m.StartExecution(ctx, StateMachineARN("Asks"), "a2", `{"tenant":"acme"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	second := f.start(t, m, "Asks", asks, "a2")
 	v = confirmation(t, svc, confirm.StatusPending, "")
 	m.Close()
 	corrupt(v.ID)
@@ -247,9 +238,7 @@ func TestDamagedConfirmationLeavesTheExecutionWaiting(t *testing.T) {
 	if x := waitClosed(t, m, second.ARN); x.Status != asl.StatusSucceeded || !strings.Contains(string(x.Output), `"approved":true`) {
 		t.Errorf("after the decision: %s %s", x.Status, x.Output)
 	}
-	if items := quarantined(t, data); len(items) != 2 || items[0].Store != "confirmations" {
-		t.Errorf("quarantine %+v, want both damaged records", items)
-	}
+	quarantined(t, data, "confirmations", 2)
 }
 
 // TestDamagedEventLogLine: a line of an execution's event stream damaged
@@ -276,31 +265,13 @@ func TestDamagedEventLogLine(t *testing.T) {
 		return m, log
 	}
 	m, _ := open()
-	if _, err := m.CreateStateMachine(ctx, "Resumable", resumable, "", ""); err != nil {
-		t.Fatal(err)
-	}
-	x, err := m.StartExecution(ctx, StateMachineARN("Resumable"), "e1", `{"tenant":"acme"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := f.start(t, m, "Resumable", resumable, "e1")
 	tok := f.token(t)
 	m.Close()
 
-	var stream string
-	filepath.WalkDir(filepath.Join(data, "events"), func(p string, _ os.DirEntry, _ error) error {
-		if strings.HasSuffix(p, ".jsonl") {
-			stream = p
-		}
-		return nil
-	})
-	b, err := os.ReadFile(stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(b), "\n")
+	stream := eventlogtest.StreamFile(t, filepath.Join(data, "events"))
+	lines := eventlogtest.CorruptLine(t, stream, 2, strings.Repeat("\x00", 40))
 	before := len(lines) - 1
-	lines[1] = strings.Repeat("\x00", len(lines[1])-1) + "\n"
-	os.WriteFile(stream, []byte(strings.Join(lines, "")), 0o600)
 
 	m, log := open()
 	defer m.Close()
@@ -322,9 +293,7 @@ func TestDamagedEventLogLine(t *testing.T) {
 	if len(evs) <= before || evs[1].Type != eventlog.TypeError || evs[2].Type == eventlog.TypeError {
 		t.Errorf("%d events (%d before the restart), the second %q: want the damaged one named and every other event", len(evs), before, evs[1].Type)
 	}
-	if items := quarantined(t, data); len(items) != 1 || items[0].Store != "events" {
-		t.Errorf("quarantine %+v, want the damaged line", items)
-	}
+	quarantined(t, data, "events", 1)
 }
 
 // TestDamagedQueueFile: a queue file damaged, and a foreign one left,
@@ -378,9 +347,7 @@ func TestDamagedQueueFile(t *testing.T) {
 	if err != nil || len(dead) != 2 || dead[0].Damage == nil || dead[1].Damage == nil {
 		t.Fatalf("dead letters %+v, %v; want the two damaged files, each naming why", dead, err)
 	}
-	if items := quarantined(t, data); len(items) != 2 || items[0].Store != "queue/inputs" {
-		t.Errorf("quarantine %+v", items)
-	}
+	quarantined(t, data, "queue/inputs", 2)
 }
 
 // TestDamagedHistoryRecordIsKept: a history record damaged while the
@@ -391,20 +358,14 @@ func TestDamagedHistoryRecordIsKept(t *testing.T) {
 	data, dir := dataFolder(t)
 	f := newFixture()
 	m := f.open(t, dir)
-	if _, err := m.CreateStateMachine(ctx, "Resumable", resumable, "", ""); err != nil {
-		t.Fatal(err)
-	}
-	x, err := m.StartExecution(ctx, StateMachineARN("Resumable"), "h1", `{"tenant":"acme"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := f.start(t, m, "Resumable", resumable, "h1")
 	f.token(t)
 	m.Close()
 	hist := filepath.Join(dir, "executions", "Resumable", "h1", "history.jsonl")
 	b, _ := os.ReadFile(hist)
 	lines := strings.SplitAfter(string(b), "\n")
-	lines[3] = "{\"event\":" + strings.Repeat("\x00", 8) + "\n"
-	os.WriteFile(hist, []byte(strings.Join(lines, "")), 0o644)
+	bad := "{\"event\":" + strings.Repeat("\x00", 8)
+	os.WriteFile(hist, []byte(strings.Join(append(append(lines[:3:3], bad+"\n"), lines[4:]...), "")), 0o644)
 
 	m = f.open(t, dir)
 	defer m.Close()
@@ -415,11 +376,11 @@ func TestDamagedHistoryRecordIsKept(t *testing.T) {
 	if got := waitClosed(t, m, x.ARN); got.Status != asl.StatusSucceeded {
 		t.Fatalf("status %s (%s)", got.Status, got.Cause)
 	}
-	items := quarantined(t, data)
-	if len(items) != 1 || items[0].Path != "executions/Resumable/h1/history.jsonl" || !strings.Contains(items[0].Reason, "cut off") {
+	items := quarantined(t, data, "sfn", 1)
+	if items[0].Path != "executions/Resumable/h1/history.jsonl" || !strings.Contains(items[0].Reason, "cut off") {
 		t.Fatalf("quarantine %+v, want the cut records", items)
 	}
-	if kept, _ := os.ReadFile(items[0].Quarantined); !strings.HasPrefix(string(kept), lines[3]) || !strings.Contains(string(kept), lines[len(lines)-2]) {
+	if kept, _ := os.ReadFile(items[0].Quarantined); !strings.HasPrefix(string(kept), bad) || !strings.Contains(string(kept), lines[len(lines)-2]) {
 		t.Errorf("kept %q, want the damaged record and those after it", kept)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
 )
@@ -51,20 +50,7 @@ func closingEvent(_ string, l *line) bool {
 // be persisted, and returns it.
 func waitStalled(t *testing.T, m *Manager, arn string) Execution {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		x, err := m.DescribeExecution(context.Background(), arn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if x.Cause != "" || x.Status != asl.StatusRunning {
-			return x
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never reported the lost history", arn)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	return waitUntil(t, m, arn, "reported the lost history", func(x Execution) bool { return x.Cause != "" || x.Status != asl.StatusRunning })
 }
 
 const checkOnce = `{"StartAt":"Check","States":{
@@ -84,13 +70,7 @@ func TestEndIsDurableBeforeItIsReported(t *testing.T) {
 	d.set(closingEvent)
 	f.disk = d.disk()
 	m := f.open(t, dir)
-	if _, err := m.CreateStateMachine(ctx, "Once", checkOnce, "", ""); err != nil {
-		t.Fatal(err)
-	}
-	x, err := m.StartExecution(ctx, StateMachineARN("Once"), "o1", `{"tenant":"acme"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := f.start(t, m, "Once", checkOnce, "o1")
 	got := waitStalled(t, m, x.ARN)
 	if got.Status != asl.StatusRunning || !strings.Contains(got.Cause, "no space left on device") || got.Output != nil {
 		t.Fatalf("got %s %q output %s, want RUNNING naming the lost history", got.Status, got.Cause, got.Output)
@@ -142,7 +122,6 @@ func TestEndIsDurableBeforeItIsReported(t *testing.T) {
 // meta.json cannot take the end: still RUNNING, named; a restart records
 // the end the history holds, and nothing runs again.
 func TestMetadataNotWrittenKeepsItRunning(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
 	f := newFixture()
 	var d fullDisk
@@ -159,13 +138,7 @@ func TestMetadataNotWrittenKeepsItRunning(t *testing.T) {
 	})
 	f.disk = d.disk()
 	m := f.open(t, dir)
-	if _, err := m.CreateStateMachine(ctx, "Once", checkOnce, "", ""); err != nil {
-		t.Fatal(err)
-	}
-	x, err := m.StartExecution(ctx, StateMachineARN("Once"), "o2", `{"tenant":"acme"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := f.start(t, m, "Once", checkOnce, "o2")
 	if got := waitStalled(t, m, x.ARN); got.Status != asl.StatusRunning || !strings.Contains(got.Cause, "no space left on device") {
 		t.Fatalf("got %s %q, want RUNNING naming the failure", got.Status, got.Cause)
 	}
@@ -195,13 +168,7 @@ func TestLostHistoryHaltsTheExecution(t *testing.T) {
 	m := f.open(t, t.TempDir())
 	defer m.Close()
 	loop := `{"StartAt":"A","States":{"A":{"Type":"Wait","Seconds":0,"Next":"B"},"B":{"Type":"Pass","Next":"A"}}}`
-	if _, err := m.CreateStateMachine(ctx, "Loop", loop, "", ""); err != nil {
-		t.Fatal(err)
-	}
-	x, err := m.StartExecution(ctx, StateMachineARN("Loop"), "full", `{"tenant":"acme"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := f.start(t, m, "Loop", loop, "full")
 	got := waitStalled(t, m, x.ARN)
 	if got.Status != asl.StatusRunning || !strings.Contains(got.Cause, "no space left on device") {
 		t.Fatalf("got %s %q, want RUNNING naming the lost history", got.Status, got.Cause)

@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +18,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/eventlog/eventlogtest"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/httpapi/apitest"
 )
@@ -388,22 +386,7 @@ func TestDamagedEventIsNamedAndTheStreamGoesOn(t *testing.T) {
 		f.append(t, "acme", arn, eventlog.TypeExecutionStep, i)
 	}
 	f.append(t, "acme", arn, eventlog.TypeFinish, 4)
-	var path string
-	filepath.WalkDir(f.log.Dir(), func(p string, d fs.DirEntry, err error) error {
-		if strings.HasSuffix(p, ".jsonl") {
-			path = p
-		}
-		return nil
-	})
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(b), "\n")
-	lines[1] = `{"id":2,"ty` + strings.Repeat("\x00", 20) + "\n"
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	eventlogtest.CorruptLine(t, eventlogtest.StreamFile(t, f.log.Dir()), 2, `{"id":2,"ty`+strings.Repeat("\x00", 20))
 	f.log = fileeventlog.New(f.log.Dir()) // what a restarted server reads
 	h := &httpapi.Events{Log: f.log, Watch: f.log, Logger: slog.New(slog.DiscardHandler)}
 	f.srv = apitest.Serve(t, httpapi.New(httpapi.Routes{Events: h}), &auth.HS256{Key: f.key}).Server

@@ -252,18 +252,13 @@ func TestFileLongStreamNames(t *testing.T) {
 	}
 }
 
-// corruptLine overwrites line n (from 1) of a stream's file with bytes
-// that do not decode.
-func corruptLine(t *testing.T, path string, n int, with string) {
+// appendSteps appends n execution steps to stream s of tenant acme.
+func appendSteps(t *testing.T, l *Log, n int) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(b), "\n")
-	lines[n-1] = with + "\n"
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
-		t.Fatal(err)
+	for i := range n {
+		if _, err := l.Append(t.Context(), "acme", "s", eventlogtest.Event(t, eventlog.TypeExecutionStep, "", map[string]int{"n": i})); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -274,13 +269,9 @@ func TestFileDamagedLine(t *testing.T) {
 	ctx := t.Context()
 	data := t.TempDir()
 	l := Local(data)
-	for i := range 5 {
-		if _, err := l.Append(ctx, "acme", "s", eventlogtest.Event(t, eventlog.TypeExecutionStep, "", map[string]int{"n": i})); err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendSteps(t, l, 5)
 	p := l.path("acme", "s")
-	corruptLine(t, p, 3, `{"id":3,"type":"execution-step","data":{"cv":"Ana Pérez`)
+	eventlogtest.CorruptLine(t, p, 3, `{"id":3,"type":"execution-step","data":{"cv":"Ana Pérez`)
 
 	for _, reader := range []*Log{Local(data), Local(data)} { // fresh processes: the file is read
 		got, err := reader.Read(ctx, "acme", "s", 0, 10)
@@ -319,11 +310,7 @@ func TestFileDamagedLine(t *testing.T) {
 func TestFileDamagedBlock(t *testing.T) {
 	ctx := t.Context()
 	l := New(t.TempDir())
-	for i := range 5 {
-		if _, err := l.Append(ctx, "acme", "s", eventlogtest.Event(t, eventlog.TypeExecutionStep, "", map[string]int{"n": i})); err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendSteps(t, l, 5)
 	b, _ := os.ReadFile(l.path("acme", "s"))
 	lines := strings.SplitAfter(string(b), "\n")
 	start := len(lines[0])
@@ -341,16 +328,11 @@ func TestFileDamagedBlock(t *testing.T) {
 // TestFileDamagedReadsOnly: the doctor's scan names a damaged line and
 // changes nothing.
 func TestFileDamagedReadsOnly(t *testing.T) {
-	ctx := t.Context()
 	l := Local(t.TempDir())
-	for i := range 3 {
-		if _, err := l.Append(ctx, "acme", "s", eventlogtest.Event(t, eventlog.TypeExecutionStep, "", map[string]int{"n": i})); err != nil {
-			t.Fatal(err)
-		}
-	}
-	corruptLine(t, l.path("acme", "s"), 2, "{")
+	appendSteps(t, l, 3)
+	eventlogtest.CorruptLine(t, l.path("acme", "s"), 2, "{")
 	before, _ := os.ReadFile(l.path("acme", "s"))
-	found, err := Local(filepath.Dir(l.Dir())).Damaged()
+	found, err := l.Damaged()
 	if err != nil || len(found) != 1 || found[0].Store != "events" || !strings.Contains(found[0].Reason, "hides events 2 to 2") {
 		t.Fatalf("Damaged = %+v, %v", found, err)
 	}
