@@ -274,7 +274,7 @@ func TestHTTP(t *testing.T) {
 		{"approved null", "POST", "acme", `{"id":"` + idApprove + `","approved":null}`, 400, `approved: must be true or false`},
 		{"comment not string", "POST", "acme", `{"id":"` + idApprove + `","approved":true,"comment":3}`, 400, `comment: must be a string`},
 		{"unknown field", "POST", "acme", `{"id":"` + idApprove + `","approved":true,"by":"x"}`, 400, `by: is not a known field`},
-		{"not json", "POST", "acme", `{`, 400, `body: must be a JSON object`},
+		{"not json", "POST", "acme", `{`, 400, `body: not valid JSON`},
 		{"array", "POST", "acme", `[]`, 400, `body: must be a JSON object`},
 		{"put", "PUT", "acme", `{}`, 405, "not allowed"},
 	}

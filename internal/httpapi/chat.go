@@ -1,12 +1,7 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -95,34 +90,13 @@ func (h *Chat) metrics(w http.ResponseWriter, r *http.Request, p auth.Principal)
 	WriteJSON(w, http.StatusOK, m)
 }
 
-// decodeChat reads {"chat_id", "message"} strictly, naming the field at
-// fault.
-func decodeChat(body io.Reader) (chat.Request, error) {
-	b, err := io.ReadAll(io.LimitReader(body, maxChatBody+1))
-	if err != nil {
-		return chat.Request{}, &veredicto.InvalidInputError{File: "body", Problem: "cannot be read"}
-	}
-	if len(b) > maxChatBody {
-		return chat.Request{}, &veredicto.InvalidInputError{File: "body", Field: "message", Problem: fmt.Sprintf("is over %d bytes", chat.MaxMessageBytes)}
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var req chat.Request
-	if err := dec.Decode(&req); err != nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te):
-			return chat.Request{}, &veredicto.InvalidInputError{File: "body", Field: te.Field, Problem: "must be text"}
-		default:
-			return chat.Request{}, &veredicto.InvalidInputError{File: "body", Problem: `must be {"chat_id": "…", "message": "…"}: ` + err.Error()}
-		}
-	}
-	return req, chat.Check(req.ChatID, req.Message)
-}
-
 func (h *Chat) post(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	tenant := p.Tenant
-	req, err := decodeChat(r.Body)
+	var req chat.Request
+	err := DecodeJSON(w, r, &req, `{"chat_id": "…", "message": "…"}`, maxChatBody)
+	if err == nil {
+		err = chat.Check(req.ChatID, req.Message)
+	}
 	if err != nil {
 		WriteError(w, r, err)
 		return

@@ -1,11 +1,9 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/veredicto/veredicto"
@@ -49,7 +47,7 @@ func (c confirmationRoutes) list(w http.ResponseWriter, r *http.Request, p auth.
 }
 
 func (c confirmationRoutes) resolve(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	res, err := decodeResolution(r.Body)
+	res, err := decodeResolution(w, r)
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -69,18 +67,14 @@ func (c confirmationRoutes) resolve(w http.ResponseWriter, r *http.Request, p au
 
 // decodeResolution reads {"id", "approved", "comment"?}, naming the first
 // field that is missing, mistyped or unknown.
-func decodeResolution(body io.Reader) (confirm.Resolution, error) {
-	b, err := io.ReadAll(io.LimitReader(body, maxResolutionBytes+1))
-	if err != nil {
-		return confirm.Resolution{}, &veredicto.InvalidInputError{Field: "body", Problem: "cannot be read"}
-	}
-	if len(b) > maxResolutionBytes {
-		return confirm.Resolution{}, &veredicto.InvalidInputError{Field: "body", Problem: fmt.Sprintf("is over %d bytes", maxResolutionBytes)}
-	}
+func decodeResolution(w http.ResponseWriter, r *http.Request) (confirm.Resolution, error) {
+	const shape = `{"id": "...", "approved": true|false, "comment": "..."}`
 	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&raw); err != nil || raw == nil {
-		return confirm.Resolution{}, &veredicto.InvalidInputError{Field: "body", Problem: `must be a JSON object {"id": "...", "approved": true|false, "comment": "..."}`}
+	if err := DecodeJSON(w, r, &raw, shape, maxResolutionBytes); err != nil {
+		return confirm.Resolution{}, err
+	}
+	if raw == nil {
+		return confirm.Resolution{}, &veredicto.InvalidInputError{File: "body", Problem: "must be a JSON object " + shape}
 	}
 	var res confirm.Resolution
 	for k, v := range raw {
