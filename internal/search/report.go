@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"time"
 
 	"github.com/veredicto/veredicto"
@@ -237,13 +238,18 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 	return res, nil
 }
 
-func validDecision(d string) bool {
-	switch d {
-	case DecisionApproved, DecisionDiscarded1, DecisionDiscarded2, DecisionDiscarded3, DecisionEscalated,
-		DecisionApprovedByConsultant, DecisionDiscardedByConsultant:
-		return true
-	}
-	return false
+func validDecision(d string) bool { return slices.Contains(Decisions(), d) }
+
+// Decisions lists every decision a candidate can end with.
+func Decisions() []string {
+	return []string{DecisionApproved, DecisionDiscarded1, DecisionDiscarded2, DecisionDiscarded3, DecisionEscalated,
+		DecisionApprovedByConsultant, DecisionDiscardedByConsultant}
+}
+
+// Reasons lists every reason an evaluation ends with.
+func Reasons() []string {
+	return []string{ReasonGate1, ReasonGate2, ReasonGate3, ReasonQAPassed, ReasonQABlocks, ReasonContradiction,
+		ReasonNoEvidence, ReasonAmbiguousGem3, ReasonTechnicalError}
 }
 
 // escalated reports whether a decision belongs to a case escalated to the

@@ -1,0 +1,263 @@
+// Package audit is the tamper-evident record of an execution: every model
+// call (the request's messages by hash, the raw answer, usage, latency, the
+// code check's verdict), every code decision (a gate's score, threshold and
+// outcome; a rule that fired), every human decision (who, when, what they
+// saw) and the hash of every report written. Entries are JSON lines in
+// hash chains: each line carries the SHA-256 of the line before it, so
+// changing, removing or reordering any byte breaks the chain at the first
+// bad entry. Work that runs in parallel (a Map's candidates) keeps a chain
+// each; the execution's summary entry joins their heads.
+//
+// The record is written before a step's result is used, and it is what
+// Verify checks and what a replay answers model calls from.
+package audit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/veredicto/veredicto"
+)
+
+// Entry kinds.
+const (
+	KindStart     = "start"          // the execution's input, by hash; the main chain's first entry
+	KindModel     = "model_call"     // one attempt of a model call (ModelCall)
+	KindDecision  = "decision"       // a decision the code took (Decision)
+	KindHuman     = "human_decision" // a person's decision (HumanDecision)
+	KindReport    = "report"         // a file written (Report)
+	KindClock     = "clock"          // a clock reading a step used (Clock)
+	KindSummary   = "summary"        // the execution's end: every chain's head (Summary)
+	KindTombstone = "tombstone"      // what remains after erasure: the hashes only
+)
+
+// MainChain is the chain of the execution itself (start, the work done
+// once, the summary); parallel work has chains of its own.
+const MainChain = "main"
+
+// Entry is one line of a chain.
+type Entry struct {
+	Seq   int             `json:"seq"`
+	Chain string          `json:"chain"`
+	Kind  string          `json:"kind"`
+	At    time.Time       `json:"at"`
+	Data  json.RawMessage `json:"data"`
+	// Prev is the SHA-256 (hex) of the chain's previous line, or of the
+	// chain's genesis for the first entry.
+	Prev string `json:"prev"`
+}
+
+// Genesis is what a chain's first entry points at: the hash of its name,
+// so an entry moved to another chain breaks it.
+func Genesis(chain string) string { return Hash([]byte("veredicto audit chain\x00" + chain)) }
+
+// Hash is the SHA-256 of b, in hex.
+func Hash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Store keeps a record's chains and the texts their entries name by hash.
+type Store interface {
+	// Append adds line as entry seq of chain; a seq already taken is a
+	// *veredicto.ConflictError (two writers of one chain).
+	Append(ctx context.Context, chain string, seq int, line []byte) error
+	// Lines returns a chain's lines in order (none for an unknown chain).
+	Lines(ctx context.Context, chain string) ([][]byte, error)
+	// Chains lists the chains, sorted.
+	Chains(ctx context.Context) ([]string, error)
+	// PutText stores text under its hash (idempotent); Text reads it.
+	PutText(ctx context.Context, hash string, text []byte) error
+	Text(ctx context.Context, hash string) ([]byte, error)
+}
+
+// Recorder appends to one execution's record. Safe for concurrent use;
+// each chain is written by one goroutine at a time.
+type Recorder struct {
+	store Store
+	now   func() time.Time
+
+	mu    sync.Mutex
+	heads map[string]*head
+}
+
+type head struct {
+	mu   sync.Mutex
+	seq  int // next seq; -1 until read from the store
+	hash string
+}
+
+// NewRecorder records into store, stamping entries with now (time.Now
+// when nil).
+func NewRecorder(store Store, now func() time.Time) *Recorder {
+	if now == nil {
+		now = time.Now
+	}
+	return &Recorder{store: store, now: now, heads: map[string]*head{}}
+}
+
+// Store is where the record is kept.
+func (r *Recorder) Store() Store { return r.store }
+
+func (r *Recorder) head(chain string) *head {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h, ok := r.heads[chain]
+	if !ok {
+		h = &head{seq: -1}
+		r.heads[chain] = h
+	}
+	return h
+}
+
+// Append adds an entry of kind with data to chain and returns its hash.
+// It returns once the line is stored: a step that records before it uses
+// its result never uses an unrecorded one.
+func (r *Recorder) Append(ctx context.Context, chain, kind string, data any) (string, error) {
+	if chain == "" {
+		return "", fmt.Errorf("audit: an entry needs a chain")
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return "", fmt.Errorf("audit %s %s: %w", chain, kind, err)
+	}
+	h := r.head(chain)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.seq < 0 {
+		if err := h.load(ctx, r.store, chain); err != nil {
+			return "", err
+		}
+	}
+	line, err := json.Marshal(Entry{Seq: h.seq, Chain: chain, Kind: kind, At: r.now().UTC(), Data: raw, Prev: h.hash})
+	if err != nil {
+		return "", fmt.Errorf("audit %s %s: %w", chain, kind, err)
+	}
+	if err := r.store.Append(ctx, chain, h.seq, line); err != nil {
+		seq := h.seq
+		h.seq = -1 // read the chain again next time: another writer moved it
+		return "", fmt.Errorf("audit %s entry %d: %w", chain, seq, err)
+	}
+	h.seq++
+	h.hash = Hash(line)
+	return h.hash, nil
+}
+
+// Head is a chain's last hash and its length (Genesis and 0 for an empty
+// chain).
+func (r *Recorder) Head(ctx context.Context, chain string) (hash string, n int, err error) {
+	h := r.head(chain)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.seq < 0 {
+		if err := h.load(ctx, r.store, chain); err != nil {
+			return "", 0, err
+		}
+	}
+	return h.hash, h.seq, nil
+}
+
+func (h *head) load(ctx context.Context, store Store, chain string) error {
+	lines, err := store.Lines(ctx, chain)
+	if err != nil {
+		return fmt.Errorf("audit: read chain %s: %w", chain, err)
+	}
+	h.seq, h.hash = len(lines), Genesis(chain)
+	if len(lines) > 0 {
+		h.hash = Hash(lines[len(lines)-1])
+	}
+	return nil
+}
+
+// Text stores a message's text once, by its hash, and returns the hash.
+func (r *Recorder) Text(ctx context.Context, text string) (string, error) {
+	h := Hash([]byte(text))
+	if err := r.store.PutText(ctx, h, []byte(text)); err != nil {
+		return "", fmt.Errorf("audit: store text %s: %w", h[:12], err)
+	}
+	return h, nil
+}
+
+// Message is one message of a model request: its role and its text's hash.
+type Message struct {
+	Role string `json:"role"` // system, user, previous (the answer a re-ask rejects), problem
+	Hash string `json:"sha256"`
+}
+
+// ModelCall is one attempt of one model call.
+type ModelCall struct {
+	Agent         string `json:"agent"`
+	Candidate     string `json:"candidate,omitempty"`
+	Schema        string `json:"schema"`
+	PromptVersion string `json:"prompt_version,omitempty"`
+	Provider      string `json:"provider,omitempty"`
+	Model         string `json:"model,omitempty"`
+	// Request is the hash of everything sent: what a replay looks the
+	// answer up by.
+	Request  string    `json:"request"`
+	Messages []Message `json:"messages"`
+	Attempt  int       `json:"attempt"`
+	Reask    bool      `json:"reask,omitempty"`
+	// Response is the model's raw answer; Error the provider's failure
+	// (its kind and message) when there was none.
+	Response  json.RawMessage `json:"response,omitempty"`
+	Truncated bool            `json:"truncated,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Usage     veredicto.Usage `json:"usage"`
+	LatencyMS int64           `json:"latency_ms"`
+	// Verdict is the code's check of the answer: "accepted", or the
+	// problem that made it re-ask or refuse.
+	Verdict string `json:"verdict"`
+}
+
+// Decision is a decision the code took: a gate (Score against Threshold),
+// a rule that fired, a state a candidate entered.
+type Decision struct {
+	Name      string   `json:"name"` // gate_gem1, rule, state…
+	Candidate string   `json:"candidate,omitempty"`
+	Score     *float64 `json:"score,omitempty"`
+	Threshold *float64 `json:"threshold,omitempty"`
+	Outcome   string   `json:"outcome"`
+	// Evidence lists the source ids behind the score; Detail says more
+	// (a rule's span, a re-asked inconsistency).
+	Evidence []string `json:"evidence,omitempty"`
+	Detail   string   `json:"detail,omitempty"`
+}
+
+// HumanDecision is a person's decision on a confirmation.
+type HumanDecision struct {
+	Confirmation string    `json:"confirmation"`
+	Candidate    string    `json:"candidate,omitempty"`
+	Status       string    `json:"status"` // approved, rejected, expired, pending
+	Principal    string    `json:"principal,omitempty"`
+	DecidedAt    time.Time `json:"decided_at,omitzero"`
+	Comment      string    `json:"comment,omitempty"`
+	// Preview is the hash of what the person was shown.
+	Preview string `json:"preview_sha256,omitempty"`
+}
+
+// Report is a file the execution wrote.
+type Report struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Bytes  int    `json:"bytes"`
+}
+
+// Clock is a clock reading a step used (a report's date): a replay uses
+// it again.
+type Clock struct {
+	Use string    `json:"use"`
+	At  time.Time `json:"at"`
+}
+
+// Summary ends an execution: every chain's head when it ended.
+type Summary struct {
+	Execution string            `json:"execution"`
+	Heads     map[string]string `json:"heads"`
+	Entries   map[string]int    `json:"entries"`
+}
