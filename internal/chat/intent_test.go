@@ -196,18 +196,32 @@ func TestIntentCorpus(t *testing.T) {
 func TestEvaluateCounts(t *testing.T) {
 	r := defaultRegistry(t)
 	corpus := []Labelled{
-		{"Compara a c-001 con c-006 en deuda", "search-analyst"}, // right
-		{"Abre un debate sobre c-005", "reports"},                // wrong target
-		{"Hola", ""}, // not predicted
-		{"Marca las banderas de esta entrevista", ""}, // false alarm
-		{"hola de nuevo", "companion"},                // missed
+		{Text: "Compara a c-001 con c-006 en deuda", Target: "search-analyst"}, // right
+		{Text: "Abre un debate sobre c-005", Target: "reports"},                // wrong target
+		{Text: "Hola", Target: ""},                                             // not predicted
+		{Text: "Marca las banderas de esta entrevista", Target: ""},            // false alarm
+		{Text: "hola de nuevo", Target: "companion"},                           // missed
 	}
 	q := r.Evaluate(corpus, HintThreshold)
 	if q.Predicted != 3 || q.Correct != 1 || q.Positives != 3 {
 		t.Fatalf("Evaluate = %+v, want predicted 3, correct 1, positives 3", q)
 	}
-	if q.Precision != 1.0/3 || q.Recall != 1.0/3 {
-		t.Errorf("precision %v recall %v, want 1/3 and 1/3", q.Precision, q.Recall)
+	if q.Precision != 0.3333 || q.Recall != 0.3333 || q.F1 != 0.3333 {
+		t.Errorf("precision %v recall %v F1 %v, want 0.3333 each", q.Precision, q.Recall, q.F1)
+	}
+	if a := q.Agents["search-analyst"]; a != (AgentQuality{Predicted: 1, Correct: 1, Positives: 1, Precision: 1, Recall: 1, F1: 1}) {
+		t.Errorf("search-analyst = %+v, want 1/1/1", a)
+	}
+	if a := q.Agents["companion"]; a.Predicted != 0 || a.Positives != 1 || a.Precision != 1 || a.Recall != 0 || a.F1 != 0 {
+		t.Errorf("companion = %+v, want nothing predicted of 1 labelled", a)
+	}
+	if len(q.Confusion) != 3 {
+		t.Errorf("confusion = %+v, want 3 pairs (reports→debate, none→flags, companion→none)", q.Confusion)
+	}
+	for _, c := range q.Confusion {
+		if c.Count != 1 || c.Label == c.Predicted {
+			t.Errorf("confusion pair %+v", c)
+		}
 	}
 }
 
