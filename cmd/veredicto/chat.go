@@ -50,6 +50,12 @@ type chatCLIConfig struct {
 }
 
 func (m *Main) runChat(ctx context.Context, args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "evaluate":
+			return m.runChatEvaluate(ctx, args[1:])
+		}
+	}
 	cfg := chatCLIConfig{}
 	fs := subcommandFlags("chat", chatUsage, m.Stderr)
 	fs.StringVar(&cfg.endpoint, "endpoint", "", "base URL of the server (default: the one running on --data)")

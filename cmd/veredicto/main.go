@@ -72,6 +72,8 @@ Usage:
       and redrive its dead letters.
   veredicto chat [--endpoint URL] [--chat ID] [--token TOK | --tenant T --data DIR]
       Talk to the delegation chat of a running server.
+  veredicto chat evaluate --corpus FILE [--agents FILE] [--threshold T]
+      Measure delegation intent on a labelled corpus (one JSON document).
   veredicto doctor [--data DIR] [--json]
       Check the data folder: its permissions, and every damaged or
       quarantined record (exit 1 when something is wrong).

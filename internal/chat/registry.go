@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/yamldoc"
 )
@@ -202,4 +204,24 @@ const (
 // KnownActions is the set of actions this package implements.
 func KnownActions() map[string]bool {
 	return map[string]bool{ActionSearch: true, ActionFlags: true, ActionCompanion: true, ActionDebate: true, ActionReports: true}
+}
+
+// LoadScoringRegistry loads a registry only to score requests with it
+// (veredicto chat evaluate, learn): every agent's action is accepted, since
+// none runs. Everything else is checked as LoadRegistry does.
+func LoadScoringRegistry(file string, data []byte) (*Registry, error) {
+	var peek struct {
+		Agents []struct {
+			Action string `yaml:"action"`
+		} `yaml:"agents"`
+	}
+	known := map[string]bool{}
+	if err := yaml.Unmarshal(data, &peek); err == nil {
+		for _, a := range peek.Agents {
+			if a.Action != "" {
+				known[a.Action] = true
+			}
+		}
+	}
+	return LoadRegistry(file, data, known)
 }
