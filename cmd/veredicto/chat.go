@@ -54,6 +54,8 @@ func (m *Main) runChat(ctx context.Context, args []string) int {
 		switch args[0] {
 		case "evaluate":
 			return m.runChatEvaluate(ctx, args[1:])
+		case "learn":
+			return m.runChatLearn(ctx, args[1:])
 		}
 	}
 	cfg := chatCLIConfig{}

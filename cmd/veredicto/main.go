@@ -72,8 +72,10 @@ Usage:
       and redrive its dead letters.
   veredicto chat [--endpoint URL] [--chat ID] [--token TOK | --tenant T --data DIR]
       Talk to the delegation chat of a running server.
-  veredicto chat evaluate --corpus FILE [--agents FILE] [--threshold T]
+  veredicto chat evaluate --corpus FILE [--agents FILE] [--model FILE] [--threshold T]
       Measure delegation intent on a labelled corpus (one JSON document).
+  veredicto chat learn --corpus FILE [--corpus FILE…] --out FILE
+      Fit a delegation-intent model on labelled requests.
   veredicto doctor [--data DIR] [--json]
       Check the data folder: its permissions, and every damaged or
       quarantined record (exit 1 when something is wrong).

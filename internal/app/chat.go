@@ -88,6 +88,8 @@ func chatService(ctx context.Context, cfg Config, pc peopleConfig, cc chatConfig
 	}
 	svc := &chat.Service{
 		Registry: reg, Model: model, Store: kv, Events: confirms.Events,
+		// Each tenant's promoted intent model lives in the reports bucket.
+		Intents:       &chat.IntentModels{Registry: reg, Blobs: reports},
 		Confirmations: confirms, ConfirmationStore: confirms.Store, Options: cc.Options,
 		Tools: map[string]chat.Tool{
 			chat.ActionSearch:    chat.SearchTool{Searches: searches},
@@ -145,13 +147,17 @@ func localChat(dir string, s catalog.Services) (*httpapi.Chat, *chat.Service) {
 			model = m
 		}
 	}
-	in, _, _ := LocalLayout(dir)
+	in, reportsDir, _ := LocalLayout(dir)
+	intents, err := intentModels(reg, fileblob.NewDir(reportsDir), os.Getenv, nil)
+	if err != nil {
+		return nil, nil
+	}
 	judgeOf := s.Judge
 	if judgeOf == nil {
 		judgeOf = judge(nil)
 	}
 	svc := &chat.Service{
-		Registry: reg, Model: model, Store: filestore.NewLocal(filepath.Join(dir, "chats")), Events: s.Confirm.Events,
+		Registry: reg, Intents: intents, Model: model, Store: filestore.NewLocal(filepath.Join(dir, "chats")), Events: s.Confirm.Events,
 		Confirmations: s.Confirm, ConfirmationStore: s.Confirm.Store, Options: chat.OptionsFromEnv(os.Getenv),
 		Tools: map[string]chat.Tool{
 			chat.ActionSearch: chat.SearchTool{Searches: s.Intake},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -54,12 +55,19 @@ func (s *Server) localChatService(a *App, events *fileeventlog.Log) (*chat.Servi
 	if cfg.ChatOptions != nil {
 		opts = *cfg.ChatOptions
 	}
-	inputs, _, _ := LocalLayout(cfg.Data)
+	inputs, reports, _ := LocalLayout(cfg.Data)
+	intents, err := intentModels(reg, fileblob.NewDir(reports), os.Getenv, s.logger)
+	if err != nil {
+		return nil, "", err
+	}
+	if intents.Default != nil {
+		notice += "; intent model " + intents.Default.Version
+	}
 	// The chat's agents start workflows as "chat", scoped to the
 	// conversation's tenant.
 	starter := chatStarter{s.sfnClient(auth.KeySpec{Name: PrincipalChat, Service: true})}
 	svc := &chat.Service{
-		Registry: reg, Model: model, Store: storefile.NewLocal(filepath.Join(cfg.Data, "chats")), Events: events,
+		Registry: reg, Intents: intents, Model: model, Store: storefile.NewLocal(filepath.Join(cfg.Data, "chats")), Events: events,
 		Confirmations: s.Confirmations, ConfirmationStore: s.Confirmations.Store, Options: opts, Logger: s.logger,
 		Tools: map[string]chat.Tool{
 			chat.ActionSearch:    chat.SearchTool{Searches: a.Intake},
@@ -73,6 +81,25 @@ func (s *Server) localChatService(a *App, events *fileeventlog.Log) (*chat.Servi
 		return nil, "", err
 	}
 	return svc, notice, nil
+}
+
+// intentModels chooses each tenant's delegation-intent scorer: its model
+// under chat/models/<tenant>/ in blobs (veredicto chat recalibrate), else
+// the installation's $CHAT_INTENT_MODEL file (veredicto chat learn), else
+// the registry's keyword heuristic. A CHAT_INTENT_MODEL that cannot be read
+// or was fitted for another registry stops the start, named.
+func intentModels(reg *chat.Registry, blobs chat.ModelBlobs, getenv func(string) string, logger *slog.Logger) (*chat.IntentModels, error) {
+	m := &chat.IntentModels{Registry: reg, Blobs: blobs, Logger: logger}
+	if p := getenv("CHAT_INTENT_MODEL"); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("CHAT_INTENT_MODEL: %w", err)
+		}
+		if m.Default, err = reg.LoadIntentModel(p, b); err != nil {
+			return nil, fmt.Errorf("CHAT_INTENT_MODEL: %w", err)
+		}
+	}
+	return m, nil
 }
 
 // chatStarter starts the chat's workflows signed with the chat's key for

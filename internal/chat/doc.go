@@ -1,7 +1,8 @@
 // Package chat is the delegation chat of seed 004 (§2, §5–9, §11): a
 // supervisor model that may delegate a consultant's request to one of
 // Veredicto's specialist agents through delegate_to_<id> tools, guided by a
-// lexical intent heuristic (ScoreDelegationIntent) that never forces it,
+// lexical intent heuristic (ScoreDelegationIntent), or a model learned
+// from a labelled corpus (IntentModel), that never forces it,
 // with sensitive actions behind confirmations and everything on the
 // conversation's event stream.
 //
@@ -27,7 +28,16 @@
 //     given up on and announced;
 //   - registry.go: the agents' registry (prompts/agents.yaml);
 //   - intent.go: the lexical delegation-intent score;
-//   - corpus.go: a labelled corpus and the heuristic's quality on it;
+//   - corpus.go: a labelled corpus and a scorer's quality on it;
+//   - features.go: a request's features for the learned model (negation,
+//     status questions, paraphrase groups, stems, character n-grams, the
+//     heuristic's own reading);
+//   - learn.go: fitting the learned model on labelled requests, and its
+//     per-agent calibration;
+//   - intentmodel.go: the learned model as data (IntentModel), loaded
+//     against its registry, and its score;
+//   - intentmodels.go: which scorer a tenant's turns use (its promoted
+//     model, the installation's, or the keyword heuristic);
 //   - model.go, offline.go: the supervisor model port, its OpenAI adapter
 //     and the offline supervisor;
 //   - tools.go, direct.go: the specialists' tools and the supervisor's

@@ -11,10 +11,14 @@ import (
 )
 
 // Offline is the supervisor without a language model: it delegates when
-// the heuristic's score reaches HintThreshold, filling the tool's
-// arguments from the request's words (ids, e-mail, operation verbs), and
-// otherwise answers from a fixed template that says it is offline. After
-// a tool it relays the tool's summary.
+// the turn's intent reaches HintThreshold — it follows the system prompt's
+// internal hint, which the turn's scorer (the keyword heuristic or the
+// tenant's learned model) put there — filling the tool's arguments from
+// the request's words (ids, e-mail, operation verbs), and otherwise
+// answers from a fixed template that says it is offline. A status
+// question («¿ya terminó…?») is delegated only to an agent whose tool can
+// answer it without acting again (the analyst's status, the flags
+// classifier's reading). After a tool it relays the tool's summary.
 type Offline struct{ Registry *Registry }
 
 var _ Model = Offline{}
@@ -25,6 +29,20 @@ const OfflineNotice = "(Modo sin conexión: sin modelo de lenguaje.)"
 // OfflineTemplate is the offline answer to a request it does not delegate.
 const OfflineTemplate = OfflineNotice + " Solo puedo delegar peticiones claras en los especialistas. Prueba, por ejemplo: «compara a c-001 con c-002 en la búsqueda cfo-2026», «marca las banderas de la entrevista int-1», «abre un debate sobre c-005 en la búsqueda cfo-2026» o «envía los informes de c-001 de la búsqueda cfo-2026 a cliente@example.com»."
 
+// OfflineStatusTemplate answers, offline, a status question whose agent
+// has no way to tell the status without acting again.
+const OfflineStatusTemplate = OfflineNotice + " Sin modelo no puedo consultar el estado de ese trabajo sin volver a lanzarlo; sigue su avance en el stream de la conversación."
+
+var hintRE = regexp.MustCompile(`INTERNAL DELEGATION HINT: The user's request likely maps to specialist agent '([a-z0-9-]+)'`)
+
+// hinted is the agent the system prompt's internal hint names, or "".
+func hinted(system string) string {
+	if m := hintRE.FindStringSubmatch(system); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // Next answers one call deterministically.
 func (o Offline) Next(_ context.Context, p Prompt) (Reply, error) {
 	if len(p.Messages) == 0 {
@@ -34,13 +52,19 @@ func (o Offline) Next(_ context.Context, p Prompt) (Reply, error) {
 	if last.Role == "tool" {
 		return Reply{Content: OfflineNotice + " " + relay(last.Content)}, nil
 	}
-	in := o.Registry.ScoreDelegationIntent(last.Content)
-	if in.Score < HintThreshold {
+	target := hinted(p.System)
+	if p.System == "" {
+		// No system prompt (a caller of its own): score the request.
+		if in := o.Registry.ScoreDelegationIntent(last.Content); in.Score >= HintThreshold {
+			target = in.Target
+		}
+	}
+	agent, ok := o.Registry.Agent(target)
+	if !ok || !slices.ContainsFunc(p.Tools, func(t ToolSpec) bool { return t.Name == agent.Tool }) {
 		return Reply{Content: OfflineTemplate}, nil
 	}
-	agent, _ := o.Registry.Agent(in.Target)
-	if !slices.ContainsFunc(p.Tools, func(t ToolSpec) bool { return t.Name == agent.Tool }) {
-		return Reply{Content: OfflineTemplate}, nil
+	if IsStatusQuestion(last.Content) && agent.Action != ActionSearch && agent.Action != ActionFlags {
+		return Reply{Content: OfflineStatusTemplate}, nil
 	}
 	args := OfflineArgs(agent, last.Content)
 	b, _ := json.Marshal(args)
@@ -117,6 +141,8 @@ func OfflineArgs(a *Agent, text string) map[string]any {
 	case ActionSearch:
 		op := "status"
 		switch {
+		case IsStatusQuestion(text):
+			// «¿Ya terminó de correr la evaluación?» asks, it does not run.
 		case len(cands) >= 2 || has("compar"):
 			op = "compare"
 		case has("lanza", "inicia", "ejecuta", "run", "start", "launch", "evalua", "corre"):

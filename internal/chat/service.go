@@ -106,6 +106,9 @@ func OptionsFromEnv(getenv func(string) string) Options {
 // concurrent use.
 type Service struct {
 	Registry *Registry
+	// Intents chooses each tenant's intent scorer (a learned model or the
+	// registry's heuristic); nil scores with the registry.
+	Intents *IntentModels
 	// Model is the supervisor; nil runs the offline supervisor.
 	Model Model
 	// Tools implement the registry's actions, by action.
@@ -133,6 +136,14 @@ func (s *Service) logger() *slog.Logger {
 		return s.Logger
 	}
 	return slog.Default()
+}
+
+// scorer is the delegation-intent scorer of tenant's turns.
+func (s *Service) scorer(ctx context.Context, tenant string) Scorer {
+	if s.Intents != nil {
+		return s.Intents.For(ctx, tenant)
+	}
+	return s.Registry
 }
 
 func (s *Service) model() Model {

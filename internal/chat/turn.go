@@ -43,7 +43,7 @@ func (s *Service) Turn(ctx context.Context, tenant, chatID string, n int, messag
 	} else if s.Model != nil {
 		rec.Model = "custom"
 	}
-	intent := s.Registry.ScoreDelegationIntent(message)
+	intent := s.scorer(ctx, tenant).ScoreDelegationIntent(message)
 	rec.Intent = intent
 	res, err := s.run(ctx, t, &rec, intent)
 	rec.Assistant = t.text.String()
