@@ -27,6 +27,11 @@ An interactive terminal client of the delegation chat of a running
 (GET /api/events?chat=ID): the text as it arrives, the tools the
 supervisor delegates to and their steps, and a y/n question for every
 sensitive action waiting for your confirmation (POST /api/confirmations).
+After each turn it asks «¿Faltó delegar?» (when nothing was delegated) or
+«¿Era esto lo que pedías?» (after a delegation): answer s/y or n, then the
+agent it should have gone to, or press Enter (or type your next message) to
+skip; the answer is stored on the server as a labelled example of your
+tenant (POST /api/chat/feedback). --feedback=false never asks.
 Type /exit (or end the input) to leave; the chat's history stays on the
 server, so --chat ID resumes it. On AWS, --endpoint is the HTTP API and
 --events the event stream's Function URL (its root serves the stream).
@@ -47,6 +52,8 @@ type chatCLIConfig struct {
 	debug bool
 	// turnTimeout bounds the wait for one turn's finish.
 	turnTimeout time.Duration
+	// feedback asks the turn's question after each turn.
+	feedback bool
 }
 
 func (m *Main) runChat(ctx context.Context, args []string) int {
@@ -68,6 +75,7 @@ func (m *Main) runChat(ctx context.Context, args []string) int {
 	fs.StringVar(&cfg.data, "data", app.DefaultDataDir, "data folder of the local server (its key signs the token)")
 	fs.DurationVar(&cfg.turnTimeout, "turn-timeout", 20*time.Minute, "how long to wait for one turn")
 	fs.BoolVar(&cfg.debug, "debug", false, "also show delegation-intent and delegation-missed events")
+	fs.BoolVar(&cfg.feedback, "feedback", true, "after each turn, ask whether a delegation was missed or right")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return exitOK
@@ -126,6 +134,7 @@ type chatClient struct {
 	events chan map[string]any
 	errc   chan error
 	lastID string
+	agents []chatAgentName // the specialists, read once for the feedback
 }
 
 func (c *chatClient) run(ctx context.Context, stdin io.Reader) error {
@@ -136,13 +145,18 @@ func (c *chatClient) run(ctx context.Context, stdin io.Reader) error {
 	in := bufio.NewScanner(stdin)
 	in.Buffer(make([]byte, chat.MaxMessageBytes), chat.MaxMessageBytes)
 	fmt.Fprintf(c.out, "Chat %s en %s. Escribe tu mensaje (/exit para salir).\n", c.cfg.chatID, c.cfg.endpoint)
+	next := "" // a message typed at the feedback question
 	for {
-		fmt.Fprint(c.out, "tú> ")
-		if !in.Scan() {
-			fmt.Fprintln(c.out)
-			return in.Err()
+		line := next
+		next = ""
+		if line == "" {
+			fmt.Fprint(c.out, "tú> ")
+			if !in.Scan() {
+				fmt.Fprintln(c.out)
+				return in.Err()
+			}
+			line = strings.TrimSpace(in.Text())
 		}
-		line := strings.TrimSpace(in.Text())
 		switch line {
 		case "":
 			continue
@@ -154,8 +168,12 @@ func (c *chatClient) run(ctx context.Context, stdin io.Reader) error {
 			fmt.Fprintf(c.out, "[error] %v\n", err)
 			continue
 		}
-		if err := c.await(ctx, turn, in); err != nil {
+		finish, err := c.await(ctx, turn, in)
+		if err != nil {
 			return err
+		}
+		if c.cfg.feedback && finish != nil {
+			next = c.askFeedback(ctx, turn, finish, in)
 		}
 	}
 }
@@ -253,8 +271,9 @@ func (c *chatClient) readStream(ctx context.Context) error {
 	return sc.Err()
 }
 
-// await prints turn's events until its finish, asking for confirmations.
-func (c *chatClient) await(ctx context.Context, turn int, in *bufio.Scanner) error {
+// await prints turn's events until its finish, asking for confirmations,
+// and returns the finish event (nil when the turn did not finish in time).
+func (c *chatClient) await(ctx context.Context, turn int, in *bufio.Scanner) (map[string]any, error) {
 	timeout := time.NewTimer(c.cfg.turnTimeout)
 	defer timeout.Stop()
 	for {
@@ -262,12 +281,12 @@ func (c *chatClient) await(ctx context.Context, turn int, in *bufio.Scanner) err
 		select {
 		case ev = <-c.events:
 		case err := <-c.errc:
-			return err
+			return nil, err
 		case <-timeout.C:
 			fmt.Fprintln(c.out, "\n[aviso] el turno no terminó a tiempo")
-			return nil
+			return nil, nil
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		t, hasTurn := ev["turn"].(float64)
 		if hasTurn && int(t) != turn {
@@ -295,7 +314,7 @@ func (c *chatClient) await(ctx context.Context, turn int, in *bufio.Scanner) err
 			fmt.Fprintf(c.out, "  · %v: %v\n", st["agent"], st["content"])
 		case "pending-confirmation":
 			if err := c.confirm(ctx, ev, in); err != nil {
-				return err
+				return nil, err
 			}
 		case "confirmation-resolved":
 			word := map[any]string{"approved": "aprobada", "rejected": "rechazada", "expired": "caducada"}[ev["status"]]
@@ -310,7 +329,7 @@ func (c *chatClient) await(ctx context.Context, turn int, in *bufio.Scanner) err
 			}
 		case "finish":
 			fmt.Fprintln(c.out)
-			return nil
+			return ev, nil
 		}
 	}
 }

@@ -70,8 +70,8 @@ func (s *tmuxSession) waitFor(want string) string {
 
 // TestChatTerminal drives "veredicto chat" in a real terminal against a
 // live server with the offline supervisor: a delegated turn streams its
-// text and tool steps, and a sensitive send asks y/n and runs only when
-// approved.
+// text and tool steps and asks «¿Era esto lo que pedías?», and a sensitive
+// send asks y/n and runs only when approved.
 func TestChatTerminal(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -91,6 +91,10 @@ func TestChatTerminal(t *testing.T) {
 			t.Errorf("the terminal does not show %q:\n%s", want, scr)
 		}
 	}
+	// The delegation's question, answered with one key.
+	term.waitFor("¿Era esto lo que pedías? [s/n, Enter para seguir]: ")
+	term.send("s")
+	term.waitFor("[gracias: anotado]")
 	for i := 0; i < 300; i++ { // the offline evaluation takes about a second
 		if _, body := l.call(ctx, t, "GET", "/searches/demo-cfo-andina", tok, ""); strings.Contains(body, `"status": "SUCCEEDED"`) {
 			break

@@ -32,7 +32,7 @@ var documented = []string{
 	"POST /companion/applications/{id}/audit", "POST /companion/applications/{id}/retro",
 	"POST /companion/applications/{id}/refine",
 	"GET /api/confirmations", "POST /api/confirmations",
-	"POST /api/chat", "GET /api/chat/metrics",
+	"POST /api/chat", "GET /api/chat/metrics", "POST /api/chat/feedback", "GET /api/chat/agents",
 	"GET /api/events",
 	"GET /{$}", "GET /config.js",
 }

@@ -15,6 +15,24 @@ type AgentCounters struct {
 	Delegated int `json:"delegated"`
 	Failed    int `json:"failed"`
 	Missed    int `json:"missed"`
+	// FeedbackMissed counts the answers that said a turn should have gone
+	// to this agent and did not (a yes to «¿Faltó delegar?», or a no to
+	// «¿Era esto lo que pedías?» naming it); FeedbackWrong the delegations
+	// to it that were not what was asked.
+	FeedbackMissed int `json:"feedback_missed"`
+	FeedbackWrong  int `json:"feedback_wrong"`
+}
+
+// FeedbackCounters count a tenant's answers to the turns' questions.
+type FeedbackCounters struct {
+	// Examples counts the answers stored as labelled examples.
+	Examples int `json:"examples"`
+	// MissedYes and MissedNo answer «¿Faltó delegar?», RightYes and
+	// RightNo «¿Era esto lo que pedías?».
+	MissedYes int `json:"missed_yes"`
+	MissedNo  int `json:"missed_no"`
+	RightYes  int `json:"right_yes"`
+	RightNo   int `json:"right_no"`
 }
 
 // Metrics are a tenant's delegation counters per agent, computed from its
@@ -25,6 +43,9 @@ type Metrics struct {
 	// Truncated: the tenant has more than MaxMetricTurns turns; the
 	// counters cover the first MaxMetricTurns keys.
 	Truncated bool `json:"truncated"`
+	// Feedback counts the answers to «¿Faltó delegar?» and «¿Era esto lo
+	// que pedías?» (at most MaxFeedback).
+	Feedback FeedbackCounters `json:"feedback"`
 }
 
 // MaxMetricTurns bounds the turns one metrics request reads.
@@ -41,6 +62,12 @@ func (s *Service) Metrics(ctx context.Context, tenant string) (Metrics, error) {
 		return m, fmt.Errorf("list chats: %w", err)
 	}
 	for _, k := range keys {
+		if strings.Contains(k, "/feedback/") && m.Feedback.Examples < MaxFeedback {
+			if err := s.countFeedback(ctx, k, &m); err != nil {
+				return m, err
+			}
+			continue
+		}
 		if !strings.Contains(k, "/turn/") {
 			continue
 		}
@@ -77,4 +104,38 @@ func (s *Service) Metrics(ctx context.Context, tenant string) (Metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// countFeedback adds one stored answer to the metrics.
+func (s *Service) countFeedback(ctx context.Context, key string, m *Metrics) error {
+	b, ok, err := s.Store.Get(ctx, key)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	var f Feedback
+	if !ok || json.Unmarshal(b, &f) != nil {
+		return nil
+	}
+	m.Feedback.Examples++
+	bump := func(id string, missed, wrong int) {
+		if c, ok := m.Agents[id]; ok {
+			c.FeedbackMissed += missed
+			c.FeedbackWrong += wrong
+			m.Agents[id] = c
+		}
+	}
+	switch {
+	case f.Question == QuestionMissed && f.Answer == AnswerYes:
+		m.Feedback.MissedYes++
+		bump(f.Label, 1, 0)
+	case f.Question == QuestionMissed:
+		m.Feedback.MissedNo++
+	case f.Answer == AnswerYes:
+		m.Feedback.RightYes++
+	default:
+		m.Feedback.RightNo++
+		bump(f.Delegated, 0, 1)
+		bump(f.Label, 1, 0)
+	}
+	return nil
 }

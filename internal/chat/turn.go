@@ -48,6 +48,10 @@ func (s *Service) Turn(ctx context.Context, tenant, chatID string, n int, messag
 	res, err := s.run(ctx, t, &rec, intent)
 	rec.Assistant = t.text.String()
 	finish := map[string]any{"finishReason": "stop"}
+	if err == nil {
+		// The question the person may answer about this turn (Feedback).
+		finish["feedback"], finish["delegated"] = Question(rec.Delegated), rec.Delegated
+	}
 	if err != nil {
 		rec.Error = veredicto.ErrorName(err)
 		finish["finishReason"] = "error"

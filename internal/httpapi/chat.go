@@ -18,6 +18,10 @@ import (
 //	POST /api/chat           {"chat_id", "message"} → the turn runs; its
 //	                         output is on GET /api/events?chat=<chat_id>
 //	GET  /api/chat/metrics   delegation counters per agent (Metrics)
+//	POST /api/chat/feedback  {"chat_id", "turn", "answer", "agent"} → the
+//	                         answer to the turn's question, stored as a
+//	                         labelled example (chat.Feedback)
+//	GET  /api/chat/agents    the specialists a request may go to
 //
 // With Enqueue (AWS) a POST claims the turn, queues it and answers 202
 // {chat_id, turn, events}. With Async (the local server) a POST answers 202 {chat_id, turn,
@@ -79,6 +83,41 @@ func (h *Chat) init() {
 func (h *Chat) register(m *Mux) {
 	m.Handle("POST /api/chat", RequireTenant(h.post))
 	m.Handle("GET /api/chat/metrics", RequireTenant(h.metrics))
+	m.Handle("POST /api/chat/feedback", RequireTenant(h.feedback))
+	m.Handle("GET /api/chat/agents", RequireTenant(h.agents))
+}
+
+// feedback stores the person's answer to a turn's question («¿Faltó
+// delegar?», «¿Era esto lo que pedías?»): 201 with the labelled example's
+// question, answer and label (not the message), 404 for a turn that has
+// not finished, 409 for a second answer.
+func (h *Chat) feedback(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var req chat.FeedbackRequest
+	if err := DecodeJSON(w, r, &req, `{"chat_id": "…", "turn": 1, "answer": "yes|no", "agent": "…"}`, 4096); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	f, err := h.Service.Feedback(r.Context(), p.Tenant, p.Name, req)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusCreated, map[string]any{"chat_id": f.ChatID, "turn": f.Turn, "question": f.Question,
+		"answer": f.Answer, "label": f.Label})
+}
+
+// chatAgent is one specialist as the clients list it.
+type chatAgent struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+func (h *Chat) agents(w http.ResponseWriter, _ *http.Request, _ auth.Principal) {
+	out := []chatAgent{}
+	for _, a := range h.Service.Registry.Specialists() {
+		out = append(out, chatAgent{ID: a.ID, Name: a.Name})
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"agents": out})
 }
 
 func (h *Chat) metrics(w http.ResponseWriter, r *http.Request, p auth.Principal) {

@@ -138,3 +138,49 @@ func TestCloseStopsRunningTurns(t *testing.T) {
 		t.Errorf("POST after Close: %d %s", w.Code, w.Body)
 	}
 }
+
+func asTenant(r *http.Request, tenant, name string) *http.Request {
+	return r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{Name: name, Tenant: tenant, Via: auth.ViaJWT}))
+}
+
+// TestChatFeedbackRoutes: a synchronous turn, then its answer through
+// POST /api/chat/feedback (the principal, not the body, says who answers),
+// counted in GET /api/chat/metrics; another tenant cannot answer it; the
+// agents the clients offer come from GET /api/chat/agents.
+func TestChatFeedbackRoutes(t *testing.T) {
+	svc, _ := chatService(t, nil)
+	h := httpapi.New(httpapi.Routes{Chat: &httpapi.Chat{Service: svc}})
+	if w := postChat(h, "acme", `{"chat_id":"fb","message":"Hola, ¿qué tal?"}`); w.Code != http.StatusOK {
+		t.Fatalf("turn: %d %s", w.Code, w.Body)
+	}
+	answer := func(tenant, body string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, asTenant(httptest.NewRequest("POST", "/api/chat/feedback", strings.NewReader(body)), tenant, "ana"))
+		return w
+	}
+	if w := answer("zeta", `{"chat_id":"fb","turn":1,"answer":"yes","agent":"debate"}`); w.Code != http.StatusNotFound {
+		t.Errorf("another tenant's answer: %d %s, want 404", w.Code, w.Body)
+	}
+	w := answer("acme", `{"chat_id":"fb","turn":1,"answer":"yes","agent":"debate"}`)
+	if w.Code != http.StatusCreated || !strings.Contains(w.Body.String(), `"label": "debate"`) || !strings.Contains(w.Body.String(), `"question": "missed"`) ||
+		strings.Contains(w.Body.String(), "Hola") {
+		t.Errorf("answer: %d %s; want 201 with the label and not the message", w.Code, w.Body)
+	}
+	if w := answer("acme", `{"chat_id":"fb","turn":1,"answer":"no"}`); w.Code != http.StatusConflict {
+		t.Errorf("second answer: %d, want 409", w.Code)
+	}
+	if w := answer("acme", `{"chat_id":"fb","turn":1,"answer":"no","by":"mallory"}`); w.Code != http.StatusBadRequest {
+		t.Errorf("a body naming who answers: %d, want 400", w.Code)
+	}
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, asTenant(httptest.NewRequest("GET", "/api/chat/metrics", nil), "acme", "ana"))
+	var m chat.Metrics
+	if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil || m.Feedback.MissedYes != 1 || m.Agents["debate"].FeedbackMissed != 1 {
+		t.Errorf("metrics = %s (%v), want one «¿Faltó delegar?» yes for debate", w.Body, err)
+	}
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, asTenant(httptest.NewRequest("GET", "/api/chat/agents", nil), "acme", "ana"))
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"id": "search-analyst"`) || strings.Contains(w.Body.String(), `"id": "veredicto"`) {
+		t.Errorf("agents: %d %s", w.Code, w.Body)
+	}
+}

@@ -29,6 +29,8 @@
 //	POST /api/confirmations                         decide one (the principal is recorded as the decider)
 //	POST /api/chat                                  a turn of the delegation chat (seed 004)
 //	GET  /api/chat/metrics                          delegation counters per agent
+//	POST /api/chat/feedback                         a person's answer to a turn's question, a labelled example
+//	GET  /api/chat/agents                           the specialists a request may go to
 //	GET  /api/events?execution=…|chat=…             an execution's or conversation's events (Server-Sent Events)
 //	GET  /, /config.js, /assets/…                   the web console
 //

@@ -506,6 +506,128 @@
       .then(function (text) { pre.textContent = text; }, fail(pre));
   }
 
+  // ---------------------------------------------------------------- conversation
+
+  // The delegation chat: each message is a turn (POST /api/chat); its
+  // answer streams on the conversation's events. After each turn the page
+  // asks «¿Faltó delegar?» (nothing was delegated) or «¿Era esto lo que
+  // pedías?» (after a delegation): one click answers, with the agent it
+  // should have gone to (POST /api/chat/feedback).
+  var MAX_CHAT_ITEMS = 400; // transcript entries kept on the page
+  var chatAgents = null; // GET /api/chat/agents, read once
+  function chatPage(chatId) {
+    if (!chatId || !/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(chatId)) {
+      location.hash = '#/conversacion/web-' + Date.now();
+      return;
+    }
+    var log = el('ol', { id: 'chat-log', class: 'chat-log', 'aria-live': 'polite' });
+    var input = el('textarea', { id: 'chat-input', rows: 2, required: true, maxlength: 8000, autocomplete: 'off' });
+    var err = el('p', { class: 'error', role: 'alert', hidden: true });
+    var turns = {}; // turn number → its answer's element
+    function item(node) {
+      log.appendChild(node);
+      while (log.children.length > MAX_CHAT_ITEMS) log.removeChild(log.firstChild);
+      node.scrollIntoView({ block: 'nearest' });
+      return node;
+    }
+    function answerOf(n) {
+      if (!turns[n]) turns[n] = item(el('li', { class: 'assistant', 'data-turn': n }, el('div', { class: 'text' })));
+      return turns[n];
+    }
+    var form = el('form', { class: 'card', id: 'chat-form', onsubmit: function (ev) {
+      ev.preventDefault();
+      var msg = input.value.trim();
+      if (!msg) return;
+      err.hidden = true;
+      api('POST', '/api/chat', { chat_id: chatId, message: msg }).then(function (a) {
+        var mine = el('li', { class: 'user', 'data-turn': a.turn, text: msg });
+        // The answer may have started streaming before this reply.
+        if (turns[a.turn]) log.insertBefore(mine, turns[a.turn]);
+        else item(mine);
+        answerOf(a.turn);
+        input.value = '';
+      }, function (e) {
+        if (e.status === 401) return;
+        err.textContent = e.message;
+        err.hidden = false;
+      });
+    } },
+    el('label', { for: 'chat-input', text: 'Mensaje' }), input,
+    el('div', { class: 'actions' }, el('button', { type: 'submit', class: 'primary', id: 'chat-send', text: 'Enviar' })), err);
+    main.replaceChildren(el('h1', { text: 'Conversación' }), el('p', { class: 'muted', text: 'Conversación ' + chatId + '.' }), log, form);
+    input.focus();
+
+    function feedback(n, question, delegated) {
+      var box = el('div', { class: 'feedback', 'data-turn': n, 'data-question': question });
+      var text = question === 'right' ? '¿Era esto lo que pedías?' : '¿Faltó delegar?';
+      function send(answer, agent) {
+        box.querySelectorAll('button').forEach(function (b) { b.disabled = true; });
+        api('POST', '/api/chat/feedback', { chat_id: chatId, turn: n, answer: answer, agent: agent }).then(function () {
+          box.replaceChildren(el('p', { class: 'muted done', text: 'Gracias: anotado.' }));
+        }, function (e) {
+          box.replaceChildren(el('p', { class: 'error', role: 'alert', text: e.status === 409 ? 'Este turno ya tenía respuesta.' : e.message }));
+        });
+      }
+      function button(label, answer, agent) {
+        return el('button', { type: 'button', 'data-answer': answer, 'data-agent': agent, text: label, onclick: function () { send(answer, agent); } });
+      }
+      (chatAgents ? Promise.resolve(chatAgents) : api('GET', '/api/chat/agents').then(function (d) { chatAgents = d.agents || []; return chatAgents; })).then(function (agents) {
+        var buttons = [];
+        if (question === 'right') {
+          buttons.push(button('Sí', 'yes', ''), button('No: a nadie', 'no', ''));
+          agents.forEach(function (a) { if (a.id !== delegated) buttons.push(button('No: ' + a.name, 'no', a.id)); });
+        } else {
+          buttons.push(button('No', 'no', ''));
+          agents.forEach(function (a) { buttons.push(button('Sí: ' + a.name, 'yes', a.id)); });
+        }
+        box.replaceChildren(el('p', { class: 'question', text: text }), el('div', { class: 'actions' }, buttons));
+      }, function () { box.remove(); });
+      return box;
+    }
+
+    var lastId = '';
+    var es = null;
+    cleanup.push(function () { if (es) es.close(); });
+    function connect() {
+      var url = cfg.events + (cfg.events.indexOf('?') >= 0 ? '&' : '?') + 'chat=' + enc(chatId) + '&access_token=' + enc(token) +
+        (lastId ? '&lastEventId=' + enc(lastId) : '');
+      es = new EventSource(url);
+      es.onmessage = function (ev) {
+        if (ev.lastEventId) lastId = ev.lastEventId;
+        var data;
+        try { data = JSON.parse(ev.data); } catch (e) { return; }
+        var n = data.turn;
+        switch (data.type) {
+        case 'text-delta':
+          answerOf(n).querySelector('.text').appendChild(document.createTextNode(data.delta || ''));
+          break;
+        case 'tool-invocation':
+          var ti = data.toolInvocation || {};
+          var line = ti.state === 'call' ? ti.toolName + '…' : ti.state === 'result' ? '✓ ' + ti.toolName + ': ' + ((ti.result || {}).summary || '') : '✗ ' + ti.toolName + ': ' + (ti.error || '');
+          answerOf(n).appendChild(el('p', { class: 'tool muted', text: line }));
+          break;
+        case 'pending-confirmation':
+          refreshBadge().then(function () {
+            var still = pending.filter(function (c) { return c.id === data.id; })[0];
+            if (still && !resolvedIds[data.id] && !openConfirmation.current) openConfirmation(still);
+          });
+          break;
+        case 'confirmation-resolved':
+          resolvedIds[data.id] = true;
+          refreshBadge();
+          confirmationResolved(data.id, data.approved);
+          break;
+        case 'finish':
+          var a = answerOf(n);
+          a.setAttribute('data-finished', data.finishReason || 'stop');
+          if (data.feedback && !a.querySelector('.feedback')) a.appendChild(feedback(n, data.feedback, data.delegated || ''));
+          break;
+        }
+      };
+    }
+    connect();
+  }
+
   // ---------------------------------------------------------------- confirmations
 
   var dialog = $('confirm-dialog');
@@ -655,6 +777,7 @@
     case 'resumen': summaryPage(parts[1]); break;
     case 'fuente': sourcePage(parts[1], parts.slice(2).join('/')); break;
     case 'confirmaciones': confirmationsPage(); break;
+    case 'conversacion': chatPage(parts[1]); break;
     default: runsPage();
     }
     main.focus({ preventScroll: true });

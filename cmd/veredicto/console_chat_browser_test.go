@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/veredicto/veredicto/internal/chat"
+	"github.com/veredicto/veredicto/internal/console/browsertest"
+)
+
+// TestBrowserChatFeedback drives the console's conversation page in
+// headless Chromium against the whole "serve" (offline supervisor): a turn
+// that delegates nothing offers «¿Faltó delegar?» and one click answers it
+// with the agent it should have gone to; a delegation offers «¿Era esto lo
+// que pedías?», answered «Sí»; both answers reach the tenant's metrics.
+func TestBrowserChatFeedback(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := startLiveChat(ctx, t, nil, chat.Options{ConfirmPoll: 20 * time.Millisecond})
+	tok := l.token(t, "acme", "consultora-ana")
+	b := browsertest.New(t, 1100, 900)
+
+	b.Run("open", 30*time.Second, chromedp.Navigate(l.base+"/"), chromedp.WaitVisible(chromedp.ID("token")))
+	b.Run("sign in", 30*time.Second,
+		chromedp.SendKeys(chromedp.ID("token"), tok),
+		chromedp.Click(chromedp.ID("signin-submit")),
+		chromedp.WaitVisible(chromedp.ID("runs-table")))
+	b.Run("open the conversation", 30*time.Second, chromedp.Click(chromedp.ID("chat-link")), chromedp.WaitVisible(chromedp.ID("chat-input")))
+
+	// A turn the keywords do not delegate: «¿Faltó delegar?».
+	b.Run("ask", 30*time.Second,
+		chromedp.SendKeys(chromedp.ID("chat-input"), "Contrástame a las dos finalistas"),
+		chromedp.Click(chromedp.ID("chat-send")))
+	b.WaitFor("missed question", `document.querySelector('.feedback[data-turn="1"] .question') !== null`, 30*time.Second)
+	if q := browsertest.Eval[string](b, `document.querySelector('.feedback[data-turn="1"] .question').textContent`); q != chat.QuestionMissedText {
+		t.Errorf("question after turn 1 = %q, want %q", q, chat.QuestionMissedText)
+	}
+	b.Shot("missed-question")
+	b.Run("answer: the analyst", 10*time.Second, chromedp.Click(chromedp.CSS(`.feedback[data-turn="1"] button[data-agent="search-analyst"]`)))
+	b.WaitFor("recorded", `(document.querySelector('.feedback[data-turn="1"] .done') || {}).textContent === 'Gracias: anotado.'`, 10*time.Second)
+
+	// A delegation: «¿Era esto lo que pedías?», answered yes.
+	b.Run("delegate", 30*time.Second,
+		chromedp.SendKeys(chromedp.ID("chat-input"), "Lanza la evaluación de la búsqueda demo-cfo-andina"),
+		chromedp.Click(chromedp.ID("chat-send")))
+	b.WaitFor("right question", `document.querySelector('.feedback[data-turn="2"] .question') !== null`, 30*time.Second)
+	if q := browsertest.Eval[string](b, `document.querySelector('.feedback[data-turn="2"] .question').textContent`); q != chat.QuestionRightText {
+		t.Errorf("question after turn 2 = %q, want %q", q, chat.QuestionRightText)
+	}
+	if n := browsertest.Eval[int](b, `document.querySelectorAll('.feedback[data-turn="2"] button[data-agent="search-analyst"]').length`); n != 0 {
+		t.Errorf("«No» offers the agent delegated to (%d buttons)", n)
+	}
+	b.Shot("right-question")
+	b.Run("answer: yes", 10*time.Second, chromedp.Click(chromedp.CSS(`.feedback[data-turn="2"] button[data-answer="yes"]`)))
+	b.WaitFor("recorded again", `(document.querySelector('.feedback[data-turn="2"] .done') || {}).textContent === 'Gracias: anotado.'`, 10*time.Second)
+	b.Shot("answered")
+
+	_, body := l.call(ctx, t, "GET", "/api/chat/metrics", tok, "")
+	var m chat.Metrics
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Feedback != (chat.FeedbackCounters{Examples: 2, MissedYes: 1, RightYes: 1}) || m.Agents["search-analyst"].FeedbackMissed != 1 {
+		t.Errorf("metrics after the clicks: %+v / %+v", m.Feedback, m.Agents["search-analyst"])
+	}
+}
