@@ -63,6 +63,8 @@ func (m *Main) runChat(ctx context.Context, args []string) int {
 			return m.runChatEvaluate(ctx, args[1:])
 		case "learn":
 			return m.runChatLearn(ctx, args[1:])
+		case "recalibrate":
+			return m.runChatRecalibrate(ctx, args[1:])
 		}
 	}
 	cfg := chatCLIConfig{}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +57,42 @@ func TestChatTerminalFeedback(t *testing.T) {
 	}
 	if a := m.Agents["search-analyst"]; a.FeedbackMissed != 1 || a.FeedbackWrong != 1 {
 		t.Errorf("analyst counters %+v, want one missed and one wrong", a)
+	}
+}
+
+// TestChatRecalibrateCLI: answers given through the API make a tenant
+// due; "veredicto chat recalibrate" refits on the embedded corpus and
+// those answers, promotes the model (the tenant was on the keywords),
+// writes it where serve reads it, and the decision shows in the metrics.
+func TestChatRecalibrateCLI(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := startLiveChat(ctx, t, nil, chat.Options{ConfirmPoll: 20 * time.Millisecond})
+	tok := l.token(t, "acme", "ana")
+	stdin := "Contrástame a las dos finalistas\ns\n1\n/exit\n"
+	if code, out, errOut := runCLI(t, stdin, "chat", "--endpoint", l.base, "--token", tok, "--chat", "rc1", "--turn-timeout", "30s"); code != exitOK {
+		t.Fatalf("chat: exit %d: %s\n%s", code, errOut, out)
+	}
+	code, out, errOut := runCLI(t, "", "chat", "recalibrate", "--tenant", "acme", "--data", l.data)
+	if code != exitOK {
+		t.Fatalf("recalibrate: exit %d: %s", code, errOut)
+	}
+	var rec chat.Recalibration
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatalf("recalibrate printed %q: %v", out, err)
+	}
+	if !rec.Promoted || rec.Current != "keywords" || rec.Newest.Requests != 1 || rec.Heldout.Candidate.F1 <= rec.Heldout.Current.F1 {
+		t.Errorf("decision = %+v; want promoted over the keywords, judged on the one answer", rec)
+	}
+	if _, err := os.Stat(filepath.Join(l.data, "reports", "chat", "models", "acme", "model.json")); err != nil {
+		t.Errorf("the promoted model is not where serve reads it: %v", err)
+	}
+	_, body := l.call(ctx, t, "GET", "/api/chat/metrics", tok, "")
+	var m chat.Metrics
+	if err := json.Unmarshal([]byte(body), &m); err != nil || m.Recalibration == nil || m.Recalibration.Candidate != rec.Candidate {
+		t.Errorf("metrics' recalibration = %+v (%v)", m.Recalibration, err)
+	}
+	if code, _, errOut := runCLI(t, "", "chat", "recalibrate", "--data", l.data); code != exitUsage || !strings.Contains(errOut, "--tenant is required") {
+		t.Errorf("without --tenant: exit %d, %q", code, errOut)
 	}
 }

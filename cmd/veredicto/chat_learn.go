@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/prompts"
 )
@@ -224,5 +227,61 @@ func (m *Main) runChatLearn(ctx context.Context, args []string) int {
 	v := model.Fitted.Validation
 	fmt.Fprintf(m.Stdout, "model %s: %d requests, %d features; out of fold at 0.55: precision %.4f, recall %.4f, F1 %.4f; written to %s\n",
 		model.Version, len(train), len(model.Weights), v.Precision, v.Recall, v.F1, out)
+	return exitOK
+}
+
+const chatRecalibrateUsage = `Usage: veredicto chat recalibrate --tenant T [--data DIR]
+
+Refits the tenant's delegation-intent model from the corpus built into the
+binary (examples/delegation/corpus, train split) plus the tenant's answers
+to «¿Faltó delegar?» and «¿Era esto lo que pedías?», all but the newest
+fifth. The candidate is judged at 0.55 against the tenant's current scorer
+(its model, else $CHAT_INTENT_MODEL, else the keywords) on the corpus's
+held-out split and on those newest answers, and promoted — written as the
+tenant's model under DIR/reports/chat/models/T/, which the chat of
+"veredicto serve --data DIR" reads within a minute — only if it loses F1 on
+neither. The decision and its figures are printed as JSON, kept for
+GET /api/chat/metrics and put on the tenant's event stream (chat-models).
+"veredicto serve" runs this every week for every tenant that answered; on
+AWS an EventBridge schedule does.
+
+Flags:
+`
+
+func (m *Main) runChatRecalibrate(ctx context.Context, args []string) int {
+	var tenant, data string
+	fs := subcommandFlags("chat recalibrate", chatRecalibrateUsage, m.Stderr)
+	fs.StringVar(&tenant, "tenant", "", "tenant whose model is refitted (required)")
+	fs.StringVar(&data, "data", app.DefaultDataDir, "data folder of the local server")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitUsage
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(m.Stderr, "veredicto chat recalibrate: "+format+"\n", a...)
+		return code
+	}
+	switch {
+	case fs.NArg() != 0:
+		return fail(exitUsage, "unexpected argument %q", fs.Arg(0))
+	case !veredicto.ValidID(tenant):
+		return fail(exitUsage, "--tenant is required: %s", veredicto.IDRule)
+	}
+	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	svc, err := app.LocalRecalibration(data, os.Getenv, logger)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	rec, err := svc.Recalibrate(ctx, tenant)
+	if err != nil {
+		return fail(exitFailed, "%v", err)
+	}
+	enc := json.NewEncoder(m.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rec); err != nil {
+		return fail(exitFailed, "%v", err)
+	}
 	return exitOK
 }

@@ -76,6 +76,8 @@ Usage:
       Measure delegation intent on a labelled corpus (one JSON document).
   veredicto chat learn --corpus FILE [--corpus FILE…] --out FILE
       Fit a delegation-intent model on labelled requests.
+  veredicto chat recalibrate --tenant T [--data DIR]
+      Refit a tenant's model with its feedback; promote it only without an F1 loss.
   veredicto doctor [--data DIR] [--json]
       Check the data folder: its permissions, and every damaged or
       quarantined record (exit 1 when something is wrong).

@@ -99,6 +99,10 @@ func chatService(ctx context.Context, cfg Config, pc peopleConfig, cc chatConfig
 			chat.ActionReports:   chat.ReportsTool{Searches: searches, Outbox: chat.BlobOutbox{Blobs: reports}},
 		},
 	}
+	// The weekly schedule's message recalibrates on the embedded corpus.
+	if svc.Corpus, err = EmbeddedCorpus(); err != nil {
+		return nil, err
+	}
 	return svc, svc.Validate()
 }
 

@@ -250,7 +250,8 @@ func (s *Server) sfnClient(spec auth.KeySpec) *sfn.Client {
 }
 
 // Start runs what works in the background once the server listens: the
-// delivery of decisions recorded before a restart, and the inputs queue.
+// delivery of decisions recorded before a restart, the inputs queue and
+// the chat's weekly recalibration.
 // The returned function stops them.
 func (s *Server) Start(ctx context.Context) (stop func()) {
 	// Its own tasks still wait after a restart (the control plane keeps
@@ -258,7 +259,10 @@ func (s *Server) Start(ctx context.Context) (stop func()) {
 	go redeliverDecisions(ctx, s.Confirmations, s.logger)
 	qctx, cancel := context.WithCancel(ctx)
 	done := s.Inputs.Run(qctx)
-	return func() { cancel(); <-done }
+	// The chat's weekly recalibration (on AWS: the EventBridge schedule).
+	weekly := make(chan struct{})
+	go func() { defer close(weekly); recalibrate(qctx, s.Chat.Service, s.logger) }()
+	return func() { cancel(); <-done; <-weekly }
 }
 
 // Close stops the running executions where they are; they resume at the

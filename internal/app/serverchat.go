@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/veredicto/veredicto/examples/delegation/corpus"
 	"github.com/veredicto/veredicto/internal/auth"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/chat"
@@ -77,10 +79,88 @@ func (s *Server) localChatService(a *App, events *fileeventlog.Log) (*chat.Servi
 			chat.ActionReports:   chat.ReportsTool{Searches: a.Intake, Outbox: chat.DirOutbox{Dir: filepath.Join(cfg.Data, "outbox")}},
 		},
 	}
+	if svc.Corpus, err = EmbeddedCorpus(); err != nil {
+		return nil, "", err
+	}
 	if err := svc.Validate(); err != nil {
 		return nil, "", err
 	}
 	return svc, notice, nil
+}
+
+// EmbeddedCorpus is the delegation corpus built into the binary
+// (examples/delegation/corpus): what a recalibration fits on and is judged
+// by.
+func EmbeddedCorpus() (chat.Corpus, error) {
+	train, err := chat.LoadCorpus(corpus.TrainFile, corpus.Train)
+	if err != nil {
+		return chat.Corpus{}, err
+	}
+	heldout, err := chat.LoadCorpus(corpus.HeldoutFile, corpus.Heldout)
+	if err != nil {
+		return chat.Corpus{}, err
+	}
+	return chat.Corpus{Train: train, Heldout: heldout}, nil
+}
+
+// LocalRecalibration assembles what "veredicto chat recalibrate" needs on
+// the data folder "veredicto serve --data" uses: the registry
+// ($CHAT_AGENTS_FILE or the embedded one), the tenants' turns and answers
+// under DATA/chats, their models under DATA/reports/chat/models/, the
+// installation's $CHAT_INTENT_MODEL, the event log under DATA/events and
+// the embedded corpus. Nothing of the server needs to run.
+func LocalRecalibration(data string, getenv func(string) string, logger *slog.Logger) (*chat.Service, error) {
+	file, body := prompts.AgentsFile, prompts.AgentsYAML
+	if p := getenv("CHAT_AGENTS_FILE"); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("CHAT_AGENTS_FILE: %w", err)
+		}
+		file, body = p, b
+	}
+	reg, err := chat.LoadScoringRegistry(file, body)
+	if err != nil {
+		return nil, err
+	}
+	_, reports, _ := LocalLayout(data)
+	intents, err := intentModels(reg, fileblob.NewDir(reports), getenv, logger)
+	if err != nil {
+		return nil, err
+	}
+	svc := &chat.Service{Registry: reg, Intents: intents, Store: storefile.NewLocal(filepath.Join(data, "chats")),
+		Events: fileeventlog.Local(data), Logger: logger}
+	if svc.Corpus, err = EmbeddedCorpus(); err != nil {
+		return nil, err
+	}
+	return svc, nil
+}
+
+// recalibrationCheck is how often serve looks for tenants due for their
+// weekly recalibration (chat.Service.RecalibrateDue).
+const recalibrationCheck = time.Hour
+
+// recalibrate is serve's weekly job: a minute after the start, then every
+// recalibrationCheck, every tenant that has answered and was last
+// recalibrated over chat.RecalibrateEvery ago is refitted; the decisions
+// go to the metrics and the tenant's event stream. It ends with ctx.
+func recalibrate(ctx context.Context, svc *chat.Service, logger *slog.Logger) {
+	wait := time.Minute
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = recalibrationCheck
+		recs, err := svc.RecalibrateDue(ctx, chat.RecalibrateEvery)
+		if err != nil {
+			logger.Warn("weekly recalibration", "error", err)
+			continue
+		}
+		if len(recs) > 0 {
+			logger.Info("weekly recalibration", "tenants", len(recs))
+		}
+	}
 }
 
 // intentModels chooses each tenant's delegation-intent scorer: its model

@@ -38,6 +38,10 @@
 //     against its registry, and its score;
 //   - intentmodels.go: which scorer a tenant's turns use (its promoted
 //     model, the installation's, or the keyword heuristic);
+//   - feedback.go: the person's answers to «¿Faltó delegar?» and «¿Era
+//     esto lo que pedías?», kept as the tenant's labelled examples;
+//   - recalibrate.go: refitting a tenant's model with its answers,
+//     promoted only without an F1 loss, and the weekly run;
 //   - model.go, offline.go: the supervisor model port, its OpenAI adapter
 //     and the offline supervisor;
 //   - tools.go, direct.go: the specialists' tools and the supervisor's

@@ -150,6 +150,10 @@ func (s *Service) Feedback(ctx context.Context, tenant, by string, req FeedbackR
 	if !wrote {
 		return Feedback{}, &veredicto.ConflictError{What: fmt.Sprintf("feedback on turn %d of chat %s", req.Turn, req.ChatID)}
 	}
+	// The tenant has answered: the scheduled recalibration visits it.
+	if _, err := s.Store.PutIfAbsent(ctx, feedbackIndexKey(tenant), []byte("{}")); err != nil {
+		s.logger().WarnContext(ctx, "chat feedback: cannot mark the tenant for recalibration", "tenant", tenant, "error", err)
+	}
 	s.logger().InfoContext(ctx, "chat feedback", "tenant", tenant, "chat_id", req.ChatID, "turn", req.Turn,
 		"question", f.Question, "answer", f.Answer, "label", f.Label, "delegated", f.Delegated)
 	return f, nil
@@ -164,7 +168,7 @@ func (s *Service) FeedbackOf(ctx context.Context, tenant string) ([]Feedback, er
 	}
 	var out []Feedback
 	for _, k := range keys {
-		if !strings.Contains(k, "/feedback/") {
+		if keyKind(k) != "feedback" {
 			continue
 		}
 		b, ok, err := s.Store.Get(ctx, k)
@@ -190,4 +194,19 @@ func specialistIDs(r *Registry) []string {
 		ids = append(ids, a.ID)
 	}
 	return ids
+}
+
+// keyKind is what a key under chat/<tenant>/ holds: "turn", "asked",
+// "claim", "feedback" for chat/<tenant>/<chat>/<kind>/<n>, "_recalibration"
+// for chat/<tenant>/_recalibration/<time>, "" otherwise. (A chat's id
+// cannot start with '_', so the two never mix.)
+func keyKind(key string) string {
+	parts := strings.Split(key, "/")
+	switch {
+	case len(parts) == 5 && parts[0] == "chat":
+		return parts[3]
+	case len(parts) == 4 && parts[0] == "chat" && parts[2] == "_recalibration":
+		return parts[2]
+	}
+	return ""
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // AgentCounters are one agent's delegation counters (seed §8–9): turns
@@ -46,6 +45,9 @@ type Metrics struct {
 	// Feedback counts the answers to «¿Faltó delegar?» and «¿Era esto lo
 	// que pedías?» (at most MaxFeedback).
 	Feedback FeedbackCounters `json:"feedback"`
+	// Recalibration is the tenant's last recalibration (Recalibrate), if
+	// any: whether its candidate was promoted, and the figures.
+	Recalibration *Recalibration `json:"recalibration,omitempty"`
 }
 
 // MaxMetricTurns bounds the turns one metrics request reads.
@@ -61,14 +63,21 @@ func (s *Service) Metrics(ctx context.Context, tenant string) (Metrics, error) {
 	if err != nil {
 		return m, fmt.Errorf("list chats: %w", err)
 	}
+	last := ""
 	for _, k := range keys {
-		if strings.Contains(k, "/feedback/") && m.Feedback.Examples < MaxFeedback {
-			if err := s.countFeedback(ctx, k, &m); err != nil {
-				return m, err
+		switch keyKind(k) {
+		case "feedback":
+			if m.Feedback.Examples < MaxFeedback {
+				if err := s.countFeedback(ctx, k, &m); err != nil {
+					return m, err
+				}
 			}
 			continue
-		}
-		if !strings.Contains(k, "/turn/") {
+		case "_recalibration":
+			last = max(last, k)
+			continue
+		case "turn":
+		default:
 			continue
 		}
 		if m.Turns == MaxMetricTurns {
@@ -101,6 +110,14 @@ func (s *Service) Metrics(ctx context.Context, tenant string) (Metrics, error) {
 			c := m.Agents[r.Intent.Target]
 			c.Missed++
 			m.Agents[r.Intent.Target] = c
+		}
+	}
+	if last != "" {
+		if b, ok, err := s.Store.Get(ctx, last); err == nil && ok {
+			var rec Recalibration
+			if json.Unmarshal(b, &rec) == nil {
+				m.Recalibration = &rec
+			}
 		}
 	}
 	return m, nil

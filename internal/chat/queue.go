@@ -22,6 +22,9 @@ type TurnJob struct {
 	ChatID  string `json:"chat_id"`
 	Turn    int    `json:"turn"`
 	Message string `json:"message"`
+	// Recalibrate, alone, asks the worker to recalibrate every tenant due
+	// (RecalibrateDue): the weekly schedule's message on AWS.
+	Recalibrate bool `json:"recalibrate,omitempty"`
 }
 
 // Enqueuer hands a claimed turn to a worker.
@@ -62,6 +65,15 @@ func (s *Service) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 	var resp events.SQSEventResponse
 	for _, m := range ev.Records {
 		var job TurnJob
+		if err := json.Unmarshal([]byte(m.Body), &job); err == nil && job.Recalibrate {
+			// Weekly: not retried (the next week's run does it again).
+			recs, err := s.RecalibrateDue(ctx, RecalibrateEvery)
+			if err != nil {
+				s.logger().ErrorContext(ctx, "scheduled recalibration", "error", err)
+			}
+			s.logger().InfoContext(ctx, "scheduled recalibration", "tenants", len(recs))
+			continue
+		}
 		if err := json.Unmarshal([]byte(m.Body), &job); err != nil || job.Turn < 1 || !veredicto.ValidID(job.Tenant) || Check(job.ChatID, job.Message) != nil {
 			s.logger().ErrorContext(ctx, "dropping a malformed chat turn message", "message_id", m.MessageId)
 			continue

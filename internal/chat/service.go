@@ -120,8 +120,11 @@ type Service struct {
 	Confirmations     Confirmations
 	ConfirmationStore ConfirmationReader
 	Options           Options
-	Now               func() time.Time
-	Logger            *slog.Logger
+	// Corpus is what Recalibrate fits on and judges with (empty: it
+	// refuses).
+	Corpus Corpus
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 func (s *Service) now() time.Time {
