@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -31,12 +32,17 @@ func TestBrowserChatFeedback(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("runs-table")))
 	b.Run("open the conversation", 30*time.Second, chromedp.Click(chromedp.ID("chat-link")), chromedp.WaitVisible(chromedp.ID("chat-input")))
 
+	// say sends a message and returns the question its turn offers.
+	say := func(turn int, msg string) string {
+		t.Helper()
+		q := fmt.Sprintf(`.feedback[data-turn="%d"] .question`, turn)
+		b.Run(fmt.Sprintf("turn %d", turn), 30*time.Second, chromedp.SendKeys(chromedp.ID("chat-input"), msg), chromedp.Click(chromedp.ID("chat-send")))
+		b.WaitFor(fmt.Sprintf("question %d", turn), `document.querySelector('`+q+`') !== null`, 30*time.Second)
+		return browsertest.Eval[string](b, `document.querySelector('`+q+`').textContent`)
+	}
+
 	// A turn the keywords do not delegate: «¿Faltó delegar?».
-	b.Run("ask", 30*time.Second,
-		chromedp.SendKeys(chromedp.ID("chat-input"), "Contrástame a las dos finalistas"),
-		chromedp.Click(chromedp.ID("chat-send")))
-	b.WaitFor("missed question", `document.querySelector('.feedback[data-turn="1"] .question') !== null`, 30*time.Second)
-	if q := browsertest.Eval[string](b, `document.querySelector('.feedback[data-turn="1"] .question').textContent`); q != chat.QuestionMissedText {
+	if q := say(1, "Contrástame a las dos finalistas"); q != chat.QuestionMissedText {
 		t.Errorf("question after turn 1 = %q, want %q", q, chat.QuestionMissedText)
 	}
 	b.Shot("missed-question")
@@ -44,11 +50,7 @@ func TestBrowserChatFeedback(t *testing.T) {
 	b.WaitFor("recorded", `(document.querySelector('.feedback[data-turn="1"] .done') || {}).textContent === 'Gracias: anotado.'`, 10*time.Second)
 
 	// A delegation: «¿Era esto lo que pedías?», answered yes.
-	b.Run("delegate", 30*time.Second,
-		chromedp.SendKeys(chromedp.ID("chat-input"), "Lanza la evaluación de la búsqueda demo-cfo-andina"),
-		chromedp.Click(chromedp.ID("chat-send")))
-	b.WaitFor("right question", `document.querySelector('.feedback[data-turn="2"] .question') !== null`, 30*time.Second)
-	if q := browsertest.Eval[string](b, `document.querySelector('.feedback[data-turn="2"] .question').textContent`); q != chat.QuestionRightText {
+	if q := say(2, "Lanza la evaluación de la búsqueda demo-cfo-andina"); q != chat.QuestionRightText {
 		t.Errorf("question after turn 2 = %q, want %q", q, chat.QuestionRightText)
 	}
 	if n := browsertest.Eval[int](b, `document.querySelectorAll('.feedback[data-turn="2"] button[data-agent="search-analyst"]').length`); n != 0 {

@@ -113,24 +113,19 @@ var _ Scorer = (*Registry)(nil)
 type Quality struct {
 	Threshold float64 `json:"threshold"`
 	Requests  int     `json:"requests"`
-	// Predicted counts requests at or above the threshold, Correct those
-	// whose target is the label, Positives the labelled delegations.
-	Predicted int     `json:"predicted"`
-	Correct   int     `json:"correct"`
-	Positives int     `json:"positives"`
-	Precision float64 `json:"precision"`
-	Recall    float64 `json:"recall"`
-	F1        float64 `json:"f1"`
+	Rates
 	// Agents are the same figures per specialist: predicted for it,
 	// correct, labelled for it.
-	Agents map[string]AgentQuality `json:"agents"`
+	Agents map[string]Rates `json:"agents"`
 	// Confusion counts the requests whose prediction ("" below the
 	// threshold) is not their label, by pair, most frequent first.
 	Confusion []Confusion `json:"confusion"`
 }
 
-// AgentQuality is one specialist's part of a Quality.
-type AgentQuality struct {
+// Rates are the counts and rates of a Quality, overall or for one
+// specialist: Predicted counts requests at or above the threshold, Correct
+// those whose target is the label, Positives the labelled delegations.
+type Rates struct {
 	Predicted int     `json:"predicted"`
 	Correct   int     `json:"correct"`
 	Positives int     `json:"positives"`
@@ -157,9 +152,9 @@ func (r *Registry) Evaluate(corpus []Labelled, threshold float64) Quality {
 // alarm), recall 1 when nothing is labelled; F1 is their harmonic mean (0
 // when both are 0). Figures are rounded to four decimals.
 func Evaluate(s Scorer, reg *Registry, corpus []Labelled, threshold float64) Quality {
-	q := Quality{Threshold: threshold, Requests: len(corpus), Agents: map[string]AgentQuality{}, Confusion: []Confusion{}}
+	q := Quality{Threshold: threshold, Requests: len(corpus), Agents: map[string]Rates{}, Confusion: []Confusion{}}
 	for _, a := range reg.Specialists() {
-		q.Agents[a.ID] = AgentQuality{}
+		q.Agents[a.ID] = Rates{}
 	}
 	pairs := map[[2]string]int{}
 	for _, l := range corpus {

@@ -290,7 +290,7 @@ func (r *Registry) featuresOf(text string) features {
 			continue
 		}
 		for k, m := range r.matchers[i] {
-			free, negated := m.positions(toks)
+			free, negated := m.positions(toks, plain)
 			switch {
 			case free:
 				set("k:"+a.ID+":"+a.Keywords[k].Term, 1)
@@ -299,7 +299,7 @@ func (r *Registry) featuresOf(text string) features {
 			}
 		}
 		for _, m := range r.names[i] {
-			if free, _ := m.positions(toks); free {
+			if free, _ := m.positions(toks, plain); free {
 				set("named:"+a.ID, 1)
 				break
 			}
@@ -310,28 +310,16 @@ func (r *Registry) featuresOf(text string) features {
 }
 
 // positions reports whether the keyword occurs outside a negation's scope
-// (free) and inside one (negated).
-func (m matcher) positions(toks []token) (free, negated bool) {
-	last := len(m.seq) - 1
-	for i := 0; last >= 0 && i+last < len(toks); i++ {
-		ok := true
-		for j, w := range m.seq {
-			t := toks[i+j].w
-			if j == last && m.prefix {
-				ok = strings.HasPrefix(t, w)
-			} else {
-				ok = t == w
-			}
-			if !ok {
-				break
-			}
+// (free) and inside one (negated); plain are toks' words.
+func (m matcher) positions(toks []token, plain []string) (free, negated bool) {
+	for i := range plain {
+		if !m.at(plain, i) {
+			continue
 		}
-		if ok {
-			if toks[i].negated {
-				negated = true
-			} else {
-				free = true
-			}
+		if toks[i].negated {
+			negated = true
+		} else {
+			free = true
 		}
 	}
 	return free, negated

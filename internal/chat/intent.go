@@ -153,28 +153,31 @@ func newMatcher(term string) matcher {
 }
 
 func (m matcher) in(toks []string) bool {
-	if len(m.seq) == 0 {
-		return false
-	}
-	last := len(m.seq) - 1
-	for i := 0; i+last < len(toks); i++ {
-		ok := true
-		for j, w := range m.seq {
-			t := toks[i+j]
-			if j == last && m.prefix {
-				ok = strings.HasPrefix(t, w)
-			} else {
-				ok = t == w
-			}
-			if !ok {
-				break
-			}
-		}
-		if ok {
+	for i := range toks {
+		if m.at(toks, i) {
 			return true
 		}
 	}
 	return false
+}
+
+// at reports whether the keyword starts at toks[i].
+func (m matcher) at(toks []string, i int) bool {
+	last := len(m.seq) - 1
+	if last < 0 || i+last >= len(toks) {
+		return false
+	}
+	for j, w := range m.seq {
+		t := toks[i+j]
+		if j == last && m.prefix {
+			if !strings.HasPrefix(t, w) {
+				return false
+			}
+		} else if t != w {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Registry) compile() {

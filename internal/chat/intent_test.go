@@ -209,7 +209,7 @@ func TestEvaluateCounts(t *testing.T) {
 	if q.Precision != 0.3333 || q.Recall != 0.3333 || q.F1 != 0.3333 {
 		t.Errorf("precision %v recall %v F1 %v, want 0.3333 each", q.Precision, q.Recall, q.F1)
 	}
-	if a := q.Agents["search-analyst"]; a != (AgentQuality{Predicted: 1, Correct: 1, Positives: 1, Precision: 1, Recall: 1, F1: 1}) {
+	if a := q.Agents["search-analyst"]; a != (Rates{Predicted: 1, Correct: 1, Positives: 1, Precision: 1, Recall: 1, F1: 1}) {
 		t.Errorf("search-analyst = %+v, want 1/1/1", a)
 	}
 	if a := q.Agents["companion"]; a.Predicted != 0 || a.Positives != 1 || a.Precision != 1 || a.Recall != 0 || a.F1 != 0 {

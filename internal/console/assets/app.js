@@ -434,17 +434,8 @@
         onStep(data.step || {});
         break;
       case 'pending-confirmation':
-        // A replayed stream repeats confirmations resolved long ago: ask
-        // only for those still pending.
-        refreshBadge().then(function () {
-          var still = pending.filter(function (c) { return c.id === data.id; })[0];
-          if (still && !resolvedIds[data.id] && !openConfirmation.current) openConfirmation(still);
-        });
-        break;
       case 'confirmation-resolved':
-        resolvedIds[data.id] = true;
-        refreshBadge();
-        confirmationResolved(data.id, data.approved);
+        onConfirmationEvent(data);
         break;
       case 'error':
         // A line of the event log could not be read: it was set aside and
@@ -607,15 +598,8 @@
           answerOf(n).appendChild(el('p', { class: 'tool muted', text: line }));
           break;
         case 'pending-confirmation':
-          refreshBadge().then(function () {
-            var still = pending.filter(function (c) { return c.id === data.id; })[0];
-            if (still && !resolvedIds[data.id] && !openConfirmation.current) openConfirmation(still);
-          });
-          break;
         case 'confirmation-resolved':
-          resolvedIds[data.id] = true;
-          refreshBadge();
-          confirmationResolved(data.id, data.approved);
+          onConfirmationEvent(data);
           break;
         case 'finish':
           var a = answerOf(n);
@@ -650,6 +634,22 @@
     dialog.removeAttribute('data-id');
     if (dialog.open) dialog.close();
     if (msg) notify(msg);
+  }
+  // onConfirmationEvent handles a stream's pending-confirmation and
+  // confirmation-resolved (a run's or a conversation's). A replayed stream
+  // repeats confirmations resolved long ago: ask only for those still
+  // pending.
+  function onConfirmationEvent(data) {
+    if (data.type === 'confirmation-resolved') {
+      resolvedIds[data.id] = true;
+      refreshBadge();
+      confirmationResolved(data.id, data.approved);
+      return;
+    }
+    refreshBadge().then(function () {
+      var still = pending.filter(function (c) { return c.id === data.id; })[0];
+      if (still && !resolvedIds[data.id] && !openConfirmation.current) openConfirmation(still);
+    });
   }
   function confirmationResolved(cid, approved) {
     var cur = openConfirmation.current;
