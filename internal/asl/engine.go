@@ -30,7 +30,10 @@ const (
 type Engine struct {
 	registry *Registry
 	logger   *slog.Logger
-	now      func() time.Time
+	// clock is the engine's time (WithClock); nil is the real clock, read
+	// and waited on directly. now is its Now.
+	clock Clock
+	now   func() time.Time
 	// eager makes no lazy values: it parses every Task result and the
 	// input into maps, builds payload objects as maps and copies every
 	// object ResultPath sets into (tests compare it with the lazy values
@@ -280,7 +283,7 @@ func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMe
 	// caller's choice: cancelling ctx aborts it.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	if sm.TimeoutSeconds > 0 {
-		runCtx, cancel = context.WithDeadline(context.WithoutCancel(ctx), x.StartTime.Add(time.Duration(sm.TimeoutSeconds)*time.Second))
+		runCtx, cancel = e.withDeadline(context.WithoutCancel(ctx), x.StartTime.Add(time.Duration(sm.TimeoutSeconds)*time.Second))
 	}
 	x.cancel = cancel
 	stop := context.AfterFunc(ctx, cancel)

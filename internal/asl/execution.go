@@ -118,7 +118,12 @@ func (x *Execution) markLazy() {
 }
 
 // clock returns the wall time in Unix nanoseconds.
-func (x *Execution) clock() int64 { return x.wall0 + int64(time.Since(x.mono0)) }
+func (x *Execution) clock() int64 {
+	if c := x.engine.clock; c != nil {
+		return x.wall0 + int64(c.Now().Sub(x.mono0))
+	}
+	return x.wall0 + int64(time.Since(x.mono0))
+}
 
 // recording reports whether events are kept or streamed: otherwise they
 // are only counted, and nothing need be built for them.

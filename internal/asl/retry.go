@@ -28,7 +28,7 @@ func (r *stateRun) retried(ctx context.Context, se *StatesError, attempts []int)
 	attempts[i]++
 	r.retry++
 	r.x.engine.logger.DebugContext(ctx, "retrying state", "state", st.Name, "error", se.Name, "attempt", r.retry)
-	if err := sleep(ctx, time.Duration(delay*float64(time.Second))); err != nil {
+	if err := r.x.engine.sleep(ctx, time.Duration(delay*float64(time.Second))); err != nil {
 		return false, err
 	}
 	r.entered = r.x.engine.now()

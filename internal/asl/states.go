@@ -122,7 +122,7 @@ func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
 	}
 	if st.jsonata {
 		if d := until.Sub(now); d > 0 {
-			if err := sleep(ctx, d); err != nil {
+			if err := r.x.engine.sleep(ctx, d); err != nil {
 				return nil, err
 			}
 		}
@@ -133,7 +133,7 @@ func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
 		return nil, err
 	}
 	if d := until.Sub(now); d > 0 {
-		if err := sleep(ctx, d); err != nil {
+		if err := r.x.engine.sleep(ctx, d); err != nil {
 			return nil, err
 		}
 	}
@@ -166,17 +166,6 @@ func describe(v any, found bool) string {
 		return typeName(v)
 	}
 	return string(b)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func (r *stateRun) fail(input any) error {

@@ -103,7 +103,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		if !replay.Scheduled.IsZero() {
 			deadline = replay.Scheduled.Add(timeout)
 		}
-		tctx, cancel = context.WithDeadline(ctx, deadline)
+		tctx, cancel = r.x.engine.withDeadline(ctx, deadline)
 	}
 	defer cancel()
 	// Each attempt's handler gets a context of its own, so a context a
@@ -164,7 +164,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	var result any
 	if herr == nil { // callback: wait for SendTaskSuccess / SendTaskFailure
 		r.x.emitState(evTaskSubmitted, st, r.fr, r.submitted(raw, base == lambdaInvoke))
-		result, herr = wait.wait(tctx, heartbeat)
+		result, herr = wait.wait(tctx, r.x.engine, heartbeat)
 	}
 	if herr != nil {
 		return nil, r.taskFailed(ctx, tctx, herr, timeout)
@@ -387,16 +387,15 @@ func (e *Engine) register(token string) *waiter {
 }
 
 // wait waits for the task's outcome, or ctx's end, or (heartbeat > 0) for
-// a gap of more than heartbeat between heartbeats, counted from the start
-// of the wait: States.HeartbeatTimeout.
-func (w *waiter) wait(ctx context.Context, heartbeat time.Duration) (any, error) {
+// a gap of more than heartbeat between heartbeats (on e's clock), counted
+// from the start of the wait: States.HeartbeatTimeout.
+func (w *waiter) wait(ctx context.Context, e *Engine, heartbeat time.Duration) (any, error) {
 	var expired <-chan time.Time
-	var timer *time.Timer
+	stop := func() bool { return false }
 	if heartbeat > 0 {
-		timer = time.NewTimer(heartbeat)
-		defer timer.Stop()
-		expired = timer.C
+		expired, stop = e.timer(heartbeat)
 	}
+	defer func() { stop() }()
 	for {
 		select {
 		case o := <-w.done:
@@ -405,8 +404,9 @@ func (w *waiter) wait(ctx context.Context, heartbeat time.Duration) (any, error)
 			}
 			return o.output, nil
 		case <-w.beat:
-			if timer != nil {
-				timer.Reset(heartbeat)
+			if heartbeat > 0 {
+				stop()
+				expired, stop = e.timer(heartbeat)
 			}
 		case <-expired:
 			return nil, newError(ErrHeartbeatTimeout, "no heartbeat (SendTaskHeartbeat) within %s", heartbeat)
