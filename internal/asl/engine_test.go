@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/veredicto/veredicto/internal/asl/asltest"
 )
 
 func mustParse(t *testing.T, def string) *StateMachine {
@@ -261,7 +263,17 @@ func TestPayloadOverLimitFailsWithDataLimitExceeded(t *testing.T) {
 }
 
 func TestExecutionTimeoutSeconds(t *testing.T) {
-	res := run(t, NewRegistry(), `{"TimeoutSeconds":1,"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":30,"End":true}}}`, `{}`)
+	clk := asltest.NewClock(clockStart)
+	x, err := New(NewRegistry(), WithClock(clk)).Start(context.Background(), mustParse(t, `{"TimeoutSeconds":1,"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":30,"End":true}}}`), json.RawMessage(`{}`), StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitTimers(t, clk, time.Second, 30*time.Second) // the execution's deadline, the Wait's end
+	clk.Advance(time.Second)
+	res, err := x.Wait(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if res.Status != StatusTimedOut || res.Error != ErrTimeout {
 		t.Errorf("got %s %s, want TIMED_OUT States.Timeout", res.Status, res.Error)
 	}
@@ -282,7 +294,17 @@ func TestTaskFailingAfterItsTimeoutTimedOut(t *testing.T) {
 	})
 	def := `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"${SlowFunctionArn}","TimeoutSeconds":1,
 	  "Retry":[{"ErrorEquals":["TransientError"],"MaxAttempts":3}],"End":true}}}`
-	res := run(t, reg, def, `{}`)
+	clk := asltest.NewClock(clockStart)
+	x, err := New(reg, WithClock(clk)).Start(context.Background(), mustParse(t, def), json.RawMessage(`{}`), StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitTimers(t, clk, time.Second)
+	clk.Advance(time.Second)
+	res, err := x.Wait(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if res.Status != StatusFailed || res.Error != ErrTimeout || calls != 1 {
 		t.Errorf("got %s %s (%s) after %d calls, want FAILED States.Timeout after one", res.Status, res.Error, res.Cause, calls)
 	}
@@ -360,7 +382,7 @@ func TestRetryCountInContextAndAttempts(t *testing.T) {
 	})
 	def := `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"${FlakyFunctionArn}","Parameters":{"Retry.$":"$$.State.RetryCount"},
 	  "Retry":[{"ErrorEquals":["Other"],"MaxAttempts":5},{"ErrorEquals":["TransientError"],"IntervalSeconds":1,"BackoffRate":1,"MaxDelaySeconds":1,"JitterStrategy":"FULL","MaxAttempts":2}],"End":true}}}`
-	res := run(t, reg, def, `{}`)
+	res := runAdvancing(t, reg, def, `{}`)
 	if string(res.Output) != `{"Retry":2}` {
 		t.Errorf("output %s %s %s, want {\"Retry\":2}", res.Output, res.Error, res.Cause)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/veredicto/veredicto/internal/asl/asltest"
 )
 
 // A .waitForTaskToken task with HeartbeatSeconds fails with
@@ -21,16 +23,19 @@ func TestHeartbeatSecondsBoundsAWaitingTasksSilence(t *testing.T) {
 		  "Catch":[{"ErrorEquals":["States.Timeout"],"ResultPath":"$.lost","Next":"Lost"}],"End":true},
 		  "Lost":{"Type":"Pass","End":true}}}`
 	}
-	start := func(t *testing.T, definition, input string) (*Engine, *Execution, string) {
+	// The engine runs on a clock the test moves: a second of silence
+	// takes no real time.
+	start := func(t *testing.T, definition, input string) (*asltest.Clock, *Engine, *Execution, string) {
 		tokens := make(chan string, 1)
 		reg := NewRegistry()
 		reg.Register("AskFunction", tokenHandler(tokens))
-		eng := New(reg)
+		clk := asltest.NewClock(clockStart)
+		eng := New(reg, WithClock(clk))
 		x, err := eng.Start(context.Background(), mustParse(t, definition), json.RawMessage(input), StartOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return eng, x, <-tokens
+		return clk, eng, x, <-tokens
 	}
 	wait := func(t *testing.T, x *Execution) *Result {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -44,7 +49,9 @@ func TestHeartbeatSecondsBoundsAWaitingTasksSilence(t *testing.T) {
 
 	t.Run("silent worker", func(t *testing.T) {
 		t.Parallel()
-		eng, x, tok := start(t, def(`"HeartbeatSeconds":1`), `{}`)
+		clk, eng, x, tok := start(t, def(`"HeartbeatSeconds":1`), `{}`)
+		awaitTimers(t, clk, time.Second)
+		clk.Advance(time.Second)
 		res := wait(t, x)
 		if !strings.Contains(string(res.Output), `"Error":"States.HeartbeatTimeout"`) {
 			t.Fatalf("output %s, want the heartbeat timeout caught by States.Timeout", res.Output)
@@ -63,12 +70,15 @@ func TestHeartbeatSecondsBoundsAWaitingTasksSilence(t *testing.T) {
 	})
 	t.Run("beating worker", func(t *testing.T) {
 		t.Parallel()
-		eng, x, tok := start(t, def(`"HeartbeatSecondsPath":"$.beat"`), `{"beat":1}`)
-		for range 4 { // 1.6 s of work, never 1 s without a heartbeat
-			time.Sleep(400 * time.Millisecond)
+		clk, eng, x, tok := start(t, def(`"HeartbeatSecondsPath":"$.beat"`), `{"beat":1}`)
+		awaitTimers(t, clk, time.Second)
+		for i := range 4 { // 1.6 s of work, never 1 s without a heartbeat
+			clk.Advance(400 * time.Millisecond)
 			if err := eng.SendTaskHeartbeat(tok); err != nil {
 				t.Fatalf("heartbeat: %v", err)
 			}
+			// The heartbeat restarts the second of silence allowed.
+			awaitTimers(t, clk, time.Duration(i+1)*400*time.Millisecond+time.Second)
 		}
 		if err := eng.SendTaskSuccess(tok, json.RawMessage(`{"ok":true}`)); err != nil {
 			t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/veredicto/veredicto/internal/asl/asltest"
 )
 
 // The engine keeps its history compact and builds the public events when
@@ -321,7 +323,8 @@ func TestTaskEventsAsStepFunctions(t *testing.T) {
 	  "B":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"${FlakyFunctionArn}","Payload":{}},"Next":"C"},
 	  "C":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
 	       "Parameters":{"FunctionName":"${AskFunctionArn}","Payload":{"Token.$":"$$.Task.Token"}},"End":true}}}`
-	eng := New(reg)
+	clk := asltest.NewClock(clockStart) // A's retry waits its second on it
+	eng := New(reg, WithClock(clk))
 	var (
 		mu       sync.Mutex
 		streamed []Event
@@ -334,6 +337,8 @@ func TestTaskEventsAsStepFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	awaitTimers(t, clk, time.Second)
+	clk.Advance(time.Second)
 	if err := eng.SendTaskSuccess(<-tokens, json.RawMessage(`{"ok":true}`)); err != nil {
 		t.Fatal(err)
 	}
