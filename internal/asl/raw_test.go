@@ -174,10 +174,14 @@ func holdsRaw(v any) bool {
 }
 
 // TestRawResultsChangeNothingOnTheCorpus runs the conformance corpus both
-// ways.
+// ways, the cases side by side as TestConformance runs them: several wait
+// on the real clock (Retry intervals, Wait states, task timeouts).
 func TestRawResultsChangeNothingOnTheCorpus(t *testing.T) {
 	for _, c := range corpus(t) {
-		runBoth(t, c.name, c.Definition, c.Input, corpusRegistry)
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			runBoth(t, c.name, c.Definition, c.Input, corpusRegistry)
+		})
 	}
 }
 
