@@ -22,6 +22,7 @@ import (
 	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/llm/llmtest"
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 // startLiveChat is startLive with the chat's supervisor on model.
@@ -211,13 +212,10 @@ func TestServeChat(t *testing.T) {
 	})
 
 	// The reports need the search to have finished.
-	for i := 0; i < 300; i++ {
+	poll.Until(t, 30*time.Second, func() bool {
 		_, body := l.call(ctx, t, "GET", "/searches/demo-cfo-andina", acme, "")
-		if strings.Contains(body, `"status": "SUCCEEDED"`) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return strings.Contains(body, `"status": "SUCCEEDED"`)
+	}, "the search demo-cfo-andina to succeed")
 	outbox := filepath.Join(l.data, "outbox", "acme")
 	sent := func() int {
 		es, _ := os.ReadDir(outbox)

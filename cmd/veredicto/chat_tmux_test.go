@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/chat"
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 // tmuxSession is a terminal driven through its own tmux server (a private
@@ -55,17 +56,14 @@ func (s *tmuxSession) screen() string {
 // returns it.
 func (s *tmuxSession) waitFor(want string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		scr := s.screen()
-		if strings.Contains(scr, want) {
-			return scr
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("the terminal never showed %q; it shows:\n%s", want, scr)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var scr string
+	if !poll.Within(30*time.Second, func() bool {
+		scr = s.screen()
+		return strings.Contains(scr, want)
+	}) {
+		s.t.Fatalf("the terminal never showed %q; it shows:\n%s", want, scr)
 	}
+	return scr
 }
 
 // TestChatTerminal drives "veredicto chat" in a real terminal against a
@@ -95,12 +93,10 @@ func TestChatTerminal(t *testing.T) {
 	term.waitFor("¿Era esto lo que pedías? [s/n, Enter para seguir]: ")
 	term.send("s")
 	term.waitFor("[gracias: anotado]")
-	for i := 0; i < 300; i++ { // the offline evaluation takes about a second
-		if _, body := l.call(ctx, t, "GET", "/searches/demo-cfo-andina", tok, ""); strings.Contains(body, `"status": "SUCCEEDED"`) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	poll.Until(t, 30*time.Second, func() bool { // the offline evaluation takes about a second
+		_, body := l.call(ctx, t, "GET", "/searches/demo-cfo-andina", tok, "")
+		return strings.Contains(body, `"status": "SUCCEEDED"`)
+	}, "the search demo-cfo-andina to succeed")
 	outbox := filepath.Join(l.data, "outbox", "acme")
 	count := func() int { es, _ := os.ReadDir(outbox); return len(es) }
 
@@ -118,10 +114,7 @@ func TestChatTerminal(t *testing.T) {
 		t.Fatal("sent although rejected")
 	}
 	term.send("Envía el informe de c-001 de la búsqueda demo-cfo-andina a cliente@example.com")
-	deadline := time.Now().Add(30 * time.Second)
-	for strings.Count(term.screen(), "¿Confirmas? [s/n]: ") < 2 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
+	poll.Until(t, 30*time.Second, func() bool { return strings.Count(term.screen(), "¿Confirmas? [s/n]: ") >= 2 }, "the second confirmation question")
 	term.send("s")
 	term.waitFor("Enviados 1 informes de la búsqueda demo-cfo-andina a cliente@example.com")
 	if count() != 1 {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 // TestServeCompanion runs the career companion under "veredicto serve":
@@ -49,10 +51,7 @@ func TestServeCompanion(t *testing.T) {
 
 	// The pause waits for the user on the confirmations endpoint.
 	var id string
-	for id == "" {
-		if ctx.Err() != nil {
-			t.Fatal("no anti_impostor confirmation")
-		}
+	poll.Until(t, time.Minute, func() bool {
 		_, list := l.call(ctx, t, http.MethodGet, "/api/confirmations", acme, "")
 		var got struct {
 			Confirmations []struct {
@@ -69,27 +68,21 @@ func TestServeCompanion(t *testing.T) {
 				}
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return id != ""
+	}, "a pending anti_impostor confirmation")
 	if st, resp := l.call(ctx, t, http.MethodPost, "/api/confirmations", acme, `{"id":"`+id+`","approved":true}`); st != http.StatusOK {
 		t.Fatalf("approve: %d %s", st, resp)
 	}
 	path := "/companion/applications/" + created.ApplicationID
-	for {
-		if ctx.Err() != nil {
-			t.Fatal("the application never completed phase 3")
-		}
+	poll.Until(t, time.Minute, func() bool {
 		st, resp := l.call(ctx, t, http.MethodGet, path, acme, "")
 		var c struct {
 			LastCompletedPhase int    `json:"last_completed_phase"`
 			Status             string `json:"status"`
 		}
 		json.Unmarshal([]byte(resp), &c)
-		if st == http.StatusOK && c.LastCompletedPhase == 3 && c.Status == "completed" {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return st == http.StatusOK && c.LastCompletedPhase == 3 && c.Status == "completed"
+	}, "the application to complete phase 3")
 	if st, _ := l.call(ctx, t, http.MethodGet, path, globex, ""); st != http.StatusNotFound {
 		t.Errorf("another tenant: %d, want 404", st)
 	}

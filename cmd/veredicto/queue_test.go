@@ -17,6 +17,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/control"
+	"github.com/veredicto/veredicto/internal/poll"
 	"github.com/veredicto/veredicto/internal/queue"
 	"github.com/veredicto/veredicto/internal/starter"
 )
@@ -48,19 +49,19 @@ func TestServeConsumesTheInputsQueue(t *testing.T) {
 
 	client := operatorSFN(t, base, data)
 	arn := strings.Replace(control.StateMachineARN(app.ExecutiveSearchMachine), ":stateMachine:", ":execution:", 1) + ":" + starter.ExecutionName("acme", "demo-cfo-andina")
-	for {
-		_, err := client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
-		if err == nil {
-			break
+	var err error
+	if !poll.Within(time.Minute, func() bool {
+		_, err = client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+		if err != nil && !errors.As(err, new(*types.ExecutionDoesNotExist)) {
+			t.Fatalf("DescribeExecution %s: %v", arn, err)
 		}
-		if !errors.As(err, new(*types.ExecutionDoesNotExist)) || ctx.Err() != nil {
-			t.Fatalf("the READY marker started no execution %s: %v", arn, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil
+	}) {
+		t.Fatalf("the READY marker started no execution %s: %v", arn, err)
 	}
 
 	var dead []queue.Message
-	for len(dead) == 0 {
+	poll.Until(t, time.Minute, func() bool {
 		code, out, errs := runCLI(t, "", "queue", "dlq", "list", "--json", "--data", data)
 		if code != exitOK {
 			t.Fatalf("dlq list: exit %d, %s", code, errs)
@@ -73,11 +74,8 @@ func TestServeConsumesTheInputsQueue(t *testing.T) {
 			}
 			dead = append(dead, m)
 		}
-		if ctx.Err() != nil {
-			t.Fatal("the bad notification never reached the dead-letter queue")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(dead) > 0
+	}, "the bad notification to reach the dead-letter queue")
 	if len(dead) != 1 || !strings.Contains(dead[0].Body, "searches/old-layout/READY") || dead[0].ReceiveCount != 2 {
 		t.Fatalf("dead letters %+v, want the old-layout notification received twice", dead)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/poll"
 	"github.com/veredicto/veredicto/internal/search"
 )
 
@@ -38,8 +39,8 @@ func (l *lockedBuffer) String() string {
 // waiting, until a run waits for it (its resolver is named).
 func pendingCLI(t *testing.T, data string, waiting bool) confirm.View {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	var found confirm.View
+	poll.Until(t, 30*time.Second, func() bool {
 		code, stdout, stderr := runCLI(t, "", "confirm", "list", "--data", data, "--json")
 		if code != exitOK {
 			t.Fatalf("confirm list: exit %d\n%s", code, stderr)
@@ -49,12 +50,12 @@ func pendingCLI(t *testing.T, data string, waiting bool) confirm.View {
 			t.Fatalf("confirm list --json: %v\n%s", err, stdout)
 		}
 		if len(list) > 0 && (!waiting || list[0].Resolver != "") {
-			return list[0]
+			found = list[0]
+			return true
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("no pending confirmation within 30s")
-	return confirm.View{}
+		return false
+	}, "a pending confirmation")
+	return found
 }
 
 func readReport(t *testing.T, out, id string) search.Report {

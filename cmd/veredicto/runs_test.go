@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/intake"
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 // TestServeListsEveryWorkflowsRuns: GET /runs lists a tenant's search once,
@@ -44,7 +45,7 @@ func TestServeListsEveryWorkflowsRuns(t *testing.T) {
 		}
 	}
 	var runs struct{ Runs []intake.Run }
-	for i := 0; i < 300; i++ { // bounded: 30 s
+	poll.Within(30*time.Second, func() bool { // the checks below say what did not finish
 		_, body := live.call(ctx, t, "GET", "/runs", acme, "")
 		if err := json.Unmarshal([]byte(body), &runs); err != nil {
 			t.Fatalf("%v: %s", err, body)
@@ -53,11 +54,8 @@ func TestServeListsEveryWorkflowsRuns(t *testing.T) {
 		for _, r := range runs.Runs {
 			done = done && r.Status != "RUNNING" && r.Status != "PENDING"
 		}
-		if done {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return done
+	})
 	kinds := map[string]intake.Run{}
 	for _, r := range runs.Runs {
 		if _, dup := kinds[r.Kind]; dup {

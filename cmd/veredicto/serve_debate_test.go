@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 // TestServeDebate: a debate started over HTTP runs DebateStateMachine on
@@ -54,10 +56,7 @@ func TestServeDebate(t *testing.T) {
 			} `json:"debate_log"`
 		} `json:"log"`
 	}
-	for view.Status != "SUCCEEDED" {
-		if ctx.Err() != nil {
-			t.Fatalf("the debate did not finish: %+v", view)
-		}
+	if !poll.Within(time.Minute, func() bool {
 		code, resp := l.call(ctx, t, http.MethodGet, "/debates/d-c-005", acme, "")
 		if code != http.StatusOK {
 			t.Fatalf("GET /debates/d-c-005: %d %s", code, resp)
@@ -68,7 +67,9 @@ func TestServeDebate(t *testing.T) {
 		if view.Status == "FAILED" {
 			t.Fatalf("the debate failed: %s", resp)
 		}
-		time.Sleep(20 * time.Millisecond)
+		return view.Status == "SUCCEEDED"
+	}) {
+		t.Fatalf("the debate did not finish: %+v", view)
 	}
 	if view.Log == nil || view.Log.DebateLog.SessionID != "d-c-005" || view.Log.DebateLog.Resultado.EscaladoPara == "" {
 		t.Fatalf("log %+v", view.Log)

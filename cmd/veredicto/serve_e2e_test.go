@@ -15,6 +15,7 @@ import (
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/intake"
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 // TestServeRunsTheProjectAsAUserWould starts the whole assembled server
@@ -38,16 +39,13 @@ func TestServeRunsTheProjectAsAUserWould(t *testing.T) {
 		t.Fatalf("start: %d %s", st, body)
 	}
 	var state intake.SearchState
-	for i := 0; i < 300; i++ { // the offline run takes about a second; bounded at 30 s
+	poll.Within(30*time.Second, func() bool { // the offline run takes about a second; the check below names the status
 		_, body := call("GET", "/searches/demo-cfo-andina", acme, "")
 		if err := json.Unmarshal([]byte(body), &state); err != nil {
 			t.Fatalf("state: %v: %s", err, body)
 		}
-		if state.Status != "RUNNING" {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return state.Status != "RUNNING"
+	})
 	if state.Status != "SUCCEEDED" || len(state.Candidates) != 6 {
 		t.Fatalf("state %s with %d candidates, want SUCCEEDED with 6", state.Status, len(state.Candidates))
 	}

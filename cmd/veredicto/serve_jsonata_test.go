@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 // TestServeRunsJSONataFromAWSDocs creates the "Input and Output" example of
@@ -40,16 +42,13 @@ func TestServeRunsJSONataFromAWSDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out *sfn.DescribeExecutionOutput
-	for {
+	poll.Until(t, time.Minute, func() bool {
 		out, err = client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: x.ExecutionArn})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out.Status != types.ExecutionStatusRunning {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return out.Status != types.ExecutionStatusRunning
+	}, "the execution j1 to finish")
 	if out.Status != types.ExecutionStatusSucceeded {
 		t.Fatalf("status %s (%s: %s)", out.Status, aws.ToString(out.Error), aws.ToString(out.Cause))
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/poll"
 	"github.com/veredicto/veredicto/internal/search"
 )
 
@@ -50,13 +51,13 @@ func TestServeSeniorReview(t *testing.T) {
 	}
 
 	var pending struct{ Confirmations []confirm.View }
-	for i := 0; i < 300 && len(pending.Confirmations) == 0; i++ { // bounded at 30 s
+	poll.Within(30*time.Second, func() bool { // the check below says what is pending
 		st, body := call("GET", "")
 		if st != http.StatusOK || json.Unmarshal([]byte(body), &pending) != nil {
 			t.Fatalf("GET /api/confirmations: %d %s", st, body)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(pending.Confirmations) > 0
+	})
 	if len(pending.Confirmations) != 1 || pending.Confirmations[0].ToolName != "senior_review" || pending.Confirmations[0].Execution != aws.ToString(x.ExecutionArn) {
 		t.Fatalf("pending %+v, want the senior review of %s", pending.Confirmations, aws.ToString(x.ExecutionArn))
 	}
@@ -95,14 +96,14 @@ func TestServeSeniorReview(t *testing.T) {
 		t.Fatalf("POST: %d %s", st, body)
 	}
 	status := "RUNNING"
-	for i := 0; i < 300 && status == "RUNNING"; i++ {
+	poll.Within(30*time.Second, func() bool { // the check below names the status
 		d, err := client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: x.ExecutionArn})
 		if err != nil {
 			t.Fatal(err)
 		}
 		status = string(d.Status)
-		time.Sleep(100 * time.Millisecond)
-	}
+		return status != "RUNNING"
+	})
 	if status != "SUCCEEDED" {
 		t.Fatalf("execution %s, want SUCCEEDED", status)
 	}
@@ -145,7 +146,7 @@ func TestServeReviewFromTheHTTPAPI(t *testing.T) {
 		ID       string `json:"id"`
 		ToolName string `json:"toolName"`
 	}
-	for i := 0; i < 300 && len(pending) == 0; i++ { // bounded: 30 s
+	poll.Within(30*time.Second, func() bool { // the check below says what is pending
 		_, body := call("GET", "/api/confirmations", "")
 		var list struct {
 			Confirmations []struct {
@@ -157,10 +158,8 @@ func TestServeReviewFromTheHTTPAPI(t *testing.T) {
 			t.Fatalf("list: %v: %s", err, body)
 		}
 		pending = list.Confirmations
-		if len(pending) == 0 {
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+		return len(pending) > 0
+	})
 	if len(pending) != 1 || pending[0].ToolName != "senior_review" {
 		t.Fatalf("pending confirmations %+v, want the senior review of c-005", pending)
 	}
@@ -171,14 +170,11 @@ func TestServeReviewFromTheHTTPAPI(t *testing.T) {
 		t.Fatalf("approve: %d %s", st, body)
 	}
 	var state intake.SearchState
-	for i := 0; i < 300; i++ {
+	poll.Within(30*time.Second, func() bool { // the check below names the status
 		_, body := call("GET", "/searches/demo-cfo-andina", "")
 		json.Unmarshal([]byte(body), &state)
-		if state.Status != "RUNNING" {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return state.Status != "RUNNING"
+	})
 	if state.Status != "SUCCEEDED" {
 		t.Fatalf("search %s after the approval, want SUCCEEDED", state.Status)
 	}

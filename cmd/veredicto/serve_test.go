@@ -22,6 +22,7 @@ import (
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 // sfnClient is a Step Functions client of the server on data at endpoint,
@@ -78,20 +79,18 @@ func startServe(t *testing.T, bin, addr, data string) *serveProcess {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.kill() })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
+	var err error
+	if !poll.Within(30*time.Second, func() bool {
+		var resp *http.Response
+		if resp, err = http.Get("http://" + addr + "/healthz"); err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not answer /healthz: %v\n%s", err, p.log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}) {
+		t.Fatalf("serve did not answer /healthz: %v\n%s", err, p.log.String())
 	}
+	return p
 }
 
 // kill is kill -9 of the server's PID.
@@ -119,25 +118,31 @@ func historyOf(t *testing.T, c *sfn.Client, arn string) []types.HistoryEvent {
 // waitForEvent polls the history until an event matches.
 func waitForEvent(t *testing.T, c *sfn.Client, arn string, match func(types.HistoryEvent) bool) types.HistoryEvent {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		events := historyOf(t, c, arn)
+	var (
+		events  []types.HistoryEvent
+		found   types.HistoryEvent
+		matched bool
+	)
+	poll.Within(60*time.Second, func() bool {
+		events = historyOf(t, c, arn)
 		for _, ev := range events {
 			if match(ev) {
-				return ev
+				found, matched = ev, true
+				return true
 			}
 		}
-		ended := len(events) > 0 && strings.HasPrefix(string(events[len(events)-1].Type), "Execution") && events[len(events)-1].Type != types.HistoryEventTypeExecutionStarted
-		if ended || time.Now().After(deadline) {
-			var seen []string
-			for _, ev := range events {
-				seen = append(seen, string(ev.Type))
-			}
-			last, _ := json.Marshal(events[len(events)-1])
-			t.Fatalf("no matching event in the history of %s: %s; last %s", arn, strings.Join(seen, " "), last)
+		// an execution that has ended will record nothing more
+		return len(events) > 0 && strings.HasPrefix(string(events[len(events)-1].Type), "Execution") && events[len(events)-1].Type != types.HistoryEventTypeExecutionStarted
+	})
+	if !matched {
+		var seen []string
+		for _, ev := range events {
+			seen = append(seen, string(ev.Type))
 		}
-		time.Sleep(20 * time.Millisecond)
+		last, _ := json.Marshal(events[len(events)-1])
+		t.Fatalf("no matching event in the history of %s: %s; last %s", arn, strings.Join(seen, " "), last)
 	}
+	return found
 }
 
 const durableDef = `{"StartAt":"Prepare","States":{
@@ -211,18 +216,14 @@ func TestServeDurable(t *testing.T) {
 	if _, err := c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(params.Payload.Token), Output: aws.String(`{"approved":true}`)}); err != nil {
 		t.Fatalf("SendTaskSuccess after two restarts: %v\n%s", err, srv.log.String())
 	}
-	deadline := time.Now().Add(60 * time.Second)
 	var out *sfn.DescribeExecutionOutput
-	for {
+	poll.Within(60*time.Second, func() bool { // the check below names the status
 		out, err = c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out.Status != types.ExecutionStatusRunning || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return out.Status != types.ExecutionStatusRunning
+	})
 	if out.Status != types.ExecutionStatusSucceeded {
 		t.Fatalf("status %s (%s: %s)", out.Status, aws.ToString(out.Error), aws.ToString(out.Cause))
 	}
@@ -323,13 +324,10 @@ func TestServeAWSCLI(t *testing.T) {
 	}
 	must("send-task-success", "--task-token", token(), "--task-output", `{"done":true}`)
 	var d map[string]any
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	poll.Within(30*time.Second, func() bool { // the check below names the status
 		d = must("describe-execution", "--execution-arn", arn)
-		if d["status"] != "RUNNING" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return d["status"] != "RUNNING"
+	})
 	if d["status"] != "SUCCEEDED" || d["output"] != `{"done":true}` {
 		t.Errorf("describe-execution: %v", d)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -146,14 +148,12 @@ func TestStatesRunInterruptedKeepsStreamedHistory(t *testing.T) {
 	}
 	// Interrupt once both Waits are streamed: the history is written as
 	// it happens, not at the end.
-	for waits := 0; waits < 2; {
-		if ctx.Err() != nil {
-			cmd.Process.Kill()
-			t.Fatalf("the history never showed both Wait states entered; stderr:\n%s", stderr.String())
-		}
+	if !poll.Within(time.Minute, func() bool {
 		data, _ := os.ReadFile(hist)
-		waits = strings.Count(string(data), `"type":"WaitStateEntered"`)
-		time.Sleep(20 * time.Millisecond)
+		return strings.Count(string(data), `"type":"WaitStateEntered"`) >= 2
+	}) {
+		cmd.Process.Kill()
+		t.Fatalf("the history never showed both Wait states entered; stderr:\n%s", stderr.String())
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)

@@ -209,7 +209,7 @@ func TestMapHonoursMaxConcurrencyAndKeepsItemOrder(t *testing.T) {
 				break
 			}
 		}
-		time.Sleep(15 * time.Millisecond)
+		time.Sleep(15 * time.Millisecond) // the point: a call long enough for the iterations to overlap
 		cur.Add(-1)
 		return in, nil
 	})

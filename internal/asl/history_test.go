@@ -267,7 +267,7 @@ func TestHistoryTimestamps(t *testing.T) {
 	reg := NewRegistry()
 	const pause = 5 * time.Millisecond
 	reg.Register("SlowFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
-		time.Sleep(pause)
+		time.Sleep(pause) // the point: real time passes between the events, read from the real clock
 		return in, nil
 	})
 	def := `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"${SlowFunctionArn}","End":true}}}`

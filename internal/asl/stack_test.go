@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 // TestWaitingTaskStackShrinks: an execution waiting on a task token holds
@@ -68,15 +71,11 @@ func TestWaitingTaskStackShrinks(t *testing.T) {
 		}
 		xs[i] = x
 	}
-	for {
+	poll.Until(t, 30*time.Second, func() bool {
 		mu.Lock()
-		asked := len(tokens)
-		mu.Unlock()
-		if asked == n {
-			break
-		}
-		runtime.Gosched()
-	}
+		defer mu.Unlock()
+		return len(tokens) == n
+	}, "every task to be given its token")
 	after := stacks()
 	perWaiting := float64(after-before) / n
 	for _, tok := range tokens {

@@ -15,6 +15,7 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/debate"
+	"github.com/veredicto/veredicto/internal/poll"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
@@ -114,8 +115,8 @@ func (r *debateRun) start(t *testing.T, question string, humanTimeout int, decid
 
 func pendingDecision(t *testing.T, svc *confirm.Service) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	var id string
+	poll.Until(t, 30*time.Second, func() bool {
 		list, _, err := svc.Store.List(t.Context(), "acme", time.Now(), 10)
 		if err != nil {
 			t.Fatal(err)
@@ -125,13 +126,13 @@ func pendingDecision(t *testing.T, svc *confirm.Service) string {
 				if c.ToolName != "debate_decision" {
 					t.Errorf("tool %q, want debate_decision", c.ToolName)
 				}
-				return c.ID
+				id = c.ID
+				return true
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("no debate decision waiting within 30s")
-	return ""
+		return false
+	}, "a debate decision waiting")
+	return id
 }
 
 func yamlToMap(t *testing.T, y string) map[string]any {

@@ -18,6 +18,7 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/poll"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
@@ -99,21 +100,21 @@ func readJSON(t *testing.T, path string, v any) {
 // pendingReview waits until the run has stored its one pending senior review.
 func pendingReview(t *testing.T, svc *confirm.Service) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	var id string
+	poll.Until(t, 30*time.Second, func() bool {
 		list, _, err := svc.Store.List(t.Context(), tenant, time.Now(), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range list {
 			if c.Status == confirm.StatusPending && c.TaskToken != "" {
-				return c.ID
+				id = c.ID
+				return true
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("no senior review waiting within 30s")
-	return ""
+		return false
+	}, "a senior review waiting")
+	return id
 }
 
 // TestSeniorReview runs every path of the senior consultant's review: the

@@ -23,6 +23,7 @@ import (
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/intake"
+	"github.com/veredicto/veredicto/internal/poll"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/starter"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
@@ -379,7 +380,7 @@ func TestConfirmationApprovedAndRejected(t *testing.T) {
 			done := make(chan TurnResult)
 			go func() { done <- r.turn(t, "s1", "Envía la terna al cliente") }()
 			var id string
-			for deadline := time.Now().Add(5 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			poll.Until(t, 5*time.Second, func() bool {
 				for _, e := range r.eventsOf(t, "s1") {
 					if e["type"] == eventlog.TypePendingConfirmation {
 						id = e["id"].(string)
@@ -388,10 +389,8 @@ func TestConfirmationApprovedAndRejected(t *testing.T) {
 						}
 					}
 				}
-			}
-			if id == "" {
-				t.Fatal("no pending-confirmation on the chat stream")
-			}
+				return id != ""
+			}, "a pending-confirmation on the chat stream")
 			if len(r.outbox.sent) != 0 {
 				t.Fatal("sent before the decision")
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/poll"
 	"github.com/veredicto/veredicto/internal/stream"
 )
 
@@ -63,14 +64,12 @@ func TestConfirmationWorkflowOnTheStream(t *testing.T) {
 
 	// Wait for the confirmation, then follow the stream from its start.
 	var id string
-	for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	poll.Until(t, 10*time.Second, func() bool {
 		if list, _, _ := svc.List(t.Context(), "acme"); len(list) == 1 {
 			id = list[0].ID
 		}
-	}
-	if id == "" {
-		t.Fatal("no pending confirmation")
-	}
+		return id != ""
+	}, "a pending confirmation")
 	resp, err := f.open(t, t.Context(), "acme", execARN, "")
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("open stream: %v %v", resp, err)

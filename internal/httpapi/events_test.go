@@ -21,6 +21,7 @@ import (
 	"github.com/veredicto/veredicto/internal/eventlog/eventlogtest"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/httpapi/apitest"
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 // sseMsg is one message a client received.
@@ -362,16 +363,13 @@ func TestStreamsAreBoundedPerTenantAndInLifetime(t *testing.T) {
 		t.Fatal("a stream without a deadline stayed open past its lifetime")
 	}
 	var again *http.Response
-	for range 100 { // the slot is released as the handler returns
+	poll.Within(10*time.Second, func() bool { // the slot is released as the handler returns
 		if again, err = f.open(t, t.Context(), "acme", arn, "1"); err != nil {
 			t.Fatal(err)
 		}
 		again.Body.Close()
-		if again.StatusCode == http.StatusOK {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return again.StatusCode == http.StatusOK
+	})
 	if again.StatusCode != http.StatusOK {
 		t.Errorf("after the first stream ended: %d, want 200", again.StatusCode)
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 // pass10 is a chain of 10 Pass states.
@@ -59,17 +61,13 @@ func BenchmarkStartExecutionPass10(b *testing.B) {
 		}
 	})
 	started := time.Since(start)
-	// wait for every execution to finish
-	for {
+	poll.Until(b, 10*time.Minute, func() bool {
 		l, err := p.client.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: smARN, StatusFilter: types.ExecutionStatusRunning, MaxResults: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(l.Executions) == 0 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return len(l.Executions) == 0
+	}, "every execution to finish")
 	finished := time.Since(start)
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/started.Seconds(), "started/s")

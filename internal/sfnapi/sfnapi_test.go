@@ -19,6 +19,7 @@ import (
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/httpapi/apitest"
+	"github.com/veredicto/veredicto/internal/poll"
 	"github.com/veredicto/veredicto/internal/sfnapi"
 )
 
@@ -93,6 +94,8 @@ func TestHeartbeatsKeepAWaitingTaskAlive(t *testing.T) {
 
 	alive := p.start(t, smARN, "alive", `{"tenant":"acme"}`)
 	tok := p.token(t)
+	// Real time: the API's control.Manager runs its engine on the real
+	// clock (asl.WithClock cannot reach it through control.Config).
 	for range 4 { // 1.6 s of work, never 1 s without a heartbeat
 		time.Sleep(400 * time.Millisecond)
 		if _, err := p.client.SendTaskHeartbeat(ctx, &sfn.SendTaskHeartbeatInput{TaskToken: aws.String(tok)}); err != nil {
@@ -146,20 +149,15 @@ func (p *peer) token(t *testing.T) string {
 // closed waits until the execution is no longer RUNNING.
 func closed(t *testing.T, c *sfn.Client, arn string) *sfn.DescribeExecutionOutput {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		out, err := c.DescribeExecution(context.Background(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
-		if err != nil {
+	var out *sfn.DescribeExecutionOutput
+	poll.Until(t, 30*time.Second, func() bool {
+		var err error
+		if out, err = c.DescribeExecution(context.Background(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)}); err != nil {
 			t.Fatalf("DescribeExecution: %v", err)
 		}
-		if out.Status != types.ExecutionStatusRunning {
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("execution %s still RUNNING", arn)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return out.Status != types.ExecutionStatusRunning
+	}, "execution "+arn+" to end")
+	return out
 }
 
 func history(t *testing.T, c *sfn.Client, arn string) []types.HistoryEvent {
