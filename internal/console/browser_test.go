@@ -326,7 +326,8 @@ func TestBrowserRunPageWaitsForItsStream(t *testing.T) {
 	signIn(t, b, h)
 	evs := history(2)
 	b.Hash("#/ejecucion/search/big/" + execARN)
-	time.Sleep(1500 * time.Millisecond) // the first attempts find no stream
+	// The first attempts find no stream: the page opens it again, twice.
+	b.WaitFor("the stream reopened after two 404s", `Number(document.getElementById('run-events').dataset.reopened || 0) >= 2`, 30*time.Second)
 	for _, ev := range evs {
 		if err := h.rec.Record(context.Background(), tenant, execARN, ev); err != nil {
 			t.Fatal(err)

@@ -396,6 +396,7 @@
     setStatus('RUNNING');
     var lastId = '';
     var retries = 0;
+    var reopened = 0; // every reopening, in data-reopened (the tests wait on it)
     var es = null;
     var retryTimer = null;
     cleanup.push(function () { if (es) es.close(); clearTimeout(retryTimer); });
@@ -415,6 +416,7 @@
       if (es.readyState !== EventSource.CLOSED || statusEl.textContent !== statusText('RUNNING')) return;
       if (retries < STREAM_RETRIES) {
         retries++;
+        counter.setAttribute('data-reopened', String(++reopened));
         retryTimer = setTimeout(connect, Math.min(500 * retries, 5000));
         return;
       }
