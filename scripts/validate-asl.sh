@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Validates every state machine in statemachines/ with the pinned npm
-# asl-validator (package.json). Exits non-zero naming each invalid file.
+# asl-validator (package.json). Prints one line when all are valid;
+# exits non-zero naming each invalid file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 node=node_modules/.bin/node
@@ -14,12 +15,11 @@ if [ ${#files[@]} -eq 0 ]; then
   exit 1
 fi
 for f in "${files[@]}"; do
-  if out=$("$node" "$validator" --json-path "$f" 2>&1); then
-    echo "asl-validator: $f ok"
-  else
+  if ! out=$("$node" "$validator" --json-path "$f" 2>&1); then
     echo "asl-validator: $f INVALID" >&2
     echo "$out" >&2
     status=1
   fi
 done
+[ $status -eq 0 ] && echo "asl-validator: ${#files[@]} definitions in statemachines/ valid"
 exit $status
