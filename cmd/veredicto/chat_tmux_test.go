@@ -71,6 +71,9 @@ func (s *tmuxSession) waitFor(want string) string {
 // text and tool steps and asks «¿Era esto lo que pedías?», and a sensitive
 // send asks y/n and runs only when approved.
 func TestChatTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: builds the CLI and drives it in tmux; make test-long runs it")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	l := startLiveChat(ctx, t, nil, chat.Options{ConfirmPoll: 20 * time.Millisecond})

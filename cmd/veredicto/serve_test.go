@@ -160,7 +160,7 @@ const durableDef = `{"StartAt":"Prepare","States":{
 // the completed Task invoked once.
 func TestServeDurable(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the CLI and runs it as a subprocess")
+		t.Skip("slow: builds the CLI and kills and restarts it as a subprocess; make test-long runs it")
 	}
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "veredicto")
@@ -258,6 +258,9 @@ func TestServeDurable(t *testing.T) {
 // TestServeAWSCLI drives the server with the AWS CLI (v1 of the image, or
 // any aws on the PATH that honours AWS_DISABLE_HOST_PREFIX_INJECTION).
 func TestServeAWSCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: a Python AWS CLI process per call (6-12 s); make test-long runs it")
+	}
 	awsBin, err := exec.LookPath("aws")
 	if err != nil {
 		if os.Getenv("CI") != "" {

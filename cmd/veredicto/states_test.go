@@ -125,6 +125,9 @@ func TestStatesRunInputFromStdin(t *testing.T) {
 }
 
 func TestStatesRunInterruptedKeepsStreamedHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: builds the CLI and interrupts it as a subprocess; make test-long runs it")
+	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "veredicto")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {

@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 // AWS configuration (region, credentials, signing, endpoint) works end to
 // end. Without credentials it refuses to start, naming them.
 func TestApiBootstrapTalksToDynamoDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: builds the ApiFunction bootstrap and runs it as a subprocess; make test-long runs it")
+	}
 	client := dynalite.Client(t)
 	ctx := t.Context()
 	const table = "bootstrap-context"

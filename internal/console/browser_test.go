@@ -208,6 +208,9 @@ func signIn(t *testing.T, b *browsertest.Browser, h harness) {
 // figure in docs/BENCHMARKS.md. It also checks the phone width: the page
 // never scrolls sideways (wide tables scroll in their own box).
 func TestBrowserRunPageKeepsUpWith200Candidates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: streams 4 005 events to the page, a measurement; make test-long runs it")
+	}
 	const n = 200
 	h := startHarness(t)
 	b := browsertest.New(t, 1280, 900)
