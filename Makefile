@@ -1,10 +1,14 @@
-# Veredicto — run `make run` for the example, `make test` for the checks.
+# Veredicto — run `make run` for the example, `make test` for the checks,
+# `make test-long` for every test, the slow ones too.
 GO       ?= go
 NPM      ?= npm
 BIN      := bin/veredicto
 NODE     := node_modules/.bin/node
+# go test, summarised (cmd/test-summary): one line per package as it
+# finishes, failing tests in full, skipped tests named with their reason.
+GOTEST   := $(GO) run ./cmd/test-summary
 
-.PHONY: all run test test-go test-node test-cfn node-tools vet bench bench-compare build-cli clean jsonata-expected moto-crosscheck
+.PHONY: all run test test-long test-go test-node test-cfn node-tools vet bench bench-compare build-cli clean jsonata-expected moto-crosscheck
 
 all: build-cli
 
@@ -20,60 +24,73 @@ build-cli:
 run: build-cli
 	./$(BIN) search run examples/search-demo --out out/demo-cfo-andina
 
-# Every check CI runs: vet, the Go tests with the race detector (conformance
-# corpus included; the DynamoDB adapter tests start dynalite from the npm
-# tools, so those are installed first), and the Node checks (asl-validator
-# on every definition, the corpus cross-checked against
-# aws-local-stepfunctions).
+# The checks every change must pass, in about four minutes on two cores:
+# vet, the Go tests under -short with the race detector (conformance corpus
+# included; the DynamoDB adapter tests start dynalite from the npm tools,
+# so those are installed first), the stack bound and brief fuzz runs, the
+# Node checks (asl-validator on every definition, the corpus cross-checked
+# against aws-local-stepfunctions) and the template lint. It prints one
+# line per package or check and names every skipped test with its reason;
+# -short skips the slow tests, which say so and which make test-long runs.
 test: vet node-tools test-go test-node test-cfn
+
+# Every Go test with the race detector, without -short: also the slow ones
+# (the CLI built and run as a subprocess, the AWS CLI, the ApiFunction
+# bootstrap, the 200-candidate browser measurement). CI runs make test,
+# then this.
+test-long: node-tools
+	@$(GOTEST) -race -count=1 ./...
 
 # AWS's own linter on the SAM template, informational checks included; any
 # finding fails. cfn-lint ships with the machine image and CI; without it
 # the check is skipped locally, never in CI. (`--` ends --include-checks,
 # which would otherwise take the file name for a check.)
 test-cfn:
-	@if command -v cfn-lint >/dev/null 2>&1; then cfn-lint --include-checks I -- template.yaml; \
+	@if command -v cfn-lint >/dev/null 2>&1; then cfn-lint --include-checks I -- template.yaml && echo "cfn-lint: template.yaml clean"; \
 	elif [ -n "$$CI" ]; then echo "cfn-lint is required in CI"; exit 1; \
 	else echo "cfn-lint not found: skipping the template lint"; fi
 
 node-tools:
-	@if command -v $(NPM) >/dev/null 2>&1; then $(MAKE) --no-print-directory node_modules/.installed; \
+	@if command -v $(NPM) >/dev/null 2>&1; then $(MAKE) -s --no-print-directory node_modules/.installed; \
 	elif [ -n "$$CI" ]; then echo "npm is required in CI"; exit 1; \
 	else echo "npm not found: DynamoDB adapter tests will skip"; fi
 
 vet:
 	@test -z "$$(gofmt -l *.go cmd internal prompts statemachines functions infra)" || { echo "gofmt needed:"; gofmt -l *.go cmd internal prompts statemachines functions infra; exit 1; }
-	$(GO) vet ./...
+	@$(GO) vet ./...
+	@echo "ok    gofmt, go vet"
 
-# The fuzzing budgets are counts of executions, not durations: a -fuzztime
-# duration races Go's fuzzing coordinator at its deadline and can fail with a
-# bare "context deadline exceeded" and no failing input (golang/go#75804) on
-# a loaded machine.
+# The race detector enlarges every stack frame: the stack bound runs
+# without it. The fuzzing budgets are counts of executions, not durations:
+# a -fuzztime duration races Go's fuzzing coordinator at its deadline and
+# can fail with a bare "context deadline exceeded" and no failing input
+# (golang/go#75804) on a loaded machine.
 test-go:
-	$(GO) test -race -count=1 ./...
-	# The race detector enlarges every stack frame: the stack bound runs without it.
-	$(GO) test -count=1 -run '^TestWaitingTaskStackShrinks$$' ./internal/asl
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 40000x ./internal/asl
-	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalJSON$$' -fuzztime 40000x ./internal/asl
-	$(GO) test -run '^$$' -fuzz '^FuzzLazyInputsChangeNothing$$' -fuzztime 20000x ./internal/asl
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 2000x ./internal/search
+	@$(GOTEST) -short -race -count=1 ./...
+	@$(GOTEST) -label 'stack bound, no race' -count=1 -run '^TestWaitingTaskStackShrinks$$' ./internal/asl
+	@$(GOTEST) -label 'FuzzParse 40000x' -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 40000x ./internal/asl
+	@$(GOTEST) -label 'FuzzCanonicalJSON 40000x' -run '^$$' -fuzz '^FuzzCanonicalJSON$$' -fuzztime 40000x ./internal/asl
+	@$(GOTEST) -label 'FuzzLazyInputsChangeNothing 20000x' -run '^$$' -fuzz '^FuzzLazyInputsChangeNothing$$' -fuzztime 20000x ./internal/asl
+	@$(GOTEST) -label 'FuzzLoad 2000x' -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 2000x ./internal/search
 
 # npm tools are pinned in package.json / package-lock.json and installed on
 # first use. Without npm the Node checks are skipped locally, never in CI.
 node_modules/.installed: package.json package-lock.json
-	$(NPM) ci --no-audit --no-fund --loglevel=error
+	@out=$$($(NPM) ci --no-audit --no-fund --loglevel=error 2>&1) || { echo "$$out"; exit 1; }
 	@touch $@
+	@echo "ok    npm ci (the pinned tools, into node_modules/)"
 
 test-node:
 	@if ! command -v $(NPM) >/dev/null 2>&1; then \
 	  if [ -n "$$CI" ]; then echo "npm is required in CI"; exit 1; fi; \
 	  echo "npm not found: skipping asl-validator and the aws-local-stepfunctions cross-check"; \
 	else \
-	  $(MAKE) --no-print-directory node_modules/.installed && \
+	  $(MAKE) -s --no-print-directory node_modules/.installed && \
 	  bash scripts/validate-asl.sh && \
 	  $(NODE) scripts/crosscheck.mjs testdata/conformance && \
 	  $(NODE) scripts/jsonata-crosscheck.mjs internal/asl/jsonata/testdata && \
-	  $(GO) run ./cmd/bench-compare -rounds 1 -time 20ms -cpu 1 >/dev/null; \
+	  $(GO) run ./cmd/bench-compare -rounds 1 -time 20ms -cpu 1 >/dev/null && \
+	  echo "bench-compare: both engines give the same outputs on the four workloads"; \
 	fi
 
 bench:
