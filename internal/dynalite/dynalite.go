@@ -23,6 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 var peer struct {
@@ -145,24 +147,31 @@ func launch(node, cli string) error {
 	var waitErr error
 	go func() { waitErr = cmd.Wait(); close(exited) }()
 	addr := net.JoinHostPort("127.0.0.1", port)
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	var gone, listening bool
+	poll.Within(10*time.Second, func() bool {
 		select {
 		case <-exited:
-			return fmt.Errorf("dynalite exited before listening on %s: %v\n%s", addr, waitErr, out.String())
+			gone = true
+			return true
 		default:
 		}
-		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
 			c.Close()
-			peer.cmd, peer.exited, peer.endpoint = cmd, exited, "http://"+addr
-			return nil
+			listening = true
 		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			<-exited
-			return fmt.Errorf("dynalite did not listen on %s within 10s\n%s", addr, out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return listening
+	})
+	switch {
+	case gone:
+		return fmt.Errorf("dynalite exited before listening on %s: %v\n%s", addr, waitErr, out.String())
+	case !listening:
+		_ = cmd.Process.Kill()
+		<-exited
+		return fmt.Errorf("dynalite did not listen on %s within 10s\n%s", addr, out.String())
 	}
+	peer.cmd, peer.exited, peer.endpoint = cmd, exited, "http://"+addr
+	return nil
 }
 
 // CreateTable creates a table from schema and waits until it is active.
