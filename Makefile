@@ -24,7 +24,7 @@ build-cli:
 run: build-cli
 	./$(BIN) search run examples/search-demo --out out/demo-cfo-andina
 
-# The checks every change must pass, in about four minutes on two cores:
+# The checks every change must pass, in two to three minutes on two cores:
 # vet, the Go tests under -short with the race detector (conformance corpus
 # included; the DynamoDB adapter tests start dynalite from the npm tools,
 # so those are installed first), the stack bound and brief fuzz runs, the
