@@ -14,7 +14,9 @@ package labels
 import (
 	"encoding/json"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Domain is a family of codes: the same code may read differently in two
@@ -31,6 +33,35 @@ const (
 	Tool               Domain = "tool"                // what a confirmation asks about (senior_review…)
 	Category           Domain = "category"            // a confirmation's category (decision, email_send…)
 	Sensitivity        Domain = "sensitivity"         // low, medium, high
+
+	// The search's reports.
+	DecisionDetail  Domain = "decision_detail"  // the sentence a report's decision heading adds
+	Recommendation  Domain = "recommendation"   // GEM3's recommendation (SI, NO)
+	QADecision      Domain = "qa_decision"      // GEM4's audit decision (APROBADO, BLOQUEADO)
+	Severity        Domain = "severity"         // a finding's severity (critica…)
+	ReferenceStatus Domain = "reference_status" // a 360 reference against the CV (confirma…)
+	ReviewStatus    Domain = "review_status"    // a senior review as a report records it (pending…)
+	Audit           Domain = "audit"            // which GEM4 audit (gem4, gem4_retry_1…)
+
+	// What the console and the CLI show of a run's steps.
+	State      Domain = "state"       // a state of the project's state machines (Gem1, Gate1, Approved…)
+	StepAction Domain = "step_action" // what a step did (started, finished…)
+
+	// A confirmation's preview: the name of each field.
+	PreviewField Domain = "preview_field"
+
+	// The career companion's report (seed 001).
+	CompanionDecision Domain = "companion_decision" // max_priority…
+	NonNegotiable     Domain = "non_negotiable"     // remote_only…
+	RequirementType   Domain = "requirement_type"   // A, B, C, D
+	Match             Domain = "match"              // cumple, transferible, parcial, no_cumple
+	GapType           Domain = "gap_type"           // hard_gap…
+	TechMaturity      Domain = "tech_maturity"      // legacy, mixed…
+	CompanySize       Domain = "company_size"       // startup…
+	ApplicationMode   Domain = "application_mode"   // screening, full, onboarding
+	ApplicationStatus Domain = "application_status" // running, paused…
+	LearningCategory  Domain = "learning_category"  // non_negotiables…
+	SkillLevel        Domain = "skill_level"        // basico…
 )
 
 var table = map[Domain]map[string]string{
@@ -101,6 +132,258 @@ var table = map[Domain]map[string]string{
 		"medium": "media",
 		"high":   "alta",
 	},
+
+	DecisionDetail: {
+		"APROBADO":                  "el candidato supera todas las etapas y la auditoría QA",
+		"DESCARTADO_GEM1":           "trayectoria y logros por debajo del umbral",
+		"DESCARTADO_GEM2":           "capacidad de ejecución por debajo del umbral",
+		"DESCARTADO_GEM3":           "veredicto y referencias por debajo del umbral",
+		"ESCALADO_CONSULTOR_SENIOR": "la evidencia no permite una decisión defendible",
+		"APROBADO_POR_CONSULTOR":    "decisión humana sobre un caso escalado",
+		"DESCARTADO_POR_CONSULTOR":  "decisión humana sobre un caso escalado",
+		"BLOQUEADO_QA_REINTENTO":    "la auditoría QA pidió correcciones",
+	},
+	Recommendation: {
+		"SI": "sí",
+		"NO": "no",
+	},
+	QADecision: {
+		"APROBADO":  "aprobado",
+		"BLOQUEADO": "bloqueado",
+	},
+	Severity: {
+		"critica": "crítica",
+		"alta":    "alta",
+		"media":   "media",
+		"baja":    "baja",
+	},
+	ReferenceStatus: {
+		"confirma":      "confirma",
+		"contradice":    "contradice",
+		"no_comparable": "no comparable",
+	},
+	ReviewStatus: {
+		"pending":     "pendiente",
+		"approved":    "aprobada",
+		"rejected":    "rechazada",
+		"expired":     "vencida",
+		"unavailable": "no disponible",
+	},
+	Audit: {
+		"gem4":         "primera auditoría",
+		"gem4_retry_1": "segunda auditoría",
+		"gem4_retry_2": "tercera auditoría",
+		"gem4_retry_3": "cuarta auditoría",
+	},
+
+	// Every state of statemachines/*.asl.json (a name two machines share
+	// reads the same in both).
+	State: {
+		// executive_search
+		"Validate":               "Validación",
+		"SearchBlocked":          "Búsqueda bloqueada",
+		"Gem5":                   "GEM5 mandato",
+		"MandateGate":            "Control del mandato",
+		"MandateBlocked":         "Mandato bloqueado",
+		"Candidates":             "Candidatos",
+		"Gem1":                   "GEM1",
+		"Gate1":                  "Umbral GEM1",
+		"DiscardedGem1":          "No supera el umbral de GEM1",
+		"Gem2":                   "GEM2",
+		"Gate2":                  "Umbral GEM2",
+		"DiscardedGem2":          "No supera el umbral de GEM2",
+		"Gem3":                   "GEM3",
+		"Gem3Consistent":         "Coherencia de GEM3",
+		"Gem3Ambiguous":          "GEM3 ambiguo",
+		"Gem3Reask":              "GEM3 nueva consulta",
+		"EscalatedAmbiguous":     "Escalado: GEM3 ambiguo",
+		"Gate3":                  "Umbral GEM3",
+		"DiscardedGem3":          "No supera el umbral de GEM3",
+		"Gem4":                   "GEM4 QA",
+		"QAGate":                 "Umbral QA",
+		"NextQAAttempt":          "Nueva auditoría QA",
+		"Correction":             "Corrección QA",
+		"Approved":               "QA aprobado",
+		"EscalatedContradiction": "Escalado: contradicción",
+		"EscalatedNoEvidence":    "Escalado: falta de evidencia",
+		"EscalatedQABlocks":      "Escalado: bloqueos de QA",
+		"TechnicalError":         "Error técnico",
+		"Report":                 "Informe",
+		"NeedsReview":            "¿Requiere revisión?",
+		"Reported":               "Informe escrito",
+		"LookupReview":           "Consulta de revisión",
+		"ReviewRoute":            "Camino de la revisión",
+		"AskReview":              "Revisión senior",
+		"ReviewApproved":         "Revisión: aprobado",
+		"ReviewRejected":         "Revisión: rechazado",
+		"ApprovedEarlier":        "Revisión previa: aprobado",
+		"RejectedEarlier":        "Revisión previa: rechazado",
+		"ReviewExpired":          "Revisión vencida",
+		"ReviewPending":          "Revisión pendiente",
+		"ReviewUnavailable":      "Revisión no disponible",
+		"ReportReviewed":         "Informe final",
+		"ReportFailed":           "Informe no escrito",
+		"Summary":                "Resumen",
+		"Done":                   "Fin",
+		// career_companion
+		"Begin":                "Inicio",
+		"Intent":               "Verificación de la oferta",
+		"CultureRadar":         "Radar cultural",
+		"CacheLookup":          "Consulta de la clasificación guardada",
+		"ClassificationCached": "Clasificación reutilizada",
+		"Classify":             "Clasificación de requisitos",
+		"Sas":                  "Evaluación SAS",
+		"Scoring":              "Puntaje",
+		"AntiImpostorRule":     "Regla anti-impostor",
+		"AskAntiImpostor":      "Pausa anti-impostor",
+		"MarkProceed":          "Continuar",
+		"RecordProceed":        "Continuación registrada",
+		"MarkStop":             "Detenerse",
+		"RecordStop":           "Detención registrada",
+		"Draft":                "Redacción del CV",
+		"Stopped":              "Detenida por la persona",
+		"Rejected":             "Rechazada por la verificación",
+		// debate
+		"Prepare":                "Preparación",
+		"Round1":                 "Ronda 1",
+		"Position":               "Posición",
+		"PositionTimedOut":       "Posición: tiempo agotado",
+		"PositionFailed":         "Posición: falla",
+		"CloseRound1":            "Cierre de la ronda 1",
+		"Checkpoint":             "Punto de control",
+		"Rebuttal":               "Réplica",
+		"RebuttalTimedOut":       "Réplica: tiempo agotado",
+		"Refine":                 "Refinamiento",
+		"RefinePosition":         "Posición refinada",
+		"RefinePositionTimedOut": "Posición refinada: tiempo agotado",
+		"RefinePositionFailed":   "Posición refinada: falla",
+		"CloseRefine":            "Cierre del refinamiento",
+		"Synthesize":             "Síntesis",
+		"Escalation":             "Escalamiento",
+		"Council":                "Consejo",
+		"Vote":                   "Voto",
+		"VoteTimedOut":           "Voto: tiempo agotado",
+		"VoteFailed":             "Voto: falla",
+		"CloseCouncil":           "Cierre del consejo",
+		"AfterCouncil":           "Tras el consejo",
+		"AskHuman":               "Decisión de una persona",
+		"FinishAnswered":         "Cierre con decisión",
+		"FinishUnanswered":       "Cierre sin decisión",
+		"Finish":                 "Cierre",
+		"DebateFailed":           "Debate fallido",
+		// gates_demo
+		"Defaults":      "Valores por omisión",
+		"EachCandidate": "Cada candidato",
+		"Escalated":     "Escalado",
+	},
+	StepAction: {
+		"started":   "inicia",
+		"finished":  "termina",
+		"retried":   "reintento",
+		"failed":    "falla",
+		"succeeded": "termina con éxito",
+		"timed-out": "tiempo agotado",
+		"aborted":   "detenida",
+	},
+
+	PreviewField: {
+		// senior_review (executive_search.asl.json) and its escalation package
+		"search_id":                   "Búsqueda",
+		"candidate_id":                "Candidato",
+		"decision":                    "Decisión en juego",
+		"report":                      "Informe",
+		"escalation":                  "Paquete de escalamiento",
+		"motivo":                      "Motivo",
+		"resumen_ejecutivo":           "Resumen ejecutivo",
+		"bloqueos_y_correcciones":     "Bloqueos y correcciones intentadas",
+		"riesgos_si_se_fuerza_cierre": "Riesgos si se fuerza el cierre",
+		// anti_impostor (career_companion.asl.json)
+		"application_id": "Postulación",
+		"hard_gaps":      "Brechas duras",
+		"message":        "Mensaje",
+		// debate_decision (the debate's Preview)
+		"debate_id":         "Debate",
+		"question":          "Pregunta",
+		"options":           "Opciones",
+		"proposed_decision": "Decisión propuesta",
+		"confidence":        "Confianza",
+		"summary":           "Síntesis",
+		"divergences":       "Divergencias",
+		"reasons":           "Motivos",
+		// the chat's reports agent (email_send)
+		"to":            "Destinatario",
+		"subject":       "Asunto",
+		"candidate_ids": "Candidatos",
+	},
+
+	CompanionDecision: {
+		"max_priority":    "Máxima prioridad",
+		"consider":        "Considerar",
+		"strategic_only":  "Solo estratégica",
+		"not_recommended": "No recomendada",
+	},
+	NonNegotiable: {
+		"remote_only":         "Solo remoto",
+		"min_salary":          "Salario mínimo",
+		"no_relocation":       "Sin reubicación",
+		"excluded_industries": "Industrias excluidas",
+		"max_travel_pct":      "Viajes máximos",
+	},
+	RequirementType: {
+		"A": "filtro duro",
+		"B": "obligatorio",
+		"C": "deseable real",
+		"D": "deseable inflado",
+	},
+	Match: {
+		"cumple":       "cumple",
+		"transferible": "transferible",
+		"parcial":      "parcial",
+		"no_cumple":    "no cumple",
+	},
+	GapType: {
+		"hard_gap":     "brecha dura",
+		"partial":      "brecha parcial",
+		"transferable": "transferible",
+		"nice_to_have": "deseable",
+	},
+	TechMaturity: {
+		"legacy":       "heredada",
+		"mixed":        "mixta",
+		"modern":       "moderna",
+		"cutting_edge": "de vanguardia",
+	},
+	CompanySize: {
+		"startup":    "empresa emergente",
+		"mid":        "mediana",
+		"enterprise": "grande",
+		"unknown":    "no se sabe",
+	},
+	ApplicationMode: {
+		"screening":  "evaluación rápida",
+		"full":       "completo",
+		"onboarding": "incorporación",
+	},
+	ApplicationStatus: {
+		"running":   "en curso",
+		"paused":    "en pausa",
+		"stopped":   "detenida",
+		"completed": "completada",
+		"rejected":  "rechazada",
+	},
+	LearningCategory: {
+		"non_negotiables":  "innegociables",
+		"brand_voice":      "voz de marca",
+		"personal_context": "contexto personal",
+		"process":          "proceso",
+		"general":          "general",
+	},
+	SkillLevel: {
+		"basico":     "básico",
+		"intermedio": "intermedio",
+		"avanzado":   "avanzado",
+		"experto":    "experto",
+	},
 }
 
 // Lookup is the label of code in domain; ok is false when the table has
@@ -118,6 +401,26 @@ func Of(d Domain, code string) string {
 		return l
 	}
 	return strings.ReplaceAll(code, "_", " ")
+}
+
+// Phrase is Of for the middle of a sentence: the label with its first
+// letter lowered, unless it opens with an acronym (GEM1, QA).
+func Phrase(d Domain, code string) string {
+	l := Of(d, code)
+	r := []rune(l)
+	if len(r) > 1 && unicode.IsUpper(r[0]) && !unicode.IsUpper(r[1]) && !unicode.IsDigit(r[1]) {
+		r[0] = unicode.ToLower(r[0])
+	}
+	return string(r)
+}
+
+// Count is n followed by the noun that agrees with it: "1 informe",
+// "2 informes", "0 informes".
+func Count(n int, singular, plural string) string {
+	if n == 1 {
+		return "1 " + singular
+	}
+	return strconv.Itoa(n) + " " + plural
 }
 
 // Codes lists a domain's codes, sorted.

@@ -1,14 +1,18 @@
 package labels_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/labels"
 	"github.com/veredicto/veredicto/internal/search"
@@ -67,15 +71,136 @@ func TestEveryContractCodeHasALabel(t *testing.T) {
 	}
 }
 
-// TestLabelsAreSpanishSentences: a label is not its code and holds no
-// underscore; Of never shows nothing.
+// enumOf is the enum tag of the field of v whose JSON name is field: the
+// codes a contract allows there.
+func enumOf(t *testing.T, v any, field string) []string {
+	t.Helper()
+	rt := reflect.TypeOf(v)
+	for i := 0; i < rt.NumField(); i++ {
+		f := rt.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == field {
+			if e := f.Tag.Get("enum"); e != "" {
+				return strings.Split(e, ",")
+			}
+		}
+	}
+	t.Fatalf("%s has no enum field %q", rt, field)
+	return nil
+}
+
+// jsonNames lists the JSON names of a struct's fields.
+func jsonNames(v any) []string {
+	rt := reflect.TypeOf(v)
+	var out []string
+	for i := 0; i < rt.NumField(); i++ {
+		if name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// TestEveryReportCodeHasALabel: the codes a report, the console or a
+// confirmation shows: the search's findings, the states of every state
+// machine and what a step did, every field of a confirmation's preview,
+// the career companion's classifications.
+func TestEveryReportCodeHasALabel(t *testing.T) {
+	wantLabels(t, labels.DecisionDetail, search.Decisions()...)
+	wantLabels(t, labels.Recommendation, search.RecommendationYes, search.RecommendationNo)
+	wantLabels(t, labels.QADecision, search.QAApproved, search.QABlocked)
+	wantLabels(t, labels.Severity, enumOf(t, search.Issue{}, "severity")...)
+	wantLabels(t, labels.ReferenceStatus, enumOf(t, search.ReferenceCheck{}, "estado")...)
+	wantLabels(t, labels.ReviewStatus, search.ReviewApproved, search.ReviewRejected, search.ReviewPending, search.ReviewExpired, search.ReviewUnavailable)
+	wantLabels(t, labels.Audit, "gem4", "gem4_retry_1", "gem4_retry_2") // max_qa_retries is at most 2
+	wantLabels(t, labels.StepAction, "started", "finished", "retried", "failed", "succeeded", "timed-out", "aborted")
+
+	// Every state of every state machine, and every field of a preview
+	// they write.
+	defs, _ := filepath.Glob(filepath.Join("..", "..", "statemachines", "*.asl.json"))
+	for _, p := range defs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var def map[string]any
+		if err := json.Unmarshal(b, &def); err != nil {
+			t.Fatal(err)
+		}
+		var walk func(v any)
+		walk = func(v any) {
+			switch x := v.(type) {
+			case map[string]any:
+				if states, ok := x["States"].(map[string]any); ok {
+					for name := range states {
+						wantLabels(t, labels.State, name)
+					}
+				}
+				if pv, ok := x["preview"].(map[string]any); ok {
+					for k := range pv {
+						wantLabels(t, labels.PreviewField, strings.TrimSuffix(k, ".$"))
+					}
+				}
+				for _, c := range x {
+					walk(c)
+				}
+			case []any:
+				for _, c := range x {
+					walk(c)
+				}
+			}
+		}
+		walk(def)
+	}
+	wantLabels(t, labels.PreviewField, jsonNames(search.Escalation{})...)
+	wantLabels(t, labels.PreviewField, jsonNames(debate.Preview{})...)
+	// The chat's reports agent asks before it sends (internal/chat/tools.go).
+	wantLabels(t, labels.PreviewField, "to", "subject", "search_id", "candidate_ids")
+
+	wantLabels(t, labels.CompanionDecision, companion.DecisionMaxPriority, companion.DecisionConsider, companion.DecisionStrategicOnly, companion.DecisionNotRecommended)
+	wantLabels(t, labels.NonNegotiable, companion.RuleRemoteOnly, companion.RuleMinSalary, companion.RuleNoRelocation, companion.RuleExcludedIndustries, companion.RuleMaxTravelPct)
+	wantLabels(t, labels.RequirementType, enumOf(t, companion.ClassifiedRequirement{}, "type")...)
+	wantLabels(t, labels.Match, enumOf(t, companion.ClassifiedRequirement{}, "match")...)
+	wantLabels(t, labels.GapType, "hard_gap", "partial", "transferable", "nice_to_have") // GapItem.GapType, set in scoring.go
+	wantLabels(t, labels.TechMaturity, enumOf(t, companion.CultureRadar{}, "tech_maturity")...)
+	wantLabels(t, labels.CompanySize, enumOf(t, companion.CultureRadar{}, "company_size_signal")...)
+	wantLabels(t, labels.ApplicationMode, companion.ModeScreening, companion.ModeFull, companion.ModeOnboarding)
+	wantLabels(t, labels.ApplicationStatus, companion.StatusRunning, companion.StatusPaused, companion.StatusStopped, companion.StatusCompleted, companion.StatusRejected)
+	wantLabels(t, labels.LearningCategory, enumOf(t, companion.Learning{}, "category")...)
+	wantLabels(t, labels.SkillLevel, companion.SkillLevels...)
+}
+
+// alreadySpanish are the codes that are Spanish words already: their
+// label may read as the code does.
+var alreadySpanish = map[string]bool{
+	"confirma": true, "contradice": true, "alta": true, "media": true, "baja": true,
+	"cumple": true, "transferible": true, "parcial": true, "general": true,
+	"intermedio": true, "avanzado": true, "experto": true,
+}
+
+// TestLabelsAreSpanishSentences: a label is not its code (unless the code
+// is a Spanish word already) and holds no underscore; Of never shows
+// nothing.
 func TestLabelsAreSpanishSentences(t *testing.T) {
 	for _, d := range labels.Domains() {
 		for _, c := range labels.Codes(d) {
 			l := labels.Of(d, c)
-			if l == "" || l == c || strings.Contains(l, "_") {
+			if l == "" || (l == c && !alreadySpanish[c]) || strings.Contains(l, "_") {
 				t.Errorf("%s %q reads %q", d, c, l)
 			}
+		}
+	}
+	if got := labels.Phrase(labels.Reason, "error_tecnico"); got != "error técnico" {
+		t.Errorf("Phrase of error_tecnico %q", got)
+	}
+	if got := labels.Phrase(labels.Reason, "gate_gem1"); got != "no alcanzó el umbral de GEM1" {
+		t.Errorf("Phrase of gate_gem1 %q", got)
+	}
+	if got := labels.Phrase(labels.State, "Gem4"); got != "GEM4 QA" {
+		t.Errorf("Phrase keeps an acronym: %q", got)
+	}
+	for n, want := range map[int]string{0: "0 informes", 1: "1 informe", 2: "2 informes"} {
+		if got := labels.Count(n, "informe", "informes"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
 	}
 	if got := labels.Of(labels.Reason, "no_such_code"); got != "no such code" {
