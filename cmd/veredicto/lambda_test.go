@@ -79,7 +79,7 @@ func TestLambdaInvokeEveryEvent(t *testing.T) {
 	api := []struct{ event, want string }{
 		{"api-post-searches.json", `"statusCode": 200`}, // already started by the trigger
 		{"api-get-search.json", `SUCCEEDED`},
-		{"api-get-report.json", `Decisión: APROBADO`},
+		{"api-get-report.json", `Decisión: Aprobado`},
 	}
 	for _, a := range api {
 		code, out, errs := invoke(t, data, "ApiFunction", filepath.Join("../../events", a.event))

@@ -30,7 +30,7 @@ func TestConsoleRoutes(t *testing.T) {
 		{"summary html", "/searches/done/summary", asHTML, 200, "text/html; charset=utf-8", []string{"<h2>Ranking de candidatos</h2>", "<table>",
 			`<a class="cite" href="#/fuente/done/kickoff.md">kickoff.md</a>`}},
 		{"summary of a running search", "/searches/run/summary", nil, 404, "application/json", []string{"summary of search run not found"}},
-		{"report html", "/searches/done/candidates/c-001/report", asHTML, 200, "text/html; charset=utf-8", []string{"<h2>Decisión: APROBADO",
+		{"report html", "/searches/done/candidates/c-001/report", asHTML, 200, "text/html; charset=utf-8", []string{"<h2>Decisión: Aprobado",
 			`<a class="cite" href="#/fuente/done/candidates%2Fc-001%2Fcv.md">candidates/c-001/cv.md</a>`}},
 		{"report json unchanged", "/searches/done/candidates/c-001/report", nil, 200, "application/json", []string{`"decision": "APROBADO"`}},
 		{"source", "/searches/done/sources/candidates/c-001/cv.md", nil, 200, "text/plain; charset=utf-8", []string{"#"}},

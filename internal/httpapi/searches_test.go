@@ -153,7 +153,7 @@ func TestOtherTenantsSearchIsIndistinguishableFromAMissingOne(t *testing.T) {
 	}{
 		{"done", "state", 200, `"status": "SUCCEEDED"`},
 		{"done", "report json", 200, `"decision": "APROBADO"`},
-		{"done", "report md", 200, "## Decisión: APROBADO"},
+		{"done", "report md", 200, "## Decisión: Aprobado"},
 		{"done", "unknown candidate", 404, "report of candidate c-999 in search done not found"},
 		{"run", "state", 200, `"status": "RUNNING"`},
 		{"run", "report json", 404, "report of candidate c-001 in search run not found"},

@@ -170,10 +170,10 @@ var table = map[Domain]map[string]string{
 		"unavailable": "no disponible",
 	},
 	Audit: {
-		"gem4":         "primera auditoría",
-		"gem4_retry_1": "segunda auditoría",
-		"gem4_retry_2": "tercera auditoría",
-		"gem4_retry_3": "cuarta auditoría",
+		"gem4":         "Primera auditoría",
+		"gem4_retry_1": "Segunda auditoría",
+		"gem4_retry_2": "Tercera auditoría",
+		"gem4_retry_3": "Cuarta auditoría",
 	},
 
 	// Every state of statemachines/*.asl.json (a name two machines share

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/veredicto/veredicto/internal/labels"
 )
 
 type stats struct{ claims, sourced, gaps int }
@@ -82,7 +84,7 @@ func issueList(b *strings.Builder, title string, is []Issue) {
 	}
 	fmt.Fprintf(b, "\n**%s**\n\n", title)
 	for _, i := range is {
-		fmt.Fprintf(b, "- (%s) %s\n", i.Severity, cite(i.Description, i.Sources))
+		fmt.Fprintf(b, "- (%s) %s\n", labels.Of(labels.Severity, i.Severity), cite(i.Description, i.Sources))
 	}
 }
 
@@ -124,16 +126,6 @@ func contradictions(v reportView) []claimGroup {
 	return gs
 }
 
-var decisionText = map[string]string{
-	DecisionApproved:              "APROBADO — el candidato supera todos los gates y la auditoría QA",
-	DecisionDiscarded1:            "DESCARTADO en GEM1 — trayectoria y logros por debajo del umbral",
-	DecisionDiscarded2:            "DESCARTADO en GEM2 — capacidad de ejecución por debajo del umbral",
-	DecisionDiscarded3:            "DESCARTADO en GEM3 — veredicto y referencias por debajo del umbral",
-	DecisionEscalated:             "ESCALADO A CONSULTOR SENIOR — la evidencia no permite una decisión defendible",
-	DecisionApprovedByConsultant:  "APROBADO POR EL CONSULTOR SENIOR — decisión humana sobre un caso escalado",
-	DecisionDiscardedByConsultant: "DESCARTADO POR EL CONSULTOR SENIOR — decisión humana sobre un caso escalado",
-}
-
 // RenderReport writes the consultant's report in Spanish: decision first,
 // then scores, evidence with citations, risks, contradictions and gaps.
 func RenderReport(rep Report, v reportView, docs SearchDocs) string {
@@ -151,19 +143,19 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 	if rep.Baseline != "" {
 		fmt.Fprintf(&b, "> ⚠️ %s\n\n", rep.Baseline)
 	}
-	fmt.Fprintf(&b, "## Decisión: %s\n\n", decisionText[rep.Decision])
-	fmt.Fprintf(&b, "Motivo: %s.\n", reasonText(rep.Reason))
+	fmt.Fprintf(&b, "## Decisión: %s — %s\n\n", labels.Of(labels.Decision, rep.Decision), labels.Of(labels.DecisionDetail, rep.Decision))
+	fmt.Fprintf(&b, "Motivo: %s.\n", labels.Phrase(labels.Reason, rep.Reason))
 	if r := rep.Review; r != nil {
 		renderReview(&b, *r)
 	}
 	if v.gem3 != nil {
-		fmt.Fprintf(&b, "\nRecomendación GEM3: **%s**. %s\n", v.gem3.Content.Recommendation, cite(v.gem3.Content.StrategicFit.Text, v.gem3.Content.StrategicFit.Sources))
+		fmt.Fprintf(&b, "\nRecomendación de GEM3: **%s**. %s\n", labels.Of(labels.Recommendation, v.gem3.Content.Recommendation), cite(v.gem3.Content.StrategicFit.Text, v.gem3.Content.StrategicFit.Sources))
 	}
 	if rep.Error != nil {
-		fmt.Fprintf(&b, "\nError técnico: `%s` — %s\n", rep.Error.Error, oneLine(rep.Error.Cause))
+		fmt.Fprintf(&b, "\nError técnico: %s (código `%s`)\n", oneLine(rep.Error.Cause), rep.Error.Error)
 	}
 	if n := len(v.corrs); n > 0 {
-		fmt.Fprintf(&b, "\nEl contenido de GEM1–GEM3 que sigue es el corregido tras %d bloqueo(s) de QA; los puntajes son los originales de cada agente.\n", n)
+		fmt.Fprintf(&b, "\nEl contenido de GEM1–GEM3 que sigue es el corregido tras %s de QA; los puntajes son los originales de cada agente.\n", labels.Count(n, "bloqueo", "bloqueos"))
 	}
 
 	b.WriteString("\n## Puntajes\n\n| Etapa | Puntaje | Umbral | Confianza | Resultado |\n|---|---|---|---|---|\n")
@@ -182,18 +174,18 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 		row("GEM1 Trayectoria y logros", v.gem1.Scores, rep.Thresholds.Gem1, "")
 	}
 	if v.gem2 != nil {
-		row("GEM2 Assessment a negocio", v.gem2.Scores, rep.Thresholds.Gem2, "")
+		row("GEM2 Evaluación de negocio", v.gem2.Scores, rep.Thresholds.Gem2, "")
 	}
 	if v.gem3 != nil {
-		row("GEM3 Veredicto y referencias", v.gem3.Scores, rep.Thresholds.Gem3, "recomienda "+v.gem3.Content.Recommendation)
+		row("GEM3 Veredicto y referencias", v.gem3.Scores, rep.Thresholds.Gem3, "recomendación: "+labels.Of(labels.Recommendation, v.gem3.Content.Recommendation))
 	}
 	for _, a := range v.audits {
-		d := a.c.Content.Decision
-		if d == QAApproved && (a.c.Content.IrresolvableContradiction || a.c.Content.StructuralEvidenceGap) {
+		d := labels.Of(labels.QADecision, a.c.Content.Decision)
+		if a.c.Content.Decision == QAApproved && (a.c.Content.IrresolvableContradiction || a.c.Content.StructuralEvidenceGap) {
 			// The QA gate blocks a flagged audit whatever its decision.
-			d += " → BLOQUEADO por la regla de escalamiento"
+			d += " → " + labels.Of(labels.QADecision, QABlocked) + " por la regla de escalamiento"
 		}
-		row("GEM4 QA ("+a.stage+")", a.c.Scores, rep.Thresholds.Gem4, d)
+		row("GEM4 QA ("+labels.Phrase(labels.Audit, a.stage)+")", a.c.Scores, rep.Thresholds.Gem4, d)
 	}
 
 	if v.gem1 != nil {
@@ -209,7 +201,7 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 	if v.gem2 != nil {
 		claimList(&b, "Capacidad de ejecución", v.gem2.Content.Execution)
 		claimList(&b, "Desempeño bajo presión", v.gem2.Content.UnderPressure)
-		claimList(&b, "Estilo de trabajo y trade-offs", v.gem2.Content.WorkStyle)
+		claimList(&b, "Estilo de trabajo y compromisos", v.gem2.Content.WorkStyle)
 		claimList(&b, "Encaje con el desafío crítico", nonEmpty(v.gem2.Content.ChallengeFit))
 	}
 	if v.gem3 != nil {
@@ -226,7 +218,7 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 	if v.gem3 != nil && len(v.gem3.Content.References) > 0 {
 		b.WriteString("\n**Referencias 360**\n\n| Afirmación | Estado | Fuentes |\n|---|---|---|\n")
 		for _, r := range v.gem3.Content.References {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.ReplaceAll(oneLine(r.Statement), "|", "/"), r.Status, strings.Join(r.Sources, ", "))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.ReplaceAll(oneLine(r.Statement), "|", "/"), labels.Of(labels.ReferenceStatus, r.Status), strings.Join(r.Sources, ", "))
 		}
 	}
 
@@ -274,8 +266,8 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 	}
 	if last := lastAudit(v); last != nil {
 		claimList(&b, "Vacíos críticos (GEM4)", last.Content.CriticalGaps)
-		claimList(&b, "Claims sin sustento (GEM4)", last.Content.UnsupportedClaims)
-		claimList(&b, "Fluff a eliminar (GEM4)", last.Content.Fluff)
+		claimList(&b, "Afirmaciones sin sustento (GEM4)", last.Content.UnsupportedClaims)
+		claimList(&b, "Relleno a eliminar (GEM4)", last.Content.Fluff)
 	}
 	if b.Len() == n {
 		b.WriteString("\nSin vacíos declarados.\n")

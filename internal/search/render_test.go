@@ -20,7 +20,7 @@ func TestReportShowsWhatTheSummaryCounts(t *testing.T) {
 			gem3: &Contract[Gem3Content]{Content: Gem3Content{CulturalFit: c("Austero"),
 				SWOT:       SWOT{Strengths: []Claim{c("Deuda refinanciada")}, Threats: []Claim{c("Rotación")}},
 				References: []ReferenceCheck{{Statement: "No lideró el proyecto", Status: "contradice", Sources: src}, {Statement: "Puntual", Status: "confirma", Sources: src}}}},
-		}, 1, []string{"**Estilo de trabajo y trade-offs**", "Decide con datos", "**Encaje cultural**", "Austero", "### FODA (GEM3)", "**Fortalezas**", "**Amenazas**", "Rotación",
+		}, 1, []string{"**Estilo de trabajo y compromisos**", "Decide con datos", "**Encaje cultural**", "Austero", "### FODA (GEM3)", "**Fortalezas**", "**Amenazas**", "Rotación",
 			"**Referencias que contradicen (GEM3)**\n\n- No lideró el proyecto"}, []string{"No se declararon contradicciones", "- Puntual"}},
 		{"contradictions from GEM2 and QA", reportView{
 			gem2:   &Contract[Gem2Content]{Content: Gem2Content{Contradictions: []Claim{c("CV y caso difieren")}}},

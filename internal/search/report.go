@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/labels"
 )
 
 // Reasons a candidate's evaluation ended, recorded with the decision.
@@ -370,20 +371,25 @@ func decodeView(rep Report) (reportView, error) {
 
 func buildEscalation(rep Report, v reportView) *Escalation {
 	e := &Escalation{Reason: rep.Reason, Attempts: []string{}, ForcedCloseRisks: []string{}}
-	summary := fmt.Sprintf("Candidato %s escalado a consultor senior (%s).", rep.CandidateID, reasonText(rep.Reason))
+	summary := fmt.Sprintf("Candidato %s escalado al consultor senior (%s).", rep.CandidateID, labels.Phrase(labels.Reason, rep.Reason))
 	if v.gem3 != nil {
-		summary += fmt.Sprintf(" GEM3 recomienda %s con puntaje %d/10: %s", v.gem3.Content.Recommendation, scoreOf(v.gem3.Scores), v.gem3.Content.StrategicFit.Text)
+		summary += fmt.Sprintf(" Recomendación de GEM3: %s, con puntaje %d/10: %s", labels.Of(labels.Recommendation, v.gem3.Content.Recommendation), scoreOf(v.gem3.Scores), v.gem3.Content.StrategicFit.Text)
 	}
 	e.ExecutiveSummary = summary
 	for i, a := range v.audits {
-		e.Attempts = append(e.Attempts, fmt.Sprintf("%s: QA %d/10, decisión %s, %d claims sin sustento, %d frases de fluff, %d vacíos críticos, %d contradicciones",
-			a.stage, scoreOf(a.c.Scores), a.c.Content.Decision, len(a.c.Content.UnsupportedClaims), len(a.c.Content.Fluff), len(a.c.Content.CriticalGaps), len(a.c.Content.Contradictions)))
+		c := a.c.Content
+		e.Attempts = append(e.Attempts, fmt.Sprintf("%s: QA %d/10, %s; %s, %s, %s, %s",
+			labels.Of(labels.Audit, a.stage), scoreOf(a.c.Scores), labels.Of(labels.QADecision, c.Decision),
+			labels.Count(len(c.UnsupportedClaims), "afirmación sin sustento", "afirmaciones sin sustento"),
+			labels.Count(len(c.Fluff), "frase de relleno", "frases de relleno"),
+			labels.Count(len(c.CriticalGaps), "vacío crítico", "vacíos críticos"),
+			labels.Count(len(c.Contradictions), "contradicción", "contradicciones")))
 		if i < len(v.corrs) {
-			e.Attempts = append(e.Attempts, fmt.Sprintf("corrección %d: %d cambios", i+1, len(v.corrs[i].Content.Changes)))
+			e.Attempts = append(e.Attempts, fmt.Sprintf("corrección %d: %s", i+1, labels.Count(len(v.corrs[i].Content.Changes), "cambio", "cambios")))
 		}
 	}
 	if rep.Error != nil {
-		e.Attempts = append(e.Attempts, fmt.Sprintf("error técnico: %s", rep.Error.Error))
+		e.Attempts = append(e.Attempts, fmt.Sprintf("error técnico (%s)", rep.Error.Error))
 	}
 	if last := lastAudit(v); last != nil {
 		for _, c := range last.Content.Contradictions {
@@ -409,30 +415,6 @@ func lastAudit(v reportView) *Contract[Gem4Content] {
 		return nil
 	}
 	return &v.audits[len(v.audits)-1].c
-}
-
-func reasonText(r string) string {
-	switch r {
-	case ReasonGate1:
-		return "no supera el gate de GEM1"
-	case ReasonGate2:
-		return "no supera el gate de GEM2"
-	case ReasonGate3:
-		return "no supera el gate de GEM3"
-	case ReasonQAPassed:
-		return "QA aprobado"
-	case ReasonQABlocks:
-		return "bloqueos QA consecutivos tras los reintentos de corrección"
-	case ReasonContradiction:
-		return "contradicción crítica irresoluble entre fuentes"
-	case ReasonNoEvidence:
-		return "falta estructural de evidencia para una recomendación final"
-	case ReasonAmbiguousGem3:
-		return "recomendación de GEM3 ambigua tras una nueva consulta"
-	case ReasonTechnicalError:
-		return "error técnico durante la evaluación"
-	}
-	return r
 }
 
 // summarize computes the candidate's figures for the summary and the seed

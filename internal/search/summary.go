@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/labels"
 )
 
 // SummaryTask writes the search summary from the candidates' results.
@@ -222,8 +223,8 @@ func RenderSummary(sum Summary, mandate Gem5Content) string {
 		return "—"
 	}
 	for i, r := range sum.Ranking {
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, r.CandidateID, r.Decision,
-			score(r, "gem1"), score(r, "gem2"), score(r, "gem3"), score(r, "gem4"), reasonText(r.Reason))
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, r.CandidateID, labels.Of(labels.Decision, r.Decision),
+			score(r, "gem1"), score(r, "gem2"), score(r, "gem3"), score(r, "gem4"), labels.Of(labels.Reason, r.Reason))
 	}
 	var reviewed []CandidateResult
 	for _, r := range sum.Ranking {
@@ -245,7 +246,7 @@ func RenderSummary(sum Summary, mandate Gem5Content) string {
 			if comment == "" {
 				comment = r.Review.Note
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.CandidateID, r.Decision, who, when, strings.ReplaceAll(comment, "|", "\\|"))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.CandidateID, labels.Of(labels.Decision, r.Decision), who, when, strings.ReplaceAll(comment, "|", "\\|"))
 		}
 	}
 	b.WriteString("\n## Mandato (GEM5)\n\n")
@@ -254,20 +255,20 @@ func RenderSummary(sum Summary, mandate Gem5Content) string {
 	for _, k := range mandate.ExpectedSuccesses {
 		fmt.Fprintf(&b, "- **Éxito esperado:** %s — KPI: %s (%s)\n", cite(k.Description, k.Sources), oneLine(k.KPI), oneLine(k.Horizon))
 	}
-	claimList(&b, "No-fits", mandate.NoFits)
+	claimList(&b, "Perfiles que no encajan", mandate.NoFits)
 	claimList(&b, "Criterios de decisión final", mandate.DecisionCriteria)
 	claimList(&b, "Riesgos del mandato", mandate.MandateRisks)
 
 	m := sum.Metrics
 	b.WriteString("\n## Métricas del protocolo\n\n")
-	fmt.Fprintf(&b, "- Calidad: tasa de aprobación QA ≥ umbral: %.0f%% (%d auditados)\n", m.QAPassRate*100, m.QAAudited)
+	fmt.Fprintf(&b, "- Calidad: tasa de aprobación QA ≥ umbral: %.0f%% (%s)\n", m.QAPassRate*100, labels.Count(m.QAAudited, "auditado", "auditados"))
 	fmt.Fprintf(&b, "- Confiabilidad: salidas con citas completas: %.0f%%; afirmaciones con fuente: %.0f%%\n", m.CompleteCitationRate*100, m.SourcedClaimRate*100)
 	fmt.Fprintf(&b, "- Consistencia: contradicciones declaradas: %d\n", m.ContradictionsDeclared)
-	fmt.Fprintf(&b, "- Eficiencia: tiempo medio por candidato %.0f ms; costo medio por candidato US$%.4f; costo total US$%.4f (%d llamadas, %d tokens de entrada, %d de salida)\n",
-		m.AvgDurationMS, m.AvgCostUSD, m.Usage.CostUSD, m.Usage.Calls, m.Usage.PromptTokens, m.Usage.CompletionTokens)
+	fmt.Fprintf(&b, "- Eficiencia: tiempo medio por candidato %.0f ms; costo medio por candidato US$%.4f; costo total US$%.4f (%s, %d tokens de entrada, %d de salida)\n",
+		m.AvgDurationMS, m.AvgCostUSD, m.Usage.CostUSD, labels.Count(m.Usage.Calls, "llamada", "llamadas"), m.Usage.PromptTokens, m.Usage.CompletionTokens)
 	fmt.Fprintf(&b, "- Escalamiento: %.0f%% de los candidatos requieren consultor senior", m.EscalationRate*100)
 	if sr := m.SeniorReviews; sr.Approved+sr.Rejected+sr.Open > 0 {
-		fmt.Fprintf(&b, " (decididos por el consultor: %d aprobados, %d descartados; sin decisión: %d)", sr.Approved, sr.Rejected, sr.Open)
+		fmt.Fprintf(&b, " (decididos por el consultor: %s, %s; sin decisión: %d)", labels.Count(sr.Approved, "aprobado", "aprobados"), labels.Count(sr.Rejected, "descartado", "descartados"), sr.Open)
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "\n---\nModelo: %s/%s\n", sum.LLM.Provider, sum.LLM.Model)
