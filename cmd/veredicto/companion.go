@@ -14,6 +14,7 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/companion"
+	"github.com/veredicto/veredicto/internal/labels"
 	"github.com/veredicto/veredicto/internal/yamldoc"
 	"github.com/veredicto/veredicto/platforms"
 )
@@ -259,7 +260,7 @@ func (m *Main) companionRun(ctx context.Context, cfg companionConfig, getenv fun
 	case prev.InputHash != c.InputHash || prev.Mode != c.Mode:
 		return fail(exitUsage, "%s holds another application (different JD, profile, model or mode); choose another --out", cfg.out)
 	case prev.Status == companion.StatusPaused:
-		fmt.Fprintf(m.Stderr, "%s\n\nThe application is paused. Continue with:\n  veredicto companion continue --out %s --proceed   (or --stop)\n", prev.Pause.Preview, cfg.out)
+		fmt.Fprintf(m.Stderr, "%s\n\nLa postulación está en pausa. Para seguir:\n  veredicto companion continue --out %s --proceed   (o --stop para detenerte)\n", prev.Pause.Preview, cfg.out)
 		return exitPaused
 	case prev.Status == companion.StatusRunning && !cfg.refresh:
 		fmt.Fprintf(m.Stderr, "Reanudando desde la fase %d completada (sin repetir llamadas ya pagadas).\n", prev.LastCompletedPhase)
@@ -291,23 +292,24 @@ func (m *Main) companionFinish(ctx context.Context, cfg companionConfig, err err
 	var ie *veredicto.InvalidInputError
 	switch {
 	case errors.As(err, &ir):
-		fmt.Fprintf(m.Stderr, "veredicto companion %s: rejected: %s\n", sub, ir.Reason)
+		fmt.Fprintf(m.Stderr, "veredicto companion %s: la oferta no se evaluó: %s\n", sub, ir.Reason)
 		return exitUsage
 	case errors.As(err, &pe):
-		fmt.Fprintf(m.Stderr, "\n%s\n\nThe application is paused (%s/%s). Continue with:\n  veredicto companion continue --out %s --proceed   (or --stop)\n", pe.Preview, cfg.out, companion.ContextFile, cfg.out)
+		fmt.Fprintf(m.Stderr, "\n%s\n\nLa postulación está en pausa (%s/%s). Para seguir:\n  veredicto companion continue --out %s --proceed   (o --stop para detenerte)\n", pe.Preview, cfg.out, companion.ContextFile, cfg.out)
 		return exitPaused
 	case errors.As(err, &ie):
 		fmt.Fprintf(m.Stderr, "veredicto companion %s: %v\n", sub, err)
 		return exitUsage
 	case ctx.Err() != nil:
-		fmt.Fprintf(m.Stderr, "veredicto companion %s: interrupted after phase %d; run it again to resume\n", sub, c.LastCompletedPhase)
+		fmt.Fprintf(m.Stderr, "veredicto companion %s: interrumpida tras la fase %d; vuelve a ejecutarla para retomarla\n", sub, c.LastCompletedPhase)
 		return exitInterrupted
 	case err != nil:
-		fmt.Fprintf(m.Stderr, "veredicto companion %s: %v (saved up to phase %d; run it again to resume)\n", sub, err, c.LastCompletedPhase)
+		fmt.Fprintf(m.Stderr, "veredicto companion %s: %v (guardada hasta la fase %d; vuelve a ejecutarla para retomarla)\n", sub, err, c.LastCompletedPhase)
 		return exitFailed
 	}
 	s := c.ScoringResult
-	fmt.Fprintf(m.Stdout, "%s: %s · confidence %.2f · SAS %d · %s\n", filepath.Join(cfg.out, companion.ReportFile), c.Status, s.Confidence.Final, s.SAS.Total, s.DecisionMatrix)
+	fmt.Fprintf(m.Stdout, "%s: %s · confianza %.2f · SAS %d · %s\n", filepath.Join(cfg.out, companion.ReportFile),
+		labels.Of(labels.ApplicationStatus, c.Status), s.Confidence.Final, s.SAS.Total, labels.Of(labels.CompanionDecision, s.DecisionMatrix))
 	return exitOK
 }
 

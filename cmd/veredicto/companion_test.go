@@ -242,7 +242,7 @@ func TestCompanionScreeningLLM(t *testing.T) {
 		t.Errorf("sas %d decision %s", c.ScoringResult.SAS.Total, c.ScoringResult.DecisionMatrix)
 	}
 	rep, _ := os.ReadFile(filepath.Join(out, companion.ReportFile))
-	if !strings.Contains(string(rep), "## 2. Scores") || !strings.Contains(string(rep), companion.CultureLowConfidenceNote) {
+	if !strings.Contains(string(rep), "## 2. Puntajes") || !strings.Contains(string(rep), companion.CultureLowConfidenceNote) {
 		t.Errorf("report:\n%s", rep)
 	}
 }
@@ -292,7 +292,7 @@ func TestCompanionFullPausesAndContinues(t *testing.T) {
 		t.Fatalf("after continue: %d %s", c.LastCompletedPhase, c.Status)
 	}
 	rep, _ := os.ReadFile(filepath.Join(out, companion.ReportFile))
-	for _, s := range []string{"## 4. Killer Summary", "de 4 horas a 25 minutos", "| Go | avanzado | 4 |"} {
+	for _, s := range []string{"## 4. Resumen de presentación", "de 4 horas a 25 minutos", "| Go | avanzado | 4 |"} {
 		if !strings.Contains(string(rep), s) {
 			t.Errorf("report lacks %q", s)
 		}
@@ -372,7 +372,7 @@ func TestCompanionRefreshDriftAlert(t *testing.T) {
 		t.Errorf("no drift event on stderr:\n%s", msgs)
 	}
 	rep, _ := os.ReadFile(filepath.Join(out, companion.ReportFile))
-	if i, j := strings.Index(string(rep), "Alerta de drift"), strings.Index(string(rep), "## 1. Culture Radar"); i < 0 || i > j {
+	if i, j := strings.Index(string(rep), "Alerta de deriva"), strings.Index(string(rep), "## 1. Radar cultural"); i < 0 || i > j {
 		t.Errorf("report: drift alert missing or not first")
 	}
 
@@ -526,7 +526,7 @@ func TestCompanionOfflineExample(t *testing.T) {
 	if !c.Analyst.Baseline || c.LastCompletedPhase != 3 {
 		t.Errorf("analyst %+v phase %d", c.Analyst, c.LastCompletedPhase)
 	}
-	if !strings.Contains(stdout.String(), fmt.Sprintf("%s: completed", filepath.Join(out, "report.md"))) {
+	if !strings.Contains(stdout.String(), fmt.Sprintf("%s: completada · confianza", filepath.Join(out, "report.md"))) {
 		t.Errorf("stdout %q", stdout.String())
 	}
 }
@@ -588,7 +588,7 @@ func TestCompanionFollowUpPhasesOffline(t *testing.T) {
 		t.Errorf("learnings = %+v", c.Learnings)
 	}
 	rep, _ := os.ReadFile(filepath.Join(out, companion.ReportFile))
-	order := []string{"## 6. Skills Matrix", "## Respuestas del portal", "## 7. Verificación e Interview Intel", "## 8. Auditoría de coherencia de marca", "## Retrospectiva"}
+	order := []string{"## 6. Matriz de habilidades", "## Respuestas del portal", "## 7. Verificación y preparación de la entrevista", "## 8. Auditoría de coherencia de marca", "## Retrospectiva"}
 	last := -1
 	for _, s := range order {
 		i := strings.Index(string(rep), s)

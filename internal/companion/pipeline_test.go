@@ -60,7 +60,7 @@ func TestOfflineExampleFull(t *testing.T) {
 	if testing.Verbose() {
 		t.Log(rep)
 	}
-	order := []string{"## 1. Culture Radar", "## 2. Scores", "| Dimensión SAS", "## 3. Gap Analysis", "## 4. Killer Summary", "## 5. Impact Bullets", "## 6. Skills Matrix"}
+	order := []string{"## 1. Radar cultural", "## 2. Puntajes", "| Dimensión SAS", "## 3. Análisis de brechas", "## 4. Resumen de presentación", "## 5. Logros de impacto", "## 6. Matriz de habilidades"}
 	last := -1
 	for _, s := range order {
 		i := strings.Index(rep, s)

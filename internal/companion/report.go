@@ -4,22 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/veredicto/veredicto/internal/labels"
 )
-
-var decisionLabel = map[string]string{
-	DecisionMaxPriority:    "Máxima prioridad",
-	DecisionConsider:       "Considerar",
-	DecisionStrategicOnly:  "Solo estratégica",
-	DecisionNotRecommended: "No recomendada",
-}
-
-var ruleLabel = map[string]string{
-	RuleRemoteOnly:         "Solo remoto",
-	RuleMinSalary:          "Salario mínimo",
-	RuleNoRelocation:       "Sin reubicación",
-	RuleExcludedIndustries: "Industrias excluidas",
-	RuleMaxTravelPct:       "Viajes máximos",
-}
 
 // Report renders the context as the Spanish report, in the seed's
 // streaming order: culture radar, scores with the SAS table, gaps, killer
@@ -27,12 +14,13 @@ var ruleLabel = map[string]string{
 // brand audit. A failed non-negotiable and a drift alert come first.
 func Report(c *Context) string {
 	var b strings.Builder
-	title := "Career Companion"
+	title := "Acompañante de carrera"
 	if c.Company != "" {
 		title += " — " + c.Company
 	}
 	fmt.Fprintf(&b, "# %s\n\n", title)
-	fmt.Fprintf(&b, "Postulación `%s` · modo %s · estado %s · última fase completada: %d/7\n\n", c.ApplicationID, c.Mode, c.Status, c.LastCompletedPhase)
+	fmt.Fprintf(&b, "Postulación `%s` · modo %s · estado: %s · última fase completada: %d/7\n\n", c.ApplicationID,
+		labels.Of(labels.ApplicationMode, c.Mode), labels.Of(labels.ApplicationStatus, c.Status), c.LastCompletedPhase)
 	if c.Analyst.Baseline {
 		b.WriteString("> **Línea base offline:** este informe lo produjo el analista determinista sin modelo de lenguaje; las clasificaciones y textos son léxicos, no un juicio de un modelo. Los números los calcula el código igual que siempre.\n\n")
 	} else {
@@ -43,37 +31,37 @@ func Report(c *Context) string {
 	}
 	if c.ScoringResult != nil {
 		if failed := FailedRules(c.ScoringResult.NonNegotiablesCheck); len(failed) > 0 {
-			b.WriteString("## ⚠ Non-negotiables no cumplidos\n\n")
+			b.WriteString("## ⚠ Innegociables no cumplidos\n\n")
 			for _, r := range failed {
-				fmt.Fprintf(&b, "- **%s** (`%s`): la oferta no respeta esta regla tuya.\n", label(ruleLabel, r), r)
+				fmt.Fprintf(&b, "- **%s**: la oferta no respeta esta regla tuya.\n", labels.Of(labels.NonNegotiable, r))
 			}
 			b.WriteString("\n")
 		}
 	}
 	if d := c.Drift; d != nil && d.Alert {
-		fmt.Fprintf(&b, "## ⚠ Alerta de drift\n\nAl re-clasificar, el score final se movió %+.2f puntos (%.2f → %.2f; umbral %g). Revisa la clasificación antes de decidir.\n\n", d.Delta, d.PreviousFinal, d.Final, d.Threshold)
+		fmt.Fprintf(&b, "## ⚠ Alerta de deriva\n\nAl reclasificar, el score final se movió %+.2f puntos (%.2f → %.2f; umbral %g). Revisa la clasificación antes de decidir.\n\n", d.Delta, d.PreviousFinal, d.Final, d.Threshold)
 	}
 	if c.Pause != nil && c.Status == StatusPaused {
 		fmt.Fprintf(&b, "## Pausa anti-impostor\n\n%s\n\n", c.Pause.Preview)
 	}
 
 	if r := c.CultureRadar; r != nil {
-		b.WriteString("## 1. Culture Radar\n\n")
+		b.WriteString("## 1. Radar cultural\n\n")
 		list(&b, "Problemas que el rol busca resolver", r.PainPoints)
-		fmt.Fprintf(&b, "- **Stack detectado:** %s (madurez: %s)\n", orDash(strings.Join(r.TechStackDetected, ", ")), r.TechMaturity)
-		fmt.Fprintf(&b, "- **Tamaño de la empresa:** %s\n", r.CompanySizeSignal)
+		fmt.Fprintf(&b, "- **Tecnologías detectadas:** %s (madurez: %s)\n", orDash(strings.Join(r.TechStackDetected, ", ")), labels.Of(labels.TechMaturity, r.TechMaturity))
+		fmt.Fprintf(&b, "- **Tamaño de la empresa:** %s\n", labels.Of(labels.CompanySize, r.CompanySizeSignal))
 		list(&b, "Señales de cultura", r.CultureSignals)
 		list(&b, "Señales de alerta", r.RedFlags)
 		b.WriteString("\n")
 	}
 	if s := c.ScoringResult; s != nil {
-		b.WriteString("## 2. Scores\n\n")
-		fmt.Fprintf(&b, "- **Confidence Score:** %.2f / 100 (obligatorios %.2f · deseables %.2f · base %.2f · MVP +%g)\n", s.Confidence.Final, s.Confidence.ObligatoriosScore, s.Confidence.DeseablesScore, s.Confidence.Base, s.Confidence.MVP.Total)
+		b.WriteString("## 2. Puntajes\n\n")
+		fmt.Fprintf(&b, "- **Puntaje de confianza:** %.2f / 100 (obligatorios %.2f · deseables %.2f · base %.2f · MVP +%g)\n", s.Confidence.Final, s.Confidence.ObligatoriosScore, s.Confidence.DeseablesScore, s.Confidence.Base, s.Confidence.MVP.Total)
 		if len(s.Confidence.MVP.LinkedStrengths) > 0 {
 			fmt.Fprintf(&b, "- **Fortalezas MVP:** %s\n", strings.Join(s.Confidence.MVP.LinkedStrengths, ", "))
 		}
 		fmt.Fprintf(&b, "- **SAS:** %d / 100\n", s.SAS.Total)
-		fmt.Fprintf(&b, "- **Decisión:** %s (`%s`): %s\n", label(decisionLabel, s.DecisionMatrix), s.DecisionMatrix, s.DecisionReason)
+		fmt.Fprintf(&b, "- **Decisión:** %s: %s\n", labels.Of(labels.CompanionDecision, s.DecisionMatrix), s.DecisionReason)
 		if c.ClassificationCached {
 			b.WriteString("- Clasificación reutilizada de la caché (mismo JD, perfil, prompt y modelo).\n")
 		}
@@ -94,7 +82,7 @@ func Report(c *Context) string {
 			fmt.Fprintf(&b, "> %s\n\n", n)
 		}
 		if len(s.NonNegotiablesCheck) > 0 {
-			b.WriteString("**Non-negotiables:** ")
+			b.WriteString("**Innegociables:** ")
 			var rules []string
 			for r := range s.NonNegotiablesCheck {
 				rules = append(rules, r)
@@ -108,15 +96,15 @@ func Report(c *Context) string {
 				if i > 0 {
 					b.WriteString(" · ")
 				}
-				fmt.Fprintf(&b, "%s %s", mark, label(ruleLabel, r))
+				fmt.Fprintf(&b, "%s %s", mark, labels.Of(labels.NonNegotiable, r))
 			}
 			b.WriteString("\n\n")
 		}
-		b.WriteString("| Requisito | Tipo | Match | Score | Justificación |\n|---|---|---|---|---|\n")
+		b.WriteString("| Requisito | Tipo | Coincidencia | Puntaje | Justificación |\n|---|---|---|---|---|\n")
 		for _, r := range c.ClassifiedRequirements {
-			fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %s |\n", cell(r.Requirement), r.Type, r.Match, r.Score, cell(r.MatchJustification))
+			fmt.Fprintf(&b, "| %s | %s (%s) | %s | %.1f | %s |\n", cell(r.Requirement), r.Type, labels.Of(labels.RequirementType, r.Type), labels.Of(labels.Match, r.Match), r.Score, cell(r.MatchJustification))
 		}
-		b.WriteString("\n## 3. Gap Analysis\n\n")
+		b.WriteString("\n## 3. Análisis de brechas\n\n")
 		if len(s.GapAnalysis) == 0 {
 			b.WriteString("Sin brechas: cumples todos los requisitos.\n\n")
 		}
@@ -125,15 +113,15 @@ func Report(c *Context) string {
 			if !g.IsMitigable {
 				m = "no mitigable"
 			}
-			fmt.Fprintf(&b, "- **%s** (tipo %s, %s, %s): %s\n", g.Requirement, g.Type, g.GapType, m, g.MitigationStrategy)
+			fmt.Fprintf(&b, "- **%s** (tipo %s, %s, %s): %s\n", g.Requirement, g.Type, labels.Of(labels.GapType, g.GapType), m, g.MitigationStrategy)
 		}
 		if len(s.GapAnalysis) > 0 {
 			b.WriteString("\n")
 		}
 	}
 	if cv := c.CVContent; cv != nil {
-		fmt.Fprintf(&b, "## 4. Killer Summary\n\n%s\n\n", cv.KillerSummary)
-		b.WriteString("## 5. Impact Bullets\n\n")
+		fmt.Fprintf(&b, "## 4. Resumen de presentación\n\n%s\n\n", cv.KillerSummary)
+		b.WriteString("## 5. Logros de impacto\n\n")
 		for _, id := range experienceOrder(c.Profile, cv.ImpactBullets) {
 			fmt.Fprintf(&b, "**%s**\n\n", experienceName(c.Profile, id))
 			for _, t := range cv.ImpactBullets[id] {
@@ -141,9 +129,9 @@ func Report(c *Context) string {
 			}
 			b.WriteString("\n")
 		}
-		b.WriteString("## 6. Skills Matrix\n\n| Skill | Nivel | Años | Requisitos |\n|---|---|---|---|\n")
+		b.WriteString("## 6. Matriz de habilidades\n\n| Habilidad | Nivel | Años | Requisitos |\n|---|---|---|---|\n")
 		for _, s := range cv.SkillsMatrix {
-			fmt.Fprintf(&b, "| %s | %s | %g | %s |\n", cell(s.Skill), s.Level, s.Years, cell(strings.Join(s.RelevantTo, "; ")))
+			fmt.Fprintf(&b, "| %s | %s | %g | %s |\n", cell(s.Skill), labels.Of(labels.SkillLevel, s.Level), s.Years, cell(strings.Join(s.RelevantTo, "; ")))
 		}
 		b.WriteString("\n")
 	}
@@ -154,10 +142,10 @@ func Report(c *Context) string {
 		}
 	}
 	if v := c.VerificationResult; v != nil {
-		b.WriteString("## 7. Verificación e Interview Intel\n\n")
+		b.WriteString("## 7. Verificación y preparación de la entrevista\n\n")
 		fmt.Fprintf(&b, "- **Integridad factual:** %s\n", passFail(v.Passed))
 		list(&b, "Afirmaciones sin respaldo", v.Violations)
-		list(&b, "Advocacy", v.AdvocacyCheck)
+		list(&b, "Defensa de tu candidatura", v.AdvocacyCheck)
 		if ii := v.InterviewIntel; ii != nil {
 			list(&b, "Preguntas técnicas probables", ii.TechnicalQuestions)
 			list(&b, "Preguntas de cultura probables", ii.CultureQuestions)
@@ -169,7 +157,7 @@ func Report(c *Context) string {
 		for _, it := range []struct {
 			l  string
 			ok bool
-		}{{"Tono", a.ToneMatch}, {"Pilar reforzado", a.PillarReinforced}, {"Ethos visible", a.EthosVisible}, {"Balance técnico/negocio", a.TechBusinessBalance}, {"Líneas rojas respetadas", a.RedLinesRespected}, {"Narrativa coherente", a.NarrativeCoherent}} {
+		}{{"Tono", a.ToneMatch}, {"Pilar reforzado", a.PillarReinforced}, {"Ética visible", a.EthosVisible}, {"Balance técnico/negocio", a.TechBusinessBalance}, {"Líneas rojas respetadas", a.RedLinesRespected}, {"Narrativa coherente", a.NarrativeCoherent}} {
 			fmt.Fprintf(&b, "- %s: %s\n", it.l, passFail(it.ok))
 		}
 		fmt.Fprintf(&b, "- **Resultado:** %s\n", passFail(a.OverallPassed))
@@ -183,7 +171,7 @@ func Report(c *Context) string {
 			if l.IsGeneralizable {
 				g = "generalizable"
 			}
-			fmt.Fprintf(&b, "- **[%s]** %s — solución: %s (%s: %s)\n", l.Category, l.Description, l.Solution, g, l.GeneralizabilityJustification)
+			fmt.Fprintf(&b, "- **[%s]** %s — solución: %s (%s: %s)\n", labels.Of(labels.LearningCategory, l.Category), l.Description, l.Solution, g, l.GeneralizabilityJustification)
 		}
 		b.WriteString("\n")
 	}
@@ -194,13 +182,6 @@ func Report(c *Context) string {
 		b.WriteString("Decidiste detenerte tras la pausa anti-impostor: no se generó contenido del CV.\n")
 	}
 	return b.String()
-}
-
-func label(m map[string]string, k string) string {
-	if l, ok := m[k]; ok {
-		return l
-	}
-	return k
 }
 
 func list(b *strings.Builder, title string, items []string) {
