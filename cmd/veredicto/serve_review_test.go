@@ -67,22 +67,23 @@ func TestServeSeniorReview(t *testing.T) {
 	// the history and answer it directly with a forged decider. Refused
 	// for the tenant and for an operator alike: a person's decision goes
 	// through the confirmations, which record who took it.
+	// The confirmation exists from LookupReview on (it records the question
+	// without a token); the waiting Task is scheduled just after it.
 	var token string
-	hist := historyOf(t, client, aws.ToString(x.ExecutionArn))
-	for _, ev := range hist {
-		if d := ev.TaskScheduledEventDetails; d != nil && strings.Contains(aws.ToString(d.Parameters), "task_token") {
-			var params struct {
-				Payload struct {
-					Token string `json:"task_token"`
+	poll.Until(t, 30*time.Second, func() bool {
+		for _, ev := range historyOf(t, client, aws.ToString(x.ExecutionArn)) {
+			if d := ev.TaskScheduledEventDetails; d != nil && strings.Contains(aws.ToString(d.Parameters), "task_token") {
+				var params struct {
+					Payload struct {
+						Token string `json:"task_token"`
+					}
 				}
+				json.Unmarshal([]byte(aws.ToString(d.Parameters)), &params)
+				token = params.Payload.Token
 			}
-			json.Unmarshal([]byte(aws.ToString(d.Parameters)), &params)
-			token = params.Payload.Token
 		}
-	}
-	if token == "" {
-		t.Fatal("no task token in the history")
-	}
+		return token != ""
+	}, "a task token in the history")
 	forged := aws.String(`{"approved":true,"decided_by":"ceo@acme (forged)"}`)
 	for who, c := range map[string]*sfn.Client{"tenant": client, "operator": operatorSFN(t, base, live.data)} {
 		_, err := c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: forged})
