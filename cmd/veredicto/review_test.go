@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/labels"
 	"github.com/veredicto/veredicto/internal/poll"
 	"github.com/veredicto/veredicto/internal/search"
 )
@@ -107,7 +108,7 @@ func TestSearchRunReviewWaitsForConfirm(t *testing.T) {
 			if code := <-done; code != exitOK {
 				t.Fatalf("search run: exit %d\n%s", code, stderr.String())
 			}
-			if !strings.Contains(stdout.String(), "c-005        "+tt.want) {
+			if !strings.Contains(stdout.String(), "c-005        "+labels.Of(labels.Decision, tt.want)) {
 				t.Errorf("search run stdout lacks c-005 %s:\n%s", tt.want, stdout.String())
 			}
 			rep := readReport(t, out, "c-005")
@@ -129,7 +130,7 @@ func TestSearchRunUnattendedReview(t *testing.T) {
 	out, data := t.TempDir(), t.TempDir()
 	args := []string{"search", "run", "../../examples/search-demo", "--out", out, "--llm", "offline", "--data", data}
 	code, stdout, stderr := runCLI(t, "", args...)
-	if code != exitOK || !strings.Contains(stdout, "c-005        "+search.DecisionEscalated) || !strings.Contains(stdout, "is pending") {
+	if code != exitOK || !strings.Contains(stdout, "c-005        "+labels.Of(labels.Decision, search.DecisionEscalated)) || !strings.Contains(stdout, "está pendiente") {
 		t.Fatalf("first run: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	decisions := func(progress string) []string {
@@ -157,10 +158,10 @@ func TestSearchRunUnattendedReview(t *testing.T) {
 		t.Errorf("confirm approve: exit %d, stdout %q, stderr %q", code, cout, cerr)
 	}
 	code, stdout, stderr = runCLI(t, "", args...)
-	if code != exitOK || !strings.Contains(stdout, "c-005        "+search.DecisionApprovedByConsultant) {
+	if code != exitOK || !strings.Contains(stdout, "c-005        "+labels.Of(labels.Decision, search.DecisionApprovedByConsultant)) {
 		t.Fatalf("re-run: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	if d := decisions(stdout + stderr); len(d) != 2 || !strings.Contains(d[1], search.DecisionApprovedByConsultant) {
+	if d := decisions(stdout + stderr); len(d) != 2 || !strings.Contains(d[1], labels.Of(labels.Decision, search.DecisionApprovedByConsultant)) {
 		t.Errorf("re-run: c-005's decisions printed as %q, want the protocol's, then the consultant's", d)
 	}
 	if rep := readReport(t, out, "c-005"); rep.Review == nil || rep.Review.DecidedBy != "local:ana" || rep.Review.Comment != "ok" {

@@ -18,6 +18,7 @@ import (
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/labels"
 	"github.com/veredicto/veredicto/internal/search"
 )
 
@@ -189,11 +190,11 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	if err := json.Unmarshal(res.Output, &done); err != nil {
 		return fail(exitFailed, "decode execution output: %v", err)
 	}
-	fmt.Fprintf(m.Stdout, "Search %s: %d candidates evaluated\n", s.Docs.SearchID, len(done.Results))
+	fmt.Fprintf(m.Stdout, "Búsqueda %s: %s\n", s.Docs.SearchID, labels.Count(len(done.Results), "candidato evaluado", "candidatos evaluados"))
 	for _, r := range search.Rank(done.Results) {
-		fmt.Fprintf(m.Stdout, "  %-12s %-26s %s\n", r.CandidateID, r.Decision, filepath.Join(out, r.CandidateID, "report.md"))
+		fmt.Fprintf(m.Stdout, "  %-12s %-44s %s\n", r.CandidateID, labels.Of(labels.Decision, r.Decision), filepath.Join(out, r.CandidateID, "report.md"))
 	}
-	fmt.Fprintf(m.Stdout, "Summary: %s\n", filepath.Join(out, "summary.md"))
+	fmt.Fprintf(m.Stdout, "Resumen: %s\n", filepath.Join(out, "summary.md"))
 	if stale := staleReports(out, done.Results); len(stale) > 0 {
 		verb := "hold"
 		if len(stale) == 1 {
@@ -205,16 +206,16 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 		switch {
 		case r.Review == nil:
 		case r.Review.Status == search.ReviewPending:
-			fmt.Fprintf(m.Stdout, "Senior review %s for %s is pending. Decide with: veredicto confirm approve|reject %s --data %s [--comment C], then run this search again to apply it\n",
+			fmt.Fprintf(m.Stdout, "La revisión senior %s de %s está pendiente. Decide con: veredicto confirm approve|reject %s --data %s [--comment C], y vuelve a ejecutar esta búsqueda para aplicarla\n",
 				r.Review.ID, r.CandidateID, r.Review.ID, cfg.data)
 		case r.Review.Status == search.ReviewExpired:
-			fmt.Fprintf(m.Stdout, "Senior review %s for %s expired without a decision; run this search again to reopen it\n", r.Review.ID, r.CandidateID)
+			fmt.Fprintf(m.Stdout, "La revisión senior %s de %s venció sin decisión; vuelve a ejecutar esta búsqueda para reabrirla\n", r.Review.ID, r.CandidateID)
 		case r.Review.Status == search.ReviewUnavailable:
-			fmt.Fprintf(m.Stdout, "The senior review of %s could not be requested (see report.json); run this search again to retry\n", r.CandidateID)
+			fmt.Fprintf(m.Stdout, "No se pudo pedir la revisión senior de %s (ver report.json); vuelve a ejecutar esta búsqueda para reintentarlo\n", r.CandidateID)
 		}
 	}
 	if n := prog.Reused(); n > 0 {
-		fmt.Fprintf(m.Stdout, "Reused from the cache (%s): %d stages; delete that folder to recompute them\n", filepath.Join(out, ".veredicto"), n)
+		fmt.Fprintf(m.Stdout, "Reutilizadas de la caché (%s): %s; borra esa carpeta para recalcularlas\n", filepath.Join(out, ".veredicto"), labels.Count(n, "etapa", "etapas"))
 	}
 	return exitOK
 }
@@ -247,7 +248,7 @@ func deliverReviews(ctx context.Context, reviews *confirm.Service, stderr io.Wri
 			case err != nil && ctx.Err() == nil:
 				fmt.Fprintf(stderr, "senior review %s: %v\n", c.ID, err)
 			case err == nil && v.Status != confirm.StatusResolving:
-				fmt.Fprintf(stderr, "senior review %s: %s by %s, delivered to this run\n", v.ID, v.Status, v.DecidedBy)
+				fmt.Fprintf(stderr, "revisión senior %s: %s por %s, entregada a esta ejecución\n", v.ID, labels.Phrase(labels.ConfirmationStatus, v.Status), v.DecidedBy)
 			}
 		}
 	}
@@ -311,7 +312,7 @@ func (p *progress) event(ev asl.Event) {
 				for _, c := range cs {
 					p.candidates = append(p.candidates, fmt.Sprint(c))
 				}
-				fmt.Fprintf(w, "search %v: %d candidates\n", m["search_id"], len(p.candidates))
+				fmt.Fprintf(w, "búsqueda %v: %s\n", m["search_id"], labels.Count(len(p.candidates), "candidato", "candidatos"))
 			}
 		}
 	case ev.State == "LookupReview" && ev.Type == "TaskSucceeded":
@@ -324,48 +325,54 @@ func (p *progress) event(ev asl.Event) {
 		b, _ := json.Marshal(ev.Output)
 		if json.Unmarshal(b, &look) == nil {
 			p.reviewIDs[id] = look.Payload.ID
-			fmt.Fprintf(w, "%-9s senior review %s: %s\n", id, look.Payload.ID, look.Payload.Status)
+			fmt.Fprintf(w, "%-9s revisión senior %s: %s\n", id, look.Payload.ID, labels.Phrase(labels.ConfirmationStatus, look.Payload.Status))
 		}
 	case ev.State == "AskReview" && ev.Type == "TaskScheduled":
 		id := candidateOf(ev.Scope, p.candidates)
-		fmt.Fprintf(w, "%-9s waiting for the senior consultant: veredicto confirm approve|reject %s --data %s [--comment C]\n", id, p.reviewIDs[id], p.data)
+		fmt.Fprintf(w, "%-9s espera al consultor senior: veredicto confirm approve|reject %s --data %s [--comment C]\n", id, p.reviewIDs[id], p.data)
 	case ev.Type == "TaskScheduled" && (ev.State == "LookupReview" || ev.State == "ReportReviewed"):
 	case ev.Type == "TaskSucceeded" && ev.State == "ReportReviewed":
 		// Printed only when the review changed the decision: a pending
 		// review leaves the one already printed.
 		if m, ok := ev.Output.(map[string]any); ok {
-			id, line := fmt.Sprint(m["candidate_id"]), fmt.Sprintf("%v (%v)", m["decision"], m["reason"])
+			id, line := fmt.Sprint(m["candidate_id"]), decisionLine(m)
 			if p.decided[id] != line {
 				p.decided[id] = line
 				fmt.Fprintf(w, "%-9s → %s\n", id, line)
 			}
 		}
 	case ev.Type == "TaskScheduled" && ev.State == "Gem5":
-		fmt.Fprintln(w, "mandate   gem5")
+		fmt.Fprintf(w, "%-9s %s\n", "búsqueda", labels.Of(labels.State, "Gem5"))
 	case ev.Type == "TaskSucceeded" && ev.State == "Gem5" && reusedOutput(ev.Output):
-		p.reused["-"] = append(p.reused["-"], "gem5")
+		p.reused["-"] = append(p.reused["-"], labels.Of(labels.State, "Gem5"))
 		p.total++
-		fmt.Fprintln(w, "mandate   gem5 reused from the cache")
+		fmt.Fprintf(w, "%-9s %s reutilizado de la caché\n", "búsqueda", labels.Of(labels.State, "Gem5"))
 	case ev.Type == "TaskScheduled" && ev.Scope != "":
 		id := candidateOf(ev.Scope, p.candidates)
 		fmt.Fprintf(w, "%-9s %s\n", id, stageLabel(ev.State, ev.Input))
 	case ev.Type == "TaskSucceeded" && ev.Scope != "" && ev.State != "Report" && ev.State != "ReportReviewed" && reusedOutput(ev.Output):
 		id := candidateOf(ev.Scope, p.candidates)
-		p.reused[id] = append(p.reused[id], strings.ToLower(ev.State))
+		p.reused[id] = append(p.reused[id], labels.Of(labels.State, ev.State))
 		p.total++
 	case ev.Type == "TaskSucceeded" && ev.State == "Report":
 		if m, ok := ev.Output.(map[string]any); ok {
 			id := fmt.Sprint(m["candidate_id"])
 			note := ""
 			if r := p.reused[id]; len(r) > 0 {
-				note = fmt.Sprintf(" — reused from the cache: %s", strings.Join(r, ", "))
+				note = fmt.Sprintf(" — reutilizado de la caché: %s", strings.Join(r, ", "))
 			}
-			p.decided[id] = fmt.Sprintf("%v (%v)", m["decision"], m["reason"])
+			p.decided[id] = decisionLine(m)
 			fmt.Fprintf(w, "%-9s → %s%s\n", id, p.decided[id], note)
 		}
 	case ev.Type == "TaskScheduled" && ev.State == "Summary":
-		fmt.Fprintln(w, "summary")
+		fmt.Fprintln(w, labels.Phrase(labels.State, "Summary"))
 	}
+}
+
+// decisionLine is a candidate's decision and its reason, in words, from a
+// report task's output.
+func decisionLine(m map[string]any) string {
+	return fmt.Sprintf("%s: %s", labels.Of(labels.Decision, fmt.Sprint(m["decision"])), labels.Phrase(labels.Reason, fmt.Sprint(m["reason"])))
 }
 
 // Reused is how many stages were read from the cache.
@@ -378,7 +385,7 @@ func (p *progress) Reused() int {
 // stageLabel names a candidate stage for the progress display, with the
 // attempt read from the task's loop counters.
 func stageLabel(state string, input any) string {
-	label := strings.ToLower(state)
+	label := labels.Of(labels.State, state)
 	var qa, gem3 float64
 	if m, ok := input.(map[string]any); ok {
 		if c, ok := m["counters"].(map[string]any); ok {
@@ -388,11 +395,11 @@ func stageLabel(state string, input any) string {
 	}
 	switch {
 	case state == "Gem4" && qa > 0:
-		label += fmt.Sprintf(" (re-audit %d)", int(qa))
+		label += fmt.Sprintf(" (nueva auditoría %d)", int(qa))
 	case state == "Correction":
 		label += fmt.Sprintf(" %d", int(qa))
 	case state == "Gem3" && gem3 > 0:
-		label += " (re-ask)"
+		label += " (nueva consulta)"
 	}
 	return label
 }

@@ -122,19 +122,19 @@ func TestSearchRerunSaysWhatWasReused(t *testing.T) {
 	out := t.TempDir()
 	args := []string{"search", "run", "../../examples/search-demo", "--out", out, "--llm", "offline", "--data", t.TempDir()}
 	code, stdout, _ := runCLI(t, "", args...)
-	if code != exitOK || strings.Contains(stdout, "Reused from the cache") {
+	if code != exitOK || strings.Contains(stdout, "Reutilizadas de la caché") {
 		t.Fatalf("first run: exit %d, stdout %q; want success with nothing reused", code, stdout)
 	}
 	code, stdout, stderr := runCLI(t, "", args...)
 	if code != exitOK {
 		t.Fatalf("re-run: exit %d\n%s", code, stderr)
 	}
-	for _, want := range []string{"Reused from the cache", ".veredicto"} {
+	for _, want := range []string{"Reutilizadas de la caché", ".veredicto"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("re-run stdout lacks %q:\n%s", want, stdout)
 		}
 	}
-	for _, want := range []string{"mandate   gem5 reused from the cache", "c-002     → DESCARTADO_GEM1 (gate_gem1) — reused from the cache: gem1\n"} {
+	for _, want := range []string{"búsqueda  GEM5 mandato reutilizado de la caché", "c-002     → Descartado en GEM1 (trayectoria y logros): no alcanzó el umbral de GEM1 — reutilizado de la caché: GEM1\n"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("re-run stderr lacks %q:\n%s", want, stderr)
 		}
