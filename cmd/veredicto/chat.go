@@ -17,6 +17,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/chat"
+	"github.com/veredicto/veredicto/internal/labels"
 )
 
 const chatUsage = `Usage: veredicto chat [--endpoint URL] [--events URL] [--chat ID] [--token TOK | --tenant T --data DIR] [--debug]
@@ -319,8 +320,7 @@ func (c *chatClient) await(ctx context.Context, turn int, in *bufio.Scanner) (ma
 				return nil, err
 			}
 		case "confirmation-resolved":
-			word := map[any]string{"approved": "aprobada", "rejected": "rechazada", "expired": "caducada"}[ev["status"]]
-			fmt.Fprintf(c.out, "[confirmación %s]\n", word)
+			fmt.Fprintf(c.out, "[confirmación %s]\n", labels.Phrase(labels.ConfirmationStatus, fmt.Sprint(ev["status"])))
 		case chat.TypeDelegationMissed:
 			if c.cfg.debug {
 				fmt.Fprintf(c.out, "\n[debug] delegación perdida: %v %v\n", ev["target"], ev["score"])
@@ -349,7 +349,12 @@ func (c *chatClient) confirm(ctx context.Context, ev map[string]any, in *bufio.S
 	if ev["undoable"] == true {
 		undo = "se puede deshacer"
 	}
-	fmt.Fprintf(c.out, "\n[confirmación] %v (%v, sensibilidad %v, %s)\n  %s\n", ev["toolName"], ev["category"], ev["sensitivity"], undo, preview)
+	tool, category, sensitivity := fmt.Sprint(ev["toolName"]), fmt.Sprint(ev["category"]), fmt.Sprint(ev["sensitivity"])
+	fmt.Fprintf(c.out, "\n[confirmación] %s (%s, sensibilidad %s, %s)\n", labels.Of(labels.Tool, tool), labels.Of(labels.Category, category), labels.Of(labels.Sensitivity, sensitivity), undo)
+	if q, ok := labels.Lookup(labels.Question, tool); ok {
+		fmt.Fprintf(c.out, "  %s\n", q)
+	}
+	fmt.Fprint(c.out, labels.PreviewText(preview, "  "))
 	for {
 		fmt.Fprint(c.out, "¿Confirmas? [s/n]: ")
 		if !in.Scan() {

@@ -87,7 +87,7 @@ func TestChatTerminal(t *testing.T) {
 
 	term.send("Lanza la evaluación de la búsqueda demo-cfo-andina")
 	scr := term.waitFor("Evaluación de la búsqueda demo-cfo-andina iniciada")
-	for _, want := range []string{"→ Delego en analista de búsqueda", "[herramienta] delegate_to_search-analyst", "· search-analyst: search evaluation started", "[✓ delegate_to_search-analyst]"} {
+	for _, want := range []string{"→ Delego en analista de búsqueda", "[herramienta] delegate_to_search-analyst", "· search-analyst: evaluación de la búsqueda iniciada", "[✓ delegate_to_search-analyst]"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("the terminal does not show %q:\n%s", want, scr)
 		}
@@ -105,7 +105,7 @@ func TestChatTerminal(t *testing.T) {
 
 	term.send("Envía el informe de c-001 de la búsqueda demo-cfo-andina a cliente@example.com")
 	term.waitFor("¿Confirmas? [s/n]: ")
-	if scr := term.screen(); !strings.Contains(scr, "email_send, sensibilidad high, no se puede deshacer") {
+	if scr := term.screen(); !strings.Contains(scr, "Envío de correo, sensibilidad alta, no se puede deshacer") {
 		t.Errorf("the confirmation does not say what it is:\n%s", scr)
 	}
 	if count() != 0 {
@@ -119,7 +119,7 @@ func TestChatTerminal(t *testing.T) {
 	term.send("Envía el informe de c-001 de la búsqueda demo-cfo-andina a cliente@example.com")
 	poll.Until(t, 30*time.Second, func() bool { return strings.Count(term.screen(), "¿Confirmas? [s/n]: ") >= 2 }, "the second confirmation question")
 	term.send("s")
-	term.waitFor("Enviados 1 informes de la búsqueda demo-cfo-andina a cliente@example.com")
+	term.waitFor("Enviado 1 informe de la búsqueda demo-cfo-andina a cliente@example.com")
 	if count() != 1 {
 		t.Errorf("%d messages in the outbox after approving, want 1", count())
 	}

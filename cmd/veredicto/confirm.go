@@ -15,9 +15,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
@@ -29,6 +27,7 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/labels"
 )
 
 const confirmUsage = `Usage:
@@ -178,12 +177,12 @@ func (m *Main) confirmRun(ctx context.Context, cfg confirmConfig) int {
 	}
 	switch {
 	case v.Delivery == confirm.DeliveryNextRun:
-		fmt.Fprintf(m.Stdout, "%s %s by %s: recorded. No run was waiting for it: the next run of the search applies it (a run starting to wait for it takes it at once) (veredicto search run DIR --data %s)\n",
-			v.ID, v.Status, v.DecidedBy, cfg.data)
+		fmt.Fprintf(m.Stdout, "%s %s por %s: registrada. Ninguna ejecución la esperaba: la próxima ejecución de la búsqueda la aplica (una que empiece a esperarla la toma de inmediato) (veredicto search run DIR --data %s)\n",
+			v.ID, labels.Phrase(labels.ConfirmationStatus, v.Status), v.DecidedBy, cfg.data)
 	case v.Status == confirm.StatusResolving && v.Resolver != "":
 		return m.awaitDelivery(ctx, cfg, svc, v)
 	default:
-		fmt.Fprintf(m.Stdout, "%s %s (execution %s)\n", v.ID, v.Status, v.Execution)
+		fmt.Fprintf(m.Stdout, "%s %s (ejecución %s)\n", v.ID, labels.Phrase(labels.ConfirmationStatus, v.Status), v.Execution)
 	}
 	return exitOK
 }
@@ -214,53 +213,49 @@ func (m *Main) awaitDelivery(ctx context.Context, cfg confirmConfig, svc *confir
 				return exitFailed
 			default:
 				if now.Delivery == confirm.DeliveryNextRun {
-					fmt.Fprintf(m.Stdout, "%s %s: recorded; the run that waited for it had stopped, so the search's next run applied it or will apply it\n", v.ID, now.Status)
+					fmt.Fprintf(m.Stdout, "%s %s: registrada; la ejecución que la esperaba se había detenido, así que la próxima ejecución de la búsqueda la aplicó o la aplicará\n", v.ID, labels.Phrase(labels.ConfirmationStatus, now.Status))
 				} else {
-					fmt.Fprintf(m.Stdout, "%s %s: delivered to the waiting run (execution %s)\n", v.ID, now.Status, now.Execution)
+					fmt.Fprintf(m.Stdout, "%s %s: entregada a la ejecución que la esperaba (ejecución %s)\n", v.ID, labels.Phrase(labels.ConfirmationStatus, now.Status), now.Execution)
 				}
 				return exitOK
 			}
 		}
 		select {
 		case <-ctx.Done():
-			fmt.Fprintf(m.Stdout, "%s: decision recorded (%s), not delivered yet: it waits for %s to take it. If that run has stopped, the decision applies when the search runs again (veredicto search run DIR --data %s)\n",
-				v.ID, cfg.action, v.Resolver, cfg.data)
+			fmt.Fprintf(m.Stdout, "%s: decisión registrada (%s), aún sin entregar: espera a que %s la tome. Si esa ejecución se detuvo, la decisión se aplica cuando la búsqueda vuelva a ejecutarse (veredicto search run DIR --data %s)\n",
+				v.ID, map[string]string{"approve": "aprobar", "reject": "rechazar"}[cfg.action], v.Resolver, cfg.data)
 			return exitOK
 		case <-tick.C:
 		}
 	}
 }
 
+// printConfirmations lists confirmations for a person: what each asks,
+// in words, and its preview as labelled lines (--json has the codes).
 func printConfirmations(w io.Writer, list []confirm.View) {
 	if len(list) == 0 {
-		fmt.Fprintln(w, "no pending confirmations")
+		fmt.Fprintln(w, "No hay confirmaciones pendientes.")
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tTOOL\tCATEGORY\tSENSITIVITY\tUNDOABLE\tCREATED\tEXECUTION")
+	fmt.Fprintf(w, "%s:\n", labels.Count(len(list), "confirmación pendiente", "confirmaciones pendientes"))
 	for _, c := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", c.ID, c.Status, c.ToolName, c.Category, c.Sensitivity,
-			c.Undoable, c.CreatedAt.Format("2006-01-02 15:04"), c.Execution)
-	}
-	tw.Flush()
-	for _, c := range list {
+		fmt.Fprintf(w, "\n%s · %s\n", c.ID, labels.Of(labels.ConfirmationStatus, c.Status))
 		if c.Status == confirm.StatusDamaged {
-			fmt.Fprintf(w, "\n%s is damaged (%s): its record was moved to quarantine and it cannot be decided; its workflow still waits (veredicto doctor lists it)\n", c.ID, c.Damage)
+			fmt.Fprintf(w, "  Registro dañado (%s): se movió a cuarentena y no se puede decidir; su flujo sigue esperando (veredicto doctor lo muestra).\n", c.Damage)
 			continue
 		}
-		fmt.Fprintf(w, "\n%s preview: %s\n", c.ID, shorten(string(c.Preview), 300))
+		undo := "no se puede deshacer"
+		if c.Undoable {
+			undo = "se puede deshacer"
+		}
+		fmt.Fprintf(w, "  %s (%s · sensibilidad %s · %s)\n", labels.Of(labels.Tool, c.ToolName), labels.Of(labels.Category, c.Category),
+			labels.Of(labels.Sensitivity, c.Sensitivity), undo)
+		if q, ok := labels.Lookup(labels.Question, c.ToolName); ok {
+			fmt.Fprintf(w, "  %s\n", q)
+		}
+		fmt.Fprintf(w, "  Creada %s · ejecución %s\n", c.CreatedAt.Format("2006-01-02 15:04"), c.Execution)
+		fmt.Fprint(w, labels.PreviewText(c.Preview, "    "))
 	}
-}
-
-// shorten cuts s to at most n bytes on a rune boundary.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "… (--json shows it all)"
 }
 
 // otherTenantsHint names, on stderr, the other tenants of the data folder

@@ -100,7 +100,7 @@ func TestConfirmCLI(t *testing.T) {
 	}
 
 	code, out, errOut := runCLI(t, "", "confirm", "list", "--data", data)
-	if code != exitOK || strings.Count(out, "senior_review") != 5 || !strings.Contains(out, `{"candidate":"c-004"}`) {
+	if code != exitOK || strings.Count(out, "Revisión del consultor senior") != 5 || !strings.Contains(out, "candidate: c-004") {
 		t.Fatalf("list: exit %d\n%s%s", code, out, errOut)
 	}
 	if strings.Contains(out, "tok-") {
@@ -113,10 +113,10 @@ func TestConfirmCLI(t *testing.T) {
 		wantCode int
 		wantOut  string
 	}{
-		{"approve", []string{"confirm", "approve", ids["tok-a"], "--comment", "ok"}, exitOK, "approved"},
+		{"approve", []string{"confirm", "approve", ids["tok-a"], "--comment", "ok"}, exitOK, "aprobada"},
 		{"approve again", []string{"confirm", "approve", ids["tok-a"]}, exitFailed, "already approved by local:ana"},
 		{"no name from the command line", []string{"confirm", "approve", ids["tok-a"], "--by", "ceo"}, exitUsage, "flag provided but not defined: -by"},
-		{"reject", []string{"confirm", "reject", ids["tok-r"], "--comment", "no"}, exitOK, "rejected"},
+		{"reject", []string{"confirm", "reject", ids["tok-r"], "--comment", "no"}, exitOK, "rechazada"},
 		{"unknown", []string{"confirm", "approve", confirm.IDFor("default", "nope")}, exitFailed, "not found"},
 		{"another tenant's", []string{"confirm", "approve", ids["tok-d"], "--tenant", "globex"}, exitFailed, "not found"},
 		{"a missing --tenant is hinted", []string{"confirm", "approve", ids["tok-d"], "--tenant", "globex"}, exitFailed, "open confirmations are held by default: add --tenant"},

@@ -102,7 +102,7 @@ func TestSearchRunReviewWaitsForConfirm(t *testing.T) {
 				t.Fatalf("pending %s %s (%v), want c-005's senior review", c.ToolName, c.Preview, err)
 			}
 			code, cout, cerr := runCLI(t, "", "confirm", tt.action, c.ID, "--comment", "llamé a dos referencias", "--data", data)
-			if code != exitOK || !strings.Contains(cout, "delivered to the waiting run") {
+			if code != exitOK || !strings.Contains(cout, "entregada a la ejecución que la esperaba") {
 				t.Errorf("confirm %s: exit %d, stdout %q, stderr %q; want the delivery confirmed", tt.action, code, cout, cerr)
 			}
 			if code := <-done; code != exitOK {
@@ -154,7 +154,7 @@ func TestSearchRunUnattendedReview(t *testing.T) {
 		t.Errorf("listed %s, report names %s", c.ID, rep.Review.ID)
 	}
 	code, cout, cerr := runCLI(t, "", "confirm", "approve", c.ID, "--comment", "ok", "--data", data)
-	if code != exitOK || !strings.Contains(cout, "No run was waiting for it: the next run of the search applies it") {
+	if code != exitOK || !strings.Contains(cout, "Ninguna ejecución la esperaba: la próxima ejecución de la búsqueda la aplica") {
 		t.Errorf("confirm approve: exit %d, stdout %q, stderr %q", code, cout, cerr)
 	}
 	code, stdout, stderr = runCLI(t, "", args...)

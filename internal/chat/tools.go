@@ -20,6 +20,7 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/intake"
+	"github.com/veredicto/veredicto/internal/labels"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/starter"
@@ -132,7 +133,7 @@ func (t SearchTool) Run(ctx context.Context, c Call) (Result, error) {
 		if err != nil {
 			return Result{}, notFoundOr(err, "la búsqueda %s no existe o no se ha subido", a.SearchID)
 		}
-		c.Step("started", "search evaluation started", map[string]any{"search_id": st.SearchID, "execution": st.Execution, "started": st.Started})
+		c.Step("started", "evaluación de la búsqueda iniciada", map[string]any{"search_id": st.SearchID, "execution": st.Execution, "started": st.Started})
 		msg := fmt.Sprintf("Evaluación de la búsqueda %s iniciada (ejecución %s).", st.SearchID, st.Execution)
 		if !st.Started {
 			msg = fmt.Sprintf("La búsqueda %s ya estaba en evaluación (ejecución %s).", st.SearchID, st.Execution)
@@ -211,7 +212,7 @@ func (t SearchTool) compare(ctx context.Context, c Call, a *SearchArgs) (Result,
 			}
 		}
 		rows = append(rows, row)
-		c.Step("read", "candidate report read", map[string]any{"search_id": a.SearchID, "candidate_id": id, "decision": rep.Decision})
+		c.Step("read", "informe del candidato leído", map[string]any{"search_id": a.SearchID, "candidate_id": id, "decision": rep.Decision})
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Comparación en la búsqueda %s:", a.SearchID)
@@ -313,7 +314,7 @@ func (t FlagsTool) Run(ctx context.Context, c Call) (Result, error) {
 	if len(req.Questions) == 0 || len(req.Transcripts) == 0 {
 		return Result{}, toolErr("la entrevista %s no existe o le faltan documentos (questions.yaml y al menos un transcript*.yaml)", a.InterviewID)
 	}
-	c.Step("started", "interview flags classification started", map[string]any{"interview_id": a.InterviewID, "transcripts": len(req.Transcripts)})
+	c.Step("started", "clasificación de señales de la entrevista iniciada", map[string]any{"interview_id": a.InterviewID, "transcripts": len(req.Transcripts)})
 	res, warnings, err := flags.Evaluate(ctx, req, t.Judge, t.Now)
 	if err != nil {
 		var ie *veredicto.InvalidInputError
@@ -328,7 +329,7 @@ func (t FlagsTool) Run(ctx context.Context, c Call) (Result, error) {
 			red++
 		}
 	}
-	c.Step("finished", "interview flags classified", map[string]any{"interview_id": a.InterviewID, "flags_id": res.FlagsID, "questions": len(res.ByQuestion)})
+	c.Step("finished", "señales de la entrevista clasificadas", map[string]any{"interview_id": a.InterviewID, "flags_id": res.FlagsID, "questions": len(res.ByQuestion)})
 	return Result{
 		Summary: fmt.Sprintf("Banderas de la entrevista %s (%s): cierre %s, autoridad %s, riesgo verbal %s; %d de %d preguntas con cierre fallido, contradicción o deriva.",
 			a.InterviewID, res.FlagsID, res.Summary.OverallClosure, res.Summary.OverallAuthority, res.Summary.OverallVerbalRisk, red, len(res.ByQuestion)),
@@ -490,7 +491,7 @@ func (t MachineTool) Run(ctx context.Context, c Call) (Result, error) {
 	if c.Started != nil {
 		c.Started(ctx, arn)
 	}
-	c.Step("started", t.Name+" started", map[string]any{"machine": t.Name, "execution": arn})
+	c.Step("started", "iniciado: "+t.Name, map[string]any{"machine": t.Name, "execution": arn})
 	return Result{Summary: fmt.Sprintf("Iniciado %s (ejecución %s); su avance se verá en el stream de la ejecución, y las confirmaciones que pida, también en esta conversación.", t.Name, name),
 		Data: map[string]string{"execution": arn, "name": name}}, nil
 }
@@ -572,8 +573,8 @@ func (t ReportsTool) Run(ctx context.Context, c Call) (Result, error) {
 	}
 	switch a.Operation {
 	case "export":
-		c.Step("finished", "reports exported", map[string]any{"search_id": a.SearchID, "candidates": len(ids), "bytes": body.Len()})
-		return Result{Summary: fmt.Sprintf("Exportados %d informes de la búsqueda %s (%d bytes de Markdown).", len(ids), a.SearchID, body.Len()),
+		c.Step("finished", "informes exportados", map[string]any{"search_id": a.SearchID, "candidates": len(ids), "bytes": body.Len()})
+		return Result{Summary: fmt.Sprintf("%s de la búsqueda %s (%d bytes de Markdown).", countedReports(len(ids), "Exportado", "Exportados"), a.SearchID, body.Len()),
 			Data: map[string]any{"search_id": a.SearchID, "candidate_ids": ids, "bytes": body.Len()}}, nil
 	case "send":
 	default:
@@ -598,8 +599,8 @@ func (t ReportsTool) Run(ctx context.Context, c Call) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("send reports of %s: %w", a.SearchID, err)
 	}
-	c.Step("finished", "reports sent", map[string]any{"search_id": a.SearchID, "candidates": len(ids), "message_id": id})
-	return Result{Summary: fmt.Sprintf("Enviados %d informes de la búsqueda %s a %s.", len(ids), a.SearchID, a.Recipient),
+	c.Step("finished", "informes enviados", map[string]any{"search_id": a.SearchID, "candidates": len(ids), "message_id": id})
+	return Result{Summary: fmt.Sprintf("%s de la búsqueda %s a %s.", countedReports(len(ids), "Enviado", "Enviados"), a.SearchID, a.Recipient),
 		Data: map[string]any{"sent": true, "message_id": id}}, nil
 }
 
@@ -616,4 +617,13 @@ func schemaOf(t Tool) (json.RawMessage, error) {
 		return nil, fmt.Errorf("Args must return a pointer, not %s", v.Type())
 	}
 	return llm.SchemaFor(v.Elem().Interface())
+}
+
+// countedReports is "Enviado 1 informe" or "Enviados 3 informes": the
+// participle and the noun agree with n.
+func countedReports(n int, one, many string) string {
+	if n == 1 {
+		return one + " " + labels.Count(n, "informe", "informes")
+	}
+	return many + " " + labels.Count(n, "informe", "informes")
 }

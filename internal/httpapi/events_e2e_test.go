@@ -105,14 +105,14 @@ func TestConfirmationWorkflowOnTheStream(t *testing.T) {
 		}
 	}
 	want := []string{
-		"execution started",
-		"Prepare started", "Prepare finished",
-		"ConfirmFunction started",
+		"Ejecución inicia",
+		"Preparación inicia", "Preparación termina",
+		"Revisión senior inicia",
 		"pending-confirmation",
 		"confirmation-resolved",
-		"ConfirmFunction finished",
-		"Done started", "Done finished",
-		"execution succeeded",
+		"Revisión senior termina",
+		"Fin inicia", "Fin termina",
+		"Ejecución termina con éxito",
 		"finish",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

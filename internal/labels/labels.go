@@ -49,6 +49,9 @@ const (
 
 	// A confirmation's preview: the name of each field.
 	PreviewField Domain = "preview_field"
+	// What a confirmation asks, by its toolName: the decision at stake in
+	// words.
+	Question Domain = "question"
 
 	// The career companion's report (seed 001).
 	CompanionDecision Domain = "companion_decision" // max_priority…
@@ -279,18 +282,23 @@ var table = map[Domain]map[string]string{
 	StepAction: {
 		"started":   "inicia",
 		"finished":  "termina",
-		"retried":   "reintento",
+		"retried":   "reintenta",
 		"failed":    "falla",
 		"succeeded": "termina con éxito",
-		"timed-out": "tiempo agotado",
-		"aborted":   "detenida",
+		"timed-out": "agota su tiempo",
+		"aborted":   "se detiene",
+		// a Map's items
+		"iteration-started":   "inicia un elemento",
+		"iteration-succeeded": "termina un elemento",
+		"iteration-failed":    "falla en un elemento",
+		"iteration-aborted":   "se detiene en un elemento",
 	},
 
 	PreviewField: {
 		// senior_review (executive_search.asl.json) and its escalation package
 		"search_id":                   "Búsqueda",
 		"candidate_id":                "Candidato",
-		"decision":                    "Decisión en juego",
+		"decision":                    "Decisión actual",
 		"report":                      "Informe",
 		"escalation":                  "Paquete de escalamiento",
 		"motivo":                      "Motivo",
@@ -314,6 +322,13 @@ var table = map[Domain]map[string]string{
 		"to":            "Destinatario",
 		"subject":       "Asunto",
 		"candidate_ids": "Candidatos",
+	},
+
+	Question: {
+		"senior_review":       "¿Aprobar al candidato escalado? Aprobar lo deja «Aprobado por el consultor senior»; rechazar, «Descartado por el consultor senior».",
+		"debate_decision":     "¿Aceptar la decisión que propone el debate? Rechazarla la deja sin decidir.",
+		"anti_impostor":       "¿Seguir con la postulación pese a las brechas duras? Aprobar sigue con la redacción del CV; rechazar la detiene.",
+		"delegate_to_reports": "¿Enviar estos informes por correo? El envío no se puede deshacer.",
 	},
 
 	CompanionDecision: {

@@ -151,6 +151,7 @@ func TestEveryReportCodeHasALabel(t *testing.T) {
 		}
 		walk(def)
 	}
+	wantLabels(t, labels.Question, labels.Codes(labels.Tool)...)
 	wantLabels(t, labels.PreviewField, jsonNames(search.Escalation{})...)
 	wantLabels(t, labels.PreviewField, jsonNames(debate.Preview{})...)
 	// The chat's reports agent asks before it sends (internal/chat/tools.go).
@@ -205,5 +206,30 @@ func TestLabelsAreSpanishSentences(t *testing.T) {
 	}
 	if got := labels.Of(labels.Reason, "no_such_code"); got != "no such code" {
 		t.Errorf("an unknown code reads %q", got)
+	}
+}
+
+// TestPreviewTextReadsAsLabelledSections: a senior review's preview reads
+// as labelled lines in the table's order, its decision and reason in
+// words, its escalation package an indented section, no key showing.
+func TestPreviewTextReadsAsLabelledSections(t *testing.T) {
+	raw := []byte(`{"candidate_id":"c-005","search_id":"demo","decision":"ESCALADO_CONSULTOR_SENIOR","report":"reports/acme/demo/c-005/report.json",
+		"escalation":{"motivo":"falta_estructural_evidencia","resumen_ejecutivo":"Candidato c-005 escalado.","bloqueos_y_correcciones":["Primera auditoría: QA 5/10"],"riesgos_si_se_fuerza_cierre":[]}}`)
+	want := `  Búsqueda: demo
+  Candidato: c-005
+  Decisión actual: Escalado al consultor senior
+  Informe: reports/acme/demo/c-005/report.json
+  Paquete de escalamiento:
+    Motivo: Falta estructural de evidencia
+    Resumen ejecutivo: Candidato c-005 escalado.
+    Bloqueos y correcciones intentadas:
+      - Primera auditoría: QA 5/10
+    Riesgos si se fuerza el cierre: —
+`
+	if got := labels.PreviewText(raw, "  "); got != want {
+		t.Errorf("preview:\n%s\nwant:\n%s", got, want)
+	}
+	if got := labels.PreviewText([]byte(`"texto"`), ""); got != "texto\n" {
+		t.Errorf("a text preview reads %q", got)
 	}
 }

@@ -167,12 +167,12 @@ func TestExecutionsMirrorHistory(t *testing.T) {
 		got = append(got, strings.TrimSpace(d.Step.Content+" "+d.Status))
 	}
 	want := []string{
-		"execution started",
-		"GEM1 started",
-		"veredicto-Gem1Function-X failed: TransientError",
-		"veredicto-Gem1Function-X retried (attempt 2)",
-		"veredicto-Gem1Function-X finished",
-		"execution succeeded",
+		"Ejecución inicia",
+		"GEM1 inicia",
+		"veredicto-Gem1Function-X falla: TransientError",
+		"veredicto-Gem1Function-X reintenta (intento 2)",
+		"veredicto-Gem1Function-X termina",
+		"Ejecución termina con éxito",
 		"SUCCEEDED",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

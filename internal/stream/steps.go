@@ -17,6 +17,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/labels"
 )
 
 // Step is the step of an execution-step message: which state (agent)
@@ -101,13 +102,24 @@ func FromHistory(ev asl.Event) (Step, bool) {
 	return st, true
 }
 
+// content describes a step in Spanish, for people: the state in words
+// (labels.State) or else the agent, what it did, the attempt or item,
+// the error's name.
 func content(st Step) string {
-	s := st.Agent + " " + st.Action
+	name := st.Agent
+	if state, _ := st.Metadata["state"].(string); state != "" {
+		if l, ok := labels.Lookup(labels.State, state); ok {
+			name = l
+		}
+	} else if name == "execution" {
+		name = "Ejecución"
+	}
+	s := name + " " + labels.Of(labels.StepAction, st.Action)
 	switch {
 	case st.Metadata["attempt"] != nil:
-		s += fmt.Sprintf(" (attempt %v)", st.Metadata["attempt"])
+		s += fmt.Sprintf(" (intento %v)", st.Metadata["attempt"])
 	case st.Metadata["index"] != nil:
-		s += fmt.Sprintf(" (item %v)", st.Metadata["index"])
+		s += fmt.Sprintf(" (n.º %v)", st.Metadata["index"])
 	}
 	if e, ok := st.Metadata["error"].(string); ok {
 		s += ": " + e
