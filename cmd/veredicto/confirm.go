@@ -253,7 +253,8 @@ func printConfirmations(w io.Writer, list []confirm.View) {
 		if q, ok := labels.Lookup(labels.Question, c.ToolName); ok {
 			fmt.Fprintf(w, "  %s\n", q)
 		}
-		fmt.Fprintf(w, "  Creada %s · ejecución %s\n", c.CreatedAt.Format("2006-01-02 15:04"), c.Execution)
+		// The execution's name: its ARN is the system's (--json has it).
+		fmt.Fprintf(w, "  Creada %s · ejecución %s\n", c.CreatedAt.Format("2006-01-02 15:04"), c.Execution[strings.LastIndexByte(c.Execution, ':')+1:])
 		fmt.Fprint(w, labels.PreviewText(c.Preview, "    "))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/veredicto/veredicto/internal/labels/labelstest"
 	"github.com/veredicto/veredicto/internal/llm/llmtest"
 )
 
@@ -160,4 +161,29 @@ func TestSearchRerunNamesStaleReports(t *testing.T) {
 	if code != exitOK || !strings.Contains(stderr, filepath.Join(out, "c-006")+" holds reports of an earlier run") || strings.Contains(stderr, filepath.Join(out, "c-001")+",") {
 		t.Errorf("re-run without c-006: exit %d\n%s", code, stderr)
 	}
+}
+
+// TestSearchLinesAreSpanish: what search run and confirm list print about
+// the consultant's work (results, progress, the pending review and its
+// preview) is Spanish through the label table; only the operator's
+// notice (LLM:) and warnings stay English.
+func TestSearchLinesAreSpanish(t *testing.T) {
+	out, data := t.TempDir(), t.TempDir()
+	code, stdout, stderr := runCLI(t, "", "search", "run", "../../examples/search-demo", "--out", out, "--llm", "offline", "--data", data)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var progress []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if !strings.HasPrefix(l, "LLM: ") && !strings.HasPrefix(l, "warning: ") {
+			progress = append(progress, l)
+		}
+	}
+	labelstest.Check(t, "search run stdout", stdout, "demo-cfo-andina")
+	labelstest.Check(t, "search run progress", strings.Join(progress, "\n"), "demo-cfo-andina")
+	code, list, errs := runCLI(t, "", "confirm", "list", "--data", data)
+	if code != exitOK || !strings.Contains(list, "Paquete de escalamiento") {
+		t.Fatalf("confirm list: exit %d\n%s%s", code, list, errs)
+	}
+	labelstest.Check(t, "confirm list", list, "demo-cfo-andina")
 }

@@ -3,6 +3,7 @@ package companion
 import (
 	"context"
 	"fmt"
+	"github.com/veredicto/veredicto/internal/labels"
 	"regexp"
 	"sort"
 	"strconv"
@@ -373,7 +374,7 @@ func (Offline) SAS(ctx context.Context, in SASInput) (SASDimensionEvaluation, ve
 	if in.Radar.TechMaturity == "legacy" && g > 0 {
 		g -= 5
 	}
-	ev.TechGrowth = SASDimensionScore{Score: g, Justification: fmt.Sprintf("%s tecnologías nuevas para el perfil: %d (%s), madurez %s", BaselineLabel, len(learn), strings.Join(learn, ", "), in.Radar.TechMaturity)}
+	ev.TechGrowth = SASDimensionScore{Score: g, Justification: fmt.Sprintf("%s tecnologías nuevas para el perfil: %d (%s), madurez %s", BaselineLabel, len(learn), strings.Join(learn, ", "), labels.Of(labels.TechMaturity, in.Radar.TechMaturity))}
 	a, why := 0, []string{}
 	if in.Profile.Preferences.Autonomy == "alta" && (jd["autono"] || jd["owners"]) || in.Profile.Preferences.Autonomy != "alta" && in.Profile.Preferences.Autonomy != "" {
 		a += 10

@@ -61,7 +61,7 @@ func Report(c *Context) string {
 			fmt.Fprintf(&b, "- **Fortalezas MVP:** %s\n", strings.Join(s.Confidence.MVP.LinkedStrengths, ", "))
 		}
 		fmt.Fprintf(&b, "- **SAS:** %d / 100\n", s.SAS.Total)
-		fmt.Fprintf(&b, "- **Decisión:** %s: %s\n", labels.Of(labels.CompanionDecision, s.DecisionMatrix), s.DecisionReason)
+		fmt.Fprintf(&b, "- **Decisión:** %s: %s\n", labels.Of(labels.CompanionDecision, s.DecisionMatrix), decisionReason(s.DecisionReason))
 		if c.ClassificationCached {
 			b.WriteString("- Clasificación reutilizada de la caché (mismo JD, perfil, prompt y modelo).\n")
 		}
@@ -182,6 +182,17 @@ func Report(c *Context) string {
 		b.WriteString("Decidiste detenerte tras la pausa anti-impostor: no se generó contenido del CV.\n")
 	}
 	return b.String()
+}
+
+// decisionReason is the scoring engine's reason in the report's words:
+// the engine names its figures and decisions by their codes
+// ("confidence", "strategic_only"); the report shows their labels.
+func decisionReason(why string) string {
+	pairs := []string{"confidence", "confianza"}
+	for _, code := range labels.Codes(labels.CompanionDecision) {
+		pairs = append(pairs, code, "«"+labels.Of(labels.CompanionDecision, code)+"»")
+	}
+	return strings.NewReplacer(pairs...).Replace(why)
 }
 
 func list(b *strings.Builder, title string, items []string) {

@@ -99,7 +99,7 @@ func (a *Analyst) Gem2(_ context.Context, in search.Gem2Input) (search.Answer[se
 	c := search.Gem2Content{
 		Execution:      orGap(exec, "evidencia de capacidad de ejecución (tests o caso)"),
 		UnderPressure:  orGap(quotes(mentioning(all, pressureCues...), 3), "desempeño bajo presión"),
-		WorkStyle:      orGap(quotes(mentioning(all, styleCues...), 3), "estilo de trabajo y trade-offs"),
+		WorkStyle:      orGap(quotes(mentioning(all, styleCues...), 3), "estilo de trabajo y compromisos"),
 		ChallengeFit:   gap("evidencia frente al desafío crítico del mandato"),
 		Contradictions: contradictions(cv, iv, assess, "El CV"),
 	}
@@ -117,7 +117,7 @@ func (a *Analyst) Gem2(_ context.Context, in search.Gem2Input) (search.Answer[se
 	}
 	if noAssessment {
 		ans.IssuesFound = append(ans.IssuesFound, issue("critica",
-			fmt.Sprintf("No informado en fuentes: sin tests (%s) ni caso (%s) no hay assessment a negocio; el puntaje repite el de GEM1 como valor provisional y requiere validación", in.Candidate.Tests.ID, in.Candidate.Case.ID)))
+			fmt.Sprintf("No informado en fuentes: sin tests (%s) ni caso (%s) no hay evaluación de negocio; el puntaje repite el de GEM1 como valor provisional y requiere validación", in.Candidate.Tests.ID, in.Candidate.Case.ID)))
 	} else {
 		for _, d := range []search.Doc{in.Candidate.Tests, in.Candidate.Case} {
 			if d.Missing {
