@@ -29,6 +29,8 @@ func TestConsoleRoutes(t *testing.T) {
 		{"summary md", "/searches/done/summary", markdown, 200, "text/markdown; charset=utf-8", []string{"## Ranking de candidatos"}},
 		{"summary html", "/searches/done/summary", asHTML, 200, "text/html; charset=utf-8", []string{"<h2>Ranking de candidatos</h2>", "<table>",
 			`<a class="cite" href="#/fuente/done/kickoff.md">kickoff.md</a>`}},
+		{"roster", "/searches/done/candidates", nil, 200, "application/json", []string{`"candidate_id": "c-001"`, `"name": "Mariana Rojas"`, `"candidates/c-001/cv.md"`, `"role": "Director/a de Finanzas (CFO)"`}},
+		{"roster of an uploaded search is not served before it starts", "/searches/up/candidates", nil, 404, "application/json", []string{"search up not found"}},
 		{"summary of a running search", "/searches/run/summary", nil, 404, "application/json", []string{"summary of search run not found"}},
 		{"report html", "/searches/done/candidates/c-001/report", asHTML, 200, "text/html; charset=utf-8", []string{"<h2>Decisión: Aprobado",
 			`<a class="cite" href="#/fuente/done/candidates%2Fc-001%2Fcv.md">candidates/c-001/cv.md</a>`}},
@@ -70,6 +72,7 @@ func TestConsoleRoutesOfAnotherTenant(t *testing.T) {
 			{"/searches/" + id + "/summary", asHTML},
 			{"/searches/" + id + "/candidates/c-001/report", asHTML},
 			{"/searches/" + id + "/sources/jd.md", nil},
+			{"/searches/" + id + "/candidates", nil},
 			{"/searches/" + id + "/sources/candidates/c-001/cv.md", nil},
 		} {
 			got := serve(full, "GET", p.path, "globex", "", p.header)
@@ -120,6 +123,45 @@ func TestRuns(t *testing.T) {
 			t.Errorf("%s /runs as %q: %d %s, want %d", tt.method, tt.tenant, got.Status, got.Body, tt.status)
 		}
 	}
+}
+
+// TestRunsGroupASearchsReruns: a search run again shows as one row, its
+// latest run, with the earlier ones grouped under it (newest first), and
+// none of them as a row of its own, even when the other workflows' lister
+// names them too.
+func TestRunsGroupASearchsReruns(t *testing.T) {
+	routes := worldRoutes(t, true)
+	for i := 0; i < 2; i++ {
+		if _, err := routes.Searches.Start(context.Background(), "acme", "api", intake.StartRequest{SearchID: "done", Rerun: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	routes.Runs = earlierAsOthers{}
+	got := serve(httpapi.New(routes), "GET", "/runs", "acme", "", nil)
+	var body struct{ Runs []intake.Run }
+	if err := json.Unmarshal(got.Body, &body); got.Status != 200 || err != nil {
+		t.Fatalf("%d %s %v", got.Status, got.Body, err)
+	}
+	var done []intake.Run
+	for _, r := range body.Runs {
+		if r.ID == "done" || strings.Contains(r.Execution, "done") {
+			done = append(done, r)
+		}
+	}
+	if len(done) != 1 {
+		t.Fatalf("rows of search done: %+v, want one", done)
+	}
+	if len(done[0].Reruns) != 2 || done[0].Reruns[1].Execution != "acme--done" || done[0].Execution == "acme--done" {
+		t.Errorf("done's row %+v with earlier runs %+v, want the latest with the two before it, the first last", done[0], done[0].Reruns)
+	}
+}
+
+// earlierAsOthers lists the first run of acme's search done as a local
+// control plane lists every execution.
+type earlierAsOthers struct{}
+
+func (earlierAsOthers) ListRuns(_ context.Context, tenant string) ([]intake.Run, error) {
+	return []intake.Run{{Kind: "executive-search", ID: "done", Execution: "arn:aws:states:us-east-1:000000000000:execution:ExecutiveSearchStateMachine:" + tenant + "--done", Status: "SUCCEEDED"}}, nil
 }
 
 // otherRuns lists one run of another workflow per tenant, and repeats a

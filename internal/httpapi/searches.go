@@ -35,6 +35,7 @@ func (s searchRoutes) register(m *Mux) {
 	m.Handle("POST /searches", RequireTenant(s.start))
 	m.Handle("GET /searches/{id}", RequireTenant(s.state))
 	m.Handle("GET /searches/{id}/summary", RequireTenant(s.summary))
+	m.Handle("GET /searches/{id}/candidates", RequireTenant(s.roster))
 	m.Handle("GET /searches/{id}/candidates/{cid}/report", RequireTenant(s.report))
 	m.Handle("GET /searches/{id}/sources/{path...}", RequireTenant(s.source))
 }
@@ -78,6 +79,18 @@ func (s searchRoutes) state(w http.ResponseWriter, r *http.Request, p auth.Princ
 		return
 	}
 	WriteJSON(w, http.StatusOK, st)
+}
+
+// roster answers the search's candidates with their names, in the order
+// the workflow evaluates them, and their documents (the console's run
+// page and confirmations name people with it).
+func (s searchRoutes) roster(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	ro, err := s.svc.Roster(r.Context(), p.Tenant, r.PathValue("id"))
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, ro)
 }
 
 // summary answers summary.json, summary.md (Accept: text/markdown) or its
@@ -135,6 +148,9 @@ func (s searchRoutes) listRuns(w http.ResponseWriter, r *http.Request, p auth.Pr
 		seen := map[string]bool{}
 		for _, run := range list {
 			seen[executionName(run.Execution)] = true
+			for _, earlier := range run.Reruns {
+				seen[executionName(earlier.Execution)] = true
+			}
 		}
 		more, err := s.runs.ListRuns(ctx, p.Tenant)
 		if err != nil {

@@ -34,7 +34,13 @@ type Run struct {
 	Candidates int            `json:"candidates"`
 	Decisions  map[string]int `json:"decisions"`
 	Error      string         `json:"error,omitempty"`
+	// Reruns are a search's runs before its latest, newest first (at most
+	// MaxEarlierRuns): the search shows as one row with them grouped.
+	Reruns []Run `json:"reruns,omitempty"`
 }
+
+// MaxEarlierRuns bounds the earlier runs a search's row lists.
+const MaxEarlierRuns = 10
 
 // MaxRuns bounds Runs: the most recent searches are listed.
 const MaxRuns = 100
@@ -59,9 +65,124 @@ func (s *Service) Runs(ctx context.Context, tenant string) ([]Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, runOf(st, st.Execution, s.now()))
+		r := runOf(st, st.Execution, s.now())
+		if r.Reruns, err = s.earlierRuns(ctx, tenant, it.SearchID, st.Execution); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
 	}
 	return out, nil
+}
+
+// earlierRuns lists a search's runs before latest, newest first, at most
+// MaxEarlierRuns: the first run under the search's record, then each
+// rerun recorded since.
+func (s *Service) earlierRuns(ctx context.Context, tenant, searchID, latest string) ([]Run, error) {
+	rec, ok, err := s.record(ctx, tenant, searchID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	keys, err := s.Records.List(ctx, fmt.Sprintf("searchrun/%s/%s/", tenant, searchID))
+	if err != nil {
+		return nil, fmt.Errorf("list runs of search %s: %w", searchID, err)
+	}
+	names := []string{rec.Execution}
+	for _, k := range keys {
+		b, ok, err := s.Records.Get(ctx, k)
+		if err != nil {
+			return nil, fmt.Errorf("read run %s: %w", k, err)
+		}
+		if ok {
+			names = append(names, string(b))
+		}
+	}
+	var out []Run
+	for i := len(names) - 1; i >= 0 && len(out) < MaxEarlierRuns; i-- {
+		if names[i] == latest || names[i] == "" {
+			continue
+		}
+		r := Run{Kind: "search", ID: searchID, Execution: names[i], Status: "PENDING", Decisions: map[string]int{}}
+		ex, err := s.Starter.Describe(ctx, names[i])
+		switch {
+		case errors.As(err, new(*veredicto.NotFoundError)):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		r.Status, r.Error = ex.Status, ex.Error
+		if !ex.StartedAt.IsZero() {
+			r.StartedAt = ex.StartedAt.UTC().Format(time.RFC3339)
+			end := s.now()
+			if !ex.StoppedAt.IsZero() {
+				end = ex.StoppedAt
+				r.StoppedAt = ex.StoppedAt.UTC().Format(time.RFC3339)
+			}
+			r.DurationSeconds = end.Sub(ex.StartedAt).Round(time.Second).Seconds()
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Roster is what the console names a search's people with: its client
+// and role, and each candidate in the order the workflow evaluates them
+// (its Map's items), with the name the first heading of the CV gives and
+// the documents the loader read.
+type Roster struct {
+	SearchID   string            `json:"search_id"`
+	Client     string            `json:"client,omitempty"`
+	Role       string            `json:"role,omitempty"`
+	Candidates []RosterCandidate `json:"candidates"`
+}
+
+// RosterCandidate is one candidate of a Roster.
+type RosterCandidate struct {
+	CandidateID string   `json:"candidate_id"`
+	Name        string   `json:"name,omitempty"`
+	Documents   []string `json:"documents"`
+}
+
+// Roster reads a started search's folder through the loader (the order and
+// documents the workflow sees) and names each candidate from its CV.
+func (s *Service) Roster(ctx context.Context, tenant, searchID string) (Roster, error) {
+	rec, err := s.visible(ctx, tenant, searchID)
+	if err != nil {
+		return Roster{}, err
+	}
+	sr, err := search.LoadWithin(ctx, s.Inputs, rec.Input.InputPrefix, searchID, s.Limits)
+	if err != nil {
+		return Roster{}, err
+	}
+	out := Roster{SearchID: searchID, Client: sr.Docs.Client, Role: sr.Docs.Role, Candidates: []RosterCandidate{}}
+	for _, c := range sr.Candidates {
+		rc := RosterCandidate{CandidateID: c.CandidateID, Name: NameOf(c.CV.Text), Documents: []string{}}
+		for _, d := range c.All() {
+			if !d.Missing {
+				rc.Documents = append(rc.Documents, d.ID)
+			}
+		}
+		out.Candidates = append(out.Candidates, rc)
+	}
+	return out, nil
+}
+
+// NameOf is a candidate's name as a CV opens: its first Markdown heading
+// ("# Mariana Rojas") if that comes before any other text and is one short
+// line; "" otherwise.
+func NameOf(cv string) string {
+	for _, line := range strings.Split(cv, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		name, ok := strings.CutPrefix(line, "# ")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || len([]rune(name)) > 80 {
+			return ""
+		}
+		return name
+	}
+	return ""
 }
 
 func runOf(st SearchState, execution string, now time.Time) Run {
