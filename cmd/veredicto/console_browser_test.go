@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/veredicto/veredicto/internal/console/browsertest"
+	"github.com/veredicto/veredicto/internal/labels/labelstest"
 )
 
 // FirstRenderBudget is the most the console's first render may transfer
@@ -60,9 +61,11 @@ func TestBrowserConsole(t *testing.T) {
 	b.WaitFor("six candidates", `document.querySelectorAll('#candidates-body tr').length === 6`, 60*time.Second)
 	// The escalated candidate's senior review opens the modal.
 	b.WaitFor("modal", `document.getElementById('confirm-dialog').open`, 60*time.Second)
-	if tool := browsertest.Eval[string](b, `document.getElementById('cf-tool').textContent`); tool != "senior_review" {
-		t.Errorf("modal tool %q, want senior_review", tool)
+	if tool := browsertest.Eval[string](b, `document.getElementById('cf-tool').textContent`); tool != "Revisión del consultor senior" {
+		t.Errorf("modal tool %q, want the senior review in words", tool)
 	}
+	b.WaitFor("the candidate named", `document.getElementById('cf-candidate').textContent === 'c-005 · Lucía Herrera'`, 10*time.Second)
+	spanishPage(t, b, "confirmation modal")
 	b.Shot("confirmation-modal")
 	if got := browsertest.Eval[string](b, `document.getElementById('badge').textContent`); got != "1" {
 		t.Errorf("badge %q, want 1 pending confirmation", got)
@@ -76,6 +79,7 @@ func TestBrowserConsole(t *testing.T) {
 	b.Run("decide later", 10*time.Second, chromedp.Click(chromedp.ID("cf-later")))
 	b.WaitFor("gate outcomes", `document.querySelectorAll('#candidates-body .chip.gate-out').length > 0 && document.querySelectorAll('#candidates-body .chip.gate-in').length > 0`, 30*time.Second)
 	b.WaitFor("c-005 escalated", `(document.querySelector('#candidates-body tr[data-item="4"]') || {}).getAttribute && document.querySelector('#candidates-body tr[data-item="4"]').getAttribute('data-decision') === 'ESCALADO_CONSULTOR_SENIOR'`, 30*time.Second)
+	spanishPage(t, b, "run page")
 	b.Shot("run-waiting-for-review")
 
 	// Open a decided candidate's report, then a cited source.
@@ -87,6 +91,7 @@ func TestBrowserConsole(t *testing.T) {
 		t.Error("the report has no decision heading")
 	}
 	b.WaitFor("citations", `document.querySelectorAll('#document a.cite').length > 3`, 10*time.Second)
+	spanishPage(t, b, "report")
 	b.Shot("report")
 	b.Run("open source", 30*time.Second, chromedp.Click(chromedp.CSS(`#document a.cite`)), chromedp.WaitVisible(chromedp.ID("source")))
 	b.WaitFor("source text", `document.getElementById('source').textContent.length > 100`, 10*time.Second)
@@ -105,6 +110,7 @@ func TestBrowserConsole(t *testing.T) {
 	b.WaitFor("decision changed", `document.querySelector('#candidates-body tr[data-candidate="c-005"]') !== null && document.querySelector('#candidates-body tr[data-candidate="c-005"]').getAttribute('data-decision') === 'APROBADO_POR_CONSULTOR'`, 60*time.Second)
 	b.WaitFor("finished", `document.getElementById('run-status').textContent === 'Terminada' && document.querySelectorAll('#ranking tbody tr').length === 6`, 60*time.Second)
 	b.WaitFor("badge cleared", `document.getElementById('badge').textContent === '0'`, 15*time.Second)
+	spanishPage(t, b, "finished run")
 	b.Shot("approved-and-ranked")
 
 	// The runs page shows the finished search with its decisions.
@@ -117,6 +123,7 @@ func TestBrowserConsole(t *testing.T) {
 	}
 	b.Run("filter all", 10*time.Second, chromedp.SetValue(chromedp.ID("status-filter"), ""))
 	browsertest.Eval[bool](b, `document.getElementById('status-filter').dispatchEvent(new Event('change'))`)
+	spanishPage(t, b, "runs")
 	b.Shot("runs-finished")
 
 	// Another workflow's run shows up in the list and opens generically.
@@ -137,5 +144,13 @@ func TestBrowserConsole(t *testing.T) {
 	b.WaitFor("other workflow listed", `document.querySelector('#runs-body tr[data-id="gates-1"] a') !== null`, 15*time.Second)
 	b.Run("open other run", 30*time.Second, chromedp.Click(chromedp.CSS(`#runs-body tr[data-id="gates-1"] a`)))
 	b.WaitFor("other run steps", `document.getElementById('run-status').textContent === 'Terminada' && document.querySelectorAll('#timeline li').length > 2 && document.querySelectorAll('#candidates-body tr .chip.done').length > 0`, 30*time.Second)
+	spanishPage(t, b, "another workflow's run", "gates-1")
 	b.Shot("other-workflow-run")
+}
+
+// spanishPage fails t when the page shows a code or a word that is not
+// Spanish (labelstest).
+func spanishPage(t *testing.T, b *browsertest.Browser, page string, allow ...string) {
+	t.Helper()
+	labelstest.Check(t, "console "+page, browsertest.Eval[string](b, `document.body.innerText`), append(allow, "demo-cfo-andina")...)
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,26 +76,79 @@ func (l *memLog) Watch(tenant, s string) (<-chan struct{}, func()) {
 	return ch, func() {}
 }
 
-// fakeAPI is the part of the HTTP API the run page calls besides the
-// stream: the confirmations list (pending, settable) and the summary.
+// fakeAPI is the part of the HTTP API the console calls besides the
+// stream, with what a test sets: the runs, the confirmations (pending,
+// settable; a POST decides one and is recorded), a search's roster and
+// state, a report, the summary.
 type fakeAPI struct {
 	mu      sync.Mutex
 	pending []map[string]any
+	runs    []map[string]any
+	roster  map[string]any // GET /searches/{id}/candidates
+	state   map[string]any // GET /searches/{id}
+	summary map[string]any // GET /searches/{id}/summary
+	decided []string       // "cf_1 approved ana-comment", in order
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	switch r.URL.Path {
-	case "/api/confirmations":
-		f.mu.Lock()
-		defer f.mu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	send := func(v any) {
+		if m, ok := v.(map[string]any); ok && m == nil {
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"error":"not found"}`))
+			return
+		}
+		json.NewEncoder(w).Encode(v)
+	}
+	path := r.URL.Path
+	switch {
+	case path == "/api/confirmations" && r.Method == http.MethodPost:
+		var d struct {
+			ID       string `json:"id"`
+			Approved bool   `json:"approved"`
+			Comment  string `json:"comment"`
+		}
+		json.NewDecoder(r.Body).Decode(&d)
+		keep := f.pending[:0]
+		found := false
+		for _, c := range f.pending {
+			if c["id"] == d.ID {
+				found = true
+				continue
+			}
+			keep = append(keep, c)
+		}
+		if !found {
+			w.WriteHeader(http.StatusConflict)
+			w.Write([]byte(`{"error":"already decided"}`))
+			return
+		}
+		f.pending = keep
+		f.decided = append(f.decided, fmt.Sprintf("%s %v %s", d.ID, d.Approved, d.Comment))
+		send(map[string]any{"id": d.ID, "status": "approved"})
+	case path == "/api/confirmations":
 		list := f.pending
 		if list == nil {
 			list = []map[string]any{}
 		}
-		json.NewEncoder(w).Encode(map[string]any{"confirmations": list})
-	case "/runs":
-		json.NewEncoder(w).Encode(map[string]any{"runs": []any{}})
+		send(map[string]any{"confirmations": list})
+	case path == "/runs":
+		list := f.runs
+		if list == nil {
+			list = []map[string]any{}
+		}
+		send(map[string]any{"runs": list})
+	case strings.HasSuffix(path, "/candidates") && strings.HasPrefix(path, "/searches/"):
+		send(f.roster)
+	case strings.HasSuffix(path, "/summary"):
+		send(f.summary)
+	case strings.HasSuffix(path, "/report"):
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte("<h1>Evaluación de candidato: c-005</h1><h2>Decisión: Escalado al consultor senior</h2><p>Motivo: falta estructural de evidencia.</p>"))
+	case strings.HasPrefix(path, "/searches/"):
+		send(f.state)
 	default:
 		w.WriteHeader(http.StatusNotFound)
 		w.Write([]byte(`{"error":"not found"}`))
@@ -129,6 +183,7 @@ func startHarness(t *testing.T) harness {
 	routes.Handle("GET /api/confirmations", api)
 	routes.Handle("POST /api/confirmations", api)
 	routes.Handle("GET /runs", api)
+	routes.Handle("GET /searches/", api)
 	mux := (&httpapi.Authenticator{Tokens: verify, QueryToken: []string{"/api/events"}}).Wrap(routes)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -292,12 +347,12 @@ func TestBrowserConfirmationResolvedElsewhere(t *testing.T) {
 	pending, _ := eventlog.New(eventlog.TypePendingConfirmation, "p", view)
 	h.log.Append(context.Background(), tenant, execARN, pending)
 	b.WaitFor("modal", `document.getElementById('confirm-dialog').open`, 15*time.Second)
-	for id, want := range map[string]string{"cf-tool": "senior_review", "cf-category": "decision", "cf-sensitivity": "alta", "cf-undoable": "no"} {
+	for id, want := range map[string]string{"cf-tool": "Revisión del consultor senior", "cf-category": "Decisión", "cf-sensitivity": "alta", "cf-undoable": "no", "cf-candidate": "c-005"} {
 		if got := browsertest.Eval[string](b, `document.getElementById('`+id+`').textContent`); got != want {
 			t.Errorf("%s %q, want %q", id, got, want)
 		}
 	}
-	if got := browsertest.Eval[string](b, `document.getElementById('cf-preview').textContent`); got != "candidate_idc-005decisionESCALADO_CONSULTOR_SENIOR" {
+	if got := browsertest.Eval[string](b, `document.getElementById('cf-preview').textContent`); got != "Decisión actualEscalado al consultor senior" {
 		t.Errorf("preview %q", got)
 	}
 	b.Shot("modal-phone")

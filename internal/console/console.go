@@ -27,6 +27,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/veredicto/veredicto/internal/labels"
 )
 
 //go:embed assets
@@ -54,6 +56,13 @@ func ConfigJS(cfg Config) []byte {
 	return []byte("window.VEREDICTO_CONFIG = " + string(b) + ";\n")
 }
 
+// LabelsJS renders labels.js: the label table (labels.JSON) and how a
+// confirmation's preview is read (labels.PreviewJSON), generated from the
+// one table in Go, never kept as a second copy in the page.
+func LabelsJS() []byte {
+	return []byte("window.VEREDICTO_LABELS = " + string(labels.JSON()) + ";\nwindow.VEREDICTO_PREVIEW = " + string(labels.PreviewJSON()) + ";\n")
+}
+
 // LocalConfig is the configuration under `veredicto serve`: the API and
 // the stream on the page's own origin.
 var LocalConfig = Config{API: "", Events: "/api/events"}
@@ -65,7 +74,7 @@ type Site struct {
 }
 
 // Paths lists the paths the console serves, sorted: "/" (index.html),
-// "/config.js" and "/assets/…".
+// "/config.js", "/labels.js" and "/assets/…".
 func (s *Site) Paths() []string {
 	out := make([]string, 0, len(s.files))
 	for p := range s.files {
@@ -75,8 +84,9 @@ func (s *Site) Paths() []string {
 	return out
 }
 
-// Handler serves the console: "/" (index.html), "/assets/…" and
-// "/config.js"; anything else is a 404, any method but GET and HEAD a 405.
+// Handler serves the console: "/" (index.html), "/assets/…",
+// "/config.js" and "/labels.js"; anything else is a 404, any method but
+// GET and HEAD a 405.
 // The responses forbid inline scripts, framing and any origin but the
 // page's own and those of cfg (the API and the stream).
 func Handler(cfg Config) *Site {
@@ -98,6 +108,7 @@ func Handler(cfg Config) *Site {
 		return nil
 	})
 	files["/config.js"] = newFile(ConfigJS(cfg), "text/javascript; charset=utf-8")
+	files["/labels.js"] = newFile(LabelsJS(), "text/javascript; charset=utf-8")
 	csp := "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'" +
 		origins(cfg.API, cfg.Events) + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 	return &Site{files: files, csp: csp}

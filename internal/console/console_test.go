@@ -32,6 +32,7 @@ func TestHandlerServesThePage(t *testing.T) {
 		{"/assets/app.js", "text/javascript; charset=utf-8", "EventSource"},
 		{"/assets/app.css", "text/css; charset=utf-8", "@media"},
 		{"/config.js", "text/javascript; charset=utf-8", `window.VEREDICTO_CONFIG = {"api":"","events":"/api/events"};`},
+		{"/labels.js", "text/javascript; charset=utf-8", `"qa_aprobado":"Aprobado por la auditoría QA"`},
 	} {
 		resp := get(t, h, "GET", tt.path, nil)
 		body, _ := io.ReadAll(resp.Body)

@@ -11,14 +11,14 @@ import (
 )
 
 // Export writes the console as a static site under dir — index.html,
-// assets/… and config.js for cfg — ready to upload to the stack's console
+// assets/…, config.js for cfg and labels.js — ready to upload to the stack's console
 // bucket. Each file is written to a temporary name and renamed, so an
 // interrupted export never leaves a half-written file behind.
 func Export(dir string, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	files := map[string][]byte{"config.js": ConfigJS(cfg)}
+	files := map[string][]byte{"config.js": ConfigJS(cfg), "labels.js": LabelsJS()}
 	err := fs.WalkDir(Assets(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

@@ -21,6 +21,7 @@ func TestExport(t *testing.T) {
 		"assets/app.js":  "VEREDICTO_CONFIG",
 		"assets/app.css": "@media",
 		"config.js":      `"api":"https://abc.execute-api.eu-west-1.amazonaws.com"`,
+		"labels.js":      `window.VEREDICTO_LABELS = {`,
 	} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil || !strings.Contains(string(b), want) {

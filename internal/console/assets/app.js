@@ -2,30 +2,46 @@
 // project's HTTP API as any client does and follows each execution on its
 // event stream (one EventSource). It never writes to the browser's console:
 // reports and previews quote personal documents.
+//
+// Every code a person reads (a decision, a reason, a status, a state) is
+// shown through the label table labels.js brings, generated from the one
+// table in Go (internal/labels): the page keeps no words of its own for
+// codes.
 (function () {
   'use strict';
 
   var cfg = Object.assign({ api: '', events: '/api/events' }, window.VEREDICTO_CONFIG || {});
+  var LABELS = window.VEREDICTO_LABELS || {};
+  var PREVIEW = Object.assign({ order: [], values: {} }, window.VEREDICTO_PREVIEW || {});
   var TOKEN_KEY = 'veredicto.token';
   var token = sessionStorage.getItem(TOKEN_KEY) || '';
   var main = document.getElementById('main');
   var cleanup = []; // run when the page changes: timers, streams
   var MAX_TIMELINE = 500; // execution-level steps kept on the page
   var STREAM_RETRIES = 10; // a closed stream of a running run is reopened at most this many times in a row
-
-  var STATUS = {
-    RUNNING: 'En curso', SUCCEEDED: 'Terminada', FAILED: 'Fallida', TIMED_OUT: 'Tiempo agotado',
-    ABORTED: 'Detenida', PENDING: 'Pendiente'
-  };
-  var DECISION = {
-    APROBADO: 'Aprobado', APROBADO_POR_CONSULTOR: 'Aprobado por el consultor senior',
-    DESCARTADO_POR_CONSULTOR: 'Descartado por el consultor senior',
-    ESCALADO_CONSULTOR_SENIOR: 'Escalado a consultor senior',
-    DESCARTADO_GEM1: 'Descartado en GEM1', DESCARTADO_GEM2: 'Descartado en GEM2', DESCARTADO_GEM3: 'Descartado en GEM3'
-  };
-  var KIND = { search: 'Búsqueda', companion: 'Acompañamiento', debate: 'Debate', chat: 'Conversación', flags: 'Señales' };
+  var STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED', 'PENDING'];
+  // The search's Task states shown as stages (its Choice and Pass states
+  // route; their outcome is shown by OUTCOME).
+  var SEARCH_TASKS = ['Validate', 'Gem5', 'Gem1', 'Gem2', 'Gem3', 'Gem4', 'Correction', 'Report', 'ReportReviewed', 'Summary', 'LookupReview', 'AskReview'];
 
   // ---------------------------------------------------------------- helpers
+
+  // L is a code's label in its domain (labels.Of): a code the table lacks
+  // reads as itself with its underscores spaced, never as nothing.
+  function L(domain, code) {
+    var d = LABELS[domain] || {};
+    if (code === undefined || code === null || code === '') return '';
+    return Object.prototype.hasOwnProperty.call(d, code) ? d[code] : String(code).replace(/_/g, ' ');
+  }
+  function has(domain, code) { return Object.prototype.hasOwnProperty.call(LABELS[domain] || {}, code); }
+  // phrase is L for the middle of a sentence (labels.Phrase).
+  function phrase(domain, code) {
+    var l = L(domain, code);
+    if (l.length > 1 && l[0] !== l[0].toLowerCase() && l[1] === l[1].toLowerCase() && !/[0-9]/.test(l[1])) return l[0].toLowerCase() + l.slice(1);
+    return l;
+  }
+  // count is n with the noun that agrees with it (labels.Count).
+  function count(n, one, many) { return n === 1 ? '1 ' + one : n + ' ' + many; }
 
   // el builds an element; strings and numbers become text nodes, never HTML.
   function el(tag, attrs) {
@@ -52,10 +68,10 @@
   }
   function $(id) { return document.getElementById(id); }
   function enc(s) { return encodeURIComponent(s); }
-  function statusText(s) { return STATUS[s] || s || '—'; }
-  function decisionText(d) { return DECISION[d] || d || ''; }
+  function statusText(s) { return s ? L('run_status', s) : '—'; }
+  function decisionText(d) { return L('decision', d); }
   function when(iso) {
-    if (!iso) return '—';
+    if (!iso || /^0001-/.test(iso)) return '—';
     var d = new Date(iso);
     return isNaN(d) ? iso : d.toLocaleString('es-CL', { dateStyle: 'short', timeStyle: 'medium' });
   }
@@ -67,6 +83,8 @@
     if (m < 60) return m + ' min ' + (sec % 60) + ' s';
     return Math.floor(m / 60) + ' h ' + (m % 60) + ' min';
   }
+  function number(n) { return Number(n || 0).toLocaleString('es-CL'); }
+  function money(usd) { return 'US$' + Number(usd || 0).toLocaleString('es-CL', { minimumFractionDigits: 4, maximumFractionDigits: 4 }); }
   function notify(msg) {
     var n = $('notice');
     n.textContent = msg;
@@ -78,6 +96,7 @@
       return { tenant: p['custom:tenant'] || '', sub: p.sub || '', exp: p.exp };
     } catch (e) { return null; }
   }
+  function tenant() { return (tenantOf(token) || {}).tenant || ''; }
 
   function APIError(status, message) { this.status = status; this.message = message; }
 
@@ -99,11 +118,14 @@
         });
       });
   }
-  function fail(where) {
+  // fail shows why a page could not load, and what to do; notFound says
+  // what a 404 means there.
+  function fail(where, notFound) {
     return function (err) {
       if (err && err.status === 401) return;
-      var msg = err && err.status === 404 ? 'No encontrado.' : (err && err.message) || 'Error de red.';
-      where.replaceChildren(el('p', { class: 'error', role: 'alert', text: msg }));
+      var msg = err && err.status === 404 ? (notFound || 'No encontrado: puede que aún no exista o que sea de otra organización.') :
+        'No se pudo cargar: ' + ((err && err.message) || 'error de red') + '. Vuelva a intentarlo en un momento.';
+      where.replaceChildren(el('p', { class: 'error empty', role: 'alert', text: msg }));
     };
   }
 
@@ -159,13 +181,13 @@
 
   function runsPage() {
     var filter = el('select', { id: 'status-filter' }, el('option', { value: '', text: 'Todas' }));
-    Object.keys(STATUS).forEach(function (s) { filter.appendChild(el('option', { value: s, text: STATUS[s] })); });
+    STATUSES.forEach(function (s) { filter.appendChild(el('option', { value: s, text: statusText(s) })); });
     var body = el('tbody', { id: 'runs-body' });
-    var table = el('table', { id: 'runs-table' },
+    var table = el('table', { id: 'runs-table', class: 'runs' },
       el('thead', null, el('tr', null, el('th', { text: 'Tipo', class: 'hide-narrow' }), el('th', { text: 'Ejecución' }), el('th', { text: 'Estado' }),
         el('th', { text: 'Inicio', class: 'hide-narrow' }), el('th', { text: 'Duración' }), el('th', { text: 'Decisiones' }))),
       body);
-    var status = el('p', { class: 'muted', 'aria-live': 'polite' });
+    var status = el('div', { id: 'runs-status', class: 'muted', 'aria-live': 'polite' });
     var idInput = el('input', { id: 'new-search-id', required: true, pattern: '[A-Za-z0-9][A-Za-z0-9._-]{0,63}', placeholder: 'demo-cfo-andina', autocomplete: 'off' });
     var review = el('input', { id: 'new-search-review', type: 'checkbox', checked: true });
     var startErr = el('p', { class: 'error', role: 'alert', hidden: true });
@@ -179,7 +201,8 @@
         location.hash = runHref({ kind: 'search', id: st.search_id, execution: st.execution });
       }, function (e) {
         if (e.status === 401) return;
-        startErr.textContent = e.message;
+        startErr.textContent = e.status === 404 ?
+          'No hay una búsqueda «' + req.search_id + '» subida para la organización «' + tenant() + '»: súbala a searches/' + tenant() + '/' + req.search_id + '/ (con jd.md y kickoff.md) y vuelva a intentarlo.' : e.message;
         startErr.hidden = false;
       });
     } },
@@ -190,26 +213,47 @@
       el('button', { type: 'submit', class: 'primary', text: 'Iniciar búsqueda' })),
     startErr);
     var runs = [];
+    var loaded = false;
+    function earlier(r) {
+      var list = r.reruns || [];
+      if (!list.length) return null;
+      return el('details', { class: 'reruns' },
+        el('summary', { text: count(list.length, 'ejecución anterior', 'ejecuciones anteriores') }),
+        el('ul', { class: 'plain' }, list.map(function (e) {
+          return el('li', null, el('a', { href: runHref({ kind: r.kind, id: r.id, execution: e.execution }), text: when(e.started_at) }),
+            ' · ', el('span', { class: 'status s-' + e.status, text: statusText(e.status) }));
+        })));
+    }
     function paint() {
       var want = filter.value;
       var rows = runs.filter(function (r) { return !want || r.status === want; });
       body.replaceChildren.apply(body, rows.map(function (r) {
         var decisions = Object.keys(r.decisions || {}).sort().map(function (d) {
-          return el('span', { class: 'chip decision d-' + d, text: decisionText(d) + ': ' + r.decisions[d] });
+          return el('span', { class: 'chip decision d-' + d, 'data-decision': d, text: decisionText(d) + ': ' + r.decisions[d] });
         });
-        return el('tr', { 'data-status': r.status, 'data-id': r.id },
-          el('td', { class: 'hide-narrow', text: KIND[r.kind] || r.kind }),
-          el('td', null, el('a', { href: runHref(r), text: r.id })),
+        return el('tr', { 'data-status': r.status, 'data-id': r.id, 'data-reruns': (r.reruns || []).length },
+          el('td', { class: 'hide-narrow kind', text: L('run_kind', r.kind) }),
+          el('td', { class: 'run-name' }, el('a', { href: runHref(r), text: r.id }), earlier(r)),
           el('td', { class: 'status s-' + r.status, text: statusText(r.status) }),
           el('td', { class: 'hide-narrow', text: when(r.started_at) }),
-          el('td', { text: r.started_at ? duration(r.duration_seconds) : '—' }),
-          el('td', null, el('div', { class: 'chips' }, decisions.length ? decisions : el('span', { class: 'muted', text: r.candidates ? r.candidates + ' en evaluación' : '—' }))));
+          el('td', { class: 'duration', text: r.started_at ? duration(r.duration_seconds) : '—' }),
+          el('td', { class: 'decisions' }, el('div', { class: 'chips' }, decisions.length ? decisions :
+            el('span', { class: 'muted', text: r.candidates ? count(r.candidates, 'candidato en evaluación', 'candidatos en evaluación') : '—' }))));
       }));
-      status.textContent = rows.length ? rows.length + ' de ' + runs.length + ' ejecuciones' : 'No hay ejecuciones' + (want ? ' con ese estado.' : '.');
+      if (rows.length) {
+        status.replaceChildren(rows.length === runs.length ? count(runs.length, 'ejecución', 'ejecuciones') : rows.length + ' de ' + count(runs.length, 'ejecución', 'ejecuciones'));
+      } else if (runs.length) {
+        status.replaceChildren(el('p', { class: 'empty', id: 'runs-empty', text: 'Ninguna ejecución está «' + statusText(want) + '». Elija «Todas» en el filtro para ver las ' + count(runs.length, 'ejecución', 'ejecuciones') + '.' }));
+      } else if (loaded) {
+        status.replaceChildren(el('div', { class: 'empty card', id: 'runs-empty' },
+          el('p', null, el('strong', { text: 'Todavía no hay ejecuciones de la organización «' + tenant() + '».' })),
+          el('p', { text: 'Para empezar, suba una búsqueda a la carpeta searches/' + tenant() + '/<identificador>/ (con jd.md, kickoff.md y una carpeta por candidato) e iníciela arriba con su identificador; o escriba en Conversación «Lanza la evaluación de la búsqueda …».' }),
+          el('p', { class: 'muted', text: 'Si esperaba ver ejecuciones aquí, compruebe que el token sea de la organización en la que se subieron: este token es de «' + tenant() + '».' })));
+      }
     }
     filter.addEventListener('change', paint);
     function load() {
-      return api('GET', '/runs').then(function (d) { runs = d.runs || []; paint(); }, fail(status));
+      return api('GET', '/runs').then(function (d) { runs = d.runs || []; loaded = true; paint(); }, fail(status));
     }
     var timer = setInterval(function () {
       if (runs.some(function (r) { return r.status === 'RUNNING' || r.status === 'PENDING'; })) load();
@@ -223,61 +267,155 @@
 
   // ---------------------------------------------------------------- a run
 
-  var TASK_LABEL = {
-    Validate: 'Validación', Gem5: 'GEM5 mandato', Gem1: 'GEM1', Gem2: 'GEM2', Gem3: 'GEM3', Gem4: 'GEM4 QA',
-    Correction: 'Corrección QA', Report: 'Informe', ReportReviewed: 'Informe final', Summary: 'Resumen',
-    LookupReview: 'Consulta de revisión', AskReview: 'Revisión senior'
-  };
-  // Task states of other workflows are named by their function.
-  function taskLabel(state, agent) {
-    if (TASK_LABEL[state]) return TASK_LABEL[state];
-    if (/Function$/.test(agent || '')) return state;
-    return '';
-  }
-  // States that say where a candidate went: [chip class, label, gate passed].
+  // States that say where a candidate went: [chip class, gate passed].
   var OUTCOME = {
-    DiscardedGem1: ['gate-out', 'No supera gate GEM1', false], DiscardedGem2: ['gate-out', 'No supera gate GEM2', false],
-    DiscardedGem3: ['gate-out', 'No supera gate GEM3', false], Approved: ['gate-in', 'QA aprobado', true],
-    Gem3Reask: ['retry', 'GEM3 re-pregunta', false], NextQAAttempt: ['qa', 'Re-auditoría QA', false],
-    EscalatedAmbiguous: ['qa', 'Escalado: GEM3 ambiguo', false], EscalatedContradiction: ['qa', 'Escalado: contradicción', false],
-    EscalatedNoEvidence: ['qa', 'Escalado: falta de evidencia', false], EscalatedQABlocks: ['qa', 'Escalado: bloqueos QA', false],
-    TechnicalError: ['failed', 'Error técnico', false],
-    ReviewApproved: ['gate-in', 'Revisión: aprobado', true], ReviewRejected: ['gate-out', 'Revisión: rechazado', false],
-    ApprovedEarlier: ['gate-in', 'Revisión previa: aprobado', true], RejectedEarlier: ['gate-out', 'Revisión previa: rechazado', false],
-    ReviewExpired: ['failed', 'Revisión vencida', false], ReviewPending: ['qa', 'Revisión pendiente', false],
-    ReviewUnavailable: ['failed', 'Revisión no disponible', false]
+    DiscardedGem1: ['gate-out', false], DiscardedGem2: ['gate-out', false], DiscardedGem3: ['gate-out', false],
+    Approved: ['gate-in', true], Gem3Reask: ['retry', false], NextQAAttempt: ['qa', false],
+    EscalatedAmbiguous: ['qa', false], EscalatedContradiction: ['qa', false], EscalatedNoEvidence: ['qa', false],
+    EscalatedQABlocks: ['qa', false], TechnicalError: ['failed', false],
+    ReviewApproved: ['gate-in', true], ReviewRejected: ['gate-out', false], ApprovedEarlier: ['gate-in', true],
+    RejectedEarlier: ['gate-out', false], ReviewExpired: ['failed', false], ReviewPending: ['qa', false], ReviewUnavailable: ['failed', false]
   };
+  // stateLabel names a state for people: its label, else (a machine a
+  // user created) its own name.
+  function stateLabel(state, agent) {
+    if (has('state', state)) return L('state', state);
+    if (!state && agent === 'execution') return 'Ejecución';
+    return state || agent || '';
+  }
+
+  // Rosters of searches, read once per search: the candidates' ids and
+  // names in the order the workflow evaluates them, and their documents.
+  var rosters = {};
+  function roster(search) {
+    if (!rosters[search]) {
+      rosters[search] = api('GET', '/searches/' + enc(search) + '/candidates').then(function (r) { return r; }, function () {
+        delete rosters[search]; // asked again later (the search may not be started yet)
+        return null;
+      });
+    }
+    return rosters[search];
+  }
+  function candidateName(ro, cid) {
+    var c = ro && (ro.candidates || []).filter(function (x) { return x.candidate_id === cid; })[0];
+    return c && c.name ? cid + ' · ' + c.name : cid;
+  }
 
   function runPage(kind, id, execution) {
     var isSearch = kind === 'search';
     var statusEl = el('span', { id: 'run-status', class: 'status s-PENDING', text: statusText('PENDING') });
     var counter = el('span', { id: 'run-events', class: 'counter', 'data-count': '0', text: '0 eventos' });
     var rowsBody = el('tbody', { id: 'candidates-body' });
-    var candidates = el('section', { class: 'card', hidden: true },
+    var waiting = el('p', { id: 'candidates-empty', class: 'muted empty', text: isSearch ?
+      'Esperando el primer evento de la ejecución: cada candidato aparece aquí, con su nombre, en cuanto empieza su evaluación.' :
+      'Esperando el primer evento de la ejecución.' });
+    var candidates = el('section', { class: 'card', id: 'candidates-card' },
       el('h2', { text: isSearch ? 'Candidatos' : 'Iteraciones' }),
+      waiting,
       el('div', { class: 'scroll' }, el('table', { id: 'candidates' },
         el('thead', null, el('tr', null, el('th', { text: isSearch ? 'Candidato' : 'Elemento' }), el('th', { text: 'Etapas' }),
           el('th', { text: isSearch ? 'Decisión' : 'Resultado' }))),
         rowsBody)));
     var timeline = el('ul', { id: 'timeline', class: 'chips plain' });
     var summary = el('section', { id: 'summary', class: 'card', hidden: true });
+    var subtitle = el('p', { id: 'run-subtitle', class: 'muted', hidden: true });
+    // n of N, elapsed, ETA, tokens and cost so far (searches).
+    var progressCount = el('span', { id: 'run-count' });
+    var progressElapsed = el('span', { id: 'run-elapsed' });
+    var progressETA = el('span', { id: 'run-eta' });
+    var progressCost = el('span', { id: 'run-cost' });
+    var progress = el('p', { id: 'run-progress', class: 'progress', hidden: !isSearch, 'aria-live': 'polite' },
+      progressCount, ' · ', progressElapsed, ' · ', progressETA, ' · ', progressCost);
     main.replaceChildren(
       el('p', null, el('a', { href: '#/', text: '← Ejecuciones' })),
-      el('h1', null, (KIND[kind] || kind) + ' ' + id),
+      el('h1', null, L('run_kind', kind) + ' ' + id),
+      subtitle,
       el('p', null, 'Estado: ', statusEl, ' · ', counter),
+      progress,
       summary, candidates,
       el('section', { class: 'card' }, el('h2', { text: 'Pasos de la ejecución' }), timeline));
 
     var rows = {}; // by map item index
-    var count = 0;
+    var count_ = 0;
+    var names = null; // the search's roster
+    var startedAt = null; // Date the execution started
+    var stoppedAt = null;
+    var usage = null;
+    var finished = false;
+    function total() {
+      if (names && names.candidates && names.candidates.length) return names.candidates.length;
+      return Object.keys(rows).length;
+    }
+    function paintProgress() {
+      if (!isSearch) return;
+      var N = total();
+      var n = Object.keys(rows).filter(function (k) { return rows[k].tr.hasAttribute('data-decision'); }).length;
+      progressCount.textContent = N ? n + ' de ' + N + ' evaluados' : 'Preparando la evaluación';
+      progressCount.setAttribute('data-done', String(n));
+      progressCount.setAttribute('data-total', String(N));
+      var end = stoppedAt || new Date();
+      var elapsed = startedAt ? (end - startedAt) / 1000 : null;
+      progressElapsed.textContent = 'Tiempo transcurrido: ' + (elapsed === null ? '—' : duration(elapsed));
+      if (finished || (N && n >= N)) {
+        progressETA.textContent = finished ? 'Terminada' : 'Todos evaluados: falta el resumen o una decisión pendiente';
+      } else if (!n || elapsed === null) {
+        progressETA.textContent = 'Tiempo restante: se calcula con el primer candidato evaluado';
+      } else {
+        progressETA.textContent = 'Tiempo restante: unos ' + duration(elapsed / n * (N - n));
+      }
+      progressETA.setAttribute('data-eta', String(!finished && n && elapsed !== null && n < N ? Math.round(elapsed / n * (N - n)) : ''));
+      if (usage) {
+        progressCost.textContent = number((usage.prompt_tokens || 0) + (usage.completion_tokens || 0)) + ' tokens · ' + (usage.cost_usd ? money(usage.cost_usd) : 'sin costo') + ' hasta ahora';
+      } else {
+        progressCost.textContent = 'Costo: aún sin llamadas al modelo';
+      }
+    }
+    // The search's state: when it started, tokens and cost so far.
+    function loadState() {
+      if (!isSearch) return Promise.resolve();
+      return api('GET', '/searches/' + enc(id)).then(function (st) {
+        if (st.execution && execution.indexOf(st.execution) < 0 && st.execution.indexOf(execution) < 0) {
+          // an earlier run of the search: its figures are not the latest's
+          usage = null;
+          return;
+        }
+        if (st.started_at) startedAt = new Date(st.started_at);
+        if (st.stopped_at) stoppedAt = new Date(st.stopped_at);
+        usage = st.usage || null;
+        paintProgress();
+      }, function () { /* not started yet: the stream says when */ });
+    }
+    function nameRow(r, idx) {
+      var c = names && names.candidates && names.candidates[Number(idx)];
+      if (c && !r.tr.hasAttribute('data-candidate')) {
+        r.name.textContent = candidateName(names, c.candidate_id);
+        r.tr.setAttribute('data-candidate', c.candidate_id);
+      }
+    }
+    if (isSearch) {
+      roster(id).then(function (ro) {
+        if (!ro) return;
+        names = ro;
+        var sub = [ro.role, ro.client].filter(Boolean).join(' · ');
+        if (sub) { subtitle.textContent = sub; subtitle.hidden = false; }
+        Object.keys(rows).forEach(function (k) { nameRow(rows[k], k); });
+        paintProgress();
+      });
+      loadState();
+      var tick = setInterval(function () { if (!finished) paintProgress(); }, 1000);
+      var poll = setInterval(function () { if (!finished) loadState(); }, 5000);
+      cleanup.push(function () { clearInterval(tick); clearInterval(poll); });
+      paintProgress();
+    }
+
     function row(idx) {
       var r = rows[idx];
       if (r) return r;
-      var name = el('td', { class: 'cand', text: 'Ítem ' + (Number(idx) + 1) });
+      var name = el('td', { class: 'cand', text: (isSearch ? 'Candidato ' : 'Elemento ') + (Number(idx) + 1) });
       var chips = el('div', { class: 'chips' });
       var decision = el('td', { class: 'decision' });
       var tr = el('tr', { 'data-item': idx }, name, el('td', null, chips), decision);
-      candidates.hidden = false;
+      waiting.hidden = true;
       // Keep rows in item order.
       var next = null;
       Object.keys(rows).forEach(function (k) {
@@ -285,6 +423,8 @@
       });
       rowsBody.insertBefore(tr, next);
       r = rows[idx] = { tr: tr, name: name, chips: chips, decision: decision, running: {}, runs: {}, gate: null };
+      nameRow(r, idx);
+      paintProgress();
       return r;
     }
     function chip(box, cls, text, state) {
@@ -301,6 +441,7 @@
       } else {
         r.decision.textContent = decisionText(d);
       }
+      paintProgress();
     }
     function onStep(st) {
       var m = st.metadata || {};
@@ -310,36 +451,36 @@
         return;
       }
       if (!scope) {
-        var label = (TASK_LABEL[m.state] || m.state || st.agent) + ' · ' + actionText(st);
+        var label = stateLabel(m.state, st.agent) + ' · ' + actionText(st);
         timeline.appendChild(el('li', { class: 'chip ' + chipClass(st.action), text: label }));
         while (timeline.childNodes.length > MAX_TIMELINE) timeline.removeChild(timeline.firstChild);
         return;
       }
       var r = row(scope[1]);
-      if (m.candidate_id && r.name.textContent !== m.candidate_id) {
-        r.name.textContent = m.candidate_id;
+      if (m.candidate_id && r.tr.getAttribute('data-candidate') !== m.candidate_id) {
+        r.name.textContent = candidateName(names, m.candidate_id);
         r.tr.setAttribute('data-candidate', m.candidate_id);
       }
       var state = m.state || st.agent;
       // A gate's outcome is the state it routes to.
       if (r.gate && st.action === 'started') {
-        var passed = OUTCOME[state] ? OUTCOME[state][2] : true;
+        var passed = OUTCOME[state] ? OUTCOME[state][1] : true;
         r.gate.className = 'chip ' + (passed ? 'gate-in' : 'gate-out');
-        r.gate.textContent = r.gate.getAttribute('data-state') + (passed ? ' supera' : ' no supera');
+        r.gate.textContent = stateLabel(r.gate.getAttribute('data-state')) + (passed ? ' superado' : ' no superado');
         r.gate = null;
       }
       if (m.decision && m.candidate_id) setDecision(r, m.decision, m.candidate_id);
       if (OUTCOME[state] && st.action === 'started') {
-        chip(r.chips, OUTCOME[state][0], OUTCOME[state][1], state);
+        chip(r.chips, OUTCOME[state][0], stateLabel(state), state);
         if (/^Escalated/.test(state)) setDecision(r, 'ESCALADO_CONSULTOR_SENIOR');
         return;
       }
       if (/Gate$/.test(state) || /^Gate\d/.test(state)) {
-        if (st.action === 'finished') r.gate = chip(r.chips, '', state.replace('QAGate', 'Gate QA'), state.replace('QAGate', 'Gate QA'));
+        if (st.action === 'finished') r.gate = chip(r.chips, '', stateLabel(state), state);
         return;
       }
       // Searches show their agents; other workflows every state.
-      var label = isSearch ? taskLabel(state, st.agent) : (TASK_LABEL[state] || state);
+      var label = isSearch ? (SEARCH_TASKS.indexOf(state) >= 0 || /Function$/.test(st.agent || '') ? stateLabel(state, st.agent) : '') : stateLabel(state, st.agent);
       if (!label) return; // a search's routing states: nothing to show
       var c = r.running[state];
       switch (st.action) {
@@ -381,9 +522,9 @@
         (s.ranking || []).forEach(function (c, i) {
           body.appendChild(el('tr', { 'data-candidate': c.candidate_id },
             el('td', { text: i + 1 }),
-            el('td', null, el('a', { href: '#/informe/' + enc(id) + '/' + enc(c.candidate_id), text: c.candidate_id })),
+            el('td', null, el('a', { href: '#/informe/' + enc(id) + '/' + enc(c.candidate_id), text: candidateName(names, c.candidate_id) })),
             el('td', { class: 'decision d-' + c.decision, text: decisionText(c.decision) }),
-            el('td', { class: 'hide-narrow', text: c.reason || '' })));
+            el('td', { class: 'hide-narrow', text: L('reason', c.reason) })));
         });
         summary.replaceChildren(el('h2', { text: 'Resumen y ranking' }),
           el('p', null, el('a', { href: '#/resumen/' + enc(id), text: 'Leer el resumen completo' })),
@@ -420,17 +561,18 @@
         retryTimer = setTimeout(connect, Math.min(500 * retries, 5000));
         return;
       }
-      notify('Se perdió la conexión con el flujo de eventos de ' + id + '.');
+      notify('Se perdió la conexión con el flujo de eventos de ' + id + '. Recargue la página para seguirla.');
     }
     function onMessage(ev) {
       retries = 0;
       if (ev.lastEventId) lastId = ev.lastEventId;
       var data;
       try { data = JSON.parse(ev.data); } catch (e) { return; }
-      count++;
-      counter.setAttribute('data-count', String(count));
+      count_++;
+      if (!startedAt) startedAt = new Date(); // until the state says when it started
+      counter.setAttribute('data-count', String(count_));
       counter.setAttribute('data-last-id', ev.lastEventId || '');
-      counter.textContent = count + (count === 1 ? ' evento' : ' eventos');
+      counter.textContent = count(count_, 'evento', 'eventos');
       switch (data.type) {
       case 'execution-step':
         onStep(data.step || {});
@@ -446,7 +588,9 @@
         break;
       case 'finish':
         setStatus(data.status || 'SUCCEEDED');
+        finished = true;
         es.close();
+        loadState().then(paintProgress);
         loadSummary();
         break;
       }
@@ -455,16 +599,11 @@
   }
   function actionText(st) {
     var m = st.metadata || {};
-    switch (st.action) {
-    case 'started': return 'inicia';
-    case 'finished': return 'termina' + (m.score !== undefined ? ' (' + m.score + ')' : '');
-    case 'retried': return 'reintento ' + (m.attempt || '');
-    case 'failed': return 'falla' + (m.error ? ' (' + m.error + ')' : '');
-    case 'succeeded': return 'termina con éxito';
-    case 'timed-out': return 'tiempo agotado';
-    case 'aborted': return 'detenida';
-    }
-    return st.action || '';
+    var s = L('step_action', st.action);
+    if (st.action === 'finished' && m.score !== undefined) s += ' (' + m.score + ')';
+    if (st.action === 'retried' && m.attempt) s += ' (intento ' + m.attempt + ')';
+    if ((st.action === 'failed' || st.action === 'timed-out') && m.error) s += ' (' + m.error + ')';
+    return s;
   }
   function chipClass(action) {
     return { started: 'running', finished: 'done', succeeded: 'done', failed: 'failed', 'timed-out': 'failed', aborted: 'failed', retried: 'retry' }[action] || '';
@@ -472,21 +611,73 @@
 
   // ---------------------------------------------------------------- documents
 
-  function documentPage(title, back, path) {
+  function documentPage(title, back, path, notFound) {
     var box = el('div', { class: 'report', id: 'document' }, el('p', { class: 'muted', text: 'Cargando…' }));
-    main.replaceChildren(el('p', null, back), el('h1', { class: 'sr-title', text: title }), box);
+    var decide = el('section', { id: 'report-decision', class: 'card decide', hidden: true });
+    main.replaceChildren(el('p', null, back), el('h1', { class: 'sr-title', text: title }), decide, box);
     api('GET', path, undefined, 'text/html').then(function (html) {
       // The API renders Markdown with every character of the document
       // escaped (internal/markdown); only its own tags and links remain.
       box.innerHTML = html;
-    }, fail(box));
+    }, fail(box, notFound));
+    return decide;
   }
+  // reportPage shows a candidate's report; a confirmation pending on that
+  // candidate is decided here, beside the report, never in a modal over it.
   function reportPage(search, cid) {
-    documentPage('Informe de ' + cid, el('a', { href: '#/', text: '← Volver', onclick: backToRun() }),
-      '/searches/' + enc(search) + '/candidates/' + enc(cid) + '/report');
+    var decide = documentPage('Informe de ' + cid, el('a', { href: '#/', text: '← Volver', onclick: backToRun() }),
+      '/searches/' + enc(search) + '/candidates/' + enc(cid) + '/report',
+      'Este informe aún no existe: el candidato sigue en evaluación. Vuelva a la ejecución para seguir su avance.');
+    reportPage.current = { search: search, cid: cid, box: decide };
+    refreshBadge().then(paintReportDecision);
+  }
+  // about is the search and candidate a confirmation asks about, from its
+  // preview.
+  function about(c) {
+    var p = c && c.preview && typeof c.preview === 'object' ? c.preview : {};
+    return { search: p.search_id || '', cid: p.candidate_id || '' };
+  }
+  function pendingAbout(search, cid) {
+    return pending.filter(function (c) { var a = about(c); return a.search === search && a.cid === cid; })[0];
+  }
+  function paintReportDecision() {
+    var cur = reportPage.current;
+    if (!cur || !document.body.contains(cur.box)) return;
+    var c = pendingAbout(cur.search, cur.cid);
+    if (!c) {
+      if (cur.box.getAttribute('data-id') && !cur.box.hasAttribute('data-done')) { cur.box.hidden = true; cur.box.removeAttribute('data-id'); }
+      return;
+    }
+    if (cur.box.getAttribute('data-id') === c.id) return;
+    cur.box.setAttribute('data-id', c.id);
+    cur.box.removeAttribute('data-done');
+    var comment = el('textarea', { id: 'rd-comment', rows: 2, maxlength: 2000 });
+    var err = el('p', { class: 'error', role: 'alert', hidden: true });
+    function go(approved) {
+      cur.box.querySelectorAll('button').forEach(function (b) { b.disabled = true; });
+      decideConfirmation(c, approved, comment.value.trim()).then(function () {
+        cur.box.setAttribute('data-done', approved ? 'approved' : 'rejected');
+        cur.box.replaceChildren(el('p', { class: 'done', role: 'status', text: 'Decisión registrada: ' + (approved ? 'aprobada' : 'rechazada') + '. La ejecución la recibe y el informe se actualizará.' }));
+      }, function (e) {
+        cur.box.querySelectorAll('button').forEach(function (b) { b.disabled = false; });
+        err.textContent = e.message;
+        err.hidden = false;
+      });
+    }
+    cur.box.replaceChildren(
+      el('h2', { text: 'Decisión pendiente sobre este candidato' }),
+      el('p', { class: 'question', text: L('question', c.toolName) || L('tool', c.toolName) }),
+      el('p', { class: 'muted', text: 'Lea el informe de abajo antes de decidir. Sensibilidad ' + L('sensitivity', c.sensitivity) + '; ' +
+        (c.undoable ? 'se puede deshacer' : 'no se puede deshacer') + '; vence ' + when(c.expires_at) + '.' }),
+      el('label', { for: 'rd-comment', text: 'Comentario (opcional)' }), comment, err,
+      el('div', { class: 'actions' },
+        el('button', { type: 'button', id: 'rd-approve', class: 'primary', text: 'Aprobar', onclick: function () { go(true); } }),
+        el('button', { type: 'button', id: 'rd-reject', class: 'danger', text: 'Rechazar', onclick: function () { go(false); } })));
+    cur.box.hidden = false;
   }
   function summaryPage(search) {
-    documentPage('Resumen de ' + search, el('a', { href: '#/', text: '← Ejecuciones' }), '/searches/' + enc(search) + '/summary');
+    documentPage('Resumen de ' + search, el('a', { href: '#/', text: '← Ejecuciones' }), '/searches/' + enc(search) + '/summary',
+      'El resumen aún no existe: se escribe cuando la búsqueda termina. Vuelva a la ejecución para seguir su avance.');
   }
   function backToRun() {
     return function (ev) { ev.preventDefault(); history.back(); };
@@ -496,7 +687,7 @@
     main.replaceChildren(el('p', null, el('a', { href: '#/', text: '← Volver', onclick: backToRun() })),
       el('h1', null, 'Fuente: ', el('code', { text: source })), pre);
     api('GET', '/searches/' + enc(search) + '/sources/' + source.split('/').map(enc).join('/'), undefined, 'text/plain')
-      .then(function (text) { pre.textContent = text; }, fail(pre));
+      .then(function (text) { pre.textContent = text; }, fail(pre, 'Este documento no está en la búsqueda (o no se subió): el informe lo declara «No informado en fuentes».'));
   }
 
   // ---------------------------------------------------------------- conversation
@@ -508,6 +699,16 @@
   // should have gone to (POST /api/chat/feedback).
   var MAX_CHAT_ITEMS = 400; // transcript entries kept on the page
   var chatAgents = null; // GET /api/chat/agents, read once
+  function loadAgents() {
+    return chatAgents ? Promise.resolve(chatAgents) : api('GET', '/api/chat/agents').then(function (d) { chatAgents = d.agents || []; return chatAgents; });
+  }
+  // toolLabel names a chat tool for people: the specialist a delegation
+  // goes to, else the label table's word for it.
+  function toolLabel(name) {
+    var a = (chatAgents || []).filter(function (x) { return 'delegate_to_' + x.id === name; })[0];
+    if (a) return 'Delegación en ' + a.name;
+    return has('tool', name) ? L('tool', name) : String(name || '').replace(/_/g, ' ');
+  }
   function chatPage(chatId) {
     if (!chatId || !/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(chatId)) {
       location.hash = '#/conversacion/web-' + Date.now();
@@ -517,7 +718,9 @@
     var input = el('textarea', { id: 'chat-input', rows: 2, required: true, maxlength: 8000, autocomplete: 'off' });
     var err = el('p', { class: 'error', role: 'alert', hidden: true });
     var turns = {}; // turn number → its answer's element
+    var empty = el('p', { id: 'chat-empty', class: 'muted empty', text: 'Escriba su primer mensaje. Por ejemplo: «Lanza la evaluación de la búsqueda demo-cfo-andina», «Compara a c-001 con c-006 en la búsqueda demo-cfo-andina» o «Envía el informe de c-001 de la búsqueda demo-cfo-andina a cliente@example.com» (pide confirmación antes de enviar).' });
     function item(node) {
+      empty.hidden = true;
       log.appendChild(node);
       while (log.children.length > MAX_CHAT_ITEMS) log.removeChild(log.firstChild);
       node.scrollIntoView({ block: 'nearest' });
@@ -547,7 +750,8 @@
     } },
     el('label', { for: 'chat-input', text: 'Mensaje' }), input,
     el('div', { class: 'actions' }, el('button', { type: 'submit', class: 'primary', id: 'chat-send', text: 'Enviar' })), err);
-    main.replaceChildren(el('h1', { text: 'Conversación' }), el('p', { class: 'muted', text: 'Conversación ' + chatId + '.' }), log, form);
+    main.replaceChildren(el('h1', { text: 'Conversación' }), el('p', { class: 'muted', text: 'Conversación ' + chatId + '.' }), empty, log, form);
+    loadAgents().catch(function () { /* tools are then named by the label table */ });
     input.focus();
 
     function feedback(n, question, delegated) {
@@ -564,7 +768,7 @@
       function button(label, answer, agent) {
         return el('button', { type: 'button', 'data-answer': answer, 'data-agent': agent, text: label, onclick: function () { send(answer, agent); } });
       }
-      (chatAgents ? Promise.resolve(chatAgents) : api('GET', '/api/chat/agents').then(function (d) { chatAgents = d.agents || []; return chatAgents; })).then(function (agents) {
+      loadAgents().then(function (agents) {
         var buttons = [];
         if (question === 'right') {
           buttons.push(button('Sí', 'yes', ''), button('No: a nadie', 'no', ''));
@@ -596,7 +800,8 @@
           break;
         case 'tool-invocation':
           var ti = data.toolInvocation || {};
-          var line = ti.state === 'call' ? ti.toolName + '…' : ti.state === 'result' ? '✓ ' + ti.toolName + ': ' + ((ti.result || {}).summary || '') : '✗ ' + ti.toolName + ': ' + (ti.error || '');
+          var tool = toolLabel(ti.toolName);
+          var line = ti.state === 'call' ? tool + '…' : ti.state === 'result' ? '✓ ' + tool + ': ' + ((ti.result || {}).summary || '') : '✗ ' + tool + ': ' + (ti.error || '');
           answerOf(n).appendChild(el('p', { class: 'tool muted', text: line }));
           break;
         case 'pending-confirmation':
@@ -617,14 +822,43 @@
   // ---------------------------------------------------------------- confirmations
 
   var dialog = $('confirm-dialog');
+  function showRow(id, show) { $(id).hidden = !show; }
+  // openConfirmation asks a confirmation in the modal, in words: what is
+  // decided, about which search and candidate, the preview as labelled
+  // sections, links to the report and the sources (which close the modal:
+  // the report page decides beside the report).
   function openConfirmation(c) {
     openConfirmation.current = c;
-    $('cf-tool').textContent = c.toolName || '—';
-    $('cf-category').textContent = c.category || '—';
-    $('cf-sensitivity').textContent = sensitivityLabel(c.sensitivity);
+    var a = about(c);
+    $('cf-question').textContent = has('question', c.toolName) ? L('question', c.toolName) : 'Se pide su visto bueno antes de seguir.';
+    $('cf-tool').textContent = c.toolName ? L('tool', c.toolName) : '—';
+    $('cf-category').textContent = c.category ? L('category', c.category) : '—';
+    $('cf-sensitivity').textContent = c.sensitivity ? L('sensitivity', c.sensitivity) : '—';
     $('cf-undoable').textContent = c.undoable ? 'sí' : 'no';
     $('cf-expires').textContent = when(c.expires_at);
-    $('cf-preview').replaceChildren(previewOf(c.preview));
+    $('cf-search').textContent = a.search;
+    $('cf-candidate').textContent = a.cid;
+    showRow('cf-search-row', !!a.search);
+    showRow('cf-candidate-row', !!a.cid);
+    var links = $('cf-links');
+    links.replaceChildren();
+    links.hidden = !(a.search && a.cid);
+    if (a.search && a.cid) {
+      links.appendChild(el('a', { id: 'cf-report-link', href: '#/informe/' + enc(a.search) + '/' + enc(a.cid), text: 'Abrir el informe de ' + a.cid + ' (puede decidir desde allí)' }));
+      roster(a.search).then(function (ro) {
+        if (!ro || openConfirmation.current !== c) return;
+        var sub = [ro.role, ro.client].filter(Boolean).join(' · ');
+        $('cf-search').textContent = a.search + (sub ? ' — ' + sub : '');
+        $('cf-candidate').textContent = candidateName(ro, a.cid);
+        var cand = (ro.candidates || []).filter(function (x) { return x.candidate_id === a.cid; })[0];
+        if (cand && cand.documents && cand.documents.length) {
+          links.appendChild(el('span', { class: 'sources' }, ' · Fuentes: ', cand.documents.map(function (d, i) {
+            return [i ? ', ' : '', el('a', { href: '#/fuente/' + enc(a.search) + '/' + d.split('/').map(enc).join('/'), text: d.split('/').pop() })];
+          })));
+        }
+      });
+    }
+    $('cf-preview').replaceChildren(previewOf(c.preview, a));
     $('cf-comment').value = '';
     $('cf-error').hidden = true;
     dialog.setAttribute('data-id', c.id);
@@ -640,7 +874,8 @@
   // onConfirmationEvent handles a stream's pending-confirmation and
   // confirmation-resolved (a run's or a conversation's). A replayed stream
   // repeats confirmations resolved long ago: ask only for those still
-  // pending.
+  // pending. The report page of the candidate asked about decides beside
+  // the report; the modal never opens over it.
   function onConfirmationEvent(data) {
     if (data.type === 'confirmation-resolved') {
       resolvedIds[data.id] = true;
@@ -650,41 +885,88 @@
     }
     refreshBadge().then(function () {
       var still = pending.filter(function (c) { return c.id === data.id; })[0];
-      if (still && !resolvedIds[data.id] && !openConfirmation.current) openConfirmation(still);
+      if (still && !resolvedIds[data.id] && !openConfirmation.current && !onReportOf(still)) openConfirmation(still);
     });
+  }
+  function onReportOf(c) {
+    var cur = reportPage.current, a = about(c);
+    return !!cur && document.body.contains(cur.box) && cur.search === a.search && cur.cid === a.cid;
   }
   function confirmationResolved(cid, approved) {
     var cur = openConfirmation.current;
     if (cur && cur.id === cid && !resolving) {
-      closeConfirmation('La confirmación ' + (cur.toolName || '') + ' se resolvió en otra sesión (' + (approved ? 'aprobada' : 'rechazada') + ').');
+      closeConfirmation('La confirmación «' + L('tool', cur.toolName) + '» se resolvió en otra sesión (' + (approved ? 'aprobada' : 'rechazada') + ').');
     }
   }
-  // previewOf shows a preview as a definition list of its fields, as text.
-  function previewOf(p) {
-    if (p === null || p === undefined) return el('p', { class: 'muted', text: 'Sin vista previa.' });
-    if (typeof p !== 'object' || Array.isArray(p)) return el('pre', { text: JSON.stringify(p, null, 2) });
-    var dl = el('dl');
-    Object.keys(p).forEach(function (k) {
-      var v = p[k];
-      dl.appendChild(el('dt', { text: k }));
-      dl.appendChild(el('dd', { text: typeof v === 'string' ? v : JSON.stringify(v, null, 2) }));
+  // previewOf shows a preview as labelled sections: each field under its
+  // Spanish name, codes through the label table, lists as lists, a nested
+  // object (the escalation package) as a section of its own.
+  function previewOf(p, a) {
+    if (p === null || p === undefined) return el('p', { class: 'muted', text: 'Sin detalle.' });
+    if (typeof p !== 'object') return el('p', { text: String(p) });
+    if (Array.isArray(p)) return listOf('', p);
+    var rank = {};
+    PREVIEW.order.forEach(function (k, i) { rank[k] = i + 1; });
+    var keys = Object.keys(p).sort(function (x, y) {
+      var rx = rank[x] || 1000, ry = rank[y] || 1000;
+      return rx !== ry ? rx - ry : (x < y ? -1 : x > y ? 1 : 0);
     });
-    return dl;
+    var box = el('div', { class: 'sections' });
+    var dl = el('dl');
+    keys.forEach(function (k) {
+      var v = p[k];
+      // the search and the candidate head the modal already
+      if (a && ((k === 'search_id' && v === a.search) || (k === 'candidate_id' && v === a.cid))) return;
+      if (v && typeof v === 'object' && !Array.isArray(v)) {
+        box.appendChild(el('section', { class: 'section', 'data-field': k }, el('h4', { text: L('preview_field', k) }), previewOf(v, a)));
+        return;
+      }
+      dl.appendChild(el('dt', { 'data-field': k, text: L('preview_field', k) }));
+      if (k === 'report' && a && a.search && a.cid) {
+        dl.appendChild(el('dd', null, el('a', { href: '#/informe/' + enc(a.search) + '/' + enc(a.cid), text: 'Abrir el informe' })));
+      } else if (Array.isArray(v)) {
+        dl.appendChild(el('dd', null, v.length ? listOf(k, v) : '—'));
+      } else {
+        dl.appendChild(el('dd', { text: valueOf(k, v) }));
+      }
+    });
+    if (dl.childNodes.length) box.insertBefore(dl, box.firstChild);
+    return box;
+  }
+  function listOf(k, v) {
+    return el('ul', null, v.map(function (it) { return el('li', null, it && typeof it === 'object' ? previewOf(it) : valueOf(k, it)); }));
+  }
+  function valueOf(k, v) {
+    if (v === null || v === undefined || v === '') return '—';
+    if (typeof v === 'boolean') return v ? 'sí' : 'no';
+    var d = PREVIEW.values[k];
+    return d && has(d, v) ? L(d, v) : String(v);
+  }
+  // decideConfirmation posts a decision; the principal is the token's.
+  function decideConfirmation(c, approved, comment) {
+    return api('POST', '/api/confirmations', { id: c.id, approved: approved, comment: comment }).then(function () {
+      resolvedIds[c.id] = true;
+      refreshBadge();
+    }, function (e) {
+      if (e.status === 409 || e.status === 404) {
+        refreshBadge();
+        throw new APIError(e.status, 'La confirmación ya no está pendiente: ' + e.message);
+      }
+      throw e;
+    });
   }
   var resolving = false;
   function resolve(approved) {
     var c = openConfirmation.current;
     if (!c || resolving) return;
     resolving = true;
-    api('POST', '/api/confirmations', { id: c.id, approved: approved, comment: $('cf-comment').value.trim() }).then(function () {
+    decideConfirmation(c, approved, $('cf-comment').value.trim()).then(function () {
       resolving = false;
       closeConfirmation('Confirmación ' + (approved ? 'aprobada' : 'rechazada') + '.');
-      refreshBadge();
     }, function (e) {
       resolving = false;
       if (e.status === 409 || e.status === 404) {
-        closeConfirmation('La confirmación ya no está pendiente: ' + e.message);
-        refreshBadge();
+        closeConfirmation(e.message);
         return;
       }
       $('cf-error').textContent = e.message;
@@ -716,41 +998,44 @@
       $('confirmations-link').setAttribute('aria-label', 'Confirmaciones: ' + pending.length + (morePending ? ' o más' : '') + ' pendientes');
       var cur = openConfirmation.current;
       if (cur && !resolving && !pending.some(function (c) { return c.id === cur.id; })) {
-        closeConfirmation('La confirmación ' + (cur.toolName || '') + ' ya no está pendiente: se resolvió en otra sesión.');
+        closeConfirmation('La confirmación «' + L('tool', cur.toolName) + '» ya no está pendiente: se resolvió en otra sesión.');
       }
       if (location.hash === '#/confirmaciones') paintConfirmations();
+      paintReportDecision();
     }, function () { /* the next poll retries */ });
-  }
-  // The same Spanish word for a confirmation's sensitivity everywhere.
-  function sensitivityLabel(s) {
-    return { low: 'baja', medium: 'media', high: 'alta' }[s] || s || '—';
   }
   function paintConfirmations() {
     var list = $('confirmations-list');
     if (!list) return;
     if (!pending.length && !damaged.length) {
-      list.replaceChildren(el('p', { class: 'muted', text: 'No hay confirmaciones pendientes.' }));
+      list.replaceChildren(el('div', { class: 'empty card', id: 'confirmations-empty' },
+        el('p', null, el('strong', { text: 'No hay confirmaciones pendientes.' })),
+        el('p', { text: 'Cuando una búsqueda escale a un candidato al consultor senior, o un flujo pida su visto bueno antes de seguir (enviar un correo, continuar una postulación, aceptar la decisión de un debate), la pregunta aparecerá aquí y en el contador de arriba.' })));
       return;
     }
     var body = el('tbody');
     damaged.forEach(function (c) {
       body.appendChild(el('tr', { 'data-id': c.id, class: 'damaged' },
         el('td', { text: 'Confirmación ' + c.id }), el('td', { class: 'hide-narrow', text: '—' }),
-        el('td', { text: '—' }), el('td', { class: 'hide-narrow', text: '—' }),
-        el('td', { class: 'hide-narrow', text: when(c.created_at) }),
+        el('td', { text: '—' }), el('td', { class: 'hide-narrow', text: when(c.created_at) }),
         el('td', { class: 'error', role: 'note', text: 'Registro dañado: no se puede decidir desde aquí; avise al operador.' })));
     });
     pending.forEach(function (c) {
-      var exec = (c.execution || '').split(':').pop();
+      var a = about(c);
+      var what = a.search ? (a.cid ? a.cid + ' en ' + a.search : a.search) : ((c.preview || {}).application_id || (c.preview || {}).debate_id || '—');
+      var cell = el('td', { class: 'hide-narrow', text: what });
+      if (a.search && a.cid) {
+        roster(a.search).then(function (ro) { if (ro) cell.textContent = candidateName(ro, a.cid) + ' en ' + a.search; });
+      }
       body.appendChild(el('tr', { 'data-id': c.id },
-        el('td', { text: c.toolName }), el('td', { class: 'hide-narrow', text: c.category }),
-        el('td', { text: sensitivityLabel(c.sensitivity) }), el('td', { class: 'hide-narrow', text: exec }),
+        el('td', { text: L('tool', c.toolName) }), cell,
+        el('td', { text: L('sensitivity', c.sensitivity) }),
         el('td', { class: 'hide-narrow', text: when(c.created_at) }),
         el('td', null, el('button', { type: 'button', class: 'primary', text: 'Revisar', onclick: function () { openConfirmation(c); } }))));
     });
     list.replaceChildren(el('div', { class: 'scroll' }, el('table', null,
-      el('thead', null, el('tr', null, el('th', { text: 'Herramienta' }), el('th', { text: 'Categoría', class: 'hide-narrow' }),
-        el('th', { text: 'Sensibilidad' }), el('th', { text: 'Ejecución', class: 'hide-narrow' }), el('th', { text: 'Creada', class: 'hide-narrow' }), el('th'))),
+      el('thead', null, el('tr', null, el('th', { text: 'Pregunta' }), el('th', { text: 'Sobre', class: 'hide-narrow' }),
+        el('th', { text: 'Sensibilidad' }), el('th', { text: 'Creada', class: 'hide-narrow' }), el('th'))),
       body)));
     if (morePending) {
       list.appendChild(el('p', { class: 'muted', text: 'Hay más confirmaciones pendientes: estas son las más antiguas; las demás aparecen a medida que se resuelven.' }));
@@ -765,11 +1050,18 @@
 
   function route() {
     while (cleanup.length) cleanup.pop()();
+    // A confirmation is asked about the page it was opened on: leaving it
+    // closes the modal (it stays pending, in the badge).
+    if (openConfirmation.current || dialog.open) closeConfirmation();
+    reportPage.current = null;
     if (!token) {
+      $('tenant').textContent = '';
       signInPage();
       return;
     }
     $('nav').hidden = false;
+    $('tenant').textContent = 'Organización: ' + tenant();
+    $('tenant').setAttribute('title', 'Sesión de ' + ((tenantOf(token) || {}).sub || '') + ' en la organización ' + tenant());
     var parts = location.hash.replace(/^#\/?/, '').split('/').map(function (p) {
       try { return decodeURIComponent(p); } catch (e) { return ''; }
     });

@@ -58,6 +58,9 @@ func Leaks(text string, allow ...string) []string {
 	allowed := map[string]bool{}
 	for _, a := range allow {
 		allowed[a] = true
+		if a != "" {
+			text = strings.ReplaceAll(text, a, " ") // an id shown on purpose holds no words to check
+		}
 	}
 	// Commands to copy and paths (source ids, files) are shown as they
 	// are typed.
