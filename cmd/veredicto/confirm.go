@@ -31,7 +31,7 @@ import (
 )
 
 const confirmUsage = `Usage:
-  veredicto confirm list [--tenant T] [--data DIR] [--json]
+  veredicto confirm list [--tenant T] [--data DIR] [--json | --ids]
   veredicto confirm approve ID [--comment C] [--tenant T] [--data DIR] [--endpoint URL]
   veredicto confirm reject ID [--comment C] [--tenant T] [--data DIR] [--endpoint URL]
 
@@ -71,6 +71,7 @@ type confirmConfig struct {
 	comment  string
 	token    string
 	json     bool
+	ids      bool
 	// deliveryWait: how long approve/reject follows a decision another
 	// process delivers (default 15 s).
 	deliveryWait time.Duration
@@ -89,6 +90,7 @@ func (m *Main) runConfirm(ctx context.Context, args []string) int {
 	fs.StringVar(&cfg.comment, "comment", "", "comment recorded with the decision")
 	fs.StringVar(&cfg.token, "token", "", "your bearer token for the server (default: $VEREDICTO_TOKEN, else one signed under --data for local:$USER)")
 	fs.BoolVar(&cfg.json, "json", false, "list as JSON, previews in full")
+	fs.BoolVar(&cfg.ids, "ids", false, "list only the ids of the open confirmations, one a line, oldest first (for scripts: ID=$(veredicto confirm list --ids | head -1))")
 	positional, err := parseInterleaved(fs, args[1:])
 	if err == flag.ErrHelp {
 		return exitOK
@@ -110,6 +112,10 @@ func (m *Main) runConfirm(ctx context.Context, args []string) int {
 	}
 	if !veredicto.ValidID(cfg.tenant) {
 		fmt.Fprintf(m.Stderr, "veredicto confirm: --tenant must be a tenant id: %s\n", veredicto.IDRule)
+		return exitUsage
+	}
+	if cfg.json && cfg.ids {
+		fmt.Fprintln(m.Stderr, "veredicto confirm list: give --json or --ids, not both")
 		return exitUsage
 	}
 	if cfg.token == "" {
@@ -137,7 +143,18 @@ func (m *Main) confirmRun(ctx context.Context, cfg confirmConfig) int {
 		if more {
 			fmt.Fprintf(m.Stderr, "veredicto confirm list: these are the %d oldest open confirmations; more wait and show as these are decided\n", len(list))
 		}
+		if cfg.ids {
+			for _, c := range list {
+				if c.Status == confirm.StatusPending {
+					fmt.Fprintln(m.Stdout, c.ID)
+				}
+			}
+			return exitOK
+		}
 		if cfg.json {
+			if list == nil {
+				list = []confirm.View{} // a JSON array, [] when empty
+			}
 			enc := json.NewEncoder(m.Stdout)
 			enc.SetIndent("", "  ")
 			enc.Encode(list)

@@ -113,6 +113,9 @@ func TestConfirmCLI(t *testing.T) {
 		wantCode int
 		wantOut  string
 	}{
+		{"only the ids", []string{"confirm", "list", "--ids"}, exitOK, ids["tok-r"] + "\n"},
+		{"an empty JSON list is an array", []string{"confirm", "list", "--json", "--tenant", "nobody"}, exitOK, "[]\n"},
+		{"ids or JSON", []string{"confirm", "list", "--json", "--ids"}, exitUsage, "not both"},
 		{"approve", []string{"confirm", "approve", ids["tok-a"], "--comment", "ok"}, exitOK, "aprobada"},
 		{"approve again", []string{"confirm", "approve", ids["tok-a"]}, exitFailed, "already approved by local:ana"},
 		{"no name from the command line", []string{"confirm", "approve", ids["tok-a"], "--by", "ceo"}, exitUsage, "flag provided but not defined: -by"},
