@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,7 +55,7 @@ func (s *Service) delegate(ctx context.Context, t *turn, agent *Agent, call Tool
 	}
 	_ = t.emit(ctx, TypeToolInvocation, "tool:"+call.ID+":call", map[string]any{"toolInvocation": map[string]any{
 		"toolCallId": call.ID, "toolName": call.Name, "state": "call", "agent": agent.ID, "args": json.RawMessage(call.Arguments)}})
-	t.step(ctx, agent.ID, "delegated", "delegated to "+agent.ID, map[string]any{"tool": call.Name})
+	t.step(ctx, agent.ID, "delegated", "delegado en "+cmp.Or(agent.Name, agent.ID), map[string]any{"tool": call.Name})
 	c := Call{Tenant: t.tenant, ChatID: t.chatID, Turn: t.n, Agent: agent, Args: argPtr,
 		Step:    func(action, content string, md map[string]any) { t.step(ctx, agent.ID, action, content, md) },
 		Confirm: func(ctx context.Context, sv Sensitive) (bool, error) { return s.confirm(ctx, t, sv) },
@@ -71,7 +72,7 @@ func (s *Service) delegate(ctx context.Context, t *turn, agent *Agent, call Tool
 		}
 		_ = t.emit(ctx, TypeToolInvocation, "tool:"+call.ID+":result", map[string]any{"toolInvocation": map[string]any{
 			"toolCallId": call.ID, "toolName": call.Name, "state": "error", "agent": agent.ID, "error": msg}})
-		t.step(ctx, agent.ID, "failed", "delegation failed", map[string]any{"tool": call.Name, "error": veredicto.ErrorName(err)})
+		t.step(ctx, agent.ID, "failed", "la delegación falló", map[string]any{"tool": call.Name, "error": veredicto.ErrorName(err)})
 		return toolMessage(map[string]any{"ok": false, "error": msg, "critical": agent.Critical}), false
 	}
 	inv := map[string]any{"toolCallId": call.ID, "toolName": call.Name, "state": "result", "agent": agent.ID, "result": res}

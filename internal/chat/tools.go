@@ -217,7 +217,11 @@ func (t SearchTool) compare(ctx context.Context, c Call, a *SearchArgs) (Result,
 	var b strings.Builder
 	fmt.Fprintf(&b, "Comparación en la búsqueda %s:", a.SearchID)
 	for _, r := range rows {
-		fmt.Fprintf(&b, " %s: decisión %s, %d hallazgos (%d críticos)", r.CandidateID, orDash(r.Decision), r.Issues, r.Critical)
+		decision := orDash(r.Decision)
+		if r.Decision != "" {
+			decision = labels.Of(labels.Decision, r.Decision)
+		}
+		fmt.Fprintf(&b, " %s: %s, %s (%d críticos)", r.CandidateID, decision, labels.Count(r.Issues, "hallazgo", "hallazgos"), r.Critical)
 		if len(dim) > 0 {
 			fmt.Fprintf(&b, ", %d sobre %q", r.DimensionMentions, a.Dimension)
 		}
