@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -77,6 +79,10 @@ type OpenAI struct {
 	client *openai.Client
 	cfg    OpenAIConfig
 	price  Price
+	// reached: a call has had an answer from the provider (any HTTP
+	// status). Until then, an address where nothing answers is a
+	// configuration to fix, not an outage to wait out.
+	reached atomic.Bool
 }
 
 var _ Client = (*OpenAI)(nil)
@@ -182,6 +188,11 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 		if !retryable(err) {
 			return Response{}, &ProviderError{Op: op, Err: err}
 		}
+		if !o.reached.Load() && Unreachable(err) {
+			// Nothing answers at the address: retrying costs minutes and
+			// says nothing more. Named now, with the fix.
+			return Response{}, &ProviderError{Op: op, Err: &UnreachableError{URL: o.BaseURL(), Err: err}}
+		}
 		lastErr, retryAfter = err, ra
 		if attempt == o.cfg.MaxAttempts {
 			break
@@ -207,7 +218,60 @@ func (o *OpenAI) call(ctx context.Context, creq openai.ChatCompletionRequest) (o
 	defer cancel()
 	var hint retryHint
 	resp, err := o.client.CreateChatCompletion(context.WithValue(cctx, retryHintKey{}, &hint), creq)
+	if err == nil || answered(err) {
+		o.reached.Store(true)
+	}
 	return resp, hint.after, err
+}
+
+// BaseURL is the provider's address: OPENAI_BASE_URL, or OpenAI's own.
+func (o *OpenAI) BaseURL() string {
+	if o.cfg.BaseURL != "" {
+		return strings.TrimSuffix(o.cfg.BaseURL, "/")
+	}
+	return openai.DefaultConfig("").BaseURL
+}
+
+// UnreachableError is a provider address where nothing answers — the
+// connection is refused, the name does not resolve — before any call to
+// it has had an answer: most likely a wrong OPENAI_BASE_URL. It is not
+// retried; its message says what to fix.
+type UnreachableError struct {
+	URL string
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("the LLM provider at %s cannot be reached (%s): check OPENAI_BASE_URL (unset, it is OpenAI's own) and that the provider runs; \"veredicto doctor\" checks it in seconds", e.URL, reachCause(e.Err))
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Unreachable reports whether err says nothing answers at the address: a
+// refused connection, or a host name that does not resolve.
+func Unreachable(err error) bool {
+	var dnsErr *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &dnsErr) && (dnsErr.IsNotFound || !dnsErr.IsTemporary))
+}
+
+// reachCause names why an address does not answer, in a few words.
+func reachCause(err error) string {
+	var dnsErr *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused: nothing listens there"
+	case errors.As(err, &dnsErr):
+		return "the host name " + dnsErr.Name + " does not resolve"
+	}
+	return err.Error()
+}
+
+// answered reports whether a failed call had an answer from the provider
+// (an HTTP status), as opposed to none at all.
+func answered(err error) bool {
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	return errors.As(err, &apiErr) || errors.As(err, &reqErr) && reqErr.HTTPStatusCode != 0
 }
 
 func (o *OpenAI) usage(u openai.Usage) veredicto.Usage {
