@@ -15,14 +15,19 @@ all: build-cli
 # Lambda build targets (build-<LogicalId>, build, sizes) used by `sam build`.
 include build.mk
 
+# Says what it does on stderr: a first build takes minutes
+# (scripts/build-cli.sh counts the packages as they compile).
 build-cli:
-	$(GO) build -o $(BIN) ./cmd/veredicto
+	@bash scripts/build-cli.sh "$(GO)" $(BIN)
 
 # The main job on the built-in example: the executive-search evaluation of
 # examples/search-demo (offline baseline unless OPENAI_API_KEY is set).
-# Reports land in out/demo-cfo-andina/.
+# Reports land in out/demo-cfo-andina/. Its progress (each candidate's
+# stages, «n de 6 evaluados», time so far and what is left) goes to
+# stderr, the results to stdout.
 run: build-cli
-	./$(BIN) search run examples/search-demo --out out/demo-cfo-andina
+	@echo "make: evaluating examples/search-demo into out/demo-cfo-andina" >&2
+	@./$(BIN) search run examples/search-demo --out out/demo-cfo-andina
 
 # The checks every change must pass, in two to three minutes on two cores:
 # vet, the Go tests under -short with the race detector (conformance corpus

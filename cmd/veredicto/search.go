@@ -289,10 +289,16 @@ type progress struct {
 	candidates []string
 	reused     map[string][]string // candidate ("-" for the mandate) → reused stage labels
 	total      int
+	// The evaluation's pace: when the candidates started and which have
+	// their first decision, for «n de N evaluados» and what is left.
+	started time.Time
+	done    map[string]bool
+	now     func() time.Time
 }
 
 func newProgress(w io.Writer, data string) *progress {
-	return &progress{w: w, data: data, reused: map[string][]string{}, reviewIDs: map[string]string{}, decided: map[string]string{}}
+	return &progress{w: w, data: data, reused: map[string][]string{}, reviewIDs: map[string]string{}, decided: map[string]string{},
+		done: map[string]bool{}, now: time.Now}
 }
 
 // reusedOutput reports whether a task's output says it was read from the cache.
@@ -313,6 +319,7 @@ func (p *progress) event(ev asl.Event) {
 					p.candidates = append(p.candidates, fmt.Sprint(c))
 				}
 				fmt.Fprintf(w, "búsqueda %v: %s\n", m["search_id"], labels.Count(len(p.candidates), "candidato", "candidatos"))
+				p.started = p.now()
 			}
 		}
 	case ev.State == "LookupReview" && ev.Type == "TaskSucceeded":
@@ -363,6 +370,10 @@ func (p *progress) event(ev asl.Event) {
 			}
 			p.decided[id] = decisionLine(m)
 			fmt.Fprintf(w, "%-9s → %s%s\n", id, p.decided[id], note)
+			if !p.done[id] {
+				p.done[id] = true
+				p.pace()
+			}
 		}
 	case ev.Type == "TaskScheduled" && ev.State == "Summary":
 		fmt.Fprintln(w, labels.Phrase(labels.State, "Summary"))
@@ -373,6 +384,36 @@ func (p *progress) event(ev asl.Event) {
 // report task's output.
 func decisionLine(m map[string]any) string {
 	return fmt.Sprintf("%s: %s", labels.Of(labels.Decision, fmt.Sprint(m["decision"])), labels.Phrase(labels.Reason, fmt.Sprint(m["reason"])))
+}
+
+// pace prints how many candidates are evaluated, of how many, the time so
+// far and, from the pace so far, about how long the rest takes.
+func (p *progress) pace() {
+	n, total := len(p.done), len(p.candidates)
+	if total == 0 {
+		return
+	}
+	elapsed := p.now().Sub(p.started)
+	line := fmt.Sprintf("%d de %d evaluados · %s", n, total, roundDuration(elapsed))
+	if n < total {
+		line += " · faltan unos " + roundDuration(elapsed/time.Duration(n)*time.Duration(total-n))
+	} else {
+		line += " · falta el resumen"
+	}
+	fmt.Fprintf(p.w, "%-9s %s\n", "", line)
+}
+
+// roundDuration is d for people: seconds under a minute, then minutes
+// and seconds.
+func roundDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < time.Second {
+		return "menos de 1 s"
+	}
+	if d < time.Minute {
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	}
+	return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
 }
 
 // Reused is how many stages were read from the cache.

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/labels/labelstest"
 	"github.com/veredicto/veredicto/internal/llm/llmtest"
 )
@@ -186,4 +188,40 @@ func TestSearchLinesAreSpanish(t *testing.T) {
 		t.Fatalf("confirm list: exit %d\n%s%s", code, list, errs)
 	}
 	labelstest.Check(t, "confirm list", list, "demo-cfo-andina")
+}
+
+// TestSearchProgressPace: after each candidate's first decision the
+// progress says how many of how many are evaluated, the time so far and,
+// from that pace, about how long the rest takes; a review's later
+// decision counts no candidate twice.
+func TestSearchProgressPace(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, "d")
+	now := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	p.now = func() time.Time { return now }
+	p.event(asl.Event{Type: "TaskSucceeded", State: "Validate", Output: map[string]any{"search_id": "s", "candidates": []any{"c-1", "c-2", "c-3", "c-4"}}})
+	report := func(id, decision string) {
+		p.event(asl.Event{Type: "TaskSucceeded", State: "Report", Output: map[string]any{"candidate_id": id, "decision": decision, "reason": "gate_gem1"}})
+	}
+	now = now.Add(10 * time.Second)
+	report("c-2", "DESCARTADO_GEM1")
+	now = now.Add(70 * time.Second)
+	report("c-1", "ESCALADO_CONSULTOR_SENIOR")
+	p.event(asl.Event{Type: "TaskSucceeded", State: "ReportReviewed", Output: map[string]any{"candidate_id": "c-1", "decision": "APROBADO_POR_CONSULTOR", "reason": "qa_aprobado"}})
+	report("c-3", "APROBADO")
+	report("c-4", "APROBADO")
+	got := buf.String()
+	for _, want := range []string{
+		"búsqueda s: 4 candidatos\n",
+		"          1 de 4 evaluados · 10 s · faltan unos 30 s\n",
+		"          2 de 4 evaluados · 1 min 20 s · faltan unos 1 min 20 s\n",
+		"          4 de 4 evaluados · 1 min 20 s · falta el resumen\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("progress lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, " evaluados"); n != 4 {
+		t.Errorf("%d pace lines, want one per candidate:\n%s", n, got)
+	}
 }
