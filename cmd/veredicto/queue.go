@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/queue"
 )
@@ -18,17 +18,20 @@ import (
 const queueUsage = `Usage:
   veredicto queue send KEY [--data DIR]
       Queue the S3 notification of an uploaded READY marker (KEY is
-      searches/<tenant>/<search_id>/READY), as the inputs bucket does on AWS,
+      searches/<tenant>/<search_id>/READY; any other key is refused at once,
+      exit 2, since no consumer could do anything with it), as the inputs bucket does on AWS,
       with the marker's own upload time: a search runs again only for a READY
       written after its latest run started.
       "veredicto serve" also queues every READY marker written under
       DIR/inputs by itself, within a second.
   veredicto queue dlq list [--data DIR] [--json]
-      List the dead-letter queue: messages received 5 times without being
-      processed (a body that is not a notification, a key outside the
-      layout, a dependency that kept failing, documents still missing),
-      and files of the queue's folder that were no message it could read
-      (damaged or foreign: their bytes are under DIR/quarantine).
+      List the dead-letter queue, each message with its receive count and
+      the last error that kept it from being processed: messages received 5
+      times without being processed (a body that is not a notification, a
+      key outside the layout, a dependency that kept failing, documents
+      still missing), and files of the queue's folder that were no message
+      it could read (damaged or foreign: their bytes are under
+      DIR/quarantine). --json prints one JSON array ([] when empty).
   veredicto queue dlq redrive [ID…] [--data DIR]
       Move dead letters (all, or the ids given) back to the queue, their
       receive count reset; "veredicto serve" processes them again. Dead
@@ -43,7 +46,7 @@ Flags:
 func (m *Main) runQueue(ctx context.Context, args []string) int {
 	fs := subcommandFlags("queue", queueUsage, m.Stderr)
 	data := fs.String("data", app.DefaultDataDir, "folder of the local stand-ins (as for serve)")
-	asJSON := fs.Bool("json", false, "dlq list: print JSON lines")
+	asJSON := fs.Bool("json", false, "dlq list: print one JSON array")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		if err == flag.ErrHelp {
@@ -67,6 +70,10 @@ func (m *Main) runQueue(ctx context.Context, args []string) int {
 	switch {
 	case pos[0] == "send" && len(pos) == 2:
 		key := strings.TrimPrefix(pos[1], "/")
+		if err := readyKey(key); err != nil {
+			fmt.Fprintf(m.Stderr, "veredicto queue send: %v\n", err)
+			return exitUsage
+		}
 		// S3 notifies the time the object was written: an existing marker
 		// keeps its own, so re-sending it never passes for a new upload.
 		size, at := int64(0), time.Now()
@@ -93,22 +100,30 @@ func (m *Main) runQueue(ctx context.Context, args []string) int {
 			return exitFailed
 		}
 		if *asJSON {
-			enc := json.NewEncoder(m.Stdout)
-			for _, d := range dead {
-				enc.Encode(d)
+			if dead == nil {
+				dead = []queue.Message{} // a JSON array, [] when empty
 			}
+			enc := json.NewEncoder(m.Stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(dead)
 			return exitOK
 		}
-		tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSENT\tDEAD\tRECEIVES\tBODY")
-		for _, d := range dead {
-			body := summarize(d.Body)
-			if d.Damage != nil {
-				body = fmt.Sprintf("damaged file %s: %s (moved to quarantine; not redriven)", d.Damage.File, d.Damage.Reason)
+		for i, d := range dead {
+			if i > 0 {
+				fmt.Fprintln(m.Stdout)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", d.ID, d.SentAt.Format(time.RFC3339), d.DeadAt.Format(time.RFC3339), d.ReceiveCount, body)
+			fmt.Fprintf(m.Stdout, "%s  received %d time(s), sent %s, dead since %s\n", d.ID, d.ReceiveCount, d.SentAt.Format(time.RFC3339), d.DeadAt.Format(time.RFC3339))
+			if d.Damage != nil {
+				fmt.Fprintf(m.Stdout, "  damaged file %s: %s (moved to quarantine; not redriven)\n", d.Damage.File, d.Damage.Reason)
+				continue
+			}
+			fmt.Fprintf(m.Stdout, "  message:    %s\n", summarize(d.Body))
+			why := d.LastError
+			if why == "" {
+				why = "not recorded (dead before the queue kept reasons)"
+			}
+			fmt.Fprintf(m.Stdout, "  last error: %s\n", why)
 		}
-		tw.Flush()
 		fmt.Fprintf(m.Stderr, "%d dead letter(s)\n", len(dead))
 		return exitOK
 	case pos[0] == "dlq" && len(pos) >= 2 && pos[1] == "redrive":
@@ -121,6 +136,16 @@ func (m *Main) runQueue(ctx context.Context, args []string) int {
 		return exitOK
 	}
 	return usage(fmt.Sprintf("unknown subcommand %q", strings.Join(pos, " ")))
+}
+
+// readyKey checks a key is a READY marker of the layout the inputs queue
+// consumes: searches/<tenant>/<search_id>/READY.
+func readyKey(key string) error {
+	parts := strings.Split(key, "/")
+	if len(parts) != 4 || parts[0] != "searches" || parts[3] != "READY" || !veredicto.ValidID(parts[1]) || !veredicto.ValidID(parts[2]) {
+		return fmt.Errorf("%q is not a READY marker: the key must be searches/<tenant>/<search_id>/READY (tenant and search id: %s); nothing was queued", key, veredicto.IDRule)
+	}
+	return nil
 }
 
 // summarize shows what a dead letter is about in one short line: the keys

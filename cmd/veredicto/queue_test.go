@@ -43,13 +43,23 @@ func TestServeConsumesTheInputsQueue(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(inputs, "searches", "acme", "demo-cfo-andina", "READY"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errs := runCLI(t, "", "queue", "send", "searches/old-layout/READY", "--data", data); code != exitOK {
-		t.Fatalf("queue send: exit %d, %s", code, errs)
+	// queue send refuses a key outside the layout at once; a producer
+	// that sends one anyway (S3 would not) gets it to the dead letters,
+	// with the reason.
+	if code, _, errs := runCLI(t, "", "queue", "send", "searches/old-layout/READY", "--data", data); code != exitUsage ||
+		!strings.Contains(errs, "must be searches/<tenant>/<search_id>/READY") || !strings.Contains(errs, "nothing was queued") {
+		t.Fatalf("queue send of a key outside the layout: exit %d, %s", code, errs)
+	}
+	body, err := queue.S3Notification(app.LocalInputsBucket, "searches/old-layout/READY", 0, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Inputs.Queue.Send(ctx, body); err != nil {
+		t.Fatal(err)
 	}
 
 	client := operatorSFN(t, base, data)
 	arn := strings.Replace(control.StateMachineARN(app.ExecutiveSearchMachine), ":stateMachine:", ":execution:", 1) + ":" + starter.ExecutionName("acme", "demo-cfo-andina")
-	var err error
 	if !poll.Within(time.Minute, func() bool {
 		_, err = client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 		if err != nil && !errors.As(err, new(*types.ExecutionDoesNotExist)) {
@@ -66,21 +76,18 @@ func TestServeConsumesTheInputsQueue(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("dlq list: exit %d, %s", code, errs)
 		}
-		dec := json.NewDecoder(strings.NewReader(out))
-		for dec.More() {
-			var m queue.Message
-			if err := dec.Decode(&m); err != nil {
-				t.Fatal(err)
-			}
-			dead = append(dead, m)
+		if err := json.Unmarshal([]byte(out), &dead); err != nil { // one JSON document
+			t.Fatalf("dlq list --json: %v\n%s", err, out)
 		}
 		return len(dead) > 0
 	}, "the bad notification to reach the dead-letter queue")
-	if len(dead) != 1 || !strings.Contains(dead[0].Body, "searches/old-layout/READY") || dead[0].ReceiveCount != 2 {
-		t.Fatalf("dead letters %+v, want the old-layout notification received twice", dead)
+	if len(dead) != 1 || !strings.Contains(dead[0].Body, "searches/old-layout/READY") || dead[0].ReceiveCount != 2 ||
+		!strings.Contains(dead[0].LastError, "old-layout") {
+		t.Fatalf("dead letters %+v, want the old-layout notification received twice, with why", dead)
 	}
-	if code, _, errs := runCLI(t, "", "queue", "dlq", "list", "--data", data); code != exitOK || !strings.Contains(errs, "1 dead letter(s)") {
-		t.Errorf("dlq list: exit %d, %s", code, errs)
+	if code, out, errs := runCLI(t, "", "queue", "dlq", "list", "--data", data); code != exitOK || !strings.Contains(errs, "1 dead letter(s)") ||
+		!strings.Contains(out, "received 2 time(s)") || !strings.Contains(out, "last error: "+dead[0].LastError) {
+		t.Errorf("dlq list: exit %d\n%s%s", code, out, errs)
 	}
 	stopQueue() // redrive while nothing consumes, then count
 	<-done
@@ -92,6 +99,27 @@ func TestServeConsumesTheInputsQueue(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "", "queue", "dlq", "drop", "--data", data); code != exitUsage {
 		t.Errorf("unknown subcommand: exit %d, want %d", code, exitUsage)
+	}
+	if code, out, _ := runCLI(t, "", "queue", "dlq", "list", "--json", "--data", data); code != exitOK || out != "[]\n" {
+		t.Errorf("an empty dead-letter queue as JSON: exit %d, %q, want []", code, out)
+	}
+}
+
+// TestQueueSendRefusesOtherKeys: only READY markers of the layout are
+// queued; anything else is refused at once, naming the layout.
+func TestQueueSendRefusesOtherKeys(t *testing.T) {
+	data := t.TempDir()
+	for _, key := range []string{"bogus-key", "searches/acme/READY", "searches/acme/s1/jd.md", "searches/../s1/READY", "searches/acme/s1/x/READY", "inputs/acme/s1/READY"} {
+		if code, out, errs := runCLI(t, "", "queue", "send", key, "--data", data); code != exitUsage || out != "" || !strings.Contains(errs, "is not a READY marker") {
+			t.Errorf("send %q: exit %d, %q %q; want 2, refused", key, code, out, errs)
+		}
+	}
+	q, err := queue.Open(app.InputsQueueDir(data), queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if queued, _, _ := q.Depth(context.Background()); queued != 0 {
+		t.Errorf("%d messages queued by refused sends", queued)
 	}
 }
 

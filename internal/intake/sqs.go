@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/veredicto/veredicto/internal/queue"
 )
 
 // s3Notification is the body S3 sends to a queue: an event notification
@@ -52,12 +55,15 @@ func (s *Service) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 	for _, m := range ev.Records {
 		log := s.logger().With("message_id", m.MessageId, "receive_count", m.Attributes["ApproximateReceiveCount"])
+		var why []string
 		fail := func() {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+			queue.NoteFailure(ctx, m.MessageId, strings.Join(why, "; "))
 		}
 		n, err := parseNotification(m.Body)
 		if err != nil {
 			log.ErrorContext(ctx, "message not processed", "reason", err.Error())
+			why = append(why, err.Error())
 			fail()
 			continue
 		}
@@ -71,11 +77,13 @@ func (s *Service) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 			switch {
 			case o.err != nil:
 				log.ErrorContext(ctx, "search not started, will be received again", "error", o.err.Error())
+				why = append(why, o.err.Error())
 			case o.started != nil:
 				log.InfoContext(ctx, "search started", "search_id", o.started.SearchID,
 					"execution", o.started.Execution, "new", o.started.Started)
 			case o.rejected != "" && o.retry:
 				log.WarnContext(ctx, "search not started, will be received again", "reason", o.rejected)
+				why = append(why, o.rejected)
 			case o.rejected != "":
 				log.WarnContext(ctx, "search not started", "reason", o.rejected)
 			}

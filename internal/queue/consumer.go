@@ -22,6 +22,27 @@ type ReceiveDeleter interface {
 	Delete(ctx context.Context, receiptHandle string) error
 }
 
+// Noter records why a received message was not processed (Dir.Note).
+type Noter interface {
+	Note(ctx context.Context, receiptHandle, reason string) error
+}
+
+// failures collects, during one handler call, why each message it fails
+// was not processed (NoteFailure).
+type failures struct{ why map[string]string }
+
+type failuresKey struct{}
+
+// NoteFailure tells the local consumer why the handler fails the message
+// id, so its last error is kept with it (and a dead letter says why it
+// died). Under Lambda's event source there is no consumer in ctx: the
+// handler's log is where the reason is.
+func NoteFailure(ctx context.Context, id, reason string) {
+	if f, ok := ctx.Value(failuresKey{}).(*failures); ok {
+		f.why[id] = reason
+	}
+}
+
 var _ ReceiveDeleter = (*Dir)(nil)
 
 // LocalQueueARN is the event source ARN the local consumer reports.
@@ -69,9 +90,20 @@ func (c *Consumer) Once(ctx context.Context) (received, deleted int, err error) 
 			EventSource:       "aws:sqs", EventSourceARN: LocalQueueARN, AWSRegion: "us-east-1",
 		})
 	}
-	resp, herr := c.Handle(ctx, ev)
+	notes := &failures{why: map[string]string{}}
+	resp, herr := c.Handle(context.WithValue(ctx, failuresKey{}, notes), ev)
+	note := func(m Received, why string) {
+		if n, ok := c.Queue.(Noter); ok && why != "" {
+			if err := n.Note(ctx, m.ReceiptHandle, why); err != nil {
+				c.logger().WarnContext(ctx, "could not note why a message failed", "message_id", m.ID, "error", err.Error())
+			}
+		}
+	}
 	if herr != nil {
 		c.logger().ErrorContext(ctx, "queue handler failed: the batch will be received again", "messages", len(msgs), "error", herr.Error())
+		for _, m := range msgs {
+			note(m, "the handler failed: "+herr.Error())
+		}
 		return len(msgs), 0, nil
 	}
 	failed := map[string]bool{}
@@ -90,6 +122,7 @@ func (c *Consumer) Once(ctx context.Context) (received, deleted int, err error) 
 	}
 	for _, m := range msgs {
 		if failed[m.ID] {
+			note(m, cmpOr(notes.why[m.ID], "the handler reported it failed, without saying why"))
 			continue
 		}
 		if err := c.Queue.Delete(ctx, m.ReceiptHandle); err != nil {
@@ -148,4 +181,11 @@ func escapeKey(key string) string {
 		segs[i] = url.QueryEscape(s)
 	}
 	return strings.Join(segs, "/")
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -73,6 +73,10 @@ type Message struct {
 	// bytes that do not decode): why, and where its bytes are now. It has
 	// no body and is never redriven.
 	Damage *Damage `json:"damage,omitempty"`
+	// LastError is why the last receive did not process the message (as
+	// the handler said, never document text): a dead letter carries the
+	// reason it died.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Damage is why a file of the queue became a dead letter of its own.
@@ -400,6 +404,40 @@ func (d *Dir) Delete(ctx context.Context, receiptHandle string) error {
 	}
 	return nil
 }
+
+// Note records why the receive a handle names did not process its
+// message (Message.LastError). A stale handle notes nothing.
+func (d *Dir) Note(ctx context.Context, receiptHandle, reason string) error {
+	id, count, ok := strings.Cut(receiptHandle, ".")
+	if !ok {
+		return &veredicto.InvalidInputError{Field: "receipt handle", Problem: fmt.Sprintf("%q is not one this queue handed out", receiptHandle)}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	m, ok := d.cache[id]
+	if !ok {
+		var err error
+		if m, err = d.read("messages", id); err != nil {
+			return nil // deleted, dead or damaged meanwhile: nothing to note on
+		}
+	}
+	if strconv.Itoa(m.ReceiveCount) != count {
+		return nil
+	}
+	if len(reason) > MaxNote {
+		reason = reason[:MaxNote] + "…"
+	}
+	m.LastError = reason
+	if err := d.write("messages", m); err != nil {
+		delete(d.cache, id)
+		return err
+	}
+	d.cache[id] = m
+	return nil
+}
+
+// MaxNote bounds a message's LastError, in bytes.
+const MaxNote = 1000
 
 // Dead lists the dead-letter queue, oldest first, at most limit messages.
 // A file of dead/ that is no dead letter the queue can read is listed as
