@@ -153,7 +153,7 @@ func TestCompanionWorkflowPausesAndProceeds(t *testing.T) {
 		t.Errorf("progress events %q", lines)
 	}
 	rep, err := os.ReadFile(r.blobs + "/" + companion.Prefix(tenant, in.ApplicationID) + companion.ReportFile)
-	if err != nil || !strings.Contains(string(rep), "## 4. Killer Summary") {
+	if err != nil || !strings.Contains(string(rep), "## 4. Resumen de presentación") {
 		t.Errorf("report.md in the blob store: %v", err)
 	}
 	// Another tenant's application answers like a missing one.

@@ -18,6 +18,7 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/labels"
 	"github.com/veredicto/veredicto/internal/poll"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
@@ -191,7 +192,7 @@ func TestSeniorReview(t *testing.T) {
 					t.Errorf("summary ranks c-005 as %s with review %+v (package %v); want %s by %q, the package left to report.json", c.Decision, c.Review, c.Escalation != nil, tt.decision, tt.by)
 				}
 			}
-			if !strings.Contains(summaryMD, "| c-005 | "+tt.decision+" |") {
+			if !strings.Contains(summaryMD, "| c-005 | "+labels.Of(labels.Decision, tt.decision)+" |") {
 				t.Errorf("summary.md has no review row for c-005 with %s:\n%s", tt.decision, summaryMD)
 			}
 			pending, _, err := r.reviews.List(t.Context(), tenant)
