@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -168,7 +167,7 @@ func TestDoctorProvider(t *testing.T) {
 	}{
 		{"a refused key", "bad-key", url, "gpt-4o-mini", []string{"refused the key (HTTP 401): check OPENAI_API_KEY"}},
 		{"a model it does not list", "good-key", url, "gpt-9", []string{"model gpt-9 is not among the 2 it lists (gpt-4o-mini, otro-modelo): set OPENAI_MODEL"}},
-		{"nothing listens", "good-key", "http://" + closedAddr(t) + "/v1", "gpt-4o-mini", []string{"connection refused", "check OPENAI_BASE_URL"}},
+		{"nothing listens", "good-key", "http://" + freeAddr(t) + "/v1", "gpt-4o-mini", []string{"connection refused", "check OPENAI_BASE_URL"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("OPENAI_API_KEY", tt.key)
@@ -202,16 +201,6 @@ func TestDoctorProvider(t *testing.T) {
 	}
 }
 
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // TestDoctorServer: a server recorded under --data answers there; a
 // record no server answers fails, saying how to fix it; none is fine.
 func TestDoctorServer(t *testing.T) {
@@ -226,7 +215,7 @@ func TestDoctorServer(t *testing.T) {
 	if code, out, _ := runCLI(t, "", "doctor", "--data", data); code != exitOK || !strings.Contains(out, "the server at "+srv.URL+" answers") {
 		t.Errorf("running: exit %d\n%s", code, out)
 	}
-	app.WriteEndpoint(data, "http://"+closedAddr(t))
+	app.WriteEndpoint(data, "http://"+freeAddr(t))
 	if code, out, _ := runCLI(t, "", "doctor", "--data", data); code != exitFailed || !strings.Contains(out, "[FAIL] server") || !strings.Contains(out, "start it again") {
 		t.Errorf("a stale record: exit %d\n%s", code, out)
 	}

@@ -369,38 +369,45 @@ func (d *Dir) moveDead(m Message, now time.Time) error {
 	return nil
 }
 
+// received reads, with d.mu held, the message a receipt handle names;
+// current is false when the handle is stale (the message was received
+// again since) or the message is gone: deleted, dead, or a damaged file,
+// which is buried on the way.
+func (d *Dir) received(receiptHandle string) (m Message, current bool, err error) {
+	id, count, ok := strings.Cut(receiptHandle, ".")
+	if !ok {
+		return Message{}, false, &veredicto.InvalidInputError{Field: "receipt handle", Problem: fmt.Sprintf("%q is not one this queue handed out", receiptHandle)}
+	}
+	m, ok = d.cache[id]
+	if !ok {
+		m, err = d.read("messages", id)
+		var df *damagedFile
+		switch {
+		case errors.As(err, new(*veredicto.NotFoundError)):
+			return m, false, nil // already deleted
+		case errors.As(err, &df): // nothing to act on: it is a dead letter now
+			_, err = d.bury("messages", id+".json", df.reason)
+			return m, false, err
+		case err != nil:
+			return m, false, err
+		}
+	}
+	return m, strconv.Itoa(m.ReceiveCount) == count, nil
+}
+
 // Delete removes the message a receipt handle names. A stale handle (the
 // message was received again since) deletes nothing, as the newer
 // receiver owns the message now.
 func (d *Dir) Delete(ctx context.Context, receiptHandle string) error {
-	id, count, ok := strings.Cut(receiptHandle, ".")
-	if !ok {
-		return &veredicto.InvalidInputError{Field: "receipt handle", Problem: fmt.Sprintf("%q is not one this queue handed out", receiptHandle)}
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	m, ok := d.cache[id]
-	if !ok {
-		var err error
-		m, err = d.read("messages", id)
-		if errors.As(err, new(*veredicto.NotFoundError)) {
-			return nil // already deleted
-		}
-		var df *damagedFile
-		if errors.As(err, &df) { // nothing to delete: it is a dead letter now
-			_, err = d.bury("messages", id+".json", df.reason)
-			return err
-		}
-		if err != nil {
-			return err
-		}
+	m, current, err := d.received(receiptHandle)
+	if err != nil || !current {
+		return err
 	}
-	if strconv.Itoa(m.ReceiveCount) != count {
-		return nil
-	}
-	delete(d.cache, id)
-	if err := os.Remove(d.path("messages", id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("delete message %s: %w", id, err)
+	delete(d.cache, m.ID)
+	if err := os.Remove(d.path("messages", m.ID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("delete message %s: %w", m.ID, err)
 	}
 	return nil
 }
@@ -408,31 +415,21 @@ func (d *Dir) Delete(ctx context.Context, receiptHandle string) error {
 // Note records why the receive a handle names did not process its
 // message (Message.LastError). A stale handle notes nothing.
 func (d *Dir) Note(ctx context.Context, receiptHandle, reason string) error {
-	id, count, ok := strings.Cut(receiptHandle, ".")
-	if !ok {
-		return &veredicto.InvalidInputError{Field: "receipt handle", Problem: fmt.Sprintf("%q is not one this queue handed out", receiptHandle)}
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	m, ok := d.cache[id]
-	if !ok {
-		var err error
-		if m, err = d.read("messages", id); err != nil {
-			return nil // deleted, dead or damaged meanwhile: nothing to note on
-		}
-	}
-	if strconv.Itoa(m.ReceiveCount) != count {
-		return nil
+	m, current, err := d.received(receiptHandle)
+	if err != nil || !current {
+		return err
 	}
 	if len(reason) > MaxNote {
 		reason = reason[:MaxNote] + "…"
 	}
 	m.LastError = reason
 	if err := d.write("messages", m); err != nil {
-		delete(d.cache, id)
+		delete(d.cache, m.ID)
 		return err
 	}
-	d.cache[id] = m
+	d.cache[m.ID] = m
 	return nil
 }
 
