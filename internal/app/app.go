@@ -29,6 +29,10 @@ import (
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
+	"github.com/veredicto/veredicto/internal/catalog/function"
+	"github.com/veredicto/veredicto/internal/catalog/intakefn"
+	"github.com/veredicto/veredicto/internal/catalog/searchfn"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
@@ -121,7 +125,7 @@ func (a *App) Handler(logicalID string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.Lambda(&a.Services)
+	return catalog.Lambda(f, &a.Services)
 }
 
 // start runs the Lambda runtime loop with the handler of logicalID, a
@@ -129,7 +133,7 @@ func (a *App) Handler(logicalID string) (any, error) {
 // own entry point (StartSearch, StartIntake, StartFlags) so a bootstrap links
 // only the AWS clients it uses. Configuration errors end the process with a
 // message (a Lambda init failure), never a panic.
-func start(logicalID string, kind catalog.Kind, functions func() []catalog.Function, build func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error)) {
+func start(logicalID string, kind function.Kind, functions func() []function.Function, build func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error)) {
 	ctx := context.Background()
 	logger := lambdaLogger(os.Getenv("LOG_LEVEL"))
 	slog.SetDefault(logger)
@@ -145,8 +149,8 @@ func start(logicalID string, kind catalog.Kind, functions func() []catalog.Funct
 // lambdaHandler binds logicalID, one of functions (its kind's list, the only
 // one the entry point names, so that the binary links only that kind's
 // handlers), to the services build assembles.
-func lambdaHandler(ctx context.Context, logicalID string, kind catalog.Kind, functions func() []catalog.Function, build func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error)) (any, error) {
-	var f catalog.Function
+func lambdaHandler(ctx context.Context, logicalID string, kind function.Kind, functions func() []function.Function, build func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error)) (any, error) {
+	var f function.Function
 	var ids []string
 	for _, c := range functions() {
 		ids = append(ids, c.LogicalID)
@@ -169,7 +173,7 @@ func lambdaHandler(ctx context.Context, logicalID string, kind catalog.Kind, fun
 	if err != nil {
 		return nil, err
 	}
-	return f.Lambda(&svcs)
+	return catalog.Lambda(f, &svcs)
 }
 
 // lambdaLogger logs JSON to stderr at LOG_LEVEL (DEBUG, INFO (default),
@@ -216,9 +220,9 @@ func bucketLayout(tenant, searchID string) (input, report string) {
 }
 
 // StartSearch runs one of the executive-search task functions
-// (catalog.KindSearch).
+// (function.KindSearch).
 func StartSearch(logicalID string) {
-	start(logicalID, catalog.KindSearch, catalog.SearchFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, function.KindSearch, searchfn.Functions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		inputs, reports, kv := storage(cfg, ac)
 		client, err := awsLLM(ctx, ac, cfg)
 		if err != nil {
@@ -233,9 +237,9 @@ func StartSearch(logicalID string) {
 	})
 }
 
-// StartIntake runs TriggerFunction or ApiFunction (catalog.KindIntake).
+// StartIntake runs TriggerFunction or ApiFunction (function.KindIntake).
 func StartIntake(logicalID string) {
-	start(logicalID, catalog.KindIntake, catalog.IntakeFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, function.KindIntake, intakefn.Functions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		inputs, reports, kv := storage(cfg, ac)
 		var st intake.Starter = missingStarter{}
 		client := sfn.NewFromConfig(ac)
@@ -251,9 +255,9 @@ func StartIntake(logicalID string) {
 	})
 }
 
-// StartFlags runs FlagsFunction (catalog.KindFlags).
+// StartFlags runs FlagsFunction (function.KindFlags).
 func StartFlags(logicalID string) {
-	start(logicalID, catalog.KindFlags, catalog.FlagsFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, function.KindFlags, flagsfn.Functions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		client, err := awsLLM(ctx, ac, cfg)
 		if err != nil {
 			return catalog.Services{}, err

@@ -12,6 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/catalog/function"
+	"github.com/veredicto/veredicto/internal/catalog/intakefn"
+	"github.com/veredicto/veredicto/internal/catalog/searchfn"
 	"github.com/veredicto/veredicto/internal/search/offline"
 )
 
@@ -114,13 +117,13 @@ func TestEntryPointsServeTheirKindOnly(t *testing.T) {
 	}
 	tests := []struct {
 		id        string
-		kind      catalog.Kind
-		functions func() []catalog.Function
+		kind      function.Kind
+		functions func() []function.Function
 		want      string
 	}{
-		{"Gem1Function", catalog.KindIntake, catalog.IntakeFunctions, `no intake function "Gem1Function" (the intake entry point serves TriggerFunction, ApiFunction)`},
-		{"FlagsFunction", catalog.KindSearch, catalog.SearchFunctions, `no search function "FlagsFunction"`},
-		{"Gem9Function", catalog.KindSearch, catalog.SearchFunctions, `no search function "Gem9Function"`},
+		{"Gem1Function", function.KindIntake, intakefn.Functions, `no intake function "Gem1Function" (the intake entry point serves TriggerFunction, ApiFunction)`},
+		{"FlagsFunction", function.KindSearch, searchfn.Functions, `no search function "FlagsFunction"`},
+		{"Gem9Function", function.KindSearch, searchfn.Functions, `no search function "Gem9Function"`},
 	}
 	for _, tt := range tests {
 		_, err := lambdaHandler(context.Background(), tt.id, tt.kind, tt.functions, build)

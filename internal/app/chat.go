@@ -13,6 +13,8 @@ import (
 
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/catalog/chatfn"
+	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
@@ -108,9 +110,9 @@ func chatService(ctx context.Context, cfg Config, pc peopleConfig, cc chatConfig
 
 // StartChat runs ChatFunction (POST /api/chat and GET /api/chat/metrics
 // behind the HTTP API's JWT authorizer: the turn is claimed and queued)
-// or ChatTurnFunction (the turns queue's worker) (catalog.KindChat).
+// or ChatTurnFunction (the turns queue's worker) (function.KindChat).
 func StartChat(logicalID string) {
-	start(logicalID, catalog.KindChat, catalog.ChatFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, function.KindChat, chatfn.Functions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		pc, err := peopleConfigFromEnv(os.Getenv, false)
 		if err != nil {
 			return catalog.Services{}, err
@@ -130,7 +132,7 @@ func StartChat(logicalID string) {
 		case "ChatTurnFunction":
 			return catalog.Services{ChatTurns: svc}, nil
 		}
-		return catalog.Services{}, fmt.Errorf("%s is not a %s function", logicalID, catalog.KindChat)
+		return catalog.Services{}, fmt.Errorf("%s is not a %s function", logicalID, function.KindChat)
 	})
 }
 

@@ -10,6 +10,8 @@ import (
 
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/catalog/companionfn"
+	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/companion/agents"
 	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
@@ -20,10 +22,10 @@ import (
 )
 
 // StartCompanion runs one of the career companion's task functions
-// (catalog.KindCompanion): context records in DynamoDB, inputs, report.md
+// (function.KindCompanion): context records in DynamoDB, inputs, report.md
 // and context.json in the reports bucket under companion/<tenant>/<id>/.
 func StartCompanion(logicalID string) {
-	start(logicalID, catalog.KindCompanion, catalog.CompanionFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, function.KindCompanion, companionfn.Functions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		_, reports, kv := storage(cfg, ac)
 		client, err := awsLLM(ctx, ac, cfg)
 		if err != nil {

@@ -14,6 +14,8 @@ import (
 	"github.com/veredicto/veredicto/internal/asl"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/catalog/debatefn"
+	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
@@ -24,11 +26,11 @@ import (
 )
 
 // StartDebate runs one of the debate workflow's step functions
-// (catalog.KindDebate): knowledge from the inputs bucket (a search's
+// (function.KindDebate): knowledge from the inputs bucket (a search's
 // reports from the reports bucket), the debate's
 // files to the reports bucket, its log to the context table.
 func StartDebate(logicalID string) {
-	start(logicalID, catalog.KindDebate, catalog.DebateFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, function.KindDebate, debatefn.Functions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		inputs, reports, kv := storage(cfg, ac)
 		client, err := awsLLM(ctx, ac, cfg)
 		if err != nil {

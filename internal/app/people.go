@@ -22,6 +22,8 @@ import (
 
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/catalog/function"
+	"github.com/veredicto/veredicto/internal/catalog/peoplefn"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/stream"
 )
@@ -65,14 +67,14 @@ func confirmService(cfg Config, pc peopleConfig, ac aws.Config, withTasks bool) 
 }
 
 // StartPeople runs one of the functions that put a person in the loop
-// (catalog.KindPeople): ConfirmFunction, the .waitForTaskToken task that
+// (function.KindPeople): ConfirmFunction, the .waitForTaskToken task that
 // stores a pending confirmation; ConfirmationsFunction, GET and POST
 // /api/confirmations on the HTTP API (JWT authorizer); StreamFunction, the
 // execution's events as Server-Sent Events on a Function URL with
 // InvokeMode RESPONSE_STREAM, JWTs checked against the issuer's JWKS,
 // events read from DynamoDB and the execution's history mirrored into them.
 func StartPeople(logicalID string) {
-	start(logicalID, catalog.KindPeople, catalog.PeopleFunctions, func(_ context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	start(logicalID, function.KindPeople, peoplefn.Functions, func(_ context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
 		switch logicalID {
 		case "ConfirmFunction":
 			pc, err := peopleConfigFromEnv(os.Getenv, false)
@@ -95,11 +97,11 @@ func StartPeople(logicalID string) {
 			log := dynamoeventlog.New(dynamodb.NewFromConfig(ac), pc.EventsTable)
 			execs := &stream.Executions{API: sfn.NewFromConfig(ac), Recorder: &stream.Recorder{Log: log}, Log: log, StateMachines: pc.StateMachines}
 			verify := &auth.JWKS{URL: pc.JWKSURL, Policy: auth.Policy{Issuer: pc.JWTIssuer, Audience: pc.JWTAudience, TenantClaim: cfg.TenantClaim}}
-			h := catalog.HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse](
+			h := peoplefn.Stream(
 				eventStream(&httpapi.Events{Log: log, Resolve: execs, Refresh: execs}, verify))
 			return catalog.Services{Stream: &h}, nil
 		}
-		return catalog.Services{}, fmt.Errorf("%s is not a %s function", logicalID, catalog.KindPeople)
+		return catalog.Services{}, fmt.Errorf("%s is not a %s function", logicalID, function.KindPeople)
 	})
 }
 
@@ -120,7 +122,7 @@ func localPeople(dir string) (catalog.Services, *confirm.Service) {
 	tasks := ServiceSFN(dir, "", PrincipalConfirmations)
 	svc := &confirm.Service{Store: fileconfirm.Local(dir), Events: log}
 	resolving := &confirm.Service{Store: svc.Store, Events: log, Tasks: tasks}
-	sse := catalog.HandlerFunc[*events.LambdaFunctionURLRequest, *events.LambdaFunctionURLStreamingResponse](
+	sse := peoplefn.Stream(
 		eventStream(&httpapi.Events{Log: log}, localKey{dir: dir}))
 	return catalog.Services{Confirm: svc, Stream: &sse}, resolving
 }
