@@ -12,22 +12,16 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
 	"github.com/veredicto/veredicto/internal/asl"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
-	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
@@ -45,72 +39,9 @@ import (
 	"github.com/veredicto/veredicto/internal/search/gems"
 	"github.com/veredicto/veredicto/internal/search/offline"
 	"github.com/veredicto/veredicto/internal/starter"
-	"github.com/veredicto/veredicto/internal/store/dynamo"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
-
-// Config is read once from the environment (template.yaml sets it).
-type Config struct {
-	InputsBucket    string // INPUTS_BUCKET
-	ReportsBucket   string // REPORTS_BUCKET
-	ContextTable    string // CONTEXT_TABLE
-	StateMachineARN string // STATE_MACHINE_ARN (trigger and API)
-	LLMSecretARN    string // LLM_SECRET_ARN: Secrets Manager secret holding the API key
-	Model           string // OPENAI_MODEL
-	BaseURL         string // OPENAI_BASE_URL
-	TenantClaim     string // TENANT_CLAIM (default custom:tenant)
-	MaxConcurrency  int    // MAX_CONCURRENCY: candidates at once when a start does not say
-	// RunMachines are the state machines whose runs GET /runs lists
-	// besides the searches (RUN_STATE_MACHINE_ARNS, comma-separated; API).
-	RunMachines []string
-	// EventsTable is the event log's table (EVENTS_TABLE), for the
-	// workflows that append their progress to an execution's stream.
-	EventsTable string
-	// OpenAITimeout bounds one HTTP call to the LLM provider
-	// (OPENAI_TIMEOUT; zero: llm.DefaultCallTimeout).
-	OpenAITimeout time.Duration
-}
-
-// ConfigFromEnv reads the Lambda configuration; missing required settings
-// are named.
-func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	c := Config{
-		InputsBucket: getenv("INPUTS_BUCKET"), ReportsBucket: getenv("REPORTS_BUCKET"), ContextTable: getenv("CONTEXT_TABLE"),
-		StateMachineARN: getenv("STATE_MACHINE_ARN"), LLMSecretARN: getenv("LLM_SECRET_ARN"), Model: getenv("OPENAI_MODEL"),
-		BaseURL: getenv("OPENAI_BASE_URL"), TenantClaim: getenv("TENANT_CLAIM"), RunMachines: split(getenv("RUN_STATE_MACHINE_ARNS")),
-		EventsTable: getenv("EVENTS_TABLE"),
-	}
-	var missing []string
-	for name, v := range map[string]string{"INPUTS_BUCKET": c.InputsBucket, "REPORTS_BUCKET": c.ReportsBucket, "CONTEXT_TABLE": c.ContextTable} {
-		if v == "" {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		return c, fmt.Errorf("configuration: environment variable(s) %s not set", strings.Join(missing, ", "))
-	}
-	timeout, err := OpenAITimeout(getenv)
-	if err != nil {
-		return c, err
-	}
-	c.OpenAITimeout = timeout
-	if v := getenv("MAX_CONCURRENCY"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 40 {
-			return c, fmt.Errorf("configuration: MAX_CONCURRENCY %q must be an integer from 1 to 40", v)
-		}
-		c.MaxConcurrency = n
-	}
-	if c.TenantClaim == "" {
-		c.TenantClaim = "custom:tenant"
-	}
-	if c.Model == "" {
-		c.Model = "gpt-4o-mini"
-	}
-	return c, nil
-}
 
 // App holds the assembled services.
 type App struct {
@@ -128,91 +59,6 @@ func (a *App) Handler(logicalID string) (any, error) {
 	return catalog.Lambda(f, &a.Services)
 }
 
-// start runs the Lambda runtime loop with the handler of logicalID, a
-// function of kind, bound to the services build assembles. Each kind has its
-// own entry point (StartSearch, StartIntake, StartFlags) so a bootstrap links
-// only the AWS clients it uses. Configuration errors end the process with a
-// message (a Lambda init failure), never a panic.
-func start(logicalID string, kind function.Kind, functions func() []function.Function, build func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error)) {
-	ctx := context.Background()
-	logger := lambdaLogger(os.Getenv("LOG_LEVEL"))
-	slog.SetDefault(logger)
-	h, err := lambdaHandler(ctx, logicalID, kind, functions, build)
-	if err == nil {
-		lambda.Start(h)
-		return
-	}
-	logger.Error("init failed", "function", logicalID, "error", err)
-	os.Exit(1)
-}
-
-// lambdaHandler binds logicalID, one of functions (its kind's list, the only
-// one the entry point names, so that the binary links only that kind's
-// handlers), to the services build assembles.
-func lambdaHandler(ctx context.Context, logicalID string, kind function.Kind, functions func() []function.Function, build func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error)) (any, error) {
-	var f function.Function
-	var ids []string
-	for _, c := range functions() {
-		ids = append(ids, c.LogicalID)
-		if c.LogicalID == logicalID {
-			f = c
-		}
-	}
-	if f.LogicalID == "" {
-		return nil, fmt.Errorf("no %s function %q (the %s entry point serves %s)", kind, logicalID, kind, strings.Join(ids, ", "))
-	}
-	cfg, err := ConfigFromEnv(os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	ac, err := lambdaAWSConfig(os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	svcs, err := build(ctx, cfg, ac)
-	if err != nil {
-		return nil, err
-	}
-	return catalog.Lambda(f, &svcs)
-}
-
-// lambdaLogger logs JSON to stderr at LOG_LEVEL (DEBUG, INFO (default),
-// WARN, ERROR), with the Lambda request id of the invocation on every
-// record logged with its context.
-func lambdaLogger(level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(requestIDHandler{slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})})
-}
-
-// requestIDHandler adds "request_id" from the invocation's lambdacontext.
-type requestIDHandler struct{ slog.Handler }
-
-func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
-	if lc, ok := lambdacontext.FromContext(ctx); ok && lc.AwsRequestID != "" {
-		r.AddAttrs(slog.String("request_id", lc.AwsRequestID))
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return requestIDHandler{h.Handler.WithAttrs(as)}
-}
-
-func (h requestIDHandler) WithGroup(name string) slog.Handler {
-	return requestIDHandler{h.Handler.WithGroup(name)}
-}
-
-// storage builds the S3 and DynamoDB adapters.
-func storage(cfg Config, ac aws.Config) (inputs, reports *s3blob.Store, kv *dynamo.Store) {
-	s3c := s3.NewFromConfig(ac)
-	inputs = s3blob.New(s3c, cfg.InputsBucket, "")
-	reports = s3blob.New(s3c, cfg.ReportsBucket, "")
-	return inputs, reports, dynamo.New(dynamodb.NewFromConfig(ac), cfg.ContextTable, reports)
-}
-
 // bucketLayout is where the inputs and reports buckets (or folders) hold
 // a tenant's search: the only prefixes a search task accepts.
 func bucketLayout(tenant, searchID string) (input, report string) {
@@ -222,56 +68,48 @@ func bucketLayout(tenant, searchID string) (input, report string) {
 // StartSearch runs one of the executive-search task functions
 // (function.KindSearch).
 func StartSearch(logicalID string) {
-	start(logicalID, function.KindSearch, searchfn.Functions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
-		inputs, reports, kv := storage(cfg, ac)
-		client, err := awsLLM(ctx, ac, cfg)
+	lambdaenv.Start(logicalID, function.KindSearch, searchfn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
+		inputs, reports, kv := storage.New(cfg, ac)
+		client, err := llmsecret.Client(ctx, ac, cfg)
 		if err != nil {
-			return catalog.Services{}, err
+			return nil, err
 		}
 		var analyst search.Analyst = offline.New()
 		if client != nil {
 			analyst = gems.New(client, client.Info())
 		}
-		return catalog.Services{Search: &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst,
+		return &searchfn.Services{Search: &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst,
 			PromptVersions: prompts.PromptVersion, DefaultConcurrency: cfg.MaxConcurrency, Layout: bucketLayout}}, nil
 	})
 }
 
 // StartIntake runs TriggerFunction or ApiFunction (function.KindIntake).
 func StartIntake(logicalID string) {
-	start(logicalID, function.KindIntake, intakefn.Functions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
-		inputs, reports, kv := storage(cfg, ac)
-		var st intake.Starter = missingStarter{}
+	lambdaenv.Start(logicalID, function.KindIntake, intakefn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
+		inputs, reports, kv := storage.New(cfg, ac)
 		client := sfn.NewFromConfig(ac)
+		var st intake.Starter = starter.Unconfigured{Variable: "STATE_MACHINE_ARN"}
 		if cfg.StateMachineARN != "" {
 			st = starter.NewSFN(client, cfg.StateMachineARN)
 		}
-		in := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
-		rt := httpapi.Routes{Searches: in}
+		var runs httpapi.RunLister
 		if len(cfg.RunMachines) > 0 {
-			rt.Runs = &httpapi.SFNRuns{Client: client, Machines: cfg.RunMachines}
+			runs = &httpapi.SFNRuns{Client: client, Machines: cfg.RunMachines}
 		}
-		return catalog.Services{Intake: in, API: gateway(cfg, rt)}, nil
+		in := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
+		return &intakefn.Services{Intake: in, API: httpapi.NewGateway(httpapi.Routes{Searches: in, Runs: runs}, cfg.TenantClaim)}, nil
 	})
 }
 
 // StartFlags runs FlagsFunction (function.KindFlags).
 func StartFlags(logicalID string) {
-	start(logicalID, function.KindFlags, flagsfn.Functions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
-		client, err := awsLLM(ctx, ac, cfg)
+	lambdaenv.Start(logicalID, function.KindFlags, flagsfn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
+		client, err := llmsecret.Client(ctx, ac, cfg)
 		if err != nil {
-			return catalog.Services{}, err
+			return nil, err
 		}
-		j := judge(client)
-		return catalog.Services{Judge: j, API: gateway(cfg, httpapi.Routes{Judge: j})}, nil
+		return &flagsfn.Services{API: httpapi.NewGateway(httpapi.Routes{Judge: judge(client)}, cfg.TenantClaim)}, nil
 	})
-}
-
-// gateway serves routes behind API Gateway, the tenant from the claim
-// cfg.TenantClaim of the JWT the API's authorizer verified.
-func gateway(cfg Config, rt httpapi.Routes) *httpapi.Gateway {
-	rt.Logger = slog.Default()
-	return &httpapi.Gateway{Handler: httpapi.New(rt), TenantClaim: cfg.TenantClaim}
 }
 
 // judge is the flags contradiction judge: the LLM's when there is a
@@ -281,66 +119,6 @@ func judge(client *llm.OpenAI) flags.ContradictionJudge {
 		return flags.OfflineJudge{}
 	}
 	return flags.LLMJudge{Client: client}
-}
-
-// awsLLM reads the LLM key from Secrets Manager (a plain string, or JSON
-// with "api_key") and returns the client; without a secret it returns nil
-// and the offline baselines run.
-func awsLLM(ctx context.Context, ac aws.Config, cfg Config) (*llm.OpenAI, error) {
-	key, err := awsLLMKey(ctx, ac, cfg)
-	if key == "" || err != nil {
-		return nil, err
-	}
-	return llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: cfg.BaseURL, Model: cfg.Model, CallTimeout: cfg.OpenAITimeout})
-}
-
-// awsLLMKey reads the LLM API key from Secrets Manager; "" without a
-// secret.
-func awsLLMKey(ctx context.Context, ac aws.Config, cfg Config) (string, error) {
-	if cfg.LLMSecretARN == "" {
-		return "", nil
-	}
-	out, err := secretsmanager.NewFromConfig(ac).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(cfg.LLMSecretARN)})
-	if err != nil {
-		return "", fmt.Errorf("read LLM secret: %w", err)
-	}
-	key, err := apiKeyFromSecret(aws.ToString(out.SecretString))
-	if err != nil {
-		return "", fmt.Errorf("LLM secret %s: %w", cfg.LLMSecretARN, err)
-	}
-	return key, nil
-}
-
-// apiKeyFromSecret reads the API key from a secret's string: the key
-// itself, or a JSON object with "api_key". The error never quotes the
-// secret.
-func apiKeyFromSecret(secret string) (string, error) {
-	secret = strings.TrimSpace(secret)
-	if strings.HasPrefix(secret, "{") {
-		var js struct {
-			APIKey string `json:"api_key"`
-		}
-		if err := json.Unmarshal([]byte(secret), &js); err != nil || strings.TrimSpace(js.APIKey) == "" {
-			return "", fmt.Errorf("the secret is a JSON object without a non-empty \"api_key\"")
-		}
-		return strings.TrimSpace(js.APIKey), nil
-	}
-	if secret == "" {
-		return "", fmt.Errorf("the secret is empty")
-	}
-	return secret, nil
-}
-
-// missingStarter fails clearly when a function that starts executions was
-// deployed without STATE_MACHINE_ARN.
-type missingStarter struct{}
-
-func (missingStarter) Start(context.Context, string, []byte) (starter.Execution, error) {
-	return starter.Execution{}, fmt.Errorf("configuration: STATE_MACHINE_ARN is not set for this function")
-}
-
-func (missingStarter) Describe(context.Context, string) (starter.Status, error) {
-	return starter.Status{}, fmt.Errorf("configuration: STATE_MACHINE_ARN is not set for this function")
 }
 
 // LocalLayout is where the local adapters keep data under a folder: the
@@ -411,34 +189,6 @@ func AssembleLocal(cfg Local) *App {
 	return &App{Services: services, Debates: debates}
 }
 
-// MaxOpenAITimeout is the longest OPENAI_TIMEOUT accepted: a Lambda
-// function runs at most 15 minutes.
-const MaxOpenAITimeout = 15 * time.Minute
-
-// OpenAITimeout reads OPENAI_TIMEOUT, the bound on one HTTP call to the LLM
-// provider: a Go duration ("90s", "1m30s") or a whole number of seconds
-// ("90"), above zero and at most MaxOpenAITimeout. Unset, it is zero and
-// the client's default (llm.DefaultCallTimeout, 60s) applies.
-func OpenAITimeout(getenv func(string) string) (time.Duration, error) {
-	v := strings.TrimSpace(getenv("OPENAI_TIMEOUT"))
-	if v == "" {
-		return 0, nil
-	}
-	var (
-		d   time.Duration
-		err error
-	)
-	if n, nerr := strconv.ParseInt(v, 10, 64); nerr != nil {
-		d, err = time.ParseDuration(v)
-	} else if n > 0 && n <= int64(MaxOpenAITimeout/time.Second) {
-		d = time.Duration(n) * time.Second
-	}
-	if err != nil || d <= 0 || d > MaxOpenAITimeout {
-		return 0, fmt.Errorf("configuration: OPENAI_TIMEOUT %q must be a Go duration such as 90s or 2m, or a whole number of seconds, above 0 and at most %s", v, MaxOpenAITimeout)
-	}
-	return d, nil
-}
-
 // ChooseLLM resolves the LLM for runs on this machine: the named provider,
 // or openai when OPENAI_API_KEY is set and offline otherwise. For offline it
 // returns a nil client; for openai a client on OPENAI_BASE_URL with model
@@ -446,7 +196,7 @@ func OpenAITimeout(getenv func(string) string) (time.Duration, error) {
 // OPENAI_TIMEOUT.
 func ChooseLLM(provider, model string, getenv func(string) string) (*llm.OpenAI, error) {
 	key := getenv("OPENAI_API_KEY")
-	timeout, err := OpenAITimeout(getenv)
+	timeout, err := lambdaenv.OpenAITimeout(getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -491,17 +241,6 @@ func Analyst(client *llm.OpenAI) (search.Analyst, string) {
 		return offline.New(), "LLM: offline lexical baseline (no OPENAI_API_KEY set): reports are labelled as a baseline, not a model judgment"
 	}
 	return gems.New(client, client.Info()), "LLM: openai-compatible, model " + client.Info().Model
-}
-
-// split reads a comma-separated setting, blanks dropped.
-func split(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // FolderSearch is a search folder evaluated on this machine, as "veredicto

@@ -11,6 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/catalog/chatfn"
@@ -52,21 +55,21 @@ func chatConfigFromEnv(getenv func(string) string, logicalID string) (chatConfig
 // context table, the search tools on S3 and Step Functions, outgoing mail
 // as JSON under outbox/<tenant>/ in the reports bucket (for the mail
 // gateway), the supervisor on the LLM secret (offline without one).
-func chatService(ctx context.Context, cfg Config, pc peopleConfig, cc chatConfig, ac aws.Config) (*chat.Service, error) {
+func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleConfig, cc chatConfig, ac aws.Config) (*chat.Service, error) {
 	reg, err := chat.LoadRegistry(prompts.AgentsFile, prompts.AgentsYAML, chat.KnownActions())
 	if err != nil {
 		return nil, err
 	}
-	inputs, reports, kv := storage(cfg, ac)
+	inputs, reports, kv := storage.New(cfg, ac)
 	sfnClient := sfn.NewFromConfig(ac)
-	var st intake.Starter = missingStarter{}
+	var st intake.Starter = starter.Unconfigured{Variable: "STATE_MACHINE_ARN"}
 	if cfg.StateMachineARN != "" {
 		st = starter.NewSFN(sfnClient, cfg.StateMachineARN)
 	}
 	searches := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
 	// One read of the secret serves the flags judge's client and the
 	// supervisor's model.
-	key, err := awsLLMKey(ctx, ac, cfg)
+	key, err := llmsecret.Key(ctx, ac, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -112,27 +115,27 @@ func chatService(ctx context.Context, cfg Config, pc peopleConfig, cc chatConfig
 // behind the HTTP API's JWT authorizer: the turn is claimed and queued)
 // or ChatTurnFunction (the turns queue's worker) (function.KindChat).
 func StartChat(logicalID string) {
-	start(logicalID, function.KindChat, chatfn.Functions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	lambdaenv.Start(logicalID, function.KindChat, chatfn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
 		pc, err := peopleConfigFromEnv(os.Getenv, false)
 		if err != nil {
-			return catalog.Services{}, err
+			return nil, err
 		}
 		cc, err := chatConfigFromEnv(os.Getenv, logicalID)
 		if err != nil {
-			return catalog.Services{}, err
+			return nil, err
 		}
 		svc, err := chatService(ctx, cfg, pc, cc, ac)
 		if err != nil {
-			return catalog.Services{}, err
+			return nil, err
 		}
 		switch logicalID {
 		case "ChatFunction":
 			h := &httpapi.Chat{Service: svc, Enqueue: chat.SQSEnqueuer{Client: sqs.NewFromConfig(ac), QueueURL: cc.TurnsQueueURL}}
-			return catalog.Services{API: gateway(cfg, httpapi.Routes{Chat: h})}, nil
+			return &chatfn.Services{API: httpapi.NewGateway(httpapi.Routes{Chat: h}, cfg.TenantClaim)}, nil
 		case "ChatTurnFunction":
-			return catalog.Services{ChatTurns: svc}, nil
+			return &chatfn.Services{Turns: svc}, nil
 		}
-		return catalog.Services{}, fmt.Errorf("%s is not a %s function", logicalID, function.KindChat)
+		return nil, fmt.Errorf("%s is not a %s function", logicalID, function.KindChat)
 	})
 }
 

@@ -8,8 +8,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
-	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/catalog/companionfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/companion"
@@ -25,26 +27,27 @@ import (
 // (function.KindCompanion): context records in DynamoDB, inputs, report.md
 // and context.json in the reports bucket under companion/<tenant>/<id>/.
 func StartCompanion(logicalID string) {
-	start(logicalID, function.KindCompanion, companionfn.Functions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
-		_, reports, kv := storage(cfg, ac)
-		client, err := awsLLM(ctx, ac, cfg)
+	lambdaenv.Start(logicalID, function.KindCompanion, companionfn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
+		_, reports, kv := storage.New(cfg, ac)
+		client, err := llmsecret.Client(ctx, ac, cfg)
 		if err != nil {
-			return catalog.Services{}, err
+			return nil, err
 		}
-		svc := &companion.Service{Store: kv, Blobs: reports,
-			Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
+		var events companion.Appender
 		if cfg.EventsTable != "" { // progress on the execution's stream
-			svc.Events = dynamoeventlog.New(dynamodb.NewFromConfig(ac), cfg.EventsTable)
+			events = dynamoeventlog.New(dynamodb.NewFromConfig(ac), cfg.EventsTable)
 		}
-		services := catalog.Services{Companion: svc}
+		svc := &companion.Service{Store: kv, Blobs: reports, Events: events,
+			Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
+		var api *httpapi.Gateway
 		if cfg.StateMachineARN != "" { // CompanionApiFunction
 			st := starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)
-			services.API = gateway(cfg, httpapi.Routes{Companion: CompanionAPI(svc, func(ctx context.Context, name string, input []byte) error {
+			api = httpapi.NewGateway(httpapi.Routes{Companion: CompanionAPI(svc, func(ctx context.Context, name string, input []byte) error {
 				_, err := st.Start(ctx, name, input)
 				return err
-			})})
+			})}, cfg.TenantClaim)
 		}
-		return services, nil
+		return &companionfn.Services{Companion: svc, API: api}, nil
 	})
 }
 

@@ -11,6 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
 	"github.com/veredicto/veredicto/internal/asl"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
@@ -30,17 +33,19 @@ import (
 // reports from the reports bucket), the debate's
 // files to the reports bucket, its log to the context table.
 func StartDebate(logicalID string) {
-	start(logicalID, function.KindDebate, debatefn.Functions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
-		inputs, reports, kv := storage(cfg, ac)
-		client, err := awsLLM(ctx, ac, cfg)
+	lambdaenv.Start(logicalID, function.KindDebate, debatefn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
+		inputs, reports, kv := storage.New(cfg, ac)
+		client, err := llmsecret.Client(ctx, ac, cfg)
 		if err != nil {
-			return catalog.Services{}, err
+			return nil, err
 		}
-		api := &httpapi.Debates{Starter: missingStarter{}, Logs: kv, Reports: reports}
+		var st httpapi.DebateStarter = starter.Unconfigured{Variable: "STATE_MACHINE_ARN"}
 		if arn := os.Getenv("DEBATE_STATE_MACHINE_ARN"); arn != "" {
-			api.Starter = starter.NewSFN(sfn.NewFromConfig(ac), arn)
+			st = starter.NewSFN(sfn.NewFromConfig(ac), arn)
 		}
-		return catalog.Services{Debate: DebateSteps(client, knowledgeStores{inputs, reports}, reports, kv, nil), API: gateway(cfg, httpapi.Routes{Debates: api})}, nil
+		api := &httpapi.Debates{Starter: st, Logs: kv, Reports: reports}
+		return &debatefn.Services{Debate: DebateSteps(client, knowledgeStores{inputs, reports}, reports, kv, nil),
+			API: httpapi.NewGateway(httpapi.Routes{Debates: api}, cfg.TenantClaim)}, nil
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/catalog/function"
@@ -40,7 +41,7 @@ type peopleConfig struct {
 
 func peopleConfigFromEnv(getenv func(string) string, stream bool) (peopleConfig, error) {
 	c := peopleConfig{EventsTable: getenv("EVENTS_TABLE"), JWTIssuer: getenv("JWT_ISSUER"),
-		JWTAudience: split(getenv("JWT_AUDIENCE")), JWKSURL: getenv("JWKS_URL"), StateMachines: split(getenv("STATE_MACHINE_ARNS"))}
+		JWTAudience: lambdaenv.SplitList(getenv("JWT_AUDIENCE")), JWKSURL: getenv("JWKS_URL"), StateMachines: lambdaenv.SplitList(getenv("STATE_MACHINE_ARNS"))}
 	if c.EventsTable == "" {
 		return c, fmt.Errorf("configuration: EVENTS_TABLE is not set")
 	}
@@ -57,13 +58,13 @@ func peopleConfigFromEnv(getenv func(string) string, stream bool) (peopleConfig,
 	return c, nil
 }
 
-func confirmService(cfg Config, pc peopleConfig, ac aws.Config, withTasks bool) *confirm.Service {
+func confirmService(cfg lambdaenv.Config, pc peopleConfig, ac aws.Config, withTasks bool) *confirm.Service {
 	ddb := dynamodb.NewFromConfig(ac)
-	svc := &confirm.Service{Store: dynamoconfirm.New(ddb, cfg.ContextTable), Events: dynamoeventlog.New(ddb, pc.EventsTable)}
+	var tasks confirm.TaskSender
 	if withTasks {
-		svc.Tasks = sfn.NewFromConfig(ac)
+		tasks = sfn.NewFromConfig(ac)
 	}
-	return svc
+	return &confirm.Service{Store: dynamoconfirm.New(ddb, cfg.ContextTable), Events: dynamoeventlog.New(ddb, pc.EventsTable), Tasks: tasks}
 }
 
 // StartPeople runs one of the functions that put a person in the loop
@@ -74,34 +75,34 @@ func confirmService(cfg Config, pc peopleConfig, ac aws.Config, withTasks bool) 
 // InvokeMode RESPONSE_STREAM, JWTs checked against the issuer's JWKS,
 // events read from DynamoDB and the execution's history mirrored into them.
 func StartPeople(logicalID string) {
-	start(logicalID, function.KindPeople, peoplefn.Functions, func(_ context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
+	lambdaenv.Start(logicalID, function.KindPeople, peoplefn.Functions, func(_ context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
 		switch logicalID {
 		case "ConfirmFunction":
 			pc, err := peopleConfigFromEnv(os.Getenv, false)
 			if err != nil {
-				return catalog.Services{}, err
+				return nil, err
 			}
 			// Creating a confirmation never resumes a task: no sfn client.
-			return catalog.Services{Confirm: confirmService(cfg, pc, ac, false)}, nil
+			return &peoplefn.Services{Confirm: confirmService(cfg, pc, ac, false)}, nil
 		case "ConfirmationsFunction":
 			pc, err := peopleConfigFromEnv(os.Getenv, false)
 			if err != nil {
-				return catalog.Services{}, err
+				return nil, err
 			}
-			return catalog.Services{API: gateway(cfg, httpapi.Routes{Confirmations: confirmService(cfg, pc, ac, true)})}, nil
+			return &peoplefn.Services{API: httpapi.NewGateway(httpapi.Routes{Confirmations: confirmService(cfg, pc, ac, true)}, cfg.TenantClaim)}, nil
 		case "StreamFunction":
 			pc, err := peopleConfigFromEnv(os.Getenv, true)
 			if err != nil {
-				return catalog.Services{}, err
+				return nil, err
 			}
 			log := dynamoeventlog.New(dynamodb.NewFromConfig(ac), pc.EventsTable)
 			execs := &stream.Executions{API: sfn.NewFromConfig(ac), Recorder: &stream.Recorder{Log: log}, Log: log, StateMachines: pc.StateMachines}
 			verify := &auth.JWKS{URL: pc.JWKSURL, Policy: auth.Policy{Issuer: pc.JWTIssuer, Audience: pc.JWTAudience, TenantClaim: cfg.TenantClaim}}
 			h := peoplefn.Stream(
 				eventStream(&httpapi.Events{Log: log, Resolve: execs, Refresh: execs}, verify))
-			return catalog.Services{Stream: &h}, nil
+			return &peoplefn.Services{Stream: &h}, nil
 		}
-		return catalog.Services{}, fmt.Errorf("%s is not a %s function", logicalID, function.KindPeople)
+		return nil, fmt.Errorf("%s is not a %s function", logicalID, function.KindPeople)
 	})
 }
 
