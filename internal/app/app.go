@@ -59,12 +59,6 @@ func (a *App) Handler(logicalID string) (any, error) {
 	return catalog.Lambda(f, &a.Services)
 }
 
-// bucketLayout is where the inputs and reports buckets (or folders) hold
-// a tenant's search: the only prefixes a search task accepts.
-func bucketLayout(tenant, searchID string) (input, report string) {
-	return intake.InputPrefix(tenant, searchID), intake.ReportPrefix(tenant, searchID)
-}
-
 // StartSearch runs one of the executive-search task functions
 // (function.KindSearch).
 func StartSearch(logicalID string) {
@@ -79,7 +73,7 @@ func StartSearch(logicalID string) {
 			analyst = gems.New(client, client.Info())
 		}
 		return &searchfn.Services{Search: &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst,
-			PromptVersions: prompts.PromptVersion, DefaultConcurrency: cfg.MaxConcurrency, Layout: bucketLayout}}, nil
+			PromptVersions: prompts.PromptVersion, DefaultConcurrency: cfg.MaxConcurrency, Layout: search.BucketLayout}}, nil
 	})
 }
 
@@ -159,7 +153,7 @@ func AssembleLocal(cfg Local) *App {
 	in, rep, ctxDir := LocalLayout(dir)
 	inputs, reports := fileblob.NewDir(in), fileblob.NewDir(rep)
 	kv := filestore.NewLocal(ctxDir)
-	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: cfg.Analyst, PromptVersions: prompts.PromptVersion, Layout: bucketLayout}
+	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: cfg.Analyst, PromptVersions: prompts.PromptVersion, Layout: search.BucketLayout}
 	services, resolving := localPeople(dir)
 	searches := cfg.Searches
 	if searches == nil {

@@ -22,8 +22,8 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
-	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/starter"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
@@ -68,7 +68,7 @@ type knowledgeStores struct {
 }
 
 func (k knowledgeStores) of(key string) debate.BlobReader {
-	if strings.HasPrefix(key, intake.ReportsPrefix+"/") {
+	if strings.HasPrefix(key, search.ReportsPrefix+"/") {
 		return k.reports
 	}
 	return k.inputs

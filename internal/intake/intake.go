@@ -22,21 +22,12 @@ import (
 	"github.com/veredicto/veredicto/internal/starter"
 )
 
-// Layout of the buckets (the same keys locally under a data folder):
-// searches/<tenant>/<search_id>/… holds a search's documents,
-// reports/<tenant>/<search_id>/… its reports.
+// A search's READY marker, under its folder (search.InputPrefix), and the
+// tenant of a search uploaded without one.
 const (
-	SearchesPrefix = "searches"
-	ReportsPrefix  = "reports"
-	ReadyMarker    = "READY"
-	DefaultTenant  = "default"
+	ReadyMarker   = "READY"
+	DefaultTenant = "default"
 )
-
-// InputPrefix is where a tenant's search is uploaded.
-func InputPrefix(tenant, searchID string) string { return path.Join(SearchesPrefix, tenant, searchID) }
-
-// ReportPrefix is where a tenant's search's reports are written.
-func ReportPrefix(tenant, searchID string) string { return path.Join(ReportsPrefix, tenant, searchID) }
 
 // Blobs reads objects (inputs and reports buckets).
 type Blobs interface {
@@ -131,8 +122,8 @@ func (s *Service) visible(ctx context.Context, tenant, searchID string) (SearchR
 		return SearchRecord{}, err
 	case !ok || rec.Tenant != tenant:
 		return SearchRecord{}, notFound(searchID)
-	case strings.TrimSuffix(rec.Input.InputPrefix, "/") != InputPrefix(tenant, searchID) ||
-		strings.TrimSuffix(rec.Input.ReportPrefix, "/") != ReportPrefix(tenant, searchID):
+	case strings.TrimSuffix(rec.Input.InputPrefix, "/") != search.InputPrefix(tenant, searchID) ||
+		strings.TrimSuffix(rec.Input.ReportPrefix, "/") != search.ReportPrefix(tenant, searchID):
 		// Every read of a search starts from these prefixes: a record
 		// naming another folder (damaged, or written by hand) is never
 		// followed.

@@ -4,12 +4,33 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/veredicto/veredicto"
 )
+
+// The buckets' layout (the same keys locally under a data folder):
+// searches/<tenant>/<search_id>/… holds a search's documents,
+// reports/<tenant>/<search_id>/… its reports.
+const (
+	SearchesPrefix = "searches"
+	ReportsPrefix  = "reports"
+)
+
+// InputPrefix is where a tenant's search is uploaded.
+func InputPrefix(tenant, searchID string) string { return path.Join(SearchesPrefix, tenant, searchID) }
+
+// ReportPrefix is where a tenant's search's reports are written.
+func ReportPrefix(tenant, searchID string) string { return path.Join(ReportsPrefix, tenant, searchID) }
+
+// BucketLayout is the Layout of the buckets (and of a data folder):
+// InputPrefix and ReportPrefix.
+func BucketLayout(tenant, searchID string) (input, report string) {
+	return InputPrefix(tenant, searchID), ReportPrefix(tenant, searchID)
+}
 
 // BlobWriter stores reports (a folder locally, S3 in AWS).
 type BlobWriter interface {
