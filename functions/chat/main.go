@@ -3,8 +3,8 @@
 // Command chat is the ChatFunction Lambda: POST /api/chat and GET
 // /api/chat/metrics on the HTTP API: claims a turn of the delegation chat and
 // queues it (seed 004 §5–9).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/chatfn lists it and binds its handler,
+// internal/app builds its dependencies.
 package main
 
 import "github.com/veredicto/veredicto/internal/app"

@@ -2,8 +2,8 @@
 
 // Command companion-draft is the CompanionDraftFunction Lambda: phase 3, the CV
 // content.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/companionfn lists it and binds its handler,
+// internal/app builds its dependencies.
 package main
 
 import "github.com/veredicto/veredicto/internal/app"

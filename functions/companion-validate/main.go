@@ -2,8 +2,8 @@
 
 // Command companion-validate is the CompanionValidateFunction Lambda: checks
 // the JD lists requirements before phase 1.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/companionfn lists it and binds its handler,
+// internal/app builds its dependencies.
 package main
 
 import "github.com/veredicto/veredicto/internal/app"

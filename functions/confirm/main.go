@@ -2,8 +2,8 @@
 
 // Command confirm is the ConfirmFunction Lambda: the .waitForTaskToken task
 // that stores a pending confirmation (seed 004 §3).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/peoplefn lists it and binds its handler,
+// internal/app builds its dependencies.
 package main
 
 import "github.com/veredicto/veredicto/internal/app"

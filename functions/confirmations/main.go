@@ -2,8 +2,8 @@
 
 // Command confirmations is the ConfirmationsFunction Lambda: GET and POST
 // /api/confirmations on the HTTP API (list and resolve confirmations).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/peoplefn lists it and binds its handler,
+// internal/app builds its dependencies.
 package main
 
 import "github.com/veredicto/veredicto/internal/app"

@@ -2,8 +2,8 @@
 
 // Command debate-api is the DebateApiFunction Lambda: the debate routes of the
 // HTTP API: POST /debates, GET /debates/{id}[/report].
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app builds its dependencies.
 package main
 
 import "github.com/veredicto/veredicto/internal/app"

@@ -2,8 +2,8 @@
 
 // Command debate-close-round is the DebateCloseRoundFunction Lambda: closes a
 // parallel round: convergence checkpoint, loop hash, circuit breaker.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app builds its dependencies.
 package main
 
 import "github.com/veredicto/veredicto/internal/app"

@@ -2,8 +2,8 @@
 
 // Command debate-council is the DebateCouncilFunction Lambda: closes the
 // council: result ≥ 60 decides, else a person.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app builds its dependencies.
 package main
 
 import "github.com/veredicto/veredicto/internal/app"

@@ -2,8 +2,8 @@
 
 // Command debate-finish is the DebateFinishFunction Lambda: records the debate:
 // log in the table, debate_log.yaml and debate.md in the bucket.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app builds its dependencies.
 package main
 
 import "github.com/veredicto/veredicto/internal/app"

@@ -2,8 +2,8 @@
 
 // Command debate-position is the DebatePositionFunction Lambda: one agent's
 // position in a parallel round (debate_position).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app builds its dependencies.
 package main
 
 import "github.com/veredicto/veredicto/internal/app"

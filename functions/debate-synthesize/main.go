@@ -2,8 +2,8 @@
 
 // Command debate-synthesize is the DebateSynthesizeFunction Lambda: the
 // synthesis (debate_synthesis) and the escalation table.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app builds its dependencies.
 package main
 
 import "github.com/veredicto/veredicto/internal/app"

@@ -2,8 +2,8 @@
 
 // Command debate-vote is the DebateVoteFunction Lambda: one council member's
 // vote (council_vote).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app builds its dependencies.
 package main
 
 import "github.com/veredicto/veredicto/internal/app"

@@ -2,8 +2,8 @@
 
 // Command stream is the StreamFunction Lambda: the event stream (Server-Sent
 // Events) on a Function URL with response streaming.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/peoplefn lists it and binds its handler,
+// internal/app builds its dependencies.
 package main
 
 import "github.com/veredicto/veredicto/internal/app"

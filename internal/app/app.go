@@ -20,13 +20,13 @@ import (
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/app/searchapp"
 	"github.com/veredicto/veredicto/internal/asl"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/catalog/intakefn"
-	"github.com/veredicto/veredicto/internal/catalog/searchfn"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
@@ -36,8 +36,6 @@ import (
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
-	"github.com/veredicto/veredicto/internal/search/gems"
-	"github.com/veredicto/veredicto/internal/search/offline"
 	"github.com/veredicto/veredicto/internal/starter"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
@@ -57,24 +55,6 @@ func (a *App) Handler(logicalID string) (any, error) {
 		return nil, err
 	}
 	return catalog.Lambda(f, &a.Services)
-}
-
-// StartSearch runs one of the executive-search task functions
-// (function.KindSearch).
-func StartSearch(logicalID string) {
-	lambdaenv.Start(logicalID, function.KindSearch, searchfn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
-		inputs, reports, kv := storage.New(cfg, ac)
-		client, err := llmsecret.Client(ctx, ac, cfg)
-		if err != nil {
-			return nil, err
-		}
-		var analyst search.Analyst = offline.New()
-		if client != nil {
-			analyst = gems.New(client, client.Info())
-		}
-		return &searchfn.Services{Search: &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst,
-			PromptVersions: prompts.PromptVersion, DefaultConcurrency: cfg.MaxConcurrency, Layout: search.BucketLayout}}, nil
-	})
 }
 
 // StartIntake runs TriggerFunction or ApiFunction (function.KindIntake).
@@ -223,18 +203,8 @@ func ChooseAnalyst(provider, model string, getenv func(string) string) (search.A
 	if err != nil {
 		return nil, "", err
 	}
-	a, notice := Analyst(client)
+	a, notice := searchapp.Analyst(client)
 	return a, notice, nil
-}
-
-// Analyst is the executive-search analyst of a client: the LLM agents, or
-// the offline baseline when client is nil. The notice is the one line
-// shown to the user.
-func Analyst(client *llm.OpenAI) (search.Analyst, string) {
-	if client == nil {
-		return offline.New(), "LLM: offline lexical baseline (no OPENAI_API_KEY set): reports are labelled as a baseline, not a model judgment"
-	}
-	return gems.New(client, client.Info()), "LLM: openai-compatible, model " + client.Info().Model
 }
 
 // FolderSearch is a search folder evaluated on this machine, as "veredicto

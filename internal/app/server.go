@@ -23,6 +23,7 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/app/searchapp"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/catalog"
@@ -155,7 +156,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		}
 	}
 
-	analyst, notice := Analyst(cfg.LLM)
+	analyst, notice := searchapp.Analyst(cfg.LLM)
 	events := fileeventlog.Local(cfg.Data)
 	events.Quarantine = quarantine.Beside(events.Dir(), logger)
 	// The services start their workflows through this server's Step

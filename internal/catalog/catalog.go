@@ -96,7 +96,7 @@ type entry struct{ Pkg, Func string }
 var kinds = []kind{
 	{function.KindSearch, searchfn.Functions, func(s *Services) any {
 		return &searchfn.Services{Search: s.Search}
-	}, entry{"internal/app", "StartSearch"}},
+	}, entry{"internal/app/searchapp", "Start"}},
 	{function.KindIntake, intakefn.Functions, func(s *Services) any {
 		return &intakefn.Services{Intake: s.Intake, API: s.API}
 	}, entry{"internal/app", "StartIntake"}},
