@@ -15,18 +15,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
-	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
 	"github.com/veredicto/veredicto/internal/app/searchapp"
 	"github.com/veredicto/veredicto/internal/asl"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
-	"github.com/veredicto/veredicto/internal/catalog/intakefn"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
@@ -55,24 +52,6 @@ func (a *App) Handler(logicalID string) (any, error) {
 		return nil, err
 	}
 	return catalog.Lambda(f, &a.Services)
-}
-
-// StartIntake runs TriggerFunction or ApiFunction (function.KindIntake).
-func StartIntake(logicalID string) {
-	lambdaenv.Start(logicalID, function.KindIntake, intakefn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
-		inputs, reports, kv := storage.New(cfg, ac)
-		client := sfn.NewFromConfig(ac)
-		var st intake.Starter = starter.Unconfigured{Variable: "STATE_MACHINE_ARN"}
-		if cfg.StateMachineARN != "" {
-			st = starter.NewSFN(client, cfg.StateMachineARN)
-		}
-		var runs httpapi.RunLister
-		if len(cfg.RunMachines) > 0 {
-			runs = &httpapi.SFNRuns{Client: client, Machines: cfg.RunMachines}
-		}
-		in := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
-		return &intakefn.Services{Intake: in, API: httpapi.NewGateway(httpapi.Routes{Searches: in, Runs: runs}, cfg.TenantClaim)}, nil
-	})
 }
 
 // StartFlags runs FlagsFunction (function.KindFlags).

@@ -99,7 +99,7 @@ var kinds = []kind{
 	}, entry{"internal/app/searchapp", "Start"}},
 	{function.KindIntake, intakefn.Functions, func(s *Services) any {
 		return &intakefn.Services{Intake: s.Intake, API: s.API}
-	}, entry{"internal/app", "StartIntake"}},
+	}, entry{"internal/app/intakeapp", "Start"}},
 	{function.KindFlags, flagsfn.Functions, func(s *Services) any {
 		return &flagsfn.Services{API: s.API}
 	}, entry{"internal/app", "StartFlags"}},
