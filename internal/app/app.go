@@ -14,21 +14,16 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
+	"github.com/veredicto/veredicto/internal/app/flagsapp"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
-	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
 	"github.com/veredicto/veredicto/internal/app/searchapp"
 	"github.com/veredicto/veredicto/internal/asl"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
-	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
-	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
-	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -52,26 +47,6 @@ func (a *App) Handler(logicalID string) (any, error) {
 		return nil, err
 	}
 	return catalog.Lambda(f, &a.Services)
-}
-
-// StartFlags runs FlagsFunction (function.KindFlags).
-func StartFlags(logicalID string) {
-	lambdaenv.Start(logicalID, function.KindFlags, flagsfn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
-		client, err := llmsecret.Client(ctx, ac, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return &flagsfn.Services{API: httpapi.NewGateway(httpapi.Routes{Judge: judge(client)}, cfg.TenantClaim)}, nil
-	})
-}
-
-// judge is the flags contradiction judge: the LLM's when there is a
-// client, otherwise the offline one.
-func judge(client *llm.OpenAI) flags.ContradictionJudge {
-	if client == nil {
-		return flags.OfflineJudge{}
-	}
-	return flags.LLMJudge{Client: client}
 }
 
 // LocalLayout is where the local adapters keep data under a folder: the
@@ -131,7 +106,7 @@ func AssembleLocal(cfg Local) *App {
 		})
 	}
 	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: searches, Logger: cfg.Logger}
-	services.Search, services.Intake, services.Judge = svc, is, judge(client)
+	services.Search, services.Intake, services.Judge = svc, is, flagsapp.Judge(client)
 	var debates *httpapi.Debates
 	services.Debate, debates = localDebate(dir, client, kv, services.Confirm, cfg.Debates, cfg.Logger)
 	var chatAPI *httpapi.Chat

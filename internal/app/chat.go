@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/veredicto/veredicto/internal/app/flagsapp"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
@@ -98,7 +99,7 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleConfig, cc 
 		Confirmations: confirms, ConfirmationStore: confirms.Store, Options: cc.Options,
 		Tools: map[string]chat.Tool{
 			chat.ActionSearch:    chat.SearchTool{Searches: searches},
-			chat.ActionFlags:     chat.FlagsTool{Inputs: inputs, Judge: judge(client)},
+			chat.ActionFlags:     chat.FlagsTool{Inputs: inputs, Judge: flagsapp.Judge(client)},
 			chat.ActionCompanion: machine(cc.CompanionARN, "CareerCompanionStateMachine", func() any { return &chat.CompanionArgs{} }, chat.CompanionInput),
 			chat.ActionDebate:    debateTool(machine(cc.DebateARN, "DebateStateMachine", func() any { return &chat.DebateArgs{} }, chat.DebateInput)),
 			chat.ActionReports:   chat.ReportsTool{Searches: searches, Outbox: chat.BlobOutbox{Blobs: reports}},
@@ -163,7 +164,7 @@ func localChat(dir string, s catalog.Services) (*httpapi.Chat, *chat.Service) {
 	}
 	judgeOf := s.Judge
 	if judgeOf == nil {
-		judgeOf = judge(nil)
+		judgeOf = flagsapp.Judge(nil)
 	}
 	svc := &chat.Service{
 		Registry: reg, Intents: intents, Model: model, Store: filestore.NewLocal(filepath.Join(dir, "chats")), Events: s.Confirm.Events,

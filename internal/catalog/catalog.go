@@ -102,7 +102,7 @@ var kinds = []kind{
 	}, entry{"internal/app/intakeapp", "Start"}},
 	{function.KindFlags, flagsfn.Functions, func(s *Services) any {
 		return &flagsfn.Services{API: s.API}
-	}, entry{"internal/app", "StartFlags"}},
+	}, entry{"internal/app/flagsapp", "Start"}},
 	{function.KindPeople, peoplefn.Functions, func(s *Services) any {
 		return &peoplefn.Services{Confirm: s.Confirm, API: s.API, Stream: s.Stream}
 	}, entry{"internal/app", "StartPeople"}},
