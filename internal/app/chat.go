@@ -15,6 +15,7 @@ import (
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/app/peopleapp"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/catalog/chatfn"
@@ -56,7 +57,7 @@ func chatConfigFromEnv(getenv func(string) string, logicalID string) (chatConfig
 // context table, the search tools on S3 and Step Functions, outgoing mail
 // as JSON under outbox/<tenant>/ in the reports bucket (for the mail
 // gateway), the supervisor on the LLM secret (offline without one).
-func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleConfig, cc chatConfig, ac aws.Config) (*chat.Service, error) {
+func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleapp.Config, cc chatConfig, ac aws.Config) (*chat.Service, error) {
 	reg, err := chat.LoadRegistry(prompts.AgentsFile, prompts.AgentsYAML, chat.KnownActions())
 	if err != nil {
 		return nil, err
@@ -84,7 +85,7 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleConfig, cc 
 			return nil, err
 		}
 	}
-	confirms := confirmService(cfg, pc, ac, false)
+	confirms := peopleapp.Confirmations(cfg, pc, ac, false)
 	machine := func(arn, name string, args func() any, input func(chat.Call) (any, error)) chat.MachineTool {
 		t := chat.MachineTool{MachineARN: arn, Name: name, NewArgs: args, Input: input}
 		if arn != "" {
@@ -117,7 +118,7 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleConfig, cc 
 // or ChatTurnFunction (the turns queue's worker) (function.KindChat).
 func StartChat(logicalID string) {
 	lambdaenv.Start(logicalID, function.KindChat, chatfn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
-		pc, err := peopleConfigFromEnv(os.Getenv, false)
+		pc, err := peopleapp.ConfigFromEnv(os.Getenv, false)
 		if err != nil {
 			return nil, err
 		}

@@ -105,7 +105,7 @@ var kinds = []kind{
 	}, entry{"internal/app/flagsapp", "Start"}},
 	{function.KindPeople, peoplefn.Functions, func(s *Services) any {
 		return &peoplefn.Services{Confirm: s.Confirm, API: s.API, Stream: s.Stream}
-	}, entry{"internal/app", "StartPeople"}},
+	}, entry{"internal/app/peopleapp", "Start"}},
 	{function.KindDebate, debatefn.Functions, func(s *Services) any {
 		return &debatefn.Services{Debate: s.Debate, API: s.API}
 	}, entry{"internal/app", "StartDebate"}},
