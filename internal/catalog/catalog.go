@@ -108,7 +108,7 @@ var kinds = []kind{
 	}, entry{"internal/app/peopleapp", "Start"}},
 	{function.KindDebate, debatefn.Functions, func(s *Services) any {
 		return &debatefn.Services{Debate: s.Debate, API: s.API}
-	}, entry{"internal/app", "StartDebate"}},
+	}, entry{"internal/app/debateapp", "Start"}},
 	{function.KindChat, chatfn.Functions, func(s *Services) any {
 		return &chatfn.Services{API: s.API, Turns: s.ChatTurns}
 	}, entry{"internal/app", "StartChat"}},
