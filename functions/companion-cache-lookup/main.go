@@ -3,9 +3,9 @@
 // Command companion-cache-lookup is the CompanionCacheLookupFunction Lambda:
 // the classification cache lookup by input hash.
 // Wiring only: internal/catalog/companionfn lists it and binds its handler,
-// internal/app builds its dependencies.
+// internal/app/companionapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/companionapp"
 
-func main() { app.StartCompanion("CompanionCacheLookupFunction") }
+func main() { companionapp.Start("CompanionCacheLookupFunction") }

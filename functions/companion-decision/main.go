@@ -3,9 +3,9 @@
 // Command companion-decision is the CompanionDecisionFunction Lambda: records
 // the answer to the anti-impostor pause.
 // Wiring only: internal/catalog/companionfn lists it and binds its handler,
-// internal/app builds its dependencies.
+// internal/app/companionapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/companionapp"
 
-func main() { app.StartCompanion("CompanionDecisionFunction") }
+func main() { companionapp.Start("CompanionDecisionFunction") }

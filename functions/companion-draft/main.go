@@ -3,9 +3,9 @@
 // Command companion-draft is the CompanionDraftFunction Lambda: phase 3, the CV
 // content.
 // Wiring only: internal/catalog/companionfn lists it and binds its handler,
-// internal/app builds its dependencies.
+// internal/app/companionapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/companionapp"
 
-func main() { app.StartCompanion("CompanionDraftFunction") }
+func main() { companionapp.Start("CompanionDraftFunction") }

@@ -3,9 +3,9 @@
 // Command companion-scoring is the CompanionScoringFunction Lambda: phase 2c,
 // the ScoringEngine (code only).
 // Wiring only: internal/catalog/companionfn lists it and binds its handler,
-// internal/app builds its dependencies.
+// internal/app/companionapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/companionapp"
 
-func main() { app.StartCompanion("CompanionScoringFunction") }
+func main() { companionapp.Start("CompanionScoringFunction") }

@@ -114,7 +114,7 @@ var kinds = []kind{
 	}, entry{"internal/app", "StartChat"}},
 	{function.KindCompanion, companionfn.Functions, func(s *Services) any {
 		return &companionfn.Services{Companion: s.Companion, API: s.API}
-	}, entry{"internal/app", "StartCompanion"}},
+	}, entry{"internal/app/companionapp", "Start"}},
 }
 
 func kindOf(k function.Kind) (kind, bool) {
