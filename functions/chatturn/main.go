@@ -4,9 +4,9 @@
 // queued turns: the supervisor, its delegations and confirmations, onto the
 // conversation's stream.
 // Wiring only: internal/catalog/chatfn lists it and binds its handler,
-// internal/app builds its dependencies.
+// internal/app/chatapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/chatapp"
 
-func main() { app.StartChat("ChatTurnFunction") }
+func main() { chatapp.Start("ChatTurnFunction") }

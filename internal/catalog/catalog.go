@@ -111,7 +111,7 @@ var kinds = []kind{
 	}, entry{"internal/app/debateapp", "Start"}},
 	{function.KindChat, chatfn.Functions, func(s *Services) any {
 		return &chatfn.Services{API: s.API, Turns: s.ChatTurns}
-	}, entry{"internal/app", "StartChat"}},
+	}, entry{"internal/app/chatapp", "Start"}},
 	{function.KindCompanion, companionfn.Functions, func(s *Services) any {
 		return &companionfn.Services{Companion: s.Companion, API: s.API}
 	}, entry{"internal/app/companionapp", "Start"}},
