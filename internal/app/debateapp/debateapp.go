@@ -37,7 +37,7 @@ func Start(logicalID string) {
 		if err != nil {
 			return nil, err
 		}
-		var st httpapi.DebateStarter = starter.Unconfigured{Variable: "STATE_MACHINE_ARN"}
+		var st httpapi.DebateStarter = starter.Unconfigured{Variable: "DEBATE_STATE_MACHINE_ARN"}
 		if arn := os.Getenv("DEBATE_STATE_MACHINE_ARN"); arn != "" {
 			st = starter.NewSFN(sfn.NewFromConfig(ac), arn)
 		}
