@@ -1,8 +1,12 @@
-// Package app assembles the project's services from configuration: the AWS
-// adapters (S3, DynamoDB, Step Functions, Secrets Manager) inside Lambda,
-// or the embedded local adapters (folders, the in-process engine) on one
-// machine. Both expose the same handlers by template logical id, so a
-// Lambda's main.go and `veredicto lambda invoke` run identical code.
+// Package app assembles the project's services on one machine: the local
+// adapters (folders, the in-process engine, the control plane) for
+// `veredicto serve`, the CLI and `veredicto lambda invoke`. Inside Lambda
+// each kind of function is assembled by its own entry point,
+// internal/app/<kind>app, on the AWS adapters (S3, DynamoDB, Step
+// Functions, Secrets Manager); this package reuses those packages'
+// builders, never the other way round, so a bootstrap links only its kind.
+// Both bind the same handlers by template logical id (internal/catalog),
+// so a Lambda's main.go and `veredicto lambda invoke` run identical code.
 package app
 
 import (

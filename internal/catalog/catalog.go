@@ -7,13 +7,15 @@
 //
 // Each kind of function keeps its list and its binding where only that kind
 // is imported: internal/catalog/<kind>fn (searchfn, intakefn, flagsfn,
-// peoplefn, debatefn, chatfn, companionfn) lists its functions, bound with
-// function.Bind to its own Services, and its Lambda entry point (EntryPoint
-// names it) needs only that list, so a bootstrap can link only its kind's
-// handlers and domain packages. This
-// package aggregates the kinds (All, Lookup, InvokedBy) for everything that
-// needs the whole list, and binds any function to the services assembled on
-// one machine (Services, Lambda, Task, Registry).
+// peoplefn, debatefn, chatfn, companionfn) lists its functions, each bound
+// with function.Bind to a dependency in that kind's Services, and the
+// kind's Lambda entry point, internal/app/<kind>app, builds those Services
+// and imports only that list. A bootstrap therefore links only its kind's
+// handlers and domain packages (TestBootstrapsLinkOnlyTheirKind). This
+// package aggregates the kinds (its kinds table: list, entry point, the
+// kind's Services from the local ones) for everything that needs the whole
+// list (All, Lookup, InvokedBy) and binds any function to the services
+// assembled on one machine (Services, Lambda, Task, Registry).
 //
 // Everything else derives from this list or is checked against it:
 //   - functions/<Folder>/main.go and build.mk are generated from it
@@ -33,11 +35,12 @@
 //
 //  1. Write the handler, func(ctx, In) (Out, error), in its domain package.
 //  2. Add one entry with function.Bind(...) to its kind's list
-//     (internal/catalog/<kind>fn). If it needs dependencies its kind's
-//     Services lacks, add a field there, fill it in the kind's entry point
-//     and in kinds below (from the local Services). A new kind needs a
-//     function.Kind, a <kind>fn package with its Services and Functions, an
-//     entry point, and a row in kinds below.
+//     (internal/catalog/<kind>fn). If it needs a dependency its kind's
+//     Services lacks, add a field there, build it in the kind's entry point
+//     (internal/app/<kind>app) and map it from the local Services in kinds
+//     below. A new kind is a function.Kind, a <kind>fn package (Services,
+//     Functions), an internal/app/<kind>app package (Start(logicalID)) and
+//     a row of kinds.
 //  3. Run go generate ./internal/catalog: it writes functions/<Folder>/main.go
 //     and build.mk.
 //  4. Add the resource to template.yaml (and, for a Task, its
