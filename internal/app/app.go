@@ -92,11 +92,11 @@ func AssembleLocal(cfg Local) *App {
 	inputs, reports := fileblob.NewDir(in), fileblob.NewDir(rep)
 	kv := filestore.NewLocal(ctxDir)
 	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: cfg.Analyst, PromptVersions: prompts.PromptVersion, Layout: search.BucketLayout}
-	services, resolving := localPeople(dir)
+	confirms, stream, resolving := localPeople(dir)
 	searches := cfg.Searches
 	if searches == nil {
 		// Senior reviews are recorded with the other confirmations under dir.
-		eng := asl.New(catalog.SearchRegistry(svc, services.Confirm))
+		eng := asl.New(catalog.SearchRegistry(svc, confirms))
 		searches = starter.NewLocal(kv, func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
 			var si search.StartInput
 			if err := json.Unmarshal(input, &si); err != nil {
@@ -110,15 +110,13 @@ func AssembleLocal(cfg Local) *App {
 		})
 	}
 	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: searches, Logger: cfg.Logger}
-	services.Search, services.Intake, services.Judge = svc, is, flagsapp.Judge(client)
-	var debates *httpapi.Debates
-	services.Debate, debates = localDebate(dir, client, kv, services.Confirm, cfg.Debates, cfg.Logger)
-	var chatAPI *httpapi.Chat
-	chatAPI, services.ChatTurns = localChat(dir, services)
-	services.Companion = LocalCompanion(dir, client, cfg.Events)
-	services.API = &httpapi.Gateway{Handler: httpapi.New(httpapi.Routes{Searches: is, Judge: services.Judge,
+	judge := flagsapp.Judge(client)
+	steps, debates := localDebate(dir, client, kv, confirms, cfg.Debates, cfg.Logger)
+	chatAPI, turns := localChat(dir, is, confirms, judge)
+	api := &httpapi.Gateway{Handler: httpapi.New(httpapi.Routes{Searches: is, Judge: judge,
 		Debates: debates, Chat: chatAPI, Confirmations: resolving})}
-	return &App{Services: services, Debates: debates}
+	return &App{Debates: debates, Services: catalog.Services{Search: svc, Intake: is, API: api, Judge: judge, Confirm: confirms,
+		Debate: steps, Stream: stream, ChatTurns: turns, Companion: LocalCompanion(dir, client, cfg.Events)}}
 }
 
 // ChooseLLM resolves the LLM for runs on this machine: the named provider,

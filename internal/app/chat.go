@@ -4,11 +4,12 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/veredicto/veredicto/internal/app/flagsapp"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
-	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/chat"
+	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/intake"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
@@ -19,9 +20,9 @@ import (
 // "veredicto lambda invoke", where ChatFunction runs the turn in the
 // request (no queue) and the supervisor is offline unless
 // OPENAI_API_KEY is set.
-func localChat(dir string, s catalog.Services) (*httpapi.Chat, *chat.Service) {
+func localChat(dir string, searches *intake.Service, confirms *confirm.Service, judge flags.ContradictionJudge) (*httpapi.Chat, *chat.Service) {
 	reg, err := chat.LoadRegistry(prompts.AgentsFile, prompts.AgentsYAML, chat.KnownActions())
-	if err != nil || s.Intake == nil || s.Confirm == nil {
+	if err != nil || searches == nil || confirms == nil || judge == nil {
 		return nil, nil // the embedded registry is tested; without it the handler reports the missing service
 	}
 	var model chat.Model
@@ -35,21 +36,17 @@ func localChat(dir string, s catalog.Services) (*httpapi.Chat, *chat.Service) {
 	if err != nil {
 		return nil, nil
 	}
-	judgeOf := s.Judge
-	if judgeOf == nil {
-		judgeOf = flagsapp.Judge(nil)
-	}
 	svc := &chat.Service{
-		Registry: reg, Intents: intents, Model: model, Store: filestore.NewLocal(filepath.Join(dir, "chats")), Events: s.Confirm.Events,
-		Confirmations: s.Confirm, ConfirmationStore: s.Confirm.Store, Options: chat.OptionsFromEnv(os.Getenv),
+		Registry: reg, Intents: intents, Model: model, Store: filestore.NewLocal(filepath.Join(dir, "chats")), Events: confirms.Events,
+		Confirmations: confirms, ConfirmationStore: confirms.Store, Options: chat.OptionsFromEnv(os.Getenv),
 		Tools: map[string]chat.Tool{
-			chat.ActionSearch: chat.SearchTool{Searches: s.Intake},
-			chat.ActionFlags:  chat.FlagsTool{Inputs: fileblob.NewDir(in), Judge: judgeOf},
+			chat.ActionSearch: chat.SearchTool{Searches: searches},
+			chat.ActionFlags:  chat.FlagsTool{Inputs: fileblob.NewDir(in), Judge: judge},
 			// The companion's and the debate's machines run under "serve"
 			// (cmd/veredicto wires them); a lone invoke has none.
 			chat.ActionCompanion: chat.MachineTool{Name: "CareerCompanionStateMachine", NewArgs: func() any { return &chat.CompanionArgs{} }},
 			chat.ActionDebate:    chat.MachineTool{Name: "DebateStateMachine", NewArgs: func() any { return &chat.DebateArgs{} }},
-			chat.ActionReports:   chat.ReportsTool{Searches: s.Intake, Outbox: chat.DirOutbox{Dir: filepath.Join(dir, "outbox")}},
+			chat.ActionReports:   chat.ReportsTool{Searches: searches, Outbox: chat.DirOutbox{Dir: filepath.Join(dir, "outbox")}},
 		},
 	}
 	if svc.Validate() != nil {

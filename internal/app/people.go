@@ -7,7 +7,6 @@ import (
 
 	"github.com/veredicto/veredicto/internal/app/peopleapp"
 	"github.com/veredicto/veredicto/internal/auth"
-	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/catalog/peoplefn"
 	"github.com/veredicto/veredicto/internal/confirm"
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
@@ -19,15 +18,14 @@ import (
 // with the layout "veredicto serve --data dir" uses: confirmations and
 // events under dir, decisions delivered through the Step Functions API of
 // the server running on dir, stream tokens signed with dir's local key. It
-// returns the confirmations service that resolves them too.
-func localPeople(dir string) (catalog.Services, *confirm.Service) {
+// returns the service that creates confirmations, the stream, and the
+// service that resolves them.
+func localPeople(dir string) (confirms *confirm.Service, sse *peoplefn.Stream, resolving *confirm.Service) {
 	log := fileeventlog.Local(dir)
 	tasks := ServiceSFN(dir, "", PrincipalConfirmations)
-	svc := &confirm.Service{Store: fileconfirm.Local(dir), Events: log}
-	resolving := &confirm.Service{Store: svc.Store, Events: log, Tasks: tasks}
-	sse := peoplefn.Stream(
-		peopleapp.EventStream(&httpapi.Events{Log: log}, localKey{dir: dir}))
-	return catalog.Services{Confirm: svc, Stream: &sse}, resolving
+	store := fileconfirm.Local(dir)
+	stream := peoplefn.Stream(peopleapp.EventStream(&httpapi.Events{Log: log}, localKey{dir: dir}))
+	return &confirm.Service{Store: store, Events: log}, &stream, &confirm.Service{Store: store, Events: log, Tasks: tasks}
 }
 
 // localKey verifies tokens signed with the local HS256 key under dir
