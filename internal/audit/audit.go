@@ -17,6 +17,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -26,7 +27,8 @@ import (
 
 // Entry kinds.
 const (
-	KindStart     = "start"          // the execution's input, by hash; the main chain's first entry
+	KindStart     = "start"          // the execution's input, by hash; the main chain's first entry (Start)
+	KindStage     = "stage"          // a stage output the step stored, or read from before the execution (Stage)
 	KindModel     = "model_call"     // one attempt of a model call (ModelCall)
 	KindDecision  = "decision"       // a decision the code took (Decision)
 	KindHuman     = "human_decision" // a person's decision (HumanDecision)
@@ -90,6 +92,7 @@ type head struct {
 	mu   sync.Mutex
 	seq  int // next seq; -1 until read from the store
 	hash string
+	keys map[string]bool // the keys of the chain's stage entries (AppendOnce)
 }
 
 // NewRecorder records into store, stamping entries with now (time.Now
@@ -115,10 +118,25 @@ func (r *Recorder) head(chain string) *head {
 	return h
 }
 
+// maxConflicts bounds how often one Append re-reads a chain another
+// writer moved (two Lambdas of one execution writing its main chain).
+const maxConflicts = 8
+
 // Append adds an entry of kind with data to chain and returns its hash.
 // It returns once the line is stored: a step that records before it uses
 // its result never uses an unrecorded one.
 func (r *Recorder) Append(ctx context.Context, chain, kind string, data any) (string, error) {
+	return r.append(ctx, chain, kind, "", data)
+}
+
+// AppendOnce is Append for an entry the chain holds at most once, by key
+// (a stage read from the store by several steps): it returns "" when the
+// chain holds key already.
+func (r *Recorder) AppendOnce(ctx context.Context, chain, kind, key string, data any) (string, error) {
+	return r.append(ctx, chain, kind, key, data)
+}
+
+func (r *Recorder) append(ctx context.Context, chain, kind, key string, data any) (string, error) {
 	if chain == "" {
 		return "", fmt.Errorf("audit: an entry needs a chain")
 	}
@@ -129,23 +147,35 @@ func (r *Recorder) Append(ctx context.Context, chain, kind string, data any) (st
 	h := r.head(chain)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.seq < 0 {
-		if err := h.load(ctx, r.store, chain); err != nil {
-			return "", err
+	for conflicts := 0; ; conflicts++ {
+		if h.seq < 0 {
+			if err := h.load(ctx, r.store, chain); err != nil {
+				return "", err
+			}
 		}
+		if key != "" && h.keys[key] {
+			return "", nil
+		}
+		line, err := json.Marshal(Entry{Seq: h.seq, Chain: chain, Kind: kind, At: r.now().UTC(), Data: raw, Prev: h.hash})
+		if err != nil {
+			return "", fmt.Errorf("audit %s %s: %w", chain, kind, err)
+		}
+		err = r.store.Append(ctx, chain, h.seq, line)
+		if err != nil {
+			seq := h.seq
+			h.seq = -1 // read the chain again: another writer moved it, or the write failed halfway
+			if errors.As(err, new(*veredicto.ConflictError)) && conflicts < maxConflicts {
+				continue
+			}
+			return "", fmt.Errorf("audit %s entry %d: %w", chain, seq, err)
+		}
+		h.seq++
+		h.hash = Hash(line)
+		if key != "" {
+			h.keys[key] = true
+		}
+		return h.hash, nil
 	}
-	line, err := json.Marshal(Entry{Seq: h.seq, Chain: chain, Kind: kind, At: r.now().UTC(), Data: raw, Prev: h.hash})
-	if err != nil {
-		return "", fmt.Errorf("audit %s %s: %w", chain, kind, err)
-	}
-	if err := r.store.Append(ctx, chain, h.seq, line); err != nil {
-		seq := h.seq
-		h.seq = -1 // read the chain again next time: another writer moved it
-		return "", fmt.Errorf("audit %s entry %d: %w", chain, seq, err)
-	}
-	h.seq++
-	h.hash = Hash(line)
-	return h.hash, nil
 }
 
 // Head is a chain's last hash and its length (Genesis and 0 for an empty
@@ -167,9 +197,20 @@ func (h *head) load(ctx context.Context, store Store, chain string) error {
 	if err != nil {
 		return fmt.Errorf("audit: read chain %s: %w", chain, err)
 	}
-	h.seq, h.hash = len(lines), Genesis(chain)
+	h.seq, h.hash, h.keys = len(lines), Genesis(chain), map[string]bool{}
 	if len(lines) > 0 {
 		h.hash = Hash(lines[len(lines)-1])
+	}
+	for _, line := range lines {
+		var e struct {
+			Kind string `json:"kind"`
+			Data struct {
+				Key string `json:"key"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(line, &e) == nil && e.Kind == KindStage && e.Data.Key != "" {
+			h.keys[e.Data.Key] = true
+		}
 	}
 	return nil
 }
@@ -203,9 +244,10 @@ type ModelCall struct {
 	Messages []Message `json:"messages"`
 	Attempt  int       `json:"attempt"`
 	Reask    bool      `json:"reask,omitempty"`
-	// Response is the model's raw answer; Error the provider's failure
-	// (its kind and message) when there was none.
-	Response  json.RawMessage `json:"response,omitempty"`
+	// Response is the hash of the model's raw answer (stored as a text);
+	// ErrorName and Error the provider's failure when there was none.
+	Response  string          `json:"response_sha256,omitempty"`
+	ErrorName string          `json:"error_name,omitempty"`
 	Truncated bool            `json:"truncated,omitempty"`
 	Error     string          `json:"error,omitempty"`
 	Usage     veredicto.Usage `json:"usage"`
@@ -216,7 +258,7 @@ type ModelCall struct {
 }
 
 // Decision is a decision the code took: a gate (Score against Threshold),
-// a rule that fired, a state a candidate entered.
+// a rule that fired, a state a candidate entered, the outcome applied.
 type Decision struct {
 	Name      string   `json:"name"` // gate_gem1, rule, state…
 	Candidate string   `json:"candidate,omitempty"`
@@ -227,18 +269,52 @@ type Decision struct {
 	// (a rule's span, a re-asked inconsistency).
 	Evidence []string `json:"evidence,omitempty"`
 	Detail   string   `json:"detail,omitempty"`
+	// Confirmation and Applies: a decision applied from a person's answer
+	// names the confirmation and the status it relies on (approved,
+	// rejected); Verify checks the record agrees.
+	Confirmation string `json:"confirmation,omitempty"`
+	Applies      string `json:"applies,omitempty"`
 }
 
-// HumanDecision is a person's decision on a confirmation.
+// Start opens an execution: what ran, on what. The documents are stored
+// as texts, so a replay needs nothing but the record.
+type Start struct {
+	Workflow  string              `json:"workflow"` // executive_search, career_companion, debate, flags, chat
+	Execution string              `json:"execution"`
+	Tenant    string              `json:"tenant,omitempty"`
+	Input     json.RawMessage     `json:"input"`
+	Model     veredicto.ModelInfo `json:"model"`
+	// Prompts maps each agent to its prompt's version.
+	Prompts map[string]string `json:"prompts,omitempty"`
+	// Documents maps each input document (its path) to its text's hash.
+	Documents map[string]string `json:"documents"`
+}
+
+// Stage is a stage output: stored by the step (Reused false), or read
+// from the store where an earlier execution left it (Reused true; a
+// replay seeds its store with these). Record names the stored bytes.
+type Stage struct {
+	Candidate string `json:"candidate,omitempty"`
+	Stage     string `json:"stage"`
+	Key       string `json:"key"`
+	Reused    bool   `json:"reused,omitempty"`
+	Record    string `json:"record_sha256"`
+}
+
+// HumanDecision is a person's decision on a confirmation, or what became
+// of the question (pending, expired, unavailable).
 type HumanDecision struct {
-	Confirmation string    `json:"confirmation"`
+	Confirmation string    `json:"confirmation,omitempty"`
 	Candidate    string    `json:"candidate,omitempty"`
-	Status       string    `json:"status"` // approved, rejected, expired, pending
+	Status       string    `json:"status"` // approved, rejected, expired, pending, unavailable
 	Principal    string    `json:"principal,omitempty"`
 	DecidedAt    time.Time `json:"decided_at,omitzero"`
 	Comment      string    `json:"comment,omitempty"`
 	// Preview is the hash of what the person was shown.
 	Preview string `json:"preview_sha256,omitempty"`
+	// Error and Cause: why the question could not be asked (unavailable).
+	Error string `json:"error,omitempty"`
+	Cause string `json:"cause,omitempty"`
 }
 
 // Report is a file the execution wrote.
