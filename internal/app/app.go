@@ -22,6 +22,7 @@ import (
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/searchapp"
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/audit"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/companion"
@@ -91,7 +92,8 @@ func AssembleLocal(cfg Local) *App {
 	in, rep, ctxDir := LocalLayout(dir)
 	inputs, reports := fileblob.NewDir(in), fileblob.NewDir(rep)
 	kv := filestore.NewLocal(ctxDir)
-	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: cfg.Analyst, PromptVersions: prompts.PromptVersion, Layout: search.BucketLayout}
+	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: cfg.Analyst, PromptVersions: prompts.PromptVersion, Layout: search.BucketLayout,
+		Audit: &audit.Folders{Root: filepath.Join(rep, AuditPrefix)}}
 	confirms, stream, resolving := localPeople(dir)
 	searches := cfg.Searches
 	if searches == nil {
@@ -184,6 +186,9 @@ func NewFolderSearch(inputs search.BlobReader, out, data string, analyst search.
 		Analyst:        analyst,
 		PromptVersions: prompts.PromptVersion,
 		Limits:         limits,
+		// One execution per output folder: its record is OUT/audit
+		// (ArchiveRecord moves an earlier run's aside first).
+		Audit: &audit.Folders{Root: filepath.Join(out, "audit"), Single: true},
 	}
 	reviews := &confirm.Service{Store: fileconfirm.Local(data), Events: fileeventlog.Local(data), Logger: logger,
 		Resolver: fmt.Sprintf("veredicto search run --review (pid %d, started %s)", os.Getpid(), time.Now().UTC().Format(time.RFC3339Nano))}

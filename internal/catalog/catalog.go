@@ -57,6 +57,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
@@ -294,7 +295,18 @@ func StartSearch(ctx context.Context, eng *asl.Engine, in search.StartInput, onE
 	if err != nil {
 		return nil, fmt.Errorf("%s input: %w", function.ExecutiveSearch, err)
 	}
-	return eng.Start(ctx, sm, input, asl.StartOptions{Name: in.SearchID, StateMachineName: "executive_search", OnEvent: onEvent})
+	return eng.Start(ctx, sm, input, asl.StartOptions{Name: RunName(in.SearchID, time.Now()), StateMachineName: "executive_search", OnEvent: onEvent})
+}
+
+// RunName names a run of searchID started at t: unique per run, as Step
+// Functions names are, so each run's audit record and the stages it
+// computed are told from an earlier run's. At most 80 characters.
+func RunName(searchID string, t time.Time) string {
+	stamp := t.UTC().Format("20060102-150405.000000")
+	if r := []rune(searchID); len(r) > 80-1-len(stamp) {
+		searchID = string(r[:80-1-len(stamp)])
+	}
+	return searchID + "-" + stamp
 }
 
 // EngineHandler is function.Named for the local engine: h as an

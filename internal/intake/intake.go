@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -244,6 +245,14 @@ func (s *Service) State(ctx context.Context, tenant, searchID string) (SearchSta
 		}
 		st.Candidates = append(st.Candidates, c)
 	}
+	// A candidate decided without any stage (escalated before GEM1 for
+	// want of its minimum documents) is in the summary only.
+	for _, r := range sum.Ranking {
+		if !slices.ContainsFunc(st.Candidates, func(c CandidateState) bool { return c.CandidateID == r.CandidateID }) {
+			st.Candidates = append(st.Candidates, CandidateState{CandidateID: r.CandidateID, Stages: []string{}, Decision: r.Decision, Reason: r.Reason})
+		}
+	}
+	slices.SortFunc(st.Candidates, func(a, b CandidateState) int { return strings.Compare(a.CandidateID, b.CandidateID) })
 	return st, nil
 }
 

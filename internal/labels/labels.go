@@ -31,6 +31,8 @@ const (
 	Tool               Domain = "tool"                // what a confirmation asks about (senior_review…)
 	Category           Domain = "category"            // a confirmation's category (decision, email_send…)
 	Sensitivity        Domain = "sensitivity"         // low, medium, high
+	Gate               Domain = "gate"                // a step of a candidate's evaluation (gate_gem1…)
+	GateOutcome        Domain = "gate_outcome"        // how a gate decided (supera_umbral…)
 )
 
 var table = map[Domain]map[string]string{
@@ -100,6 +102,22 @@ var table = map[Domain]map[string]string{
 		"low":    "baja",
 		"medium": "media",
 		"high":   "alta",
+	},
+	Gate: {
+		"gate_gem1": "GEM1 · trayectoria y logros",
+		"gate_gem2": "GEM2 · evaluación de negocio",
+		"gate_gem3": "GEM3 · veredicto y referencias",
+		"gate_qa":   "GEM4 · auditoría QA",
+	},
+	GateOutcome: {
+		"supera_umbral":               "supera el umbral",
+		"bajo_umbral":                 "no alcanza el umbral",
+		"sin_evidencia_citada":        "no cita ninguna fuente: falta estructural de evidencia",
+		"entradas_minimas_faltantes":  "no se ejecutó: faltan documentos mínimos",
+		"recomendacion_incoherente":   "recomendación SI/NO incoherente con su puntaje",
+		"qa_bloqueado_reintento":      "bloqueado por QA: se corrige y se audita de nuevo",
+		"qa_bloqueado_sin_reintentos": "bloqueado por QA sin reintentos restantes",
+		"contradiccion_irresoluble":   "contradicción crítica irresoluble",
 	},
 }
 

@@ -30,6 +30,9 @@ func wantLabels(t *testing.T, d labels.Domain, codes ...string) {
 func TestEveryContractCodeHasALabel(t *testing.T) {
 	wantLabels(t, labels.Decision, search.Decisions()...)
 	wantLabels(t, labels.Reason, search.Reasons()...)
+	wantLabels(t, labels.Decision, search.StateQARetry)
+	wantLabels(t, labels.GateOutcome, search.Outcomes()...)
+	wantLabels(t, labels.Gate, "gate_gem1", "gate_gem2", "gate_gem3", "gate_qa")
 	wantLabels(t, labels.RunStatus, asl.StatusRunning, asl.StatusSucceeded, asl.StatusFailed, asl.StatusTimedOut, asl.StatusAborted, "PENDING", "DAMAGED")
 	wantLabels(t, labels.ConfirmationStatus, confirm.StatusPending, confirm.StatusResolving, confirm.StatusApproved,
 		confirm.StatusRejected, confirm.StatusExpired, confirm.StatusDamaged)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
 )
 
 // The buckets' layout (the same keys locally under a data folder):
@@ -61,6 +62,14 @@ type Service struct {
 	// so no execution input can point a tenant's workflow at another
 	// tenant's documents or reports. Nil for a single search folder.
 	Layout func(tenant, searchID string) (input, report string)
+	// Audit, when set, keeps every execution's audit record: each task
+	// records its model calls, decisions, clock readings and the reports
+	// it wrote before its result is used (tasks must then name their
+	// execution). Nil records nothing.
+	Audit Auditor
+	// Replay, when set, is the record this service replays: clock
+	// readings come from it (its Client answers the model calls).
+	Replay *audit.Replay
 
 	mu       sync.Mutex
 	searches map[string]*loadedSearch // input prefix → loaded search (at most maxCachedSearches)

@@ -21,7 +21,7 @@ func Functions() []function.Function {
 	}
 	return []function.Function{
 		function.Bind(search1("ValidateFunction", "validate", "validates a search's inputs and plans the evaluation.", "validate.json"),
-			searchDeps, (*search.Service).Validate),
+			searchDeps, (*search.Service).ValidateExecution),
 		function.Bind(search1("Gem5Function", "gem5", "GEM5 mandate analysis, once per search.", "gem5.json"),
 			searchDeps, (*search.Service).Gem5),
 		function.Bind(search1("Gem1Function", "gem1", "GEM1 trajectory and achievements.", "gem1.json"),

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/gems"
+	"github.com/veredicto/veredicto/internal/search/searchtest"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
@@ -47,9 +46,7 @@ func (c *scriptedClient) Complete(ctx context.Context, req llm.Request) (llm.Res
 	var v any
 	switch req.Schema {
 	case "gem5":
-		v = answer(search.Gem5Content{RealProblem: claim("jd.md"), ExpectedSuccesses: []search.KPI{}, NoFits: none(),
-			Stakeholders: none(), MarketMap: none(), MandateRisks: none(), DecisionCriteria: none(),
-			KeyChallenge: claim("kickoff.md"), Requirements: []search.Claim{claim("jd.md")}}, scores(nil))
+		v = searchtest.Gem5()
 	case "gem1":
 		v = gem1(cv, 8)
 	case "gem2":
@@ -69,20 +66,11 @@ func (c *scriptedClient) Complete(ctx context.Context, req llm.Request) (llm.Res
 func syntheticSearch(b *testing.B, n int) string {
 	b.Helper()
 	dir := b.TempDir()
-	write := func(name, text string) {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	write("jd.md", "# CFO\n## Requisitos\n- Refinanciamiento de deuda\n- SAP\n")
-	write("kickoff.md", "## Desafío crítico\n- Refinanciar la deuda en 18 meses\n")
+	ids := make([]string, n)
 	for i := range n {
-		id := fmt.Sprintf("c-%03d", i)
-		write("candidates/"+id+"/cv.md", "### CFO — Empresa (2015–2024)\n- Refinancié 40 MM USD de deuda.\n")
-		write("candidates/"+id+"/references.md", "## Referencia 1\n- Confirma la refinanciación.\n")
+		ids[i] = fmt.Sprintf("c-%03d", i)
 	}
+	searchtest.WriteSearch(b, dir, ids)
 	return dir
 }
 
