@@ -33,6 +33,23 @@ const (
 	Sensitivity        Domain = "sensitivity"         // low, medium, high
 	Gate               Domain = "gate"                // a step of a candidate's evaluation (gate_gem1…)
 	GateOutcome        Domain = "gate_outcome"        // how a gate decided (supera_umbral…)
+
+	// The debate (seed 003): its log keeps the seed's codes; its report
+	// reads them here.
+	DebateTarget  Domain = "debate_target"  // escalado_para: NENHUM, COUNCIL, HUMANO
+	DebateMode    Domain = "debate_mode"    // the route: simple, debate, council
+	RoundKind     Domain = "round_kind"     // posicoes_iniciais, rebatidas, refinamento
+	KeepsPosition Domain = "keeps_position" // a rebuttal's Sim, Nao, Parcialmente
+
+	// The career companion (seed 001).
+	CompanionDecision Domain = "companion_decision" // decision_matrix
+	CompanionStatus   Domain = "companion_status"   // an application's status
+	CompanionMode     Domain = "companion_mode"     // screening, full, onboarding
+	NonNegotiable     Domain = "non_negotiable"     // a rule of non_negotiables_check
+	RequirementMatch  Domain = "requirement_match"  // cumple, transferible, parcial, no_cumple
+	GapType           Domain = "gap_type"           // hard_gap, partial, transferable, nice_to_have
+	TechMaturity      Domain = "tech_maturity"      // the culture radar's tech_maturity
+	CompanySize       Domain = "company_size"       // the culture radar's company_size_signal
 )
 
 var table = map[Domain]map[string]string{
@@ -118,6 +135,76 @@ var table = map[Domain]map[string]string{
 		"qa_bloqueado_reintento":      "bloqueado por QA: se corrige y se audita de nuevo",
 		"qa_bloqueado_sin_reintentos": "bloqueado por QA sin reintentos restantes",
 		"contradiccion_irresoluble":   "contradicción crítica irresoluble",
+	},
+	DebateTarget: {
+		"NENHUM":  "ninguno: la decisión se emite",
+		"COUNCIL": "el council de tres miembros",
+		"HUMANO":  "una persona",
+	},
+	DebateMode: {
+		"auto":    "automática",
+		"simple":  "simple (un cargo)",
+		"debate":  "debate (dos o más cargos)",
+		"council": "council (decisión crítica)",
+	},
+	RoundKind: {
+		"posicoes_iniciais": "posiciones iniciales",
+		"rebatidas":         "réplicas cruzadas",
+		"refinamento":       "refinamiento final",
+	},
+	KeepsPosition: {
+		"Sim":          "Sí",
+		"Nao":          "No",
+		"Parcialmente": "En parte",
+	},
+	CompanionDecision: {
+		"max_priority":    "Máxima prioridad",
+		"consider":        "Considerar",
+		"strategic_only":  "Solo estratégica",
+		"not_recommended": "No recomendada",
+	},
+	CompanionStatus: {
+		"running":   "en curso",
+		"paused":    "en pausa, esperando tu respuesta",
+		"stopped":   "detenida por ti",
+		"completed": "completa",
+		"rejected":  "rechazada: no es una oferta de empleo",
+	},
+	CompanionMode: {
+		"screening":  "screening (fases 1-2)",
+		"full":       "completo (fases 1-3)",
+		"onboarding": "onboarding (fases 1-2)",
+	},
+	NonNegotiable: {
+		"remote_only":         "Solo remoto",
+		"min_salary":          "Salario mínimo",
+		"no_relocation":       "Sin reubicación",
+		"excluded_industries": "Industrias excluidas",
+		"max_travel_pct":      "Viajes máximos",
+	},
+	RequirementMatch: {
+		"cumple":       "Cumple",
+		"transferible": "Transferible",
+		"parcial":      "Parcial",
+		"no_cumple":    "No cumple",
+	},
+	GapType: {
+		"hard_gap":     "brecha dura",
+		"partial":      "cumplimiento parcial",
+		"transferable": "experiencia transferible",
+		"nice_to_have": "deseable",
+	},
+	TechMaturity: {
+		"legacy":       "legado",
+		"mixed":        "mixta",
+		"modern":       "moderna",
+		"cutting_edge": "de vanguardia",
+	},
+	CompanySize: {
+		"startup":    "Startup",
+		"mid":        "mediana",
+		"enterprise": "gran empresa",
+		"unknown":    "sin dato",
 	},
 }
 

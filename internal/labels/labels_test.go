@@ -9,6 +9,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/labels"
 	"github.com/veredicto/veredicto/internal/search"
@@ -37,6 +38,11 @@ func TestEveryContractCodeHasALabel(t *testing.T) {
 	wantLabels(t, labels.ConfirmationStatus, confirm.StatusPending, confirm.StatusResolving, confirm.StatusApproved,
 		confirm.StatusRejected, confirm.StatusExpired, confirm.StatusDamaged)
 	wantLabels(t, labels.Sensitivity, "low", "medium", "high")
+	// The debate's codes its report and CLI show (seed 003).
+	wantLabels(t, labels.DebateTarget, debate.TargetNone, debate.TargetCouncil, debate.TargetHuman)
+	wantLabels(t, labels.DebateMode, debate.ModeAuto, debate.ModeSimple, debate.ModeDebate, debate.ModeCouncil)
+	wantLabels(t, labels.RoundKind, debate.RoundInitial, debate.RoundRebuttals, debate.RoundRefinement)
+	wantLabels(t, labels.KeepsPosition, debate.KeepYes, debate.KeepNo, debate.KeepPartial)
 
 	defs, err := filepath.Glob(filepath.Join("..", "..", "statemachines", "*.asl.json"))
 	if err != nil || len(defs) == 0 {
