@@ -4,22 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/veredicto/veredicto/internal/labels"
 )
-
-var decisionLabel = map[string]string{
-	DecisionMaxPriority:    "Máxima prioridad",
-	DecisionConsider:       "Considerar",
-	DecisionStrategicOnly:  "Solo estratégica",
-	DecisionNotRecommended: "No recomendada",
-}
-
-var ruleLabel = map[string]string{
-	RuleRemoteOnly:         "Solo remoto",
-	RuleMinSalary:          "Salario mínimo",
-	RuleNoRelocation:       "Sin reubicación",
-	RuleExcludedIndustries: "Industrias excluidas",
-	RuleMaxTravelPct:       "Viajes máximos",
-}
 
 // Report renders the context as the Spanish report, in the seed's
 // streaming order: culture radar, scores with the SAS table, gaps, killer
@@ -32,7 +19,8 @@ func Report(c *Context) string {
 		title += " — " + c.Company
 	}
 	fmt.Fprintf(&b, "# %s\n\n", title)
-	fmt.Fprintf(&b, "Postulación `%s` · modo %s · estado %s · última fase completada: %d/7\n\n", c.ApplicationID, c.Mode, c.Status, c.LastCompletedPhase)
+	fmt.Fprintf(&b, "Postulación `%s` · modo %s · estado: %s · última fase completada: %d/7\n\n", c.ApplicationID,
+		labels.Of(labels.CompanionMode, c.Mode), labels.Of(labels.CompanionStatus, c.Status), c.LastCompletedPhase)
 	if c.Analyst.Baseline {
 		b.WriteString("> **Línea base offline:** este informe lo produjo el analista determinista sin modelo de lenguaje; las clasificaciones y textos son léxicos, no un juicio de un modelo. Los números los calcula el código igual que siempre.\n\n")
 	} else {
@@ -45,7 +33,11 @@ func Report(c *Context) string {
 		if failed := FailedRules(c.ScoringResult.NonNegotiablesCheck); len(failed) > 0 {
 			b.WriteString("## ⚠ Non-negotiables no cumplidos\n\n")
 			for _, r := range failed {
-				fmt.Fprintf(&b, "- **%s** (`%s`): la oferta no respeta esta regla tuya.\n", label(ruleLabel, r), r)
+				fmt.Fprintf(&b, "- **%s**: la oferta no respeta esta regla tuya", labels.Of(labels.NonNegotiable, r))
+				if n := c.ScoringResult.NonNegotiablesNotes[r]; n != "" {
+					fmt.Fprintf(&b, " (%s)", n)
+				}
+				b.WriteString(".\n")
 			}
 			b.WriteString("\n")
 		}
@@ -60,8 +52,8 @@ func Report(c *Context) string {
 	if r := c.CultureRadar; r != nil {
 		b.WriteString("## 1. Culture Radar\n\n")
 		list(&b, "Problemas que el rol busca resolver", r.PainPoints)
-		fmt.Fprintf(&b, "- **Stack detectado:** %s (madurez: %s)\n", orDash(strings.Join(r.TechStackDetected, ", ")), r.TechMaturity)
-		fmt.Fprintf(&b, "- **Tamaño de la empresa:** %s\n", r.CompanySizeSignal)
+		fmt.Fprintf(&b, "- **Stack detectado:** %s (madurez: %s)\n", orDash(strings.Join(r.TechStackDetected, ", ")), labels.Of(labels.TechMaturity, r.TechMaturity))
+		fmt.Fprintf(&b, "- **Tamaño de la empresa:** %s\n", labels.Of(labels.CompanySize, r.CompanySizeSignal))
 		list(&b, "Señales de cultura", r.CultureSignals)
 		list(&b, "Señales de alerta", r.RedFlags)
 		b.WriteString("\n")
@@ -73,7 +65,7 @@ func Report(c *Context) string {
 			fmt.Fprintf(&b, "- **Fortalezas MVP:** %s\n", strings.Join(s.Confidence.MVP.LinkedStrengths, ", "))
 		}
 		fmt.Fprintf(&b, "- **SAS:** %d / 100\n", s.SAS.Total)
-		fmt.Fprintf(&b, "- **Decisión:** %s (`%s`): %s\n", label(decisionLabel, s.DecisionMatrix), s.DecisionMatrix, s.DecisionReason)
+		fmt.Fprintf(&b, "- **Decisión:** %s: %s\n", labels.Of(labels.CompanionDecision, s.DecisionMatrix), s.DecisionReason)
 		if c.ClassificationCached {
 			b.WriteString("- Clasificación reutilizada de la caché (mismo JD, perfil, prompt y modelo).\n")
 		}
@@ -93,28 +85,10 @@ func Report(c *Context) string {
 		for _, n := range s.SAS.Notes {
 			fmt.Fprintf(&b, "> %s\n\n", n)
 		}
-		if len(s.NonNegotiablesCheck) > 0 {
-			b.WriteString("**Non-negotiables:** ")
-			var rules []string
-			for r := range s.NonNegotiablesCheck {
-				rules = append(rules, r)
-			}
-			sort.Strings(rules)
-			for i, r := range rules {
-				mark := "✔"
-				if !s.NonNegotiablesCheck[r] {
-					mark = "✘"
-				}
-				if i > 0 {
-					b.WriteString(" · ")
-				}
-				fmt.Fprintf(&b, "%s %s", mark, label(ruleLabel, r))
-			}
-			b.WriteString("\n\n")
-		}
+		nonNegotiables(&b, s.NonNegotiablesCheck, s.NonNegotiablesNotes)
 		b.WriteString("| Requisito | Tipo | Match | Score | Justificación |\n|---|---|---|---|---|\n")
 		for _, r := range c.ClassifiedRequirements {
-			fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %s |\n", cell(r.Requirement), r.Type, r.Match, r.Score, cell(r.MatchJustification))
+			fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %s |\n", cell(r.Requirement), r.Type, labels.Of(labels.RequirementMatch, r.Match), r.Score, cell(r.MatchJustification))
 		}
 		b.WriteString("\n## 3. Gap Analysis\n\n")
 		if len(s.GapAnalysis) == 0 {
@@ -125,7 +99,7 @@ func Report(c *Context) string {
 			if !g.IsMitigable {
 				m = "no mitigable"
 			}
-			fmt.Fprintf(&b, "- **%s** (tipo %s, %s, %s): %s\n", g.Requirement, g.Type, g.GapType, m, g.MitigationStrategy)
+			fmt.Fprintf(&b, "- **%s** (tipo %s, %s, %s): %s\n", g.Requirement, g.Type, labels.Of(labels.GapType, g.GapType), m, g.MitigationStrategy)
 		}
 		if len(s.GapAnalysis) > 0 {
 			b.WriteString("\n")
@@ -149,6 +123,11 @@ func Report(c *Context) string {
 	}
 	if len(c.ApplicationQA) > 0 {
 		b.WriteString("## Respuestas del portal (fase 4)\n\n")
+		if c.Analyst.Baseline {
+			// The answers are text to paste: the baseline's mark goes here,
+			// never inside them.
+			b.WriteString("_Escritas por la línea base offline, con plantillas fijas: revisa cada una antes de pegarla._\n\n")
+		}
 		for _, qa := range c.ApplicationQA {
 			fmt.Fprintf(&b, "**%s**\n\n%s\n\n", qa.Question, qa.Answer)
 		}
@@ -156,6 +135,7 @@ func Report(c *Context) string {
 	if v := c.VerificationResult; v != nil {
 		b.WriteString("## 7. Verificación e Interview Intel\n\n")
 		fmt.Fprintf(&b, "- **Integridad factual:** %s\n", passFail(v.Passed))
+		nonNegotiables(&b, v.NonNegotiablesCheck, v.NonNegotiablesNotes)
 		list(&b, "Afirmaciones sin respaldo", v.Violations)
 		list(&b, "Advocacy", v.AdvocacyCheck)
 		if ii := v.InterviewIntel; ii != nil {
@@ -196,11 +176,39 @@ func Report(c *Context) string {
 	return b.String()
 }
 
-func label(m map[string]string, k string) string {
-	if l, ok := m[k]; ok {
-		return l
+// nonNegotiables lists each rule with its verdict: ✔, ✘, or «sin dato»
+// when the JD does not state its fact (never shown as passed), and what
+// the JD states or what to ask.
+func nonNegotiables(b *strings.Builder, check map[string]*bool, notes map[string]string) {
+	if len(check) == 0 {
+		return
 	}
-	return k
+	rules := make([]string, 0, len(check))
+	for r := range check {
+		rules = append(rules, r)
+	}
+	sort.Strings(rules)
+	b.WriteString("**Non-negotiables:**\n\n")
+	for _, r := range rules {
+		switch p := check[r]; {
+		case p == nil:
+			fmt.Fprintf(b, "- ○ %s: sin dato", labels.Of(labels.NonNegotiable, r))
+			if n := notes[r]; n != "" {
+				fmt.Fprintf(b, " — %s", n)
+			}
+		default:
+			mark := "✔"
+			if !*p {
+				mark = "✘"
+			}
+			fmt.Fprintf(b, "- %s %s", mark, labels.Of(labels.NonNegotiable, r))
+			if n := notes[r]; n != "" {
+				fmt.Fprintf(b, ": %s", n)
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 }
 
 func list(b *strings.Builder, title string, items []string) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
@@ -43,6 +44,15 @@ func TestEveryContractCodeHasALabel(t *testing.T) {
 	wantLabels(t, labels.DebateMode, debate.ModeAuto, debate.ModeSimple, debate.ModeDebate, debate.ModeCouncil)
 	wantLabels(t, labels.RoundKind, debate.RoundInitial, debate.RoundRebuttals, debate.RoundRefinement)
 	wantLabels(t, labels.KeepsPosition, debate.KeepYes, debate.KeepNo, debate.KeepPartial)
+	// The companion's codes its report and CLI show (seed 001).
+	wantLabels(t, labels.CompanionDecision, companion.DecisionMaxPriority, companion.DecisionConsider, companion.DecisionStrategicOnly, companion.DecisionNotRecommended)
+	wantLabels(t, labels.CompanionStatus, companion.StatusRunning, companion.StatusPaused, companion.StatusStopped, companion.StatusCompleted, companion.StatusRejected)
+	wantLabels(t, labels.CompanionMode, companion.ModeScreening, companion.ModeFull, companion.ModeOnboarding)
+	wantLabels(t, labels.NonNegotiable, companion.RuleRemoteOnly, companion.RuleMinSalary, companion.RuleNoRelocation, companion.RuleExcludedIndustries, companion.RuleMaxTravelPct)
+	wantLabels(t, labels.RequirementMatch, companion.MatchCumple, companion.MatchTransferible, companion.MatchParcial, companion.MatchNoCumple)
+	wantLabels(t, labels.GapType, companion.GapHard, companion.GapPartial, companion.GapTransferable, companion.GapNiceToHave)
+	wantLabels(t, labels.TechMaturity, companion.TechMaturities...)
+	wantLabels(t, labels.CompanySize, companion.CompanySizes...)
 
 	defs, err := filepath.Glob(filepath.Join("..", "..", "statemachines", "*.asl.json"))
 	if err != nil || len(defs) == 0 {
