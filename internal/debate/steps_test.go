@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/statemachines"
 )
@@ -491,5 +492,69 @@ func TestStepsRound3Retrieves(t *testing.T) {
 	}
 	if err := s.openLibrary(ctx, &f); err != nil || len(f.Library) != 2 {
 		t.Errorf("library %v (%v), want both chunks", f.Library, err)
+	}
+}
+
+// TestStepsNoProposalAndInvalidVotes is the Lambda path of two
+// escalations: a round where no agent answered validly proposes nothing
+// and goes to a person (the preview has no proposal), and a council vote
+// that stayed invalid (or failed in the state machine) is recorded as
+// invalid, not as a TIMEOUT.
+func TestStepsNoProposalAndInvalidVotes(t *testing.T) {
+	ctx := context.Background()
+	invalid := &llm.InvalidOutputError{Schema: SchemaPosition, Problem: "x"}
+	s := &Steps{Agents: &funcAgents{position: func(context.Context, PositionInput) (Position, error) { return Position{}, invalid }}, Logger: quiet()}
+	q := json.RawMessage(`{"question": "¿Avanzamos?", "options": ["a", "b"], "participants": [{"id": "cfo", "brief": "x"}, {"id": "ceo", "brief": "y"}], "mode": "council"}`)
+	f, err := s.Prepare(ctx, StartInput{Tenant: "acme", DebateID: "d-1", Question: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []TurnOutput
+	for i := range f.Participants {
+		out, err := s.Position(ctx, Turn{Flow: f, Index: i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		turns = append(turns, out)
+	}
+	if f, err = s.CloseRound(ctx, RoundInput{Flow: f, Turns: turns}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.Synthesize(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Next != "human" || g.Result.Decision != "" || g.Preview == nil || g.Preview.Proposed != "" || g.Result.Council != nil {
+		t.Errorf("next %s decision %q preview %+v: want a person with no proposal", g.Next, g.Result.Decision, g.Preview)
+	}
+
+	// A council after valid positions: one vote invalid, one failed in
+	// the state machine (VoteFailed: invalid), one in time.
+	f.Result.Rounds[0].Answers = []Answer{{Participant: "cfo", Position: &Position{Recommendation: "a", Confidence: 60}}, {Participant: "ceo", Position: &Position{Recommendation: "a", Confidence: 60}}}
+	s.Agents = &funcAgents{vote: func(_ context.Context, in VoteInput) (Vote, error) {
+		if in.Member.ID == DefaultCouncil[0].ID {
+			return Vote{}, &llm.InvalidOutputError{Schema: SchemaVote, Problem: "x"}
+		}
+		return Vote{Vote: "a", Confidence: 90}, nil
+	}}
+	if f, err = s.Synthesize(ctx, f); err != nil || f.Next != "council" {
+		t.Fatalf("synthesize: next %s (%v)", f.Next, err)
+	}
+	v0, err := s.Vote(ctx, Turn{Flow: f, Index: 0})
+	if err != nil || !v0.Invalid || v0.Vote != nil || v0.Event != invalidEvent(DefaultCouncil[0].ID, faseCouncil) {
+		t.Fatalf("invalid vote turn %+v (%v)", v0, err)
+	}
+	v2, _ := s.Vote(ctx, Turn{Flow: f, Index: 2})
+	failed := TurnOutput{Invalid: true, Event: "FALLO: CONSEJO-NEGOCIO en el council (ProviderError)"}
+	g, err = s.Council(ctx, RoundInput{Flow: f, Turns: []TurnOutput{v0, failed, v2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := g.Result.Council
+	if c.TimedOut || len(c.Invalid) != 2 || c.Invalid[0] != DefaultCouncil[0].ID || c.Invalid[1] != DefaultCouncil[1].ID {
+		t.Errorf("council %+v: want two invalid votes and no timeout", c)
+	}
+	if md := g.Result.Markdown(); strings.Contains(md, "| "+DefaultCouncil[0].ID+" | TIMEOUT") || !strings.Contains(md, "| "+DefaultCouncil[1].ID+" | RESPUESTA INVÁLIDA") {
+		t.Errorf("council table:\n%s", md)
 	}
 }
