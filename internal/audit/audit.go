@@ -92,7 +92,23 @@ type head struct {
 	mu   sync.Mutex
 	seq  int // next seq; -1 until read from the store
 	hash string
-	keys map[string]bool // the keys of the chain's stage entries (AppendOnce)
+	keys map[string]bool // the keys of the chain's stage entries (AppendOnce), pending ones included
+	// pending are entries deferred until the chain's next Flush.
+	pending []pendingEntry
+}
+
+// pendingEntry is a deferred entry: chained (seq, prev) when written.
+type pendingEntry struct {
+	kind string
+	at   time.Time
+	data json.RawMessage
+	key  string
+}
+
+// BatchStore is a Store that writes several entries of a chain at once
+// (one write, one sync): a step's entries recorded together.
+type BatchStore interface {
+	AppendLines(ctx context.Context, chain string, seq int, lines [][]byte) error
 }
 
 // NewRecorder records into store, stamping entries with now (time.Now
@@ -118,68 +134,145 @@ func (r *Recorder) head(chain string) *head {
 	return h
 }
 
-// maxConflicts bounds how often one Append re-reads a chain another
-// writer moved (two Lambdas of one execution writing its main chain).
+// maxConflicts bounds how often one write re-reads a chain another writer
+// moved (two Lambdas of one execution writing its main chain).
 const maxConflicts = 8
 
-// Append adds an entry of kind with data to chain and returns its hash.
-// It returns once the line is stored: a step that records before it uses
-// its result never uses an unrecorded one.
+// maxPending bounds the entries a chain defers: past it, they are written.
+const maxPending = 256
+
+// Append adds an entry of kind with data to chain, with any entries
+// deferred before it, and returns the chain's head hash. It returns once
+// they are stored: a step that records before it uses its result never
+// uses an unrecorded one.
 func (r *Recorder) Append(ctx context.Context, chain, kind string, data any) (string, error) {
-	return r.append(ctx, chain, kind, "", data)
+	if err := r.Defer(ctx, chain, kind, data); err != nil {
+		return "", err
+	}
+	return r.flushHead(ctx, chain)
 }
 
 // AppendOnce is Append for an entry the chain holds at most once, by key
-// (a stage read from the store by several steps): it returns "" when the
-// chain holds key already.
+// (a stage read from the store by several steps): nothing is added when
+// the chain holds key already.
 func (r *Recorder) AppendOnce(ctx context.Context, chain, kind, key string, data any) (string, error) {
-	return r.append(ctx, chain, kind, key, data)
+	if err := r.DeferOnce(ctx, chain, kind, key, data); err != nil {
+		return "", err
+	}
+	return r.flushHead(ctx, chain)
 }
 
-func (r *Recorder) append(ctx context.Context, chain, kind, key string, data any) (string, error) {
+func (r *Recorder) flushHead(ctx context.Context, chain string) (string, error) {
+	if err := r.Flush(ctx, chain); err != nil {
+		return "", err
+	}
+	h, _, err := r.Head(ctx, chain)
+	return h, err
+}
+
+// Defer adds an entry to chain when the chain is next flushed: entries
+// of one step written at once. Whoever defers flushes before the step's
+// result is used.
+func (r *Recorder) Defer(ctx context.Context, chain, kind string, data any) error {
+	return r.defer_(ctx, chain, kind, "", data)
+}
+
+// DeferOnce is Defer for an entry the chain holds at most once, by key.
+func (r *Recorder) DeferOnce(ctx context.Context, chain, kind, key string, data any) error {
+	return r.defer_(ctx, chain, kind, key, data)
+}
+
+func (r *Recorder) defer_(ctx context.Context, chain, kind, key string, data any) error {
 	if chain == "" {
-		return "", fmt.Errorf("audit: an entry needs a chain")
+		return fmt.Errorf("audit: an entry needs a chain")
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return "", fmt.Errorf("audit %s %s: %w", chain, kind, err)
+		return fmt.Errorf("audit %s %s: %w", chain, kind, err)
 	}
 	h := r.head(chain)
 	h.mu.Lock()
+	if h.seq < 0 {
+		if err := h.load(ctx, r.store, chain); err != nil {
+			h.mu.Unlock()
+			return err
+		}
+	}
+	if key != "" && h.keys[key] {
+		h.mu.Unlock()
+		return nil
+	}
+	h.pending = append(h.pending, pendingEntry{kind: kind, at: r.now().UTC(), data: raw, key: key})
+	if key != "" {
+		h.keys[key] = true
+	}
+	full := len(h.pending) >= maxPending
+	h.mu.Unlock()
+	if full {
+		return r.Flush(ctx, chain)
+	}
+	return nil
+}
+
+// Flush writes chain's deferred entries, chained to its head, with one
+// write where the store allows it.
+func (r *Recorder) Flush(ctx context.Context, chain string) error {
+	h := r.head(chain)
+	h.mu.Lock()
 	defer h.mu.Unlock()
-	for conflicts := 0; ; conflicts++ {
+	for conflicts := 0; len(h.pending) > 0; {
 		if h.seq < 0 {
 			if err := h.load(ctx, r.store, chain); err != nil {
-				return "", err
+				return err
 			}
 		}
-		if key != "" && h.keys[key] {
-			return "", nil
-		}
-		line, err := json.Marshal(Entry{Seq: h.seq, Chain: chain, Kind: kind, At: r.now().UTC(), Data: raw, Prev: h.hash})
-		if err != nil {
-			return "", fmt.Errorf("audit %s %s: %w", chain, kind, err)
-		}
-		err = r.store.Append(ctx, chain, h.seq, line)
-		if err != nil {
-			seq := h.seq
-			h.seq = -1 // read the chain again: another writer moved it, or the write failed halfway
-			if errors.As(err, new(*veredicto.ConflictError)) && conflicts < maxConflicts {
-				continue
+		lines := make([][]byte, len(h.pending))
+		prev := h.hash
+		for i, p := range h.pending {
+			line, err := json.Marshal(Entry{Seq: h.seq + i, Chain: chain, Kind: p.kind, At: p.at, Data: p.data, Prev: prev})
+			if err != nil {
+				return fmt.Errorf("audit %s %s: %w", chain, p.kind, err)
 			}
-			return "", fmt.Errorf("audit %s entry %d: %w", chain, seq, err)
+			lines[i], prev = line, Hash(line)
 		}
-		h.seq++
-		h.hash = Hash(line)
-		if key != "" {
-			h.keys[key] = true
+		written, err := r.write(ctx, chain, h.seq, lines)
+		h.seq += written
+		if written > 0 {
+			h.hash = Hash(lines[written-1])
 		}
-		return h.hash, nil
+		h.pending = h.pending[written:]
+		if err == nil {
+			continue
+		}
+		seq := h.seq
+		h.seq = -1 // read the chain again: another writer moved it, or a write failed halfway
+		if errors.As(err, new(*veredicto.ConflictError)) && conflicts < maxConflicts {
+			conflicts++
+			continue
+		}
+		return fmt.Errorf("audit %s entry %d: %w", chain, seq, err)
 	}
+	return nil
+}
+
+// write stores lines as entries seq… of chain and says how many it wrote.
+func (r *Recorder) write(ctx context.Context, chain string, seq int, lines [][]byte) (int, error) {
+	if b, ok := r.store.(BatchStore); ok {
+		if err := b.AppendLines(ctx, chain, seq, lines); err != nil {
+			return 0, err
+		}
+		return len(lines), nil
+	}
+	for i, line := range lines {
+		if err := r.store.Append(ctx, chain, seq+i, line); err != nil {
+			return i, err
+		}
+	}
+	return len(lines), nil
 }
 
 // Head is a chain's last hash and its length (Genesis and 0 for an empty
-// chain).
+// chain), entries not yet flushed left out.
 func (r *Recorder) Head(ctx context.Context, chain string) (hash string, n int, err error) {
 	h := r.head(chain)
 	h.mu.Lock()
@@ -198,6 +291,11 @@ func (h *head) load(ctx context.Context, store Store, chain string) error {
 		return fmt.Errorf("audit: read chain %s: %w", chain, err)
 	}
 	h.seq, h.hash, h.keys = len(lines), Genesis(chain), map[string]bool{}
+	for _, p := range h.pending {
+		if p.key != "" {
+			h.keys[p.key] = true
+		}
+	}
 	if len(lines) > 0 {
 		h.hash = Hash(lines[len(lines)-1])
 	}
@@ -224,10 +322,14 @@ func (r *Recorder) Text(ctx context.Context, text string) (string, error) {
 	return h, nil
 }
 
-// Message is one message of a model request: its role and its text's hash.
+// Message is one message of a model request: its role, its text's hash,
+// and the text itself when no other call sends it (the user message, a
+// re-ask's parts): a text several calls share (a system prompt) is stored
+// once in the record's texts, by hash.
 type Message struct {
-	Role string `json:"role"` // system, user, previous (the answer a re-ask rejects), problem
-	Hash string `json:"sha256"`
+	Role string  `json:"role"` // system, user, previous (the answer a re-ask rejects), problem
+	Hash string  `json:"sha256"`
+	Text *string `json:"text,omitempty"`
 }
 
 // ModelCall is one attempt of one model call.
@@ -244,12 +346,12 @@ type ModelCall struct {
 	Messages []Message `json:"messages"`
 	Attempt  int       `json:"attempt"`
 	Reask    bool      `json:"reask,omitempty"`
-	// Response is the hash of the model's raw answer (stored as a text);
-	// ErrorName and Error the provider's failure when there was none.
-	Response  string          `json:"response_sha256,omitempty"`
+	// Answer is the model's raw answer, as it came (nil when there was
+	// none); ErrorName and Error the provider's failure then.
+	Answer    *string         `json:"answer,omitempty"`
 	ErrorName string          `json:"error_name,omitempty"`
-	Truncated bool            `json:"truncated,omitempty"`
 	Error     string          `json:"error,omitempty"`
+	Truncated bool            `json:"truncated,omitempty"`
 	Usage     veredicto.Usage `json:"usage"`
 	LatencyMS int64           `json:"latency_ms"`
 	// Verdict is the code's check of the answer: "accepted", or the
@@ -292,7 +394,9 @@ type Start struct {
 
 // Stage is a stage output: stored by the step (Reused false), or read
 // from the store where an earlier execution left it (Reused true; a
-// replay seeds its store with these). Record names the stored bytes.
+// replay seeds its store with these). Record is the hash of the stored
+// bytes; the record holds the bytes themselves (a text) for a reused
+// stage only: a replay computes the others again.
 type Stage struct {
 	Candidate string `json:"candidate,omitempty"`
 	Stage     string `json:"stage"`

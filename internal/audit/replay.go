@@ -197,13 +197,10 @@ func (r *Replay) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	r.calls[key] = cs[1:]
 	r.pending--
 	r.mu.Unlock()
-	if c.Response == "" {
+	if c.Answer == nil {
 		return llm.Response{Usage: c.Usage}, &replayedError{name: c.ErrorName, msg: c.Error}
 	}
-	b, err := r.store.Text(ctx, c.Response)
-	if err != nil {
-		return llm.Response{}, fmt.Errorf("audit replay: the answer of %s: %w", req.Schema, err)
-	}
+	b := []byte(*c.Answer)
 	return llm.Response{Content: b, Usage: c.Usage, Truncated: c.Truncated}, nil
 }
 

@@ -26,7 +26,25 @@ type Scope struct {
 	// Replay, when set, answers the step's clock readings (and, through
 	// its Client, its model calls) from the record being replayed.
 	Replay *Replay
+	// Deferred: entries wait for Flush, so a step's entries are written
+	// at once (one write, one sync). The step flushes before it uses
+	// what they record — before it stores a model's answer as its output,
+	// and before it returns.
+	Deferred bool
 }
+
+// add records an entry in the scope's chain: now, or with Deferred at
+// the next Flush.
+func (s *Scope) add(ctx context.Context, kind string, data any) error {
+	if s.Deferred {
+		return s.Recorder.Defer(ctx, s.Chain, kind, data)
+	}
+	_, err := s.Recorder.Append(ctx, s.Chain, kind, data)
+	return err
+}
+
+// Flush writes the scope's deferred entries.
+func (s *Scope) Flush(ctx context.Context) error { return s.Recorder.Flush(ctx, s.Chain) }
 
 type scopeKey struct{}
 
@@ -69,27 +87,28 @@ func (s *Scope) Observe(ctx context.Context, a llm.Attempt) error {
 		texts = append(texts, [2]string{"previous", a.Request.Retry.Previous}, [2]string{"problem", a.Request.Retry.Problem})
 	}
 	for _, t := range texts {
-		h, err := r.Text(ctx, t[1])
-		if err != nil {
-			return err
+		m := Message{Role: t[0], Hash: Hash([]byte(t[1]))}
+		if t[0] == "system" { // the agent's prompt: the same for every call, stored once
+			if _, err := r.Text(ctx, t[1]); err != nil {
+				return err
+			}
+		} else {
+			text := t[1]
+			m.Text = &text
 		}
-		call.Messages = append(call.Messages, Message{Role: t[0], Hash: h})
+		call.Messages = append(call.Messages, m)
 	}
 	switch {
 	case a.Err != nil:
 		call.ErrorName, call.Error, call.Verdict = veredicto.ErrorName(a.Err), a.Err.Error(), "no answer"
 	default:
-		h, err := r.Text(ctx, string(a.Response.Content))
-		if err != nil {
-			return err
-		}
-		call.Response = h
+		answer := string(a.Response.Content)
+		call.Answer = &answer
 		if a.Problem != "" {
 			call.Verdict = a.Problem
 		}
 	}
-	_, err := r.Append(ctx, s.Chain, KindModel, call)
-	return err
+	return s.add(ctx, KindModel, call)
 }
 
 // Decide records a decision the code took.
@@ -97,8 +116,7 @@ func (s *Scope) Decide(ctx context.Context, d Decision) error {
 	if d.Candidate == "" {
 		d.Candidate = s.Candidate
 	}
-	_, err := s.Recorder.Append(ctx, s.Chain, KindDecision, d)
-	return err
+	return s.add(ctx, KindDecision, d)
 }
 
 // Human records what became of a question put to a person.
@@ -106,34 +124,35 @@ func (s *Scope) Human(ctx context.Context, h HumanDecision) error {
 	if h.Candidate == "" {
 		h.Candidate = s.Candidate
 	}
-	_, err := s.Recorder.Append(ctx, s.Chain, KindHuman, h)
-	return err
+	return s.add(ctx, KindHuman, h)
 }
 
-// Stage records a stage output with its stored bytes: stored by this
-// step, or (reused) read where an earlier execution left it, once per
-// chain.
+// Stage records a stage output by the hash of its stored bytes: stored
+// by this step, or (reused) read from the store, with its bytes, when the
+// chain holds no entry for its key — at most one entry per key and chain.
 func (s *Scope) Stage(ctx context.Context, st Stage, record []byte) error {
-	h, err := s.Recorder.Text(ctx, string(record))
-	if err != nil {
-		return err
+	st.Record = Hash(record)
+	var err error
+	if st.Reused { // a replay seeds its store with it
+		if _, err = s.Recorder.Text(ctx, string(record)); err != nil {
+			return err
+		}
 	}
-	st.Record = h
 	if st.Candidate == "" {
 		st.Candidate = s.Candidate
 	}
-	if st.Reused {
-		_, err = s.Recorder.AppendOnce(ctx, s.Chain, KindStage, st.Key, st)
-	} else {
-		_, err = s.Recorder.Append(ctx, s.Chain, KindStage, st)
+	// One entry per stage key and chain: computed, or read when the chain
+	// holds none for it.
+	if s.Deferred {
+		return s.Recorder.DeferOnce(ctx, s.Chain, KindStage, st.Key, st)
 	}
+	_, err = s.Recorder.AppendOnce(ctx, s.Chain, KindStage, st.Key, st)
 	return err
 }
 
 // Report records a file the step wrote, by its content.
 func (s *Scope) Report(ctx context.Context, path string, content []byte) error {
-	_, err := s.Recorder.Append(ctx, s.Chain, KindReport, Report{Path: path, SHA256: Hash(content), Bytes: len(content)})
-	return err
+	return s.add(ctx, KindReport, Report{Path: path, SHA256: Hash(content), Bytes: len(content)})
 }
 
 // Now is the step's clock reading for use (a stage's start…): recorded
@@ -143,8 +162,7 @@ func (s *Scope) Now(ctx context.Context, use string) (time.Time, error) {
 		return s.Replay.clockReading(s.Chain, use)
 	}
 	at := time.Now().UTC()
-	_, err := s.Recorder.Append(ctx, s.Chain, KindClock, Clock{Use: use, At: at})
-	return at, err
+	return at, s.add(ctx, KindClock, Clock{Use: use, At: at})
 }
 
 // Now is the clock reading for use of the step ctx carries a scope of
@@ -180,6 +198,9 @@ func (e *DivergedError) ErrorName() string { return "ReplayDivergedError" }
 // End closes the execution's record: a summary entry in the main chain
 // naming every chain's head and length.
 func (s *Scope) End(ctx context.Context) error {
+	if err := s.Flush(ctx); err != nil {
+		return err
+	}
 	chains, err := s.Recorder.Store().Chains(ctx)
 	if err != nil {
 		return err

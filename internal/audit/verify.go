@@ -119,10 +119,11 @@ func texts(e Entry) ([][2]string, error) {
 			return nil, err
 		}
 		for _, m := range c.Messages {
-			out = append(out, [2]string{m.Role + " message", m.Hash})
-		}
-		if c.Response != "" {
-			out = append(out, [2]string{"answer", c.Response})
+			if m.Text == nil {
+				out = append(out, [2]string{m.Role + " message", m.Hash})
+			} else if Hash([]byte(*m.Text)) != m.Hash {
+				return nil, fmt.Errorf("its %s message does not hash to %s", m.Role, short(m.Hash))
+			}
 		}
 	case KindStart:
 		var st Start
@@ -137,7 +138,9 @@ func texts(e Entry) ([][2]string, error) {
 		if err := json.Unmarshal(e.Data, &st); err != nil {
 			return nil, err
 		}
-		out = append(out, [2]string{"stage record " + st.Stage, st.Record})
+		if st.Reused {
+			out = append(out, [2]string{"stage record " + st.Stage, st.Record})
+		}
 	}
 	return out, nil
 }
@@ -146,7 +149,7 @@ func texts(e Entry) ([][2]string, error) {
 func checkTexts(ctx context.Context, store Store, e Entry) string {
 	ts, err := texts(e)
 	if err != nil {
-		return fmt.Sprintf("is a %s entry that does not decode: %v", e.Kind, err)
+		return fmt.Sprintf("is a %s entry that does not hold together: %v", e.Kind, err)
 	}
 	for _, t := range ts {
 		text, err := store.Text(ctx, t[1])

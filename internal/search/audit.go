@@ -50,7 +50,21 @@ func (svc *Service) scope(ctx context.Context, tenant, execution, candidate stri
 		return ctx, fmt.Errorf("open the audit record of %s: %w", execution, err)
 	}
 	return audit.WithScope(ctx, &audit.Scope{Recorder: rec, Execution: execution, Chain: chainOf(candidate), Candidate: candidate,
-		Model: svc.Analyst.Info(), PromptVersion: svc.PromptVersion, Replay: svc.Replay}), nil
+		Model: svc.Analyst.Info(), PromptVersion: svc.PromptVersion, Replay: svc.Replay, Deferred: true}), nil
+}
+
+// flushed writes the entries a task deferred (its audit scope is
+// Deferred) before its result goes back to the workflow; a task that
+// failed keeps its own error, the one the workflow matches.
+func flushed(ctx context.Context, err error) error {
+	sc := audit.ScopeFrom(ctx)
+	if sc == nil {
+		return err
+	}
+	if ferr := sc.Flush(ctx); ferr != nil && err == nil {
+		return fmt.Errorf("audit: %w", ferr)
+	}
+	return err
 }
 
 // record runs f on ctx's audit scope, when there is one.

@@ -107,7 +107,7 @@ func (g *Gates) threshold(k string) (gate *int, hi int, ok bool) {
 // name): it opens the execution's audit record with the input and every
 // document, then validates.
 func (svc *Service) ValidateExecution(ctx context.Context, t ValidateTask) (_ Plan, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
 	ctx, err = svc.scope(ctx, t.Input.Tenant, t.Execution, "")
 	if err != nil {
 		return Plan{}, err
@@ -120,7 +120,7 @@ func (svc *Service) ValidateExecution(ctx context.Context, t ValidateTask) (_ Pl
 // (MissingInputError), and resolves the thresholds: execution input over
 // search.yaml over the seed's defaults.
 func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
 	return svc.validate(ctx, in)
 }
 
@@ -212,7 +212,7 @@ type MandateResult struct {
 
 // Gem5 runs the mandate analysis once per search.
 func (svc *Service) Gem5(ctx context.Context, in SearchTask) (_ MandateResult, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
 	if ctx, err = svc.scope(ctx, in.Tenant, in.Execution, ""); err != nil {
 		return MandateResult{}, err
 	}
@@ -323,7 +323,7 @@ func (ch *candidateChain) thresholds(t CandidateTask) Gates {
 
 // Gem1 runs trajectory and achievements.
 func (svc *Service) Gem1(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
 	ctx, ch, missing, err := svc.candidateStep(ctx, t, AgentGem1)
 	if err != nil || missing != nil {
 		return StageResult{MissingInputs: missing, StructuralEvidenceGap: true}, err
@@ -338,7 +338,7 @@ func (svc *Service) Gem1(ctx context.Context, t CandidateTask) (_ StageResult, e
 
 // Gem2 runs the business assessment.
 func (svc *Service) Gem2(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
 	ctx, ch, missing, err := svc.candidateStep(ctx, t, AgentGem2)
 	if err != nil || missing != nil {
 		return StageResult{MissingInputs: missing, StructuralEvidenceGap: true}, err
@@ -353,7 +353,7 @@ func (svc *Service) Gem2(ctx context.Context, t CandidateTask) (_ StageResult, e
 
 // Gem3 runs the verdict (attempt counters.gem3: 1 is the re-ask).
 func (svc *Service) Gem3(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
 	ctx, ch, missing, err := svc.candidateStep(ctx, t, AgentGem3)
 	if err != nil || missing != nil {
 		return StageResult{MissingInputs: missing, StructuralEvidenceGap: true}, err
@@ -368,7 +368,7 @@ func (svc *Service) Gem3(ctx context.Context, t CandidateTask) (_ StageResult, e
 
 // Gem4 runs the QA audit attempt counters.qa, with the corrections before it.
 func (svc *Service) Gem4(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
 	ctx, ch, _, err := svc.candidateStep(ctx, t, "")
 	if err != nil {
 		return StageResult{}, err
@@ -401,7 +401,7 @@ func qaResult(audit Contract[Gem4Content], evidenceless, reused bool) StageResul
 
 // Correct runs the correction before GEM4 attempt counters.qa.
 func (svc *Service) Correct(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
 	if t.Counters.QA < 1 {
 		return StageResult{}, &veredicto.InvalidInputError{File: "state input", Field: "counters.qa", Problem: "a correction needs a GEM4 attempt of 1 or more"}
 	}

@@ -163,7 +163,7 @@ const OfflineBaselineNotice = "Línea base offline: análisis léxico determinis
 // Report loads the stages the candidate ran (never calling an agent) and
 // writes report.json and report.md under the report prefix.
 func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
 	if !validDecision(t.Outcome.Decision) {
 		return CandidateResult{}, &veredicto.InvalidInputError{File: "state input", Field: "outcome.decision", Problem: fmt.Sprintf("%q is not a protocol decision", t.Outcome.Decision)}
 	}

@@ -178,7 +178,10 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 		}
 		// What the other attempt stored is damaged too: ours is intact.
 	}
-	// Recorded before the stage's output is used.
+	// Recorded with the task's other entries, before its result goes back
+	// to the workflow. Should the task die before that, its retry finds
+	// the stage stored and records it as read (recordReused), so the
+	// record never lacks a stage the execution used.
 	if err := record(ctx, func(sc *audit.Scope) error {
 		return sc.Stage(ctx, audit.Stage{Stage: rec.Stage, Key: key}, b)
 	}); err != nil {
@@ -194,13 +197,16 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 	return c, rec, nil
 }
 
-// recordReused records a stage output read from the store that an
-// earlier execution computed (once per chain): a replay of this execution
-// starts with it in its store.
+// recordReused records a stage output read from the store, once per
+// chain: one an earlier execution computed (a replay of this execution
+// starts with it in its store), or one this execution's chain computed but
+// never recorded (a task that died after storing it). One this chain
+// recorded computing is not recorded again (the key is its own), nor one
+// another chain of this execution computed (GEM5, in the main chain).
 func recordReused(ctx context.Context, key string, rec StageRecord) error {
 	return record(ctx, func(sc *audit.Scope) error {
-		if rec.Execution == sc.Execution && rec.Execution != "" {
-			return nil // computed by this execution: recorded then
+		if rec.Execution == sc.Execution && rec.Execution != "" && rec.CandidateID != sc.Candidate {
+			return nil // computed by this execution in another chain, recorded there
 		}
 		return sc.Stage(ctx, audit.Stage{Candidate: rec.CandidateID, Stage: rec.Stage, Key: key, Reused: true}, rec.Raw)
 	})

@@ -165,7 +165,7 @@ func round3(f float64) float64 {
 
 // Summarize writes summary.json and summary.md.
 func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
 	if err := svc.checkPrefixes(t.Tenant, t.SearchID, t.InputPrefix, t.ReportPrefix); err != nil {
 		return Metrics{}, err
 	}

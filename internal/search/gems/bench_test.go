@@ -11,6 +11,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/audit"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -75,6 +76,12 @@ func syntheticSearch(b *testing.B, n int) string {
 }
 
 func benchSearch(b *testing.B, candidates, concurrency int, latency time.Duration) {
+	benchSearchAudited(b, candidates, concurrency, latency, false)
+}
+
+// benchSearchAudited runs the search, keeping its audit record on disk
+// when audited (what "search run" and "serve" do).
+func benchSearchAudited(b *testing.B, candidates, concurrency int, latency time.Duration, audited bool) {
 	dir := syntheticSearch(b, candidates)
 	var calls int64
 	b.ResetTimer()
@@ -83,6 +90,9 @@ func benchSearch(b *testing.B, candidates, concurrency int, latency time.Duratio
 		client := &scriptedClient{latency: latency}
 		svc := &search.Service{Inputs: fileblob.NewDir(dir), Reports: fileblob.NewDir(b.TempDir()), Store: filestore.NewMemory(),
 			Analyst: gems.New(client, veredicto.ModelInfo{Provider: "scripted", Model: "bench"}), PromptVersions: prompts.PromptVersion}
+		if audited {
+			svc.Audit = &audit.Folders{Root: b.TempDir()}
+		}
 		b.StartTimer()
 		res, err := catalog.RunSearch(context.Background(), svc, search.StartInput{SearchID: "bench", Concurrency: concurrency}, nil)
 		if err != nil || res.Status != asl.StatusSucceeded {
@@ -105,6 +115,16 @@ func BenchmarkSearch200NoLatency(b *testing.B) { benchSearch(b, 200, 20, 0) }
 // BenchmarkSearch200Latency100ms: wall time against the ideal
 // calls ÷ concurrency × latency, at --concurrency 20.
 func BenchmarkSearch200Latency100ms(b *testing.B) { benchSearch(b, 200, 20, 100*time.Millisecond) }
+
+// BenchmarkSearch200NoLatencyAudited is BenchmarkSearch200NoLatency with
+// the execution's audit record kept on disk, every entry synced.
+func BenchmarkSearch200NoLatencyAudited(b *testing.B) { benchSearchAudited(b, 200, 20, 0, true) }
+
+// BenchmarkSearch200Latency100msAudited is BenchmarkSearch200Latency100ms
+// with the audit record.
+func BenchmarkSearch200Latency100msAudited(b *testing.B) {
+	benchSearchAudited(b, 200, 20, 100*time.Millisecond, true)
+}
 
 // recordingClient answers like scriptedClient and records prompt sizes.
 type recordingClient struct {
