@@ -205,7 +205,13 @@ func (m *Main) companionRunner(cfg companionConfig, a companion.Analyst, e compa
 	return &companion.Runner{
 		Analyst: a, Engine: e, Cache: cache, Refresh: cfg.refresh,
 		Save: func(_ context.Context, c *companion.Context) error { return companion.SaveDir(cfg.out, c) },
-		Emit: func(ev companion.Event) { fmt.Fprintln(m.Stderr, ev.Message) },
+		// The pause's text is printed once, by companionFinish, with how to
+		// answer it.
+		Emit: func(ev companion.Event) {
+			if ev.Kind != "pause" {
+				fmt.Fprintln(m.Stderr, ev.Message)
+			}
+		},
 	}
 }
 
@@ -307,9 +313,10 @@ func (m *Main) companionFinish(ctx context.Context, cfg companionConfig, err err
 		fmt.Fprintf(m.Stderr, "veredicto companion %s: %v (guardada hasta la fase %d; vuelve a ejecutarla para retomarla)\n", sub, err, c.LastCompletedPhase)
 		return exitFailed
 	}
+	// The result line is the candidate's: Spanish, codes through labels.
 	s := c.ScoringResult
-	fmt.Fprintf(m.Stdout, "%s: %s · confianza %.2f · SAS %d · %s\n", filepath.Join(cfg.out, companion.ReportFile),
-		labels.Of(labels.ApplicationStatus, c.Status), s.Confidence.Final, s.SAS.Total, labels.Of(labels.CompanionDecision, s.DecisionMatrix))
+	fmt.Fprintf(m.Stdout, "%s: postulación %s · Confidence Score %.2f · SAS %d · %s\n", filepath.Join(cfg.out, companion.ReportFile),
+		labels.Of(labels.CompanionStatus, c.Status), s.Confidence.Final, s.SAS.Total, labels.Of(labels.CompanionDecision, s.DecisionMatrix))
 	return exitOK
 }
 

@@ -30,6 +30,10 @@ type companionScript struct {
 	badBullets  int                                  // how many bullet answers invent a metric first
 	failSchema  string                               // answer this schema with HTTP 400
 	bulletCalls int
+	// extract is what the classifier extracts from a JD without a list,
+	// one list per call (the last one repeats).
+	extract      [][]string
+	extractCalls int
 }
 
 func (s *companionScript) set(f func(*companionScript)) {
@@ -78,8 +82,15 @@ func (s *companionScript) respond(t testing.TB) func(llmtest.Call) llmtest.Reply
 				"culture_signals": []string{"autonomía"}, "red_flags": []string{}, "company_size_signal": "mid",
 			})
 		case "classify_requirements":
+			var reqs []string
+			if strings.Contains(c.User(), "La oferta no trae una lista de requisitos") {
+				reqs = s.extract[min(s.extractCalls, len(s.extract)-1)]
+				s.extractCalls++
+			} else {
+				reqs = requirementsOf(t, c.User())
+			}
 			var out []map[string]any
-			for _, r := range requirementsOf(t, c.User()) {
+			for _, r := range reqs {
 				typ, m := s.match(r)
 				out = append(out, map[string]any{"requirement": r, "type": typ, "type_justification": "según la oferta",
 					"match": m, "match_justification": "exp-pagofacil", "score": 0.9})
@@ -267,6 +278,9 @@ func TestCompanionFullPausesAndContinues(t *testing.T) {
 	}
 	if !strings.Contains(msgs, "companion continue --out "+out+" --proceed") || !strings.Contains(msgs, "Certificación PCI DSS") {
 		t.Errorf("pause message:\n%s", msgs)
+	}
+	if n := strings.Count(msgs, "Antes de seguir, una pausa honesta"); n != 1 {
+		t.Errorf("the pause's text is printed %d times, want once:\n%s", n, msgs)
 	}
 	if strings.Join(schemas, ",") != "intent,culture_radar,classify_requirements,sas_dimensions" {
 		t.Errorf("calls before the pause: %v", schemas)
@@ -526,7 +540,7 @@ func TestCompanionOfflineExample(t *testing.T) {
 	if !c.Analyst.Baseline || c.LastCompletedPhase != 3 {
 		t.Errorf("analyst %+v phase %d", c.Analyst, c.LastCompletedPhase)
 	}
-	if !strings.Contains(stdout.String(), fmt.Sprintf("%s: completada · confianza", filepath.Join(out, "report.md"))) {
+	if !strings.Contains(stdout.String(), fmt.Sprintf("%s: postulación completa · Confidence Score", filepath.Join(out, "report.md"))) {
 		t.Errorf("stdout %q", stdout.String())
 	}
 }
@@ -557,8 +571,19 @@ func TestCompanionFollowUpPhasesOffline(t *testing.T) {
 		t.Fatalf("answer: %d\n%s", code, msgs)
 	}
 	c, _ := loadCompanion(t, out)
-	if c.LastCompletedPhase != 4 || len(c.ApplicationQA) != 4 || !strings.Contains(c.ApplicationQA[2].Answer, "3800 USD") || !strings.Contains(c.ApplicationQA[3].Answer, "7 años") {
+	// The salary answer gives the target (4.500), never the floor (3800);
+	// the years are the named skill's; no answer carries the baseline mark
+	// (the report says who wrote them).
+	if c.LastCompletedPhase != 4 || len(c.ApplicationQA) != 4 || !strings.Contains(c.ApplicationQA[2].Answer, "4.500 USD mensuales") || !strings.Contains(c.ApplicationQA[3].Answer, "4 años con Go") {
 		t.Errorf("answers = %+v", c.ApplicationQA)
+	}
+	for _, qa := range c.ApplicationQA {
+		if strings.Contains(qa.Answer, companion.BaselineLabel) || strings.Contains(qa.Answer, "3800") || strings.Contains(qa.Answer, "3.800") {
+			t.Errorf("answer %q: a baseline mark or the floor in pasteable text", qa.Answer)
+		}
+	}
+	if rep, _ := os.ReadFile(filepath.Join(out, companion.ReportFile)); !strings.Contains(string(rep), "Escritas por la línea base offline") {
+		t.Error("the report does not say who wrote the answers")
 	}
 	if code, msgs := run("verify", "--out", out); code != exitOK {
 		t.Fatalf("verify: %d\n%s", code, msgs)
@@ -736,5 +761,78 @@ func TestCompanionOnboardingHasNoAnswers(t *testing.T) {
 	code, msgs := run("answer", "--out", out, "--platform", "getonboard")
 	if code == exitOK || code == exitPaused || strings.Contains(msgs, "generalmente pide") || !strings.Contains(msgs, "needs phase 3") {
 		t.Errorf("answer after an onboarding run: exit %d\n%s", code, msgs)
+	}
+}
+
+const proseJD = "../../examples/companion/jd_prosa.md"
+
+// TestCompanionProseJDOffline: a job description without a list runs end
+// to end on the offline baseline: its requirements are its sentences that
+// ask something of the candidate, and the non-negotiables read «no requiere
+// reubicación ni viajes» and «Renta: $… líquidos mensuales» (Chile's «$»):
+// the salary in CLP against a floor in USD is «sin dato», shown as such.
+func TestCompanionProseJDOffline(t *testing.T) {
+	out := t.TempDir()
+	code, msgs := runCompanionOffline("run", "--jd", proseJD, "--profile", exampleProfile, "--out", out, "--llm", "offline", "--cache", t.TempDir())
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, msgs)
+	}
+	c, raw := loadCompanion(t, out)
+	if c.LastCompletedPhase != 3 || len(c.ClassifiedRequirements) != 5 || c.ClassifiedRequirements[1].Type != companion.TypeA {
+		t.Fatalf("phase %d requirements %+v", c.LastCompletedPhase, c.ClassifiedRequirements)
+	}
+	check := raw["scoring_result"].(map[string]any)["non_negotiables_check"].(map[string]any)
+	if v, ok := check["min_salary"]; !ok || v != nil {
+		t.Errorf("min_salary = %v, want null in context.json", v)
+	}
+	for _, r := range []string{"remote_only", "no_relocation", "max_travel_pct", "excluded_industries"} {
+		if check[r] != true {
+			t.Errorf("%s = %v, want true", r, check[r])
+		}
+	}
+	rep, _ := os.ReadFile(filepath.Join(out, companion.ReportFile))
+	for _, want := range []string{
+		"| Es excluyente haber trabajado con colas de mensajes como SQS o Kafka | A (filtro duro) |",
+		"- ○ Salario mínimo: sin dato — la oferta indica la renta en CLP y tu piso está en USD",
+		"- ✔ Sin reubicación: la oferta es remota",
+		"- ✔ Viajes máximos: la oferta indica 0 % de viajes",
+	} {
+		if !strings.Contains(string(rep), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(string(rep), "✔ Salario mínimo") || strings.Contains(msgs, "no requirements found") {
+		t.Errorf("report or output:\n%s\n%s", rep, msgs)
+	}
+}
+
+// TestCompanionProseJDModel: with the model, a JD without a list is
+// classified in one call that extracts the requirements; an extracted
+// requirement that is not a text of the JD is re-asked.
+func TestCompanionProseJDModel(t *testing.T) {
+	e := newCompanionEnv(t)
+	good := []string{"Se requiere experiencia diseñando APIs REST para terceros", "Es excluyente haber trabajado con colas de mensajes como SQS o Kafka"}
+	e.script.set(func(s *companionScript) {
+		s.extract = [][]string{{"Experiencia diseñando APIs REST", good[1]}, good}
+	})
+	out := t.TempDir()
+	code, msgs, schemas := e.run("run", "--jd", proseJD, "--profile", exampleProfile, "--mode", "screening", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, msgs)
+	}
+	if got := strings.Join(schemas, ","); got != "intent,culture_radar,classify_requirements,classify_requirements,sas_dimensions" {
+		t.Errorf("calls %s, want one classification re-asked once", got)
+	}
+	calls := e.srv.Calls()
+	if re := calls[3]; !strings.Contains(re.Messages[len(re.Messages)-1].Content, "is not a text of the job description copied verbatim") {
+		t.Errorf("the re-ask does not say what was wrong: %+v", re.Messages)
+	}
+	c, _ := loadCompanion(t, out)
+	var got []string
+	for _, r := range c.ClassifiedRequirements {
+		got = append(got, r.Requirement)
+	}
+	if !reflect.DeepEqual(got, good) {
+		t.Errorf("requirements %q, want %q", got, good)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/debate"
+	"github.com/veredicto/veredicto/internal/labels"
 )
 
 // exitPending: the debate ran and escalated to a person whose decision is
@@ -161,12 +162,18 @@ func (m *Main) debateExecute(ctx context.Context, prefix string, cfg debateRunCo
 	if err := r.Write(cfg.out); err != nil {
 		return fail(exitFailed, "%v", err)
 	}
-	fmt.Fprintf(m.Stdout, "debate %s: route %s, %d round(s), convergence %.1f%%, synthesis confidence %.1f%%\n",
-		r.SessionID, r.Mode, len(r.Rounds), r.Convergence, r.Confidence)
+	// The result lines are for the person who asked: Spanish, codes
+	// through their labels.
+	fmt.Fprintf(m.Stdout, "debate %s: ruta %s, %d ronda(s), convergencia %.1f%%, confianza de la síntesis %.1f%%\n",
+		r.SessionID, labels.Of(labels.DebateMode, r.Mode), len(r.Rounds), r.Convergence, r.Confidence)
 	if r.Pending {
-		fmt.Fprintf(m.Stdout, "escalated to HUMANO: decision pending (see %s)\n", filepath.Join(cfg.out, "debate.md"))
+		fmt.Fprintf(m.Stdout, "escalado a %s: decisión pendiente (ver %s)\n", labels.Of(labels.DebateTarget, r.Target), filepath.Join(cfg.out, "debate.md"))
 		return exitPending
 	}
-	fmt.Fprintf(m.Stdout, "decision: %s (escalated to %s)\nreport: %s\n", r.Final, r.Target, filepath.Join(cfg.out, "debate.md"))
+	final := r.Final
+	if final == "" {
+		final = "ninguna"
+	}
+	fmt.Fprintf(m.Stdout, "decisión: %s (escalado a: %s)\ninforme: %s\n", final, labels.Of(labels.DebateTarget, r.Target), filepath.Join(cfg.out, "debate.md"))
 	return exitOK
 }

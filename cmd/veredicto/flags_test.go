@@ -92,8 +92,10 @@ func TestFlagsExample(t *testing.T) {
 		{"tec_q1", flags.TargetTecnico, want{closure: true, contradiction: true, authority: flags.LevelAlta, risk: flags.RiskAlto}},
 		// talks about the plan, none of financiaría/adquisición/de/logística/norte → drift: media, bajo.
 		{"tec_q2", flags.TargetTecnico, want{closure: true, drift: true, authority: flags.LevelMedia, risk: flags.RiskBajo}},
-		// "Depende…" over max_words 40, and 2,5 veces agrees with the policy → media, alto.
-		{"tec_q3", flags.TargetTecnico, want{closure: true, over: true, hedging: true, authority: flags.LevelMedia, risk: flags.RiskAlto}},
+		// "Depende…" over max_words 40 but closed by itself (no forced
+		// closure): not over-explained, the seed's "excede longitud sin
+		// aportar cierre"; 2,5 veces agrees with the policy → media, medio.
+		{"tec_q3", flags.TargetTecnico, want{closure: true, hedging: true, authority: flags.LevelMedia, risk: flags.RiskMedio}},
 	}
 	if len(got.ByQuestion) != len(wants) {
 		t.Fatalf("by_question has %d entries, want %d", len(got.ByQuestion), len(wants))

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/app/searchapp"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/control"
@@ -138,7 +139,7 @@ func (m *Main) lambdaInvoke(ctx context.Context, cfg lambdaConfig, getenv func(s
 	if err != nil {
 		return fail("%v", err)
 	}
-	analyst, _ := app.Analyst(client)
+	analyst, _ := searchapp.Analyst(client)
 	local := app.Local{Dir: cfg.data, Analyst: analyst, LLM: client}
 	if ep := getenv(starter.EndpointEnv); ep != "" {
 		// one code path with AWS: start executions on `veredicto serve`

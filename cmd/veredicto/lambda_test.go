@@ -95,7 +95,7 @@ func TestLambdaInvokeErrors(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errs, `no function "NopeFunction"`) {
 		t.Errorf("unknown function: exit %d, %s", code, errs)
 	}
-	ev := writeFile(t, t.TempDir(), "bad.json", `{"tenant":"default","search_id":"demo-cfo-andina","input_prefix":"searches/default/demo-cfo-andina","candidate_id":"c-999"}`)
+	ev := writeFile(t, t.TempDir(), "bad.json", `{"execution":"x-1","tenant":"default","search_id":"demo-cfo-andina","input_prefix":"searches/default/demo-cfo-andina","candidate_id":"c-999"}`)
 	code, out, _ := invoke(t, data, "Gem1Function", ev)
 	var resp struct{ ErrorMessage, ErrorType string }
 	json.Unmarshal([]byte(out), &resp)

@@ -83,6 +83,12 @@ Usage:
       quarantined record (exit 1 when something is wrong).
   veredicto console export --api URL --events URL --out DIR
       Write the web console as a static site (for the stack's console bucket).
+  veredicto audit verify PATH [--data DIR] [--json]
+      Check an execution's hash-chained audit record and its reports (exit 1
+      naming the first bad entry).
+  veredicto replay PATH --out DIR
+      Re-run a recorded execution with no provider: the same reports, byte
+      for byte, or the agent and candidate where it diverged.
   veredicto companion run --jd JD.md --profile profile.yaml --out DIR [--mode screening|full|onboarding] | continue --out DIR --proceed|--stop
       The candidate's career companion (seed 001): fit, scores and CV content.
 
@@ -124,6 +130,10 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.runDoctor(ctx, args[1:])
 	case "companion":
 		return m.runCompanion(ctx, args[1:])
+	case "audit":
+		return m.runAudit(ctx, args[1:])
+	case "replay":
+		return m.runReplay(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(m.Stdout, usage)
 		return exitOK

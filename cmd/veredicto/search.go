@@ -23,19 +23,30 @@ import (
 )
 
 const searchUsage = `Usage: veredicto search run DIR [--out OUT] [--llm offline|openai] [--model M] [--concurrency N]
-                            [--max-document-kib N] [--max-search-kib N]
+                            [--max-document-kib N] [--max-search-kib N] [--strict-inputs]
                             [--data DIR] [--review [--review-timeout D]]
 
 Evaluates every candidate of the search folder DIR with the executive-search
 protocol (GEM5 → GEM1 → GEM2 → GEM3 → GEM4) and writes, under OUT:
   <candidate_id>/report.json, <candidate_id>/report.md, summary.json, summary.md
 
-DIR holds jd.md and kickoff.md (required), company.md, culture.md, an optional
-search.yaml (search_id, client, role, gates) and candidates/<id>/{cv,interview,
-tests,case,references}.md. A missing jd.md or kickoff.md blocks the search
-before any agent runs (exit 2), as do a symbolic link leaving DIR, a document
-or search over its size limit, and text in an unrecognised encoding. The run
+DIR holds jd.md, kickoff.md and company.md (GEM5's minimum documents),
+culture.md, an optional search.yaml (search_id, client, role, gates) and
+candidates/<id>/{cv,interview,tests,case,references}.md. A missing jd.md,
+kickoff.md or company.md blocks the search before any agent runs (exit 2),
+as do a symbolic link leaving DIR, a document or search over its size limit,
+and text in an unrecognised encoding. Each agent's minimum documents (seed
+000 §2: GEM1 cv and interview, GEM2 tests and case, GEM3 references and
+culture.md) are checked before it runs: a candidate lacking one is not sent
+to the agent and is escalated to the senior consultant for a structural lack
+of evidence, the missing documents named. --strict-inputs refuses the search
+instead, listing every candidate's gaps, before any model call. The run
 exits 0 when every candidate reached a decision, whatever the decisions are.
+
+Every model call, decision, person's answer and report is recorded in
+OUT/audit, a hash-chained record ("veredicto audit verify OUT" checks it,
+"veredicto replay OUT --out DIR" re-runs it with no provider); a re-run
+moves the earlier record to OUT/.veredicto/audit-history/.
 
 The LLM is "openai" when OPENAI_API_KEY is set (OPENAI_BASE_URL and
 OPENAI_MODEL configure any OpenAI-compatible endpoint; OPENAI_TIMEOUT, a Go
@@ -69,6 +80,7 @@ type searchRunConfig struct {
 	data          string
 	review        bool
 	reviewTimeout time.Duration
+	strictInputs  bool
 }
 
 func (m *Main) runSearch(ctx context.Context, args []string) int {
@@ -89,6 +101,7 @@ func parseSearchRun(args []string, stderr io.Writer) (searchRunConfig, error) {
 	fs.IntVar(&cfg.concurrency, "concurrency", 0, "candidates evaluated at once (default 4)")
 	fs.StringVar(&cfg.data, "data", app.DefaultDataDir, "folder of the senior reviews (confirmations), as veredicto confirm --data")
 	fs.BoolVar(&cfg.review, "review", false, "wait for the senior consultant's decision on escalated candidates")
+	fs.BoolVar(&cfg.strictInputs, "strict-inputs", false, "refuse the search when a candidate lacks an agent's minimum documents, instead of escalating them")
 	fs.DurationVar(&cfg.reviewTimeout, "review-timeout", 7*24*time.Hour, "with --review, how long to wait before the candidate stays escalated (whole seconds)")
 	var docKiB, searchKiB int64
 	fs.Int64Var(&docKiB, "max-document-kib", search.DefaultLimits.DocumentBytes>>10, "largest document accepted, in KiB")
@@ -146,6 +159,15 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	if len(s.Candidates) == 0 {
 		return fail(exitUsage, "%s has no candidates: add a folder candidates/<id>/ with cv.md (or interview.md, tests.md, case.md, references.md) for each one", cfg.dir)
 	}
+	if err := search.CheckMandateInputs(s); err != nil {
+		return fail(exitUsage, "%s: %v (GEM5's minimum documents: the mandate analysis cannot run without them)", cfg.dir, err)
+	}
+	if gaps := s.InputGaps(); len(gaps) > 0 {
+		if cfg.strictInputs {
+			return fail(exitUsage, "%s: --strict-inputs: %v", cfg.dir, &search.InputGapsError{Gaps: gaps})
+		}
+		fmt.Fprintf(m.Stderr, "warning: %d candidate(s) lack minimum documents and will be escalated when their agent's turn comes (--strict-inputs refuses the search instead)\n", len(gaps))
+	}
 	analyst, notice, err := app.ChooseAnalyst(cfg.provider, cfg.model, getenv)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
@@ -158,6 +180,11 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	if st, err := os.Stat(out); err == nil && !st.IsDir() {
 		return fail(exitUsage, "--out %s is a file; give a folder for the reports", out)
 	}
+	if prev, err := app.ArchiveRecord(out); err != nil {
+		return fail(exitFailed, "keep the earlier run's audit record: %v", err)
+	} else if prev != "" {
+		fmt.Fprintf(m.Stderr, "the earlier run's audit record is now %s\n", prev)
+	}
 	prog := newProgress(m.Stderr, cfg.data)
 	// Senior reviews are confirmations under --data. With --review, this
 	// process delivers the decisions to its own engine: "veredicto confirm"
@@ -166,7 +193,7 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	fs := app.NewFolderSearch(inputs, out, cfg.data, analyst, cfg.limits,
 		slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	reviews, eng := fs.Reviews, fs.Engine
-	in := search.StartInput{SearchID: s.Docs.SearchID, Concurrency: cfg.concurrency,
+	in := search.StartInput{SearchID: s.Docs.SearchID, Concurrency: cfg.concurrency, StrictInputs: cfg.strictInputs,
 		Review: &search.ReviewOptions{Wait: cfg.review, TimeoutSeconds: int64(cfg.reviewTimeout / time.Second)}}
 	x, err := catalog.StartSearch(ctx, eng, in, prog.event)
 	if err != nil {
@@ -195,6 +222,7 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 		fmt.Fprintf(m.Stdout, "  %-12s %-44s %s\n", r.CandidateID, labels.Of(labels.Decision, r.Decision), filepath.Join(out, r.CandidateID, "report.md"))
 	}
 	fmt.Fprintf(m.Stdout, "Resumen: %s\n", filepath.Join(out, "summary.md"))
+	fmt.Fprintf(m.Stdout, "Registro de auditoría: %s (verifíquelo con: veredicto audit verify %s)\n", filepath.Join(out, "audit"), out)
 	if stale := staleReports(out, done.Results); len(stale) > 0 {
 		verb := "hold"
 		if len(stale) == 1 {

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/poll"
 	"github.com/veredicto/veredicto/internal/search"
@@ -123,6 +124,24 @@ func TestServeSeniorReview(t *testing.T) {
 	if d := rec.Decision; rec.Status != confirm.StatusRejected || d == nil || d.DecidedBy != rep.Review.DecidedBy || d.Approved ||
 		!d.DecidedAt.Equal(*rep.Review.DecidedAt) || d.Comment != rep.Review.Comment {
 		t.Errorf("record %s %+v disagrees with the report's review %+v", rec.Status, rec.Decision, rep.Review)
+	}
+
+	// The execution's audit record, found by its ARN, verifies; it holds
+	// the authenticated consultant's decision on the preview she was
+	// shown; and a replay writes the same reports.
+	arn := aws.ToString(x.ExecutionArn)
+	if code, out, errs := runCLI(t, "", "audit", "verify", arn, "--data", live.data); code != exitOK {
+		t.Fatalf("audit verify %s: exit %d\n%s%s", arn, code, out, errs)
+	}
+	human := findEntry(t, filepath.Join(reports, "audit", "acme", "review-1"), "candidate/c-005", audit.KindHuman)
+	var hd audit.HumanDecision
+	json.Unmarshal(human.Data, &hd)
+	if hd.Principal != "consultora-ana" || hd.Status != "rejected" || hd.Confirmation != id || hd.Preview != confirm.PreviewHash(rec.Preview) {
+		t.Errorf("the recorded human decision %+v; want consultora-ana's rejection of %s on preview %s", hd, id, confirm.PreviewHash(rec.Preview))
+	}
+	replay := t.TempDir()
+	if code, out, errs := runCLI(t, "", "replay", arn, "--data", live.data, "--out", replay); code != exitOK || strings.Contains(out, "DIFFERS") {
+		t.Errorf("replay %s: exit %d\n%s%s", arn, code, out, errs)
 	}
 }
 

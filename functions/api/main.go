@@ -2,10 +2,10 @@
 
 // Command api is the ApiFunction Lambda: the HTTP API (start searches, read
 // state and reports).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/intakefn lists it and binds its handler,
+// internal/app/intakeapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/intakeapp"
 
-func main() { app.StartIntake("ApiFunction") }
+func main() { intakeapp.Start("ApiFunction") }

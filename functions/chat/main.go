@@ -3,10 +3,10 @@
 // Command chat is the ChatFunction Lambda: POST /api/chat and GET
 // /api/chat/metrics on the HTTP API: claims a turn of the delegation chat and
 // queues it (seed 004 §5–9).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/chatfn lists it and binds its handler,
+// internal/app/chatapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/chatapp"
 
-func main() { app.StartChat("ChatFunction") }
+func main() { chatapp.Start("ChatFunction") }

@@ -3,10 +3,10 @@
 // Command chatturn is the ChatTurnFunction Lambda: runs the delegation chat's
 // queued turns: the supervisor, its delegations and confirmations, onto the
 // conversation's stream.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/chatfn lists it and binds its handler,
+// internal/app/chatapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/chatapp"
 
-func main() { app.StartChat("ChatTurnFunction") }
+func main() { chatapp.Start("ChatTurnFunction") }

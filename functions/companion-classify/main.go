@@ -2,10 +2,10 @@
 
 // Command companion-classify is the CompanionClassifyFunction Lambda: phase 2a,
 // requirements classified A-D and matched.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/companionfn lists it and binds its handler,
+// internal/app/companionapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/companionapp"
 
-func main() { app.StartCompanion("CompanionClassifyFunction") }
+func main() { companionapp.Start("CompanionClassifyFunction") }

@@ -2,10 +2,10 @@
 
 // Command companion-decision is the CompanionDecisionFunction Lambda: records
 // the answer to the anti-impostor pause.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/companionfn lists it and binds its handler,
+// internal/app/companionapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/companionapp"
 
-func main() { app.StartCompanion("CompanionDecisionFunction") }
+func main() { companionapp.Start("CompanionDecisionFunction") }

@@ -2,10 +2,10 @@
 
 // Command companion-draft is the CompanionDraftFunction Lambda: phase 3, the CV
 // content.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/companionfn lists it and binds its handler,
+// internal/app/companionapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/companionapp"
 
-func main() { app.StartCompanion("CompanionDraftFunction") }
+func main() { companionapp.Start("CompanionDraftFunction") }

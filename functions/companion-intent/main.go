@@ -2,10 +2,10 @@
 
 // Command companion-intent is the CompanionIntentFunction Lambda: the career
 // companion's profile check and intent classifier (seed 001).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/companionfn lists it and binds its handler,
+// internal/app/companionapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/companionapp"
 
-func main() { app.StartCompanion("CompanionIntentFunction") }
+func main() { companionapp.Start("CompanionIntentFunction") }

@@ -2,10 +2,10 @@
 
 // Command companion-sas is the CompanionSasFunction Lambda: phase 2b, the 5 SAS
 // dimensions.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/companionfn lists it and binds its handler,
+// internal/app/companionapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/companionapp"
 
-func main() { app.StartCompanion("CompanionSasFunction") }
+func main() { companionapp.Start("CompanionSasFunction") }

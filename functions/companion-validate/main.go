@@ -2,10 +2,10 @@
 
 // Command companion-validate is the CompanionValidateFunction Lambda: checks
 // the JD lists requirements before phase 1.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/companionfn lists it and binds its handler,
+// internal/app/companionapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/companionapp"
 
-func main() { app.StartCompanion("CompanionValidateFunction") }
+func main() { companionapp.Start("CompanionValidateFunction") }

@@ -2,10 +2,10 @@
 
 // Command confirm is the ConfirmFunction Lambda: the .waitForTaskToken task
 // that stores a pending confirmation (seed 004 §3).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/peoplefn lists it and binds its handler,
+// internal/app/peopleapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/peopleapp"
 
-func main() { app.StartPeople("ConfirmFunction") }
+func main() { peopleapp.Start("ConfirmFunction") }

@@ -2,10 +2,10 @@
 
 // Command confirmations is the ConfirmationsFunction Lambda: GET and POST
 // /api/confirmations on the HTTP API (list and resolve confirmations).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/peoplefn lists it and binds its handler,
+// internal/app/peopleapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/peopleapp"
 
-func main() { app.StartPeople("ConfirmationsFunction") }
+func main() { peopleapp.Start("ConfirmationsFunction") }

@@ -2,10 +2,10 @@
 
 // Command correction is the CorrectionFunction Lambda: the correction step
 // after a blocking QA audit.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/searchfn lists it and binds its handler,
+// internal/app/searchapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/searchapp"
 
-func main() { app.StartSearch("CorrectionFunction") }
+func main() { searchapp.Start("CorrectionFunction") }

@@ -2,10 +2,10 @@
 
 // Command debate-api is the DebateApiFunction Lambda: the debate routes of the
 // HTTP API: POST /debates, GET /debates/{id}[/report].
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app/debateapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/debateapp"
 
-func main() { app.StartDebate("DebateApiFunction") }
+func main() { debateapp.Start("DebateApiFunction") }

@@ -2,10 +2,10 @@
 
 // Command debate-close-round is the DebateCloseRoundFunction Lambda: closes a
 // parallel round: convergence checkpoint, loop hash, circuit breaker.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app/debateapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/debateapp"
 
-func main() { app.StartDebate("DebateCloseRoundFunction") }
+func main() { debateapp.Start("DebateCloseRoundFunction") }

@@ -2,10 +2,10 @@
 
 // Command debate-council is the DebateCouncilFunction Lambda: closes the
 // council: result ≥ 60 decides, else a person.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app/debateapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/debateapp"
 
-func main() { app.StartDebate("DebateCouncilFunction") }
+func main() { debateapp.Start("DebateCouncilFunction") }

@@ -2,10 +2,10 @@
 
 // Command debate-finish is the DebateFinishFunction Lambda: records the debate:
 // log in the table, debate_log.yaml and debate.md in the bucket.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app/debateapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/debateapp"
 
-func main() { app.StartDebate("DebateFinishFunction") }
+func main() { debateapp.Start("DebateFinishFunction") }

@@ -2,10 +2,10 @@
 
 // Command debate-position is the DebatePositionFunction Lambda: one agent's
 // position in a parallel round (debate_position).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app/debateapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/debateapp"
 
-func main() { app.StartDebate("DebatePositionFunction") }
+func main() { debateapp.Start("DebatePositionFunction") }

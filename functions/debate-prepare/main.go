@@ -2,10 +2,10 @@
 
 // Command debate-prepare is the DebatePrepareFunction Lambda: validates a
 // debate, routes it and runs the first RAG queries (seed 003).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app/debateapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/debateapp"
 
-func main() { app.StartDebate("DebatePrepareFunction") }
+func main() { debateapp.Start("DebatePrepareFunction") }

@@ -2,10 +2,10 @@
 
 // Command debate-rebuttal is the DebateRebuttalFunction Lambda: one agent's
 // turn of the sequential round 2 (debate_rebuttal).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app/debateapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/debateapp"
 
-func main() { app.StartDebate("DebateRebuttalFunction") }
+func main() { debateapp.Start("DebateRebuttalFunction") }

@@ -2,10 +2,10 @@
 
 // Command debate-synthesize is the DebateSynthesizeFunction Lambda: the
 // synthesis (debate_synthesis) and the escalation table.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app/debateapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/debateapp"
 
-func main() { app.StartDebate("DebateSynthesizeFunction") }
+func main() { debateapp.Start("DebateSynthesizeFunction") }

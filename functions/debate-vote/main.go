@@ -2,10 +2,10 @@
 
 // Command debate-vote is the DebateVoteFunction Lambda: one council member's
 // vote (council_vote).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/debatefn lists it and binds its handler,
+// internal/app/debateapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/debateapp"
 
-func main() { app.StartDebate("DebateVoteFunction") }
+func main() { debateapp.Start("DebateVoteFunction") }

@@ -2,10 +2,10 @@
 
 // Command flags is the FlagsFunction Lambda: POST /flags classifies interview
 // answers with the Flags schema v1.1 (seed 002).
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/flagsfn lists it and binds its handler,
+// internal/app/flagsapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/flagsapp"
 
-func main() { app.StartFlags("FlagsFunction") }
+func main() { flagsapp.Start("FlagsFunction") }

@@ -2,10 +2,10 @@
 
 // Command gem5 is the Gem5Function Lambda: GEM5 mandate analysis, once per
 // search.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/searchfn lists it and binds its handler,
+// internal/app/searchapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/searchapp"
 
-func main() { app.StartSearch("Gem5Function") }
+func main() { searchapp.Start("Gem5Function") }

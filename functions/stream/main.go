@@ -2,10 +2,10 @@
 
 // Command stream is the StreamFunction Lambda: the event stream (Server-Sent
 // Events) on a Function URL with response streaming.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/peoplefn lists it and binds its handler,
+// internal/app/peopleapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/peopleapp"
 
-func main() { app.StartPeople("StreamFunction") }
+func main() { peopleapp.Start("StreamFunction") }

@@ -2,10 +2,10 @@
 
 // Command summary is the SummaryFunction Lambda: the search summary and
 // protocol metrics.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/searchfn lists it and binds its handler,
+// internal/app/searchapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/searchapp"
 
-func main() { app.StartSearch("SummaryFunction") }
+func main() { searchapp.Start("SummaryFunction") }

@@ -2,10 +2,10 @@
 
 // Command trigger is the TriggerFunction Lambda: consumes the inputs queue: one
 // evaluation per searches/<tenant>/<id>/READY upload.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/intakefn lists it and binds its handler,
+// internal/app/intakeapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/intakeapp"
 
-func main() { app.StartIntake("TriggerFunction") }
+func main() { intakeapp.Start("TriggerFunction") }

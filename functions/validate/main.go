@@ -2,10 +2,10 @@
 
 // Command validate is the ValidateFunction Lambda: validates a search's inputs
 // and plans the evaluation.
-// Wiring only: internal/catalog lists it and binds its handler, internal/app
-// builds its dependencies.
+// Wiring only: internal/catalog/searchfn lists it and binds its handler,
+// internal/app/searchapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app"
+import "github.com/veredicto/veredicto/internal/app/searchapp"
 
-func main() { app.StartSearch("ValidateFunction") }
+func main() { searchapp.Start("ValidateFunction") }

@@ -1,138 +1,18 @@
 package app
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
-	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/chat"
+	"github.com/veredicto/veredicto/internal/confirm"
+	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
-	"github.com/veredicto/veredicto/internal/llm"
-	"github.com/veredicto/veredicto/internal/starter"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
-
-// chatConfig is what the chat functions read besides Config and
-// peopleConfig.
-type chatConfig struct {
-	TurnsQueueURL string // CHAT_TURNS_QUEUE_URL (ChatFunction)
-	CompanionARN  string // COMPANION_STATE_MACHINE_ARN (empty: the tool says it is not deployed)
-	DebateARN     string // DEBATE_STATE_MACHINE_ARN (idem)
-	// Options: CHAT_DELEGATION_ONLY, DEBUG_DELEGATION_INTENT, and the
-	// confirmation wait that fits one invocation.
-	chat.Options
-}
-
-func chatConfigFromEnv(getenv func(string) string, logicalID string) (chatConfig, error) {
-	c := chatConfig{TurnsQueueURL: getenv("CHAT_TURNS_QUEUE_URL"), CompanionARN: getenv("COMPANION_STATE_MACHINE_ARN"),
-		DebateARN: getenv("DEBATE_STATE_MACHINE_ARN"), Options: chat.OptionsFromEnv(getenv)}
-	if logicalID == "ChatFunction" && c.TurnsQueueURL == "" {
-		return c, fmt.Errorf("configuration: CHAT_TURNS_QUEUE_URL is not set")
-	}
-	// A turn runs in one invocation (at most 15 minutes): a confirmation
-	// waits up to 12, leaving time for the rest of the turn.
-	c.Options.ConfirmWait = 12 * time.Minute
-	return c, nil
-}
-
-// chatService assembles the chat on AWS: turns in the context table
-// (chat/<tenant>/… keys), events in the events table, confirmations in the
-// context table, the search tools on S3 and Step Functions, outgoing mail
-// as JSON under outbox/<tenant>/ in the reports bucket (for the mail
-// gateway), the supervisor on the LLM secret (offline without one).
-func chatService(ctx context.Context, cfg Config, pc peopleConfig, cc chatConfig, ac aws.Config) (*chat.Service, error) {
-	reg, err := chat.LoadRegistry(prompts.AgentsFile, prompts.AgentsYAML, chat.KnownActions())
-	if err != nil {
-		return nil, err
-	}
-	inputs, reports, kv := storage(cfg, ac)
-	sfnClient := sfn.NewFromConfig(ac)
-	var st intake.Starter = missingStarter{}
-	if cfg.StateMachineARN != "" {
-		st = starter.NewSFN(sfnClient, cfg.StateMachineARN)
-	}
-	searches := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
-	// One read of the secret serves the flags judge's client and the
-	// supervisor's model.
-	key, err := awsLLMKey(ctx, ac, cfg)
-	if err != nil {
-		return nil, err
-	}
-	var client *llm.OpenAI
-	var model chat.Model
-	if key != "" {
-		if client, err = llm.NewOpenAI(llm.OpenAIConfig{APIKey: key, BaseURL: cfg.BaseURL, Model: cfg.Model, CallTimeout: cfg.OpenAITimeout}); err != nil {
-			return nil, err
-		}
-		if model, err = chat.NewOpenAIModel(key, cfg.BaseURL, cfg.Model); err != nil {
-			return nil, err
-		}
-	}
-	confirms := confirmService(cfg, pc, ac, false)
-	machine := func(arn, name string, args func() any, input func(chat.Call) (any, error)) chat.MachineTool {
-		t := chat.MachineTool{MachineARN: arn, Name: name, NewArgs: args, Input: input}
-		if arn != "" {
-			t.Client = sfnClient
-		}
-		return t
-	}
-	svc := &chat.Service{
-		Registry: reg, Model: model, Store: kv, Events: confirms.Events,
-		// Each tenant's promoted intent model lives in the reports bucket.
-		Intents:       &chat.IntentModels{Registry: reg, Blobs: reports},
-		Confirmations: confirms, ConfirmationStore: confirms.Store, Options: cc.Options,
-		Tools: map[string]chat.Tool{
-			chat.ActionSearch:    chat.SearchTool{Searches: searches},
-			chat.ActionFlags:     chat.FlagsTool{Inputs: inputs, Judge: judge(client)},
-			chat.ActionCompanion: machine(cc.CompanionARN, "CareerCompanionStateMachine", func() any { return &chat.CompanionArgs{} }, chat.CompanionInput),
-			chat.ActionDebate:    debateTool(machine(cc.DebateARN, "DebateStateMachine", func() any { return &chat.DebateArgs{} }, chat.DebateInput)),
-			chat.ActionReports:   chat.ReportsTool{Searches: searches, Outbox: chat.BlobOutbox{Blobs: reports}},
-		},
-	}
-	// The weekly schedule's message recalibrates on the embedded corpus.
-	if svc.Corpus, err = EmbeddedCorpus(); err != nil {
-		return nil, err
-	}
-	return svc, svc.Validate()
-}
-
-// StartChat runs ChatFunction (POST /api/chat and GET /api/chat/metrics
-// behind the HTTP API's JWT authorizer: the turn is claimed and queued)
-// or ChatTurnFunction (the turns queue's worker) (catalog.KindChat).
-func StartChat(logicalID string) {
-	start(logicalID, catalog.KindChat, catalog.ChatFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
-		pc, err := peopleConfigFromEnv(os.Getenv, false)
-		if err != nil {
-			return catalog.Services{}, err
-		}
-		cc, err := chatConfigFromEnv(os.Getenv, logicalID)
-		if err != nil {
-			return catalog.Services{}, err
-		}
-		svc, err := chatService(ctx, cfg, pc, cc, ac)
-		if err != nil {
-			return catalog.Services{}, err
-		}
-		switch logicalID {
-		case "ChatFunction":
-			h := &httpapi.Chat{Service: svc, Enqueue: chat.SQSEnqueuer{Client: sqs.NewFromConfig(ac), QueueURL: cc.TurnsQueueURL}}
-			return catalog.Services{API: gateway(cfg, httpapi.Routes{Chat: h})}, nil
-		case "ChatTurnFunction":
-			return catalog.Services{ChatTurns: svc}, nil
-		}
-		return catalog.Services{}, fmt.Errorf("%s is not a %s function", logicalID, catalog.KindChat)
-	})
-}
 
 // localChat assembles the chat functions on this machine under dir, with
 // the layout "veredicto serve --data dir" uses (turns under dir/chats,
@@ -140,9 +20,9 @@ func StartChat(logicalID string) {
 // "veredicto lambda invoke", where ChatFunction runs the turn in the
 // request (no queue) and the supervisor is offline unless
 // OPENAI_API_KEY is set.
-func localChat(dir string, s catalog.Services) (*httpapi.Chat, *chat.Service) {
+func localChat(dir string, searches *intake.Service, confirms *confirm.Service, judge flags.ContradictionJudge) (*httpapi.Chat, *chat.Service) {
 	reg, err := chat.LoadRegistry(prompts.AgentsFile, prompts.AgentsYAML, chat.KnownActions())
-	if err != nil || s.Intake == nil || s.Confirm == nil {
+	if err != nil || searches == nil || confirms == nil || judge == nil {
 		return nil, nil // the embedded registry is tested; without it the handler reports the missing service
 	}
 	var model chat.Model
@@ -156,21 +36,17 @@ func localChat(dir string, s catalog.Services) (*httpapi.Chat, *chat.Service) {
 	if err != nil {
 		return nil, nil
 	}
-	judgeOf := s.Judge
-	if judgeOf == nil {
-		judgeOf = judge(nil)
-	}
 	svc := &chat.Service{
-		Registry: reg, Intents: intents, Model: model, Store: filestore.NewLocal(filepath.Join(dir, "chats")), Events: s.Confirm.Events,
-		Confirmations: s.Confirm, ConfirmationStore: s.Confirm.Store, Options: chat.OptionsFromEnv(os.Getenv),
+		Registry: reg, Intents: intents, Model: model, Store: filestore.NewLocal(filepath.Join(dir, "chats")), Events: confirms.Events,
+		Confirmations: confirms, ConfirmationStore: confirms.Store, Options: chat.OptionsFromEnv(os.Getenv),
 		Tools: map[string]chat.Tool{
-			chat.ActionSearch: chat.SearchTool{Searches: s.Intake},
-			chat.ActionFlags:  chat.FlagsTool{Inputs: fileblob.NewDir(in), Judge: judgeOf},
+			chat.ActionSearch: chat.SearchTool{Searches: searches},
+			chat.ActionFlags:  chat.FlagsTool{Inputs: fileblob.NewDir(in), Judge: judge},
 			// The companion's and the debate's machines run under "serve"
 			// (cmd/veredicto wires them); a lone invoke has none.
 			chat.ActionCompanion: chat.MachineTool{Name: "CareerCompanionStateMachine", NewArgs: func() any { return &chat.CompanionArgs{} }},
 			chat.ActionDebate:    chat.MachineTool{Name: "DebateStateMachine", NewArgs: func() any { return &chat.DebateArgs{} }},
-			chat.ActionReports:   chat.ReportsTool{Searches: s.Intake, Outbox: chat.DirOutbox{Dir: filepath.Join(dir, "outbox")}},
+			chat.ActionReports:   chat.ReportsTool{Searches: searches, Outbox: chat.DirOutbox{Dir: filepath.Join(dir, "outbox")}},
 		},
 	}
 	if svc.Validate() != nil {
@@ -184,10 +60,4 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// debateTool names the chat's debates as the debates API does.
-func debateTool(t chat.MachineTool) chat.MachineTool {
-	t.Execution = chat.DebateExecution
-	return t
 }

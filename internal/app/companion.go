@@ -1,63 +1,14 @@
 package app
 
 import (
-	"context"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-
+	"github.com/veredicto/veredicto/internal/app/companionapp"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
-	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/companion"
-	"github.com/veredicto/veredicto/internal/companion/agents"
-	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
-	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/llm"
-	"github.com/veredicto/veredicto/internal/starter"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
-
-// StartCompanion runs one of the career companion's task functions
-// (catalog.KindCompanion): context records in DynamoDB, inputs, report.md
-// and context.json in the reports bucket under companion/<tenant>/<id>/.
-func StartCompanion(logicalID string) {
-	start(logicalID, catalog.KindCompanion, catalog.CompanionFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
-		_, reports, kv := storage(cfg, ac)
-		client, err := awsLLM(ctx, ac, cfg)
-		if err != nil {
-			return catalog.Services{}, err
-		}
-		svc := &companion.Service{Store: kv, Blobs: reports,
-			Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
-		if cfg.EventsTable != "" { // progress on the execution's stream
-			svc.Events = dynamoeventlog.New(dynamodb.NewFromConfig(ac), cfg.EventsTable)
-		}
-		services := catalog.Services{Companion: svc}
-		if cfg.StateMachineARN != "" { // CompanionApiFunction
-			st := starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)
-			services.API = gateway(cfg, httpapi.Routes{Companion: CompanionAPI(svc, func(ctx context.Context, name string, input []byte) error {
-				_, err := st.Start(ctx, name, input)
-				return err
-			})})
-		}
-		return services, nil
-	})
-}
-
-// CompanionAnalyst is the career companion's analyst of a client (small
-// runs the intent check; nil means client): the LLM agents, or the offline
-// baseline when client is nil.
-func CompanionAnalyst(client, small *llm.OpenAI) companion.Analyst {
-	if client == nil {
-		return companion.Offline{}
-	}
-	if small == nil {
-		small = client
-	}
-	return agents.New(client, small, "openai", client.Info().Model, small.Info().Model)
-}
 
 // LocalCompanion is the career companion's service on this machine under
 // dir: context records in the local context store, inputs and reports in
@@ -65,15 +16,7 @@ func CompanionAnalyst(client, small *llm.OpenAI) companion.Analyst {
 func LocalCompanion(dir string, client *llm.OpenAI, events companion.Appender) *companion.Service {
 	_, rep, ctxDir := LocalLayout(dir)
 	return &companion.Service{Store: filestore.NewLocal(ctxDir), Blobs: fileblob.NewDir(rep), Events: events,
-		Analyst: CompanionAnalyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
-}
-
-// CompanionAPI is what the companion's HTTP routes call: svc, its
-// analyst as the follow-up phases' analyst, and start for new executions
-// of CareerCompanionStateMachine.
-func CompanionAPI(svc *companion.Service, start func(ctx context.Context, name string, input []byte) error) *companion.API {
-	f, _ := svc.Analyst.(companion.FollowUp) // both analysts implement it
-	return &companion.API{Service: svc, FollowUp: f, Start: start}
+		Analyst: companionapp.Analyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
 }
 
 // ChooseCompanionAnalyst picks the career companion's analyst like
@@ -97,5 +40,5 @@ func ChooseCompanionAnalyst(provider, model, smallModel string, getenv func(stri
 			return nil, "", err
 		}
 	}
-	return CompanionAnalyst(client, small), fmt.Sprintf("LLM: openai-compatible, model %s (intent: %s)", client.Info().Model, small.Info().Model), nil
+	return companionapp.Analyst(client, small), fmt.Sprintf("LLM: openai-compatible, model %s (intent: %s)", client.Info().Model, small.Info().Model), nil
 }

@@ -5,75 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
-	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-
+	"github.com/veredicto/veredicto/internal/app/debateapp"
 	"github.com/veredicto/veredicto/internal/asl"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
-	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/starter"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
-
-// StartDebate runs one of the debate workflow's step functions
-// (catalog.KindDebate): knowledge from the inputs bucket (a search's
-// reports from the reports bucket), the debate's
-// files to the reports bucket, its log to the context table.
-func StartDebate(logicalID string) {
-	start(logicalID, catalog.KindDebate, catalog.DebateFunctions, func(ctx context.Context, cfg Config, ac aws.Config) (catalog.Services, error) {
-		inputs, reports, kv := storage(cfg, ac)
-		client, err := awsLLM(ctx, ac, cfg)
-		if err != nil {
-			return catalog.Services{}, err
-		}
-		api := &httpapi.Debates{Starter: missingStarter{}, Logs: kv, Reports: reports}
-		if arn := os.Getenv("DEBATE_STATE_MACHINE_ARN"); arn != "" {
-			api.Starter = starter.NewSFN(sfn.NewFromConfig(ac), arn)
-		}
-		return catalog.Services{Debate: DebateSteps(client, knowledgeStores{inputs, reports}, reports, kv, nil), API: gateway(cfg, httpapi.Routes{Debates: api})}, nil
-	})
-}
-
-// DebateSteps assembles the debate steps: the LLM agents when there is a
-// client, otherwise the offline baseline.
-func DebateSteps(client *llm.OpenAI, knowledge debate.BlobReader, reports debate.BlobWriter, logs debate.LogStore, logger *slog.Logger) *debate.Steps {
-	var agents debate.Agents = debate.Offline{}
-	if client != nil {
-		agents = debate.LLMAgents{Client: client}
-	}
-	return &debate.Steps{Agents: agents, Knowledge: knowledge, Reports: reports, Logs: logs, Logger: logger}
-}
-
-// knowledgeStores reads a debate's knowledge base from the bucket that holds
-// each prefix: a search's reports ("reports/<tenant>/…", what a debate on an
-// escalated candidate cites) from the reports bucket, every other prefix
-// (search folders, uploaded documents) from the inputs bucket.
-type knowledgeStores struct {
-	inputs, reports debate.BlobReader
-}
-
-func (k knowledgeStores) of(key string) debate.BlobReader {
-	if strings.HasPrefix(key, intake.ReportsPrefix+"/") {
-		return k.reports
-	}
-	return k.inputs
-}
-
-func (k knowledgeStores) List(ctx context.Context, prefix string) ([]string, error) {
-	return k.of(prefix).List(ctx, prefix)
-}
-
-func (k knowledgeStores) Get(ctx context.Context, key string) ([]byte, error) {
-	return k.of(key).Get(ctx, key)
-}
 
 // localDebate assembles the debate's steps and routes on this machine
 // under dir: knowledge from dir/inputs (reports from dir/reports), the
@@ -84,7 +27,7 @@ func (k knowledgeStores) Get(ctx context.Context, key string) ([]byte, error) {
 func localDebate(dir string, client *llm.OpenAI, kv starter.KV, decisions *confirm.Service, st httpapi.DebateStarter, logger *slog.Logger) (*debate.Steps, *httpapi.Debates) {
 	in, rep, ctxDir := LocalLayout(dir)
 	inputs, reports, logs := fileblob.NewDir(in), fileblob.NewDir(rep), filestore.NewLocal(ctxDir)
-	steps := DebateSteps(client, knowledgeStores{inputs, reports}, reports, logs, logger)
+	steps := debateapp.Steps(client, debateapp.Knowledge{Inputs: inputs, Reports: reports}, reports, logs, logger)
 	if st != nil {
 		return steps, &httpapi.Debates{Starter: st, Logs: logs, Reports: reports}
 	}

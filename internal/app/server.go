@@ -23,6 +23,8 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/app/companionapp"
+	"github.com/veredicto/veredicto/internal/app/searchapp"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/catalog"
@@ -155,7 +157,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		}
 	}
 
-	analyst, notice := Analyst(cfg.LLM)
+	analyst, notice := searchapp.Analyst(cfg.LLM)
 	events := fileeventlog.Local(cfg.Data)
 	events.Quarantine = quarantine.Beside(events.Dir(), logger)
 	// The services start their workflows through this server's Step
@@ -168,7 +170,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	decisions.Quarantine = quarantine.New(cfg.Data, "confirmations", logger)
 	s.Confirmations = &confirm.Service{Store: decisions, Events: events, Tasks: signed(operator(PrincipalConfirmations)), Logger: logger}
 	companionStarter := starter.NewSFN(signed(operator(PrincipalAPI)), control.StateMachineARN(CareerCompanionMachine))
-	companionAPI := CompanionAPI(a.Companion, func(ctx context.Context, name string, input []byte) error {
+	companionAPI := companionapp.API(a.Companion, func(ctx context.Context, name string, input []byte) error {
 		_, err := companionStarter.Start(ctx, name, input)
 		return err
 	})

@@ -13,7 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/veredicto/veredicto/examples/delegation/corpus"
+	"github.com/veredicto/veredicto/internal/app/chatapp"
 	"github.com/veredicto/veredicto/internal/auth"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/chat"
@@ -89,19 +89,8 @@ func (s *Server) localChatService(a *App, events *fileeventlog.Log) (*chat.Servi
 }
 
 // EmbeddedCorpus is the delegation corpus built into the binary
-// (examples/delegation/corpus): what a recalibration fits on and is judged
-// by.
-func EmbeddedCorpus() (chat.Corpus, error) {
-	train, err := chat.LoadCorpus(corpus.TrainFile, corpus.Train)
-	if err != nil {
-		return chat.Corpus{}, err
-	}
-	heldout, err := chat.LoadCorpus(corpus.HeldoutFile, corpus.Heldout)
-	if err != nil {
-		return chat.Corpus{}, err
-	}
-	return chat.Corpus{Train: train, Heldout: heldout}, nil
-}
+// (chatapp.EmbeddedCorpus).
+func EmbeddedCorpus() (chat.Corpus, error) { return chatapp.EmbeddedCorpus() }
 
 // LocalRecalibration assembles what "veredicto chat recalibrate" needs on
 // the data folder "veredicto serve --data" uses: the registry

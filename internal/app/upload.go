@@ -6,7 +6,7 @@ import (
 	"path"
 
 	"github.com/veredicto/veredicto/internal/blob/file"
-	"github.com/veredicto/veredicto/internal/intake"
+	"github.com/veredicto/veredicto/internal/search"
 )
 
 // UploadLocal copies the search folder src into the local inputs bucket
@@ -17,7 +17,7 @@ import (
 func UploadLocal(ctx context.Context, dir, src, tenant, searchID string) error {
 	inputs, _, _ := LocalLayout(dir)
 	from, dst := file.NewDir(src), file.NewDir(inputs)
-	prefix := intake.InputPrefix(tenant, searchID)
+	prefix := search.InputPrefix(tenant, searchID)
 	keys, err := from.List(ctx, "")
 	if err != nil {
 		return fmt.Errorf("upload %s as %s: %w", src, prefix, err)

@@ -17,6 +17,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -26,7 +27,8 @@ import (
 
 // Entry kinds.
 const (
-	KindStart     = "start"          // the execution's input, by hash; the main chain's first entry
+	KindStart     = "start"          // the execution's input, by hash; the main chain's first entry (Start)
+	KindStage     = "stage"          // a stage output the step stored, or read from before the execution (Stage)
 	KindModel     = "model_call"     // one attempt of a model call (ModelCall)
 	KindDecision  = "decision"       // a decision the code took (Decision)
 	KindHuman     = "human_decision" // a person's decision (HumanDecision)
@@ -90,6 +92,23 @@ type head struct {
 	mu   sync.Mutex
 	seq  int // next seq; -1 until read from the store
 	hash string
+	keys map[string]bool // the keys of the chain's stage entries (AppendOnce), pending ones included
+	// pending are entries deferred until the chain's next Flush.
+	pending []pendingEntry
+}
+
+// pendingEntry is a deferred entry: chained (seq, prev) when written.
+type pendingEntry struct {
+	kind string
+	at   time.Time
+	data json.RawMessage
+	key  string
+}
+
+// BatchStore is a Store that writes several entries of a chain at once
+// (one write, one sync): a step's entries recorded together.
+type BatchStore interface {
+	AppendLines(ctx context.Context, chain string, seq int, lines [][]byte) error
 }
 
 // NewRecorder records into store, stamping entries with now (time.Now
@@ -115,41 +134,145 @@ func (r *Recorder) head(chain string) *head {
 	return h
 }
 
-// Append adds an entry of kind with data to chain and returns its hash.
-// It returns once the line is stored: a step that records before it uses
-// its result never uses an unrecorded one.
+// maxConflicts bounds how often one write re-reads a chain another writer
+// moved (two Lambdas of one execution writing its main chain).
+const maxConflicts = 8
+
+// maxPending bounds the entries a chain defers: past it, they are written.
+const maxPending = 256
+
+// Append adds an entry of kind with data to chain, with any entries
+// deferred before it, and returns the chain's head hash. It returns once
+// they are stored: a step that records before it uses its result never
+// uses an unrecorded one.
 func (r *Recorder) Append(ctx context.Context, chain, kind string, data any) (string, error) {
+	if err := r.Defer(ctx, chain, kind, data); err != nil {
+		return "", err
+	}
+	return r.flushHead(ctx, chain)
+}
+
+// AppendOnce is Append for an entry the chain holds at most once, by key
+// (a stage read from the store by several steps): nothing is added when
+// the chain holds key already.
+func (r *Recorder) AppendOnce(ctx context.Context, chain, kind, key string, data any) (string, error) {
+	if err := r.DeferOnce(ctx, chain, kind, key, data); err != nil {
+		return "", err
+	}
+	return r.flushHead(ctx, chain)
+}
+
+func (r *Recorder) flushHead(ctx context.Context, chain string) (string, error) {
+	if err := r.Flush(ctx, chain); err != nil {
+		return "", err
+	}
+	h, _, err := r.Head(ctx, chain)
+	return h, err
+}
+
+// Defer adds an entry to chain when the chain is next flushed: entries
+// of one step written at once. Whoever defers flushes before the step's
+// result is used.
+func (r *Recorder) Defer(ctx context.Context, chain, kind string, data any) error {
+	return r.defer_(ctx, chain, kind, "", data)
+}
+
+// DeferOnce is Defer for an entry the chain holds at most once, by key.
+func (r *Recorder) DeferOnce(ctx context.Context, chain, kind, key string, data any) error {
+	return r.defer_(ctx, chain, kind, key, data)
+}
+
+func (r *Recorder) defer_(ctx context.Context, chain, kind, key string, data any) error {
 	if chain == "" {
-		return "", fmt.Errorf("audit: an entry needs a chain")
+		return fmt.Errorf("audit: an entry needs a chain")
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return "", fmt.Errorf("audit %s %s: %w", chain, kind, err)
+		return fmt.Errorf("audit %s %s: %w", chain, kind, err)
 	}
 	h := r.head(chain)
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.seq < 0 {
 		if err := h.load(ctx, r.store, chain); err != nil {
-			return "", err
+			h.mu.Unlock()
+			return err
 		}
 	}
-	line, err := json.Marshal(Entry{Seq: h.seq, Chain: chain, Kind: kind, At: r.now().UTC(), Data: raw, Prev: h.hash})
-	if err != nil {
-		return "", fmt.Errorf("audit %s %s: %w", chain, kind, err)
+	if key != "" && h.keys[key] {
+		h.mu.Unlock()
+		return nil
 	}
-	if err := r.store.Append(ctx, chain, h.seq, line); err != nil {
+	h.pending = append(h.pending, pendingEntry{kind: kind, at: r.now().UTC(), data: raw, key: key})
+	if key != "" {
+		h.keys[key] = true
+	}
+	full := len(h.pending) >= maxPending
+	h.mu.Unlock()
+	if full {
+		return r.Flush(ctx, chain)
+	}
+	return nil
+}
+
+// Flush writes chain's deferred entries, chained to its head, with one
+// write where the store allows it.
+func (r *Recorder) Flush(ctx context.Context, chain string) error {
+	h := r.head(chain)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for conflicts := 0; len(h.pending) > 0; {
+		if h.seq < 0 {
+			if err := h.load(ctx, r.store, chain); err != nil {
+				return err
+			}
+		}
+		lines := make([][]byte, len(h.pending))
+		prev := h.hash
+		for i, p := range h.pending {
+			line, err := json.Marshal(Entry{Seq: h.seq + i, Chain: chain, Kind: p.kind, At: p.at, Data: p.data, Prev: prev})
+			if err != nil {
+				return fmt.Errorf("audit %s %s: %w", chain, p.kind, err)
+			}
+			lines[i], prev = line, Hash(line)
+		}
+		written, err := r.write(ctx, chain, h.seq, lines)
+		h.seq += written
+		if written > 0 {
+			h.hash = Hash(lines[written-1])
+		}
+		h.pending = h.pending[written:]
+		if err == nil {
+			continue
+		}
 		seq := h.seq
-		h.seq = -1 // read the chain again next time: another writer moved it
-		return "", fmt.Errorf("audit %s entry %d: %w", chain, seq, err)
+		h.seq = -1 // read the chain again: another writer moved it, or a write failed halfway
+		if errors.As(err, new(*veredicto.ConflictError)) && conflicts < maxConflicts {
+			conflicts++
+			continue
+		}
+		return fmt.Errorf("audit %s entry %d: %w", chain, seq, err)
 	}
-	h.seq++
-	h.hash = Hash(line)
-	return h.hash, nil
+	return nil
+}
+
+// write stores lines as entries seq… of chain and says how many it wrote.
+func (r *Recorder) write(ctx context.Context, chain string, seq int, lines [][]byte) (int, error) {
+	if b, ok := r.store.(BatchStore); ok {
+		if err := b.AppendLines(ctx, chain, seq, lines); err != nil {
+			return 0, err
+		}
+		return len(lines), nil
+	}
+	for i, line := range lines {
+		if err := r.store.Append(ctx, chain, seq+i, line); err != nil {
+			return i, err
+		}
+	}
+	return len(lines), nil
 }
 
 // Head is a chain's last hash and its length (Genesis and 0 for an empty
-// chain).
+// chain), entries not yet flushed left out.
 func (r *Recorder) Head(ctx context.Context, chain string) (hash string, n int, err error) {
 	h := r.head(chain)
 	h.mu.Lock()
@@ -167,9 +290,25 @@ func (h *head) load(ctx context.Context, store Store, chain string) error {
 	if err != nil {
 		return fmt.Errorf("audit: read chain %s: %w", chain, err)
 	}
-	h.seq, h.hash = len(lines), Genesis(chain)
+	h.seq, h.hash, h.keys = len(lines), Genesis(chain), map[string]bool{}
+	for _, p := range h.pending {
+		if p.key != "" {
+			h.keys[p.key] = true
+		}
+	}
 	if len(lines) > 0 {
 		h.hash = Hash(lines[len(lines)-1])
+	}
+	for _, line := range lines {
+		var e struct {
+			Kind string `json:"kind"`
+			Data struct {
+				Key string `json:"key"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(line, &e) == nil && e.Kind == KindStage && e.Data.Key != "" {
+			h.keys[e.Data.Key] = true
+		}
 	}
 	return nil
 }
@@ -183,10 +322,14 @@ func (r *Recorder) Text(ctx context.Context, text string) (string, error) {
 	return h, nil
 }
 
-// Message is one message of a model request: its role and its text's hash.
+// Message is one message of a model request: its role, its text's hash,
+// and the text itself when no other call sends it (the user message, a
+// re-ask's parts): a text several calls share (a system prompt) is stored
+// once in the record's texts, by hash.
 type Message struct {
-	Role string `json:"role"` // system, user, previous (the answer a re-ask rejects), problem
-	Hash string `json:"sha256"`
+	Role string  `json:"role"` // system, user, previous (the answer a re-ask rejects), problem
+	Hash string  `json:"sha256"`
+	Text *string `json:"text,omitempty"`
 }
 
 // ModelCall is one attempt of one model call.
@@ -203,11 +346,12 @@ type ModelCall struct {
 	Messages []Message `json:"messages"`
 	Attempt  int       `json:"attempt"`
 	Reask    bool      `json:"reask,omitempty"`
-	// Response is the model's raw answer; Error the provider's failure
-	// (its kind and message) when there was none.
-	Response  json.RawMessage `json:"response,omitempty"`
-	Truncated bool            `json:"truncated,omitempty"`
+	// Answer is the model's raw answer, as it came (nil when there was
+	// none); ErrorName and Error the provider's failure then.
+	Answer    *string         `json:"answer,omitempty"`
+	ErrorName string          `json:"error_name,omitempty"`
 	Error     string          `json:"error,omitempty"`
+	Truncated bool            `json:"truncated,omitempty"`
 	Usage     veredicto.Usage `json:"usage"`
 	LatencyMS int64           `json:"latency_ms"`
 	// Verdict is the code's check of the answer: "accepted", or the
@@ -216,7 +360,7 @@ type ModelCall struct {
 }
 
 // Decision is a decision the code took: a gate (Score against Threshold),
-// a rule that fired, a state a candidate entered.
+// a rule that fired, a state a candidate entered, the outcome applied.
 type Decision struct {
 	Name      string   `json:"name"` // gate_gem1, rule, state…
 	Candidate string   `json:"candidate,omitempty"`
@@ -227,18 +371,54 @@ type Decision struct {
 	// (a rule's span, a re-asked inconsistency).
 	Evidence []string `json:"evidence,omitempty"`
 	Detail   string   `json:"detail,omitempty"`
+	// Confirmation and Applies: a decision applied from a person's answer
+	// names the confirmation and the status it relies on (approved,
+	// rejected); Verify checks the record agrees.
+	Confirmation string `json:"confirmation,omitempty"`
+	Applies      string `json:"applies,omitempty"`
 }
 
-// HumanDecision is a person's decision on a confirmation.
+// Start opens an execution: what ran, on what. The documents are stored
+// as texts, so a replay needs nothing but the record.
+type Start struct {
+	Workflow  string              `json:"workflow"` // executive_search, career_companion, debate, flags, chat
+	Execution string              `json:"execution"`
+	Tenant    string              `json:"tenant,omitempty"`
+	Input     json.RawMessage     `json:"input"`
+	Model     veredicto.ModelInfo `json:"model"`
+	// Prompts maps each agent to its prompt's version.
+	Prompts map[string]string `json:"prompts,omitempty"`
+	// Documents maps each input document (its path) to its text's hash.
+	Documents map[string]string `json:"documents"`
+}
+
+// Stage is a stage output: stored by the step (Reused false), or read
+// from the store where an earlier execution left it (Reused true; a
+// replay seeds its store with these). Record is the hash of the stored
+// bytes; the record holds the bytes themselves (a text) for a reused
+// stage only: a replay computes the others again.
+type Stage struct {
+	Candidate string `json:"candidate,omitempty"`
+	Stage     string `json:"stage"`
+	Key       string `json:"key"`
+	Reused    bool   `json:"reused,omitempty"`
+	Record    string `json:"record_sha256"`
+}
+
+// HumanDecision is a person's decision on a confirmation, or what became
+// of the question (pending, expired, unavailable).
 type HumanDecision struct {
-	Confirmation string    `json:"confirmation"`
+	Confirmation string    `json:"confirmation,omitempty"`
 	Candidate    string    `json:"candidate,omitempty"`
-	Status       string    `json:"status"` // approved, rejected, expired, pending
+	Status       string    `json:"status"` // approved, rejected, expired, pending, unavailable
 	Principal    string    `json:"principal,omitempty"`
 	DecidedAt    time.Time `json:"decided_at,omitzero"`
 	Comment      string    `json:"comment,omitempty"`
 	// Preview is the hash of what the person was shown.
 	Preview string `json:"preview_sha256,omitempty"`
+	// Error and Cause: why the question could not be asked (unavailable).
+	Error string `json:"error,omitempty"`
+	Cause string `json:"cause,omitempty"`
 }
 
 // Report is a file the execution wrote.

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/veredicto/veredicto"
@@ -21,7 +22,17 @@ import (
 // Dir is a record in a folder: chains/<chain>.jsonl (one JSON line per
 // entry, synced before Append returns) and texts/<sha256>. Writers in
 // several processes take a lock file per chain.
-type Dir struct{ root string }
+type Dir struct {
+	root  string
+	known sync.Map // hashes of the texts this Dir has seen stored
+
+	mu     sync.Mutex
+	counts map[string]chainSize // what this Dir last saw of each chain file
+}
+
+// chainSize is a chain file's size and its number of lines: while the
+// file keeps that size, its lines need not be counted again.
+type chainSize struct{ bytes, lines int64 }
 
 var _ Store = (*Dir)(nil)
 
@@ -39,9 +50,19 @@ func (d *Dir) chainPath(chain string) string {
 // KiB).
 const maxLine = 4 << 20
 
-func (d *Dir) Append(_ context.Context, chain string, seq int, line []byte) error {
-	if bytes.ContainsAny(line, "\n\r") {
-		return fmt.Errorf("audit: an entry of %s spans lines", chain)
+func (d *Dir) Append(ctx context.Context, chain string, seq int, line []byte) error {
+	return d.AppendLines(ctx, chain, seq, [][]byte{line})
+}
+
+// AppendLines adds lines as entries seq, seq+1… of chain with one write
+// and one sync: a step's entries, recorded together.
+func (d *Dir) AppendLines(_ context.Context, chain string, seq int, lines [][]byte) error {
+	var buf []byte
+	for _, line := range lines {
+		if bytes.ContainsAny(line, "\n\r") {
+			return fmt.Errorf("audit: an entry of %s spans lines", chain)
+		}
+		buf = append(append(buf, line...), '\n')
 	}
 	p := d.chainPath(chain)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -56,17 +77,55 @@ func (d *Dir) Append(_ context.Context, chain string, seq int, line []byte) erro
 		return err
 	}
 	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	lines, err := readLines(p)
+	n, size, err := d.count(chain, p, f)
 	if err != nil {
 		return err
 	}
-	if len(lines) != seq {
-		return &veredicto.ConflictError{What: "audit chain " + chain, Problem: fmt.Sprintf("entry %d is taken (the chain has %d)", seq, len(lines))}
+	if n != int64(seq) {
+		return &veredicto.ConflictError{What: "audit chain " + chain, Problem: fmt.Sprintf("entry %d is taken (the chain has %d)", seq, n)}
 	}
-	if _, err := f.Write(append(append([]byte{}, line...), '\n')); err != nil {
+	if _, err := f.Write(buf); err != nil {
+		d.forget(chain)
 		return err
 	}
-	return f.Sync()
+	if err := f.Sync(); err != nil {
+		d.forget(chain)
+		return err
+	}
+	d.mu.Lock()
+	d.counts[chain] = chainSize{bytes: size + int64(len(buf)), lines: n + int64(len(lines))}
+	d.mu.Unlock()
+	return nil
+}
+
+// count is the number of lines of the chain file f (locked), and its
+// size: remembered from this Dir's last write while the size has not
+// changed, counted otherwise.
+func (d *Dir) count(chain, p string, f *os.File) (lines, size int64, err error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	d.mu.Lock()
+	if d.counts == nil {
+		d.counts = map[string]chainSize{}
+	}
+	c, ok := d.counts[chain]
+	d.mu.Unlock()
+	if ok && c.bytes == st.Size() {
+		return c.lines, c.bytes, nil
+	}
+	all, err := readLines(p)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int64(len(all)), st.Size(), nil
+}
+
+func (d *Dir) forget(chain string) {
+	d.mu.Lock()
+	delete(d.counts, chain)
+	d.mu.Unlock()
 }
 
 func (d *Dir) Lines(_ context.Context, chain string) ([][]byte, error) {
@@ -124,12 +183,16 @@ func (d *Dir) textPath(hash string) (string, error) {
 }
 
 func (d *Dir) PutText(_ context.Context, hash string, text []byte) error {
+	if _, ok := d.known.Load(hash); ok {
+		return nil // stored once: the same hash is the same text
+	}
 	p, err := d.textPath(hash)
 	if err != nil {
 		return err
 	}
 	if _, err := os.Stat(p); err == nil {
-		return nil // stored once: the same hash is the same text
+		d.known.Store(hash, true)
+		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
@@ -150,7 +213,11 @@ func (d *Dir) PutText(_ context.Context, hash string, text []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), p)
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return err
+	}
+	d.known.Store(hash, true)
+	return nil
 }
 
 func (d *Dir) Text(_ context.Context, hash string) ([]byte, error) {

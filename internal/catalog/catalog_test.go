@@ -21,6 +21,7 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/catalog/function"
 )
 
 // root is the repository root, seen from this package's directory.
@@ -64,8 +65,8 @@ func TestCatalogIsConsistent(t *testing.T) {
 			t.Errorf("%s: folder %q must be unique and lower-case", f.LogicalID, f.Folder)
 		}
 		ids[f.LogicalID], folders[f.Folder] = true, true
-		if catalog.EntryPoint(f.Kind) == "" {
-			t.Errorf("%s: kind %q has no internal/app entry point", f.LogicalID, f.Kind)
+		if pkg, fn := catalog.EntryPoint(f.Kind); pkg == "" || fn == "" {
+			t.Errorf("%s: kind %q has no Lambda entry point", f.LogicalID, f.Kind)
 		}
 		if f.Doc == "" || len(f.Events) == 0 {
 			t.Errorf("%s: needs a Doc and at least one sample event", f.LogicalID)
@@ -153,7 +154,7 @@ func TestHandlerErrorsKeepTheirName(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := func(context.Context, in) (struct{}, error) { return struct{}{}, tt.err }
-			_, err := lambda.NewHandler(catalog.Named(h)).Invoke(context.Background(), []byte(`{"N":1}`))
+			_, err := lambda.NewHandler(function.Named(h)).Invoke(context.Background(), []byte(`{"N":1}`))
 			ir, ok := err.(messages.InvokeResponse_Error)
 			if !ok || ir.Type != tt.want || ir.Message != tt.err.Error() {
 				t.Errorf("lambda: got %#v, want InvokeResponse_Error{Type: %q, Message: %q}", err, tt.want, tt.err.Error())

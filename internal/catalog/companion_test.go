@@ -115,7 +115,7 @@ func TestCompanionWorkflowPausesAndProceeds(t *testing.T) {
 	jd, p := companionInputs(t, hardGapsJD)
 	res, in := r.start(t, jd, p, companion.ModeFull, func(id string) {
 		list, _, _ := r.confirms.Store.List(t.Context(), tenant, time.Now(), 10)
-		if len(list) != 1 || list[0].ToolName != companion.ToolAntiImpostor || !strings.Contains(string(list[0].Preview), "Esto no te define") {
+		if len(list) != 1 || list[0].ToolName != companion.ToolAntiImpostor || !strings.Contains(string(list[0].Preview), "Eso no te define") {
 			t.Errorf("pending confirmation = %+v", list)
 		}
 		if _, err := r.confirms.Resolve(t.Context(), tenant, confirm.Resolution{ID: id, Approved: true, By: "ana"}); err != nil {
@@ -231,7 +231,9 @@ func TestCompanionRejectedIntentIsKept(t *testing.T) {
 	_, profile := companionInputs(t, "")
 	ctx := t.Context()
 	in := companion.StartInput{Tenant: tenant, ApplicationID: "recipe-f", Mode: companion.ModeFull}
-	res := r.runUploaded(t, in, []byte("Receta de empanadas: harina, carne, cebolla, huevo y aceitunas. Hornear 20 minutos."), profile)
+	// (It asks for something, so the code's JD check lets it reach the
+	// intent check; a text asking nothing is refused before, by code.)
+	res := r.runUploaded(t, in, []byte("Buscamos recetas con experiencia de sabor: harina, carne, cebolla y aceitunas. Hornear 20 minutos."), profile)
 	if res.Status != asl.StatusFailed || res.Error != "InvalidInputError" {
 		t.Fatalf("%s %s, want FAILED InvalidInputError", res.Status, res.Error)
 	}
@@ -242,5 +244,36 @@ func TestCompanionRejectedIntentIsKept(t *testing.T) {
 	var ir *companion.IntentRejectedError
 	if _, err := r.svc.Intent(ctx, companion.TaskInput{StartInput: in}); !errors.As(err, &ir) {
 		t.Errorf("a retried Intent task: %v, want the same refusal", err)
+	}
+}
+
+// TestCompanionWorkflowProseJD: a job description without a list runs the
+// whole workflow (issue 32): its requirements come from its text, and the
+// salary it states in another currency is «sin dato», null in the
+// context. A text with no requirement at all is refused when the
+// application is created, before any step runs.
+func TestCompanionWorkflowProseJD(t *testing.T) {
+	r := newCompanionRun(t)
+	jd, err := os.ReadFile("../../examples/companion/jd_prosa.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, p := companionInputs(t, "")
+	res, in := r.start(t, jd, p, companion.ModeFull, nil)
+	if path := strings.Join(statePath(res), " "); res.Status != asl.StatusSucceeded || !strings.HasSuffix(path, "Draft Done") {
+		t.Fatalf("%s: %s", res.Status, path)
+	}
+	c, err := r.svc.Load(t.Context(), companion.TaskInput{StartInput: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.ClassifiedRequirements) != 5 || c.LastCompletedPhase != 3 {
+		t.Errorf("requirements %d, phase %d", len(c.ClassifiedRequirements), c.LastCompletedPhase)
+	}
+	if v, ok := c.ScoringResult.NonNegotiablesCheck[companion.RuleMinSalary]; !ok || v != nil {
+		t.Errorf("min_salary = %v, want null", v)
+	}
+	if _, err := r.svc.Create(t.Context(), tenant, []byte("Hola, ¿qué tal? Saludos cordiales."), p, companion.ModeFull, "", ""); err == nil || !strings.Contains(err.Error(), "states no requirement") {
+		t.Errorf("a text with no requirement: %v", err)
 	}
 }

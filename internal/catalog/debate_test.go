@@ -25,7 +25,13 @@ type scriptedAgents struct {
 	vote     func(in debate.VoteInput) debate.Vote
 }
 
-func (s scriptedAgents) Position(_ context.Context, in debate.PositionInput) (debate.Position, veredicto.Usage, error) {
+// Position uses the round's retrieval tool when it has it (agents query
+// during the rounds), then answers by rule.
+func (s scriptedAgents) Position(ctx context.Context, in debate.PositionInput) (debate.Position, veredicto.Usage, error) {
+	if in.Tool != nil {
+		got, _ := in.Tool.Query(ctx, in.Question.Question)
+		in.Chunks = append(in.Chunks, got...)
+	}
 	return s.position(in), veredicto.Usage{Calls: 1, PromptTokens: 10}, nil
 }
 
@@ -168,7 +174,7 @@ func TestDebateWorkflowConverges(t *testing.T) {
 	r := newDebateRun(t, agree(90))
 	res, log := r.start(t, debateQuestion, 0, nil)
 	b := log.DebateLog
-	if b.SessionID != "d-1" || len(b.Rodadas) != 1 || b.Resultado.EscaladoPara != debate.TargetNone || b.RAGQueries.Total != 3 {
+	if b.SessionID != "d-1" || len(b.Rodadas) != 1 || b.Resultado.EscaladoPara != debate.TargetNone || b.RAGQueries.Total != 2 {
 		t.Fatalf("log %+v", b)
 	}
 	if len(b.RAGQueries.ChunksCitados) != 1 || !strings.HasPrefix(b.RAGQueries.ChunksCitados[0], "policies-") {
@@ -261,7 +267,7 @@ func TestDebateWorkflowLoopImpasseCouncilThenHuman(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(md), "IMPASSE - Posicoes estabilizaram") || !strings.Contains(string(md), "CIRCUIT BREAKER ATIVADO") {
+			if !strings.Contains(string(md), "IMPASSE: las posiciones se estabilizaron") || !strings.Contains(string(md), "CIRCUIT BREAKER ACTIVADO") {
 				t.Error("debate.md lacks the breaker block and the impasse")
 			}
 		})

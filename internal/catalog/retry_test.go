@@ -120,9 +120,13 @@ func runSearchOn(t *testing.T, respond func(llmtest.Call) llmtest.Reply, sm *asl
 	docs := map[string]string{
 		"jd.md":      "# CFO\n## Requisitos\n- Refinanciamiento de deuda bancaria\n",
 		"kickoff.md": "## Desafío crítico\n- Refinanciar la deuda en 18 meses\n",
+		"company.md": "Distribuidora regional.\n",
 	}
 	for id := range gem1Scores {
 		docs["candidates/"+id+"/cv.md"] = "### CFO — Empresa (2015–2024)\n- Refinancié 40 MM USD de deuda.\n"
+		docs["candidates/"+id+"/interview.md"] = "Explicó la refinanciación.\n"
+		docs["candidates/"+id+"/tests.md"] = "Test: 7/10.\n"
+		docs["candidates/"+id+"/case.md"] = "Caso de caja resuelto.\n"
 	}
 	for name, text := range docs {
 		p := filepath.Join(in, filepath.FromSlash(name))

@@ -86,15 +86,11 @@ func CheckCultureRadar(c *CultureRadar) error {
 	if len(c.PainPoints) == 0 || len(c.PainPoints) > 3 {
 		return fmt.Errorf("pain_points: want 1 to 3, got %d", len(c.PainPoints))
 	}
-	switch c.TechMaturity {
-	case "legacy", "mixed", "modern", "cutting_edge":
-	default:
-		return fmt.Errorf("tech_maturity: is not legacy, mixed, modern or cutting_edge")
+	if !contains(TechMaturities, c.TechMaturity) {
+		return fmt.Errorf("tech_maturity: is not %s", strings.Join(TechMaturities, ", "))
 	}
-	switch c.CompanySizeSignal {
-	case "startup", "mid", "enterprise", "unknown":
-	default:
-		return fmt.Errorf("company_size_signal: is not startup, mid, enterprise or unknown")
+	if !contains(CompanySizes, c.CompanySizeSignal) {
+		return fmt.Errorf("company_size_signal: is not %s", strings.Join(CompanySizes, ", "))
 	}
 	return nil
 }

@@ -136,11 +136,12 @@ type QAPair struct {
 
 // VerificationResult is phase 5's result.
 type VerificationResult struct {
-	Passed              bool            `json:"passed"`
-	Violations          []string        `json:"violations"`
-	NonNegotiablesCheck map[string]bool `json:"non_negotiables_check"`
-	AdvocacyCheck       []string        `json:"advocacy_check"`
-	InterviewIntel      *InterviewIntel `json:"interview_intel"`
+	Passed              bool              `json:"passed"`
+	Violations          []string          `json:"violations"`
+	NonNegotiablesCheck map[string]*bool  `json:"non_negotiables_check"`
+	NonNegotiablesNotes map[string]string `json:"non_negotiables_notes"`
+	AdvocacyCheck       []string          `json:"advocacy_check"`
+	InterviewIntel      *InterviewIntel   `json:"interview_intel"`
 }
 
 // InterviewIntel are the likely interview questions.

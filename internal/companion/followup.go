@@ -37,12 +37,18 @@ type PlatformAnswers struct {
 }
 
 // CheckAnswers requires every question answered once, in order, with no
-// number the profile does not state.
+// number the profile does not state, and never the salary floor: a salary
+// answer follows preferences.target_salary (non_negotiables.min_salary is
+// the line the candidate will not cross, not what they ask for).
 func CheckAnswers(a *PlatformAnswers, questions []string, p ProfileSnapshot) error {
 	if len(a.Answers) != len(questions) {
 		return fmt.Errorf("answers: %d answers for %d questions", len(a.Answers), len(questions))
 	}
-	facts := profileFacts(p) + fmt.Sprintf(" %g %s", p.NonNegotiables.MinSalary, p.NonNegotiables.Currency)
+	facts := profileFacts(p)
+	if t := p.Preferences.TargetSalary; t > 0 {
+		facts += fmt.Sprintf(" %g %s %s", t, money(t), p.NonNegotiables.Currency)
+	}
+	floor := p.NonNegotiables.MinSalary
 	for i, q := range questions {
 		if norm(a.Answers[i].Question) != norm(q) {
 			return fmt.Errorf("answers[%d].question: must be question %d of the list, verbatim and in order", i, i+1)
@@ -51,11 +57,25 @@ func CheckAnswers(a *PlatformAnswers, questions []string, p ProfileSnapshot) err
 		if strings.TrimSpace(a.Answers[i].Answer) == "" {
 			return fmt.Errorf("answers[%d].answer: is empty", i)
 		}
+		if floor > 0 && floor != p.Preferences.TargetSalary && statesAmount(a.Answers[i].Answer, floor) {
+			return fmt.Errorf("answers[%d].answer: states the salary floor (non_negotiables.min_salary); a salary answer gives preferences.target_salary, or asks for the role's range", i)
+		}
 		if bad := unbackedNumbers(a.Answers[i].Answer, facts); len(bad) > 0 {
 			return fmt.Errorf("answers[%d].answer: states %s, which the profile does not (no invented data)", i, strings.Join(bad, ", "))
 		}
 	}
 	return nil
+}
+
+// statesAmount reports whether text writes the amount v, in any notation
+// parseAmount reads ("3800", "3.800", "3,800").
+func statesAmount(text string, v float64) bool {
+	for _, m := range amountRE.FindAllStringSubmatch(text, -1) {
+		if m[2] == "" && parseAmount(m[1]) == v {
+			return true
+		}
+	}
+	return false
 }
 
 // VerifyInput is phase 5's input.
@@ -236,10 +256,10 @@ func Verify(ctx context.Context, f FollowUp, c *Context) error {
 		return fmt.Errorf("phase 5 interview intel: %w", err)
 	}
 	violations := append(CodeViolations(*c.CVContent, c.Profile), fc.Violations...)
-	nonneg := CheckNonNegotiables(c.Profile.NonNegotiables, ExtractFacts(c.JDText, c.Profile.NonNegotiables.ExcludedIndustries))
+	nonneg, notes := Checks(CheckNonNegotiables(c.Profile.NonNegotiables, ExtractFacts(c.JDText, c.Profile.NonNegotiables.ExcludedIndustries)))
 	c.VerificationResult = &VerificationResult{
 		Passed:     len(violations) == 0 && len(FailedRules(nonneg)) == 0,
-		Violations: nonNil(violations), NonNegotiablesCheck: nonneg, AdvocacyCheck: nonNil(fc.AdvocacyCheck), InterviewIntel: &ii,
+		Violations: nonNil(violations), NonNegotiablesCheck: nonneg, NonNegotiablesNotes: notes, AdvocacyCheck: nonNil(fc.AdvocacyCheck), InterviewIntel: &ii,
 	}
 	markPhase(c, 5)
 	return nil

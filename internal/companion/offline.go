@@ -3,7 +3,7 @@ package companion
 import (
 	"context"
 	"fmt"
-	"github.com/veredicto/veredicto/internal/labels"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/labels"
 )
 
 // Offline is the deterministic analyst of every phase, with no network: a
@@ -165,6 +166,7 @@ var (
 	hardRE      = regexp.MustCompile(`(?i)\b(excluyente|indispensable|imprescindible|obligatori[oa]|requisito m[ií]nimo|must)\b`)
 	inflatedRE  = regexp.MustCompile(`(?i)\b(idealmente|ideal|plus|valorable|nice to have|bonus|se valorar[aá])\b`)
 	desiredHead = regexp.MustCompile(`(?i)deseabl|valorab|plus|nice|ideal|suma`)
+	desiredText = regexp.MustCompile(`(?i)\b(deseable|valorable|se valora\pL*|suma)\b`)
 	yearsRE     = regexp.MustCompile(`(\d{1,2})\s*\+?\s*años`)
 )
 
@@ -246,7 +248,10 @@ func (o Offline) careerYears(p ProfileSnapshot) float64 {
 
 // Classify types each requirement by its wording and section (A when it
 // says it is excluding, D when it is an "ideally/plus" wish, C in a
-// desirable section, B otherwise) and matches it against the profile:
+// desirable section or saying it is desirable, B otherwise) and matches it
+// against the profile. A JD without a list (Extract) is split into its
+// sentences and the ones that ask something of the candidate are its
+// requirements (RequirementsFromText).
 // a profile skill named in it is cumple (parcial when the requirement asks
 // more years than the skill has); "N años" of experience compares the
 // career's years; otherwise two shared content words with the experience
@@ -269,6 +274,12 @@ func (o Offline) Classify(ctx context.Context, in ClassifyInput) (Classification
 	expStems := stems(expText.String())
 	years := o.careerYears(in.Profile)
 	out := Classification{StrengthLinks: []StrengthLink{}}
+	if in.Extract {
+		in.Requirements = RequirementsFromText(in.JD)
+		if len(in.Requirements) == 0 {
+			return out, veredicto.Usage{}, fmt.Errorf("offline classify: the job description has no sentence that reads as a requirement")
+		}
+	}
 	for _, r := range in.Requirements {
 		c := ClassifiedRequirement{Requirement: r.Text}
 		switch {
@@ -278,6 +289,8 @@ func (o Offline) Classify(ctx context.Context, in ClassifyInput) (Classification
 			c.Type, c.TypeJustification = TypeD, BaselineLabel+" deseable formulado como ideal o plus"
 		case desiredHead.MatchString(r.Section):
 			c.Type, c.TypeJustification = TypeC, BaselineLabel+" listado en la sección de deseables"
+		case desiredText.MatchString(r.Text):
+			c.Type, c.TypeJustification = TypeC, BaselineLabel+" la oferta lo declara deseable"
 		default:
 			c.Type, c.TypeJustification = TypeB, BaselineLabel+" listado como requisito"
 		}
@@ -329,7 +342,7 @@ func (o Offline) Classify(ctx context.Context, in ClassifyInput) (Classification
 	return out, veredicto.Usage{}, nil
 }
 
-// bucket turns a count of shared signals into 0/5/10/15/20.
+// bucket turns a count of new technologies into 0/5/10/15/20.
 func bucket(n int) int {
 	if n > 4 {
 		n = 4
@@ -337,9 +350,19 @@ func bucket(n int) int {
 	return n * 5
 }
 
-// SAS scores each dimension by the profile's goals, motivations and
-// values the JD shares, the new technologies the role would teach, and the
-// fit of autonomy, work mode and role type.
+// shareScore turns n of total profile items into 0/5/10/15/20 by their
+// share, to the nearest quarter: 2 of 2 is 20, 1 of 2 is 10, 1 of 3 is 5,
+// 2 of 3 is 15; a profile that declares none scores 0.
+func shareScore(n, total int) int {
+	if total == 0 {
+		return 0
+	}
+	return int(math.Round(4*float64(n)/float64(total))) * 5
+}
+
+// SAS scores each dimension by the share of the profile's goals,
+// motivations and values the JD shares, the new technologies the role
+// would teach, and the fit of autonomy, work mode and role type.
 func (Offline) SAS(ctx context.Context, in SASInput) (SASDimensionEvaluation, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
 		return SASDimensionEvaluation{}, veredicto.Usage{}, err
@@ -352,7 +375,10 @@ func (Offline) SAS(ctx context.Context, in SASInput) (SASDimensionEvaluation, ve
 				n++
 			}
 		}
-		return SASDimensionScore{Score: bucket(n), Justification: fmt.Sprintf("%s %d de %d %s aparecen en la oferta", BaselineLabel, n, len(items), what)}
+		if len(items) == 0 {
+			return SASDimensionScore{Score: 0, Justification: fmt.Sprintf("%s el perfil no declara %s", BaselineLabel, what)}
+		}
+		return SASDimensionScore{Score: shareScore(n, len(items)), Justification: fmt.Sprintf("%s %d de %d %s aparecen en la oferta (%.0f %%)", BaselineLabel, n, len(items), what, 100*float64(n)/float64(len(items)))}
 	}
 	ev := SASDimensionEvaluation{
 		CareerGoals:          dim(in.Profile.Goals, "metas"),

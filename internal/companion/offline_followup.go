@@ -19,8 +19,11 @@ var (
 )
 
 // PlatformAnswers answers from the profile and the CV content with fixed
-// templates: motivation, salary (the profile's floor), years (the longest
-// skill), work mode, and otherwise the killer summary and the first bullet.
+// templates: motivation, salary (the profile's target, never its floor:
+// without a target it asks for the role's range), years (of the skill the
+// question names, else the longest), work mode, and otherwise the killer summary and the first
+// bullet. The answers are text to paste: the baseline's mark is the
+// report's, never inside them.
 func (Offline) PlatformAnswers(ctx context.Context, in AnswerInput) (PlatformAnswers, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
 		return PlatformAnswers{}, veredicto.Usage{}, err
@@ -37,14 +40,20 @@ func (Offline) PlatformAnswers(ctx context.Context, in AnswerInput) (PlatformAns
 	for _, q := range in.Questions {
 		var a string
 		switch {
-		case salaryQRE.MatchString(q) && p.NonNegotiables.MinSalary > 0:
-			a = fmt.Sprintf("Mi expectativa parte en %g %s, conversable según el paquete completo.", p.NonNegotiables.MinSalary, p.NonNegotiables.Currency)
+		case salaryQRE.MatchString(q) && p.Preferences.TargetSalary > 0:
+			a = fmt.Sprintf("Mi expectativa es de %s %s %s, conversable según el paquete completo.", money(p.Preferences.TargetSalary), p.NonNegotiables.Currency, salaryPeriod(p))
+		case salaryQRE.MatchString(q):
+			a = "Prefiero conversarlo con el rango previsto para el cargo y el paquete completo a la vista: ¿cuál es la banda del rol?"
 		case motivationQRE.MatchString(q) && len(p.Motivations) > 0:
 			a = "Me motiva " + strings.ToLower(strings.Join(p.Motivations, " y ")) + ". " + firstLine(in.CV.KillerSummary)
 		case yearsQRE.MatchString(q) && len(p.Skills) > 0:
+			// The skill the question names, else the longest one.
 			best := p.Skills[0]
+			named := false
 			for _, s := range p.Skills {
-				if s.Years > best.Years {
+				if wordIn(q, s.Name) && (!named || s.Years > best.Years) {
+					best, named = s, true
+				} else if !named && s.Years > best.Years {
 					best = s
 				}
 			}
@@ -58,9 +67,16 @@ func (Offline) PlatformAnswers(ctx context.Context, in AnswerInput) (PlatformAns
 		default:
 			a = strings.TrimSpace(firstLine(in.CV.KillerSummary) + " " + first)
 		}
-		out.Answers = append(out.Answers, QAPair{Question: q, Answer: BaselineLabel + " " + a})
+		out.Answers = append(out.Answers, QAPair{Question: q, Answer: a})
 	}
 	return out, veredicto.Usage{}, nil
+}
+
+func salaryPeriod(p ProfileSnapshot) string {
+	if p.NonNegotiables.SalaryPeriod == PeriodAnnual {
+		return "anuales"
+	}
+	return "mensuales"
 }
 
 func firstLine(s string) string {

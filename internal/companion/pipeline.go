@@ -35,11 +35,14 @@ type CultureInput struct {
 	Check   func(*CultureRadar) error
 }
 
-// ClassifyInput is one chunk of requirements to classify and match.
+// ClassifyInput is one chunk of requirements to classify and match, or,
+// with Extract (a JD without a list), the whole JD whose requirements the
+// classifier extracts verbatim (CheckExtracted) as it classifies them.
 type ClassifyInput struct {
 	JD           string
 	Profile      ProfileSnapshot
 	Requirements []JDRequirement
+	Extract      bool
 	PainPoints   []string
 	Check        func(*Classification) error
 }
@@ -125,6 +128,11 @@ func NewContext(profileFile string, jd string, p ProfileSnapshot, mode, company,
 	errs, warnings := ValidateCompleteness(p)
 	if len(errs) > 0 {
 		return nil, &ProfileIncompleteError{File: profileFile, Messages: errs}
+	}
+	// Requirements come from any JD, a list or prose; a JD with neither
+	// is refused here, before any paid phase.
+	if err := CheckJD("jd", jd); err != nil {
+		return nil, err
 	}
 	hash := InputHash(jd, p, info.ClassifierVersion, info)
 	return &Context{
@@ -273,8 +281,13 @@ func (r *Runner) Classify(ctx context.Context, c *Context) error {
 	if err != nil {
 		return err
 	}
+	// No list: the classifier extracts the requirements from the text.
+	extract := len(reqs) == 0
 	pain := c.CultureRadar.PainPoints
 	check := func(chunk []JDRequirement) func(*Classification) error {
+		if extract {
+			return func(cl *Classification) error { return CheckExtracted(cl, c.JDText, c.Profile, pain, r.Engine) }
+		}
 		return func(cl *Classification) error { return CheckClassification(cl, chunk, c.Profile, pain, r.Engine) }
 	}
 	var prev Classification
@@ -286,7 +299,7 @@ func (r *Runner) Classify(ctx context.Context, c *Context) error {
 		if cached {
 			// A cached entry is checked like a fresh answer: a stale or
 			// tampered one is classified again.
-			if err := CheckClassification(&prev, reqs, c.Profile, pain, r.Engine); err != nil {
+			if err := check(reqs)(&prev); err != nil {
 				// The problem quotes requirement text: not logged (personal data).
 				r.logger().Warn("cached classification rejected, classifying again", "application_id", c.ApplicationID)
 				cached = false
@@ -298,8 +311,9 @@ func (r *Runner) Classify(ctx context.Context, c *Context) error {
 		cl = prev
 		c.ClassificationCached = true
 	} else {
-		for _, chunk := range Chunks(reqs, ChunkSize) {
-			part, u, err := r.Analyst.Classify(ctx, ClassifyInput{JD: c.JDText, Profile: c.Profile, Requirements: chunk, PainPoints: pain, Check: check(chunk)})
+		chunks := Chunks(reqs, ChunkSize)
+		for _, chunk := range chunks {
+			part, u, err := r.Analyst.Classify(ctx, ClassifyInput{JD: c.JDText, Profile: c.Profile, Requirements: chunk, Extract: extract, PainPoints: pain, Check: check(chunk)})
 			c.Usage.Add(u)
 			if err != nil {
 				return fmt.Errorf("phase 2 classify: %w", err)
@@ -425,21 +439,33 @@ func (r *Runner) phase3(ctx context.Context, c *Context) error {
 }
 
 // AntiImpostorPause builds the confirmation shown when hard gaps pause a
-// full run: the gaps, in the seed's encouraging tone.
+// full run, in the seed's anti-impostor tone: the gaps named as they are
+// (the gap analysis says "no lo maquilles" of a hard filter, and the pause
+// does not argue them away), what they do not say about the person, the
+// strengths the scoring linked, and the choice.
 func AntiImpostorPause(c *Context) *Pause {
 	gaps := HardGaps(c.ClassifiedRequirements)
 	p := &Pause{ToolName: ToolAntiImpostor, HardGaps: []string{}}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Antes de seguir, una pausa honesta: encontré %d requisitos obligatorios que hoy no cumples:\n", len(gaps))
+	hard := false
 	for _, g := range gaps {
 		p.HardGaps = append(p.HardGaps, g.Requirement)
-		fmt.Fprintf(&b, "- %s (tipo %s)\n", g.Requirement, g.Type)
+		what := "obligatorio"
+		if g.Type == TypeA {
+			what, hard = "filtro duro", true
+		}
+		fmt.Fprintf(&b, "- %s (tipo %s, %s)\n", g.Requirement, g.Type, what)
 	}
-	b.WriteString("Esto no te define ni te descalifica por sí solo: muchas ofertas piden más de lo que el rol realmente necesita")
+	b.WriteString("Son brechas reales y conviene nombrarlas tal cual, sin maquillarlas. Eso no te define ni borra lo que sí traes")
 	if c.ScoringResult != nil && len(c.ScoringResult.Confidence.MVP.LinkedStrengths) > 0 {
-		fmt.Fprintf(&b, ", y tu perfil trae fortalezas que la oferta sí busca (%s)", strings.Join(c.ScoringResult.Confidence.MVP.LinkedStrengths, ", "))
+		fmt.Fprintf(&b, ": tu perfil tiene fortalezas que esta oferta busca (%s)", strings.Join(c.ScoringResult.Confidence.MVP.LinkedStrengths, ", "))
 	}
-	b.WriteString(".\n¿Sigo y preparo tu CV poniendo en valor lo que sí traes, o prefieres detenerte aquí?")
+	b.WriteString(".\n")
+	if hard {
+		b.WriteString("Un filtro duro sin cumplir suele descartar la postulación: si sigues, que sea una apuesta estratégica y consciente.\n")
+	}
+	b.WriteString("¿Sigo y preparo tu CV poniendo en valor lo que sí traes, o prefieres detenerte aquí?")
 	p.Preview = b.String()
 	return p
 }

@@ -88,14 +88,22 @@ type Preferences struct {
 	RoleType string `yaml:"role_type" json:"role_type"` // e.g. "individual contributor", "tech lead"
 	WorkMode string `yaml:"work_mode" json:"work_mode"` // remoto | hibrido | presencial
 	Location string `yaml:"location" json:"location"`
+	// TargetSalary is the pay the candidate asks for (what a portal's
+	// salary question is answered with), in non_negotiables.currency and
+	// salary_period; min_salary is the floor, never said.
+	TargetSalary float64 `yaml:"target_salary,omitempty" json:"target_salary,omitempty"`
 }
 
 // NonNegotiables are the candidate's binary rules; an unset rule is not
 // checked.
 type NonNegotiables struct {
-	RemoteOnly         bool     `yaml:"remote_only" json:"remote_only"`
-	MinSalary          float64  `yaml:"min_salary" json:"min_salary"`
-	Currency           string   `yaml:"currency" json:"currency"`
+	RemoteOnly bool    `yaml:"remote_only" json:"remote_only"`
+	MinSalary  float64 `yaml:"min_salary" json:"min_salary"`
+	Currency   string  `yaml:"currency" json:"currency"`
+	// SalaryPeriod is mensual (the default) or anual; SalaryBasis bruto or
+	// liquido (empty: not said, compared as the JD's).
+	SalaryPeriod       string   `yaml:"salary_period,omitempty" json:"salary_period,omitempty"`
+	SalaryBasis        string   `yaml:"salary_basis,omitempty" json:"salary_basis,omitempty"`
 	NoRelocation       bool     `yaml:"no_relocation" json:"no_relocation"`
 	ExcludedIndustries []string `yaml:"excluded_industries" json:"excluded_industries"`
 	// MaxTravelPct is the most travel accepted, in percent of the time;
@@ -215,6 +223,23 @@ func ParseProfile(name string, data []byte) (ProfileSnapshot, error) {
 	}
 	if nn.MinSalary > 0 && strings.TrimSpace(nn.Currency) == "" {
 		return p, bad("non_negotiables.currency", "is required with min_salary (e.g. EUR, USD, CLP)")
+	}
+	switch nn.SalaryPeriod {
+	case "", PeriodMonthly, PeriodAnnual:
+	default:
+		return p, bad("non_negotiables.salary_period", "must be mensual or anual")
+	}
+	switch nn.SalaryBasis {
+	case "", BasisGross, BasisNet:
+	default:
+		return p, bad("non_negotiables.salary_basis", "must be bruto or liquido")
+	}
+	if t := p.Preferences.TargetSalary; t < 0 {
+		return p, bad("preferences.target_salary", "must not be negative")
+	} else if t > 0 && strings.TrimSpace(nn.Currency) == "" {
+		return p, bad("non_negotiables.currency", "is required with preferences.target_salary (the currency of both amounts)")
+	} else if t > 0 && t < nn.MinSalary {
+		return p, bad("preferences.target_salary", "is below non_negotiables.min_salary, the floor")
 	}
 	if nn.MaxTravelPct != nil && (*nn.MaxTravelPct < 0 || *nn.MaxTravelPct > 100) {
 		return p, bad("non_negotiables.max_travel_pct", "must be between 0 and 100")

@@ -20,7 +20,7 @@ func Report(c *Context) string {
 	}
 	fmt.Fprintf(&b, "# %s\n\n", title)
 	fmt.Fprintf(&b, "Postulación `%s` · modo %s · estado: %s · última fase completada: %d/7\n\n", c.ApplicationID,
-		labels.Of(labels.ApplicationMode, c.Mode), labels.Of(labels.ApplicationStatus, c.Status), c.LastCompletedPhase)
+		labels.Of(labels.CompanionMode, c.Mode), labels.Of(labels.CompanionStatus, c.Status), c.LastCompletedPhase)
 	if c.Analyst.Baseline {
 		b.WriteString("> **Línea base offline:** este informe lo produjo el analista determinista sin modelo de lenguaje; las clasificaciones y textos son léxicos, no un juicio de un modelo. Los números los calcula el código igual que siempre.\n\n")
 	} else {
@@ -33,7 +33,11 @@ func Report(c *Context) string {
 		if failed := FailedRules(c.ScoringResult.NonNegotiablesCheck); len(failed) > 0 {
 			b.WriteString("## ⚠ Innegociables no cumplidos\n\n")
 			for _, r := range failed {
-				fmt.Fprintf(&b, "- **%s**: la oferta no respeta esta regla tuya.\n", labels.Of(labels.NonNegotiable, r))
+				fmt.Fprintf(&b, "- **%s**: la oferta no respeta esta regla tuya", labels.Of(labels.NonNegotiable, r))
+				if n := c.ScoringResult.NonNegotiablesNotes[r]; n != "" {
+					fmt.Fprintf(&b, " (%s)", n)
+				}
+				b.WriteString(".\n")
 			}
 			b.WriteString("\n")
 		}
@@ -81,28 +85,10 @@ func Report(c *Context) string {
 		for _, n := range s.SAS.Notes {
 			fmt.Fprintf(&b, "> %s\n\n", n)
 		}
-		if len(s.NonNegotiablesCheck) > 0 {
-			b.WriteString("**Innegociables:** ")
-			var rules []string
-			for r := range s.NonNegotiablesCheck {
-				rules = append(rules, r)
-			}
-			sort.Strings(rules)
-			for i, r := range rules {
-				mark := "✔"
-				if !s.NonNegotiablesCheck[r] {
-					mark = "✘"
-				}
-				if i > 0 {
-					b.WriteString(" · ")
-				}
-				fmt.Fprintf(&b, "%s %s", mark, labels.Of(labels.NonNegotiable, r))
-			}
-			b.WriteString("\n\n")
-		}
+		nonNegotiables(&b, s.NonNegotiablesCheck, s.NonNegotiablesNotes)
 		b.WriteString("| Requisito | Tipo | Coincidencia | Puntaje | Justificación |\n|---|---|---|---|---|\n")
 		for _, r := range c.ClassifiedRequirements {
-			fmt.Fprintf(&b, "| %s | %s (%s) | %s | %.1f | %s |\n", cell(r.Requirement), r.Type, labels.Of(labels.RequirementType, r.Type), labels.Of(labels.Match, r.Match), r.Score, cell(r.MatchJustification))
+			fmt.Fprintf(&b, "| %s | %s (%s) | %s | %.1f | %s |\n", cell(r.Requirement), r.Type, labels.Of(labels.RequirementType, r.Type), labels.Of(labels.RequirementMatch, r.Match), r.Score, cell(r.MatchJustification))
 		}
 		b.WriteString("\n## 3. Análisis de brechas\n\n")
 		if len(s.GapAnalysis) == 0 {
@@ -137,6 +123,11 @@ func Report(c *Context) string {
 	}
 	if len(c.ApplicationQA) > 0 {
 		b.WriteString("## Respuestas del portal (fase 4)\n\n")
+		if c.Analyst.Baseline {
+			// The answers are text to paste: the baseline's mark goes here,
+			// never inside them.
+			b.WriteString("_Escritas por la línea base offline, con plantillas fijas: revisa cada una antes de pegarla._\n\n")
+		}
 		for _, qa := range c.ApplicationQA {
 			fmt.Fprintf(&b, "**%s**\n\n%s\n\n", qa.Question, qa.Answer)
 		}
@@ -144,6 +135,7 @@ func Report(c *Context) string {
 	if v := c.VerificationResult; v != nil {
 		b.WriteString("## 7. Verificación y preparación de la entrevista\n\n")
 		fmt.Fprintf(&b, "- **Integridad factual:** %s\n", passFail(v.Passed))
+		nonNegotiables(&b, v.NonNegotiablesCheck, v.NonNegotiablesNotes)
 		list(&b, "Afirmaciones sin respaldo", v.Violations)
 		list(&b, "Defensa de tu candidatura", v.AdvocacyCheck)
 		if ii := v.InterviewIntel; ii != nil {
@@ -193,6 +185,41 @@ func decisionReason(why string) string {
 		pairs = append(pairs, code, "«"+labels.Of(labels.CompanionDecision, code)+"»")
 	}
 	return strings.NewReplacer(pairs...).Replace(why)
+}
+
+// nonNegotiables lists each rule with its verdict: ✔, ✘, or «sin dato»
+// when the JD does not state its fact (never shown as passed), and what
+// the JD states or what to ask.
+func nonNegotiables(b *strings.Builder, check map[string]*bool, notes map[string]string) {
+	if len(check) == 0 {
+		return
+	}
+	rules := make([]string, 0, len(check))
+	for r := range check {
+		rules = append(rules, r)
+	}
+	sort.Strings(rules)
+	b.WriteString("**Innegociables:**\n\n")
+	for _, r := range rules {
+		switch p := check[r]; {
+		case p == nil:
+			fmt.Fprintf(b, "- ○ %s: sin dato", labels.Of(labels.NonNegotiable, r))
+			if n := notes[r]; n != "" {
+				fmt.Fprintf(b, " — %s", n)
+			}
+		default:
+			mark := "✔"
+			if !*p {
+				mark = "✘"
+			}
+			fmt.Fprintf(b, "- %s %s", mark, labels.Of(labels.NonNegotiable, r))
+			if n := notes[r]; n != "" {
+				fmt.Fprintf(b, ": %s", n)
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 }
 
 func list(b *strings.Builder, title string, items []string) {

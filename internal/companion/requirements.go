@@ -29,12 +29,14 @@ var (
 	notReqHeadRE = regexp.MustCompile(`(?i)har[aá]s|responsabilidad|funcion|tu d[ií]a|ofrecemos|beneficio|condicion|cultura|sobre (nosotros|la empresa)|qui[eé]nes somos|proceso|about|we offer|benefit|responsibilit`)
 )
 
-// ExtractRequirements lists the JD's requirements: the bullet items under
-// headings that name requirements ("Requisitos", "Deseable", "Lo que
-// buscamos"…). When no heading does, every bullet outside the sections that
-// are plainly not requirements (responsibilities, benefits, conditions,
-// culture) counts. A JD with no bullet requirement, or with more than
-// MaxRequirements, is an invalid input naming file.
+// ExtractRequirements lists the requirements the JD writes as a list: the
+// bullet items under headings that name requirements ("Requisitos",
+// "Deseable", "Lo que buscamos"…). When no heading does, every bullet
+// outside the sections that are plainly not requirements (responsibilities,
+// benefits, conditions, culture) counts. A JD without such a list returns
+// none and no error: its requirements are in its prose, and the classifier
+// extracts them from the text (ClassifyInput.Extract). More than
+// MaxRequirements is an invalid input naming file.
 func ExtractRequirements(file, jd string) ([]JDRequirement, error) {
 	type item struct{ text, section string }
 	var all []item
@@ -68,13 +70,82 @@ func ExtractRequirements(file, jd string) ([]JDRequirement, error) {
 		seen[it.text] = true
 		out = append(out, JDRequirement{Text: it.text, Section: it.section})
 	}
-	if len(out) == 0 {
-		return nil, &veredicto.InvalidInputError{File: file, Problem: "no requirements found: list them as bullet points (\"- …\") under a heading such as \"## Requisitos\""}
-	}
 	if len(out) > MaxRequirements {
 		return nil, &veredicto.InvalidInputError{File: file, Problem: fmt.Sprintf("lists %d requirements; at most %d are classified", len(out), MaxRequirements)}
 	}
 	return out, nil
+}
+
+// CheckJD is the code's check of a JD, before any paid phase: a list of
+// at most MaxRequirements requirements, or prose with at least one
+// sentence that reads as a requirement (RequirementsFromText). A JD with
+// neither is an invalid input naming file.
+func CheckJD(file, jd string) error {
+	reqs, err := ExtractRequirements(file, jd)
+	if err != nil || len(reqs) > 0 {
+		return err
+	}
+	if len(RequirementsFromText(jd)) == 0 {
+		return &veredicto.InvalidInputError{File: file, Problem: "states no requirement: neither a list (\"- …\" under \"## Requisitos\") nor a sentence asking for experience, knowledge or skills"}
+	}
+	return nil
+}
+
+var (
+	// reqCueRE marks a sentence that asks something of the candidate.
+	reqCueRE = regexp.MustCompile(`(?i)\b(requisit\pL*|requiere\pL*|requerim\pL*|experiencia|conocimient\pL*|manejo|dominio|años|formaci[oó]n|t[ií]tulo|ingl[eé]s|certificaci[oó]n|habilidad\pL*|capacidad\pL*|buscamos|necesitamos|deber[aá]s|debes|excluyente|deseable|valorable|idealmente|imprescindible|indispensable|must|required|experience|knowledge)\b`)
+	// notReqCueRE marks what the company offers, not what it asks.
+	notReqCueRE = regexp.MustCompile(`(?i)\b(ofrecemos|ofrece|beneficio\pL*|seguro|vacaciones|bono|renta|sueldo|salari\pL*|remuneraci\pL*|modalidad|trabajo remoto|100\s*%\s*remot\pL*|reubicaci\pL*|viajes?|we offer|benefits?)\b`)
+)
+
+// RequirementsFromText splits a JD without a list into its sentences and
+// keeps the ones that ask something of the candidate (experience,
+// knowledge, years, language, degree, "buscamos", "excluyente",
+// "deseable"…) and not what the company offers; each is a text of the JD
+// (joined lines aside), at most MaxRequirements, in order.
+func RequirementsFromText(jd string) []JDRequirement {
+	var out []JDRequirement
+	seen := map[string]bool{}
+	for _, s := range sentences(jd) {
+		if !reqCueRE.MatchString(s) || notReqCueRE.MatchString(s) || headingRE.MatchString(s) || seen[s] {
+			continue
+		}
+		seen[s] = true
+		out = append(out, JDRequirement{Text: s})
+		if len(out) == MaxRequirements {
+			break
+		}
+	}
+	return out
+}
+
+// collapse is text with its runs of white space made one space, trimmed.
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// CheckExtracted checks a classifier answer that extracted the
+// requirements from a JD without a list: at least one and at most
+// MaxRequirements, each one a text of the JD copied verbatim (only its
+// white space may differ: the JD's lines are joined), then every rule of
+// CheckClassification over them.
+func CheckExtracted(c *Classification, jd string, p ProfileSnapshot, painPoints []string, e Engine) error {
+	if len(c.Requirements) == 0 {
+		return fmt.Errorf("requirements: none extracted; copy each requirement of the job description verbatim")
+	}
+	if len(c.Requirements) > MaxRequirements {
+		return fmt.Errorf("requirements: %d extracted; at most %d", len(c.Requirements), MaxRequirements)
+	}
+	flat := collapse(jd)
+	given := make([]JDRequirement, 0, len(c.Requirements))
+	for i, r := range c.Requirements {
+		t := collapse(r.Requirement)
+		if len([]rune(t)) < 3 || !strings.Contains(flat, t) {
+			// The message names the position, never the text (it may reach a log).
+			return fmt.Errorf("requirements[%d].requirement: is not a text of the job description copied verbatim", i)
+		}
+		c.Requirements[i].Requirement = t
+		given = append(given, JDRequirement{Text: t})
+	}
+	return CheckClassification(c, given, p, painPoints, e)
 }
 
 func isReqSection(s string) bool {

@@ -3,6 +3,7 @@ package companion
 import (
 	"context"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -24,8 +25,12 @@ func TestExtractRequirements(t *testing.T) {
 	if len(got) != 2 {
 		t.Errorf("no headings: %+v", got)
 	}
-	if _, err := ExtractRequirements("jd.md", "Solo texto sin viñetas."); err == nil || !strings.Contains(err.Error(), "jd.md") {
-		t.Errorf("no bullets: %v", err)
+	// Prose is no error: the classifier extracts its requirements.
+	if got, err := ExtractRequirements("jd.md", "Solo texto sin viñetas."); err != nil || len(got) != 0 {
+		t.Errorf("no bullets: %v %v", got, err)
+	}
+	if err := CheckJD("jd.md", "Solo texto sin viñetas ni pedidos."); err == nil || !strings.Contains(err.Error(), "jd.md") {
+		t.Errorf("no requirement at all: %v", err)
 	}
 	var many strings.Builder
 	many.WriteString("## Requisitos\n")
@@ -185,5 +190,77 @@ func TestCheckBulletsAndSkills(t *testing.T) {
 	}
 	if err := CheckSummary(&Summary{KillerSummary: "Backend engineer con 12 años de experiencia."}, p); err == nil {
 		t.Error("summary with an invented number accepted")
+	}
+}
+
+// TestProseJD: a JD without a list (examples/companion/jd_prosa.md) is
+// accepted before any paid phase, and the offline baseline splits it into
+// sentences and keeps the ones that ask something of the candidate — not
+// the company's story, its culture or its conditions.
+func TestProseJD(t *testing.T) {
+	b, err := os.ReadFile("../../examples/companion/jd_prosa.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jd := string(b)
+	if reqs, err := ExtractRequirements("jd_prosa.md", jd); err != nil || len(reqs) != 0 {
+		t.Fatalf("a prose JD lists %v (%v)", reqs, err)
+	}
+	if err := CheckJD("jd_prosa.md", jd); err != nil {
+		t.Fatalf("CheckJD refuses a prose JD: %v", err)
+	}
+	var got []string
+	for _, r := range RequirementsFromText(jd) {
+		got = append(got, r.Text)
+		if !strings.Contains(collapse(jd), r.Text) {
+			t.Errorf("%q is not a text of the JD", r.Text)
+		}
+	}
+	want := []string{
+		"Buscamos a alguien con al menos 4 años de experiencia en desarrollo backend y experiencia sólida con Go en producción",
+		"Es excluyente haber trabajado con colas de mensajes como SQS o Kafka",
+		"Se requiere experiencia diseñando APIs REST para terceros",
+		"Es deseable conocer PostgreSQL a nivel avanzado, y nos importa la experiencia en conciliación financiera",
+		"Idealmente, también manejo de Terraform",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("requirements\n%q\nwant\n%q", got, want)
+	}
+	f := ExtractFacts(jd, nil)
+	wantSalary := SalaryFact{Min: 3.2e6, Max: 3.8e6, Currency: "CLP", Period: PeriodMonthly, Basis: BasisNet}
+	if f.WorkMode != ModeRemote || f.RelocationRequired == nil || *f.RelocationRequired || f.TravelPct == nil || *f.TravelPct != 0 || f.Salary == nil || *f.Salary != wantSalary {
+		t.Errorf("facts %+v salary %+v", f, f.Salary)
+	}
+}
+
+// TestCheckExtracted: an extracted requirement must be a text of the JD,
+// copied verbatim (its white space aside).
+func TestCheckExtracted(t *testing.T) {
+	jd := "Buscamos experiencia con Go\nen producción. Es deseable saber Kafka."
+	p := exampleProfile(t)
+	e := NewEngine(DefaultConfig())
+	cl := func(reqs ...string) *Classification {
+		c := &Classification{}
+		for _, r := range reqs {
+			c.Requirements = append(c.Requirements, ClassifiedRequirement{Requirement: r, Type: TypeB, Match: MatchCumple})
+		}
+		return c
+	}
+	for _, tt := range []struct {
+		name string
+		c    *Classification
+		want string
+	}{
+		{"verbatim across a line break", cl("Buscamos experiencia con Go en producción", "Es deseable saber Kafka"), ""},
+		{"rewritten", cl("Experiencia en Go"), "requirements[0].requirement: is not a text of the job description"},
+		{"none", cl(), "none extracted"},
+		{"twice", cl("Es deseable saber Kafka", "Es deseable saber Kafka"), "again"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckExtracted(tt.c, jd, p, nil, e)
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("CheckExtracted = %v, want %q", err, tt.want)
+			}
+		})
 	}
 }

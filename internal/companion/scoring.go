@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/labels"
 	"github.com/veredicto/veredicto/internal/yamldoc"
 )
 
@@ -37,6 +38,20 @@ const (
 	DecisionNotRecommended = "not_recommended"
 )
 
+// Gap types of the gap analysis.
+const (
+	GapHard         = "hard_gap"
+	GapPartial      = "partial"
+	GapTransferable = "transferable"
+	GapNiceToHave   = "nice_to_have"
+)
+
+// TechMaturities and CompanySizes are the culture radar's enums.
+var (
+	TechMaturities = []string{"legacy", "mixed", "modern", "cutting_edge"}
+	CompanySizes   = []string{"startup", "mid", "enterprise", "unknown"}
+)
+
 // decisionRank orders decisions from best to worst.
 var decisionRank = map[string]int{DecisionMaxPriority: 0, DecisionConsider: 1, DecisionStrategicOnly: 2, DecisionNotRecommended: 3}
 
@@ -44,7 +59,7 @@ var decisionRank = map[string]int{DecisionMaxPriority: 0, DecisionConsider: 1, D
 // against the profile. Score is fixed by code from Match (Engine.Normalize):
 // the model's number is ignored.
 type ClassifiedRequirement struct {
-	Requirement        string  `json:"requirement" desc:"el requisito, copiado tal cual de la lista dada"`
+	Requirement        string  `json:"requirement" desc:"el requisito, copiado tal cual de la lista dada o, si no hay lista, del texto de la oferta"`
 	Type               string  `json:"type" enum:"A,B,C,D" desc:"A filtro duro, B obligatorio, C deseable real, D deseable inflado"`
 	TypeJustification  string  `json:"type_justification"`
 	Match              string  `json:"match" enum:"cumple,transferible,parcial,no_cumple"`
@@ -142,12 +157,16 @@ type GapItem struct {
 
 // ScoringResult is phase 2's computed part.
 type ScoringResult struct {
-	Confidence          ConfidenceScoreResult `json:"confidence"`
-	SAS                 SASResult             `json:"sas"`
-	GapAnalysis         []GapItem             `json:"gap_analysis"`
-	DecisionMatrix      string                `json:"decision_matrix"`
-	DecisionReason      string                `json:"decision_reason"`
-	NonNegotiablesCheck map[string]bool       `json:"non_negotiables_check"`
+	Confidence     ConfidenceScoreResult `json:"confidence"`
+	SAS            SASResult             `json:"sas"`
+	GapAnalysis    []GapItem             `json:"gap_analysis"`
+	DecisionMatrix string                `json:"decision_matrix"`
+	DecisionReason string                `json:"decision_reason"`
+	// NonNegotiablesCheck is the seed's {rule: passed}, null for a rule
+	// whose fact the JD does not state; NonNegotiablesNotes say, per rule,
+	// what the JD states or what to ask.
+	NonNegotiablesCheck map[string]*bool  `json:"non_negotiables_check"`
+	NonNegotiablesNotes map[string]string `json:"non_negotiables_notes"`
 }
 
 // Config holds the scoring defaults (scoring.yaml).
@@ -383,7 +402,7 @@ func (e Engine) Decide(final float64, sas int, reqs []ClassifiedRequirement) (st
 	for _, r := range reqs {
 		if r.Type == TypeA && r.Match == MatchNoCumple {
 			if decisionRank[dec] < decisionRank[d.HardFilterCap] {
-				return d.HardFilterCap, fmt.Sprintf("%s; limitado a %s: un filtro duro (tipo A) no se cumple", why, d.HardFilterCap)
+				return d.HardFilterCap, fmt.Sprintf("%s; limitado a «%s»: un filtro duro (tipo A) no se cumple", why, labels.Of(labels.CompanionDecision, d.HardFilterCap))
 			}
 			break
 		}
@@ -419,20 +438,20 @@ func (e Engine) Gaps(reqs []ClassifiedRequirement) []GapItem {
 		g := GapItem{Requirement: r.Requirement, Type: r.Type, IsMitigable: true}
 		switch {
 		case r.Match == MatchTransferible:
-			g.GapType = "transferable"
+			g.GapType = GapTransferable
 			g.MitigationStrategy = "Presenta la experiencia equivalente con un ejemplo concreto y nombra explícitamente la transferencia."
 		case r.Match == MatchParcial:
-			g.GapType = "partial"
+			g.GapType = GapPartial
 			g.MitigationStrategy = "Muestra lo que ya dominas de este requisito y un plan breve y creíble para completar el resto."
 		case r.Type == TypeA:
-			g.GapType = "hard_gap"
+			g.GapType = GapHard
 			g.IsMitigable = false
 			g.MitigationStrategy = "Es un filtro duro: no lo maquilles. Si postulas, hazlo de forma estratégica y con honestidad sobre este punto."
 		case r.Type == TypeB:
-			g.GapType = "hard_gap"
+			g.GapType = GapHard
 			g.MitigationStrategy = "Reconócelo sin disculparte y compénsalo con tus fortalezas más cercanas y un plan de aprendizaje concreto."
 		default:
-			g.GapType = "nice_to_have"
+			g.GapType = GapNiceToHave
 			g.MitigationStrategy = "Es deseable, no obligatorio: no necesita mención; si surge, muestra interés y capacidad de aprendizaje."
 		}
 		gaps = append(gaps, g)
@@ -443,7 +462,7 @@ func (e Engine) Gaps(reqs []ClassifiedRequirement) []GapItem {
 // Score computes phase 2's ScoringResult from the classified requirements,
 // the checked strength links, the SAS evaluation and the non-negotiables
 // check.
-func (e Engine) Score(reqs []ClassifiedRequirement, links []StrengthLink, sas SASDimensionEvaluation, jdOnly bool, nonneg map[string]bool) (ScoringResult, error) {
+func (e Engine) Score(reqs []ClassifiedRequirement, links []StrengthLink, sas SASDimensionEvaluation, jdOnly bool, nonneg map[string]RuleCheck) (ScoringResult, error) {
 	conf, err := e.Confidence(reqs, links)
 	if err != nil {
 		return ScoringResult{}, err
@@ -453,11 +472,9 @@ func (e Engine) Score(reqs []ClassifiedRequirement, links []StrengthLink, sas SA
 	}
 	s := e.SAS(sas, jdOnly)
 	dec, why := e.Decide(conf.Final, s.Total, reqs)
-	if nonneg == nil {
-		nonneg = map[string]bool{}
-	}
+	check, notes := Checks(nonneg)
 	return ScoringResult{
 		Confidence: conf, SAS: s, GapAnalysis: e.Gaps(reqs),
-		DecisionMatrix: dec, DecisionReason: why, NonNegotiablesCheck: nonneg,
+		DecisionMatrix: dec, DecisionReason: why, NonNegotiablesCheck: check, NonNegotiablesNotes: notes,
 	}, nil
 }

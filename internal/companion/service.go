@@ -352,13 +352,11 @@ func (s *Service) Intent(ctx context.Context, in TaskInput) (TaskOutput, error) 
 	return s.output(in, c), s.publish(ctx, in, c, b)
 }
 
-// Validate checks that the JD lists requirements the classifier can work
-// on, before phase 1 pays for a call.
+// Validate checks that the JD states requirements the classifier can work
+// on, a list or prose (CheckJD, which Intent ran already before the
+// model's call; a retried or resumed workflow checks again here).
 func (s *Service) Validate(ctx context.Context, in TaskInput) (TaskOutput, error) {
-	return s.step(ctx, in, "validate", func(c *Context) error {
-		_, err := ExtractRequirements("jd.md", c.JDText)
-		return err
-	})
+	return s.step(ctx, in, "validate", func(c *Context) error { return CheckJD("jd.md", c.JDText) })
 }
 
 // CultureRadar is phase 1.

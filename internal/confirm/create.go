@@ -82,15 +82,28 @@ func bad(field, problem string) error {
 // preview (compared as JSON values, so key order and spacing do not
 // matter).
 func KeyID(tenant, key string, preview json.RawMessage) string {
-	canon := []byte(preview)
+	sum := sha256.Sum256(append([]byte(tenant+"\x00key\x00"+key+"\x00"), canonical(preview)...))
+	return "cf_" + hex.EncodeToString(sum[:16])
+}
+
+// PreviewHash is the SHA-256 (hex) of a preview compared as a JSON value
+// (key order and spacing do not matter): what a decision records as the
+// preview the person decided on.
+func PreviewHash(preview json.RawMessage) string {
+	sum := sha256.Sum256(canonical(preview))
+	return hex.EncodeToString(sum[:])
+}
+
+// canonical is preview re-encoded (sorted keys, no spacing), or as is
+// when it is not JSON.
+func canonical(preview json.RawMessage) []byte {
 	var v any
 	if json.Unmarshal(preview, &v) == nil {
 		if b, err := json.Marshal(v); err == nil {
-			canon = b
+			return b
 		}
 	}
-	sum := sha256.Sum256(append([]byte(tenant+"\x00key\x00"+key+"\x00"), canon...))
-	return "cf_" + hex.EncodeToString(sum[:16])
+	return preview
 }
 
 func validKey(k string) bool {

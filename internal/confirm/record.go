@@ -13,6 +13,9 @@ type Decision struct {
 	DecidedBy string    `json:"decided_by"`
 	DecidedAt time.Time `json:"decided_at"`
 	Comment   string    `json:"comment,omitempty"`
+	// PreviewSHA256 is the hash of the preview decided on (PreviewHash):
+	// what the person was shown, for the audit record.
+	PreviewSHA256 string `json:"preview_sha256,omitempty"`
 }
 
 // Ask is what a confirmation asks, for which execution, and until when:

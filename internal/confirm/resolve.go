@@ -92,7 +92,7 @@ func (s *Service) resolveOnce(ctx context.Context, tenant string, res Resolution
 			return View{}, false, &ExpiredError{ID: rec.ID}
 		}
 		rec.Status = StatusResolving
-		rec.Decision = &Decision{Approved: res.Approved, DecidedBy: res.By, DecidedAt: now, Comment: res.Comment}
+		rec.Decision = &Decision{Approved: res.Approved, DecidedBy: res.By, DecidedAt: now, Comment: res.Comment, PreviewSHA256: PreviewHash(rec.Preview)}
 		if err := s.put(ctx, &rec); err != nil {
 			var ce *veredicto.ConflictError
 			return View{}, errors.As(err, &ce), err // changed under us: read it again
@@ -184,10 +184,10 @@ func (s *Service) deliver(ctx context.Context, rec Record) (View, error) {
 	d := rec.Decision
 	var err error
 	if d.Approved {
-		out, _ := json.Marshal(map[string]any{"approved": true, "decided_by": d.DecidedBy, "decided_at": d.DecidedAt, "comment": d.Comment})
+		out, _ := json.Marshal(map[string]any{"approved": true, "decided_by": d.DecidedBy, "decided_at": d.DecidedAt, "comment": d.Comment, "preview_sha256": d.PreviewSHA256})
 		_, err = s.Tasks.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: &rec.TaskToken, Output: ptr(string(out))})
 	} else {
-		cause, _ := json.Marshal(map[string]any{"id": rec.ID, "approved": false, "decided_by": d.DecidedBy, "decided_at": d.DecidedAt, "comment": d.Comment})
+		cause, _ := json.Marshal(map[string]any{"id": rec.ID, "approved": false, "decided_by": d.DecidedBy, "decided_at": d.DecidedAt, "comment": d.Comment, "preview_sha256": d.PreviewSHA256})
 		_, err = s.Tasks.SendTaskFailure(ctx, &sfn.SendTaskFailureInput{TaskToken: &rec.TaskToken,
 			Error: ptr(veredicto.NameConfirmationRejected), Cause: ptr(string(cause))})
 	}

@@ -215,8 +215,65 @@ func generate[T any](ctx context.Context, c llm.Client, schema string, v T, opti
 // answers fits the state the debate carries (see StateBudget).
 const AgentMaxTokens = 1500
 
-// Position asks for a position (round 1, or a refinement with Focus).
+// retrieve is the agent's use of the round's retrieval tool: when the
+// turn has it, one structured call (schema debate_rag_query) asks what to
+// look up, given what the agent holds; a query runs through the tool and
+// its chunks join the ones the agent may cite. An empty query, a refused
+// or timed-out query and a request that stays invalid leave the agent with
+// what it has; only a provider failure is an error.
+func (a LLMAgents) retrieve(ctx context.Context, tool Retrieval, who Participant, q Question, round int, held []Chunk, focus []string) ([]Chunk, veredicto.Usage, error) {
+	if tool == nil {
+		return nil, veredicto.Usage{}, nil
+	}
+	m := newMessage(who.ID)
+	m.line("Ronda %d: herramienta de consulta a la base de conocimiento.\n", round)
+	m.question(q)
+	m.data("Tu cargo", who.Brief)
+	if len(focus) > 0 {
+		m.json("Divergencias abiertas", focus)
+	}
+	if len(held) == 0 {
+		m.line("## Fragmentos que ya tienes\nNinguno.\n")
+	} else {
+		type ref struct {
+			ID     string `json:"chunk_id"`
+			Source string `json:"fuente"`
+		}
+		refs := make([]ref, len(held))
+		for i, c := range held {
+			refs[i] = ref{c.ID, c.Source}
+		}
+		m.json("Fragmentos que ya tienes", refs)
+	}
+	req, u, err := generate(ctx, a.Client, SchemaRAGQuery, RAGRequest{}, nil, m.b.String(), func(r *RAGRequest) error {
+		return checkText("query", r.Query, MaxQueryChars)
+	})
+	switch {
+	case isInvalid(err):
+		return nil, u, nil
+	case err != nil:
+		return nil, u, err
+	case strings.TrimSpace(req.Query) == "":
+		return nil, u, nil
+	}
+	got, _ := tool.Query(ctx, req.Query)
+	return got, u, nil
+}
+
+func (m *message) reask(problem string) {
+	if problem != "" {
+		m.line("Tu respuesta anterior tenía un problema que debes corregir: %s\n", problem)
+	}
+}
+
+// Position asks for a position (round 1, or a refinement with Focus),
+// after the agent's use of the tool the round offers.
 func (a LLMAgents) Position(ctx context.Context, in PositionInput) (Position, veredicto.Usage, error) {
+	got, used, err := a.retrieve(ctx, in.Tool, in.Participant, in.Question, in.Round, in.Chunks, in.Focus)
+	if err != nil {
+		return Position{}, used, err
+	}
+	in.Chunks = mergeChunks(in.Chunks, got)
 	m := newMessage(in.Participant.ID)
 	m.line("Ronda %d.\n", in.Round)
 	m.question(in.Question)
@@ -229,13 +286,21 @@ func (a LLMAgents) Position(ctx context.Context, in PositionInput) (Position, ve
 	}
 	m.chunks(in.Chunks)
 	citable := citableOf(in.Chunks)
-	return generate(ctx, a.Client, SchemaPosition, Position{}, in.Question.Options, m.b.String(), func(p *Position) error {
+	p, u, err := generate(ctx, a.Client, SchemaPosition, Position{}, in.Question.Options, m.b.String(), func(p *Position) error {
 		return checkPosition(p, in.Question.Options, citable)
 	})
+	u.Add(used)
+	return p, u, err
 }
 
-// Rebuttal asks for a round-2 rebuttal.
+// Rebuttal asks for a round-2 rebuttal, after the agent's use of the tool
+// the round offers.
 func (a LLMAgents) Rebuttal(ctx context.Context, in RebuttalInput) (Rebuttal, veredicto.Usage, error) {
+	got, used, err := a.retrieve(ctx, in.Tool, in.Participant, in.Question, 2, in.Chunks, nil)
+	if err != nil {
+		return Rebuttal{}, used, err
+	}
+	in.Chunks = mergeChunks(in.Chunks, got)
 	m := newMessage(in.Participant.ID)
 	m.line("Ronda 2: rebatidas cruzadas.\n")
 	m.question(in.Question)
@@ -243,8 +308,9 @@ func (a LLMAgents) Rebuttal(ctx context.Context, in RebuttalInput) (Rebuttal, ve
 	m.json("Tu posición en la ronda anterior", in.Own)
 	m.json("Posiciones de los demás participantes", in.Others)
 	m.chunks(in.Chunks)
+	m.reask(in.Reask)
 	citable := citableOf(in.Chunks)
-	return generate(ctx, a.Client, SchemaRebuttal, Rebuttal{}, in.Question.Options, m.b.String(), func(r *Rebuttal) error {
+	r, u, err := generate(ctx, a.Client, SchemaRebuttal, Rebuttal{}, in.Question.Options, m.b.String(), func(r *Rebuttal) error {
 		if err := checkPosition(&r.Stance, in.Question.Options, citable); err != nil {
 			return fmt.Errorf("stance: %w", err)
 		}
@@ -253,6 +319,8 @@ func (a LLMAgents) Rebuttal(ctx context.Context, in RebuttalInput) (Rebuttal, ve
 		}
 		return CheckCitations(citable, nil, append(append(append([]string{}, r.Agreements...), r.Divergences...), r.BlindSpots...)...)
 	})
+	u.Add(used)
+	return r, u, err
 }
 
 // Synthesis asks the synthesizer to write the code's decision.
@@ -267,6 +335,7 @@ func (a LLMAgents) Synthesis(ctx context.Context, in SynthesisInput) (Synthesis,
 	m.json("Posiciones finales", in.Stances)
 	m.json("Divergencias abiertas", in.Divergences)
 	m.chunks(in.Chunks)
+	m.reask(in.Reask)
 	citable := citableOf(in.Chunks)
 	return generate(ctx, a.Client, SchemaSynthesis, Synthesis{}, in.Question.Options, m.b.String(), func(s *Synthesis) error {
 		if strings.TrimSpace(s.Summary) == "" || strings.TrimSpace(s.Action) == "" {

@@ -73,6 +73,9 @@ func BenchmarkDebateRoutes(b *testing.B) {
 			client := benchClient{answer: func(req llm.Request) any {
 				p := participantIn(req.User)
 				switch req.Schema {
+				case SchemaRAGQuery:
+					// The tool: a query that finds the chunk the answers cite.
+					return RAGRequest{Query: string([]rune(chunks[0].Text)[:min(120, len([]rune(chunks[0].Text)))])}
 				case SchemaPosition:
 					return rt.position(p, 1)
 				case SchemaRebuttal:
@@ -82,7 +85,7 @@ func BenchmarkDebateRoutes(b *testing.B) {
 					}
 					return Rebuttal{Agreements: []string{}, Divergences: []string{}, BlindSpots: []string{}, KeepsPosition: KeepYes, Stance: st}
 				case SchemaSynthesis:
-					return Synthesis{Summary: "Síntesis " + cite, Consensus: []string{}, Divergences: []string{}, Action: "Avanzar."}
+					return Synthesis{Summary: "El comité recomienda avanzar " + cite, Consensus: []string{}, Divergences: []string{}, Action: "Avanzar."}
 				default:
 					return Vote{Vote: "avanzar", Confidence: rt.vote, Rationale: "r", Premises: []string{}}
 				}

@@ -1,11 +1,18 @@
 package debate
 
-// Schema names of the four LLM calls.
+import (
+	"fmt"
+	"strings"
+)
+
+// Schema names of the LLM calls: the four answers, and the retrieval
+// tool's request (an agent asks what to look up before it answers).
 const (
 	SchemaPosition  = "debate_position"
 	SchemaRebuttal  = "debate_rebuttal"
 	SchemaSynthesis = "debate_synthesis"
 	SchemaVote      = "council_vote"
+	SchemaRAGQuery  = "debate_rag_query"
 )
 
 // Risk categories and timings of a position: fixed lists, encoded as enums
@@ -72,4 +79,59 @@ type Vote struct {
 	Confidence int      `json:"confidence" desc:"confianza 0-100"`
 	Rationale  string   `json:"rationale" desc:"fundamento, citando [RAG:<chunk_id>]"`
 	Premises   []string `json:"premises" desc:"evidencia citada como [RAG:<chunk_id>]"`
+}
+
+// RAGRequest is an agent's use of the retrieval tool a round offers
+// (schema debate_rag_query): one query to the internal knowledge base, or
+// none.
+type RAGRequest struct {
+	Query string `json:"query" desc:"consulta a la base de conocimiento interna (palabras clave), o vacío si no necesitas evidencia nueva"`
+}
+
+// MinClaimWords is how many content words (Tokens: no stopwords, no
+// one-letter words) a text needs to state something.
+const MinClaimWords = 3
+
+// Vacuous reports whether text says nothing: no claim (fewer than
+// MinClaimWords content words) and no citation ([RAG:<chunk_id>]). "N/A",
+// "—", "Ninguna." and "Sin comentarios." are vacuous; "El CFO y el CHRO
+// difieren en el plazo" and "[RAG:band_001]" are not.
+func Vacuous(text string) bool {
+	return len(CitedIDs(text)) == 0 && len(Tokens(text)) < MinClaimWords
+}
+
+// SynthesisProblem names what is empty in a synthesis: a summary or a
+// divergence that says nothing (Vacuous). "" when nothing is.
+func SynthesisProblem(s Synthesis) string {
+	if Vacuous(s.Summary) {
+		return "summary: says nothing (no claim and no [RAG:<chunk_id>] citation): write what the committee decided and why"
+	}
+	return listProblem("divergences", s.Divergences)
+}
+
+// RebuttalProblem names a divergence of a rebuttal that says nothing.
+func RebuttalProblem(r Rebuttal) string { return listProblem("divergences", r.Divergences) }
+
+func listProblem(field string, items []string) string {
+	var bad []string
+	for i, d := range items {
+		if Vacuous(d) {
+			bad = append(bad, fmt.Sprintf("%s[%d]", field, i))
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return strings.Join(bad, ", ") + ": says nothing (no claim and no [RAG:<chunk_id>] citation): state the point of disagreement and its evidence, or leave it out"
+}
+
+// dropVacuous returns items without the vacuous ones, and how many went.
+func dropVacuous(items []string) ([]string, int) {
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		if !Vacuous(it) {
+			out = append(out, it)
+		}
+	}
+	return out, len(items) - len(out)
 }

@@ -3,7 +3,6 @@ package debate
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/veredicto/veredicto"
 )
@@ -33,9 +32,10 @@ func (s *Steps) Vote(ctx context.Context, t Turn) (TurnOutput, error) {
 	case err == nil:
 		out.Vote = &v
 	case cctx.Err() != nil:
-		out.Event = fmt.Sprintf("TIMEOUT: %s em council", strings.ToUpper(m.ID))
+		out.Event = timeoutEvent(m.ID, faseCouncil)
 	case isInvalid(err):
-		out.Event = fmt.Sprintf("INVALIDA: %s em council (respuesta inválida tras una repregunta)", strings.ToUpper(m.ID))
+		out.Invalid = true
+		out.Event = invalidEvent(m.ID, faseCouncil)
 	default:
 		return out, boundary(fmt.Errorf("council member %s: %w", m.ID, err))
 	}
@@ -55,7 +55,15 @@ func (s *Steps) Council(_ context.Context, in RoundInput) (Flow, error) {
 		r.Usage.Add(t.Usage)
 		if t.Event != "" {
 			r.Events = append(r.Events, t.Event)
-			out.TimedOut = out.TimedOut || strings.HasPrefix(t.Event, "TIMEOUT")
+		}
+		switch {
+		case t.Vote != nil:
+		case t.Invalid:
+			// Stayed invalid after the re-ask, or failed (the state
+			// machine's VoteFailed): not a TIMEOUT.
+			out.Invalid = append(out.Invalid, out.Members[i].ID)
+		default:
+			out.TimedOut = true
 		}
 	}
 	out.Decision, out.Result = CouncilResult(out.Votes, r.Question.Options)

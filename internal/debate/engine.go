@@ -31,11 +31,15 @@ type Stance struct {
 }
 
 // PositionInput is a position call (round 1, and rounds 3+ with Focus).
+// Chunks are the ones the agent already holds (retrieved in its earlier
+// turns, cited by its previous position); Tool, when the round offers it,
+// retrieves more.
 type PositionInput struct {
 	Question    Question
 	Participant Participant
 	Round       int
 	Chunks      []Chunk
+	Tool        Retrieval
 	// Focus lists the open divergences a refinement round debates;
 	// Previous is the participant's last position. Both empty in round 1.
 	Focus    []string
@@ -43,12 +47,15 @@ type PositionInput struct {
 }
 
 // RebuttalInput is a round-2 call: the participant sees the others.
+// Reask, on a second call, says what was empty in the first answer.
 type RebuttalInput struct {
 	Question    Question
 	Participant Participant
 	Own         Position
 	Others      []Stance
 	Chunks      []Chunk
+	Tool        Retrieval
+	Reask       string
 }
 
 // SynthesisInput is the synthesizer's call: the code's decision and
@@ -61,6 +68,8 @@ type SynthesisInput struct {
 	Divergences []string
 	Impasse     bool
 	Chunks      []Chunk
+	// Reask, on a second call, says what was empty in the first answer.
+	Reask string
 }
 
 // VoteInput is one council member's call.
@@ -126,7 +135,7 @@ type Engine struct {
 // Round is one executed round.
 type Round struct {
 	Number      int
-	Kind        string // posicoes_iniciais, rebatidas, refinamento
+	Kind        string // RoundInitial, RoundRebuttals, RoundRefinement
 	Duration    time.Duration
 	Convergence float64
 	Answers     []Answer
@@ -200,8 +209,11 @@ type Result struct {
 
 // CouncilOutcome is the council's votes and result.
 type CouncilOutcome struct {
-	Members  []Participant
-	Votes    []*Vote // nil: the member timed out or failed
+	Members []Participant
+	Votes   []*Vote // nil: the member timed out, answered invalidly or failed
+	// Invalid lists the members whose vote stayed invalid after the
+	// re-ask (or whose call failed): their nil vote is not a TIMEOUT.
+	Invalid  []string `json:",omitempty"`
 	Decision string
 	Result   float64
 	TimedOut bool
@@ -238,12 +250,9 @@ func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
 	if r.Mode == ModeSimple {
 		participants = participants[:1]
 	}
+	// Nothing is retrieved ahead: agents query during the rounds, through
+	// the tool each turn offers (OfferedInParallel), within the budget.
 	s.chunks = map[string][]Chunk{}
-	shared := s.query(q.Question)
-	for _, p := range participants {
-		own := s.query(q.Question + " " + p.Brief)
-		s.chunks[p.ID] = mergeChunks(shared, own)
-	}
 
 	var loop LoopDetector
 	var latest []Answer
@@ -289,7 +298,8 @@ func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
 		}
 	}
 
-	// Synthesis.
+	// Synthesis. With no time left (the total timeout) the code writes it
+	// from the current state; so it does when nobody answered.
 	r.Decision = Decide(latest, q.Options)
 	r.Confidence = SynthesisConfidence(latest, r.Decision)
 	r.ReducedByTimeout = r.Trip != nil && r.Trip.Trigger == TriggerTimeout
@@ -297,25 +307,17 @@ func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
 	impasse := r.Trip != nil && r.Trip.Impasse
 	sin := SynthesisInput{Question: q, Decision: r.Decision, Confidence: r.Confidence, Stances: stances(latest),
 		Divergences: divergences, Impasse: impasse, Chunks: s.citedChunks(latest)}
-	if r.ReducedByTimeout {
-		// No time left for a call: the code writes the synthesis of the
-		// current state.
-		r.Synthesis, _, _ = Offline{}.Synthesis(ctx, sin)
-	} else {
-		sctx, scancel := context.WithTimeout(tctx, Dur(c.Timeout.PerAgent))
-		syn, u, err := e.Agents.Synthesis(sctx, sin)
-		scancel()
-		r.Usage.Add(u)
-		switch {
-		case err == nil:
-			r.Synthesis = syn
-		case sctx.Err() != nil || isInvalid(err):
-			s.event("TIMEOUT: SINTETIZADOR em sintese (o respuesta inválida): síntesis escrita por el código")
-			r.Synthesis, _, _ = Offline{}.Synthesis(ctx, sin)
-		default:
-			return nil, fmt.Errorf("debate %s synthesis: %w", r.SessionID, err)
-		}
+	syn, u, events, err := askSynthesis(ctx, e.Agents, sin, func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(tctx, Dur(c.Timeout.PerAgent))
+	}, r.ReducedByTimeout)
+	r.Usage.Add(u)
+	for _, ev := range events {
+		s.event(ev)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("debate %s synthesis: %w", r.SessionID, err)
+	}
+	r.Synthesis = syn
 
 	value := 0.0
 	if q.ValueAtRisk != nil {
@@ -324,7 +326,7 @@ func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
 	r.Escalation = Escalate(EscalationInput{
 		Mode: r.Mode, SynthesisConfidence: r.Confidence, ConvergenceFinal: r.Convergence, ValueAtRisk: value,
 		Irreversible: q.Irreversible, RiskLevel: q.RiskLevel, CriticalDivergence: r.Synthesis.CriticalDivergence,
-		OutOfScope: r.Synthesis.OutOfScope, Trip: r.Trip, OptionalCouncil: e.OptionalCouncil,
+		OutOfScope: r.Synthesis.OutOfScope, Trip: r.Trip, OptionalCouncil: e.OptionalCouncil, NoProposal: r.Decision == "",
 	}, c)
 	r.Target = r.Escalation.Target
 	r.FinalReason = strings.Join(r.Escalation.Reasons, "; ")
@@ -386,15 +388,46 @@ func (s *state) event(line string) {
 	s.log.Warn("debate event", "event", line)
 }
 
-func (s *state) query(text string) []Chunk {
-	chunks, err := s.rag.Query(s.total, text)
-	switch {
-	case errors.Is(err, ErrQueryBudget):
-		s.event(fmt.Sprintf("RAG: consulta rechazada, límite de %d consultas por debate alcanzado", s.rag.maxQueries))
-	case err != nil:
-		s.event("RAG: consulta abortada por timeout; se continúa sin ella")
+// tool is a turn's retrieval tool on the debate's RAG, or nil when the
+// budget leaves the turn none.
+func (s *state) tool(offered bool) *turnTool {
+	if !offered {
+		return nil
 	}
-	return chunks
+	return newTool(func(ctx context.Context, text string) ([]Chunk, error) {
+		chunks, err := s.rag.Query(ctx, text)
+		if note := ragNote(err, s.rag.maxQueries); note != "" {
+			s.event(note)
+		}
+		return chunks, err
+	})
+}
+
+// ragNote is the report's line for a query that did not answer.
+func ragNote(err error, max int) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrQueryBudget):
+		return fmt.Sprintf("RAG: consulta rechazada, límite de %d consultas por debate alcanzado", max)
+	default:
+		return "RAG: consulta abortada por timeout; se continúa sin ella"
+	}
+}
+
+// hold adds what a participant's turn retrieved to the chunks it holds.
+func (s *state) hold(id string, t *turnTool) {
+	if got := t.retrieved(); len(got) > 0 {
+		s.mu.Lock()
+		s.chunks[id] = mergeChunks(s.chunks[id], got)
+		s.mu.Unlock()
+	}
+}
+
+func (s *state) held(id string) []Chunk {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.chunks[id]
 }
 
 func mergeChunks(lists ...[]Chunk) []Chunk {
@@ -424,9 +457,6 @@ func isInvalid(err error) bool {
 	return errors.As(err, &ie)
 }
 
-// fase names a round in the seed's TIMEOUT line.
-func fase(n int) string { return fmt.Sprintf("rodada %d", n) }
-
 // round runs round n. Round 1 (and the only round of simple and council)
 // is parallel; round 2 is sequential rebuttals; rounds 3+ refine on the
 // open divergences.
@@ -451,11 +481,11 @@ func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 		case actx.Err() != nil:
 			// The seed's partial answer: the last position, if any.
 			rd.Answers[i] = Answer{Participant: p.ID, Position: prevOf[p.ID], TimedOut: true}
-			s.event(fmt.Sprintf("TIMEOUT: %s em %s", strings.ToUpper(p.ID), fase(n)))
+			s.event(timeoutEvent(p.ID, fase(n)))
 		case isInvalid(err):
 			rd.Answers[i] = Answer{Participant: p.ID, Position: prevOf[p.ID]}
 			rd.Invalid = append(rd.Invalid, p.ID)
-			s.event(fmt.Sprintf("INVALIDA: %s em %s (respuesta inválida tras una repregunta)", strings.ToUpper(p.ID), fase(n)))
+			s.event(invalidEvent(p.ID, fase(n)))
 		default:
 			if failed == nil {
 				failed = fmt.Errorf("debate %s round %d participant %s: %w", s.r.SessionID, n, p.ID, err)
@@ -467,9 +497,14 @@ func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 		s.r.Usage.Add(u)
 		mu.Unlock()
 	}
+	// The tool: in a parallel round the queries left go to the first
+	// participants of the roster (OfferedInParallel); in the sequential
+	// round each agent has it while a query is left.
+	used := s.rag.Stats().Total
+	max := c.RAG.MaxQueries
 	switch {
 	case n == 1:
-		rd.Kind = "posicoes_iniciais"
+		rd.Kind = RoundInitial
 		var wg sync.WaitGroup
 		for i, p := range ps {
 			wg.Add(1)
@@ -477,22 +512,25 @@ func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 				defer wg.Done()
 				actx, acancel := context.WithTimeout(rctx, Dur(c.Timeout.PerAgent))
 				defer acancel()
-				pos, u, err := s.e.Agents.Position(actx, PositionInput{Question: s.r.Question, Participant: p, Round: 1, Chunks: s.chunks[p.ID]})
+				tool := s.tool(OfferedInParallel(i, used, max))
+				pos, u, err := s.e.Agents.Position(actx, PositionInput{Question: s.r.Question, Participant: p, Round: 1, Chunks: s.held(p.ID), Tool: offer(tool)})
+				s.hold(p.ID, tool)
 				usage(u)
 				record(i, p, &pos, err, actx)
 			}()
 		}
 		wg.Wait()
 	case n == 2:
-		rd.Kind = "rebatidas"
+		rd.Kind = RoundRebuttals
 		rd.Rebuttals = map[string]*Rebuttal{}
 		current := append([]Answer(nil), prev...)
 		for i, p := range ps {
 			actx, acancel := context.WithTimeout(rctx, Dur(c.Timeout.PerAgent))
 			own := prevOf[p.ID]
+			tool := s.tool(s.rag.Stats().Total < max)
 			if own == nil {
 				// Nothing to rebut from: the agent states a position.
-				pos, u, err := s.e.Agents.Position(actx, PositionInput{Question: s.r.Question, Participant: p, Round: n, Chunks: s.chunks[p.ID]})
+				pos, u, err := s.e.Agents.Position(actx, PositionInput{Question: s.r.Question, Participant: p, Round: n, Chunks: s.held(p.ID), Tool: offer(tool)})
 				usage(u)
 				record(i, p, &pos, err, actx)
 			} else {
@@ -504,9 +542,12 @@ func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 						seen = append(seen, s.chunksCited(a.Position)...)
 					}
 				}
-				chunks := mergeChunks(s.chunks[p.ID], seen)
-				reb, u, err := s.e.Agents.Rebuttal(actx, RebuttalInput{Question: s.r.Question, Participant: p, Own: *own, Others: others, Chunks: chunks})
+				chunks := mergeChunks(s.held(p.ID), seen)
+				reb, u, events, err := askRebuttal(actx, s.e.Agents, RebuttalInput{Question: s.r.Question, Participant: p, Own: *own, Others: others, Chunks: chunks}, tool)
 				usage(u)
+				for _, ev := range events {
+					s.event(ev)
+				}
 				if err == nil {
 					rd.Rebuttals[p.ID] = &reb
 					record(i, p, &reb.Stance, nil, actx)
@@ -514,6 +555,7 @@ func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 					record(i, p, nil, err, actx)
 				}
 			}
+			s.hold(p.ID, tool)
 			acancel()
 			if failed != nil {
 				return nil, failed
@@ -526,9 +568,8 @@ func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 			}
 		}
 	default:
-		rd.Kind = "refinamento"
+		rd.Kind = RoundRefinement
 		rd.Focus = openDivergences(prev, s.r.Rounds)
-		extra := s.query(s.r.Question.Question + " " + strings.Join(rd.Focus, " "))
 		var wg sync.WaitGroup
 		for i, p := range ps {
 			wg.Add(1)
@@ -536,9 +577,11 @@ func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 				defer wg.Done()
 				actx, acancel := context.WithTimeout(rctx, Dur(c.Timeout.PerAgent))
 				defer acancel()
-				chunks := mergeChunks(s.chunks[p.ID], extra, s.chunksCited(prevOf[p.ID]))
+				chunks := mergeChunks(s.held(p.ID), s.chunksCited(prevOf[p.ID]))
+				tool := s.tool(OfferedInParallel(i, used, max))
 				pos, u, err := s.e.Agents.Position(actx, PositionInput{Question: s.r.Question, Participant: p, Round: n,
-					Chunks: chunks, Focus: rd.Focus, Previous: prevOf[p.ID]})
+					Chunks: chunks, Tool: offer(tool), Focus: rd.Focus, Previous: prevOf[p.ID]})
+				s.hold(p.ID, tool)
 				usage(u)
 				record(i, p, &pos, err, actx)
 			}()
@@ -687,9 +730,10 @@ func (s *state) council(ctx context.Context, sin SynthesisInput, syn Synthesis, 
 			case err == nil:
 				out.Votes[i] = &v
 			case cctx.Err() != nil:
-				s.event(fmt.Sprintf("TIMEOUT: %s em council", strings.ToUpper(m.ID)))
+				s.event(timeoutEvent(m.ID, faseCouncil))
 			case isInvalid(err):
-				s.event(fmt.Sprintf("INVALIDA: %s em council (respuesta inválida tras una repregunta)", strings.ToUpper(m.ID)))
+				out.Invalid = append(out.Invalid, m.ID)
+				s.event(invalidEvent(m.ID, faseCouncil))
 			default:
 				if failed == nil {
 					failed = fmt.Errorf("debate %s council member %s: %w", s.r.SessionID, m.ID, err)
@@ -702,6 +746,7 @@ func (s *state) council(ctx context.Context, sin SynthesisInput, syn Synthesis, 
 		return nil, failed
 	}
 	out.TimedOut = cctx.Err() != nil && ctx.Err() == nil
+	sort.Strings(out.Invalid)
 	out.Decision, out.Result = CouncilResult(out.Votes, s.r.Question.Options)
 	return out, nil
 }
@@ -709,10 +754,7 @@ func (s *state) council(ctx context.Context, sin SynthesisInput, syn Synthesis, 
 // human asks the person, or records the decision as pending.
 func (s *state) human(ctx context.Context, divergences []string) error {
 	r := s.r
-	proposed := r.Decision
-	if r.Council != nil && !r.Council.TimedOut {
-		proposed = r.Council.Decision
-	}
+	proposed := r.Proposed()
 	req := HumanRequest{SessionID: r.SessionID, Question: r.Question.Question, Options: r.Question.Options, Proposed: proposed,
 		Confidence: r.Confidence, Summary: r.Synthesis.Summary, Divergences: divergences, Reasons: strings.Split(r.FinalReason, "; ")}
 	if s.e.Human == nil {
@@ -740,4 +782,14 @@ func NewSessionID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// Proposed is the decision put to the person: the council's when it voted
+// one in time, else the synthesis'; "" when nobody proposed any (no valid
+// answer or vote).
+func (r *Result) Proposed() string {
+	if r.Council != nil && !r.Council.TimedOut && r.Council.Decision != "" {
+		return r.Council.Decision
+	}
+	return r.Decision
 }

@@ -10,15 +10,17 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // funcAgents is a scripted Agents for engine tests without HTTP.
 type funcAgents struct {
-	position func(ctx context.Context, in PositionInput) (Position, error)
-	rebuttal func(ctx context.Context, in RebuttalInput) (Rebuttal, error)
-	vote     func(ctx context.Context, in VoteInput) (Vote, error)
-	mu       sync.Mutex
-	calls    []string
+	position  func(ctx context.Context, in PositionInput) (Position, error)
+	rebuttal  func(ctx context.Context, in RebuttalInput) (Rebuttal, error)
+	vote      func(ctx context.Context, in VoteInput) (Vote, error)
+	synthesis func(ctx context.Context, in SynthesisInput) (Synthesis, error)
+	mu        sync.Mutex
+	calls     []string
 }
 
 func (f *funcAgents) note(s string) {
@@ -45,6 +47,10 @@ func (f *funcAgents) Rebuttal(ctx context.Context, in RebuttalInput) (Rebuttal, 
 
 func (f *funcAgents) Synthesis(ctx context.Context, in SynthesisInput) (Synthesis, veredicto.Usage, error) {
 	f.note("synthesis")
+	if f.synthesis != nil {
+		s, err := f.synthesis(ctx, in)
+		return s, veredicto.Usage{Calls: 1}, err
+	}
 	s, _, err := Offline{}.Synthesis(ctx, in)
 	return s, veredicto.Usage{Calls: 1}, err
 }
@@ -140,13 +146,115 @@ func TestEngineTotalTimeoutReducesConfidence(t *testing.T) {
 	if len(rd.TimedOut()) != 2 || rd.Answers[0].Position == nil {
 		t.Errorf("round 2 timeouts %v; the partial (previous) positions must be kept", rd.TimedOut())
 	}
-	if !strings.Contains(r.Markdown(), "(REDUZIDA POR TIMEOUT)") || !strings.Contains(r.Markdown(), "MOTIVO: timeout_total") {
+	if !strings.Contains(r.Markdown(), "(reducida por tiempo agotado)") || !strings.Contains(r.Markdown(), "MOTIVO: tiempo total del debate ≥ 0.05 s") {
 		t.Error("debate.md does not mark the confidence as reduced by timeout")
+	}
+	// 25.5% < 50: the abort escalates to a person.
+	if r.Target != TargetHuman || !r.Pending || !strings.Contains(r.Markdown(), "Escalado a: una persona") {
+		t.Errorf("target %s pending %v, want a person", r.Target, r.Pending)
 	}
 	for _, c := range f.calls {
 		if c == "synthesis" {
 			t.Error("a synthesis call was made after the total timeout")
 		}
+	}
+}
+
+// TestEngineTotalTimeoutAlwaysEscalates: seed 003's "timeout_total >=
+// 300s → abortar e escalar com estado atual". At 90% the abort goes to
+// the council (never straight to a decision), and the breaker block names
+// where it went.
+func TestEngineTotalTimeoutAlwaysEscalates(t *testing.T) {
+	f := &funcAgents{
+		position: func(ctx context.Context, in PositionInput) (Position, error) {
+			// Same recommendation, different risks and timing: 50%.
+			if in.Participant.ID == "chro" {
+				return Position{Recommendation: "avanzar", Timing: "90d", Confidence: 90, Position: "p", Risks: []Risk{{Category: "people"}}}, nil
+			}
+			return Position{Recommendation: "avanzar", Timing: "30d", Confidence: 90, Position: "p", Risks: []Risk{{Category: "financial"}}}, nil
+		},
+		rebuttal: func(ctx context.Context, in RebuttalInput) (Rebuttal, error) {
+			<-ctx.Done()
+			return Rebuttal{}, ctx.Err()
+		},
+	}
+	e := &Engine{Agents: f, Logger: quiet(), OptionalCouncil: false}
+	r, err := e.Run(context.Background(), question(t, "config:\n  timeout:\n    total: 0.05\n", "cfo", "chro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Trip == nil || r.Trip.Trigger != TriggerTimeout || r.Confidence != 90 {
+		t.Fatalf("trip %+v confidence %v", r.Trip, r.Confidence)
+	}
+	if r.Escalation.Target != TargetCouncil || !r.Escalation.Mandatory || r.Council == nil || r.Target != TargetCouncil || r.Final != "avanzar" {
+		t.Errorf("escalation %+v council %v target %s final %q, want the council, mandatory", r.Escalation, r.Council, r.Target, r.Final)
+	}
+	md := r.Markdown()
+	if strings.Contains(md, "NENHUM") || !strings.Contains(md, "ACCIÓN: Abortar y escalar con el estado actual. Escalado a: el council de tres miembros") {
+		t.Errorf("breaker block:\n%s", md)
+	}
+}
+
+// TestEngineNoValidAnswerNoProposal: when every agent stays invalid there
+// is no proposal (never the first option at 0%) and a person decides.
+func TestEngineNoValidAnswerNoProposal(t *testing.T) {
+	invalid := &llm.InvalidOutputError{Schema: SchemaPosition, Problem: "x"}
+	f := &funcAgents{position: func(ctx context.Context, in PositionInput) (Position, error) { return Position{}, invalid }}
+	h := &fakeHuman{ans: HumanDecision{Approved: true, Decision: "no avanzar"}}
+	e := &Engine{Agents: f, Logger: quiet(), OptionalCouncil: true, Human: h}
+	r, err := e.Run(context.Background(), question(t, "", "cfo", "chro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Decision != "" || r.Confidence != 0 || r.Target != TargetHuman || r.Council != nil {
+		t.Fatalf("decision %q confidence %v target %s council %v, want no proposal and a person", r.Decision, r.Confidence, r.Target, r.Council)
+	}
+	if h.got.Proposed != "" || r.Final != "no avanzar" {
+		t.Errorf("the person was proposed %q; final %q", h.got.Proposed, r.Final)
+	}
+	for _, c := range f.calls {
+		if c == "synthesis" {
+			t.Error("the synthesizer was asked to write a decision nobody proposed")
+		}
+	}
+	if !strings.Contains(r.Synthesis.Summary, "no hay propuesta") {
+		t.Errorf("synthesis %q", r.Synthesis.Summary)
+	}
+	h2 := &Engine{Agents: f, Logger: quiet(), OptionalCouncil: true}
+	r, _ = h2.Run(context.Background(), question(t, "", "cfo", "chro"))
+	if md := r.Markdown(); !strings.Contains(md, "Sin propuesta: ningún participante dio una respuesta válida") || strings.Contains(md, "Propuesta: **avanzar**") {
+		t.Errorf("pending report:\n%s", md)
+	}
+}
+
+// TestEngineInvalidVotesAreNotTimeouts: a council member whose vote stays
+// invalid is labelled so, not TIMEOUT.
+func TestEngineInvalidVotesAreNotTimeouts(t *testing.T) {
+	f := &funcAgents{
+		position: func(ctx context.Context, in PositionInput) (Position, error) {
+			return Position{Recommendation: "avanzar", Timing: "30d", Confidence: 60, Position: "p"}, nil
+		},
+		vote: func(ctx context.Context, in VoteInput) (Vote, error) {
+			if in.Member.ID == "consejo-riesgo" {
+				return Vote{}, &llm.InvalidOutputError{Schema: SchemaVote, Problem: "x"}
+			}
+			return Vote{Vote: "avanzar", Confidence: 90}, nil
+		},
+	}
+	e := &Engine{Agents: f, Logger: quiet(), OptionalCouncil: true}
+	r, err := e.Run(context.Background(), question(t, "", "cfo", "chro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Council == nil || r.Council.TimedOut || len(r.Council.Invalid) != 1 || r.Council.Invalid[0] != "consejo-riesgo" {
+		t.Fatalf("council %+v", r.Council)
+	}
+	md := r.Markdown()
+	if !strings.Contains(md, "| consejo-riesgo | RESPUESTA INVÁLIDA (tras una repregunta) |") || strings.Contains(md, "| consejo-riesgo | TIMEOUT") {
+		t.Errorf("council table:\n%s", md)
+	}
+	if !contains(r.Events, "RESPUESTA INVÁLIDA: CONSEJO-RIESGO en el council, tras una repregunta") {
+		t.Errorf("events %v", r.Events)
 	}
 }
 
@@ -290,5 +398,95 @@ func TestEngineHumanDecides(t *testing.T) {
 		if h.got.Proposed != "avanzar" || h.got.Confidence != 40 || len(h.got.Reasons) == 0 {
 			t.Errorf("the person saw %+v", h.got)
 		}
+	}
+}
+
+// TestEngineEmptySynthesisIsReaskedThenNamed: a synthesis or divergence
+// with no claim and no citation is re-asked once (saying what was empty),
+// then named: the code writes an empty summary, an empty divergence goes.
+func TestEngineEmptySynthesisIsReaskedThenNamed(t *testing.T) {
+	good := Synthesis{Summary: "El comité recomienda avanzar: la oferta está dentro de la banda.", Consensus: []string{}, Divergences: []string{}, Action: "avanzar"}
+	empty := Synthesis{Summary: "N/A", Consensus: []string{}, Divergences: []string{}, Action: "avanzar"}
+	emptyDiv := good
+	emptyDiv.Divergences = []string{"El CFO y el CHRO difieren en el plazo", "—"}
+	tests := []struct {
+		name    string
+		answers []Synthesis
+		summary string // a prefix
+		divs    int
+		event   string
+	}{
+		{"fixed on the re-ask", []Synthesis{empty, good}, "El comité recomienda", 0, ""},
+		{"empty twice: the code writes it", []Synthesis{empty, empty}, OfflineLabel, 0, "SÍNTESIS VACÍA"},
+		{"empty divergence twice: dropped", []Synthesis{emptyDiv, emptyDiv}, "El comité recomienda", 1, "DIVERGENCIA VACÍA en la síntesis"},
+		{"good at once: one call", []Synthesis{good}, "El comité recomienda", 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var reasks []string
+			n := 0
+			f := &funcAgents{
+				position: func(ctx context.Context, in PositionInput) (Position, error) {
+					return Position{Recommendation: "avanzar", Timing: "30d", Confidence: 80, Position: "p"}, nil
+				},
+				synthesis: func(ctx context.Context, in SynthesisInput) (Synthesis, error) {
+					reasks = append(reasks, in.Reask)
+					n++
+					return tt.answers[n-1], nil
+				},
+			}
+			r, err := (&Engine{Agents: f, Logger: quiet()}).Run(context.Background(), question(t, "", "cfo", "chro"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != len(tt.answers) || reasks[0] != "" || (n == 2 && reasks[1] == "") {
+				t.Errorf("%d synthesis calls, re-asks %q", n, reasks)
+			}
+			if !strings.HasPrefix(r.Synthesis.Summary, tt.summary) || len(r.Synthesis.Divergences) != tt.divs {
+				t.Errorf("synthesis %+v", r.Synthesis)
+			}
+			named := false
+			for _, ev := range r.Events {
+				named = named || tt.event != "" && strings.HasPrefix(ev, tt.event)
+			}
+			if named != (tt.event != "") {
+				t.Errorf("events %v, want one starting %q", r.Events, tt.event)
+			}
+		})
+	}
+}
+
+// TestEngineEmptyRebuttalDivergence: a rebuttal's divergence that says
+// nothing is re-asked once, then dropped and named.
+func TestEngineEmptyRebuttalDivergence(t *testing.T) {
+	calls := map[string]int{}
+	var mu sync.Mutex
+	f := &funcAgents{
+		position: diverging,
+		rebuttal: func(ctx context.Context, in RebuttalInput) (Rebuttal, error) {
+			mu.Lock()
+			calls[in.Participant.ID]++
+			mu.Unlock()
+			p, _ := diverging(ctx, PositionInput{Participant: in.Participant, Round: 2})
+			divs := []string{"ninguna"}
+			if in.Participant.ID == "chro" && in.Reask != "" {
+				divs = []string{"El CFO subestima el riesgo de referencias"}
+			}
+			return Rebuttal{KeepsPosition: KeepYes, Divergences: divs, Stance: p}, nil
+		},
+	}
+	r, err := (&Engine{Agents: f, Logger: quiet(), OptionalCouncil: true}).Run(context.Background(), question(t, "", "cfo", "chro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls["cfo"] != 2 || calls["chro"] != 2 {
+		t.Errorf("rebuttal calls %v, want one re-ask each", calls)
+	}
+	rebs := r.Rounds[1].Rebuttals
+	if len(rebs["cfo"].Divergences) != 0 || len(rebs["chro"].Divergences) != 1 {
+		t.Errorf("divergences cfo %q chro %q", rebs["cfo"].Divergences, rebs["chro"].Divergences)
+	}
+	if !contains(r.Events, "DIVERGENCIA VACÍA: CFO en la ronda 2, sin afirmación ni cita tampoco tras una repregunta: descartadas 1") {
+		t.Errorf("events %v", r.Events)
 	}
 }

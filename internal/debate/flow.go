@@ -16,14 +16,13 @@ type Flow struct {
 	OptionalCouncil bool          `json:"optional_council"`
 	Participants    []Participant `json:"participants"`
 	// Library holds each retrieved chunk once; Chunks names, per
-	// participant, the ids it was given and Extra those of the refinement
-	// queries (the state stays small: no text is repeated). With a log
-	// store the library lives there, LibraryRefs naming its batches, and
-	// Library is read back only within a step (library.go).
+	// participant, the ids its own queries brought (the state stays small:
+	// no text is repeated). With a log store the library lives there,
+	// LibraryRefs naming its batches, and Library is read back only within
+	// a step (library.go).
 	Library     map[string]Chunk    `json:"library,omitempty"`
 	LibraryRefs []string            `json:"library_refs,omitempty"`
 	Chunks      map[string][]string `json:"chunks"`
-	Extra       []string            `json:"extra"`
 	stored      map[string]bool     // the chunks read from LibraryRefs (see openLibrary)
 	// KnowledgeChunks is the size of the knowledge base (for the checklist).
 	KnowledgeChunks int    `json:"knowledge_chunks"`
@@ -73,10 +72,10 @@ type RosterItem struct {
 	Fase  string `json:"fase"`
 }
 
-func roster(ps []Participant, fase string) []RosterItem {
+func roster(ps []Participant, where string) []RosterItem {
 	out := make([]RosterItem, len(ps))
 	for i, p := range ps {
-		out[i] = RosterItem{Index: i, ID: p.ID, Cargo: strings.ToUpper(p.ID), Fase: fase}
+		out[i] = RosterItem{Index: i, ID: p.ID, Cargo: strings.ToUpper(p.ID), Fase: where}
 	}
 	return out
 }
@@ -87,13 +86,21 @@ type Turn struct {
 	Index int  `json:"index"`
 }
 
-// TurnOutput is an agent's answer in a Map.
+// TurnOutput is an agent's answer in a Map, and what its use of the
+// retrieval tool brought: the query's counts, the chunk ids, and the
+// chunks themselves — in the log store (LibraryRef names the batch) when
+// there is one, else in Chunks.
 type TurnOutput struct {
-	Answer  Answer          `json:"answer"`
-	Vote    *Vote           `json:"vote,omitempty"`
-	Invalid bool            `json:"invalid"`
-	Event   string          `json:"event,omitempty"`
-	Usage   veredicto.Usage `json:"usage"`
+	Answer     Answer          `json:"answer"`
+	Vote       *Vote           `json:"vote,omitempty"`
+	Invalid    bool            `json:"invalid"`
+	Event      string          `json:"event,omitempty"`
+	Notes      []string        `json:"notes,omitempty"`
+	Usage      veredicto.Usage `json:"usage"`
+	RAG        RAGStats        `json:"rag"`
+	Retrieved  []string        `json:"retrieved,omitempty"`
+	LibraryRef string          `json:"library_ref,omitempty"`
+	Chunks     []Chunk         `json:"chunks,omitempty"`
 }
 
 // RoundInput closes a parallel round: the flow and the Map's outputs.

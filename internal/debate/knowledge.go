@@ -495,14 +495,6 @@ func (g *RAG) chunk(id string) (Chunk, bool) {
 	return c, ok
 }
 
-// resume carries a previous step's query counts into g, so the budget
-// spans the whole debate across Lambdas.
-func (g *RAG) resume(st RAGStats) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.queries, g.succeeded, g.timedOut, g.refused = st.Total, st.Succeeded, st.TimedOut, st.Refused
-}
-
 // MaxKnowledgePrefix bounds one knowledge prefix, as S3 bounds a key.
 const MaxKnowledgePrefix = 1024
 

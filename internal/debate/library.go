@@ -83,21 +83,39 @@ func (s *Steps) closeLibrary(ctx context.Context, f *Flow) error {
 		}
 	}
 	if len(added) > 0 {
-		slices.SortFunc(added, func(a, b Chunk) int { return strings.Compare(a.ID, b.ID) })
-		b, err := json.Marshal(added)
+		ref, err := s.storeBatch(ctx, f, added)
 		if err != nil {
-			return fmt.Errorf("encode debate %s library: %w", f.Result.SessionID, err)
+			return err
 		}
-		ref := libraryRef(b)
-		if _, err := s.Logs.PutIfAbsent(ctx, LibraryKey(f.Tenant, f.Result.SessionID, ref), b); err != nil {
-			return &veredicto.TransientError{Op: fmt.Sprintf("store debate %s library", f.Result.SessionID), Err: err}
-		}
-		if !slices.Contains(f.LibraryRefs, ref) {
-			f.LibraryRefs = append(f.LibraryRefs, ref)
-		}
+		f.addRef(ref)
 	}
 	f.Library, f.stored = nil, nil
 	return nil
+}
+
+// storeBatch stores chunks as one batch of f's library in the log store
+// (which the caller has) and returns its name.
+func (s *Steps) storeBatch(ctx context.Context, f *Flow, chunks []Chunk) (string, error) {
+	if err := f.checkKeys(); err != nil {
+		return "", err
+	}
+	chunks = slices.Clone(chunks)
+	slices.SortFunc(chunks, func(a, b Chunk) int { return strings.Compare(a.ID, b.ID) })
+	b, err := json.Marshal(chunks)
+	if err != nil {
+		return "", fmt.Errorf("encode debate %s library: %w", f.Result.SessionID, err)
+	}
+	ref := libraryRef(b)
+	if _, err := s.Logs.PutIfAbsent(ctx, LibraryKey(f.Tenant, f.Result.SessionID, ref), b); err != nil {
+		return "", &veredicto.TransientError{Op: fmt.Sprintf("store debate %s library", f.Result.SessionID), Err: err}
+	}
+	return ref, nil
+}
+
+func (f *Flow) addRef(ref string) {
+	if !slices.Contains(f.LibraryRefs, ref) {
+		f.LibraryRefs = append(f.LibraryRefs, ref)
+	}
 }
 
 // dropLibrary drops from the state a library read from the log store (a

@@ -130,12 +130,23 @@ func offlinePosition(q Question, p Participant, chunks []Chunk) Position {
 	}
 }
 
-// Position is the baseline position.
+// Position is the baseline position. With the round's tool it first
+// queries the knowledge base: the question and its brief (rounds 1-2), or
+// the question and the open divergences (a refinement round).
 func (Offline) Position(ctx context.Context, in PositionInput) (Position, veredicto.Usage, error) {
 	if err := ctx.Err(); err != nil {
 		return Position{}, veredicto.Usage{}, err
 	}
-	return offlinePosition(in.Question, in.Participant, in.Chunks), veredicto.Usage{}, nil
+	chunks := in.Chunks
+	if in.Tool != nil {
+		text := in.Question.Question + " " + in.Participant.Brief
+		if len(in.Focus) > 0 {
+			text = in.Question.Question + " " + strings.Join(in.Focus, " ")
+		}
+		got, _ := in.Tool.Query(ctx, text)
+		chunks = mergeChunks(chunks, got)
+	}
+	return offlinePosition(in.Question, in.Participant, chunks), veredicto.Usage{}, nil
 }
 
 // Rebuttal is the baseline rebuttal: follow a strict majority of the others.
@@ -171,8 +182,18 @@ func (Offline) Rebuttal(ctx context.Context, in RebuttalInput) (Rebuttal, veredi
 	}, veredicto.Usage{}, nil
 }
 
-// Synthesis is the code-written synthesis (also used when time ran out).
+// Synthesis is the code-written synthesis (also used when time ran out,
+// and when no agent answered: then it says there is no proposal).
 func (Offline) Synthesis(_ context.Context, in SynthesisInput) (Synthesis, veredicto.Usage, error) {
+	if in.Decision == "" {
+		return Synthesis{
+			Summary: fmt.Sprintf("%s Ningún participante dio una respuesta válida: no hay propuesta de decisión. Decide una persona entre las opciones (%s).",
+				OfflineLabel, strings.Join(in.Question.Options, "; ")),
+			Consensus:   []string{},
+			Divergences: nonNil(append([]string(nil), in.Divergences...)),
+			Action:      fmt.Sprintf("%s una persona elige entre las opciones: sin propuesta del comité", OfflineLabel),
+		}, veredicto.Usage{}, nil
+	}
 	by := map[string][]string{}
 	for _, s := range in.Stances {
 		by[s.Position.Recommendation] = append(by[s.Position.Recommendation], s.Participant)

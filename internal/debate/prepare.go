@@ -65,8 +65,10 @@ func ValidateStart(in StartInput) error {
 	return ValidateKnowledge(in.Tenant, in.Knowledge)
 }
 
-// Prepare validates the input, routes the debate and runs the first RAG
-// queries (the question; then the question and each participant's brief).
+// Prepare validates the input, reads the knowledge base (the prefixes
+// must exist; its size goes to the checklist) and routes the debate. It
+// queries nothing: agents retrieve during the rounds, through the tool each
+// turn offers, within the debate's budget.
 func (s *Steps) Prepare(ctx context.Context, in StartInput) (Flow, error) {
 	if err := ValidateStart(in); err != nil {
 		return Flow{}, err
@@ -80,7 +82,7 @@ func (s *Steps) Prepare(ctx context.Context, in StartInput) (Flow, error) {
 		return Flow{}, err
 	}
 	f := Flow{Tenant: in.Tenant, Knowledge: in.Knowledge, OptionalCouncil: in.OptionalCouncil == nil || *in.OptionalCouncil,
-		Library: map[string]Chunk{}, Chunks: map[string][]string{}, Extra: []string{}, Current: []Answer{}, KnowledgeChunks: len(chunks)}
+		Library: map[string]Chunk{}, Chunks: map[string][]string{}, Current: []Answer{}, KnowledgeChunks: len(chunks)}
 	r := &f.Result
 	r.SessionID, r.Question, r.Start = in.DebateID, q, s.now()
 	r.Mode, r.ModeReason = Route(q)
@@ -88,14 +90,8 @@ func (s *Steps) Prepare(ctx context.Context, in StartInput) (Flow, error) {
 	if r.Mode == ModeSimple {
 		f.Participants = f.Participants[:1]
 	}
-	rag := NewRAG(retrieverOf(chunks), q.Config.RAG.MaxQueries, Dur(q.Config.RAG.Timeout))
-	shared := f.query(ctx, rag, q.Question)
-	for _, p := range f.Participants {
-		f.Chunks[p.ID] = f.keep(mergeChunks(shared, f.query(ctx, rag, q.Question+" "+p.Brief)))
-	}
-	f.Result.RAG = rag.Stats()
 	f.Roster = roster(f.Participants, fase(1))
-	f.Members = roster(DefaultCouncil, "council")
+	f.Members = roster(DefaultCouncil, faseCouncil)
 	f.TaskTimeoutSeconds = int(q.Config.Timeout.PerAgent) + 30
 	f.CouncilTimeoutSeconds = int(q.Config.Timeout.Council) + 30
 	f.HumanTimeoutSeconds = 7 * 24 * 3600
@@ -118,15 +114,45 @@ func retrieverOf(chunks []Chunk) Retriever {
 	return IndexRetriever{NewIndex(chunks)}
 }
 
-func (f *Flow) query(ctx context.Context, rag *RAG, text string) []Chunk {
-	chunks, err := rag.Query(ctx, text)
-	switch {
-	case errors.Is(err, ErrQueryBudget):
-		f.Result.Events = append(f.Result.Events, fmt.Sprintf("RAG: consulta rechazada, límite de %d consultas por debate alcanzado", rag.maxQueries))
-	case err != nil:
-		f.Result.Events = append(f.Result.Events, "RAG: consulta abortada por timeout; se continúa sin ella")
+// stepTool is a step's retrieval tool, or nil when the budget leaves the
+// turn none. Its one query reads the knowledge base then (a turn that does
+// not query reads nothing) and counts in *st. A read that may succeed if
+// retried is the step's failure (*failed, a TransientError the workflow
+// retries); a knowledge base gone since Prepare fails the query only, like
+// a timed-out one: the agent goes on without it ("continuar sem"), named
+// in the notes.
+func (s *Steps) stepTool(f *Flow, offered bool, st *RAGStats, notes *[]string, failed *error) *turnTool {
+	if !offered {
+		return nil
 	}
-	return chunks
+	c := f.Result.Question.Config
+	return newTool(func(ctx context.Context, text string) ([]Chunk, error) {
+		chunks, err := s.loadKnowledge(ctx, f.Tenant, f.Knowledge)
+		var te *veredicto.TransientError
+		switch {
+		case errors.As(err, &te):
+			*failed = err
+			return nil, err
+		case err != nil:
+			*st = RAGStats{Total: 1}
+			*notes = append(*notes, "RAG: la base de conocimiento no se pudo leer; se continúa sin la consulta")
+			return nil, err
+		}
+		rag := NewRAG(retrieverOf(chunks), 1, Dur(c.RAG.Timeout))
+		got, err := rag.Query(ctx, text)
+		*st = rag.Stats()
+		if note := ragNote(err, c.RAG.MaxQueries); note != "" {
+			*notes = append(*notes, note)
+		}
+		return got, err
+	})
+}
+
+func (a *RAGStats) add(b RAGStats) {
+	a.Total += b.Total
+	a.Succeeded += b.Succeeded
+	a.TimedOut += b.TimedOut
+	a.Refused += b.Refused
 }
 
 // loadKnowledge chunks the text blobs under prefixes, each inside the

@@ -6,12 +6,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/veredicto/veredicto/internal/labels"
 	"github.com/veredicto/veredicto/prompts"
 )
 
@@ -221,8 +221,6 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-var targetES = map[string]string{TargetNone: "ninguna (decisión emitida)", TargetCouncil: "COUNCIL", TargetHuman: "HUMANO"}
-
 // Markdown is DIR/debate.md, in Spanish: the decision first, then the
 // route, the circuit-breaker block when it fired, the synthesis, the
 // council, the positions per round, the evidence, the incidents and the
@@ -233,22 +231,22 @@ func (r *Result) Markdown() string {
 	w("# Debate: %s\n", oneLine(r.Question.Question))
 	w("## Decisión\n")
 	switch {
+	case r.Pending && r.Proposed() == "":
+		w("**PENDIENTE DE DECISIÓN HUMANA.** Sin propuesta: ningún participante dio una respuesta válida.\n")
 	case r.Pending:
-		proposed := r.Decision
-		if r.Council != nil && !r.Council.TimedOut {
-			proposed = r.Council.Decision
-		}
-		w("**PENDIENTE DE DECISIÓN HUMANA.** Propuesta: **%s**.\n", proposed)
+		w("**PENDIENTE DE DECISIÓN HUMANA.** Propuesta: **%s**.\n", r.Proposed())
 	case r.Human != nil && !r.Human.Approved:
 		w("**La persona rechazó la propuesta.** %s\n", oneLine(r.Human.Comment))
+	case r.Final == "":
+		w("**Sin decisión.**\n")
 	default:
 		w("**%s**\n", r.Final)
 	}
-	w("- Escalado a: %s", targetES[r.Target])
+	w("- Escalado a: %s", labels.Of(labels.DebateTarget, r.Target))
 	w("- Motivo: %s", r.FinalReason)
 	conf := fmt.Sprintf("%.1f%%", r.Confidence)
 	if r.ReducedByTimeout {
-		conf += " (REDUZIDA POR TIMEOUT)"
+		conf += " (reducida por tiempo agotado)"
 	}
 	w("- Confianza de la síntesis: %s", conf)
 	w("- Convergencia final: %.1f%%", r.Convergence)
@@ -256,7 +254,7 @@ func (r *Result) Markdown() string {
 		w("- Acción: %s", oneLine(r.Synthesis.Action))
 	}
 	w("")
-	w("## Ruta\n\n%s: %s\n", r.Mode, r.ModeReason)
+	w("## Ruta\n\n%s: %s\n", labels.Of(labels.DebateMode, r.Mode), r.ModeReason)
 	if r.Trip != nil {
 		r.breakerBlock(&b)
 	}
@@ -280,19 +278,30 @@ func (r *Result) Markdown() string {
 		}
 		w("| Consejero | Voto | Confianza | Fundamento |\n|---|---|---|---|")
 		for i, m := range r.Council.Members {
-			v := r.Council.Votes[i]
+			var v *Vote
+			if i < len(r.Council.Votes) {
+				v = r.Council.Votes[i]
+			}
 			if v == nil {
-				w("| %s | TIMEOUT | — | — |", m.ID)
+				why := "TIMEOUT (sin respuesta a tiempo)"
+				if contains(r.Council.Invalid, m.ID) {
+					why = "RESPUESTA INVÁLIDA (tras una repregunta)"
+				}
+				w("| %s | %s | — | — |", m.ID, why)
 				continue
 			}
 			w("| %s | %s | %d | %s |", m.ID, cell(v.Vote), v.Confidence, cell(v.Rationale))
 		}
-		w("\nResultado del council: %.1f%% por **%s**%s.\n", r.Council.Result, r.Council.Decision,
-			map[bool]string{true: " (sin tiempo: se fuerza la síntesis)", false: ""}[r.Council.TimedOut])
+		if r.Council.Decision == "" {
+			w("\nResultado del council: sin votos válidos.\n")
+		} else {
+			w("\nResultado del council: %.1f%% por **%s**%s.\n", r.Council.Result, r.Council.Decision,
+				map[bool]string{true: " (sin tiempo: se fuerza la síntesis)", false: ""}[r.Council.TimedOut])
+		}
 	}
 	w("## Rondas\n")
 	for _, rd := range r.Rounds {
-		w("### Ronda %d (%s) — convergencia %.1f%%, %d ms\n", rd.Number, rd.Kind, rd.Convergence, rd.Duration.Milliseconds())
+		w("### Ronda %d (%s) — convergencia %.1f%%, %d ms\n", rd.Number, labels.Of(labels.RoundKind, rd.Kind), rd.Convergence, rd.Duration.Milliseconds())
 		if len(rd.Focus) > 0 {
 			list("Divergencias abiertas tratadas", rd.Focus)
 		}
@@ -300,7 +309,7 @@ func (r *Result) Markdown() string {
 		for _, a := range rd.Answers {
 			keeps := "—"
 			if reb := rd.Rebuttals[a.Participant]; reb != nil {
-				keeps = reb.KeepsPosition
+				keeps = labels.Of(labels.KeepsPosition, reb.KeepsPosition)
 			}
 			if a.Position == nil {
 				why := "TIMEOUT"
@@ -378,7 +387,7 @@ func (r *Result) Markdown() string {
 	w("- Rondas ejecutadas: %d", len(r.Rounds))
 	if r.Usage.Calls > 0 {
 		var vs []string
-		for _, schema := range []string{SchemaPosition, SchemaRebuttal, SchemaSynthesis, SchemaVote} {
+		for _, schema := range []string{SchemaRAGQuery, SchemaPosition, SchemaRebuttal, SchemaSynthesis, SchemaVote} {
 			vs = append(vs, prompts.PromptVersion(schema))
 		}
 		w("- Prompts: %s", strings.Join(vs, ", "))
@@ -387,27 +396,14 @@ func (r *Result) Markdown() string {
 	return b.String()
 }
 
-// breakerBlock writes the seed's circuit-breaker output block.
+// breakerBlock writes the seed's circuit-breaker output block, in
+// Spanish. The agents in conflict are the ones against the largest
+// recommendation of the last round (ConflictingAgents); the escalation is
+// the table's (a breaker always escalates: Escalate).
 func (r *Result) breakerBlock(b *strings.Builder) {
-	var consensus, divergences, conflict []string
-	consensus = r.Synthesis.Consensus
-	divergences = r.Synthesis.Divergences
+	var conflict []string
 	if len(r.Rounds) > 0 {
-		_, pairs := Convergence(r.Rounds[len(r.Rounds)-1].Answers)
-		seen := map[string]bool{}
-		for _, p := range pairs {
-			if !p.Recommendation {
-				seen[p.A], seen[p.B] = true, true
-			}
-		}
-		for id := range seen {
-			conflict = append(conflict, id)
-		}
-		sort.Strings(conflict)
-	}
-	target := r.Escalation.Target
-	if target == TargetNone {
-		target = "NENHUM"
+		conflict = ConflictingAgents(r.Rounds[len(r.Rounds)-1].Answers)
 	}
 	join := func(xs []string) string {
 		if len(xs) == 0 {
@@ -415,11 +411,12 @@ func (r *Result) breakerBlock(b *strings.Builder) {
 		}
 		return oneLine(strings.Join(xs, "; "))
 	}
-	fmt.Fprintf(b, "## Circuit breaker\n\n```\n⚠️ CIRCUIT BREAKER ATIVADO\n\nMOTIVO: %s\nRODADAS EXECUTADAS: %d de %d\nCONVERGENCIA FINAL: %.1f%%\n\nESTADO DO DEBATE:\n• Consensos alcancados: %s\n• Divergencias nao resolvidas: %s\n• Agentes em conflito: %s\n\nACAO: %s. Escalando para %s\n```\n\n",
+	fmt.Fprintf(b, "## Circuit breaker\n\n```\n⚠️ CIRCUIT BREAKER ACTIVADO\n\nMOTIVO: %s\nRONDAS EJECUTADAS: %d de %d\nCONVERGENCIA FINAL: %.1f%%\n\nESTADO DEL DEBATE:\n• Consensos alcanzados: %s\n• Divergencias no resueltas: %s\n• Agentes en conflicto: %s\n\nACCIÓN: %s. Escalado a: %s\n```\n\n",
 		r.Trip.Condition, len(r.Rounds), r.Question.Config.Debate.Rounds.Max, r.Convergence,
-		join(consensus), join(divergences), orDash(strings.Join(conflict, ", "), ""), r.Trip.Action, target)
+		join(r.Synthesis.Consensus), join(r.Synthesis.Divergences), orDash(strings.Join(conflict, ", "), ""), r.Trip.Action,
+		labels.Of(labels.DebateTarget, r.Escalation.Target))
 	if r.Trip.Impasse {
-		b.WriteString("IMPASSE - Posicoes estabilizaram sem convergencia\n\n")
+		b.WriteString("IMPASSE: las posiciones se estabilizaron sin convergencia.\n\n")
 	}
 }
 

@@ -3,12 +3,14 @@ package debate
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/veredicto/veredicto"
 )
 
 // Position is one agent's turn in a parallel round (1, or 3+ refining).
+// The turn has the retrieval tool when the budget's rule gives it one
+// (OfferedInParallel); what the query brings goes out with the answer
+// (TurnOutput) for CloseRound to add.
 func (s *Steps) Position(ctx context.Context, t Turn) (TurnOutput, error) {
 	f := &t.Flow
 	if t.Index < 0 || t.Index >= len(f.Participants) {
@@ -24,12 +26,65 @@ func (s *Steps) Position(ctx context.Context, t Turn) (TurnOutput, error) {
 	if round >= 3 {
 		in.Focus = openDivergences(lastAnswers(f), f.Result.Rounds)
 		in.Previous = prev
-		in.Chunks = mergeChunks(in.Chunks, f.chunks(f.Extra), citedIn(f, prev))
+		in.Chunks = mergeChunks(in.Chunks, citedIn(f, prev))
 	}
+	var st RAGStats
+	var notes []string
+	var failed error
+	tool := s.stepTool(f, OfferedInParallel(t.Index, f.Result.RAG.Total, f.Result.Question.Config.RAG.MaxQueries), &st, &notes, &failed)
+	in.Tool = offer(tool)
 	actx, cancel := s.agentCtx(ctx, f)
 	defer cancel()
 	pos, u, err := s.Agents.Position(actx, in)
-	return turn(p, round, prev, &pos, err, actx, u)
+	if failed != nil {
+		return TurnOutput{}, boundary(fmt.Errorf("participant %s round %d knowledge: %w", p.ID, round, failed))
+	}
+	out, err := turn(p, round, prev, &pos, err, actx, u)
+	if err != nil {
+		return out, err
+	}
+	out.RAG, out.Notes = st, notes
+	if got := tool.retrieved(); len(got) > 0 {
+		for _, c := range got {
+			out.Retrieved = append(out.Retrieved, c.ID)
+		}
+		if s.Logs != nil {
+			if out.LibraryRef, err = s.storeBatch(ctx, f, got); err != nil {
+				return TurnOutput{}, err
+			}
+		} else {
+			out.Chunks = got
+		}
+	}
+	return out, nil
+}
+
+// retrieved adds a turn's retrieval to the flow: the query's counts, the
+// chunks (or the batch naming them), and their ids to what participant
+// id holds.
+func (f *Flow) retrieved(id string, t TurnOutput) error {
+	f.Result.RAG.add(t.RAG)
+	f.Result.Events = append(f.Result.Events, t.Notes...)
+	if t.LibraryRef != "" {
+		if !validRef(t.LibraryRef) {
+			return &veredicto.InvalidInputError{File: "state input", Field: "turns.library_ref", Problem: fmt.Sprintf("%q is not a library batch name", t.LibraryRef)}
+		}
+		f.addRef(t.LibraryRef)
+	}
+	if len(t.Chunks) > 0 {
+		f.keep(t.Chunks)
+	}
+	if len(t.Retrieved) > 0 {
+		if f.Chunks == nil {
+			f.Chunks = map[string][]string{}
+		}
+		for _, c := range t.Retrieved {
+			if !contains(f.Chunks[id], c) {
+				f.Chunks[id] = append(f.Chunks[id], c)
+			}
+		}
+	}
+	return nil
 }
 
 // CloseRound records a parallel round from its Map's outputs and runs the
@@ -40,9 +95,9 @@ func (s *Steps) CloseRound(ctx context.Context, in RoundInput) (Flow, error) {
 		return Flow{}, &veredicto.InvalidInputError{File: "state input", Field: "turns", Problem: "does not hold one answer per participant"}
 	}
 	n := len(f.Result.Rounds) + 1
-	rd := Round{Number: n, Kind: "posicoes_iniciais"}
+	rd := Round{Number: n, Kind: RoundInitial}
 	if n >= 3 {
-		rd.Kind = "refinamento"
+		rd.Kind = RoundRefinement
 		rd.Focus = openDivergences(lastAnswers(&f), f.Result.Rounds)
 	}
 	for _, t := range in.Turns {
@@ -52,6 +107,9 @@ func (s *Steps) CloseRound(ctx context.Context, in RoundInput) (Flow, error) {
 			t.Answer.Position = prevOf(&f, t.Answer.Participant)
 		}
 		rd.Answers = append(rd.Answers, t.Answer)
+		if err := f.retrieved(t.Answer.Participant, t); err != nil {
+			return Flow{}, err
+		}
 		f.Result.Usage.Add(t.Usage)
 		if t.Event != "" {
 			f.Result.Events = append(f.Result.Events, t.Event)
@@ -80,12 +138,16 @@ func (s *Steps) Rebuttal(ctx context.Context, in RebuttalStep) (Flow, error) {
 	var out TurnOutput
 	var reb *Rebuttal
 	var err error
+	var st RAGStats
+	var notes []string
+	var failed error
+	tool := s.stepTool(&f, f.Result.RAG.Total < f.Result.Question.Config.RAG.MaxQueries, &st, &notes, &failed)
 	if in.Skip {
 		// The state machine's Task timeout fired: the agent is TIMEOUT.
-		out = TurnOutput{Answer: Answer{Participant: p.ID, Position: own, TimedOut: true},
-			Event: fmt.Sprintf("TIMEOUT: %s em %s", strings.ToUpper(p.ID), fase(2))}
+		tool = nil
+		out = TurnOutput{Answer: Answer{Participant: p.ID, Position: own, TimedOut: true}, Event: timeoutEvent(p.ID, fase(2))}
 	} else if own == nil {
-		pos, u, cerr := s.Agents.Position(actx, PositionInput{Question: f.question(), Participant: p, Round: 2, Chunks: f.chunks(f.Chunks[p.ID])})
+		pos, u, cerr := s.Agents.Position(actx, PositionInput{Question: f.question(), Participant: p, Round: 2, Chunks: f.chunks(f.Chunks[p.ID]), Tool: offer(tool)})
 		out, err = turn(p, 2, nil, &pos, cerr, actx, u)
 	} else {
 		var others []Stance
@@ -96,14 +158,26 @@ func (s *Steps) Rebuttal(ctx context.Context, in RebuttalStep) (Flow, error) {
 				seen = append(seen, citedIn(&f, a.Position)...)
 			}
 		}
-		r, u, cerr := s.Agents.Rebuttal(actx, RebuttalInput{Question: f.question(), Participant: p, Own: *own, Others: others, Chunks: mergeChunks(f.chunks(f.Chunks[p.ID]), seen)})
+		r, u, events, cerr := askRebuttal(actx, s.Agents, RebuttalInput{Question: f.question(), Participant: p, Own: *own, Others: others, Chunks: mergeChunks(f.chunks(f.Chunks[p.ID]), seen)}, tool)
+		f.Result.Events = append(f.Result.Events, events...)
 		var pos *Position
 		if cerr == nil {
 			reb, pos = &r, &r.Stance
 		}
 		out, err = turn(p, 2, own, pos, cerr, actx, u)
 	}
+	if failed != nil {
+		return Flow{}, boundary(fmt.Errorf("participant %s round 2 knowledge: %w", p.ID, failed))
+	}
 	if err != nil {
+		return Flow{}, err
+	}
+	out.RAG, out.Notes = st, notes
+	for _, c := range tool.retrieved() {
+		out.Retrieved = append(out.Retrieved, c.ID)
+	}
+	f.keep(tool.retrieved())
+	if err := f.retrieved(p.ID, out); err != nil {
 		return Flow{}, err
 	}
 	f.Result.Usage.Add(out.Usage)
@@ -137,9 +211,9 @@ func (s *Steps) Rebuttal(ctx context.Context, in RebuttalStep) (Flow, error) {
 	for i := f.Index; i < len(f.Participants); i++ {
 		id := f.Participants[i].ID
 		f.Current[i] = Answer{Participant: id, Position: prevOf(&f, id), TimedOut: true}
-		f.Result.Events = append(f.Result.Events, fmt.Sprintf("TIMEOUT: %s em %s", strings.ToUpper(id), fase(2)))
+		f.Result.Events = append(f.Result.Events, timeoutEvent(id, fase(2)))
 	}
-	rd := Round{Number: 2, Kind: "rebatidas", Answers: f.Current, Rebuttals: f.Rebuttals, Invalid: f.Invalid}
+	rd := Round{Number: 2, Kind: RoundRebuttals, Answers: f.Current, Rebuttals: f.Rebuttals, Invalid: f.Invalid}
 	if rd.Rebuttals == nil {
 		rd.Rebuttals = map[string]*Rebuttal{}
 	}
@@ -201,22 +275,8 @@ func (s *Steps) checkpoint(ctx context.Context, f Flow, rd Round) (Flow, error) 
 		f.Next, f.Index = "rebuttal", 0
 		f.Current = append([]Answer(nil), rd.Answers...)
 	default:
+		// The refinement's agents retrieve through their own tool.
 		f.Next = "refine"
-		rag := NewRAG(nil, c.RAG.MaxQueries, Dur(c.RAG.Timeout))
-		if f.Result.RAG.Total < c.RAG.MaxQueries {
-			chunks, err := s.loadKnowledge(ctx, f.Tenant, f.Knowledge)
-			if err != nil {
-				return Flow{}, err
-			}
-			rag = NewRAG(retrieverOf(chunks), c.RAG.MaxQueries, Dur(c.RAG.Timeout))
-		}
-		rag.resume(f.Result.RAG)
-		if err := s.openLibrary(ctx, &f); err != nil { // the refinement adds to it
-			return Flow{}, err
-		}
-		focus := openDivergences(rd.Answers, f.Result.Rounds)
-		f.Extra = f.keep(mergeChunks(f.chunks(f.Extra), f.query(ctx, rag, f.Result.Question.Question+" "+strings.Join(focus, " "))))
-		f.Result.RAG = rag.Stats()
 	}
 	if err := s.closeLibrary(ctx, &f); err != nil {
 		return Flow{}, err
@@ -224,8 +284,8 @@ func (s *Steps) checkpoint(ctx context.Context, f Flow, rd Round) (Flow, error) 
 	if f.Next == "rebuttal" || f.Next == "refine" {
 		if size := flowSize(&f); size >= StateBudget {
 			f.Result.Trip = &Trip{Trigger: TriggerStateSize,
-				Condition: fmt.Sprintf("estado >= %d KiB (%d KiB; limite de 256 KiB por estado do Step Functions)", StateBudget>>10, size>>10),
-				Action:    "Forcar sintese com divergencias"}
+				Condition: fmt.Sprintf("estado del debate ≥ %d KiB (%d KiB; Step Functions admite 256 KiB por estado)", StateBudget>>10, size>>10),
+				Action:    ActionForceSynthesis}
 			f.Next, f.Index, f.Current = "synthesize", 0, nil
 		}
 	}

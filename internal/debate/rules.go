@@ -184,6 +184,13 @@ const (
 	TriggerStateSize = "max_state_size"
 )
 
+// Round kinds (the log's tipo).
+const (
+	RoundInitial    = "posicoes_iniciais"
+	RoundRebuttals  = "rebatidas"
+	RoundRefinement = "refinamento"
+)
+
 // Escalation targets (the log's escalado_para).
 const (
 	TargetNone    = "NENHUM"
@@ -217,29 +224,34 @@ type Trip struct {
 func Breaker(s BreakerState, c Config) *Trip {
 	switch {
 	case s.Elapsed >= Dur(c.Timeout.Total):
-		return &Trip{Trigger: TriggerTimeout, Condition: fmt.Sprintf("timeout_total >= %ds", int(c.Timeout.Total)),
-			Action: "Abortar e escalar com estado atual"}
+		return &Trip{Trigger: TriggerTimeout, Condition: fmt.Sprintf("tiempo total del debate ≥ %g s", c.Timeout.Total),
+			Action: "Abortar y escalar con el estado actual"}
 	case s.Converged:
 		return nil
 	case s.Iterations >= c.CircuitBreaker.MaxIterations:
-		return &Trip{Trigger: TriggerIterations, Condition: fmt.Sprintf("iteracoes >= max_iterations (%d)", c.CircuitBreaker.MaxIterations),
-			Action: "Parar imediatamente e escalar", Target: TargetHuman}
+		return &Trip{Trigger: TriggerIterations, Condition: fmt.Sprintf("iteraciones ≥ %d, el máximo", c.CircuitBreaker.MaxIterations),
+			Action: "Detener de inmediato y escalar", Target: TargetHuman}
 	case s.LoopCounter >= 2:
-		return &Trip{Trigger: TriggerLoop, Condition: "loop detectado (mesmas posicoes 2x)",
-			Action: "Parar e escalar", Target: TargetCouncil, Impasse: true}
+		return &Trip{Trigger: TriggerLoop, Condition: "loop detectado: las mismas posiciones dos veces",
+			Action: "Detener y escalar", Target: TargetCouncil, Impasse: true}
 	case s.Refinements >= c.CircuitBreaker.MaxRefinements:
-		return &Trip{Trigger: TriggerRefinements, Condition: fmt.Sprintf("refinamentos >= max_refinements (%d)", c.CircuitBreaker.MaxRefinements),
-			Action: "Declarar impasse e escalar", Target: TargetCouncil, Impasse: true}
+		return &Trip{Trigger: TriggerRefinements, Condition: fmt.Sprintf("refinamientos ≥ %d, el máximo", c.CircuitBreaker.MaxRefinements),
+			Action: "Declarar impasse y escalar", Target: TargetCouncil, Impasse: true}
 	case s.Rounds >= c.Debate.Rounds.Max:
-		return &Trip{Trigger: TriggerRounds, Condition: fmt.Sprintf("rodadas >= max_rounds (%d)", c.Debate.Rounds.Max),
-			Action: "Forcar sintese com divergencias"}
+		return &Trip{Trigger: TriggerRounds, Condition: fmt.Sprintf("rondas ≥ %d, el máximo", c.Debate.Rounds.Max),
+			Action: ActionForceSynthesis}
 	}
 	return nil
 }
 
+// ActionForceSynthesis is the seed's action at max_rounds ("forçar
+// síntese com divergências"), in Spanish.
+const ActionForceSynthesis = "Forzar la síntesis con las divergencias explícitas"
+
 // Decide is the synthesis decision: the recommendation most answering
 // agents hold; a tie goes to the larger total confidence, then to the
-// earlier option. No answers: the first option, with confidence 0.
+// earlier option. No valid answer: no proposal (""), never an option
+// nobody recommended; the escalation table sends it to a person.
 func Decide(answers []Answer, options []string) string {
 	count := map[string]int{}
 	conf := map[string]int{}
@@ -249,13 +261,49 @@ func Decide(answers []Answer, options []string) string {
 			conf[a.Position.Recommendation] += a.Position.Confidence
 		}
 	}
-	best := options[0]
-	for _, o := range options[1:] {
-		if count[o] > count[best] || count[o] == count[best] && conf[o] > conf[best] {
+	best := ""
+	for _, o := range options {
+		if count[o] == 0 {
+			continue
+		}
+		if best == "" || count[o] > count[best] || count[o] == count[best] && conf[o] > conf[best] {
 			best = o
 		}
 	}
 	return best
+}
+
+// ConflictingAgents are the breaker block's "agentes em conflito": the
+// answering agents whose recommendation differs from the one most of them
+// hold. With no single largest group (a tie), every answering agent is in
+// conflict; with one recommendation, none is. Sorted.
+func ConflictingAgents(answers []Answer) []string {
+	by := map[string][]string{}
+	for _, a := range answers {
+		if a.Answered() {
+			by[a.Position.Recommendation] = append(by[a.Position.Recommendation], a.Participant)
+		}
+	}
+	if len(by) < 2 {
+		return nil
+	}
+	largest, n, tie := "", 0, false
+	for rec, ids := range by {
+		switch {
+		case len(ids) > n:
+			largest, n, tie = rec, len(ids), false
+		case len(ids) == n:
+			tie = true
+		}
+	}
+	var out []string
+	for rec, ids := range by {
+		if tie || rec != largest {
+			out = append(out, ids...)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // SynthesisConfidence is Σ confidence of the answering agents that hold
@@ -283,8 +331,9 @@ const CouncilSize = 3
 
 // CouncilResult is the council's decision and result: the option most
 // members voted (ties as Decide), and Σ confidence of its voters / (100 ×
-// CouncilSize) × 100. A member that timed out (nil) counts in the
-// denominator: silence does not support the decision.
+// CouncilSize) × 100. A member that timed out or answered invalidly (nil)
+// counts in the denominator: silence does not support the decision. No
+// valid vote: no decision, result 0.
 func CouncilResult(votes []*Vote, options []string) (string, float64) {
 	answers := make([]Answer, len(votes))
 	for i, v := range votes {
@@ -314,6 +363,9 @@ type EscalationInput struct {
 	OutOfScope          bool
 	Trip                *Trip
 	OptionalCouncil     bool // run the optional council (default true)
+	// NoProposal: no agent answered validly, so there is no decision to
+	// emit or to put to the council.
+	NoProposal bool
 }
 
 // Escalation is the table's answer: where the decision goes and why.
@@ -326,39 +378,57 @@ type Escalation struct {
 
 // Escalate is the seed's escalation flow with its para_council and
 // para_humano triggers, in this order:
-//  1. para_humano that skip the council: circuit breaker max_iterations,
+//  1. No valid answer, so no proposal → HUMANO.
+//  2. para_humano that skip the council: circuit breaker max_iterations,
 //     tipo_incerteza fora_do_escopo → HUMANO.
-//  2. Council forced by the breaker (loop or refinements: IMPASSE) → COUNCIL.
-//  3. Synthesis confidence ≥ 70: emit, unless a para_council trigger holds
+//  3. The total time spent ("abortar e escalar com estado atual") →
+//     HUMANO below 50 or for a CATASTROFICO risk, else COUNCIL (mandatory):
+//     the abort always escalates, never emits.
+//  4. Council forced by the breaker (loop or refinements: IMPASSE) → COUNCIL.
+//  5. Synthesis confidence ≥ 70: emit, unless a para_council trigger holds
 //     (convergencia_final < 70, critical divergence, irreversible, the
 //     critical council route, CATASTROFICO) → COUNCIL (mandatory).
-//  4. < 70 and value at risk > threshold → COUNCIL (mandatory).
-//  5. ≥ 50 → optional COUNCIL (NENHUM when it is switched off);
+//  6. < 70 and value at risk > threshold → COUNCIL (mandatory).
+//  7. ≥ 50 → optional COUNCIL (NENHUM when it is switched off);
 //     < 50 → HUMANO.
 //
-// After the council, AfterCouncil decides.
+// A fired circuit breaker always escalates ("ACAO: Escalando para
+// {COUNCIL | HUMANO}"): where the table would emit, the council is
+// mandatory. After the council, AfterCouncil decides.
 func Escalate(in EscalationInput, c Config) Escalation {
+	out := escalate(in, c)
+	if in.Trip != nil && out.Target == TargetNone {
+		out = Escalation{Target: TargetCouncil, Mandatory: true,
+			Reasons: append(out.Reasons, "circuit breaker: "+in.Trip.Condition+"; el protocolo escala siempre (council o persona)")}
+	}
+	return out
+}
+
+func escalate(in EscalationInput, c Config) Escalation {
 	e := c.Escalation
+	if in.NoProposal {
+		return Escalation{Target: TargetHuman, Reasons: []string{"ningún participante dio una respuesta válida: no hay propuesta que emitir ni votar"}}
+	}
 	if in.Trip != nil && in.Trip.Trigger == TriggerIterations {
-		return Escalation{Target: TargetHuman, Reasons: []string{"circuit breaker: max_iterations"}}
+		return Escalation{Target: TargetHuman, Reasons: []string{"circuit breaker: " + in.Trip.Condition}}
 	}
 	if in.OutOfScope {
 		return Escalation{Target: TargetHuman, Reasons: []string{"tipo de incertidumbre: fuera del alcance"}}
 	}
-	// Total time spent (seed: "PARAR imediatamente todas as operações",
+	// Total time spent (seed: "abortar e escalar com estado atual",
 	// synthesis with the current state, "escalar para humano se confiança
-	// < 50%"): no council runs past the total; a person decides below 50
-	// or for a CATASTROFICO risk, otherwise the reduced decision stands.
+	// < 50%"): a person below 50 or for a CATASTROFICO risk, otherwise the
+	// council, which has its own time (timeout.council).
 	if in.Trip != nil && in.Trip.Trigger == TriggerTimeout {
 		switch {
 		case in.SynthesisConfidence < e.HumanThreshold:
 			return Escalation{Target: TargetHuman, Reasons: []string{"circuit breaker: " + in.Trip.Condition,
-				fmt.Sprintf("confianza de la síntesis %.1f%% < %.0f%%", in.SynthesisConfidence, e.HumanThreshold)}}
+				fmt.Sprintf("confianza de la síntesis %.1f%% < %.0f%%, reducida por tiempo agotado", in.SynthesisConfidence, e.HumanThreshold)}}
 		case in.RiskLevel == RiskCatastrophic:
 			return Escalation{Target: TargetHuman, Reasons: []string{"circuit breaker: " + in.Trip.Condition, "riesgo CATASTROFICO"}}
 		}
-		return Escalation{Target: TargetNone, Reasons: []string{"circuit breaker: " + in.Trip.Condition,
-			fmt.Sprintf("confianza de la síntesis %.1f%% ≥ %.0f%%, REDUZIDA POR TIMEOUT: sin council tras el tiempo total", in.SynthesisConfidence, e.HumanThreshold)}}
+		return Escalation{Target: TargetCouncil, Mandatory: true, Reasons: []string{"circuit breaker: " + in.Trip.Condition,
+			fmt.Sprintf("confianza de la síntesis %.1f%% ≥ %.0f%%, reducida por tiempo agotado: decide el council con el estado actual", in.SynthesisConfidence, e.HumanThreshold)}}
 	}
 	if in.Trip != nil && in.Trip.Impasse {
 		return Escalation{Target: TargetCouncil, Mandatory: true, Impasse: true, Reasons: []string{"IMPASSE: " + in.Trip.Condition}}

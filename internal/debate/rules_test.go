@@ -2,6 +2,7 @@ package debate
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -211,8 +212,11 @@ func TestDecideAndConfidences(t *testing.T) {
 	if d := Decide(tie, opts); d != "C" {
 		t.Errorf("Decide on a tie = %q, want the more confident C", d)
 	}
-	if d := Decide(nil, opts); d != "A" {
-		t.Errorf("Decide with no answers = %q, want the first option", d)
+	if d := Decide(nil, opts); d != "" {
+		t.Errorf("Decide with no answers = %q, want no proposal", d)
+	}
+	if d := Decide([]Answer{{Participant: "1", TimedOut: true}}, opts); d != "" {
+		t.Errorf("Decide with only timeouts = %q, want no proposal", d)
 	}
 	tests := []struct {
 		votes []*Vote
@@ -223,6 +227,7 @@ func TestDecideAndConfidences(t *testing.T) {
 		{[]*Vote{{Vote: "A", Confidence: 90}, {Vote: "A", Confidence: 90}, {Vote: "B", Confidence: 90}}, "A", 60},
 		{[]*Vote{{Vote: "A", Confidence: 80}, {Vote: "A", Confidence: 80}, {Vote: "B", Confidence: 90}}, "A", 160.0 / 3},
 		{[]*Vote{{Vote: "A", Confidence: 90}, nil, nil}, "A", 30},
+		{[]*Vote{nil, nil, nil}, "", 0},
 	}
 	for _, tt := range tests {
 		d, r := CouncilResult(tt.votes, opts)
@@ -262,7 +267,10 @@ func TestEscalate(t *testing.T) {
 		{"loop: council with impasse", EscalationInput{SynthesisConfidence: 95, ConvergenceFinal: 40, Trip: &Trip{Trigger: TriggerLoop, Impasse: true}}, TargetCouncil, true, true},
 		{"total time, 40 with value above threshold: human, no council", EscalationInput{SynthesisConfidence: 40, ConvergenceFinal: 80, ValueAtRisk: 200_000, Trip: &Trip{Trigger: TriggerTimeout, Condition: "timeout_total >= 300s"}}, TargetHuman, false, false},
 		{"total time, 49.9: human", EscalationInput{SynthesisConfidence: 49.9, ConvergenceFinal: 80, Trip: &Trip{Trigger: TriggerTimeout}}, TargetHuman, false, false},
-		{"total time, 50, irreversible: the reduced decision stands", EscalationInput{SynthesisConfidence: 50, ConvergenceFinal: 40, Irreversible: true, OptionalCouncil: true, Trip: &Trip{Trigger: TriggerTimeout}}, TargetNone, false, false},
+		{"total time, 50: abort and escalate to the council", EscalationInput{SynthesisConfidence: 50, ConvergenceFinal: 40, Irreversible: true, OptionalCouncil: true, Trip: &Trip{Trigger: TriggerTimeout}}, TargetCouncil, true, false},
+		{"total time, 90, converged, optional council off: still the council", EscalationInput{SynthesisConfidence: 90, ConvergenceFinal: 100, Trip: &Trip{Trigger: TriggerTimeout}}, TargetCouncil, true, false},
+		{"no proposal: human", EscalationInput{NoProposal: true, OptionalCouncil: true, ValueAtRisk: 500_000}, TargetHuman, false, false},
+		{"state size at 80%: a breaker always escalates", EscalationInput{SynthesisConfidence: 80, ConvergenceFinal: 80, Trip: &Trip{Trigger: TriggerStateSize}}, TargetCouncil, true, false},
 		{"total time, CATASTROFICO: human", EscalationInput{SynthesisConfidence: 90, ConvergenceFinal: 90, RiskLevel: RiskCatastrophic, Trip: &Trip{Trigger: TriggerTimeout}}, TargetHuman, false, false},
 		{"breaker max_rounds: the table decides", EscalationInput{SynthesisConfidence: 45, ConvergenceFinal: 40, Trip: &Trip{Trigger: TriggerRounds}, OptionalCouncil: true}, TargetHuman, false, false},
 	}
@@ -336,5 +344,59 @@ func TestEscalationFlow(t *testing.T) {
 		if got := final(tt.conf, tt.value, tt.council); got != tt.want {
 			t.Errorf("confidence %v, value %v, council %v: %s, want %s", tt.conf, tt.value, tt.council, got, tt.want)
 		}
+	}
+}
+
+// TestConflictingAgents: the breaker block's "agentes em conflito" are the
+// ones against the largest recommendation; on a tie, all of them.
+func TestConflictingAgents(t *testing.T) {
+	a := func(id, rec string) Answer { return Answer{Participant: id, Position: pos(rec, nil, nil, "30d", 50)} }
+	tests := []struct {
+		name    string
+		answers []Answer
+		want    string
+	}{
+		{"one member dissents", []Answer{a("cfo", "avanzar"), a("chro", "avanzar"), a("ceo", "no avanzar")}, "ceo"},
+		{"two against three", []Answer{a("a", "x"), a("b", "x"), a("c", "x"), a("d", "y"), a("e", "z")}, "d,e"},
+		{"a tie: all in conflict", []Answer{a("cfo", "avanzar"), a("chro", "no avanzar")}, "cfo,chro"},
+		{"agreement: none", []Answer{a("cfo", "avanzar"), a("chro", "avanzar")}, ""},
+		{"a timeout is not in conflict", []Answer{a("cfo", "avanzar"), a("chro", "avanzar"), {Participant: "ceo", TimedOut: true}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := strings.Join(ConflictingAgents(tt.answers), ","); got != tt.want {
+				t.Errorf("ConflictingAgents = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestVacuous: a synthesis or divergence that states no claim and cites
+// nothing.
+func TestVacuous(t *testing.T) {
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"", true},
+		{"—", true},
+		{"N/A", true},
+		{"Ninguna.", true},
+		{"Sin comentarios.", true},
+		{"plazo", true},
+		{"[RAG:band_001]", false},
+		{"El CFO y el CHRO difieren en el plazo", false},
+		{"La banda salarial lo permite", false},
+	}
+	for _, tt := range tests {
+		if got := Vacuous(tt.text); got != tt.want {
+			t.Errorf("Vacuous(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+	if p := SynthesisProblem(Synthesis{Summary: "Ninguna."}); !strings.HasPrefix(p, "summary:") {
+		t.Errorf("empty summary: %q", p)
+	}
+	if p := SynthesisProblem(Synthesis{Summary: "El comité recomienda avanzar con la oferta.", Divergences: []string{"plazo de la oferta distinto", "—"}}); !strings.HasPrefix(p, "divergences[1]:") {
+		t.Errorf("empty divergence: %q", p)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/veredicto/veredicto"
@@ -102,11 +101,11 @@ func turn(p Participant, round int, prev *Position, pos *Position, err error, ac
 		out.Answer = Answer{Participant: p.ID, Position: pos}
 	case actx.Err() != nil:
 		out.Answer = Answer{Participant: p.ID, Position: prev, TimedOut: true}
-		out.Event = fmt.Sprintf("TIMEOUT: %s em %s", strings.ToUpper(p.ID), fase(round))
+		out.Event = timeoutEvent(p.ID, fase(round))
 	case isInvalid(err):
 		out.Answer = Answer{Participant: p.ID, Position: prev}
 		out.Invalid = true
-		out.Event = fmt.Sprintf("INVALIDA: %s em %s (respuesta inválida tras una repregunta)", strings.ToUpper(p.ID), fase(round))
+		out.Event = invalidEvent(p.ID, fase(round))
 	default:
 		return out, boundary(fmt.Errorf("participant %s round %d: %w", p.ID, round, err))
 	}

@@ -8,10 +8,12 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/statemachines"
 )
@@ -105,7 +107,7 @@ func TestStepsBoundAgentsByTheRound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !out.Answer.TimedOut || out.Event != "TIMEOUT: CEO em rodada 1" || !called {
+	if !out.Answer.TimedOut || out.Event != "TIMEOUT: CEO en la ronda 1" || !called {
 		t.Errorf("turn %+v (called %v), want a TIMEOUT of CEO in round 1", out, called)
 	}
 }
@@ -378,5 +380,181 @@ func TestKnowledgeTooLargeIsNotTransient(t *testing.T) {
 	_, err := s.loadKnowledge(t.Context(), "acme", []string{"knowledge/acme/kb/"})
 	if name := veredicto.ErrorName(err); name != veredicto.NameInvalidInput {
 		t.Errorf("error %v named %s, want %s", err, name, veredicto.NameInvalidInput)
+	}
+}
+
+// mapBlobs is a knowledge base in memory.
+type mapBlobs map[string]string
+
+func (m mapBlobs) List(_ context.Context, prefix string) ([]string, error) {
+	var out []string
+	for k := range m {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (m mapBlobs) Get(_ context.Context, key string) ([]byte, error) {
+	v, ok := m[key]
+	if !ok {
+		return nil, &veredicto.NotFoundError{What: key}
+	}
+	return []byte(v), nil
+}
+
+// TestStepsRound3Retrieves is the Lambda path of the RAG budget: four
+// roles, nothing retrieved by Prepare, each round-1 agent queries through
+// its Map turn's tool (4), round 2 adds none, and round 3's first agent
+// still has the fifth query. The chunks reach the library (in the log
+// store) and the agent's holdings; the checklist finds the limit kept.
+func TestStepsRound3Retrieves(t *testing.T) {
+	ctx := context.Background()
+	kb := mapBlobs{
+		"knowledge/acme/policies/band.md":   "La banda salarial del cargo CFO llega a 40.000 BRL mensuales.",
+		"knowledge/acme/policies/offers.md": "Ninguna oferta se emite con contradicciones abiertas: primero se piden referencias.",
+	}
+	var mu sync.Mutex
+	tooled := map[int][]string{}
+	agents := &funcAgents{position: func(ctx context.Context, in PositionInput) (Position, error) {
+		if in.Tool != nil {
+			got, err := in.Tool.Query(ctx, "banda salarial referencias")
+			if err != nil || len(got) == 0 {
+				t.Errorf("%s round %d: the tool brought %v (%v)", in.Participant.ID, in.Round, got, err)
+			}
+			in.Chunks = append(in.Chunks, got...)
+			mu.Lock()
+			tooled[in.Round] = append(tooled[in.Round], in.Participant.ID)
+			mu.Unlock()
+		}
+		rec, timing := "a", "30d"
+		if in.Participant.ID == "chro" || in.Participant.ID == "cto" {
+			rec, timing = "b", "90d"
+		}
+		var premises []string
+		if len(in.Chunks) > 0 {
+			premises = []string{"[RAG:" + in.Chunks[0].ID + "]"}
+		}
+		return Position{Recommendation: rec, Timing: timing, Confidence: 60 + in.Round, Position: "p", Premises: premises}, nil
+	}}
+	logs := file.NewMemory()
+	s := &Steps{Agents: agents, Knowledge: kb, Logs: logs, Now: func() time.Time { return time.Unix(1_800_000_000, 0) }, Logger: quiet()}
+	q := json.RawMessage(`{"question": "¿Avanzamos con la oferta?", "options": ["a", "b"], "participants": [{"id": "cfo", "brief": "x"}, {"id": "chro", "brief": "y"}, {"id": "ceo", "brief": "z"}, {"id": "cto", "brief": "w"}]}`)
+	f, err := s.Prepare(ctx, StartInput{Tenant: "acme", DebateID: "d-1", Question: q, Knowledge: []string{"knowledge/acme/policies/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Result.RAG.Total != 0 || len(f.LibraryRefs) != 0 || f.KnowledgeChunks != 2 {
+		t.Fatalf("Prepare retrieved ahead: rag %+v refs %v", f.Result.RAG, f.LibraryRefs)
+	}
+	parallel := func(f Flow) Flow {
+		t.Helper()
+		turns := make([]TurnOutput, len(f.Participants))
+		for i := range f.Participants {
+			if turns[i], err = s.Position(ctx, Turn{Flow: f, Index: i}); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := json.Marshal(turns[i]); strings.Contains(string(b), "40.000 BRL") {
+				t.Errorf("turn %d carries a chunk's text in the state: %s", i, b)
+			}
+		}
+		if f, err = s.CloseRound(ctx, RoundInput{Flow: f, Turns: turns}); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	f = parallel(f)
+	if f.Result.RAG.Total != 4 || f.Next != "rebuttal" || len(f.Chunks["cto"]) == 0 {
+		t.Fatalf("after round 1: rag %+v next %s chunks %v", f.Result.RAG, f.Next, f.Chunks)
+	}
+	for f.Next == "rebuttal" {
+		if f, err = s.Rebuttal(ctx, RebuttalStep{Flow: f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.Next != "refine" {
+		t.Fatalf("after round 2: next %s", f.Next)
+	}
+	f = parallel(f)
+	if got := tooled[3]; len(got) != 1 || got[0] != "cfo" || len(tooled[1]) != 4 {
+		t.Errorf("tool used by round %v, want all four in round 1 and cfo in round 3", tooled)
+	}
+	if f.Result.RAG != (RAGStats{Total: 5, Succeeded: 5}) {
+		t.Errorf("rag %+v, want 5 queries, none refused", f.Result.RAG)
+	}
+	if f, err = s.Synthesize(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if c := checkOf(t, Checklists(&f.Result, f.KnowledgeChunks), "¿Consultas RAG"); !c.OK {
+		t.Errorf("the checklist flags the RAG limit: %s", c.Note)
+	}
+	if err := s.openLibrary(ctx, &f); err != nil || len(f.Library) != 2 {
+		t.Errorf("library %v (%v), want both chunks", f.Library, err)
+	}
+}
+
+// TestStepsNoProposalAndInvalidVotes is the Lambda path of two
+// escalations: a round where no agent answered validly proposes nothing
+// and goes to a person (the preview has no proposal), and a council vote
+// that stayed invalid (or failed in the state machine) is recorded as
+// invalid, not as a TIMEOUT.
+func TestStepsNoProposalAndInvalidVotes(t *testing.T) {
+	ctx := context.Background()
+	invalid := &llm.InvalidOutputError{Schema: SchemaPosition, Problem: "x"}
+	s := &Steps{Agents: &funcAgents{position: func(context.Context, PositionInput) (Position, error) { return Position{}, invalid }}, Logger: quiet()}
+	q := json.RawMessage(`{"question": "¿Avanzamos?", "options": ["a", "b"], "participants": [{"id": "cfo", "brief": "x"}, {"id": "ceo", "brief": "y"}], "mode": "council"}`)
+	f, err := s.Prepare(ctx, StartInput{Tenant: "acme", DebateID: "d-1", Question: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []TurnOutput
+	for i := range f.Participants {
+		out, err := s.Position(ctx, Turn{Flow: f, Index: i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		turns = append(turns, out)
+	}
+	if f, err = s.CloseRound(ctx, RoundInput{Flow: f, Turns: turns}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.Synthesize(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Next != "human" || g.Result.Decision != "" || g.Preview == nil || g.Preview.Proposed != "" || g.Result.Council != nil {
+		t.Errorf("next %s decision %q preview %+v: want a person with no proposal", g.Next, g.Result.Decision, g.Preview)
+	}
+
+	// A council after valid positions: one vote invalid, one failed in
+	// the state machine (VoteFailed: invalid), one in time.
+	f.Result.Rounds[0].Answers = []Answer{{Participant: "cfo", Position: &Position{Recommendation: "a", Confidence: 60}}, {Participant: "ceo", Position: &Position{Recommendation: "a", Confidence: 60}}}
+	s.Agents = &funcAgents{vote: func(_ context.Context, in VoteInput) (Vote, error) {
+		if in.Member.ID == DefaultCouncil[0].ID {
+			return Vote{}, &llm.InvalidOutputError{Schema: SchemaVote, Problem: "x"}
+		}
+		return Vote{Vote: "a", Confidence: 90}, nil
+	}}
+	if f, err = s.Synthesize(ctx, f); err != nil || f.Next != "council" {
+		t.Fatalf("synthesize: next %s (%v)", f.Next, err)
+	}
+	v0, err := s.Vote(ctx, Turn{Flow: f, Index: 0})
+	if err != nil || !v0.Invalid || v0.Vote != nil || v0.Event != invalidEvent(DefaultCouncil[0].ID, faseCouncil) {
+		t.Fatalf("invalid vote turn %+v (%v)", v0, err)
+	}
+	v2, _ := s.Vote(ctx, Turn{Flow: f, Index: 2})
+	failed := TurnOutput{Invalid: true, Event: "FALLO: CONSEJO-NEGOCIO en el council (ProviderError)"}
+	g, err = s.Council(ctx, RoundInput{Flow: f, Turns: []TurnOutput{v0, failed, v2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := g.Result.Council
+	if c.TimedOut || len(c.Invalid) != 2 || c.Invalid[0] != DefaultCouncil[0].ID || c.Invalid[1] != DefaultCouncil[1].ID {
+		t.Errorf("council %+v: want two invalid votes and no timeout", c)
+	}
+	if md := g.Result.Markdown(); strings.Contains(md, "| "+DefaultCouncil[0].ID+" | TIMEOUT") || !strings.Contains(md, "| "+DefaultCouncil[1].ID+" | RESPUESTA INVÁLIDA") {
+		t.Errorf("council table:\n%s", md)
 	}
 }

@@ -26,30 +26,20 @@ func (s *Steps) Synthesize(ctx context.Context, f Flow) (Flow, error) {
 	}
 	sin := SynthesisInput{Question: q, Decision: r.Decision, Confidence: r.Confidence, Stances: stances(latest),
 		Divergences: divergences, Impasse: r.Trip != nil && r.Trip.Impasse, Chunks: cited}
-	if r.ReducedByTimeout {
-		r.Synthesis, _, _ = Offline{}.Synthesis(ctx, sin)
-	} else {
-		actx, cancel := s.agentCtx(ctx, &f)
-		syn, u, err := s.Agents.Synthesis(actx, sin)
-		cancel()
-		r.Usage.Add(u)
-		switch {
-		case err == nil:
-			r.Synthesis = syn
-		case actx.Err() != nil || isInvalid(err):
-			r.Events = append(r.Events, "TIMEOUT: SINTETIZADOR em sintese (o respuesta inválida): síntesis escrita por el código")
-			r.Synthesis, _, _ = Offline{}.Synthesis(ctx, sin)
-		default:
-			return Flow{}, boundary(fmt.Errorf("debate %s synthesis: %w", r.SessionID, err))
-		}
+	syn, u, events, err := askSynthesis(ctx, s.Agents, sin, func() (context.Context, context.CancelFunc) { return s.agentCtx(ctx, &f) }, r.ReducedByTimeout)
+	r.Usage.Add(u)
+	r.Events = append(r.Events, events...)
+	if err != nil {
+		return Flow{}, boundary(fmt.Errorf("debate %s synthesis: %w", r.SessionID, err))
 	}
+	r.Synthesis = syn
 	value := 0.0
 	if q.ValueAtRisk != nil {
 		value = q.ValueAtRisk.Amount
 	}
 	r.Escalation = Escalate(EscalationInput{Mode: r.Mode, SynthesisConfidence: r.Confidence, ConvergenceFinal: r.Convergence,
 		ValueAtRisk: value, Irreversible: q.Irreversible, RiskLevel: q.RiskLevel, CriticalDivergence: r.Synthesis.CriticalDivergence,
-		OutOfScope: r.Synthesis.OutOfScope, Trip: r.Trip, OptionalCouncil: f.OptionalCouncil}, q.Config)
+		OutOfScope: r.Synthesis.OutOfScope, Trip: r.Trip, OptionalCouncil: f.OptionalCouncil, NoProposal: r.Decision == ""}, q.Config)
 	r.Target = r.Escalation.Target
 	r.FinalReason = strings.Join(r.Escalation.Reasons, "; ")
 	switch r.Target {
@@ -69,10 +59,6 @@ func (s *Steps) Synthesize(ctx context.Context, f Flow) (Flow, error) {
 
 func preview(f *Flow, divergences []string) *Preview {
 	r := &f.Result
-	proposed := r.Decision
-	if r.Council != nil && len(r.Council.Votes) > 0 && !r.Council.TimedOut {
-		proposed = r.Council.Decision
-	}
-	return &Preview{DebateID: r.SessionID, Question: r.Question.Question, Options: r.Question.Options, Proposed: proposed,
+	return &Preview{DebateID: r.SessionID, Question: r.Question.Question, Options: r.Question.Options, Proposed: r.Proposed(),
 		Confidence: r.Confidence, Summary: r.Synthesis.Summary, Divergences: nonNil(divergences), Reasons: strings.Split(r.FinalReason, "; ")}
 }

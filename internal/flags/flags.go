@@ -27,15 +27,20 @@
 //     "exactamente" and the conservative reading marks the risk.
 //   - drift_detected, any other closure_rule: the answer contains none of
 //     the question's core words — the words of question_text minus the
-//     stopwords (DefaultStopwords: the seed's list) — matched literally. A
-//     question with no core words drifts (conservative).
-//   - over_explanation: the answer has more than max_words words (default
-//     120); exactly max_words is not over. Here a word is a
-//     whitespace-separated run holding at least one letter or digit, so
-//     "12,5" and "EBITDA/deuda" are one word each and a lone "—" is none.
+//     stopwords (DefaultStopwords: the seed's list, where "por qué" is one
+//     stopword of two words and a lone "por" stays a core word) — matched
+//     literally. A question with no core words drifts (conservative).
+//   - over_explanation: the seed's "excede longitud sin aportar cierre":
+//     the answer has more than max_words words (default 120; exactly
+//     max_words is not over) and did not close by itself (forced_closure).
+//     Here a word is a whitespace-separated run holding at least one letter
+//     or digit, so "12,5" and "EBITDA/deuda" are one word each and a lone
+//     "—" is none.
 //   - contradiction_with_context: the judge's verdict against the context
 //     pack's facts; false when there is no pack or it has no facts (the
-//     seed's "no comparable").
+//     seed's "no comparable"). A judge answer that stays invalid after its
+//     re-ask marks it true ("ante duda → marcar riesgo"); the output does
+//     not explain it, the log names the question.
 //   - authority_level: alta with none of {closure_ok=false,
 //     hedging_detected, drift_detected}, media with exactly one, baja with
 //     two or more.
@@ -59,6 +64,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -129,9 +135,10 @@ var DefaultHedgingMarkers = []string{
 }
 
 // DefaultStopwords are the words of question_text that are not core words
-// for the drift rule: exactly the seed's list ("por qué" is split into its
-// two words). Treat it as read-only; pass Options.Stopwords to replace it.
-var DefaultStopwords = []string{"qué", "cómo", "cuál", "cuándo", "por", "el", "la", "un", "una"}
+// for the drift rule: exactly the seed's list. "por qué" is one stopword of
+// two words, removed only where they stand together; a lone "por" is a
+// core word. Treat it as read-only; pass Options.Stopwords to replace it.
+var DefaultStopwords = []string{"qué", "cómo", "cuál", "cuándo", "por qué", "el", "la", "un", "una"}
 
 // QuestionSet is the question set file.
 type QuestionSet struct {
@@ -226,8 +233,13 @@ type Options struct {
 	Now func() time.Time
 	// HedgingMarkers replaces DefaultHedgingMarkers when non-nil.
 	HedgingMarkers []string
-	// Stopwords replaces DefaultStopwords when non-nil.
+	// Stopwords replaces DefaultStopwords when non-nil; an entry of
+	// several words is one stopword, matched as a run.
 	Stopwords []string
+	// Logger receives what the output does not say: why a flag was set
+	// conservatively (a judge answer that stayed invalid). Question ids
+	// only, never answer text. nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // NewID returns a deterministic flags_id for the given inputs: "fl_" and

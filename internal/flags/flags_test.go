@@ -1,15 +1,20 @@
 package flags
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // fakeJudge is a scripted ContradictionJudge that records its calls.
@@ -63,6 +68,9 @@ func TestClassifyRules(t *testing.T) {
 	yesNo := Question{QuestionText: "¿Está dispuesto a trasladarse?", ClosureRule: "binario"}
 	short := Question{QuestionText: "¿Cuál es el margen bruto?", ClosureRule: "abierta", MaxWords: 5}
 	onlyStop := Question{QuestionText: "¿Por qué?", ClosureRule: "abierta"}
+	whyGo := Question{QuestionText: "¿Por qué Go?", ClosureRule: "abierta"}
+	howMuch := Question{QuestionText: "¿Por cuánto se vendió?", ClosureRule: "cifra"}
+	whatMargin := Question{QuestionText: "¿Qué margen?", ClosureRule: "cifra"}
 	type want struct{ closure, over, hedging, drift bool }
 	tests := []struct {
 		name   string
@@ -108,12 +116,23 @@ func TestClassifyRules(t *testing.T) {
 		{"only stopwords shared drifts", margin, "La cifra, un secreto.", false, want{closure: true, drift: true}},
 		{"question with no core words drifts", onlyStop, "Por qué no.", false, want{closure: true, drift: true}},
 
-		// over_explanation: more than max_words words
-		{"exactly max_words", short, nWords(5), false, want{closure: true}},
-		{"max_words plus one", short, nWords(6), false, want{closure: true, over: true}},
-		{"punctuation is not a word", short, nWords(5) + " — …", false, want{closure: true}},
-		{"exactly default 120", margin, nWords(DefaultMaxWords), false, want{closure: true}},
-		{"default 120 plus one", margin, nWords(DefaultMaxWords + 1), false, want{closure: true, over: true}},
+		// stopwords: "por qué" is one stopword of two words (the seed's
+		// list: qué, cómo, cuál, cuándo, por qué, el, la, un, una)
+		{"por qué is one stopword: por alone does not anchor", whyGo, "Por costumbre.", false, want{closure: true, drift: true}},
+		{"por qué removed, core word kept", whyGo, "Por su concurrencia: Go.", false, want{closure: true}},
+		{"lone por is a core word", howMuch, "Por veinte millones.", false, want{closure: true}},
+		{"lone qué is a stopword", whatMargin, "Qué pregunta.", false, want{closure: true, drift: true}},
+
+		// over_explanation: "excede longitud sin aportar cierre" — more
+		// than max_words words and a forced closure
+		{"exactly max_words, forced", short, nWords(5), true, want{}},
+		{"max_words plus one, forced", short, nWords(6), true, want{over: true}},
+		{"max_words plus one, closed by itself", short, nWords(6), false, want{closure: true}},
+		{"short and forced is not over-explained", short, nWords(2), true, want{}},
+		{"punctuation is not a word", short, nWords(5) + " — …", true, want{}},
+		{"exactly default 120, forced", margin, nWords(DefaultMaxWords), true, want{}},
+		{"default 120 plus one, forced", margin, nWords(DefaultMaxWords + 1), true, want{over: true}},
+		{"default 120 plus one, closed", margin, nWords(DefaultMaxWords + 1), false, want{closure: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -357,6 +376,35 @@ func TestClassifyContradiction(t *testing.T) {
 		}
 		if len(j.calls) != 0 {
 			t.Errorf("%d judge calls with no facts", len(j.calls))
+		}
+	})
+	t.Run("invalid judge answer marks the risk, unexplained", func(t *testing.T) {
+		// Seed 002: "Ante duda → marcar riesgo, nunca neutralizar" and
+		// "No explicar el flag": the reason goes to the log only.
+		j := &fakeJudge{verdict: func(a string) (bool, error) {
+			if strings.Contains(a, "52") {
+				return false, fmt.Errorf("llm judge: %w", &llm.InvalidOutputError{Schema: ContradictionSchema, Problem: "fact_ids[0]: is not a fact id of the input"})
+			}
+			return false, nil
+		}}
+		var logs bytes.Buffer
+		got, warnings, err := Classify(context.Background(), twoQuestions(), []Transcript{tr}, pack, j,
+			Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		if err != nil {
+			t.Fatalf("an invalid judge answer aborted the classification: %v", err)
+		}
+		if got.ByQuestion[0].ContradictionWithContext || !got.ByQuestion[1].ContradictionWithContext {
+			t.Errorf("contradictions %v %v, want false true", got.ByQuestion[0].ContradictionWithContext, got.ByQuestion[1].ContradictionWithContext)
+		}
+		if got.ByQuestion[1].VerbalRisk != RiskAlto {
+			t.Errorf("verbal_risk %s, want alto", got.ByQuestion[1].VerbalRisk)
+		}
+		out, _ := yaml.Marshal(got)
+		if strings.Contains(string(out), "invalid") || strings.Contains(string(out), "InvalidOutput") || strings.Contains(strings.Join(warnings, " "), "judge") {
+			t.Errorf("the flags explain the flag:\n%s\nwarnings %v", out, warnings)
+		}
+		if l := logs.String(); !strings.Contains(l, "question_id=tec_q1") || !strings.Contains(l, "InvalidOutputError") || strings.Contains(l, "52 millones") || strings.Contains(l, "EBITDA") {
+			t.Errorf("log %q: want the question and the reason, never the answer", l)
 		}
 	})
 	t.Run("judge error", func(t *testing.T) {

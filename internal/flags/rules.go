@@ -3,11 +3,15 @@ package flags
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // Classify computes the flags of every question of qs, in question-set
@@ -41,11 +45,10 @@ func Classify(ctx context.Context, qs QuestionSet, transcripts []Transcript, pac
 	if stop == nil {
 		stop = DefaultStopwords
 	}
-	stopset := map[string]bool{}
-	for _, w := range stop {
-		for _, t := range words(w) {
-			stopset[t] = true
-		}
+	stopruns := compileStopwords(stop)
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
 	}
 
 	questions := map[string]Question{}
@@ -89,13 +92,24 @@ func Classify(ctx context.Context, qs QuestionSet, transcripts []Transcript, pac
 			QuestionID:      q.QuestionID,
 			Target:          q.Target,
 			ClosureOK:       !a.ForcedClosure,
-			OverExplanation: overExplained(a.AnswerText, q.MaxWords),
+			OverExplanation: overExplained(a.AnswerText, q.MaxWords, a.ForcedClosure),
 			HedgingDetected: hedged(a.AnswerText, hedges),
-			DriftDetected:   drifted(q, a.AnswerText, stopset),
+			DriftDetected:   drifted(q, a.AnswerText, stopruns),
 		}
 		if len(facts) > 0 {
 			c, err := judge.Contradicts(ctx, a.AnswerText, facts)
-			if err != nil {
+			var invalid *llm.InvalidOutputError
+			switch {
+			case errors.As(err, &invalid):
+				// The seed's conservative rule ("ante duda → marcar
+				// riesgo"): a verdict that stayed invalid after the
+				// re-ask marks the risk. The flag itself is not explained
+				// (seed 002: "No explicar el flag"); the reason goes to
+				// the log, naming the question, never the answer.
+				log.WarnContext(ctx, "contradiction judge answer invalid after one re-ask; contradiction_with_context marked true",
+					"question_id", q.QuestionID, "source", f.from, "error_type", llm.NameInvalidOutput)
+				c = true
+			case err != nil:
 				return Flags{}, nil, fmt.Errorf("contradiction of %s (%s): %w", q.QuestionID, f.from, err)
 			}
 			qf.ContradictionWithContext = c
@@ -197,11 +211,14 @@ func summarize(qf []QuestionFlags) Summary {
 	return s
 }
 
-func overExplained(answer string, maxWords int) bool {
+// overExplained is the seed's "excede longitud sin aportar cierre": more
+// than maxWords words and no closure of its own (the answer needed a
+// forced closure). A long answer that closed is not over-explained.
+func overExplained(answer string, maxWords int, forcedClosure bool) bool {
 	if maxWords <= 0 {
 		maxWords = DefaultMaxWords
 	}
-	return wordCount(answer) > maxWords
+	return forcedClosure && wordCount(answer) > maxWords
 }
 
 func hedged(answer string, markers [][]string) bool {
@@ -231,7 +248,7 @@ func containsRun(w, run []string) bool {
 	return false
 }
 
-func drifted(q Question, answer string, stop map[string]bool) bool {
+func drifted(q Question, answer string, stop [][]string) bool {
 	if strings.ToLower(strings.TrimSpace(q.ClosureRule)) == ClosureBinario {
 		a := compose(strings.TrimSpace(answer))
 		return !strings.EqualFold(a, "Sí") && !strings.EqualFold(a, "No")
@@ -240,8 +257,56 @@ func drifted(q Question, answer string, stop map[string]bool) bool {
 	for _, w := range words(answer) {
 		have[w] = true
 	}
-	for _, w := range words(q.QuestionText) {
-		if !stop[w] && have[w] {
+	for _, w := range coreWords(q.QuestionText, stop) {
+		if have[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// compileStopwords turns each stopword into its run of words: "por qué" is
+// one stopword of two words, removed only where both stand together.
+func compileStopwords(stop []string) [][]string {
+	out := make([][]string, 0, len(stop))
+	for _, s := range stop {
+		if w := words(s); len(w) > 0 {
+			out = append(out, w)
+		}
+	}
+	// Longest first, so "por qué" is removed before a one-word stopword
+	// could take its first word.
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// coreWords are the question's words minus its stopwords, each stopword
+// matched as a whole run of words: in "¿Por qué elegiste Go?" the run
+// "por qué" goes and "elegiste" and "go" stay; a lone "por" is a core word.
+func coreWords(text string, stop [][]string) []string {
+	w := words(text)
+	var out []string
+	for i := 0; i < len(w); {
+		n := 0
+		for _, run := range stop {
+			if i+len(run) <= len(w) && equalRun(w[i:i+len(run)], run) {
+				n = len(run)
+				break
+			}
+		}
+		if n > 0 {
+			i += n
+			continue
+		}
+		out = append(out, w[i])
+		i++
+	}
+	return out
+}
+
+func equalRun(a, b []string) bool {
+	for i := range b {
+		if a[i] != b[i] {
 			return false
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"log/slog"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -23,6 +24,16 @@ import (
 type Gateway struct {
 	Handler     http.Handler
 	TenantClaim string
+}
+
+// NewGateway serves rt's routes behind API Gateway, the tenant from the
+// claim tenantClaim of the JWT the API's authorizer verified; the routes
+// log to slog.Default() unless rt.Logger says otherwise.
+func NewGateway(rt Routes, tenantClaim string) *Gateway {
+	if rt.Logger == nil {
+		rt.Logger = slog.Default()
+	}
+	return &Gateway{Handler: New(rt), TenantClaim: tenantClaim}
 }
 
 // Handle serves one API Gateway request; the method form of the adapter,

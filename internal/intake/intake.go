@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,21 +23,12 @@ import (
 	"github.com/veredicto/veredicto/internal/starter"
 )
 
-// Layout of the buckets (the same keys locally under a data folder):
-// searches/<tenant>/<search_id>/… holds a search's documents,
-// reports/<tenant>/<search_id>/… its reports.
+// A search's READY marker, under its folder (search.InputPrefix), and the
+// tenant of a search uploaded without one.
 const (
-	SearchesPrefix = "searches"
-	ReportsPrefix  = "reports"
-	ReadyMarker    = "READY"
-	DefaultTenant  = "default"
+	ReadyMarker   = "READY"
+	DefaultTenant = "default"
 )
-
-// InputPrefix is where a tenant's search is uploaded.
-func InputPrefix(tenant, searchID string) string { return path.Join(SearchesPrefix, tenant, searchID) }
-
-// ReportPrefix is where a tenant's search's reports are written.
-func ReportPrefix(tenant, searchID string) string { return path.Join(ReportsPrefix, tenant, searchID) }
 
 // Blobs reads objects (inputs and reports buckets).
 type Blobs interface {
@@ -131,8 +123,8 @@ func (s *Service) visible(ctx context.Context, tenant, searchID string) (SearchR
 		return SearchRecord{}, err
 	case !ok || rec.Tenant != tenant:
 		return SearchRecord{}, notFound(searchID)
-	case strings.TrimSuffix(rec.Input.InputPrefix, "/") != InputPrefix(tenant, searchID) ||
-		strings.TrimSuffix(rec.Input.ReportPrefix, "/") != ReportPrefix(tenant, searchID):
+	case strings.TrimSuffix(rec.Input.InputPrefix, "/") != search.InputPrefix(tenant, searchID) ||
+		strings.TrimSuffix(rec.Input.ReportPrefix, "/") != search.ReportPrefix(tenant, searchID):
 		// Every read of a search starts from these prefixes: a record
 		// naming another folder (damaged, or written by hand) is never
 		// followed.
@@ -253,6 +245,14 @@ func (s *Service) State(ctx context.Context, tenant, searchID string) (SearchSta
 		}
 		st.Candidates = append(st.Candidates, c)
 	}
+	// A candidate decided without any stage (escalated before GEM1 for
+	// want of its minimum documents) is in the summary only.
+	for _, r := range sum.Ranking {
+		if !slices.ContainsFunc(st.Candidates, func(c CandidateState) bool { return c.CandidateID == r.CandidateID }) {
+			st.Candidates = append(st.Candidates, CandidateState{CandidateID: r.CandidateID, Stages: []string{}, Decision: r.Decision, Reason: r.Reason})
+		}
+	}
+	slices.SortFunc(st.Candidates, func(a, b CandidateState) int { return strings.Compare(a.CandidateID, b.CandidateID) })
 	return st, nil
 }
 

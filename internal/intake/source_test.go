@@ -33,7 +33,7 @@ func startedSearch(t *testing.T, files map[string][]byte) (*intake.Service, stri
 	}
 	kv := filestore.NewMemory()
 	rec, _ := json.Marshal(intake.SearchRecord{SearchID: "s3", Tenant: "acme", Execution: "acme--s3",
-		Input: search.StartInput{Tenant: "acme", SearchID: "s3", InputPrefix: intake.InputPrefix("acme", "s3"), ReportPrefix: intake.ReportPrefix("acme", "s3")}})
+		Input: search.StartInput{Tenant: "acme", SearchID: "s3", InputPrefix: search.InputPrefix("acme", "s3"), ReportPrefix: search.ReportPrefix("acme", "s3")}})
 	kv.PutIfAbsent(context.Background(), "search/acme/s3", rec)
 	return &intake.Service{Inputs: fileblob.NewDir(inputs), Records: kv}, inputs
 }

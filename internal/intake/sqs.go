@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/veredicto/veredicto/internal/queue"
+	"github.com/veredicto/veredicto/internal/batchnote"
 )
 
 // s3Notification is the body S3 sends to a queue: an event notification
@@ -58,7 +58,7 @@ func (s *Service) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 		var why []string
 		fail := func() {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
-			queue.NoteFailure(ctx, m.MessageId, strings.Join(why, "; "))
+			batchnote.Note(ctx, m.MessageId, strings.Join(why, "; "))
 		}
 		n, err := parseNotification(m.Body)
 		if err != nil {

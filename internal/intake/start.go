@@ -135,8 +135,8 @@ func (s *Service) check(ctx context.Context, tenant string, req StartRequest) (s
 	if req.Concurrency < 0 || req.Concurrency > MaxConcurrency {
 		rej.Problems = append(rej.Problems, fmt.Sprintf("concurrency %d is out of range 1–%d", req.Concurrency, MaxConcurrency))
 	}
-	in := search.StartInput{Tenant: tenant, SearchID: req.SearchID, InputPrefix: InputPrefix(tenant, req.SearchID),
-		ReportPrefix: ReportPrefix(tenant, req.SearchID), Concurrency: req.Concurrency, Review: req.Review}
+	in := search.StartInput{Tenant: tenant, SearchID: req.SearchID, InputPrefix: search.InputPrefix(tenant, req.SearchID),
+		ReportPrefix: search.ReportPrefix(tenant, req.SearchID), Concurrency: req.Concurrency, Review: req.Review}
 	if r := req.Review; r != nil && (r.TimeoutSeconds < 0 || r.TimeoutSeconds > MaxReviewTimeout) {
 		rej.Problems = append(rej.Problems, fmt.Sprintf("review.timeout_seconds %d is out of range 1–%d (0: the default, 7 days)", r.TimeoutSeconds, MaxReviewTimeout))
 		in.Review = nil // named once: not again by the workflow's check below

@@ -92,7 +92,7 @@ func parseReady(b []byte) (ReadyFile, []string) {
 // readyKey splits searches/<tenant>/<id>/READY.
 func readyKey(key string) (tenant, searchID string, ok bool) {
 	parts := strings.Split(key, "/")
-	if len(parts) != 4 || parts[0] != SearchesPrefix || parts[3] != ReadyMarker {
+	if len(parts) != 4 || parts[0] != search.SearchesPrefix || parts[3] != ReadyMarker {
 		return "", "", false
 	}
 	return parts[1], parts[2], true

@@ -33,6 +33,25 @@ const (
 	Tool               Domain = "tool"                // what a confirmation asks about (senior_review…)
 	Category           Domain = "category"            // a confirmation's category (decision, email_send…)
 	Sensitivity        Domain = "sensitivity"         // low, medium, high
+	Gate               Domain = "gate"                // a step of a candidate's evaluation (gate_gem1…)
+	GateOutcome        Domain = "gate_outcome"        // how a gate decided (supera_umbral…)
+
+	// The debate (seed 003): its log keeps the seed's codes; its report
+	// reads them here.
+	DebateTarget  Domain = "debate_target"  // escalado_para: NENHUM, COUNCIL, HUMANO
+	DebateMode    Domain = "debate_mode"    // the route: simple, debate, council
+	RoundKind     Domain = "round_kind"     // posicoes_iniciais, rebatidas, refinamento
+	KeepsPosition Domain = "keeps_position" // a rebuttal's Sim, Nao, Parcialmente
+
+	// The career companion (seed 001).
+	CompanionDecision Domain = "companion_decision" // decision_matrix
+	CompanionStatus   Domain = "companion_status"   // an application's status
+	CompanionMode     Domain = "companion_mode"     // screening, full, onboarding
+	NonNegotiable     Domain = "non_negotiable"     // a rule of non_negotiables_check
+	RequirementMatch  Domain = "requirement_match"  // cumple, transferible, parcial, no_cumple
+	GapType           Domain = "gap_type"           // hard_gap, partial, transferable, nice_to_have
+	TechMaturity      Domain = "tech_maturity"      // the culture radar's tech_maturity
+	CompanySize       Domain = "company_size"       // the culture radar's company_size_signal
 
 	// The search's reports.
 	DecisionDetail  Domain = "decision_detail"  // the sentence a report's decision heading adds
@@ -53,18 +72,10 @@ const (
 	// words.
 	Question Domain = "question"
 
-	// The career companion's report (seed 001).
-	CompanionDecision Domain = "companion_decision" // max_priority…
-	NonNegotiable     Domain = "non_negotiable"     // remote_only…
-	RequirementType   Domain = "requirement_type"   // A, B, C, D
-	Match             Domain = "match"              // cumple, transferible, parcial, no_cumple
-	GapType           Domain = "gap_type"           // hard_gap…
-	TechMaturity      Domain = "tech_maturity"      // legacy, mixed…
-	CompanySize       Domain = "company_size"       // startup…
-	ApplicationMode   Domain = "application_mode"   // screening, full, onboarding
-	ApplicationStatus Domain = "application_status" // running, paused…
-	LearningCategory  Domain = "learning_category"  // non_negotiables…
-	SkillLevel        Domain = "skill_level"        // basico…
+	// The career companion's report (seed 001), beside the codes above.
+	RequirementType  Domain = "requirement_type"  // A, B, C, D
+	LearningCategory Domain = "learning_category" // non_negotiables…
+	SkillLevel       Domain = "skill_level"       // basico…
 )
 
 var table = map[Domain]map[string]string{
@@ -134,6 +145,43 @@ var table = map[Domain]map[string]string{
 		"low":    "baja",
 		"medium": "media",
 		"high":   "alta",
+	},
+	Gate: {
+		"gate_gem1": "GEM1 · trayectoria y logros",
+		"gate_gem2": "GEM2 · evaluación de negocio",
+		"gate_gem3": "GEM3 · veredicto y referencias",
+		"gate_qa":   "GEM4 · auditoría QA",
+	},
+	GateOutcome: {
+		"supera_umbral":               "supera el umbral",
+		"bajo_umbral":                 "no alcanza el umbral",
+		"sin_evidencia_citada":        "no cita ninguna fuente: falta estructural de evidencia",
+		"entradas_minimas_faltantes":  "no se ejecutó: faltan documentos mínimos",
+		"recomendacion_incoherente":   "recomendación SI/NO incoherente con su puntaje",
+		"qa_bloqueado_reintento":      "bloqueado por QA: se corrige y se audita de nuevo",
+		"qa_bloqueado_sin_reintentos": "bloqueado por QA sin reintentos restantes",
+		"contradiccion_irresoluble":   "contradicción crítica irresoluble",
+	},
+	DebateTarget: {
+		"NENHUM":  "ninguno: la decisión se emite",
+		"COUNCIL": "el council de tres miembros",
+		"HUMANO":  "una persona",
+	},
+	DebateMode: {
+		"auto":    "automática",
+		"simple":  "simple (un cargo)",
+		"debate":  "debate (dos o más cargos)",
+		"council": "council (decisión crítica)",
+	},
+	RoundKind: {
+		"posicoes_iniciais": "posiciones iniciales",
+		"rebatidas":         "réplicas cruzadas",
+		"refinamento":       "refinamiento final",
+	},
+	KeepsPosition: {
+		"Sim":          "Sí",
+		"Nao":          "No",
+		"Parcialmente": "En parte",
 	},
 
 	DecisionDetail: {
@@ -302,6 +350,7 @@ var table = map[Domain]map[string]string{
 		"report":                      "Informe",
 		"escalation":                  "Paquete de escalamiento",
 		"motivo":                      "Motivo",
+		"documentos_faltantes":        "Documentos faltantes",
 		"resumen_ejecutivo":           "Resumen ejecutivo",
 		"bloqueos_y_correcciones":     "Bloqueos y correcciones intentadas",
 		"riesgos_si_se_fuerza_cierre": "Riesgos si se fuerza el cierre",
@@ -337,6 +386,18 @@ var table = map[Domain]map[string]string{
 		"strategic_only":  "Solo estratégica",
 		"not_recommended": "No recomendada",
 	},
+	CompanionStatus: {
+		"running":   "en curso",
+		"paused":    "en pausa, esperando tu respuesta",
+		"stopped":   "detenida por ti",
+		"completed": "completa",
+		"rejected":  "rechazada: no es una oferta de empleo",
+	},
+	CompanionMode: {
+		"screening":  "evaluación rápida (fases 1-2)",
+		"full":       "completo (fases 1-3)",
+		"onboarding": "incorporación (fases 1-2)",
+	},
 	NonNegotiable: {
 		"remote_only":         "Solo remoto",
 		"min_salary":          "Salario mínimo",
@@ -350,41 +411,29 @@ var table = map[Domain]map[string]string{
 		"C": "deseable real",
 		"D": "deseable inflado",
 	},
-	Match: {
-		"cumple":       "cumple",
-		"transferible": "transferible",
-		"parcial":      "parcial",
-		"no_cumple":    "no cumple",
+	RequirementMatch: {
+		"cumple":       "Cumple",
+		"transferible": "Transferible",
+		"parcial":      "Parcial",
+		"no_cumple":    "No cumple",
 	},
 	GapType: {
 		"hard_gap":     "brecha dura",
-		"partial":      "brecha parcial",
-		"transferable": "transferible",
+		"partial":      "cumplimiento parcial",
+		"transferable": "experiencia transferible",
 		"nice_to_have": "deseable",
 	},
 	TechMaturity: {
-		"legacy":       "heredada",
+		"legacy":       "legado",
 		"mixed":        "mixta",
 		"modern":       "moderna",
 		"cutting_edge": "de vanguardia",
 	},
 	CompanySize: {
-		"startup":    "empresa emergente",
+		"startup":    "Startup",
 		"mid":        "mediana",
-		"enterprise": "grande",
-		"unknown":    "no se sabe",
-	},
-	ApplicationMode: {
-		"screening":  "evaluación rápida",
-		"full":       "completo",
-		"onboarding": "incorporación",
-	},
-	ApplicationStatus: {
-		"running":   "en curso",
-		"paused":    "en pausa",
-		"stopped":   "detenida",
-		"completed": "completada",
-		"rejected":  "rechazada",
+		"enterprise": "gran empresa",
+		"unknown":    "sin dato",
 	},
 	LearningCategory: {
 		"non_negotiables":  "innegociables",

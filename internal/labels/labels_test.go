@@ -34,10 +34,27 @@ func wantLabels(t *testing.T, d labels.Domain, codes ...string) {
 func TestEveryContractCodeHasALabel(t *testing.T) {
 	wantLabels(t, labels.Decision, search.Decisions()...)
 	wantLabels(t, labels.Reason, search.Reasons()...)
+	wantLabels(t, labels.Decision, search.StateQARetry)
+	wantLabels(t, labels.GateOutcome, search.Outcomes()...)
+	wantLabels(t, labels.Gate, "gate_gem1", "gate_gem2", "gate_gem3", "gate_qa")
 	wantLabels(t, labels.RunStatus, asl.StatusRunning, asl.StatusSucceeded, asl.StatusFailed, asl.StatusTimedOut, asl.StatusAborted, "PENDING", "DAMAGED")
 	wantLabels(t, labels.ConfirmationStatus, confirm.StatusPending, confirm.StatusResolving, confirm.StatusApproved,
 		confirm.StatusRejected, confirm.StatusExpired, confirm.StatusDamaged)
 	wantLabels(t, labels.Sensitivity, "low", "medium", "high")
+	// The debate's codes its report and CLI show (seed 003).
+	wantLabels(t, labels.DebateTarget, debate.TargetNone, debate.TargetCouncil, debate.TargetHuman)
+	wantLabels(t, labels.DebateMode, debate.ModeAuto, debate.ModeSimple, debate.ModeDebate, debate.ModeCouncil)
+	wantLabels(t, labels.RoundKind, debate.RoundInitial, debate.RoundRebuttals, debate.RoundRefinement)
+	wantLabels(t, labels.KeepsPosition, debate.KeepYes, debate.KeepNo, debate.KeepPartial)
+	// The companion's codes its report and CLI show (seed 001).
+	wantLabels(t, labels.CompanionDecision, companion.DecisionMaxPriority, companion.DecisionConsider, companion.DecisionStrategicOnly, companion.DecisionNotRecommended)
+	wantLabels(t, labels.CompanionStatus, companion.StatusRunning, companion.StatusPaused, companion.StatusStopped, companion.StatusCompleted, companion.StatusRejected)
+	wantLabels(t, labels.CompanionMode, companion.ModeScreening, companion.ModeFull, companion.ModeOnboarding)
+	wantLabels(t, labels.NonNegotiable, companion.RuleRemoteOnly, companion.RuleMinSalary, companion.RuleNoRelocation, companion.RuleExcludedIndustries, companion.RuleMaxTravelPct)
+	wantLabels(t, labels.RequirementMatch, companion.MatchCumple, companion.MatchTransferible, companion.MatchParcial, companion.MatchNoCumple)
+	wantLabels(t, labels.GapType, companion.GapHard, companion.GapPartial, companion.GapTransferable, companion.GapNiceToHave)
+	wantLabels(t, labels.TechMaturity, companion.TechMaturities...)
+	wantLabels(t, labels.CompanySize, companion.CompanySizes...)
 
 	defs, err := filepath.Glob(filepath.Join("..", "..", "statemachines", "*.asl.json"))
 	if err != nil || len(defs) == 0 {
@@ -160,12 +177,12 @@ func TestEveryReportCodeHasALabel(t *testing.T) {
 	wantLabels(t, labels.CompanionDecision, companion.DecisionMaxPriority, companion.DecisionConsider, companion.DecisionStrategicOnly, companion.DecisionNotRecommended)
 	wantLabels(t, labels.NonNegotiable, companion.RuleRemoteOnly, companion.RuleMinSalary, companion.RuleNoRelocation, companion.RuleExcludedIndustries, companion.RuleMaxTravelPct)
 	wantLabels(t, labels.RequirementType, enumOf(t, companion.ClassifiedRequirement{}, "type")...)
-	wantLabels(t, labels.Match, enumOf(t, companion.ClassifiedRequirement{}, "match")...)
+	wantLabels(t, labels.RequirementMatch, enumOf(t, companion.ClassifiedRequirement{}, "match")...)
 	wantLabels(t, labels.GapType, "hard_gap", "partial", "transferable", "nice_to_have") // GapItem.GapType, set in scoring.go
 	wantLabels(t, labels.TechMaturity, enumOf(t, companion.CultureRadar{}, "tech_maturity")...)
 	wantLabels(t, labels.CompanySize, enumOf(t, companion.CultureRadar{}, "company_size_signal")...)
-	wantLabels(t, labels.ApplicationMode, companion.ModeScreening, companion.ModeFull, companion.ModeOnboarding)
-	wantLabels(t, labels.ApplicationStatus, companion.StatusRunning, companion.StatusPaused, companion.StatusStopped, companion.StatusCompleted, companion.StatusRejected)
+	wantLabels(t, labels.CompanionMode, companion.ModeScreening, companion.ModeFull, companion.ModeOnboarding)
+	wantLabels(t, labels.CompanionStatus, companion.StatusRunning, companion.StatusPaused, companion.StatusStopped, companion.StatusCompleted, companion.StatusRejected)
 	wantLabels(t, labels.LearningCategory, enumOf(t, companion.Learning{}, "category")...)
 	wantLabels(t, labels.SkillLevel, companion.SkillLevels...)
 }

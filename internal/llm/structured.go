@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/veredicto/veredicto"
 )
@@ -24,10 +25,17 @@ func Generate[T any](ctx context.Context, c Client, req Request, check func(*T) 
 		req.JSONSchema = s
 	}
 	var total veredicto.Usage
+	obs := observerFrom(ctx)
 	for attempt := 0; attempt < 2; attempt++ {
+		start := time.Now()
 		resp, err := c.Complete(ctx, req)
 		total.Add(resp.Usage)
 		if err != nil {
+			if obs != nil {
+				if oerr := obs.Observe(ctx, Attempt{Request: req, Err: err, Latency: time.Since(start), Number: attempt + 1}); oerr != nil {
+					return zero, total, fmt.Errorf("generate %s: record the attempt: %w", req.Schema, oerr)
+				}
+			}
 			return zero, total, fmt.Errorf("generate %s: %w", req.Schema, err)
 		}
 		var (
@@ -36,6 +44,12 @@ func Generate[T any](ctx context.Context, c Client, req Request, check func(*T) 
 		)
 		if !resp.Truncated {
 			out, problem = decode[T](req.JSONSchema, resp.Content, check)
+		}
+		// The attempt is recorded before its answer is used.
+		if obs != nil {
+			if oerr := obs.Observe(ctx, Attempt{Request: req, Response: resp, Latency: time.Since(start), Number: attempt + 1, Problem: problem}); oerr != nil {
+				return zero, total, fmt.Errorf("generate %s: record the attempt: %w", req.Schema, oerr)
+			}
 		}
 		if problem == "" {
 			return out, total, nil
@@ -46,6 +60,38 @@ func Generate[T any](ctx context.Context, c Client, req Request, check func(*T) 
 		req.Retry = &Reask{Previous: string(resp.Content), Problem: problem}
 	}
 	panic("unreachable")
+}
+
+// Attempt is one attempt of a Generate call, as an Observer sees it: the
+// request sent, the answer (or the provider's error), how long it took,
+// its number (1, then 2 for the re-ask) and the code's check of the answer
+// (Problem, "" when accepted).
+type Attempt struct {
+	Request  Request
+	Response Response
+	Err      error
+	Latency  time.Duration
+	Number   int
+	Problem  string
+}
+
+// Observer sees every attempt of every Generate call made with a context
+// it is attached to (WithObserver), before the answer is used: the audit
+// record. An error it returns fails the call.
+type Observer interface {
+	Observe(ctx context.Context, a Attempt) error
+}
+
+type observerKey struct{}
+
+// WithObserver returns ctx in which Generate reports its attempts to o.
+func WithObserver(ctx context.Context, o Observer) context.Context {
+	return context.WithValue(ctx, observerKey{}, o)
+}
+
+func observerFrom(ctx context.Context) Observer {
+	o, _ := ctx.Value(observerKey{}).(Observer)
+	return o
 }
 
 // truncatedProblem is the re-ask of an answer cut off at the output-token

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/veredicto/veredicto/internal/batchnote"
+
 	"github.com/aws/aws-lambda-go/events"
 )
 
@@ -29,19 +31,10 @@ type Noter interface {
 
 // failures collects, during one handler call, why each message it fails
 // was not processed (NoteFailure).
-type failures struct{ why map[string]string }
-
-type failuresKey struct{}
-
 // NoteFailure tells the local consumer why the handler fails the message
 // id, so its last error is kept with it (and a dead letter says why it
-// died). Under Lambda's event source there is no consumer in ctx: the
-// handler's log is where the reason is.
-func NoteFailure(ctx context.Context, id, reason string) {
-	if f, ok := ctx.Value(failuresKey{}).(*failures); ok {
-		f.why[id] = reason
-	}
-}
+// died): batchnote.Note, for handlers in this package's tests and callers.
+func NoteFailure(ctx context.Context, id, reason string) { batchnote.Note(ctx, id, reason) }
 
 var _ ReceiveDeleter = (*Dir)(nil)
 
@@ -90,8 +83,8 @@ func (c *Consumer) Once(ctx context.Context) (received, deleted int, err error) 
 			EventSource:       "aws:sqs", EventSourceARN: LocalQueueARN, AWSRegion: "us-east-1",
 		})
 	}
-	notes := &failures{why: map[string]string{}}
-	resp, herr := c.Handle(context.WithValue(ctx, failuresKey{}, notes), ev)
+	hctx, notes := batchnote.With(ctx)
+	resp, herr := c.Handle(hctx, ev)
 	note := func(m Received, why string) {
 		if n, ok := c.Queue.(Noter); ok && why != "" {
 			if err := n.Note(ctx, m.ReceiptHandle, why); err != nil {
@@ -122,7 +115,7 @@ func (c *Consumer) Once(ctx context.Context) (received, deleted int, err error) 
 	}
 	for _, m := range msgs {
 		if failed[m.ID] {
-			note(m, cmpOr(notes.why[m.ID], "the handler reported it failed, without saying why"))
+			note(m, cmpOr(notes.Why(m.ID), "the handler reported it failed, without saying why"))
 			continue
 		}
 		if err := c.Queue.Delete(ctx, m.ReceiptHandle); err != nil {

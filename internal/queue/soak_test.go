@@ -82,6 +82,7 @@ func TestSoak(t *testing.T) {
 		dir := fmt.Sprintf("searches/t%d/s-%03d/", i%7, i)
 		writeFile(t, inputs, dir+"jd.md", "# CFO\n\nLidera finanzas.\n")
 		writeFile(t, inputs, dir+"kickoff.md", "# Kickoff\n\nBuscamos un CFO.\n")
+		writeFile(t, inputs, dir+"company.md", "# Empresa\n\nDistribuidora.\n")
 		writeFile(t, inputs, dir+"candidates/c-1/cv.md", "# CV\n\nCFO diez años.\n")
 		writeFile(t, inputs, dir+"READY", "")
 	}

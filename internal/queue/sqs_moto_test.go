@@ -192,6 +192,7 @@ func TestHandleSQSOnMoto(t *testing.T) {
 		dir := "searches/acme/" + id + "/"
 		writeFile(t, inputs, dir+"jd.md", "# CFO\n")
 		writeFile(t, inputs, dir+"kickoff.md", "# Kickoff\n")
+		writeFile(t, inputs, dir+"company.md", "# Empresa\n")
 		writeFile(t, inputs, dir+"candidates/c-1/cv.md", "# CV\n")
 		writeFile(t, inputs, dir+"READY", "")
 	}

@@ -33,6 +33,10 @@ const (
 	// §8): human decisions, recorded with who, when and the comment.
 	DecisionApprovedByConsultant  = "APROBADO_POR_CONSULTOR"
 	DecisionDiscardedByConsultant = "DESCARTADO_POR_CONSULTOR"
+	// StateQARetry is the supervisor's state of a candidate whose QA
+	// blocked and who is being corrected (seed 000 §3): recorded, never
+	// an ending.
+	StateQARetry = "BLOQUEADO_QA_REINTENTO"
 )
 
 // Declared uncertainty (seed §3): agents write these instead of inventing.

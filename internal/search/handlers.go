@@ -20,6 +20,17 @@ type StartInput struct {
 	// Review says how an escalated candidate's senior review is handled;
 	// nil: recorded as pending, not waited for.
 	Review *ReviewOptions `json:"review,omitempty"`
+	// StrictInputs refuses the search when any candidate lacks a minimum
+	// document of an agent (InputGapsError), instead of escalating that
+	// candidate when the agent's turn comes.
+	StrictInputs bool `json:"strict_inputs,omitempty"`
+}
+
+// ValidateTask is Validate's state input: the execution input and the
+// execution's name, under which the audit record is kept.
+type ValidateTask struct {
+	Input     StartInput `json:"input"`
+	Execution string     `json:"execution"`
 }
 
 // ReviewOptions configure the senior consultant's review of escalated
@@ -92,17 +103,53 @@ func (g *Gates) threshold(k string) (gate *int, hi int, ok bool) {
 	return nil, 0, false
 }
 
-// Validate is the first task: it loads the search, blocks it when jd.md or
-// kickoff.md is missing (MissingInputError), and resolves the thresholds:
-// execution input over search.yaml over the seed's defaults.
+// ValidateExecution is the first task (Validate with the execution's
+// name): it opens the execution's audit record with the input and every
+// document, then validates.
+func (svc *Service) ValidateExecution(ctx context.Context, t ValidateTask) (_ Plan, err error) {
+	defer func() { err = boundary(flushed(ctx, err)) }()
+	ctx, err = svc.scope(ctx, t.Input.Tenant, t.Execution, "")
+	if err != nil {
+		return Plan{}, err
+	}
+	return svc.validate(ctx, t.Input)
+}
+
+// Validate is the first task: it loads the search, blocks it when a
+// minimum document of GEM5 is missing — jd.md, kickoff.md, company.md —
+// (MissingInputError), and resolves the thresholds: execution input over
+// search.yaml over the seed's defaults.
 func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
+	return svc.validate(ctx, in)
+}
+
+// CheckMandateInputs refuses a search whose GEM5 lacks a minimum
+// document: the mandate analysis cannot run, and no candidate can be
+// judged without it (seed 000 §2: jd, kickoff, company context).
+func CheckMandateInputs(s *Search) error {
+	if m := s.MissingInputs(AgentGem5, ""); len(m) > 0 {
+		return &veredicto.MissingInputError{Files: m}
+	}
+	return nil
+}
+
+func (svc *Service) validate(ctx context.Context, in StartInput) (Plan, error) {
 	if err := svc.checkPrefixes(in.Tenant, in.SearchID, in.InputPrefix, in.ReportPrefix); err != nil {
 		return Plan{}, err
 	}
 	s, err := svc.loadFresh(ctx, in.Tenant, in.InputPrefix, in.SearchID)
 	if err != nil {
 		return Plan{}, err
+	}
+	if err := svc.recordStart(ctx, in, s); err != nil {
+		return Plan{}, err
+	}
+	if err := CheckMandateInputs(s); err != nil {
+		return Plan{}, err
+	}
+	if gaps := s.InputGaps(); in.StrictInputs && len(gaps) > 0 {
+		return Plan{}, &InputGapsError{Gaps: gaps}
 	}
 	g := s.Gates
 	for k, v := range in.Thresholds {
@@ -146,6 +193,8 @@ func (svc *Service) Validate(ctx context.Context, in StartInput) (_ Plan, err er
 
 // SearchTask addresses the search-level tasks.
 type SearchTask struct {
+	// Execution is the execution's name: its audit record's.
+	Execution   string `json:"execution,omitempty"`
 	Tenant      string `json:"tenant"`
 	SearchID    string `json:"search_id"`
 	InputPrefix string `json:"input_prefix"`
@@ -163,7 +212,10 @@ type MandateResult struct {
 
 // Gem5 runs the mandate analysis once per search.
 func (svc *Service) Gem5(ctx context.Context, in SearchTask) (_ MandateResult, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
+	if ctx, err = svc.scope(ctx, in.Tenant, in.Execution, ""); err != nil {
+		return MandateResult{}, err
+	}
 	s, err := svc.load(ctx, in.Tenant, in.InputPrefix, in.SearchID, in.InputVersion)
 	if err != nil {
 		return MandateResult{}, err
@@ -195,6 +247,8 @@ func (svc *Service) gem5(ctx context.Context, s *Search, loadOnly bool) (Contrac
 // loop counters: gem3 is 1 after the GEM3 re-ask, qa is the GEM4 attempt
 // (0 first audit, then one per correction).
 type CandidateTask struct {
+	// Execution is the execution's name: its audit record's.
+	Execution   string `json:"execution,omitempty"`
 	Tenant      string `json:"tenant"`
 	SearchID    string `json:"search_id"`
 	CandidateID string `json:"candidate_id"`
@@ -202,6 +256,9 @@ type CandidateTask struct {
 	// InputVersion is Plan.InputVersion: the documents Validate loaded.
 	InputVersion string   `json:"input_version,omitempty"`
 	Counters     Counters `json:"counters"`
+	// Thresholds are the gates the workflow applies (the search's when
+	// absent): the task records its gate's decision with them.
+	Thresholds *Gates `json:"thresholds,omitempty"`
 }
 
 // Counters are the workflow's loop counters.
@@ -219,6 +276,12 @@ type StageResult struct {
 	Decision                  string  `json:"decision,omitempty"`
 	IrresolvableContradiction bool    `json:"irresolvable_contradiction"`
 	StructuralEvidenceGap     bool    `json:"structural_evidence_gap"`
+	// MissingInputs lists the agent's minimum documents the candidate
+	// lacks: the agent did not run (the gate escalates the candidate).
+	MissingInputs []string `json:"missing_inputs,omitempty"`
+	// State is the supervisor's state a QA block puts the candidate in
+	// while corrections remain (BLOQUEADO_QA_REINTENTO).
+	State string `json:"state,omitempty"`
 	// Reused: the stage was read from the store, not computed in this run.
 	Reused bool `json:"reused"`
 }
@@ -230,52 +293,83 @@ func scoreOf(s Scores) int {
 	return *s.ScoreDimension
 }
 
-// Gem1 runs trajectory and achievements.
-func (svc *Service) Gem1(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
-	defer func() { err = boundary(err) }()
+// candidateStep opens a candidate task: its audit scope and its chain.
+// missing lists the minimum documents of agent the candidate lacks (""
+// checks none): then the chain is not built and the agent is not run.
+func (svc *Service) candidateStep(ctx context.Context, t CandidateTask, agent string) (context.Context, *candidateChain, []string, error) {
+	ctx, err := svc.scope(ctx, t.Tenant, t.Execution, t.CandidateID)
+	if err != nil {
+		return ctx, nil, nil, err
+	}
 	ch, err := svc.chain(ctx, t)
 	if err != nil {
-		return StageResult{}, err
+		return ctx, nil, nil, err
+	}
+	if agent != "" {
+		if m := ch.s.MissingInputs(agent, t.CandidateID); len(m) > 0 {
+			return ctx, ch, m, recordGate(ctx, missingGate(agent, m))
+		}
+	}
+	return ctx, ch, nil, nil
+}
+
+// thresholds are the gates of t: the workflow's, or the search's.
+func (ch *candidateChain) thresholds(t CandidateTask) Gates {
+	if t.Thresholds != nil {
+		return *t.Thresholds
+	}
+	return ch.s.Gates
+}
+
+// Gem1 runs trajectory and achievements.
+func (svc *Service) Gem1(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
+	defer func() { err = boundary(flushed(ctx, err)) }()
+	ctx, ch, missing, err := svc.candidateStep(ctx, t, AgentGem1)
+	if err != nil || missing != nil {
+		return StageResult{MissingInputs: missing, StructuralEvidenceGap: true}, err
 	}
 	if err := ch.runGem1(ctx); err != nil {
 		return StageResult{}, err
 	}
-	return StageResult{Score: scoreOf(ch.gem1.Scores), Confidence: ch.gem1.Scores.Confidence, Reused: ch.lastReused(),
-		StructuralEvidenceGap: ch.evidenceless(ch.gem1.Content)}, nil
+	r := StageResult{Score: scoreOf(ch.gem1.Scores), Confidence: ch.gem1.Scores.Confidence, Reused: ch.lastReused(),
+		StructuralEvidenceGap: ch.evidenceless(ch.gem1.Content)}
+	return r, recordGate(ctx, scoreGate(AgentGem1, "gem1", r.Score, ch.thresholds(t).Gem1, ch.gem1.Meta.Sources, r.StructuralEvidenceGap))
 }
 
 // Gem2 runs the business assessment.
 func (svc *Service) Gem2(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
-	defer func() { err = boundary(err) }()
-	ch, err := svc.chain(ctx, t)
-	if err != nil {
-		return StageResult{}, err
+	defer func() { err = boundary(flushed(ctx, err)) }()
+	ctx, ch, missing, err := svc.candidateStep(ctx, t, AgentGem2)
+	if err != nil || missing != nil {
+		return StageResult{MissingInputs: missing, StructuralEvidenceGap: true}, err
 	}
 	if err := ch.runGem2(ctx); err != nil {
 		return StageResult{}, err
 	}
-	return StageResult{Score: scoreOf(ch.gem2.Scores), Confidence: ch.gem2.Scores.Confidence, Reused: ch.lastReused(),
-		StructuralEvidenceGap: ch.evidenceless(ch.gem2.Content)}, nil
+	r := StageResult{Score: scoreOf(ch.gem2.Scores), Confidence: ch.gem2.Scores.Confidence, Reused: ch.lastReused(),
+		StructuralEvidenceGap: ch.evidenceless(ch.gem2.Content)}
+	return r, recordGate(ctx, scoreGate(AgentGem2, "gem2", r.Score, ch.thresholds(t).Gem2, ch.gem2.Meta.Sources, r.StructuralEvidenceGap))
 }
 
 // Gem3 runs the verdict (attempt counters.gem3: 1 is the re-ask).
 func (svc *Service) Gem3(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
-	defer func() { err = boundary(err) }()
-	ch, err := svc.chain(ctx, t)
-	if err != nil {
-		return StageResult{}, err
+	defer func() { err = boundary(flushed(ctx, err)) }()
+	ctx, ch, missing, err := svc.candidateStep(ctx, t, AgentGem3)
+	if err != nil || missing != nil {
+		return StageResult{MissingInputs: missing, StructuralEvidenceGap: true}, err
 	}
 	if err := ch.runGem3(ctx, t.Counters.Gem3); err != nil {
 		return StageResult{}, err
 	}
-	return StageResult{Score: scoreOf(ch.gem3.Scores), Confidence: ch.gem3.Scores.Confidence, Recommendation: ch.gem3.Content.Recommendation, Reused: ch.lastReused(),
-		StructuralEvidenceGap: ch.evidenceless(ch.gem3.Content)}, nil
+	r := StageResult{Score: scoreOf(ch.gem3.Scores), Confidence: ch.gem3.Scores.Confidence, Recommendation: ch.gem3.Content.Recommendation, Reused: ch.lastReused(),
+		StructuralEvidenceGap: ch.evidenceless(ch.gem3.Content)}
+	return r, recordGate(ctx, gem3Gate(stageName(AgentGem3, t.Counters.Gem3), r.Score, ch.thresholds(t).Gem3, r.Recommendation, ch.gem3.Meta.Sources, r.StructuralEvidenceGap))
 }
 
 // Gem4 runs the QA audit attempt counters.qa, with the corrections before it.
 func (svc *Service) Gem4(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
-	defer func() { err = boundary(err) }()
-	ch, err := svc.chain(ctx, t)
+	defer func() { err = boundary(flushed(ctx, err)) }()
+	ctx, ch, _, err := svc.candidateStep(ctx, t, "")
 	if err != nil {
 		return StageResult{}, err
 	}
@@ -283,7 +377,11 @@ func (svc *Service) Gem4(ctx context.Context, t CandidateTask) (_ StageResult, e
 	if err != nil {
 		return StageResult{}, err
 	}
-	return qaResult(audit, ch.evidenceless(cur.gem1.Content) || ch.evidenceless(cur.gem2.Content) || ch.evidenceless(cur.gem3.Content), ch.lastReused()), nil
+	r := qaResult(audit, ch.evidenceless(cur.gem1.Content) || ch.evidenceless(cur.gem2.Content) || ch.evidenceless(cur.gem3.Content), ch.lastReused())
+	th := ch.thresholds(t)
+	g := qaGate(stageName(AgentGem4, t.Counters.QA), r, th.Gem4, t.Counters.QA, th.MaxQARetries, audit.Meta.Sources)
+	r.State = g.State
+	return r, recordGate(ctx, g)
 }
 
 // qaResult is the QA gate's view of an audit. Code, not the model, has the
@@ -303,11 +401,11 @@ func qaResult(audit Contract[Gem4Content], evidenceless, reused bool) StageResul
 
 // Correct runs the correction before GEM4 attempt counters.qa.
 func (svc *Service) Correct(ctx context.Context, t CandidateTask) (_ StageResult, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
 	if t.Counters.QA < 1 {
 		return StageResult{}, &veredicto.InvalidInputError{File: "state input", Field: "counters.qa", Problem: "a correction needs a GEM4 attempt of 1 or more"}
 	}
-	ch, err := svc.chain(ctx, t)
+	ctx, ch, _, err := svc.candidateStep(ctx, t, "")
 	if err != nil {
 		return StageResult{}, err
 	}

@@ -75,6 +75,8 @@ type Search struct {
 	// Version fingerprints the documents and search.yaml it was loaded
 	// from: a re-upload changes it.
 	Version string
+	// Config is search.yaml's text ("" without one).
+	Config string
 }
 
 // Document file names.
@@ -329,7 +331,7 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 	if n := len(s.Warnings); n > MaxWarnings {
 		s.Warnings = append(s.Warnings[:MaxWarnings-1:MaxWarnings-1], fmt.Sprintf("and %d more files ignored or candidates skipped", n-MaxWarnings+1))
 	}
-	s.Version = s.version(configText)
+	s.Version, s.Config = s.version(configText), configText
 	return s, nil
 }
 

@@ -156,7 +156,7 @@ func (f *flakyReader) List(ctx context.Context, prefix string) ([]string, error)
 
 func TestServiceRetriesAFailedLoadAndBoundsItsCache(t *testing.T) {
 	dir := t.TempDir()
-	for name, text := range map[string]string{"jd.md": "# JD\n", "kickoff.md": "# K\n", "candidates/c-001/cv.md": "CV\n"} {
+	for name, text := range map[string]string{"jd.md": "# JD\n", "kickoff.md": "# K\n", "company.md": "# C\n", "candidates/c-001/cv.md": "CV\n"} {
 		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -319,7 +319,7 @@ func TestRerunReadsTheUploadAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for name, text := range map[string]string{"jd.md": "# JD\n", "kickoff.md": "# K\n", "candidates/c-001/cv.md": "CV\n"} {
+	for name, text := range map[string]string{"jd.md": "# JD\n", "kickoff.md": "# K\n", "company.md": "# C\n", "candidates/c-001/cv.md": "CV\n"} {
 		write(name, text)
 	}
 	r := &listCounter{BlobReader: file.NewDir(dir)}

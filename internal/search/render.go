@@ -279,11 +279,16 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 		for _, a := range e.Attempts {
 			fmt.Fprintf(&b, "- %s\n", a)
 		}
+		if len(e.Attempts) == 0 {
+			b.WriteString("- Ninguno: la evaluación se detuvo antes de la auditoría QA.\n")
+		}
 		b.WriteString("\n**Riesgos si se fuerza el cierre sin evidencia adicional**\n\n")
 		for _, r := range e.ForcedCloseRisks {
 			fmt.Fprintf(&b, "- %s\n", oneLine(r))
 		}
 	}
+
+	renderTrail(&b, rep, v)
 
 	fmt.Fprintf(&b, "\n---\nModelo: %s/%s · llamadas %d · tokens %d entrada (%d en caché) / %d salida · costo estimado US$%.4f\n",
 		rep.LLM.Provider, rep.LLM.Model, rep.Usage.Calls, rep.Usage.PromptTokens, rep.Usage.CachedTokens, rep.Usage.CompletionTokens, rep.Usage.CostUSD)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/veredicto/veredicto"
@@ -67,6 +68,8 @@ type ReviewAnswer struct {
 	DecidedBy string    `json:"decided_by"`
 	DecidedAt time.Time `json:"decided_at"`
 	Comment   string    `json:"comment,omitempty"`
+	// PreviewSHA256 is the hash of the preview the consultant decided on.
+	PreviewSHA256 string `json:"preview_sha256,omitempty"`
 }
 
 // Review is the senior consultant's review as the reports record it.
@@ -76,6 +79,8 @@ type Review struct {
 	DecidedBy string     `json:"decided_by,omitempty"`
 	DecidedAt *time.Time `json:"decided_at,omitempty"`
 	Comment   string     `json:"comment,omitempty"`
+	// PreviewSHA256 is the hash of the preview the consultant decided on.
+	PreviewSHA256 string `json:"preview_sha256,omitempty"`
 	// Error names why the review could not be requested (unavailable).
 	Error string `json:"error,omitempty"`
 	// Note says in Spanish what the status means for the candidate.
@@ -137,11 +142,17 @@ type Report struct {
 	Baseline    string                     `json:"baseline,omitempty"`
 	DurationMS  int64                      `json:"duration_ms"`
 	Missing     []string                   `json:"missing_documents"`
+	// Trail is how the decision was reached, gate by gate ("Cómo se
+	// decidió"): the same decisions the audit record holds.
+	Trail []Gate `json:"decision_trail"`
 }
 
 // Escalation is the package for the senior consultant (seed §8).
 type Escalation struct {
-	Reason           string   `json:"motivo"`
+	Reason string `json:"motivo"`
+	// MissingInputs are the minimum documents whose absence stopped the
+	// evaluation (falta estructural de evidencia), when that is the cause.
+	MissingInputs    []string `json:"documentos_faltantes,omitempty"`
 	ExecutiveSummary string   `json:"resumen_ejecutivo"`
 	Attempts         []string `json:"bloqueos_y_correcciones"`
 	ForcedCloseRisks []string `json:"riesgos_si_se_fuerza_cierre"`
@@ -153,12 +164,15 @@ const OfflineBaselineNotice = "Línea base offline: análisis léxico determinis
 // Report loads the stages the candidate ran (never calling an agent) and
 // writes report.json and report.md under the report prefix.
 func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
 	if !validDecision(t.Outcome.Decision) {
 		return CandidateResult{}, &veredicto.InvalidInputError{File: "state input", Field: "outcome.decision", Problem: fmt.Sprintf("%q is not a protocol decision", t.Outcome.Decision)}
 	}
 	review, err := reviewOf(t.Outcome)
 	if err != nil {
+		return CandidateResult{}, err
+	}
+	if ctx, err = svc.scope(ctx, t.Tenant, t.Execution, t.CandidateID); err != nil {
 		return CandidateResult{}, err
 	}
 	ch, err := svc.newChain(ctx, t.CandidateTask, true)
@@ -207,15 +221,17 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 		rep.Usage.Add(r.Usage)
 		rep.DurationMS += r.DurationMS
 	}
-	if need := requiredStage(t); need != "" {
+	gapAgent, gapDocs := s.firstGap(t.CandidateID)
+	if need := requiredStage(t, gapAgent); need != "" {
 		if _, ok := rep.Stages[need]; !ok {
 			return CandidateResult{}, &StageMissingError{CandidateID: t.CandidateID, Stage: need, Decision: t.Outcome.Decision}
 		}
 	}
-	view, err := decodeView(rep)
+	view, err := decodeView(rep, s.Index)
 	if err != nil {
 		return CandidateResult{}, err
 	}
+	rep.Trail = gates(rep, view, gapAgent, gapDocs)
 	if escalated(rep.Decision) {
 		rep.Escalation = buildEscalation(rep, view)
 	}
@@ -230,11 +246,22 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 	// Markdown first, JSON last: the JSON is the record that the report is
 	// complete, so a crash between the two never leaves a JSON without its
 	// Markdown.
-	if err := svc.Reports.Put(ctx, path.Join(t.ReportPrefix, t.CandidateID, "report.md"), []byte(md), "text/markdown; charset=utf-8"); err != nil {
+	if err := recordOutcome(ctx, rep, t.Outcome); err != nil {
+		return CandidateResult{}, err
+	}
+	mdKey := path.Join(t.ReportPrefix, t.CandidateID, "report.md")
+	if err := svc.Reports.Put(ctx, mdKey, []byte(md), "text/markdown; charset=utf-8"); err != nil {
 		return CandidateResult{}, fmt.Errorf("write report.md for %s: %w", t.CandidateID, err)
 	}
-	if err := svc.Reports.Put(ctx, res.ReportKey, append(js, '\n'), "application/json"); err != nil {
+	if err := recordFile(ctx, mdKey, []byte(md)); err != nil {
+		return CandidateResult{}, err
+	}
+	js = append(js, '\n')
+	if err := svc.Reports.Put(ctx, res.ReportKey, js, "application/json"); err != nil {
 		return CandidateResult{}, fmt.Errorf("write report.json for %s: %w", t.CandidateID, err)
+	}
+	if err := recordFile(ctx, res.ReportKey, js); err != nil {
+		return CandidateResult{}, err
 	}
 	return res, nil
 }
@@ -290,7 +317,7 @@ func reviewOf(o Outcome) (*Review, error) {
 			return nil, bad("a decided review needs the answer: approved, decided_by and decided_at")
 		}
 		at := a.DecidedAt.UTC()
-		out.DecidedBy, out.DecidedAt, out.Comment = a.DecidedBy, &at, a.Comment
+		out.DecidedBy, out.DecidedAt, out.Comment, out.PreviewSHA256 = a.DecidedBy, &at, a.Comment, a.PreviewSHA256
 	}
 	out.Note = reviewNote(*out)
 	return out, nil
@@ -320,15 +347,35 @@ type reportView struct {
 	gem3   *Contract[Gem3Content]
 	audits []namedAudit
 	corrs  []Contract[CorrectionContent]
+	// gem3s are GEM3's attempts (the re-ask second); gem1Gap and gem2Gap
+	// say whether GEM1's and GEM2's findings, as first written, cite no
+	// source at all (the gates' structural lack of evidence).
+	gem3s            []namedGem3
+	gem1Gap, gem2Gap bool
 }
 
 type namedAudit struct {
 	stage string
 	c     Contract[Gem4Content]
+	// gap: what this audit judged (GEM1–GEM3 as corrected up to it) cites
+	// no source at all somewhere.
+	gap bool
 }
 
-func decodeView(rep Report) (reportView, error) {
+type namedGem3 struct {
+	stage string
+	c     Contract[Gem3Content]
+	gap   bool
+}
+
+// decodeView decodes a report's stages in order; index (the search's
+// sources) tells which findings cite none.
+func decodeView(rep Report, index map[string]bool) (reportView, error) {
 	var v reportView
+	noCite := func(content any) bool {
+		ids, _ := CheckCitations("", content, index)
+		return len(ids) == 0
+	}
 	for _, st := range rep.StageOrder {
 		raw := rep.Stages[st]
 		var err error
@@ -336,16 +383,20 @@ func decodeView(rep Report) (reportView, error) {
 		case st == "gem1":
 			v.gem1 = new(Contract[Gem1Content])
 			err = json.Unmarshal(raw, v.gem1)
+			v.gem1Gap = noCite(v.gem1.Content)
 		case st == "gem2":
 			v.gem2 = new(Contract[Gem2Content])
 			err = json.Unmarshal(raw, v.gem2)
+			v.gem2Gap = noCite(v.gem2.Content)
 		case st == "gem3" || st == "gem3_reask":
 			v.gem3 = new(Contract[Gem3Content])
 			err = json.Unmarshal(raw, v.gem3)
+			v.gem3s = append(v.gem3s, namedGem3{stage: st, c: *v.gem3, gap: noCite(v.gem3.Content)})
 		case st == "gem4" || len(st) > 10 && st[:10] == "gem4_retry":
 			var c Contract[Gem4Content]
 			err = json.Unmarshal(raw, &c)
-			v.audits = append(v.audits, namedAudit{stage: st, c: c})
+			gap := (v.gem1 != nil && noCite(v.gem1.Content)) || (v.gem2 != nil && noCite(v.gem2.Content)) || (v.gem3 != nil && noCite(v.gem3.Content))
+			v.audits = append(v.audits, namedAudit{stage: st, c: c, gap: gap})
 		default:
 			var c Contract[CorrectionContent]
 			err = json.Unmarshal(raw, &c)
@@ -372,6 +423,13 @@ func decodeView(rep Report) (reportView, error) {
 func buildEscalation(rep Report, v reportView) *Escalation {
 	e := &Escalation{Reason: rep.Reason, Attempts: []string{}, ForcedCloseRisks: []string{}}
 	summary := fmt.Sprintf("Candidato %s escalado al consultor senior (%s).", rep.CandidateID, labels.Phrase(labels.Reason, rep.Reason))
+	for _, g := range rep.Trail {
+		if g.Outcome == OutcomeMissingInputs {
+			e.MissingInputs = g.Missing
+			summary += fmt.Sprintf(" %s no se ejecutó: faltan sus documentos mínimos %s.", agentLabel(strings.TrimPrefix(g.Name, "gate_")), strings.Join(g.Missing, ", "))
+			e.ForcedCloseRisks = append(e.ForcedCloseRisks, "Decidir sin "+strings.Join(g.Missing, ", ")+" deja sin evaluar lo que el protocolo exige verificar con esos documentos.")
+		}
+	}
 	if v.gem3 != nil {
 		summary += fmt.Sprintf(" Recomendación de GEM3: %s, con puntaje %d/10: %s", labels.Of(labels.Recommendation, v.gem3.Content.Recommendation), scoreOf(v.gem3.Scores), v.gem3.Content.StrategicFit.Text)
 	}
@@ -479,9 +537,14 @@ func (v reportView) gem3Issues() []Issue {
 // never written for a stage that did not run (or whose record cannot be
 // read). "" when the outcome needs none (a technical error, or a lack of
 // evidence that may have been found at any gate, which needs GEM1).
-func requiredStage(t ReportTask) string {
+func requiredStage(t ReportTask, gapAgent string) string {
 	switch t.Outcome.Reason {
-	case ReasonGate1, ReasonNoEvidence:
+	case ReasonNoEvidence:
+		if gapAgent == AgentGem1 {
+			return "" // GEM1 could not run: its minimum documents are missing
+		}
+		return stageName(AgentGem1, 0)
+	case ReasonGate1:
 		return stageName(AgentGem1, 0)
 	case ReasonGate2:
 		return stageName(AgentGem2, 0)

@@ -4,12 +4,34 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
 )
+
+// The buckets' layout (the same keys locally under a data folder):
+// searches/<tenant>/<search_id>/… holds a search's documents,
+// reports/<tenant>/<search_id>/… its reports.
+const (
+	SearchesPrefix = "searches"
+	ReportsPrefix  = "reports"
+)
+
+// InputPrefix is where a tenant's search is uploaded.
+func InputPrefix(tenant, searchID string) string { return path.Join(SearchesPrefix, tenant, searchID) }
+
+// ReportPrefix is where a tenant's search's reports are written.
+func ReportPrefix(tenant, searchID string) string { return path.Join(ReportsPrefix, tenant, searchID) }
+
+// BucketLayout is the Layout of the buckets (and of a data folder):
+// InputPrefix and ReportPrefix.
+func BucketLayout(tenant, searchID string) (input, report string) {
+	return InputPrefix(tenant, searchID), ReportPrefix(tenant, searchID)
+}
 
 // BlobWriter stores reports (a folder locally, S3 in AWS).
 type BlobWriter interface {
@@ -40,6 +62,14 @@ type Service struct {
 	// so no execution input can point a tenant's workflow at another
 	// tenant's documents or reports. Nil for a single search folder.
 	Layout func(tenant, searchID string) (input, report string)
+	// Audit, when set, keeps every execution's audit record: each task
+	// records its model calls, decisions, clock readings and the reports
+	// it wrote before its result is used (tasks must then name their
+	// execution). Nil records nothing.
+	Audit Auditor
+	// Replay, when set, is the record this service replays: clock
+	// readings come from it (its Client answers the model calls).
+	Replay *audit.Replay
 
 	mu       sync.Mutex
 	searches map[string]*loadedSearch // input prefix → loaded search (at most maxCachedSearches)

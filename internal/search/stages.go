@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
@@ -38,9 +39,13 @@ type StageRecord struct {
 	// Checksum is the SHA-256 of Output: a record whose output does not
 	// match it (a truncated or damaged write) is recomputed, not trusted.
 	Checksum string `json:"checksum"`
+	// Execution names the execution that computed the stage (when it
+	// kept an audit record).
+	Execution string `json:"execution,omitempty"`
 	// Reused is set, never stored, when this run read the record from the
-	// store instead of computing it.
-	Reused bool `json:"-"`
+	// store instead of computing it; Raw then holds the bytes read.
+	Reused bool   `json:"-"`
+	Raw    []byte `json:"-"`
 }
 
 // checksum is the hex SHA-256 of a stage output.
@@ -98,13 +103,20 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 	call func() (Answer[C], veredicto.Usage, error)) (Contract[C], StageRecord, error) {
 	key := stageKey(s.Tenant, s.Docs.SearchID, candidateID, agent, attempt, hash)
 	rec, c, free, err := readStage[C](ctx, svc, key)
-	if err != nil || free == "" {
+	if err != nil {
 		return c, rec, err
+	}
+	if free == "" {
+		return c, rec, recordReused(ctx, key, rec)
 	}
 	if call == nil {
 		return Contract[C]{}, StageRecord{}, errNotRun
 	}
-	start := svc.now()
+	name := stageName(agent, attempt)
+	start, err := svc.clock(ctx, name+" start")
+	if err != nil {
+		return Contract[C]{}, StageRecord{}, err
+	}
 	ans, usage, err := call()
 	if err != nil {
 		// The error goes back unwrapped: its type name is the ASL error name
@@ -114,13 +126,19 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 		return Contract[C]{}, StageRecord{}, err
 	}
 	cited, err := CheckCitations(agent, ans, s.Index)
+	if err == nil {
+		err = CheckScores(agent, ans.Scores)
+	}
+	if err == nil {
+		err = CheckQuotes(agent, QuotedContent(agent, ans.Content), s.Texts)
+	}
 	if err != nil {
-		return Contract[C]{}, StageRecord{}, &llm.InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
-	}
-	if err := CheckScores(agent, ans.Scores); err != nil {
-		return Contract[C]{}, StageRecord{}, &llm.InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
-	}
-	if err := CheckQuotes(agent, QuotedContent(agent, ans.Content), s.Texts); err != nil {
+		// The code's check refuses the answer: recorded with what it found.
+		if rerr := record(ctx, func(sc *audit.Scope) error {
+			return sc.Decide(ctx, audit.Decision{Name: "check_" + name, Outcome: "rejected", Detail: err.Error()})
+		}); rerr != nil {
+			return Contract[C]{}, StageRecord{}, rerr
+		}
 		return Contract[C]{}, StageRecord{}, &llm.InvalidOutputError{Agent: agent, CandidateID: candidateID, Problem: err.Error()}
 	}
 	c = Contract[C]{
@@ -132,9 +150,16 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 	if err != nil {
 		return Contract[C]{}, StageRecord{}, fmt.Errorf("encode %s: %w", agent, err)
 	}
-	rec = StageRecord{SearchID: s.Docs.SearchID, CandidateID: candidateID, Stage: stageName(agent, attempt), Attempt: attempt,
+	end, err := svc.clock(ctx, name+" end")
+	if err != nil {
+		return Contract[C]{}, StageRecord{}, err
+	}
+	rec = StageRecord{SearchID: s.Docs.SearchID, CandidateID: candidateID, Stage: name, Attempt: attempt,
 		InputHash: hash, Output: out, Usage: usage, LLM: svc.Analyst.Info(), StartedAt: c.Meta.Timestamp,
-		DurationMS: svc.now().Sub(start).Milliseconds(), Checksum: checksum(out)}
+		DurationMS: end.Sub(start).Milliseconds(), Checksum: checksum(out)}
+	if sc := audit.ScopeFrom(ctx); sc != nil {
+		rec.Execution = sc.Execution
+	}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return Contract[C]{}, StageRecord{}, fmt.Errorf("encode stage record: %w", err)
@@ -149,9 +174,18 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 			return Contract[C]{}, StageRecord{}, fmt.Errorf("reload stage %s/%s: %w", candidateID, rec.Stage, err)
 		}
 		if free2 == "" {
-			return c2, rec2, nil
+			return c2, rec2, recordReused(ctx, key, rec2)
 		}
 		// What the other attempt stored is damaged too: ours is intact.
+	}
+	// Recorded with the task's other entries, before its result goes back
+	// to the workflow. Should the task die before that, its retry finds
+	// the stage stored and records it as read (recordReused), so the
+	// record never lacks a stage the execution used.
+	if err := record(ctx, func(sc *audit.Scope) error {
+		return sc.Stage(ctx, audit.Stage{Stage: rec.Stage, Key: key}, b)
+	}); err != nil {
+		return Contract[C]{}, StageRecord{}, err
 	}
 	// Only the write that stored the stage books its cost, so a retried
 	// task never counts a call twice.
@@ -161,6 +195,21 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 		}
 	}
 	return c, rec, nil
+}
+
+// recordReused records a stage output read from the store, once per
+// chain: one an earlier execution computed (a replay of this execution
+// starts with it in its store), or one this execution's chain computed but
+// never recorded (a task that died after storing it). One this chain
+// recorded computing is not recorded again (the key is its own), nor one
+// another chain of this execution computed (GEM5, in the main chain).
+func recordReused(ctx context.Context, key string, rec StageRecord) error {
+	return record(ctx, func(sc *audit.Scope) error {
+		if rec.Execution == sc.Execution && rec.Execution != "" && rec.CandidateID != sc.Candidate {
+			return nil // computed by this execution in another chain, recorded there
+		}
+		return sc.Stage(ctx, audit.Stage{Candidate: rec.CandidateID, Stage: rec.Stage, Key: key, Reused: true}, rec.Raw)
+	})
 }
 
 // UsageLedger is an optional capability of the context store: a running
@@ -207,7 +256,7 @@ func readStage[C any](ctx context.Context, svc *Service, key string) (StageRecor
 		}
 		rec, c, problem := decodeStage[C](b)
 		if problem == "" {
-			rec.Reused = true
+			rec.Reused, rec.Raw = true, b
 			return rec, c, "", nil
 		}
 		// The store writes a key once, so a damaged record stays beside

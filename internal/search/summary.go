@@ -9,11 +9,14 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/labels"
 )
 
 // SummaryTask writes the search summary from the candidates' results.
 type SummaryTask struct {
+	// Execution is the execution's name: its audit record's.
+	Execution    string            `json:"execution,omitempty"`
 	Tenant       string            `json:"tenant"`
 	SearchID     string            `json:"search_id"`
 	InputPrefix  string            `json:"input_prefix"`
@@ -163,8 +166,11 @@ func round3(f float64) float64 {
 
 // Summarize writes summary.json and summary.md.
 func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, err error) {
-	defer func() { err = boundary(err) }()
+	defer func() { err = boundary(flushed(ctx, err)) }()
 	if err := svc.checkPrefixes(t.Tenant, t.SearchID, t.InputPrefix, t.ReportPrefix); err != nil {
+		return Metrics{}, err
+	}
+	if ctx, err = svc.scope(ctx, t.Tenant, t.Execution, ""); err != nil {
 		return Metrics{}, err
 	}
 	s, err := svc.load(ctx, t.Tenant, t.InputPrefix, t.SearchID, t.InputVersion)
@@ -192,11 +198,24 @@ func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, er
 	if err != nil {
 		return Metrics{}, fmt.Errorf("encode summary: %w", err)
 	}
-	if err := svc.Reports.Put(ctx, path.Join(t.ReportPrefix, "summary.md"), []byte(RenderSummary(sum, g5.Content)), "text/markdown; charset=utf-8"); err != nil {
-		return Metrics{}, fmt.Errorf("write summary.md: %w", err)
+	md := []byte(RenderSummary(sum, g5.Content))
+	js = append(js, '\n')
+	for _, f := range []struct {
+		name, contentType string
+		b                 []byte
+	}{{"summary.md", "text/markdown; charset=utf-8", md}, {"summary.json", "application/json", js}} {
+		key := path.Join(t.ReportPrefix, f.name)
+		if err := svc.Reports.Put(ctx, key, f.b, f.contentType); err != nil {
+			return Metrics{}, fmt.Errorf("write %s: %w", f.name, err)
+		}
+		if err := recordFile(ctx, key, f.b); err != nil {
+			return Metrics{}, err
+		}
 	}
-	if err := svc.Reports.Put(ctx, path.Join(t.ReportPrefix, "summary.json"), append(js, '\n'), "application/json"); err != nil {
-		return Metrics{}, fmt.Errorf("write summary.json: %w", err)
+	// The record ends with every chain's head: nothing recorded before it
+	// can be removed or changed unnoticed.
+	if err := record(ctx, func(sc *audit.Scope) error { return sc.End(ctx) }); err != nil {
+		return Metrics{}, err
 	}
 	return sum.Metrics, nil
 }
@@ -256,6 +275,8 @@ func RenderSummary(sum Summary, mandate Gem5Content) string {
 		fmt.Fprintf(&b, "- **Éxito esperado:** %s — KPI: %s (%s)\n", cite(k.Description, k.Sources), oneLine(k.KPI), oneLine(k.Horizon))
 	}
 	claimList(&b, "Perfiles que no encajan", mandate.NoFits)
+	claimList(&b, "Partes interesadas y tensiones", mandate.Stakeholders)
+	claimList(&b, "Mapa de mercado", mandate.MarketMap)
 	claimList(&b, "Criterios de decisión final", mandate.DecisionCriteria)
 	claimList(&b, "Riesgos del mandato", mandate.MandateRisks)
 

@@ -145,11 +145,14 @@ func writeSearch(t *testing.T, dir string, ids ...string) {
 	files := map[string]string{
 		"jd.md":       "# CFO\nLiderar finanzas.",
 		"kickoff.md":  "Prioridad: caja.",
+		"company.md":  "ACME, industria.",
+		"culture.md":  "Cultura de datos.",
 		"search.yaml": "search_id: s-test\nclient: ACME\nrole: CFO\n",
 	}
 	for _, id := range ids {
-		files["candidates/"+id+"/cv.md"] = "CV de " + id
-		files["candidates/"+id+"/references.md"] = "Referencias de " + id
+		for _, f := range []string{"cv", "interview", "tests", "case", "references"} {
+			files["candidates/"+id+"/"+f+".md"] = f + " de " + id
+		}
 	}
 	for name, body := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))

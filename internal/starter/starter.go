@@ -173,3 +173,22 @@ func (s *SFN) Describe(ctx context.Context, name string) (Status, error) {
 		Error: aws.ToString(out.Error), Cause: aws.ToString(out.Cause),
 	}, nil
 }
+
+// Unconfigured is the starter of a function deployed without the state
+// machine it starts: every call fails naming the environment variable
+// that is not set.
+type Unconfigured struct{ Variable string }
+
+// Start fails, naming u.Variable.
+func (u Unconfigured) Start(context.Context, string, []byte) (Execution, error) {
+	return Execution{}, u.err()
+}
+
+// Describe fails, naming u.Variable.
+func (u Unconfigured) Describe(context.Context, string) (Status, error) {
+	return Status{}, u.err()
+}
+
+func (u Unconfigured) err() error {
+	return fmt.Errorf("configuration: %s is not set for this function", u.Variable)
+}

@@ -196,3 +196,16 @@ func TestSFNOutageIsTransient(t *testing.T) {
 		}
 	}
 }
+
+// TestUnconfiguredNamesTheVariable: a function deployed without the state
+// machine it starts fails every call naming the setting to add.
+func TestUnconfiguredNamesTheVariable(t *testing.T) {
+	u := Unconfigured{Variable: "DEBATE_STATE_MACHINE_ARN"}
+	_, serr := u.Start(context.Background(), "n", nil)
+	_, derr := u.Describe(context.Background(), "n")
+	for _, err := range []error{serr, derr} {
+		if err == nil || err.Error() != "configuration: DEBATE_STATE_MACHINE_ARN is not set for this function" {
+			t.Errorf("got %v, want the variable named", err)
+		}
+	}
+}

@@ -126,6 +126,10 @@ func (a *Analyst) Classify(ctx context.Context, in companion.ClassifyInput) (com
 	m.text("Oferta de empleo", in.JD)
 	m.data("Perfil (ProfileSnapshot)", profileView(in.Profile))
 	m.data("Pain points de la oferta", in.PainPoints)
+	if in.Extract {
+		m.line("La oferta no trae una lista de requisitos: extrae tú los requisitos de su texto (como máximo %d), copiando cada uno literalmente, tal como aparece en la oferta, y clasifícalos.", companion.MaxRequirements)
+		return generate(ctx, a.client, SchemaClassify, &m, in.Check)
+	}
 	reqs := make([]string, len(in.Requirements))
 	for i, r := range in.Requirements {
 		reqs[i] = r.Text

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,11 +11,13 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/audit"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/gems"
+	"github.com/veredicto/veredicto/internal/search/searchtest"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
@@ -47,9 +47,7 @@ func (c *scriptedClient) Complete(ctx context.Context, req llm.Request) (llm.Res
 	var v any
 	switch req.Schema {
 	case "gem5":
-		v = answer(search.Gem5Content{RealProblem: claim("jd.md"), ExpectedSuccesses: []search.KPI{}, NoFits: none(),
-			Stakeholders: none(), MarketMap: none(), MandateRisks: none(), DecisionCriteria: none(),
-			KeyChallenge: claim("kickoff.md"), Requirements: []search.Claim{claim("jd.md")}}, scores(nil))
+		v = searchtest.Gem5()
 	case "gem1":
 		v = gem1(cv, 8)
 	case "gem2":
@@ -69,24 +67,21 @@ func (c *scriptedClient) Complete(ctx context.Context, req llm.Request) (llm.Res
 func syntheticSearch(b *testing.B, n int) string {
 	b.Helper()
 	dir := b.TempDir()
-	write := func(name, text string) {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	write("jd.md", "# CFO\n## Requisitos\n- Refinanciamiento de deuda\n- SAP\n")
-	write("kickoff.md", "## Desafío crítico\n- Refinanciar la deuda en 18 meses\n")
+	ids := make([]string, n)
 	for i := range n {
-		id := fmt.Sprintf("c-%03d", i)
-		write("candidates/"+id+"/cv.md", "### CFO — Empresa (2015–2024)\n- Refinancié 40 MM USD de deuda.\n")
-		write("candidates/"+id+"/references.md", "## Referencia 1\n- Confirma la refinanciación.\n")
+		ids[i] = fmt.Sprintf("c-%03d", i)
 	}
+	searchtest.WriteSearch(b, dir, ids)
 	return dir
 }
 
 func benchSearch(b *testing.B, candidates, concurrency int, latency time.Duration) {
+	benchSearchAudited(b, candidates, concurrency, latency, false)
+}
+
+// benchSearchAudited runs the search, keeping its audit record on disk
+// when audited (what "search run" and "serve" do).
+func benchSearchAudited(b *testing.B, candidates, concurrency int, latency time.Duration, audited bool) {
 	dir := syntheticSearch(b, candidates)
 	var calls int64
 	b.ResetTimer()
@@ -95,6 +90,9 @@ func benchSearch(b *testing.B, candidates, concurrency int, latency time.Duratio
 		client := &scriptedClient{latency: latency}
 		svc := &search.Service{Inputs: fileblob.NewDir(dir), Reports: fileblob.NewDir(b.TempDir()), Store: filestore.NewMemory(),
 			Analyst: gems.New(client, veredicto.ModelInfo{Provider: "scripted", Model: "bench"}), PromptVersions: prompts.PromptVersion}
+		if audited {
+			svc.Audit = &audit.Folders{Root: b.TempDir()}
+		}
 		b.StartTimer()
 		res, err := catalog.RunSearch(context.Background(), svc, search.StartInput{SearchID: "bench", Concurrency: concurrency}, nil)
 		if err != nil || res.Status != asl.StatusSucceeded {
@@ -117,6 +115,16 @@ func BenchmarkSearch200NoLatency(b *testing.B) { benchSearch(b, 200, 20, 0) }
 // BenchmarkSearch200Latency100ms: wall time against the ideal
 // calls ÷ concurrency × latency, at --concurrency 20.
 func BenchmarkSearch200Latency100ms(b *testing.B) { benchSearch(b, 200, 20, 100*time.Millisecond) }
+
+// BenchmarkSearch200NoLatencyAudited is BenchmarkSearch200NoLatency with
+// the execution's audit record kept on disk, every entry synced.
+func BenchmarkSearch200NoLatencyAudited(b *testing.B) { benchSearchAudited(b, 200, 20, 0, true) }
+
+// BenchmarkSearch200Latency100msAudited is BenchmarkSearch200Latency100ms
+// with the audit record.
+func BenchmarkSearch200Latency100msAudited(b *testing.B) {
+	benchSearchAudited(b, 200, 20, 100*time.Millisecond, true)
+}
 
 // recordingClient answers like scriptedClient and records prompt sizes.
 type recordingClient struct {

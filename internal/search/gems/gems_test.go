@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,158 +16,39 @@ import (
 	"github.com/veredicto/veredicto/internal/llm/llmtest"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/gems"
+	"github.com/veredicto/veredicto/internal/search/searchtest"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
 
-// plan scripts one candidate's model answers, per call of each agent.
-type plan struct {
-	gem1, gem2 int
-	gem3       []int
-	rec        []string
-	gem4       []int // a score below 7 is a BLOQUEADO audit
-	structural bool  // the first audit reports a structural lack of evidence
-	badCite    bool  // GEM1's first answer cites a file that does not exist
-}
+var (
+	plans       = searchtest.Plans()
+	candidateRE = searchtest.CandidateRE
+	claim       = searchtest.Claim
+	none        = searchtest.None
+	scores      = searchtest.Scores
+	gem1        = searchtest.Gem1
+	gem2        = searchtest.Gem2
+	gem3Content = searchtest.Gem3Content
+	gem4        = searchtest.Gem4
+)
 
-var plans = map[string]plan{
-	"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []int{8}, badCite: true},
-	"c-002": {gem1: 5},
-	"c-003": {gem1: 7, gem2: 4},
-	"c-004": {gem1: 7, gem2: 7, gem3: []int{5}, rec: []string{"NO"}},
-	"c-005": {gem1: 7, gem2: 7, gem3: []int{7}, rec: []string{"SI"}, gem4: []int{5, 6, 6}},
-	"c-006": {gem1: 9, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []int{6, 8}},
-	"c-007": {gem1: 8, gem2: 8, gem3: []int{8, 8}, rec: []string{"NO", "NO"}},
-	"c-008": {gem1: 8, gem2: 8, gem3: []int{7}, rec: []string{"SI"}, gem4: []int{4}, structural: true},
-}
+func answer[C any](c C, s search.Scores) search.Answer[C] { return searchtest.Answer(c, s) }
 
 func writeSearch(t *testing.T, dir string) {
 	t.Helper()
-	files := map[string]string{
-		"jd.md":      "# CFO\n## Requisitos\n- Refinanciamiento de deuda bancaria\n- Implementación de SAP\n",
-		"kickoff.md": "## Desafío crítico\n- Refinanciar la deuda en 18 meses\n",
-		"culture.md": "Austeridad y decisiones basadas en datos.\n",
-	}
+	ids := make([]string, 0, len(plans))
 	for id := range plans {
-		files["candidates/"+id+"/cv.md"] = "### CFO — Empresa (2015–2024)\n- Refinancié 40 MM USD de deuda.\n"
-		files["candidates/"+id+"/references.md"] = "## Referencia 1\n- Confirma la refinanciación.\n"
+		ids = append(ids, id)
 	}
-	for name, text := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func claim(src string) search.Claim {
-	return search.Claim{Text: "evidencia citada", Sources: []string{src}}
-}
-
-func gapClaim() search.Claim {
-	return search.Claim{Text: search.NotInSources + ": sin dato", Sources: []string{}}
-}
-
-func none() []search.Claim { return []search.Claim{} }
-
-func scores(n *int) search.Scores { return search.Scores{ScoreDimension: n, Confidence: 0.8} }
-
-func answer[C any](c C, s search.Scores) search.Answer[C] {
-	return search.Answer[C]{Content: c, Scores: s, IssuesFound: []search.Issue{}, Blockers: []search.Issue{}}
-}
-
-func gem1(cv string, n int) search.Answer[search.Gem1Content] {
-	return answer(search.Gem1Content{Trajectory: []search.Claim{claim(cv)}, Achievements: []search.Achievement{},
-		ContinuityRisks: none(), EvidenceGaps: none()}, scores(&n))
-}
-
-func gem2(cv string, n int) search.Answer[search.Gem2Content] {
-	return answer(search.Gem2Content{Execution: []search.Claim{claim(cv)}, UnderPressure: none(), WorkStyle: none(),
-		ChallengeFit: gapClaim(), Contradictions: none()}, scores(&n))
-}
-
-func gem3Content(ref, rec string) search.Gem3Content {
-	return search.Gem3Content{StrategicFit: claim(ref), CulturalFit: gapClaim(),
-		SWOT:       search.SWOT{Strengths: none(), Opportunities: none(), Weaknesses: none(), Threats: none()},
-		Risks:      none(),
-		References: []search.ReferenceCheck{{Statement: "confirma", Status: "confirma", Sources: []string{ref}}}, Recommendation: rec}
-}
-
-func gem4(n int, structural bool) search.Answer[search.Gem4Content] {
-	d := search.QAApproved
-	if n < 7 || structural {
-		d = search.QABlocked
-	}
-	return answer(search.Gem4Content{UnsupportedClaims: none(), Fluff: none(), CriticalGaps: none(), Contradictions: none(),
-		Decision: d, StructuralEvidenceGap: structural}, scores(&n))
-}
-
-var candidateRE = regexp.MustCompile(`candidate_id: (\S+)`)
-
-// model is the scripted OpenAI-compatible server's brain.
-type model struct {
-	mu    sync.Mutex
-	calls map[string]int // "c-001/gem4" → calls so far
-}
-
-func (m *model) respond(t *testing.T) func(llmtest.Call) llmtest.Reply {
-	return func(c llmtest.Call) llmtest.Reply {
-		id := "-"
-		if mm := candidateRE.FindStringSubmatch(c.User()); mm != nil {
-			id = mm[1]
-		}
-		m.mu.Lock()
-		n := m.calls[id+"/"+c.Schema]
-		m.calls[id+"/"+c.Schema]++
-		m.mu.Unlock()
-		p := plans[id]
-		cv, ref := "candidates/"+id+"/cv.md", "candidates/"+id+"/references.md"
-		var v any
-		switch c.Schema {
-		case "gem5":
-			v = answer(search.Gem5Content{RealProblem: claim("jd.md"), ExpectedSuccesses: []search.KPI{}, NoFits: none(),
-				Stakeholders: none(), MarketMap: none(), MandateRisks: none(), DecisionCriteria: none(),
-				KeyChallenge: claim("kickoff.md"), Requirements: []search.Claim{claim("jd.md")}}, scores(nil))
-		case "gem1":
-			a := gem1(cv, p.gem1)
-			if p.badCite && n == 0 {
-				a.Content.Trajectory[0].Sources = []string{"candidates/" + id + "/invented.md"}
-			}
-			v = a
-		case "gem2":
-			v = gem2(cv, p.gem2)
-		case "gem3":
-			s := p.gem3[n]
-			v = answer(gem3Content(ref, p.rec[n]), scores(&s))
-		case "gem4":
-			v = gem4(p.gem4[n], p.structural && n == 0)
-		case "correction":
-			v = answer(search.CorrectionContent{Gem1: gem1(cv, 0).Content, Gem2: gem2(cv, 0).Content,
-				Gem3: gem3Content(ref, p.rec[len(p.rec)-1]), Changes: []search.Claim{claim(cv)}}, scores(nil))
-		default:
-			t.Errorf("unexpected schema %q", c.Schema)
-			return llmtest.Reply{Status: 400}
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Error(err)
-		}
-		rep := llmtest.Reply{Content: string(b), PromptTokens: 1000, CachedTokens: 600, CompletionTokens: 200}
-		if id == "c-003" && c.Schema == "gem1" && n == 0 {
-			rep = llmtest.Reply{Status: 503} // transient: the client retries
-		}
-		return rep
-	}
+	searchtest.WriteSearch(t, dir, ids)
 }
 
 func TestWorkflowThroughOpenAICompatibleServer(t *testing.T) {
 	in, out := t.TempDir(), t.TempDir()
 	writeSearch(t, in)
-	m := &model{calls: map[string]int{}}
-	srv := llmtest.NewServer(t, m.respond(t))
+	m := searchtest.NewModel(plans)
+	srv := llmtest.NewServer(t, m.Respond(t))
 	client, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "test", BaseURL: srv.BaseURL(), Model: "gpt-4o-mini", Backoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -244,14 +123,14 @@ func TestWorkflowThroughOpenAICompatibleServer(t *testing.T) {
 		}
 	}
 	// c-001's first GEM1 answer cited a file that does not exist: one re-ask.
-	if got := m.calls["c-001/gem1"]; got != 2 {
+	if got := m.Calls("c-001", "gem1"); got != 2 {
 		t.Errorf("c-001 gem1 calls %d, want 2 (one re-ask for the bad citation)", got)
 	}
 	// c-003's first GEM1 call got a 503: the client retried it.
-	if got := m.calls["c-003/gem1"]; got != 2 {
+	if got := m.Calls("c-003", "gem1"); got != 2 {
 		t.Errorf("c-003 gem1 calls %d, want 2 (one retry after 503)", got)
 	}
-	if got := m.calls["-/gem5"]; got != 1 {
+	if got := m.Calls("-", "gem5"); got != 1 {
 		t.Errorf("gem5 calls %d, want exactly 1 per search", got)
 	}
 	var sum search.Summary

@@ -41,9 +41,11 @@ func cueCount(ss []sentence, cues []string) (n int, hits []sentence) {
 // Gem2 weighs the available assessment evidence: test results (40%), the
 // evaluator's case notes (40%) and how much of it addresses the mandate's
 // critical challenge (20%). Components without a document are left out and
-// the weights renormalised; with neither tests nor case the assessment
-// cannot be scored and GEM1's score is carried as a provisional value,
-// flagged as a critical issue so QA escalates for lack of evidence.
+// the weights renormalised. With neither tests nor case the assessment
+// cannot be scored: it scores 0 with no confidence and declares the gap
+// (the supervisor does not send such a candidate to GEM2: tests and case
+// are its minimum documents). No agent's score is ever carried into
+// another's.
 func (a *Analyst) Gem2(_ context.Context, in search.Gem2Input) (search.Answer[search.Gem2Content], veredicto.Usage, error) {
 	cv, iv := sentences(in.Candidate.CV), sentences(in.Candidate.Interview)
 	tests, cs := sentences(in.Candidate.Tests), sentences(in.Candidate.Case)
@@ -82,11 +84,7 @@ func (a *Analyst) Gem2(_ context.Context, in search.Gem2Input) (search.Answer[se
 		weight += 0.2
 	}
 	s := 0
-	if noAssessment {
-		if in.Gem1.Scores.ScoreDimension != nil {
-			s = *in.Gem1.Scores.ScoreDimension
-		}
-	} else {
+	if !noAssessment {
 		s = clamp(int(math.Round(sum/weight)), 0, 10)
 	}
 
@@ -117,7 +115,7 @@ func (a *Analyst) Gem2(_ context.Context, in search.Gem2Input) (search.Answer[se
 	}
 	if noAssessment {
 		ans.IssuesFound = append(ans.IssuesFound, issue("critica",
-			fmt.Sprintf("No informado en fuentes: sin tests (%s) ni caso (%s) no hay evaluación de negocio; el puntaje repite el de GEM1 como valor provisional y requiere validación", in.Candidate.Tests.ID, in.Candidate.Case.ID)))
+			fmt.Sprintf("No informado en fuentes: sin tests (%s) ni caso (%s) no hay evaluación de negocio que puntuar", in.Candidate.Tests.ID, in.Candidate.Case.ID)))
 	} else {
 		for _, d := range []search.Doc{in.Candidate.Tests, in.Candidate.Case} {
 			if d.Missing {
@@ -220,7 +218,10 @@ func (a *Analyst) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[se
 	if len(refs) > 0 {
 		s = 0.5*upstream + 0.5*float64(clamp(6+confirms-3*contradicts, 0, 10))
 	} else {
-		s = upstream - 1 // no references: the upstream view, less the unverified margin
+		// No references: nothing to verify, and no upstream score is
+		// carried over (the supervisor does not send such a candidate:
+		// references are GEM3's minimum document).
+		s = 0
 	}
 	if len(cultureHits) > 0 {
 		s++

@@ -17,9 +17,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/search"
 )
 
@@ -43,11 +43,15 @@ func (a *Analyst) Info() veredicto.ModelInfo {
 	return veredicto.ModelInfo{Provider: "offline", Model: Model}
 }
 
-func (a *Analyst) year() int {
+// year is the current year, as tenures ending "to date" count it: the
+// analyst's Year when set, else the step's clock (recorded in the audit
+// record, so a replay reads the same year).
+func (a *Analyst) year(ctx context.Context) (int, error) {
 	if a.Year != 0 {
-		return a.Year
+		return a.Year, nil
 	}
-	return time.Now().Year()
+	now, err := audit.Now(ctx, "gem1 current year")
+	return now.Year(), err
 }
 
 // --- helpers shared by the agents
@@ -247,7 +251,11 @@ func requirementStems(m search.MandateSummary) [][]string {
 // evidence (up to 6 points), quantified achievements (up to 4), and takes
 // off 2 for a pattern of short tenures and 1 when generic phrases outnumber
 // quantified facts.
-func (a *Analyst) Gem1(_ context.Context, in search.Gem1Input) (search.Answer[search.Gem1Content], veredicto.Usage, error) {
+func (a *Analyst) Gem1(ctx context.Context, in search.Gem1Input) (search.Answer[search.Gem1Content], veredicto.Usage, error) {
+	year, err := a.year(ctx)
+	if err != nil {
+		return search.Answer[search.Gem1Content]{}, veredicto.Usage{}, err
+	}
 	cv, iv := sentences(in.Candidate.CV), sentences(in.Candidate.Interview)
 	pool := concat(cv, iv)
 	reqTexts := []string{}
@@ -295,7 +303,7 @@ func (a *Analyst) Gem1(_ context.Context, in search.Gem1Input) (search.Answer[se
 	}
 
 	// Trajectory and continuity from the dated positions.
-	f.jobs = jobs(cv, a.year())
+	f.jobs = jobs(cv, year)
 	for _, j := range f.jobs {
 		years := j.to - j.from
 		c.Trajectory = append(c.Trajectory, search.Claim{Text: fmt.Sprintf("%s — %s", j.text, yearsText(years)), Sources: []string{j.source}})

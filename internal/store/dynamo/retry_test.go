@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"github.com/veredicto/veredicto"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -64,7 +65,7 @@ func TestDynamoRetriedTaskDoesNotCallTheLLMAgain(t *testing.T) {
 		t.Errorf("retry result %+v does not say it was reused from the store", retry)
 	}
 	retry.Reused = false // the only field a reuse changes
-	if first != retry {
+	if !reflect.DeepEqual(first, retry) {
 		t.Errorf("retry returned %+v, first %+v", retry, first)
 	}
 	if an.calls["gem1"] != 1 || an.calls["gem5"] != 1 {

@@ -1,4 +1,4 @@
-package app
+package debateapp
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func TestDebateKnowledgeReadsEachPrefixFromItsBucket(t *testing.T) {
 	}
 	write("inputs/searches/acme/s1/jd.md", "vacante")
 	write("reports/reports/acme/s1/c-005/report.md", "informe")
-	k := knowledgeStores{inputs: file.NewDir(filepath.Join(dir, "inputs")), reports: file.NewDir(filepath.Join(dir, "reports"))}
+	k := Knowledge{Inputs: file.NewDir(filepath.Join(dir, "inputs")), Reports: file.NewDir(filepath.Join(dir, "reports"))}
 	ctx := context.Background()
 	for prefix, want := range map[string]string{"searches/acme/s1/": "vacante", "reports/acme/s1/c-005/": "informe"} {
 		keys, err := k.List(ctx, prefix)

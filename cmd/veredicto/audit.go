@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/audit"
+)
+
+const auditUsage = `Usage: veredicto audit verify PATH [--data DIR] [--tenant T] [--json]
+
+Checks an execution's audit record: every chain links entry to entry from
+its start, every text it names (documents, prompts, answers) is there and
+unchanged, every report it records still has the recorded hash, the
+summary names every chain's head, and no two entries contradict each other
+(a review recorded expired and a decision applied from it). The first bad
+entry of each chain is named; exit 1 when anything is wrong.
+
+PATH is a "search run" output folder (its audit/ record), a record folder,
+or an execution's ARN or name whose record "serve" keeps under --data
+(DATA/reports/audit/<tenant>/<execution>/).
+
+Flags:
+`
+
+const replayUsage = `Usage: veredicto replay PATH --out DIR [--data DIR] [--tenant T]
+
+Re-runs a recorded execution with no provider and no network: every model
+call is answered from the record by its request's hash, and the clock
+readings, stage outputs reused from earlier runs and the people's
+decisions come from the record too. It writes the reports into DIR and
+says whether each one is byte for byte the report the run wrote. A prompt,
+document or code change since the run stops the replay with an error that
+names the agent and the candidate where it diverged (exit 1). PATH is as
+for "veredicto audit verify"; the record must verify first.
+
+Flags:
+`
+
+func (m *Main) runAudit(ctx context.Context, args []string) int {
+	if len(args) == 0 || args[0] != "verify" {
+		fmt.Fprint(m.Stderr, auditUsage)
+		return exitUsage
+	}
+	fs := subcommandFlags("audit verify", auditUsage, m.Stderr)
+	data := fs.String("data", app.DefaultDataDir, "the data folder of \"serve\", for an execution's ARN or name")
+	tenant := fs.String("tenant", "", "the tenant whose execution it is, when two used the name")
+	asJSON := fs.Bool("json", false, "print the problems as JSON")
+	pos, err := parseInterleaved(fs, args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	rec, err := app.LocateRecord(pos[0], *data, *tenant)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "veredicto audit verify: %v\n", err)
+		return exitUsage
+	}
+	problems, err := audit.Verify(ctx, rec.Store(), rec.ReadFile)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "veredicto audit verify: %v\n", err)
+		return exitFailed
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(map[string]any{"record": rec.Dir, "ok": len(problems) == 0, "problems": nonNilProblems(problems)}, "", "  ")
+		fmt.Fprintln(m.Stdout, string(b))
+	} else {
+		printProblems(m.Stdout, rec.Dir, problems)
+	}
+	if len(problems) > 0 {
+		return exitFailed
+	}
+	return exitOK
+}
+
+func nonNilProblems(ps []audit.Problem) []audit.Problem {
+	if ps == nil {
+		return []audit.Problem{}
+	}
+	return ps
+}
+
+func printProblems(w io.Writer, dir string, problems []audit.Problem) {
+	if len(problems) == 0 {
+		fmt.Fprintf(w, "%s: the record verifies: every chain intact, every text and report unchanged, no contradiction\n", dir)
+		return
+	}
+	fmt.Fprintf(w, "%s: %d problem(s):\n", dir, len(problems))
+	for _, p := range problems {
+		fmt.Fprintf(w, "  %s\n", p)
+	}
+}
+
+func (m *Main) runReplay(ctx context.Context, args []string) int {
+	fs := subcommandFlags("replay", replayUsage, m.Stderr)
+	out := fs.String("out", "", "the folder the replay writes its reports to (required; not the run's own)")
+	data := fs.String("data", app.DefaultDataDir, "the data folder of \"serve\", for an execution's ARN or name")
+	tenant := fs.String("tenant", "", "the tenant whose execution it is, when two used the name")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if len(pos) != 1 || *out == "" {
+		fs.Usage()
+		return exitUsage
+	}
+	rec, err := app.LocateRecord(pos[0], *data, *tenant)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "veredicto replay: %v\n", err)
+		return exitUsage
+	}
+	if same(*out, rec.Files) {
+		fmt.Fprintf(m.Stderr, "veredicto replay: --out %s is where the run wrote its reports; give another folder\n", *out)
+		return exitUsage
+	}
+	problems, err := audit.Verify(ctx, rec.Store(), rec.ReadFile)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "veredicto replay: %v\n", err)
+		return exitFailed
+	}
+	if len(problems) > 0 {
+		printProblems(m.Stderr, rec.Dir, problems)
+		fmt.Fprintln(m.Stderr, "veredicto replay: the record does not verify; nothing replayed")
+		return exitFailed
+	}
+	res, err := app.Replay(ctx, rec, *out)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "veredicto replay: %v\n", err)
+		return exitFailed
+	}
+	differ := 0
+	for _, f := range res.Files {
+		verdict := "identical"
+		if !f.Identical {
+			verdict, differ = "DIFFERS", differ+1
+		}
+		fmt.Fprintf(m.Stdout, "  %-9s %s\n", verdict, filepath.Join(*out, filepath.FromSlash(f.Path)))
+	}
+	if differ > 0 {
+		fmt.Fprintf(m.Stderr, "veredicto replay: %d of %d reports differ from the run's\n", differ, len(res.Files))
+		return exitFailed
+	}
+	fmt.Fprintf(m.Stdout, "Replayed with no provider: %d reports identical to the run's; the replay's own record is %s\n", len(res.Files), filepath.Join(*out, "audit"))
+	return exitOK
+}
+
+// same reports whether two paths name one folder.
+func same(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}

@@ -1,0 +1,83 @@
+// Package debateapp is the Lambda entry point of the debate workflow's
+// steps and its HTTP routes (function.KindDebate, seed 003): the steps on
+// the LLM secret, the buckets and the context table. It imports only the
+// debate's packages and the clients it uses, never internal/app (the local
+// composition root, which reuses Steps and Knowledge).
+package debateapp
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/catalog/debatefn"
+	"github.com/veredicto/veredicto/internal/catalog/function"
+	"github.com/veredicto/veredicto/internal/debate"
+	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/llm"
+	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/starter"
+)
+
+// Start runs one of the debate workflow's step functions or its HTTP
+// routes: knowledge from the inputs bucket (a search's reports from the
+// reports bucket), the debate's files to the reports bucket, its log to
+// the context table, debates started on DEBATE_STATE_MACHINE_ARN.
+func Start(logicalID string) {
+	lambdaenv.Start(logicalID, function.KindDebate, debatefn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
+		inputs, reports, kv := storage.New(cfg, ac)
+		client, err := llmsecret.Client(ctx, ac, cfg)
+		if err != nil {
+			return nil, err
+		}
+		var st httpapi.DebateStarter = starter.Unconfigured{Variable: "DEBATE_STATE_MACHINE_ARN"}
+		if arn := os.Getenv("DEBATE_STATE_MACHINE_ARN"); arn != "" {
+			st = starter.NewSFN(sfn.NewFromConfig(ac), arn)
+		}
+		api := &httpapi.Debates{Starter: st, Logs: kv, Reports: reports}
+		return &debatefn.Services{Debate: Steps(client, Knowledge{Inputs: inputs, Reports: reports}, reports, kv, nil),
+			API: httpapi.NewGateway(httpapi.Routes{Debates: api}, cfg.TenantClaim)}, nil
+	})
+}
+
+// Steps assembles the debate steps: the LLM agents when there is a
+// client, otherwise the offline baseline.
+func Steps(client *llm.OpenAI, knowledge debate.BlobReader, reports debate.BlobWriter, logs debate.LogStore, logger *slog.Logger) *debate.Steps {
+	var agents debate.Agents = debate.Offline{}
+	if client != nil {
+		agents = debate.LLMAgents{Client: client}
+	}
+	return &debate.Steps{Agents: agents, Knowledge: knowledge, Reports: reports, Logs: logs, Logger: logger}
+}
+
+// Knowledge reads a debate's knowledge base from the bucket that holds
+// each prefix: a search's reports ("reports/<tenant>/…", what a debate on an
+// escalated candidate cites) from the reports bucket, every other prefix
+// (search folders, uploaded documents) from the inputs bucket.
+type Knowledge struct {
+	Inputs, Reports debate.BlobReader
+}
+
+func (k Knowledge) of(key string) debate.BlobReader {
+	if strings.HasPrefix(key, search.ReportsPrefix+"/") {
+		return k.Reports
+	}
+	return k.Inputs
+}
+
+// List lists the keys under prefix in the bucket that holds it.
+func (k Knowledge) List(ctx context.Context, prefix string) ([]string, error) {
+	return k.of(prefix).List(ctx, prefix)
+}
+
+// Get reads key from the bucket that holds it.
+func (k Knowledge) Get(ctx context.Context, key string) ([]byte, error) {
+	return k.of(key).Get(ctx, key)
+}

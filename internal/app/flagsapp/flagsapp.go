@@ -1,0 +1,43 @@
+// Package flagsapp is the Lambda entry point of interview flags over HTTP
+// (function.KindFlags): it builds POST /flags on the contradiction judge
+// and serves FlagsFunction. It imports only the flags' packages and the
+// LLM secret, never internal/app (the local composition root, which reuses
+// Judge).
+package flagsapp
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
+	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
+	"github.com/veredicto/veredicto/internal/catalog/function"
+	"github.com/veredicto/veredicto/internal/flags"
+	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/llm"
+)
+
+// Start runs FlagsFunction: POST /flags behind API Gateway, judged by the
+// LLM when the LLM secret is set (offline otherwise).
+func Start(logicalID string) {
+	lambdaenv.Start(logicalID, function.KindFlags, flagsfn.Functions, build)
+}
+
+func build(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
+	client, err := llmsecret.Client(ctx, ac, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &flagsfn.Services{API: httpapi.NewGateway(httpapi.Routes{Judge: Judge(client)}, cfg.TenantClaim)}, nil
+}
+
+// Judge is the flags contradiction judge: the LLM's when there is a
+// client, otherwise the offline one.
+func Judge(client *llm.OpenAI) flags.ContradictionJudge {
+	if client == nil {
+		return flags.OfflineJudge{}
+	}
+	return flags.LLMJudge{Client: client}
+}

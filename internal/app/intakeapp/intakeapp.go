@@ -1,0 +1,43 @@
+// Package intakeapp is the Lambda entry point of the searches' upload
+// trigger and HTTP API (function.KindIntake): it builds the intake service
+// on S3, DynamoDB and Step Functions and serves the function the bootstrap
+// names. It imports only the intake's packages and the clients it uses,
+// never internal/app (the local composition root).
+package intakeapp
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/catalog/function"
+	"github.com/veredicto/veredicto/internal/catalog/intakefn"
+	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/intake"
+	"github.com/veredicto/veredicto/internal/starter"
+)
+
+// Start runs TriggerFunction (the inputs queue's consumer) or ApiFunction
+// (the searches' routes behind API Gateway): searches start on
+// STATE_MACHINE_ARN, and GET /runs lists RUN_STATE_MACHINE_ARNS' runs too.
+func Start(logicalID string) {
+	lambdaenv.Start(logicalID, function.KindIntake, intakefn.Functions, build)
+}
+
+func build(_ context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
+	inputs, reports, kv := storage.New(cfg, ac)
+	client := sfn.NewFromConfig(ac)
+	var st intake.Starter = starter.Unconfigured{Variable: "STATE_MACHINE_ARN"}
+	if cfg.StateMachineARN != "" {
+		st = starter.NewSFN(client, cfg.StateMachineARN)
+	}
+	var runs httpapi.RunLister
+	if len(cfg.RunMachines) > 0 {
+		runs = &httpapi.SFNRuns{Client: client, Machines: cfg.RunMachines}
+	}
+	in := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
+	return &intakefn.Services{Intake: in, API: httpapi.NewGateway(httpapi.Routes{Searches: in, Runs: runs}, cfg.TenantClaim)}, nil
+}

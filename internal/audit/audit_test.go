@@ -1,0 +1,251 @@
+package audit_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/internal/llm"
+)
+
+// record writes a small execution: a start with one document, a model
+// call in a candidate's chain, a gate, a report file, a human decision
+// and the summary. It returns the record's folder and the reports'.
+func record(t *testing.T) (dir, files string) {
+	t.Helper()
+	ctx := context.Background()
+	dir, files = t.TempDir(), t.TempDir()
+	rec := audit.NewRecorder(audit.NewDir(dir), nil)
+	main := &audit.Scope{Recorder: rec, Execution: "x-1", Chain: audit.MainChain}
+	doc, err := rec.Text(ctx, "CV de la candidata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rec.Append(ctx, audit.MainChain, audit.KindStart, audit.Start{Workflow: "test", Execution: "x-1",
+		Input: []byte(`{}`), Documents: map[string]string{"cv.md": doc}}); err != nil {
+		t.Fatal(err)
+	}
+	cand := &audit.Scope{Recorder: rec, Execution: "x-1", Chain: "candidate/c-1", Candidate: "c-1"}
+	cctx := audit.WithScope(ctx, cand)
+	req := llm.Request{Schema: "gem1", System: "sistema", User: "usuario"}
+	if err := cand.Observe(cctx, llm.Attempt{Request: req, Response: llm.Response{Content: []byte(`{"score":7}`)}, Number: 1}); err != nil {
+		t.Fatal(err)
+	}
+	seven, six := 7.0, 6.0
+	if err := cand.Decide(cctx, audit.Decision{Name: "gate_gem1", Score: &seven, Threshold: &six, Outcome: "supera_umbral"}); err != nil {
+		t.Fatal(err)
+	}
+	report := []byte("# Informe\n")
+	if err := os.WriteFile(filepath.Join(files, "report.md"), report, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cand.Report(cctx, "report.md", report); err != nil {
+		t.Fatal(err)
+	}
+	if err := cand.Human(cctx, audit.HumanDecision{Confirmation: "cf_1", Status: "approved", Principal: "ana", DecidedAt: time.Now(), Preview: audit.Hash([]byte("{}"))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cand.Decide(cctx, audit.Decision{Name: "decision", Outcome: "APROBADO_POR_CONSULTOR", Confirmation: "cf_1", Applies: "approved"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := main.End(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return dir, files
+}
+
+func verify(t *testing.T, dir, files string) []audit.Problem {
+	t.Helper()
+	ps, err := audit.Verify(context.Background(), audit.NewDir(dir), func(_ context.Context, p string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(files, filepath.FromSlash(p)))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+func chainFile(dir, chain string) string {
+	return filepath.Join(dir, "chains", strings.ReplaceAll(chain, "/", "%2F")+".jsonl")
+}
+
+func editLines(t *testing.T, p string, edit func([][]byte) [][]byte) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+	lines = edit(lines)
+	if err := os.WriteFile(p, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestASoundRecordVerifies(t *testing.T) {
+	dir, files := record(t)
+	if ps := verify(t, dir, files); len(ps) != 0 {
+		t.Fatalf("a sound record: %v", ps)
+	}
+}
+
+// TestTamperingNamesTheFirstBadEntry: changing any byte of an entry,
+// removing or reordering entries, changing a stored text or a report,
+// each fails verification at the place it happened.
+func TestTamperingNamesTheFirstBadEntry(t *testing.T) {
+	const cand = "candidate/c-1"
+	tests := []struct {
+		name   string
+		tamper func(t *testing.T, dir, files string)
+		want   string
+	}{
+		{"one byte of an entry", func(t *testing.T, dir, _ string) {
+			editLines(t, chainFile(dir, cand), func(ls [][]byte) [][]byte {
+				ls[1] = bytes.Replace(ls[1], []byte(`"supera_umbral"`), []byte(`"supera_umbrax"`), 1)
+				return ls
+			})
+		}, "candidate/c-1 entry 2: does not follow entry 1"},
+		{"a line removed", func(t *testing.T, dir, _ string) {
+			editLines(t, chainFile(dir, cand), func(ls [][]byte) [][]byte { return append(ls[:1:1], ls[2:]...) })
+		}, "candidate/c-1 entry 1: is numbered 2"},
+		{"two lines swapped", func(t *testing.T, dir, _ string) {
+			editLines(t, chainFile(dir, cand), func(ls [][]byte) [][]byte { ls[1], ls[2] = ls[2], ls[1]; return ls })
+		}, "candidate/c-1 entry 1: is numbered 2"},
+		{"the last line removed", func(t *testing.T, dir, _ string) {
+			editLines(t, chainFile(dir, cand), func(ls [][]byte) [][]byte { return ls[:len(ls)-1] })
+		}, "the summary counts 5 entries; the chain holds 4"},
+		{"the summary removed", func(t *testing.T, dir, _ string) {
+			editLines(t, chainFile(dir, audit.MainChain), func(ls [][]byte) [][]byte { return ls[:len(ls)-1] })
+		}, "the record has no summary"},
+		{"a report edited", func(t *testing.T, _, files string) {
+			os.WriteFile(filepath.Join(files, "report.md"), []byte("# Informe corregido\n"), 0o600)
+		}, "candidate/c-1 entry 2: records report.md, which was changed after it was written"},
+		{"a stored text edited", func(t *testing.T, dir, _ string) {
+			p := filepath.Join(dir, "texts", audit.Hash([]byte("CV de la candidata")))
+			os.WriteFile(p, []byte("CV cambiado"), 0o600)
+		}, "main entry 0: names the document cv.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, files := record(t)
+			tt.tamper(t, dir, files)
+			ps := verify(t, dir, files)
+			var got []string
+			for _, p := range ps {
+				got = append(got, p.String())
+			}
+			if len(ps) == 0 || !strings.Contains(got[0], tt.want) {
+				t.Errorf("problems %q, want the first to say %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestADecisionAppliedFromAnExpiredReviewContradicts: a review recorded
+// expired and a decision applied from it cannot both be true, though
+// every entry links.
+func TestADecisionAppliedFromAnExpiredReviewContradicts(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	rec := audit.NewRecorder(audit.NewDir(dir), nil)
+	s := &audit.Scope{Recorder: rec, Execution: "x", Chain: audit.MainChain}
+	rec.Append(ctx, audit.MainChain, audit.KindStart, audit.Start{Workflow: "test", Input: []byte(`{}`)})
+	s.Human(ctx, audit.HumanDecision{Confirmation: "cf_9", Status: "expired"})
+	s.Decide(ctx, audit.Decision{Name: "decision", Outcome: "APROBADO_POR_CONSULTOR", Confirmation: "cf_9", Applies: "approved"})
+	s.Decide(ctx, audit.Decision{Name: "decision", Outcome: "APROBADO_POR_CONSULTOR", Confirmation: "cf_404", Applies: "approved"})
+	s.End(ctx)
+	ps := verify(t, dir, t.TempDir())
+	if len(ps) != 2 || !strings.Contains(ps[0].String(), "applies confirmation cf_9 as approved; main entry 1 recorded it expired") ||
+		!strings.Contains(ps[1].String(), "cf_404, of which the record holds no decision") {
+		t.Errorf("problems %v", ps)
+	}
+}
+
+// TestConcurrentWritersOfOneChain: two recorders of one record (two
+// Lambdas of one execution) appending to the main chain at once keep one
+// unbroken chain: a taken sequence number is read again, never lost.
+func TestConcurrentWritersOfOneChain(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b := audit.NewRecorder(audit.NewDir(dir), nil), audit.NewRecorder(audit.NewDir(dir), nil)
+	a.Append(ctx, audit.MainChain, audit.KindStart, audit.Start{Workflow: "test", Input: []byte(`{}`)})
+	var wg sync.WaitGroup
+	for _, r := range []*audit.Recorder{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if _, err := r.Append(ctx, audit.MainChain, audit.KindClock, audit.Clock{Use: "x", At: time.Now()}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	(&audit.Scope{Recorder: a, Chain: audit.MainChain}).End(ctx)
+	lines, _ := audit.NewDir(dir).Lines(ctx, audit.MainChain)
+	if len(lines) != 42 {
+		t.Errorf("%d entries, want 42", len(lines))
+	}
+	if ps := verify(t, dir, t.TempDir()); len(ps) != 0 {
+		t.Errorf("problems %v", ps)
+	}
+}
+
+// TestReplayAnswersByRequestHash: a replay answers a request the run made
+// with the recorded answer, in order, and names the agent and candidate
+// of a request the run did not make.
+func TestReplayAnswersByRequestHash(t *testing.T) {
+	ctx := context.Background()
+	dir, _ := record(t)
+	r, err := audit.OpenReplay(ctx, audit.NewDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	sc := &audit.Scope{Recorder: audit.NewRecorder(audit.NewDir(out), nil), Execution: "x-1", Chain: "candidate/c-1", Candidate: "c-1", Replay: r}
+	cctx := audit.WithScope(ctx, sc)
+	resp, err := r.Complete(cctx, llm.Request{Schema: "gem1", System: "sistema", User: "usuario"})
+	if err != nil || string(resp.Content) != `{"score":7}` {
+		t.Fatalf("answer %s, %v", resp.Content, err)
+	}
+	_, err = r.Complete(cctx, llm.Request{Schema: "gem1", System: "sistema", User: "usuario cambiado"})
+	var d *audit.DivergedError
+	if !errors.As(err, &d) || d.Agent != "gem1" || d.Candidate != "c-1" || !strings.Contains(err.Error(), "gem1 for candidate c-1") {
+		t.Errorf("a changed request: %v", err)
+	}
+	if r.Diverged() == nil {
+		t.Error("the replay did not keep its divergence")
+	}
+	if veredicto.ErrorName(err) != "ReplayDivergedError" {
+		t.Errorf("error name %q", veredicto.ErrorName(err))
+	}
+}
+
+// TestTextsAreStoredOnce: a text recorded twice is one file.
+func TestTextsAreStoredOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	rec := audit.NewRecorder(audit.NewDir(dir), nil)
+	for range 3 {
+		if _, err := rec.Text(ctx, "el mismo prompt"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ents, _ := os.ReadDir(filepath.Join(dir, "texts"))
+	if len(ents) != 1 {
+		t.Errorf("%d text files, want 1", len(ents))
+	}
+	if _, err := audit.NewDir(dir).Text(ctx, "../../etc/passwd"); err == nil {
+		t.Error("a text name that is not a hash was read")
+	}
+}

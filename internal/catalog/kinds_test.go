@@ -1,0 +1,71 @@
+package catalog
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/veredicto/veredicto/internal/catalog/function"
+)
+
+// reuses lists the kinds whose builders a kind's entry point imports: the
+// chat is made of the people kind's confirmations and the flags kind's
+// judge.
+var reuses = map[function.Kind][]function.Kind{
+	function.KindChat: {function.KindPeople, function.KindFlags},
+}
+
+// localOnly are packages of the local composition (the control plane, the
+// server's Step Functions API, the console, the inputs queue, doctor and
+// the template loader) that no Lambda needs.
+var localOnly = []string{
+	module + "/internal/control", module + "/internal/sfnapi", module + "/internal/console",
+	module + "/internal/queue", module + "/internal/doctor", "github.com/awslabs/goformation/v7",
+}
+
+// TestBootstrapsLinkOnlyTheirKind: each function's bootstrap links its
+// kind's entry point and list, never the composition root (internal/app),
+// the aggregating catalog, another kind's entry point or list (but those
+// its kind reuses), nor a local-only package.
+func TestBootstrapsLinkOnlyTheirKind(t *testing.T) {
+	cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "../../functions/...")
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := map[string][]string{} // functions/<folder> → its dependencies
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		deps[strings.TrimPrefix(fields[0], module+"/")] = fields[1:]
+	}
+	for _, f := range All() {
+		linked, ok := deps["functions/"+f.Folder]
+		if !ok {
+			t.Errorf("%s: go list named no functions/%s", f.LogicalID, f.Folder)
+			continue
+		}
+		for _, c := range kinds {
+			mine := c.kind == f.Kind || slices.Contains(reuses[f.Kind], c.kind)
+			for _, pkg := range []string{packageOf(c.functions), module + "/" + c.entry.Pkg} {
+				if links := slices.Contains(linked, pkg); links != mine {
+					t.Errorf("%s (%s): links %s: %v, want %v", f.LogicalID, f.Kind, pkg, links, mine)
+				}
+			}
+		}
+		for _, p := range linked {
+			banned := p == module+"/internal/app" || p == module+"/internal/catalog"
+			for _, l := range localOnly {
+				banned = banned || p == l || strings.HasPrefix(p, l+"/")
+			}
+			if banned {
+				t.Errorf("%s (%s): links %s", f.LogicalID, f.Kind, p)
+			}
+		}
+	}
+	if len(deps) != len(All()) {
+		t.Errorf("go list named %d functions, the catalog %d", len(deps), len(All()))
+	}
+}
