@@ -142,3 +142,28 @@ func TestQABlockRecordsTheRetryState(t *testing.T) {
 		t.Errorf("report.md does not show the retry state twice:\n%s", md)
 	}
 }
+
+// TestGEM3GateAppliesToItsOwnScore: issue 32. A SI with 5/10 is discarded
+// by the gate, not re-asked, and the trail records the inconsistency; an
+// approved candidate whose agents declared no risk says so, naming the
+// sources read, instead of listing «No informado en fuentes» as a risk.
+func TestGEM3GateAppliesToItsOwnScore(t *testing.T) {
+	r := runWorkflow(t, map[string]script{
+		"c-si5": {gem1: 8, gem2: 8, gem3: []int{5}, rec: []string{"SI"}},
+		"c-ok":  {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 8}}},
+	}, nil, "")
+	rep := readReport(t, r.out, "c-si5")
+	if rep.Decision != search.DecisionDiscarded3 || r.analyst.Calls("c-si5", "gem3") != 1 {
+		t.Errorf("c-si5: %s, %d GEM3 calls; want DESCARTADO_GEM3 after one call", rep.Decision, r.analyst.Calls("c-si5", "gem3"))
+	}
+	g := rep.Trail[len(rep.Trail)-1]
+	if g.Name != "gate_gem3" || g.Outcome != search.OutcomeBelow || g.Recommendation != "SI" || !strings.Contains(g.Detail, "no es coherente") {
+		t.Errorf("c-si5's last gate %+v", g)
+	}
+	md, _ := os.ReadFile(filepath.Join(r.out, "c-ok", "report.md"))
+	risks := string(md)[strings.Index(string(md), "## Riesgos"):strings.Index(string(md), "## Contradicciones")]
+	if !strings.Contains(risks, "Ningún riesgo con evidencia en las fuentes leídas (jd.md, kickoff.md, company.md, culture.md, candidates/c-ok/cv.md") ||
+		strings.Contains(risks, search.NotInSources) {
+		t.Errorf("c-ok's risks:\n%s", risks)
+	}
+}

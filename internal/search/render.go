@@ -2,7 +2,9 @@ package search
 
 import (
 	"fmt"
+	"path"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/veredicto/veredicto/internal/labels"
@@ -225,13 +227,14 @@ func RenderReport(rep Report, v reportView, docs SearchDocs) string {
 	b.WriteString("\n## Riesgos\n")
 	n := b.Len()
 	if v.gem1 != nil {
-		claimList(&b, "Continuidad y coherencia (GEM1)", v.gem1.Content.ContinuityRisks)
+		claimList(&b, "Continuidad y coherencia (GEM1)", evidenced(v.gem1.Content.ContinuityRisks))
 	}
 	if v.gem3 != nil {
-		claimList(&b, "Riesgos explícitos (GEM3)", v.gem3.Content.Risks)
+		claimList(&b, "Riesgos explícitos (GEM3)", evidenced(v.gem3.Content.Risks))
 	}
 	if b.Len() == n {
-		b.WriteString("\nNo se declararon riesgos.\n")
+		// Issue 32: a report never leaves risks blank; it says what was read.
+		fmt.Fprintf(&b, "\nNingún riesgo con evidencia en las fuentes leídas (%s).\n", strings.Join(readSources(rep, docs), ", "))
 	}
 
 	b.WriteString("\n## Contradicciones\n")
@@ -307,4 +310,34 @@ func renderReview(b *strings.Builder, r Review) {
 		fmt.Fprintf(b, " (confirmación `%s`)", r.ID)
 	}
 	b.WriteString("\n")
+}
+
+// evidenced are the findings that cite a source: a declared gap («No
+// informado en fuentes») is not a risk found, and goes with the gaps.
+func evidenced(cs []Claim) []Claim {
+	var out []Claim
+	for _, c := range cs {
+		if !declaresGap(c.Text) && len(c.Sources) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// readSources lists the documents the candidate's evaluation read: the
+// search's and the candidate's present ones.
+func readSources(rep Report, docs SearchDocs) []string {
+	var out []string
+	for _, d := range []Doc{docs.JD, docs.Kickoff, docs.Company, docs.Culture} {
+		if !d.Missing && d.ID != "" {
+			out = append(out, d.ID)
+		}
+	}
+	for _, f := range []string{FileCV, FileInterview, FileTests, FileCase, FileReferences} {
+		id := path.Join(dirCandidates, rep.CandidateID, f)
+		if !slices.Contains(rep.Missing, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }

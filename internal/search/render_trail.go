@@ -43,6 +43,9 @@ func renderTrail(b *strings.Builder, rep Report, v reportView) {
 		if g.State != "" {
 			fmt.Fprintf(b, " (estado: %s)", labels.Of(labels.Decision, g.State))
 		}
+		if g.Detail != "" {
+			fmt.Fprintf(b, "; %s", g.Detail)
+		}
 		b.WriteString(".")
 		if len(g.Missing) > 0 {
 			fmt.Fprintf(b, " Documentos faltantes: %s.", strings.Join(g.Missing, ", "))

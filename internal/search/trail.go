@@ -1,7 +1,6 @@
 package search
 
 import (
-	"fmt"
 	"slices"
 )
 
@@ -57,8 +56,7 @@ func gateName(agent string) string {
 
 // missingGate is an agent not run for want of its minimum documents.
 func missingGate(agent string, missing []string) Gate {
-	return Gate{Name: gateName(agent), Outcome: OutcomeMissingInputs, Missing: missing,
-		Detail: fmt.Sprintf("%s no se ejecutó: faltan sus documentos mínimos", agentLabel(agent))}
+	return Gate{Name: gateName(agent), Outcome: OutcomeMissingInputs, Missing: missing}
 }
 
 // scoreGate is GEM1's or GEM2's hard gate, as Gate1 and Gate2 of the
@@ -75,13 +73,18 @@ func scoreGate(agent, stage string, score, threshold int, evidence []string, evi
 	return g
 }
 
-// gem3Gate is GEM3's, as Gem3Consistent and Gate3 decide it: a SI/NO
-// that disagrees with its own score against the threshold is incoherent
-// (re-asked once, then escalated); then the score gate.
+// gem3Gate is GEM3's, as Gem3Consistent and Gate3 decide it: the score
+// gate applies to GEM3's own score whatever its SI/NO says (a SI below the
+// threshold is recorded as inconsistent and discarded); a NO with a
+// passing score contradicts itself (re-asked once, then escalated); then
+// a passing SI with no cited evidence escalates.
 func gem3Gate(stage string, score, threshold int, rec string, evidence []string, evidenceless bool) Gate {
 	g := scoreGate(AgentGem3, stage, score, threshold, evidence, evidenceless)
 	g.Recommendation = rec
-	if (rec == RecommendationYes && score < threshold) || (rec == RecommendationNo && score >= threshold) {
+	switch {
+	case score < threshold && rec == RecommendationYes:
+		g.Detail = "la recomendación «sí» no es coherente con un puntaje bajo el umbral: decide el umbral"
+	case score >= threshold && rec == RecommendationNo:
 		g.Outcome = OutcomeIncoherent
 	}
 	return g

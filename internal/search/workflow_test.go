@@ -258,8 +258,11 @@ func TestWorkflowPaths(t *testing.T) {
 			search.DecisionEscalated, search.ReasonNoEvidence, "gem1 gem2 gem3 gem4", 1, 0},
 		{"an approving audit that flags an irresolvable contradiction does not approve", script{gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9, irresolvable: true}}},
 			search.DecisionEscalated, search.ReasonContradiction, "gem1 gem2 gem3 gem4", 1, 0},
-		{"GEM3 SI below its gate is re-asked, then consistent NO", script{gem1: 8, gem2: 8, gem3: []int{5, 5}, rec: []string{"SI", "NO"}},
-			search.DecisionDiscarded3, search.ReasonGate3, "gem1 gem2 gem3 gem3_reask", 0, 0},
+		// Issue 32: the gate applies to GEM3's own score, whatever SI/NO says.
+		{"GEM3 SI below its gate is discarded by the gate", script{gem1: 8, gem2: 8, gem3: []int{5}, rec: []string{"SI"}},
+			search.DecisionDiscarded3, search.ReasonGate3, "gem1 gem2 gem3", 0, 0},
+		{"GEM3 NO above its gate is re-asked, then a consistent SI goes on", script{gem1: 8, gem2: 8, gem3: []int{8, 8}, rec: []string{"NO", "SI"}, gem4: []qa{{score: 8}}},
+			search.DecisionApproved, search.ReasonQAPassed, "gem1 gem2 gem3 gem3_reask gem4", 1, 0},
 		{"GEM3 stays ambiguous after the re-ask", script{gem1: 8, gem2: 8, gem3: []int{8, 8}, rec: []string{"NO", "NO"}},
 			search.DecisionEscalated, search.ReasonAmbiguousGem3, "gem1 gem2 gem3 gem3_reask", 0, 0},
 		{"a failing agent escalates with the error", script{failAt: "gem1"}, search.DecisionEscalated, search.ReasonTechnicalError, "", 0, 0},
