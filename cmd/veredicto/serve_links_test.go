@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veredicto/veredicto/internal/poll"
+
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/intake"
@@ -94,7 +96,7 @@ func TestServeNeverServesWhatAnUploadLinksTo(t *testing.T) {
 		t.Fatalf("start: %d %s", st, body)
 	}
 	var state intake.SearchState
-	for i := 0; i < 300 && state.Status != "SUCCEEDED"; i++ { // about a second offline; bounded at 30 s
+	poll.Until(t, 30*time.Second, func() bool { // about a second offline
 		_, body := call("GET", "/searches/demo-cfo-andina", "")
 		if err := json.Unmarshal([]byte(body), &state); err != nil {
 			t.Fatalf("state: %v: %s", err, body)
@@ -102,8 +104,8 @@ func TestServeNeverServesWhatAnUploadLinksTo(t *testing.T) {
 		if state.Status != "RUNNING" && state.Status != "SUCCEEDED" {
 			t.Fatalf("state %s: %s", state.Status, body)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return state.Status == "SUCCEEDED"
+	}, "the search to succeed")
 	link("demo-cfo-andina", "candidates/c-003/cv.md", keyPath)
 	link("demo-cfo-andina", "candidates/c-003/notes.md", keyPath)
 	link("demo-cfo-andina", "candidates/c-001/cv.md", filepath.Join(bravo, "candidates", "c-001", "cv.md"))

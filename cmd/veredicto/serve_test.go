@@ -147,10 +147,10 @@ func waitForEvent(t *testing.T, c *sfn.Client, arn string, match func(types.Hist
 
 const durableDef = `{"StartAt":"Prepare","States":{
   "Prepare":{"Type":"Pass","Parameters":{"search_id":"demo-cfo-andina","input_prefix":"searches/demo-cfo-andina"},"ResultPath":"$.search","Next":"Check"},
-  "Check":{"Type":"Task","Resource":"${ValidateFunctionArn}","InputPath":"$.search","ResultSelector":{"candidates.$":"$.candidates"},"ResultPath":"$.plan","Next":"Pause"},
+  "Check":{"Type":"Task","Resource":"${ValidateFunctionArn}","Parameters":{"input.$":"$.search","execution.$":"$$.Execution.Name"},"ResultSelector":{"candidates.$":"$.candidates"},"ResultPath":"$.plan","Next":"Pause"},
   "Pause":{"Type":"Wait","Seconds":2,"Next":"Ask"},
   "Ask":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
-         "Parameters":{"FunctionName":"ValidateFunction","Payload":{"search_id":"demo-cfo-andina","input_prefix":"searches/demo-cfo-andina","token.$":"$$.Task.Token"}},
+         "Parameters":{"FunctionName":"ValidateFunction","Payload":{"input":{"search_id":"demo-cfo-andina","input_prefix":"searches/demo-cfo-andina"},"execution.$":"$$.Execution.Name","token.$":"$$.Task.Token"}},
          "ResultPath":"$.answer","Next":"Done"},
   "Done":{"Type":"Pass","End":true}}}`
 

@@ -2,10 +2,12 @@ package confirm_test
 
 import (
 	"encoding/json"
-	"github.com/veredicto/veredicto/internal/httpapi"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/poll"
 
 	"github.com/veredicto/veredicto/internal/asl"
 	. "github.com/veredicto/veredicto/internal/confirm"
@@ -113,17 +115,16 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func waitPending(t *testing.T, svc *Service, tenant string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var id string
+	poll.Until(t, 10*time.Second, func() bool {
 		list, _, err := svc.List(t.Context(), tenant)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(list) == 1 {
-			return list[0].ID
+			id = list[0].ID
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("no pending confirmation within 10s")
-	return ""
+		return id != ""
+	}, "a pending confirmation")
+	return id
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veredicto/veredicto/internal/poll"
+
 	"github.com/veredicto/veredicto/internal/asl"
 )
 
@@ -106,20 +108,15 @@ func (f *fixture) start(t *testing.T, m *Manager, machine, def, name string) Exe
 // waits for (what, for the failure message), and returns it.
 func waitUntil(t *testing.T, m *Manager, arn, what string, done func(Execution) bool) Execution {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		x, err := m.DescribeExecution(context.Background(), arn)
-		if err != nil {
+	var x Execution
+	poll.Until(t, 30*time.Second, func() bool {
+		var err error
+		if x, err = m.DescribeExecution(context.Background(), arn); err != nil {
 			t.Fatal(err)
 		}
-		if done(x) {
-			return x
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never %s: %s", arn, what, x.Status)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return done(x)
+	}, arn+" "+what)
+	return x
 }
 
 func waitClosed(t *testing.T, m *Manager, arn string) Execution {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veredicto/veredicto/internal/poll"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
@@ -144,19 +146,18 @@ const asks = `{"StartAt":"Ask","States":{
 // other than the one whose id is not.
 func confirmation(t *testing.T, svc *confirm.Service, status, not string) confirm.View {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		list, _, err := svc.List(context.Background(), "acme")
+	var found confirm.View
+	poll.Until(t, 30*time.Second, func() bool {
+		list, _, _ := svc.List(context.Background(), "acme")
 		for _, v := range list {
 			if v.Status == status && v.ID != not {
-				return v
+				found = v
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s confirmation: %+v %v", status, list, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	}, "a "+status+" confirmation")
+	return found
 }
 
 // TestDamagedConfirmationLeavesTheExecutionWaiting: a confirmation record

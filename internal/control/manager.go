@@ -32,6 +32,10 @@ type Config struct {
 	Registry *asl.Registry
 	Logger   *slog.Logger
 	Now      func() time.Time
+	// Clock is the engine's time (Wait states, retries, timeouts and
+	// heartbeats); nil is the real clock. A test gives its own and moves
+	// it (internal/asl/asltest). Now defaults to its Now.
+	Clock asl.Clock
 	// MaxExecutions bounds the executions kept (started ones, any status);
 	// MaxRunning bounds those running at once. Beyond either,
 	// StartExecution fails with ExecutionLimitExceeded.
@@ -143,6 +147,13 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	opts := []asl.Option{asl.WithLogger(cfg.Logger)}
+	if cfg.Clock != nil {
+		opts = append(opts, asl.WithClock(cfg.Clock))
+		if cfg.Now == nil {
+			cfg.Now = cfg.Clock.Now
+		}
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -156,7 +167,7 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 	m := &Manager{
 		cfg: cfg, log: cfg.Logger, now: cfg.Now, root: root, stop: stop,
 		disk: cfg.disk.orDefaults(), quarantine: quarantine.Beside(cfg.Dir, cfg.Logger),
-		eng:      asl.New(cfg.Registry, asl.WithLogger(cfg.Logger)),
+		eng:      asl.New(cfg.Registry, opts...),
 		machines: map[string]*machine{}, execs: map[string]*execution{}, byMachine: map[string][]*execution{},
 		tokens: map[string]*recorder{},
 	}

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veredicto/veredicto/internal/poll"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -66,18 +68,17 @@ func startMoto(t *testing.T) string {
 		logf.Close()
 	})
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		resp, err := http.Get(endpoint + "/moto-api/")
-		if err == nil {
+	if !poll.Within(30*time.Second, func() bool {
+		var resp *http.Response
+		if resp, err = http.Get(endpoint + "/moto-api/"); err == nil {
 			resp.Body.Close()
-			return endpoint
 		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(logf.Name())
-			t.Fatalf("moto_server did not answer on %s: %v\n%s", endpoint, err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil
+	}) {
+		b, _ := os.ReadFile(logf.Name())
+		t.Fatalf("moto_server did not answer on %s: %v\n%s", endpoint, err, b)
 	}
+	return endpoint
 }
 
 // sqsSource plays Lambda's SQS event source mapping over a real SQS API:

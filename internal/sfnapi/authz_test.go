@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/veredicto/veredicto/internal/poll"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/smithy-go"
@@ -179,9 +181,10 @@ func TestDamagedExecution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for d, _ := mgr.DescribeExecution(ctx, x.ARN); d.Status == "RUNNING"; d, _ = mgr.DescribeExecution(ctx, x.ARN) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Until(t, 30*time.Second, func() bool {
+		d, _ := mgr.DescribeExecution(ctx, x.ARN)
+		return d.Status != "RUNNING"
+	}, "the execution to end")
 	mgr.Close()
 	if err := os.WriteFile(filepath.Join(dir, "executions", "Echo", "e1", "meta.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/asl/asltest"
 	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/httpapi/apitest"
 	"github.com/veredicto/veredicto/internal/poll"
@@ -54,10 +55,14 @@ func registry(tokens chan string) *asl.Registry {
 	return reg
 }
 
-func newPeer(t testing.TB) *peer {
+func newPeer(t testing.TB) *peer { return newPeerWith(t, control.Config{}) }
+
+// newPeerWith is newPeer with cfg's other settings (a clock).
+func newPeerWith(t testing.TB, cfg control.Config) *peer {
 	t.Helper()
 	tokens := make(chan string, 16)
-	mgr, err := control.Open(context.Background(), control.Config{Dir: t.TempDir(), Registry: registry(tokens)})
+	cfg.Dir, cfg.Registry = t.TempDir(), registry(tokens)
+	mgr, err := control.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,22 +90,33 @@ func callbackDef(timeout int) string {
 }
 
 // A worker that keeps sending heartbeats through the API keeps its task
-// alive past HeartbeatSeconds; one that stops is timed out.
+// alive past HeartbeatSeconds; one that stops is timed out. The engine
+// runs on a clock the test moves.
 func TestHeartbeatsKeepAWaitingTaskAlive(t *testing.T) {
-	p := newPeer(t)
+	clock := asltest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	p := newPeerWith(t, control.Config{Clock: clock})
 	ctx := context.Background()
 	def := strings.Replace(callbackDef(3600), `"TimeoutSeconds":3600,`, `"TimeoutSeconds":3600,"HeartbeatSeconds":1,`, 1)
 	smARN := p.create(t, "Beating", def)
+	// armed waits until the earliest timer fires at `at`: the heartbeat's,
+	// re-armed by the last heartbeat.
+	armed := func(at time.Time) {
+		t.Helper()
+		poll.Until(t, 10*time.Second, func() bool {
+			ps := clock.Pending()
+			return len(ps) > 0 && ps[0].Equal(at)
+		}, "the heartbeat timer at "+at.String())
+	}
 
 	alive := p.start(t, smARN, "alive", `{"tenant":"acme"}`)
 	tok := p.token(t)
-	// Real time: the API's control.Manager runs its engine on the real
-	// clock (asl.WithClock cannot reach it through control.Config).
+	armed(clock.Now().Add(time.Second))
 	for range 4 { // 1.6 s of work, never 1 s without a heartbeat
-		time.Sleep(400 * time.Millisecond)
+		clock.Advance(400 * time.Millisecond)
 		if _, err := p.client.SendTaskHeartbeat(ctx, &sfn.SendTaskHeartbeatInput{TaskToken: aws.String(tok)}); err != nil {
 			t.Fatalf("SendTaskHeartbeat: %v", err)
 		}
+		armed(clock.Now().Add(time.Second))
 	}
 	if _, err := p.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String(`{"approved":true}`)}); err != nil {
 		t.Fatalf("SendTaskSuccess: %v", err)
@@ -111,6 +127,8 @@ func TestHeartbeatsKeepAWaitingTaskAlive(t *testing.T) {
 
 	silent := p.start(t, smARN, "silent", `{"tenant":"acme"}`)
 	p.token(t)
+	armed(clock.Now().Add(time.Second))
+	clock.Advance(time.Second)
 	out := closed(t, p.client, silent)
 	if got := aws.ToString(out.Output); !strings.Contains(got, `"path":"late"`) || !strings.Contains(got, "States.HeartbeatTimeout") {
 		t.Errorf("silent worker: %s %s, want the heartbeat timeout caught as late", out.Status, got)
