@@ -4,22 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/veredicto/veredicto/internal/poll"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -30,56 +22,11 @@ import (
 	"github.com/veredicto/veredicto"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/intake"
+	"github.com/veredicto/veredicto/internal/moto"
 	"github.com/veredicto/veredicto/internal/queue"
 	"github.com/veredicto/veredicto/internal/starter"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
-
-// startMoto starts moto_server (Python moto, shipped with the machine
-// image) on a free loopback port and returns its endpoint; the test stops
-// it by PID. Without moto_server the test skips locally and fails in CI.
-func startMoto(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("moto_server is required in CI (Python moto 5.2.1 ships with the machine image)")
-		}
-		t.Skip("moto_server not found: skipping the SQS integration test")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
-	logf, err := os.Create(filepath.Join(t.TempDir(), "moto.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		logf.Close()
-	})
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	if !poll.Within(30*time.Second, func() bool {
-		var resp *http.Response
-		if resp, err = http.Get(endpoint + "/moto-api/"); err == nil {
-			resp.Body.Close()
-		}
-		return err == nil
-	}) {
-		b, _ := os.ReadFile(logf.Name())
-		t.Fatalf("moto_server did not answer on %s: %v\n%s", endpoint, err, b)
-	}
-	return endpoint
-}
 
 // sqsSource plays Lambda's SQS event source mapping over a real SQS API:
 // receive a batch, invoke the handler, delete what it did not report.
@@ -164,7 +111,7 @@ func (s *scriptedStarter) Describe(_ context.Context, name string) (starter.Stat
 // rest deleted; the malformed body reaches the dead-letter queue after
 // maxReceiveCount receives, and a redrive puts it back on the queue.
 func TestHandleSQSOnMoto(t *testing.T) {
-	endpoint := startMoto(t)
+	endpoint := moto.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	client := sqs.New(sqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),

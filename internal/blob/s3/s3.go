@@ -151,6 +151,12 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, contentType st
 // "If-None-Match: *" put); it reports whether it wrote. The existing
 // object is left untouched.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte, contentType string) (bool, error) {
+	return s.PutIfAbsentWith(ctx, key, data, contentType)
+}
+
+// PutIfAbsentWith is PutIfAbsent with opts applied to the request (an
+// Object Lock retention, say).
+func (s *Store) PutIfAbsentWith(ctx context.Context, key string, data []byte, contentType string, opts ...func(*awss3.PutObjectInput)) (bool, error) {
 	k, err := blob.CleanKey(key)
 	if err != nil {
 		return false, err
@@ -158,6 +164,9 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte, conten
 	for attempt := 0; ; attempt++ {
 		in := s.putInput(k, data, contentType)
 		in.IfNoneMatch = aws.String("*")
+		for _, o := range opts {
+			o(in)
+		}
 		_, err := s.client.PutObject(ctx, in)
 		switch {
 		case err == nil:
