@@ -32,11 +32,15 @@ type Files func(ctx context.Context, path string) ([]byte, error)
 // summary names every chain's head; and no two entries contradict each
 // other (a confirmation recorded expired and a decision applied from it).
 // It returns the problems found, the first of each chain first; none for
-// a sound record.
+// a sound record. A purged record is sound when its tombstone is, and
+// nothing else remains of it.
 func Verify(ctx context.Context, store Store, files Files) ([]Problem, error) {
 	chains, err := store.Chains(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if slices.Contains(chains, TombstoneChain) {
+		return verifyTombstone(ctx, store, chains) // a purged record (ReadTombstone says when, by whom)
 	}
 	if !slices.Contains(chains, MainChain) {
 		return []Problem{{Chain: MainChain, Seq: -1, What: "the record has no main chain"}}, nil
