@@ -48,6 +48,9 @@ type Config struct {
 	// OpenAITimeout bounds one HTTP call to the LLM provider
 	// (OPENAI_TIMEOUT; zero: llm.DefaultCallTimeout).
 	OpenAITimeout time.Duration
+	// AuditRetention is how long each audit record object stays locked
+	// in GOVERNANCE mode (AUDIT_RETENTION_DAYS; zero: no lock).
+	AuditRetention time.Duration
 }
 
 // ConfigFromEnv reads the Lambda configuration; missing required settings
@@ -74,6 +77,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	c.OpenAITimeout = timeout
+	if c.AuditRetention, err = AuditRetention(getenv); err != nil {
+		return c, err
+	}
 	if v := getenv("MAX_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 40 {

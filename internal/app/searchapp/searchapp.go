@@ -9,10 +9,12 @@ import (
 	"context"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/audit/s3audit"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/catalog/searchfn"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -23,8 +25,9 @@ import (
 )
 
 // Start runs one of the executive-search task functions: stage records in
-// DynamoDB, documents and reports in the buckets, the LLM agents when the
-// LLM secret is set (the offline baseline otherwise).
+// DynamoDB, documents and reports in the buckets, the audit record in the
+// reports bucket, the LLM agents when the LLM secret is set (the offline
+// baseline otherwise).
 func Start(logicalID string) {
 	lambdaenv.Start(logicalID, function.KindSearch, searchfn.Functions, build)
 }
@@ -37,7 +40,16 @@ func build(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error
 	}
 	analyst, _ := Analyst(client)
 	return &searchfn.Services{Search: &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst,
-		PromptVersions: prompts.PromptVersion, DefaultConcurrency: cfg.MaxConcurrency, Layout: search.BucketLayout}}, nil
+		PromptVersions: prompts.PromptVersion, DefaultConcurrency: cfg.MaxConcurrency, Layout: search.BucketLayout,
+		Audit: Records(cfg, ac)}}, nil
+}
+
+// Records are the executions' audit records in the reports bucket
+// (audit/<tenant>/<execution>/), each object locked in GOVERNANCE mode
+// for the configured retention: every task records its model calls,
+// decisions and reports there before its result is used.
+func Records(cfg lambdaenv.Config, ac aws.Config) *s3audit.Records {
+	return &s3audit.Records{Client: s3.NewFromConfig(ac), Bucket: cfg.ReportsBucket, Retention: cfg.AuditRetention}
 }
 
 // Analyst is the executive-search analyst of a client: the LLM agents, or
