@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/audit"
 )
 
 const auditUsage = `Usage: veredicto audit verify PATH [--data DIR] [--tenant T] [--json]
+       veredicto audit purge --tenant T [--search ID] … (see "veredicto audit purge -h")
 
 Checks an execution's audit record: every chain links entry to entry from
 its start, every text it names (documents, prompts, answers) is there and
@@ -24,8 +26,17 @@ summary names every chain's head, and no two entries contradict each other
 entry of each chain is named; exit 1 when anything is wrong.
 
 PATH is a "search run" output folder (its audit/ record), a record folder,
-or an execution's ARN or name whose record "serve" keeps under --data
-(DATA/reports/audit/<tenant>/<execution>/).
+an execution's ARN or name whose record "serve" keeps under --data
+(DATA/reports/audit/<tenant>/<execution>/), or a record in a stack's
+reports bucket, s3://BUCKET/audit/<tenant>/<execution> (AWS_REGION and
+credentials from the environment).
+
+A record purged by "veredicto audit purge" holds only its tombstone: it
+verifies (exit 0) when the tombstone is sound and nothing else remains,
+and says when, by whom and why it was purged.
+
+  veredicto audit purge --tenant T [--search ID] --by WHO --reason WHY --yes
+erases a tenant's or a search's data and records ("veredicto audit purge -h").
 
 Flags:
 `
@@ -45,6 +56,9 @@ Flags:
 `
 
 func (m *Main) runAudit(ctx context.Context, args []string) int {
+	if len(args) > 0 && args[0] == "purge" {
+		return m.runAuditPurge(ctx, args[1:])
+	}
 	if len(args) == 0 || args[0] != "verify" {
 		fmt.Fprint(m.Stderr, auditUsage)
 		return exitUsage
@@ -64,21 +78,28 @@ func (m *Main) runAudit(ctx context.Context, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	rec, err := app.LocateRecord(pos[0], *data, *tenant)
+	rec, err := locateForVerify(pos[0], *data, *tenant)
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "veredicto audit verify: %v\n", err)
 		return exitUsage
 	}
-	problems, err := audit.Verify(ctx, rec.Store(), rec.ReadFile)
+	problems, err := audit.Verify(ctx, rec.store, rec.files)
+	var purged *audit.Tombstone
+	if err == nil && len(problems) == 0 {
+		purged, err = audit.ReadTombstone(ctx, rec.store)
+	}
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "veredicto audit verify: %v\n", err)
 		return exitFailed
 	}
-	if *asJSON {
-		b, _ := json.MarshalIndent(map[string]any{"record": rec.Dir, "ok": len(problems) == 0, "problems": nonNilProblems(problems)}, "", "  ")
+	switch {
+	case *asJSON:
+		b, _ := json.MarshalIndent(map[string]any{"record": rec.where, "ok": len(problems) == 0, "problems": nonNilProblems(problems), "purged": purged}, "", "  ")
 		fmt.Fprintln(m.Stdout, string(b))
-	} else {
-		printProblems(m.Stdout, rec.Dir, problems)
+	case purged != nil:
+		printPurged(m.Stdout, rec.where, purged)
+	default:
+		printProblems(m.Stdout, rec.where, problems)
 	}
 	if len(problems) > 0 {
 		return exitFailed
@@ -132,6 +153,10 @@ func (m *Main) runReplay(ctx context.Context, args []string) int {
 	problems, err := audit.Verify(ctx, rec.Store(), rec.ReadFile)
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "veredicto replay: %v\n", err)
+		return exitFailed
+	}
+	if t, _ := audit.ReadTombstone(ctx, rec.Store()); t != nil && len(problems) == 0 {
+		fmt.Fprintf(m.Stderr, "veredicto replay: the record of %s was purged on %s (%s): only its hashes remain, nothing to replay\n", t.Execution, t.PurgedAt.Format(time.RFC3339), t.Reason)
 		return exitFailed
 	}
 	if len(problems) > 0 {

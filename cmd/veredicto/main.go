@@ -86,6 +86,9 @@ Usage:
   veredicto audit verify PATH [--data DIR] [--json]
       Check an execution's hash-chained audit record and its reports (exit 1
       naming the first bad entry).
+  veredicto audit purge --tenant T [--search ID] --by WHO --reason WHY --yes [--data DIR]
+      Erase a tenant's or a search's documents, reports and records (right to
+      erasure); each audit record becomes a tombstone of hashes.
   veredicto replay PATH --out DIR
       Re-run a recorded execution with no provider: the same reports, byte
       for byte, or the agent and candidate where it diverged.

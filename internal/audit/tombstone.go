@@ -46,6 +46,15 @@ type Tombstone struct {
 	Reports []string `json:"reports"`
 }
 
+// EntryCount is how many entries the erased chains held.
+func (t *Tombstone) EntryCount() int {
+	n := 0
+	for _, e := range t.Entries {
+		n += e
+	}
+	return n
+}
+
 // Eraser removes a record's chains and texts: all of them but the chain
 // keep. Dir is one; so is the reports bucket's store on AWS.
 type Eraser interface {

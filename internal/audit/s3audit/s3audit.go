@@ -172,6 +172,16 @@ func (s *Store) Lines(ctx context.Context, chain string) ([][]byte, error) {
 	return lines, nil
 }
 
+// Entry reads entry seq of chain alone (a *veredicto.NotFoundError when
+// there is none).
+func (s *Store) Entry(ctx context.Context, chain string, seq int) ([]byte, error) {
+	b, err := s.blobs.Get(ctx, s.entryKey(chain, seq))
+	if err != nil {
+		return nil, fmt.Errorf("audit chain %s entry %d: %w", chain, seq, err)
+	}
+	return b, nil
+}
+
 // Chains lists the record's chains, sorted.
 func (s *Store) Chains(ctx context.Context) ([]string, error) {
 	out, err := folders(ctx, s.client, s.bucket, s.prefix+"chains/", MaxChains)
