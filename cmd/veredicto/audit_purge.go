@@ -18,7 +18,7 @@ import (
 )
 
 const purgeUsage = `Usage: veredicto audit purge --tenant T [--search ID] --by WHO --reason WHY --yes
-         [--data DIR | --inputs-bucket B --reports-bucket B --context-table T [--retention-days N]]
+         [--data DIR | --inputs-bucket B --reports-bucket B --context-table T [--region R] [--retention-days N]]
 
 Erases a tenant's data, or one search's (the right to erasure, GDPR Art.
 17): the uploaded documents, the reports, the stage records and the search
@@ -34,9 +34,10 @@ On this machine it erases under "serve"'s data folder (--data). Against a
 stack on AWS (--inputs-bucket, --reports-bucket and --context-table: the
 stack's outputs) it erases every version of every object and bypasses the
 audit records' GOVERNANCE retention: run it as the stack's
-AuditOperatorRole (AuditOperatorRoleArn), with AWS_REGION and the role's
-credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
-AWS_SESSION_TOKEN; e.g. from "aws configure export-credentials").
+AuditOperatorRole (AuditOperatorRoleArn), with the role's credentials in
+the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+AWS_SESSION_TOKEN; e.g. from "aws configure export-credentials") and the
+region in --region or AWS_REGION. docs/AUDIT.md has the steps.
 
 Flags:
 `
@@ -54,6 +55,7 @@ func (m *Main) runAuditPurge(ctx context.Context, args []string) int {
 	fs.StringVar(&st.InputsBucket, "inputs-bucket", "", "AWS: the stack's inputs bucket (InputsBucketName)")
 	fs.StringVar(&st.ReportsBucket, "reports-bucket", "", "AWS: the stack's reports bucket (ReportsBucketName)")
 	fs.StringVar(&st.ContextTable, "context-table", "", "AWS: the stack's context table (ContextTableName)")
+	region := fs.String("region", "", "AWS: the stack's region (default $AWS_REGION)")
 	days := fs.Int("retention-days", 365, "AWS: days each tombstone stays locked in GOVERNANCE mode (the stack's AuditRetentionDays)")
 	asJSON := fs.Bool("json", false, "print what was erased as JSON")
 	pos, err := parseInterleaved(fs, args)
@@ -91,7 +93,12 @@ func (m *Main) runAuditPurge(ctx context.Context, args []string) int {
 	}
 	svc := app.LocalErasure(*data)
 	if onAWS {
-		ac, err := lambdaenv.AWSConfig(os.Getenv)
+		ac, err := lambdaenv.AWSConfig(func(k string) string {
+			if k == "AWS_REGION" && *region != "" {
+				return *region
+			}
+			return os.Getenv(k)
+		})
 		if err != nil {
 			fmt.Fprintf(m.Stderr, "veredicto audit purge: %v\n", err)
 			return exitUsage

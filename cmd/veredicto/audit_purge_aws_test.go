@@ -183,12 +183,14 @@ func TestAuditPurgeOnAWS(t *testing.T) {
 		t.Fatalf("verify from the bucket:\n%s", out)
 	}
 
-	stackFlags := []string{"--inputs-bucket", stackInputs, "--reports-bucket", stackReports, "--context-table", stackTable, "--retention-days", "1"}
+	stackFlags := []string{"--region", "us-east-1", "--inputs-bucket", stackInputs, "--reports-bucket", stackReports, "--context-table", stackTable, "--retention-days", "1"}
 	if code, _, stderr := runCLI(t, "", "audit", "purge", "--tenant", "acme", "--by", "x", "--reason", "y", "--yes", "--reports-bucket", stackReports); code != exitUsage ||
 		!strings.Contains(stderr, "--inputs-bucket, --reports-bucket and --context-table are all required") {
 		t.Errorf("a bucket alone: exit %d, %s", code, stderr)
 	}
+	t.Setenv("AWS_REGION", "") // --region says it
 	out := mustRun(t, append([]string{"audit", "purge", "--tenant", "acme", "--search", "s-1", "--by", "dpo@acme", "--reason", "solicitud 42", "--yes"}, stackFlags...)...)
+	t.Setenv("AWS_REGION", "us-east-1")
 	if !strings.Contains(out, "purged   "+s1) {
 		t.Errorf("purge:\n%s", out)
 	}
