@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/veredicto/veredicto/internal/moto"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
+	"github.com/veredicto/veredicto/internal/search/searchtest"
 	"github.com/veredicto/veredicto/internal/store/dynamo"
 	"github.com/veredicto/veredicto/prompts"
 )
@@ -74,25 +74,7 @@ func newStack(t *testing.T) *stack {
 func (st *stack) run(t *testing.T, tenant, searchID, marker string) string {
 	t.Helper()
 	ctx := t.Context()
-	inputs := s3blob.New(st.s3, stackInputs, "")
-	src := "../../examples/search-demo"
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		b, _ := os.ReadFile(p)
-		switch filepath.ToSlash(rel) {
-		case "search.yaml":
-			b = bytes.Replace(b, []byte("search_id: demo-cfo-andina"), []byte("search_id: "+searchID), 1)
-		case "candidates/c-001/cv.md":
-			b = append(b, []byte("\n"+marker+"\n")...)
-		}
-		return inputs.Put(ctx, search.InputPrefix(tenant, searchID)+"/"+filepath.ToSlash(rel), b, "text/markdown")
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	searchtest.Upload(t, s3blob.New(st.s3, stackInputs, ""), "../../examples/search-demo", search.InputPrefix(tenant, searchID), searchtest.AsSearch(searchID, marker))
 	if _, err := st.svc.Store.(*dynamo.Store).PutIfAbsent(ctx, "search/"+tenant+"/"+searchID, []byte(`{"search_id":"`+searchID+`","note":"`+marker+`"}`)); err != nil {
 		t.Fatal(err)
 	}

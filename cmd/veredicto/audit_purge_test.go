@@ -13,8 +13,11 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/audit"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/intake"
+	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
+	"github.com/veredicto/veredicto/internal/search/searchtest"
 )
 
 // servedSearch uploads the example search as tenant's searchID under the
@@ -23,16 +26,8 @@ import (
 func servedSearch(t *testing.T, a *app.App, data, tenant, searchID, marker string) []string {
 	t.Helper()
 	ctx := context.Background()
-	if err := app.UploadLocal(ctx, data, "../../examples/search-demo", tenant, searchID); err != nil {
-		t.Fatal(err)
-	}
 	inputs, reports, _ := app.LocalLayout(data)
-	dir := filepath.Join(inputs, "searches", tenant, searchID)
-	yml, _ := os.ReadFile(filepath.Join(dir, "search.yaml"))
-	yml = bytes.Replace(yml, []byte("search_id: demo-cfo-andina"), []byte("search_id: "+searchID), 1)
-	os.WriteFile(filepath.Join(dir, "search.yaml"), yml, 0o644)
-	cv, _ := os.ReadFile(filepath.Join(dir, "candidates", "c-001", "cv.md"))
-	os.WriteFile(filepath.Join(dir, "candidates", "c-001", "cv.md"), append(cv, []byte("\n"+marker+"\n")...), 0o644)
+	searchtest.Upload(t, fileblob.NewDir(inputs), "../../examples/search-demo", search.InputPrefix(tenant, searchID), searchtest.AsSearch(searchID, marker))
 	before, _ := (&audit.Folders{Root: filepath.Join(reports, app.AuditPrefix)}).Executions(tenant)
 	st, err := a.Intake.Start(ctx, tenant, "api", intake.StartRequest{SearchID: searchID})
 	if err != nil || !st.Started {

@@ -152,7 +152,17 @@ func readLines(p string) ([][]byte, error) {
 }
 
 func (d *Dir) Chains(context.Context) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(d.root, "chains"))
+	return escapedNames(filepath.Join(d.root, "chains"), func(e fs.DirEntry) (string, bool) {
+		name, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		return name, ok && e.Type().IsRegular()
+	})
+}
+
+// escapedNames lists the path-escaped names of dir's entries that keep
+// accepts (and reduces to their name), unescaped and sorted; none for a
+// missing dir.
+func escapedNames(dir string, keep func(fs.DirEntry) (string, bool)) ([]string, error) {
+	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -161,12 +171,12 @@ func (d *Dir) Chains(context.Context) ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if !ok || !e.Type().IsRegular() {
+		name, ok := keep(e)
+		if !ok {
 			continue
 		}
-		if chain, err := url.PathUnescape(name); err == nil {
-			out = append(out, chain)
+		if n, err := url.PathUnescape(name); err == nil {
+			out = append(out, n)
 		}
 	}
 	sort.Strings(out)

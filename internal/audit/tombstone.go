@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/veredicto/veredicto"
@@ -266,23 +265,5 @@ func (f *Folders) Executions(tenant string) ([]string, error) {
 	if f.Single {
 		return nil, nil
 	}
-	dir := filepath.Dir(f.Path(tenant, "x"))
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		if name, err := url.PathUnescape(e.Name()); err == nil {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	return escapedNames(filepath.Dir(f.Path(tenant, "x")), func(e fs.DirEntry) (string, bool) { return e.Name(), e.IsDir() })
 }

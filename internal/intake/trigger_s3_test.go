@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -18,6 +16,7 @@ import (
 	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/search/searchtest"
 	"github.com/veredicto/veredicto/internal/starter"
 	"github.com/veredicto/veredicto/internal/store/file"
 )
@@ -55,21 +54,7 @@ func TestTriggerOnS3(t *testing.T) {
 		t.Fatal(err)
 	}
 	inputs := s3blob.New(client, "inputs", "")
-	src := "../../examples/search-demo"
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return inputs.Put(ctx, "searches/acme/demo-cfo-andina/"+filepath.ToSlash(rel), b, "text/markdown")
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	searchtest.Upload(t, inputs, "../../examples/search-demo", "searches/acme/demo-cfo-andina", nil)
 	if err := inputs.Put(ctx, "searches/acme/demo-cfo-andina/READY", []byte("concurrency: 2\n"), "text/plain"); err != nil {
 		t.Fatal(err)
 	}

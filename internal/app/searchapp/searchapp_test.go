@@ -2,8 +2,6 @@ package searchapp
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +20,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog/searchfn"
 	"github.com/veredicto/veredicto/internal/moto"
 	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/search/searchtest"
 	"github.com/veredicto/veredicto/internal/store/dynamo"
 )
 
@@ -58,7 +57,7 @@ func TestEveryTaskRecordsIntoTheReportsBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	inputs := s3blob.New(s3c, cfg.InputsBucket, "")
-	upload(t, inputs, "../../../examples/search-demo", search.InputPrefix("acme", "demo-cfo-andina"))
+	searchtest.Upload(t, inputs, "../../../examples/search-demo", search.InputPrefix("acme", "demo-cfo-andina"), nil)
 
 	built, err := build(ctx, cfg, ac)
 	if err != nil {
@@ -118,22 +117,4 @@ func kindsOf(t *testing.T, st audit.Store, chain string) []string {
 		kinds = append(kinds, e.Kind)
 	}
 	return kinds
-}
-
-func upload(t *testing.T, dst *s3blob.Store, src, prefix string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return dst.Put(t.Context(), prefix+"/"+filepath.ToSlash(rel), b, "text/markdown")
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
