@@ -348,12 +348,15 @@ type ModelCall struct {
 	Reask    bool      `json:"reask,omitempty"`
 	// Answer is the model's raw answer, as it came (nil when there was
 	// none); ErrorName and Error the provider's failure then.
-	Answer    *string         `json:"answer,omitempty"`
-	ErrorName string          `json:"error_name,omitempty"`
-	Error     string          `json:"error,omitempty"`
-	Truncated bool            `json:"truncated,omitempty"`
-	Usage     veredicto.Usage `json:"usage"`
-	LatencyMS int64           `json:"latency_ms"`
+	Answer    *string `json:"answer,omitempty"`
+	ErrorName string  `json:"error_name,omitempty"`
+	Error     string  `json:"error,omitempty"`
+	// DeadlineExceeded: the failure came after the step's deadline, which
+	// the step took as a timeout.
+	DeadlineExceeded bool            `json:"deadline_exceeded,omitempty"`
+	Truncated        bool            `json:"truncated,omitempty"`
+	Usage            veredicto.Usage `json:"usage"`
+	LatencyMS        int64           `json:"latency_ms"`
 	// Verdict is the code's check of the answer: "accepted", or the
 	// problem that made it re-ask or refuse.
 	Verdict string `json:"verdict"`

@@ -191,14 +191,14 @@ func (r *Replay) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		if req.Retry != nil {
 			what = "the run did not re-ask this answer this way: the code's check of the answer changed since"
 		}
-		return llm.Response{}, r.Diverge(&DivergedError{Chain: s.Chain, Agent: req.Schema, Candidate: s.Candidate, What: what})
+		return llm.Response{}, r.Diverge(&DivergedError{Chain: s.Chain, Agent: s.agent(req.Schema), Candidate: s.Candidate, What: what})
 	}
 	c := cs[0]
 	r.calls[key] = cs[1:]
 	r.pending--
 	r.mu.Unlock()
 	if c.Answer == nil {
-		return llm.Response{Usage: c.Usage}, &replayedError{name: c.ErrorName, msg: c.Error}
+		return llm.Response{Usage: c.Usage}, &replayedError{name: c.ErrorName, msg: c.Error, deadline: c.DeadlineExceeded}
 	}
 	b := []byte(*c.Answer)
 	return llm.Response{Content: b, Usage: c.Usage, Truncated: c.Truncated}, nil
@@ -238,10 +238,19 @@ func Replayed(name, msg string) error { return &replayedError{name: name, msg: m
 
 // replayedError is a provider failure as recorded: its ASL name and its
 // message, so the workflow retries or catches it as it did.
-type replayedError struct{ name, msg string }
+type replayedError struct {
+	name, msg string
+	deadline  bool
+}
 
 func (e *replayedError) Error() string     { return e.msg }
 func (e *replayedError) ErrorName() string { return e.name }
+
+// Is: a failure recorded after the step's deadline is a
+// context.DeadlineExceeded, so the step takes it as the timeout it was.
+func (e *replayedError) Is(target error) bool {
+	return e.deadline && target == context.DeadlineExceeded
+}
 
 var _ veredicto.Named = (*replayedError)(nil)
 

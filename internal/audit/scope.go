@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,6 +20,9 @@ type Scope struct {
 	Execution string
 	Chain     string
 	Candidate string
+	// Agent names who the step's model calls are of (a debate's
+	// participant); the request's schema when empty.
+	Agent string
 	// Model names the provider and model answering; PromptVersion the
 	// version of an agent's prompt.
 	Model         veredicto.ModelInfo
@@ -76,7 +80,7 @@ func RequestHash(r llm.Request) string {
 // Observe records one attempt of a model call before its answer is used.
 func (s *Scope) Observe(ctx context.Context, a llm.Attempt) error {
 	r := s.Recorder
-	call := ModelCall{Agent: a.Request.Schema, Candidate: s.Candidate, Schema: a.Request.Schema, Provider: s.Model.Provider, Model: s.Model.Model,
+	call := ModelCall{Agent: s.agent(a.Request.Schema), Candidate: s.Candidate, Schema: a.Request.Schema, Provider: s.Model.Provider, Model: s.Model.Model,
 		Request: RequestHash(a.Request), Attempt: a.Number, Reask: a.Request.Retry != nil, Usage: a.Response.Usage,
 		LatencyMS: a.Latency.Milliseconds(), Truncated: a.Response.Truncated, Verdict: "accepted"}
 	if s.PromptVersion != nil {
@@ -101,6 +105,9 @@ func (s *Scope) Observe(ctx context.Context, a llm.Attempt) error {
 	switch {
 	case a.Err != nil:
 		call.ErrorName, call.Error, call.Verdict = veredicto.ErrorName(a.Err), a.Err.Error(), "no answer"
+		// The step's deadline had passed: it takes the failure as a
+		// timeout, and so must its replay.
+		call.DeadlineExceeded = errors.Is(ctx.Err(), context.DeadlineExceeded)
 	default:
 		answer := string(a.Response.Content)
 		call.Answer = &answer
@@ -109,6 +116,14 @@ func (s *Scope) Observe(ctx context.Context, a llm.Attempt) error {
 		}
 	}
 	return s.add(ctx, KindModel, call)
+}
+
+// agent is who a request of schema is of.
+func (s *Scope) agent(schema string) string {
+	if s.Agent != "" {
+		return s.Agent
+	}
+	return schema
 }
 
 // Decide records a decision the code took.
@@ -158,20 +173,34 @@ func (s *Scope) Report(ctx context.Context, path string, content []byte) error {
 // Now is the step's clock reading for use (a stage's start…): recorded
 // in the chain, or in a replay, read back from it.
 func (s *Scope) Now(ctx context.Context, use string) (time.Time, error) {
+	return s.read(ctx, use, time.Now)
+}
+
+func (s *Scope) read(ctx context.Context, use string, clock func() time.Time) (time.Time, error) {
 	if s.Replay != nil {
 		return s.Replay.clockReading(s.Chain, use)
 	}
-	at := time.Now().UTC()
+	at := clock().UTC()
 	return at, s.add(ctx, KindClock, Clock{Use: use, At: at})
 }
 
 // Now is the clock reading for use of the step ctx carries a scope of
 // (Scope.Now), or time.Now when it carries none.
 func Now(ctx context.Context, use string) (time.Time, error) {
-	if s := ScopeFrom(ctx); s != nil {
-		return s.Now(ctx, use)
+	return NowOf(ctx, use, time.Now)
+}
+
+// NowOf is Now on the step's own clock (nil: time.Now): its reading, in
+// UTC, is recorded, or in a replay read back; with no scope it is
+// clock's.
+func NowOf(ctx context.Context, use string, clock func() time.Time) (time.Time, error) {
+	if clock == nil {
+		clock = time.Now
 	}
-	return time.Now(), nil
+	if s := ScopeFrom(ctx); s != nil {
+		return s.read(ctx, use, clock)
+	}
+	return clock(), nil
 }
 
 // DivergedError is a replay that does not follow its record: a prompt, a
