@@ -39,6 +39,11 @@ convergence: {threshold: 70}, debate: {rounds: {max: 3}}, ...}; seconds).
 
 Writes DIR/debate_log.yaml (the seed's debate_log) and DIR/debate.md (the
 report, in Spanish). An existing debate in DIR is never overwritten.
+DIR/audit is the debate's audit record (the question, the knowledge, every
+model call, each round's convergence, the circuit breaker, the escalation
+and the hashes of the files): "veredicto audit verify DIR" checks it and
+"veredicto replay DIR --out OTHER" re-runs the debate from it with no
+provider.
 
 The LLM is "openai" when OPENAI_API_KEY is set (OPENAI_BASE_URL and
 OPENAI_MODEL configure any OpenAI-compatible endpoint), otherwise the
@@ -101,25 +106,25 @@ func (m *Main) debateRun(ctx context.Context, cfg debateRunConfig, getenv func(s
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	q, err := debate.ParseQuestion(cfg.question, data)
-	if err != nil {
+	if _, err := debate.ParseQuestion(cfg.question, data); err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	var chunks []debate.Chunk
+	var docs []debate.Document
 	if cfg.knowledge != "" {
-		if chunks, err = debate.LoadKnowledge(cfg.knowledge); err != nil {
+		if docs, err = debate.LoadDocuments(cfg.knowledge); err != nil {
 			return fail(exitUsage, "%v", err)
 		}
-		if len(chunks) == 0 {
+		if len(debate.Chunks(docs)) == 0 {
 			fmt.Fprintf(m.Stderr, "warning: %s holds no documents with text (.md, .txt, .yaml, .json): the debate runs without evidence from it\n", cfg.knowledge)
 		}
 	}
-	return m.debateExecute(ctx, "veredicto debate run", cfg, q, chunks, getenv)
+	return m.debateExecute(ctx, "veredicto debate run", cfg, data, docs, getenv)
 }
 
-// debateExecute runs a parsed debate and writes its outputs; prefix names
+// debateExecute runs a debate on QUESTION.yaml's text and the knowledge
+// documents, records it in OUT/audit and writes its outputs; prefix names
 // the command in messages.
-func (m *Main) debateExecute(ctx context.Context, prefix string, cfg debateRunConfig, q debate.Question, chunks []debate.Chunk, getenv func(string) string) int {
+func (m *Main) debateExecute(ctx context.Context, prefix string, cfg debateRunConfig, question []byte, docs []debate.Document, getenv func(string) string) int {
 	fail := func(code int, format string, args ...any) int {
 		fmt.Fprintf(m.Stderr, prefix+": "+format+"\n", args...)
 		return code
@@ -131,24 +136,15 @@ func (m *Main) debateExecute(ctx context.Context, prefix string, cfg debateRunCo
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	var agents debate.Agents = debate.Offline{}
+	run := app.FolderDebate{Question: question, QuestionName: cfg.question, Documents: docs, Out: cfg.out, OptionalCouncil: !cfg.noOptionalCouncil,
+		Now: cfg.now, Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	notice := "LLM: offline baseline (deterministic lexical rules, labelled in the report): not a model judgment"
 	if client != nil {
-		agents = debate.LLMAgents{Client: client}
+		run.Client, run.Model = client, client.Info()
 		notice = "LLM: openai-compatible, model " + client.Info().Model
 	}
 	fmt.Fprintln(m.Stderr, notice)
-	e := &debate.Engine{
-		Agents:          agents,
-		Chunks:          len(chunks),
-		OptionalCouncil: !cfg.noOptionalCouncil,
-		Now:             cfg.now,
-		Logger:          slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	}
-	if len(chunks) > 0 {
-		e.Retriever = debate.IndexRetriever{Index: debate.NewIndex(chunks)}
-	}
-	r, err := e.Run(ctx, q)
+	r, err := app.RunFolderDebate(ctx, run)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fail(exitInterrupted, "interrupted: %v", err)
@@ -159,13 +155,12 @@ func (m *Main) debateExecute(ctx context.Context, prefix string, cfg debateRunCo
 		}
 		return fail(exitFailed, "%v", err)
 	}
-	if err := r.Write(cfg.out); err != nil {
-		return fail(exitFailed, "%v", err)
-	}
 	// The result lines are for the person who asked: Spanish, codes
 	// through their labels.
 	fmt.Fprintf(m.Stdout, "debate %s: ruta %s, %d ronda(s), convergencia %.1f%%, confianza de la síntesis %.1f%%\n",
 		r.SessionID, labels.Of(labels.DebateMode, r.Mode), len(r.Rounds), r.Convergence, r.Confidence)
+	fmt.Fprintf(m.Stderr, "Audit record: %s (veredicto audit verify %s; veredicto replay %s --out DIR)\n",
+		filepath.Join(cfg.out, "audit"), cfg.out, cfg.out)
 	if r.Pending {
 		fmt.Fprintf(m.Stdout, "escalado a %s: decisión pendiente (ver %s)\n", labels.Of(labels.DebateTarget, r.Target), filepath.Join(cfg.out, "debate.md"))
 		return exitPending

@@ -65,24 +65,28 @@ func (m *Main) runSearchDebate(ctx context.Context, args []string) int {
 
 func (m *Main) searchDebate(ctx context.Context, candDir, searchDir string, cfg debateRunConfig, getenv func(string) string, stderr io.Writer) int {
 	const prefix = "veredicto search debate"
-	q, chunks, err := debate.FromSearch(candDir, searchDir)
+	q, docs, err := debate.FromSearch(candDir, searchDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 		return exitUsage
 	}
+	// The question as QUESTION.yaml: the file given, or the default one
+	// written out (the audit record keeps it).
+	var data []byte
 	if cfg.question != "" {
-		data, err := os.ReadFile(cfg.question)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-			return exitUsage
+		if data, err = os.ReadFile(cfg.question); err == nil {
+			_, err = debate.ParseQuestion(cfg.question, data)
 		}
-		if q, err = debate.ParseQuestion(cfg.question, data); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-			return exitUsage
-		}
+	} else {
+		cfg.question = "QUESTION.yaml"
+		data, err = debate.MarshalQuestion(q)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+		return exitUsage
 	}
 	if cfg.out == "" {
 		cfg.out = filepath.Join(candDir, "debate")
 	}
-	return m.debateExecute(ctx, prefix, cfg, q, chunks, getenv)
+	return m.debateExecute(ctx, prefix, cfg, data, docs, getenv)
 }

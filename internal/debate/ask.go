@@ -44,12 +44,12 @@ func askSynthesis(ctx context.Context, agents Agents, sin SynthesisInput, agentC
 	for attempt := 0; attempt < 2; attempt++ {
 		actx, cancel := agentCtx()
 		syn, u, err := agents.Synthesis(actx, sin)
-		timedOut := actx.Err() != nil
+		late := timedOut(actx, err)
 		cancel()
 		total.Add(u)
 		switch {
 		case err == nil:
-		case timedOut:
+		case late:
 			return code(), total, append(events, timeoutEvent("sintetizador", "la síntesis")+": la escribe el código"), nil
 		case isInvalid(err):
 			return code(), total, append(events, invalidEvent("sintetizador", "la síntesis")+": la escribe el código"), nil

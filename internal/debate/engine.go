@@ -3,6 +3,7 @@ package debate
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
@@ -236,10 +238,17 @@ func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
 		log = slog.Default()
 	}
 	c := q.Config
-	r := &Result{SessionID: newID(), Start: now(), Question: q}
+	start, err := clock(ctx, "debate start", now)
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{SessionID: newID(), Start: start, Question: q}
 	log = log.With("debate_id", r.SessionID)
 	r.Mode, r.ModeReason = Route(q)
 	log.InfoContext(ctx, "debate routed", "mode", r.Mode, "participants", len(q.Participants))
+	if err := recordRoute(ctx, r); err != nil {
+		return nil, err
+	}
 
 	tctx, cancel := context.WithTimeout(ctx, Dur(c.Timeout.Total))
 	defer cancel()
@@ -272,14 +281,25 @@ func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
 		r.Rounds = append(r.Rounds, *round)
 		r.Convergence = conv
 		log.InfoContext(ctx, "debate round", "round", n, "convergence", conv, "responded", len(round.Responded()), "timeouts", len(round.TimedOut()))
+		// The checkpoint's clock: the debate's total time is read from it
+		// (recorded, so a replay takes the same branch), and from the
+		// total timeout's context.
+		at, err := clock(ctx, fmt.Sprintf("round %d checkpoint", n), now)
+		if err != nil {
+			return nil, err
+		}
+		elapsed := at.Sub(r.Start)
+		spent := tctx.Err() != nil || elapsed >= Dur(c.Timeout.Total)
 		if r.Mode != ModeDebate {
-			if tctx.Err() != nil {
+			if spent {
 				r.Trip = Breaker(BreakerState{Rounds: n, Iterations: n, Elapsed: Dur(c.Timeout.Total)}, c)
+			}
+			if err := recordRound(ctx, *round, c, loop.Counter, r.Trip); err != nil {
+				return nil, err
 			}
 			break
 		}
-		elapsed := now().Sub(r.Start)
-		if tctx.Err() != nil && elapsed < Dur(c.Timeout.Total) {
+		if spent && elapsed < Dur(c.Timeout.Total) {
 			elapsed = Dur(c.Timeout.Total)
 		}
 		refinements := 0
@@ -287,8 +307,12 @@ func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
 			refinements = n - 2
 		}
 		converged := conv >= c.Convergence.Threshold && n >= c.Debate.Rounds.Min
-		if trip := Breaker(BreakerState{Rounds: n, Iterations: n, Refinements: refinements, Elapsed: elapsed,
-			LoopCounter: loop.Counter, Converged: converged}, c); trip != nil {
+		trip := Breaker(BreakerState{Rounds: n, Iterations: n, Refinements: refinements, Elapsed: elapsed,
+			LoopCounter: loop.Counter, Converged: converged}, c)
+		if err := recordRound(ctx, *round, c, loop.Counter, trip); err != nil {
+			return nil, err
+		}
+		if trip != nil {
 			r.Trip = trip
 			log.WarnContext(ctx, "circuit breaker", "trigger", trip.Trigger, "round", n)
 			break
@@ -330,6 +354,9 @@ func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
 	}, c)
 	r.Target = r.Escalation.Target
 	r.FinalReason = strings.Join(r.Escalation.Reasons, "; ")
+	if err := recordEscalation(ctx, r); err != nil {
+		return nil, err
+	}
 	switch r.Target {
 	case TargetNone:
 		r.Final = r.Decision
@@ -341,6 +368,9 @@ func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
 		r.Council = out
 		target, why := AfterCouncil(out.Result, out.TimedOut, r.Confidence, q.RiskLevel, c)
 		r.FinalReason += "; " + why
+		if err := recordCouncil(ctx, r, target, why); err != nil {
+			return nil, err
+		}
 		switch {
 		case target == TargetHuman:
 			r.Target = TargetHuman
@@ -350,10 +380,14 @@ func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
 			r.Target, r.Final = TargetCouncil, out.Decision
 		}
 	}
+	var human *audit.HumanDecision
 	if r.Target == TargetHuman {
-		if err := s.human(ctx, divergences); err != nil {
+		if human, err = s.human(ctx, divergences); err != nil {
 			return nil, err
 		}
+	}
+	if err := recordOutcome(ctx, r, human); err != nil {
+		return nil, err
 	}
 	st := rag.Stats()
 	r.RAG = st
@@ -364,7 +398,9 @@ func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
 			r.Evidence[id] = c
 		}
 	}
-	r.End = now()
+	if r.End, err = clock(ctx, "debate end", now); err != nil {
+		return nil, err
+	}
 	r.Checklists = Checklists(r, e.Chunks)
 	log.InfoContext(ctx, "debate finished", "target", r.Target, "pending", r.Pending, "rounds", len(r.Rounds), "tokens", r.Usage.PromptTokens+r.Usage.CompletionTokens)
 	return r, nil
@@ -389,18 +425,70 @@ func (s *state) event(line string) {
 }
 
 // tool is a turn's retrieval tool on the debate's RAG, or nil when the
-// budget leaves the turn none.
-func (s *state) tool(offered bool) *turnTool {
+// budget leaves the turn none; emit takes the report's line of a query
+// that did not answer.
+func (s *state) tool(offered bool, emit func(string)) *turnTool {
 	if !offered {
 		return nil
 	}
 	return newTool(func(ctx context.Context, text string) ([]Chunk, error) {
 		chunks, err := s.rag.Query(ctx, text)
 		if note := ragNote(err, s.rag.maxQueries); note != "" {
-			s.event(note)
+			emit(note)
 		}
 		return chunks, err
 	})
+}
+
+// turns collects the outcomes of a round's parallel turns, each under
+// its index, so the round reads them in roster order however the turns
+// finished: the report (and a replay's) is the same.
+type turns struct {
+	mu      sync.Mutex
+	events  map[int][]string
+	invalid map[int]bool
+	failed  map[int]error
+}
+
+func newTurns() *turns {
+	return &turns{events: map[int][]string{}, invalid: map[int]bool{}, failed: map[int]error{}}
+}
+
+func (t *turns) emit(i int) func(string) {
+	return func(line string) {
+		t.mu.Lock()
+		t.events[i] = append(t.events[i], line)
+		t.mu.Unlock()
+	}
+}
+
+// firstFailure is the failure of the first turn in roster order, nil when
+// none failed.
+func (t *turns) firstFailure() error {
+	first := -1
+	for i := range t.failed {
+		if first < 0 || i < first {
+			first = i
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	return t.failed[first]
+}
+
+// flush adds the turns' events to the debate and returns the invalid
+// turns, in roster order.
+func (t *turns) flush(s *state) []int {
+	for _, ev := range sortedEvents(t.events) {
+		s.event(ev)
+	}
+	var out []int
+	for i := range t.invalid {
+		out = append(out, i)
+	}
+	sort.Ints(out)
+	return out
 }
 
 // ragNote is the report's line for a query that did not answer.
@@ -459,10 +547,14 @@ func isInvalid(err error) bool {
 
 // round runs round n. Round 1 (and the only round of simple and council)
 // is parallel; round 2 is sequential rebuttals; rounds 3+ refine on the
-// open divergences.
+// open divergences. Each participant's calls go to its own chain of the
+// audit record.
 func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 	c := s.r.Question.Config
-	start := s.now()
+	start, err := clock(s.total, fmt.Sprintf("round %d start", n), s.now)
+	if err != nil {
+		return nil, err
+	}
 	rctx, cancel := context.WithTimeout(s.total, Dur(c.Timeout.PerRound))
 	defer cancel()
 	rd := &Round{Number: n, Answers: make([]Answer, len(ps))}
@@ -470,32 +562,36 @@ func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 	for _, a := range prev {
 		prevOf[a.Participant] = a.Position
 	}
-	var failed error
-	var mu sync.Mutex
+	tt := newTurns()
+	// record classifies turn i's outcome like the steps' turn.
 	record := func(i int, p Participant, pos *Position, err error, actx context.Context) {
-		mu.Lock()
-		defer mu.Unlock()
+		var event string
+		tt.mu.Lock()
 		switch {
 		case err == nil:
 			rd.Answers[i] = Answer{Participant: p.ID, Position: pos}
-		case actx.Err() != nil:
+		case timedOut(actx, err):
 			// The seed's partial answer: the last position, if any.
 			rd.Answers[i] = Answer{Participant: p.ID, Position: prevOf[p.ID], TimedOut: true}
-			s.event(timeoutEvent(p.ID, fase(n)))
+			event = timeoutEvent(p.ID, fase(n))
 		case isInvalid(err):
 			rd.Answers[i] = Answer{Participant: p.ID, Position: prevOf[p.ID]}
-			rd.Invalid = append(rd.Invalid, p.ID)
-			s.event(invalidEvent(p.ID, fase(n)))
+			tt.invalid[i] = true
+			event = invalidEvent(p.ID, fase(n))
 		default:
-			if failed == nil {
-				failed = fmt.Errorf("debate %s round %d participant %s: %w", s.r.SessionID, n, p.ID, err)
-			}
+			tt.failed[i] = fmt.Errorf("debate %s round %d participant %s: %w", s.r.SessionID, n, p.ID, err)
+		}
+		tt.mu.Unlock()
+		if event != "" {
+			tt.emit(i)(event)
 		}
 	}
-	usage := func(u veredicto.Usage) {
-		mu.Lock()
-		s.r.Usage.Add(u)
-		mu.Unlock()
+	usage := make([]veredicto.Usage, len(ps))
+	// agentCtx bounds participant p's turn, its calls recorded in its
+	// chain.
+	agentCtx := func(p Participant) (context.Context, context.CancelFunc) {
+		actx, acancel := context.WithTimeout(rctx, Dur(c.Timeout.PerAgent))
+		return agentScope(actx, participantChain(p.ID), p.ID), acancel
 	}
 	// The tool: in a parallel round the queries left go to the first
 	// participants of the roster (OfferedInParallel); in the sequential
@@ -510,12 +606,12 @@ func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				actx, acancel := context.WithTimeout(rctx, Dur(c.Timeout.PerAgent))
+				actx, acancel := agentCtx(p)
 				defer acancel()
-				tool := s.tool(OfferedInParallel(i, used, max))
+				tool := s.tool(OfferedInParallel(i, used, max), tt.emit(i))
 				pos, u, err := s.e.Agents.Position(actx, PositionInput{Question: s.r.Question, Participant: p, Round: 1, Chunks: s.held(p.ID), Tool: offer(tool)})
 				s.hold(p.ID, tool)
-				usage(u)
+				usage[i] = u
 				record(i, p, &pos, err, actx)
 			}()
 		}
@@ -525,13 +621,13 @@ func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 		rd.Rebuttals = map[string]*Rebuttal{}
 		current := append([]Answer(nil), prev...)
 		for i, p := range ps {
-			actx, acancel := context.WithTimeout(rctx, Dur(c.Timeout.PerAgent))
+			actx, acancel := agentCtx(p)
 			own := prevOf[p.ID]
-			tool := s.tool(s.rag.Stats().Total < max)
+			tool := s.tool(s.rag.Stats().Total < max, tt.emit(i))
 			if own == nil {
 				// Nothing to rebut from: the agent states a position.
 				pos, u, err := s.e.Agents.Position(actx, PositionInput{Question: s.r.Question, Participant: p, Round: n, Chunks: s.held(p.ID), Tool: offer(tool)})
-				usage(u)
+				usage[i] = u
 				record(i, p, &pos, err, actx)
 			} else {
 				var others []Stance
@@ -544,9 +640,9 @@ func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 				}
 				chunks := mergeChunks(s.held(p.ID), seen)
 				reb, u, events, err := askRebuttal(actx, s.e.Agents, RebuttalInput{Question: s.r.Question, Participant: p, Own: *own, Others: others, Chunks: chunks}, tool)
-				usage(u)
+				usage[i] = u
 				for _, ev := range events {
-					s.event(ev)
+					tt.emit(i)(ev)
 				}
 				if err == nil {
 					rd.Rebuttals[p.ID] = &reb
@@ -557,8 +653,8 @@ func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 			}
 			s.hold(p.ID, tool)
 			acancel()
-			if failed != nil {
-				return nil, failed
+			if err := tt.firstFailure(); err != nil {
+				return nil, err
 			}
 			// Sequential: the next agent sees this one's new stance.
 			for j := range current {
@@ -575,28 +671,38 @@ func (s *state) round(n int, ps []Participant, prev []Answer) (*Round, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				actx, acancel := context.WithTimeout(rctx, Dur(c.Timeout.PerAgent))
+				actx, acancel := agentCtx(p)
 				defer acancel()
 				chunks := mergeChunks(s.held(p.ID), s.chunksCited(prevOf[p.ID]))
-				tool := s.tool(OfferedInParallel(i, used, max))
+				tool := s.tool(OfferedInParallel(i, used, max), tt.emit(i))
 				pos, u, err := s.e.Agents.Position(actx, PositionInput{Question: s.r.Question, Participant: p, Round: n,
 					Chunks: chunks, Tool: offer(tool), Focus: rd.Focus, Previous: prevOf[p.ID]})
 				s.hold(p.ID, tool)
-				usage(u)
+				usage[i] = u
 				record(i, p, &pos, err, actx)
 			}()
 		}
 		wg.Wait()
 	}
-	if failed != nil {
-		return nil, failed
+	if err := tt.firstFailure(); err != nil {
+		return nil, err
+	}
+	for _, u := range usage {
+		s.r.Usage.Add(u)
+	}
+	for _, i := range tt.flush(s) {
+		rd.Invalid = append(rd.Invalid, ps[i].ID)
 	}
 	for _, a := range rd.Answers {
 		if old := prevOf[a.Participant]; old != nil && a.Position != nil && !a.TimedOut && old.Recommendation != a.Position.Recommendation {
 			rd.Changes++
 		}
 	}
-	rd.Duration = s.now().Sub(start)
+	end, err := clock(s.total, fmt.Sprintf("round %d end", n), s.now)
+	if err != nil {
+		return nil, err
+	}
+	rd.Duration = end.Sub(start)
 	return rd, nil
 }
 
@@ -704,7 +810,8 @@ func openDivergences(answers []Answer, rounds []Round) []string {
 	return out
 }
 
-// council runs the three members in parallel within the council timeout.
+// council runs the three members in parallel within the council timeout,
+// each member's calls recorded in its own chain.
 func (s *state) council(ctx context.Context, sin SynthesisInput, syn Synthesis, impasse bool) (*CouncilOutcome, error) {
 	c := s.r.Question.Config
 	members := s.e.Council
@@ -715,64 +822,79 @@ func (s *state) council(ctx context.Context, sin SynthesisInput, syn Synthesis, 
 	cctx, cancel := context.WithTimeout(ctx, Dur(c.Timeout.Council))
 	defer cancel()
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var failed error
+	tt := newTurns()
+	usage := make([]veredicto.Usage, len(members))
+	late := false
 	for i, m := range members {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v, u, err := s.e.Agents.Vote(cctx, VoteInput{Question: s.r.Question, Member: m, Decision: sin.Decision, Confidence: sin.Confidence,
+			mctx := agentScope(cctx, councilChain(m.ID), m.ID)
+			v, u, err := s.e.Agents.Vote(mctx, VoteInput{Question: s.r.Question, Member: m, Decision: sin.Decision, Confidence: sin.Confidence,
 				Synthesis: syn, Stances: sin.Stances, Divergences: sin.Divergences, Impasse: impasse, Chunks: sin.Chunks})
-			mu.Lock()
-			defer mu.Unlock()
-			s.r.Usage.Add(u)
+			usage[i] = u
+			var event string
+			tt.mu.Lock()
 			switch {
 			case err == nil:
 				out.Votes[i] = &v
-			case cctx.Err() != nil:
-				s.event(timeoutEvent(m.ID, faseCouncil))
+			case timedOut(mctx, err):
+				late = true
+				event = timeoutEvent(m.ID, faseCouncil)
 			case isInvalid(err):
-				out.Invalid = append(out.Invalid, m.ID)
-				s.event(invalidEvent(m.ID, faseCouncil))
+				tt.invalid[i] = true
+				event = invalidEvent(m.ID, faseCouncil)
 			default:
-				if failed == nil {
-					failed = fmt.Errorf("debate %s council member %s: %w", s.r.SessionID, m.ID, err)
-				}
+				tt.failed[i] = fmt.Errorf("debate %s council member %s: %w", s.r.SessionID, m.ID, err)
+			}
+			tt.mu.Unlock()
+			if event != "" {
+				tt.emit(i)(event)
 			}
 		}()
 	}
 	wg.Wait()
-	if failed != nil {
-		return nil, failed
+	if err := tt.firstFailure(); err != nil {
+		return nil, err
 	}
-	out.TimedOut = cctx.Err() != nil && ctx.Err() == nil
+	for _, u := range usage {
+		s.r.Usage.Add(u)
+	}
+	for _, i := range tt.flush(s) {
+		out.Invalid = append(out.Invalid, members[i].ID)
+	}
+	out.TimedOut = late || cctx.Err() != nil && ctx.Err() == nil
 	sort.Strings(out.Invalid)
 	out.Decision, out.Result = CouncilResult(out.Votes, s.r.Question.Options)
 	return out, nil
 }
 
-// human asks the person, or records the decision as pending.
-func (s *state) human(ctx context.Context, divergences []string) error {
+// human asks the person, or records the decision as pending; it returns
+// what became of the question, for the audit record.
+func (s *state) human(ctx context.Context, divergences []string) (*audit.HumanDecision, error) {
 	r := s.r
 	proposed := r.Proposed()
 	req := HumanRequest{SessionID: r.SessionID, Question: r.Question.Question, Options: r.Question.Options, Proposed: proposed,
 		Confidence: r.Confidence, Summary: r.Synthesis.Summary, Divergences: divergences, Reasons: strings.Split(r.FinalReason, "; ")}
 	if s.e.Human == nil {
 		r.Pending = true
-		return nil
+		return &audit.HumanDecision{Status: statusPending}, nil
 	}
 	d, err := s.e.Human.Decide(ctx, req)
 	if err != nil {
-		return fmt.Errorf("debate %s human decision: %w", r.SessionID, err)
+		return nil, fmt.Errorf("debate %s human decision: %w", r.SessionID, err)
 	}
 	r.Human = &d
+	status := statusRejected
 	if d.Approved {
+		status = statusApproved
 		r.Final = proposed
 		if d.Decision != "" && contains(r.Question.Options, d.Decision) {
 			r.Final = d.Decision
 		}
 	}
-	return nil
+	preview, _ := json.Marshal(req)
+	return &audit.HumanDecision{Status: status, Comment: d.Comment, Preview: audit.Hash(preview)}, nil
 }
 
 // NewSessionID is a random UUID (version 4).

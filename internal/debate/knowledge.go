@@ -58,28 +58,55 @@ var knowledgeExts = map[string]bool{".md": true, ".txt": true, ".yaml": true, ".
 // device, a named pipe or a socket is refused by name, a file over
 // MaxKnowledgeFile is refused by name without being read further, and the
 // totals are bounded. Hidden files and non-text formats are skipped.
-func LoadKnowledge(dir string) ([]Chunk, error) { return loadKnowledge(dir, nil) }
+func LoadKnowledge(dir string) ([]Chunk, error) {
+	docs, err := LoadDocuments(dir)
+	return Chunks(docs), err
+}
 
-// loadKnowledge is LoadKnowledge reading only the files keep accepts
+// Document is one knowledge document: its source (the path its chunks
+// name) and its text. A debate's audit record keeps its documents, so a
+// replay chunks the same knowledge.
+type Document struct {
+	// Key is where it was read (a blob key, a path in the folder); ""
+	// for a document made in code.
+	Key    string
+	Source string
+	Text   string
+}
+
+// Chunks chunks each document (ChunkText), in order.
+func Chunks(docs []Document) []Chunk {
+	var out []Chunk
+	for _, d := range docs {
+		out = append(out, ChunkText(d.Source, d.Text)...)
+	}
+	return out
+}
+
+// LoadDocuments reads the knowledge documents under dir as LoadKnowledge
+// does, without chunking them.
+func LoadDocuments(dir string) ([]Document, error) { return loadDocuments(dir, nil) }
+
+// loadDocuments is LoadDocuments reading only the files keep accepts
 // (slash-separated paths relative to dir; nil keeps all).
-func loadKnowledge(dir string, keep func(string) bool) ([]Chunk, error) {
+func loadDocuments(dir string, keep func(string) bool) ([]Document, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, &veredicto.InvalidInputError{File: dir, Problem: "is not a readable knowledge folder"}
 	}
 	inDir := func(key string) string { return filepath.Join(dir, filepath.FromSlash(key)) }
 	same := func(key string) string { return key }
-	chunks, err := readKnowledge(context.Background(), file.NewDir(dir), "", dir, keep, inDir, same, &knowledgeBudget{})
+	docs, err := readKnowledge(context.Background(), file.NewDir(dir), "", dir, keep, inDir, same, &knowledgeBudget{})
 	if errors.As(err, new(*veredicto.NotFoundError)) {
 		return nil, nil // an empty folder
 	}
-	return chunks, err
+	return docs, err
 }
 
 // knowledgeBudget counts what a debate's knowledge has read so far, over
 // all its prefixes.
 type knowledgeBudget struct{ files, bytes int }
 
-// readKnowledge chunks the text files r lists under prefix (only those keep
+// readKnowledge reads the text files r lists under prefix (only those keep
 // accepts, when it is not nil), within b: at most MaxKnowledgeFiles
 // documents, each of at most MaxKnowledgeFile bytes (no more is read),
 // MaxKnowledgeBytes in all. where names the knowledge when it holds too
@@ -87,7 +114,7 @@ type knowledgeBudget struct{ files, bytes int }
 // or that is not text; source(key) is its chunks' source. Nothing under
 // prefix is a *veredicto.NotFoundError; a store that fails to list or read
 // a *veredicto.TransientError.
-func readKnowledge(ctx context.Context, r BlobReader, prefix, where string, keep func(string) bool, name, source func(string) string, b *knowledgeBudget) ([]Chunk, error) {
+func readKnowledge(ctx context.Context, r BlobReader, prefix, where string, keep func(string) bool, name, source func(string) string, b *knowledgeBudget) ([]Document, error) {
 	keys, err := r.List(ctx, prefix)
 	if err != nil {
 		if named := blob.Renamed(err, name); named != nil {
@@ -98,7 +125,7 @@ func readKnowledge(ctx context.Context, r BlobReader, prefix, where string, keep
 	if len(keys) == 0 {
 		return nil, &veredicto.NotFoundError{What: "knowledge " + where}
 	}
-	var out []Chunk
+	var out []Document
 	for _, k := range keys {
 		if !knowledgeExts[strings.ToLower(path.Ext(k))] || keep != nil && !keep(strings.TrimPrefix(k, prefix)) {
 			continue
@@ -120,7 +147,7 @@ func readKnowledge(ctx context.Context, r BlobReader, prefix, where string, keep
 		if b.bytes += len(data); b.bytes > MaxKnowledgeBytes {
 			return nil, &veredicto.InvalidInputError{File: where, Problem: fmt.Sprintf("holds more than %d bytes of documents", MaxKnowledgeBytes)}
 		}
-		out = append(out, ChunkText(source(k), text)...)
+		out = append(out, Document{Key: k, Source: source(k), Text: text})
 	}
 	return out, nil
 }

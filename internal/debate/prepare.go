@@ -160,7 +160,14 @@ func (a *RAGStats) add(b RAGStats) {
 // (readKnowledge). A chunk's source is its key without <kind>/<tenant>/:
 // stable, and free of the tenant.
 func (s *Steps) loadKnowledge(ctx context.Context, tenant string, prefixes []string) ([]Chunk, error) {
-	var out []Chunk
+	docs, err := s.loadDocuments(ctx, tenant, prefixes)
+	return Chunks(docs), err
+}
+
+// loadDocuments reads the knowledge documents of loadKnowledge, not
+// chunked.
+func (s *Steps) loadDocuments(ctx context.Context, tenant string, prefixes []string) ([]Document, error) {
+	var out []Document
 	var b knowledgeBudget
 	same := func(key string) string { return key }
 	source := func(key string) string { return strings.Join(strings.Split(key, "/")[2:], "/") }
@@ -173,14 +180,14 @@ func (s *Steps) loadKnowledge(ctx context.Context, tenant string, prefixes []str
 		if s.Knowledge == nil {
 			return nil, errors.New("debate: no blob store for the knowledge base")
 		}
-		chunks, err := readKnowledge(ctx, s.Knowledge, p, p, nil, same, source, &b)
+		docs, err := readKnowledge(ctx, s.Knowledge, p, p, nil, same, source, &b)
 		if errors.As(err, new(*veredicto.NotFoundError)) {
 			return nil, &veredicto.NotFoundError{What: fmt.Sprintf("knowledge[%d] %s", i, p)}
 		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, chunks...)
+		out = append(out, docs...)
 	}
 	return out, nil
 }

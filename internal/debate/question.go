@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/yamldoc"
 )
@@ -350,4 +352,15 @@ func contains(xs []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// MarshalQuestion writes q as QUESTION.yaml, which ParseQuestion reads
+// back as q: what a debate's audit record keeps of a question made in
+// code (FromSearch).
+func MarshalQuestion(q Question) ([]byte, error) {
+	b, err := yaml.Marshal(q)
+	if err != nil {
+		return nil, fmt.Errorf("encode question: %w", err)
+	}
+	return b, nil
 }

@@ -2,6 +2,7 @@ package debate
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -171,27 +172,61 @@ func (r *Result) DebateLog() Log {
 	return Log{DebateLog: b}
 }
 
-// Write writes DIR/debate.md and then DIR/debate_log.yaml, each to a
-// temporary file renamed into place, so a reader never sees half a file.
-func (r *Result) Write(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create output %s: %w", dir, err)
-	}
+// Files are the files a debate run in one process writes: debate.md,
+// then debate_log.yaml.
+func (r *Result) Files() ([]File, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(r.DebateLog()); err != nil {
-		return fmt.Errorf("encode debate log: %w", err)
+		return nil, fmt.Errorf("encode debate log: %w", err)
 	}
 	if err := enc.Close(); err != nil {
-		return fmt.Errorf("encode debate log: %w", err)
+		return nil, fmt.Errorf("encode debate log: %w", err)
+	}
+	return []File{
+		{Name: "debate.md", ContentType: "text/markdown; charset=utf-8", Data: []byte(r.Markdown())},
+		{Name: "debate_log.yaml", ContentType: "application/yaml", Data: buf.Bytes()},
+	}, nil
+}
+
+// Write writes DIR/debate.md and then DIR/debate_log.yaml, each to a
+// temporary file renamed into place, so a reader never sees half a file.
+func (r *Result) Write(dir string) error {
+	_, err := r.write(dir)
+	return err
+}
+
+// Save is Write recording each file's hash in the audit record ctx
+// carries (paths relative to the folder the record is kept beside), then
+// ending the record.
+func (r *Result) Save(ctx context.Context, dir, prefix string) error {
+	files, err := r.write(dir)
+	if err != nil {
+		return err
+	}
+	if err := recordFiles(ctx, prefix, files); err != nil {
+		return err
+	}
+	return End(ctx)
+}
+
+func (r *Result) write(dir string) ([]File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output %s: %w", dir, err)
+	}
+	files, err := r.Files()
+	if err != nil {
+		return nil, err
 	}
 	// The report first, the log last: a folder with debate_log.yaml holds
 	// a whole debate (and a rerun refuses to overwrite it).
-	if err := writeAtomic(filepath.Join(dir, "debate.md"), []byte(r.Markdown())); err != nil {
-		return err
+	for _, f := range files {
+		if err := writeAtomic(filepath.Join(dir, f.Name), f.Data); err != nil {
+			return nil, err
+		}
 	}
-	return writeAtomic(filepath.Join(dir, "debate_log.yaml"), buf.Bytes())
+	return files, nil
 }
 
 func writeAtomic(path string, data []byte) error {

@@ -30,9 +30,9 @@ var SearchOptions = []string{"avanzar con la oferta", "pedir más evidencia ante
 // ESCALADO_CONSULTOR_SENIOR), searchDir the search folder or "" . The
 // knowledge base is the candidate's report.md, the search's summary.md, and
 // with searchDir the search's shared documents and this candidate's own
-// documents (never another candidate's). The question names the candidate
-// and the escalation's reason.
-func FromSearch(candDir, searchDir string) (Question, []Chunk, error) {
+// documents (never another candidate's), not chunked (see Chunks). The
+// question names the candidate and the escalation's reason.
+func FromSearch(candDir, searchDir string) (Question, []Document, error) {
 	reportPath := filepath.Join(candDir, "report.json")
 	data, err := os.ReadFile(reportPath)
 	if err != nil {
@@ -59,24 +59,24 @@ func FromSearch(candDir, searchDir string) (Question, []Chunk, error) {
 		return Question{}, nil, &veredicto.InvalidInputError{File: reportPath, Field: "decision",
 			Problem: fmt.Sprintf("is %s: a search debate is for a candidate escalated to the senior consultant (%s)", rep.Decision, search.DecisionEscalated)}
 	}
-	var chunks []Chunk
+	var docs []Document
 	md, err := os.ReadFile(filepath.Join(candDir, "report.md"))
 	if err != nil {
 		return Question{}, nil, &veredicto.InvalidInputError{File: filepath.Join(candDir, "report.md"), Problem: "cannot be read: the candidate's report is the debate's first evidence"}
 	}
-	chunks = append(chunks, ChunkText("informe/"+rep.CandidateID+"/report.md", string(md))...)
+	docs = append(docs, Document{Source: "informe/" + rep.CandidateID + "/report.md", Text: string(md)})
 	if sum, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Clean(candDir)), "summary.md")); err == nil && len(sum) <= MaxKnowledgeFile {
-		chunks = append(chunks, ChunkText("informe/summary.md", string(sum))...)
+		docs = append(docs, Document{Source: "informe/summary.md", Text: string(sum)})
 	}
 	if searchDir != "" {
-		docs, err := loadKnowledge(searchDir, func(p string) bool {
+		own, err := loadDocuments(searchDir, func(p string) bool {
 			parts := strings.Split(p, "/")
 			return parts[0] != "candidates" || len(parts) == 1 || parts[1] == rep.CandidateID
 		})
 		if err != nil {
 			return Question{}, nil, err
 		}
-		chunks = append(chunks, docs...)
+		docs = append(docs, own...)
 	}
 	reason := "contradicciones o bloqueos de la evaluación"
 	if rep.Escalation != nil && strings.TrimSpace(rep.Escalation.Reason) != "" {
@@ -92,5 +92,5 @@ func FromSearch(candDir, searchDir string) (Question, []Chunk, error) {
 	if len([]rune(q.Question)) > MaxQuestionLen {
 		q.Question = string([]rune(q.Question)[:MaxQuestionLen-1]) + "?"
 	}
-	return q, chunks, nil
+	return q, docs, nil
 }

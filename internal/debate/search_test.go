@@ -3,6 +3,7 @@ package debate
 import (
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -20,12 +21,12 @@ func TestFromSearch(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "candidates/c-005/cv.md"), "CV de c-005.")
 	writeFile(t, filepath.Join(dir, "candidates/c-001/cv.md"), "CV de otra persona.")
 
-	q, chunks, err := FromSearch(cand, dir)
+	q, docs, err := FromSearch(cand, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var sources []string
-	for _, c := range chunks {
+	for _, c := range Chunks(docs) {
 		sources = append(sources, c.Source)
 	}
 	if got := strings.Join(sources, ","); got != "informe/c-005/report.md,informe/summary.md,candidates/c-005/cv.md,jd.md" {
@@ -46,5 +47,29 @@ func TestFromSearch(t *testing.T) {
 	}
 	if _, _, err := FromSearch(filepath.Join(out, "c-404"), ""); !errors.As(err, &ie) {
 		t.Errorf("a missing report: err = %v", err)
+	}
+}
+
+// TestAQuestionMadeInCodeReadsBack: the question FromSearch makes is what
+// a debate's record keeps as QUESTION.yaml; read back it is the same.
+func TestAQuestionMadeInCodeReadsBack(t *testing.T) {
+	out := t.TempDir()
+	cand := filepath.Join(out, "c-005")
+	writeFile(t, filepath.Join(cand, "report.json"), `{"search_id":"s1","candidate_id":"c-005","decision":"ESCALADO_CONSULTOR_SENIOR","escalation":{"motivo":"contradicciones: equipo de 40 vs 12"}}`)
+	writeFile(t, filepath.Join(cand, "report.md"), "# Informe")
+	q, _, err := FromSearch(cand, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := MarshalQuestion(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseQuestion("QUESTION.yaml", b)
+	if err != nil {
+		t.Fatalf("the question written does not read back: %v\n%s", err, b)
+	}
+	if !reflect.DeepEqual(back, q) {
+		t.Errorf("read back %+v\nwant %+v", back, q)
 	}
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/audit"
@@ -31,19 +28,15 @@ func chainOf(candidate string) string {
 	return "candidate/" + candidate
 }
 
-// maxExecutionName bounds an execution's name (Step Functions: 80).
-const maxExecutionName = 80
-
 // scope attaches the audit scope of a task of execution about candidate
 // ("" for the search's own) to ctx. With no Auditor it returns ctx as is.
 func (svc *Service) scope(ctx context.Context, tenant, execution, candidate string) (context.Context, error) {
 	if svc.Audit == nil {
 		return ctx, nil
 	}
-	if execution == "" || utf8.RuneCountInString(execution) > maxExecutionName || !utf8.ValidString(execution) || execution == "." || execution == ".." ||
-		strings.ContainsFunc(execution, func(r rune) bool { return r == '/' || r == '\\' || unicode.IsControl(r) || unicode.IsSpace(r) }) {
+	if !audit.ValidExecution(execution) {
 		return ctx, &veredicto.InvalidInputError{File: "state input", Field: "execution",
-			Problem: fmt.Sprintf("%q must be the execution's name (\"execution.$\": \"$$.Execution.Name\"): 1–%d characters, no slash, space or control character; the audit record is kept per execution", execution, maxExecutionName)}
+			Problem: fmt.Sprintf("%q must be the execution's name (\"execution.$\": \"$$.Execution.Name\"): 1–%d characters, no slash, space or control character; the audit record is kept per execution", execution, audit.MaxExecutionName)}
 	}
 	rec, err := svc.Audit.Open(ctx, tenant, execution)
 	if err != nil {
