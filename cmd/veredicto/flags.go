@@ -1,23 +1,22 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/flags"
-	"gopkg.in/yaml.v3"
 )
 
-const flagsUsage = `Usage: veredicto flags --questions Q.yaml --transcript T.yaml [--transcript T2.yaml] [--context C.yaml] [--llm offline|openai] [--model M] [--hedging FILE]
+const flagsUsage = `Usage: veredicto flags --questions Q.yaml --transcript T.yaml [--transcript T2.yaml] [--context C.yaml] [--llm offline|openai] [--model M] [--hedging FILE] [--out DIR]
 
 Classifies interview answers into the Flags of seed 002 and prints the Flags
 YAML on stdout: flags_id, generated_at, summary and by_question in
@@ -36,6 +35,13 @@ OPENAI_API_KEY is set; OPENAI_BASE_URL and OPENAI_MODEL configure any
 OpenAI-compatible endpoint) or by the offline judge (number and negation
 mismatches on shared terms). Every other flag is computed by fixed rules.
 
+With --out DIR the flags are also written to DIR/flags.yaml, and DIR/audit
+keeps the classification's audit record: every document, the judge's model
+calls, for every rule that fired the rule and the answer span behind the
+flag (which the Flags output never explains), and the output's hash.
+"veredicto audit verify DIR" checks it; "veredicto replay DIR --out OTHER"
+classifies again from it with no provider, byte for byte.
+
 A question with no answer is flagged conservatively and named in a warning
 on stderr. Bad input (a malformed file, an unknown or missing field, an
 answer to a question not in the set) exits 2; a failed LLM call exits 1.
@@ -50,6 +56,7 @@ type flagsConfig struct {
 	provider    string
 	model       string
 	hedging     string
+	out         string
 	// now is the clock for generated_at; nil means time.Now.
 	now func() time.Time
 }
@@ -89,6 +96,7 @@ func parseFlagsArgs(args []string, stderr io.Writer) (flagsConfig, error) {
 	fs.StringVar(&cfg.provider, "llm", "", "contradiction judge: offline or openai (default: openai when OPENAI_API_KEY is set, else offline)")
 	fs.StringVar(&cfg.model, "model", "", "model name for openai (default: $OPENAI_MODEL or gpt-4o-mini)")
 	fs.StringVar(&cfg.hedging, "hedging", "", "doubt lexicon file, one marker per line (default: the built-in lexicon)")
+	fs.StringVar(&cfg.out, "out", "", "also write DIR/flags.yaml and keep the classification's audit record in DIR/audit")
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
 		return cfg, err
@@ -113,75 +121,69 @@ func (m *Main) flagsRun(ctx context.Context, cfg flagsConfig, getenv func(string
 		fmt.Fprintf(m.Stderr, "veredicto flags: "+format+"\n", args...)
 		return code
 	}
-	var inputs [][]byte
-	read := func(path string) ([]byte, error) {
+	read := func(path string) (*flags.Document, error) {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
-		inputs = append(inputs, data)
-		return data, nil
+		return &flags.Document{Name: path, Data: data}, nil
 	}
-
-	data, err := read(cfg.questions)
+	var in flags.Inputs
+	q, err := read(cfg.questions)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	qs, err := flags.ParseQuestionSet(cfg.questions, data)
-	if err != nil {
-		return fail(exitUsage, "%v", err)
-	}
-	transcripts := make([]flags.Transcript, 0, len(cfg.transcripts))
+	in.Questions = *q
 	for _, p := range cfg.transcripts {
-		data, err := read(p)
+		t, err := read(p)
 		if err != nil {
 			return fail(exitUsage, "%v", err)
 		}
-		t, err := flags.ParseTranscript(p, data)
-		if err != nil {
-			return fail(exitUsage, "%v", err)
-		}
-		transcripts = append(transcripts, t)
+		in.Transcripts = append(in.Transcripts, *t)
 	}
-	var pack *flags.ContextPack
 	if cfg.context != "" {
-		data, err := read(cfg.context)
-		if err != nil {
+		if in.Context, err = read(cfg.context); err != nil {
 			return fail(exitUsage, "%v", err)
 		}
-		p, err := flags.ParseContextPack(cfg.context, data)
-		if err != nil {
-			return fail(exitUsage, "%v", err)
-		}
-		pack = &p
 	}
-	var markers []string
 	if cfg.hedging != "" {
-		data, err := read(cfg.hedging)
-		if err != nil {
-			return fail(exitUsage, "%v", err)
-		}
-		if markers, err = flags.ParseMarkers(cfg.hedging, data); err != nil {
+		if in.Hedging, err = read(cfg.hedging); err != nil {
 			return fail(exitUsage, "%v", err)
 		}
 	}
 
-	judge, notice, err := chooseJudge(cfg.provider, cfg.model, getenv)
+	client, err := app.ChooseLLM(cfg.provider, cfg.model, getenv)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	if pack != nil {
+	var judge flags.ContradictionJudge = flags.OfflineJudge{}
+	notice := "contradiction judge: offline (number and negation mismatches on shared terms)"
+	if client != nil {
+		judge, notice = flags.LLMJudge{Client: client}, "contradiction judge: openai-compatible, model "+client.Info().Model
+	}
+	if in.Context != nil {
 		fmt.Fprintln(m.Stderr, notice)
 	}
 	now := cfg.now
 	if now == nil {
 		now = time.Now
 	}
-	res, warnings, err := flags.Classify(ctx, qs, transcripts, pack, judge, flags.Options{
-		FlagsID:        flags.NewID(inputs...),
-		Now:            now,
-		HedgingMarkers: markers,
-	})
+	var (
+		warnings []string
+		out      []byte
+	)
+	if cfg.out != "" {
+		run := app.FolderFlags{Inputs: in, Out: cfg.out, Now: now}
+		if client != nil {
+			run.Client, run.Model = client, client.Info()
+		}
+		_, warnings, out, err = app.RunFolderFlags(ctx, run)
+	} else {
+		var res flags.Flags
+		if res, warnings, err = flags.Run(ctx, in, judge, now); err == nil {
+			out, err = flags.Encode(res, app.FlagsOutput)
+		}
+	}
 	if err != nil {
 		var ie *veredicto.InvalidInputError
 		if errors.As(err, &ie) {
@@ -192,30 +194,12 @@ func (m *Main) flagsRun(ctx context.Context, cfg flagsConfig, getenv func(string
 	for _, w := range warnings {
 		fmt.Fprintf(m.Stderr, "warning: %s\n", w)
 	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(res); err != nil {
-		return fail(exitFailed, "encode flags: %v", err)
-	}
-	if err := enc.Close(); err != nil {
-		return fail(exitFailed, "encode flags: %v", err)
-	}
-	if _, err := m.Stdout.Write(buf.Bytes()); err != nil {
+	if _, err := m.Stdout.Write(out); err != nil {
 		return fail(exitFailed, "write flags: %v", err)
 	}
+	if cfg.out != "" {
+		fmt.Fprintf(m.Stderr, "Flags: %s; audit record: %s (veredicto audit verify %s; veredicto replay %s --out DIR)\n",
+			filepath.Join(cfg.out, app.FlagsOutput), filepath.Join(cfg.out, "audit"), cfg.out, cfg.out)
+	}
 	return exitOK
-}
-
-// chooseJudge picks the contradiction judge: openai when asked, or by
-// default when OPENAI_API_KEY is set; the offline judge otherwise.
-func chooseJudge(provider, model string, getenv func(string) string) (flags.ContradictionJudge, string, error) {
-	client, err := app.ChooseLLM(provider, model, getenv)
-	if err != nil {
-		return nil, "", err
-	}
-	if client == nil {
-		return flags.OfflineJudge{}, "contradiction judge: offline (number and negation mismatches on shared terms)", nil
-	}
-	return flags.LLMJudge{Client: client}, "contradiction judge: openai-compatible, model " + client.Info().Model, nil
 }

@@ -92,8 +92,10 @@ func AssembleLocal(cfg Local) *App {
 	in, rep, ctxDir := LocalLayout(dir)
 	inputs, reports := fileblob.NewDir(in), fileblob.NewDir(rep)
 	kv := filestore.NewLocal(ctxDir)
+	// One store of audit records: DATA/reports/audit/<tenant>/<execution>/.
+	records := &audit.Folders{Root: filepath.Join(rep, AuditPrefix)}
 	svc := &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: cfg.Analyst, PromptVersions: prompts.PromptVersion, Layout: search.BucketLayout,
-		Audit: &audit.Folders{Root: filepath.Join(rep, AuditPrefix)}}
+		Audit: records}
 	confirms, stream, resolving := localPeople(dir)
 	searches := cfg.Searches
 	if searches == nil {
@@ -115,7 +117,7 @@ func AssembleLocal(cfg Local) *App {
 	judge := flagsapp.Judge(client)
 	steps, debates := localDebate(dir, client, kv, confirms, cfg.Debates, cfg.Logger)
 	chatAPI, turns := localChat(dir, is, confirms, judge)
-	api := &httpapi.Gateway{Handler: httpapi.New(httpapi.Routes{Searches: is, Judge: judge,
+	api := &httpapi.Gateway{Handler: httpapi.New(httpapi.Routes{Searches: is, Judge: judge, FlagsRecord: localFlagsRecord(records, reports, client),
 		Debates: debates, Chat: chatAPI, Confirmations: resolving})}
 	return &App{Debates: debates, Services: catalog.Services{Search: svc, Intake: is, API: api, Judge: judge, Confirm: confirms,
 		Debate: steps, Stream: stream, ChatTurns: turns, Companion: LocalCompanion(dir, client, cfg.Events)}}

@@ -3,16 +3,13 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/llm"
-	"github.com/veredicto/veredicto/prompts"
 )
 
 // OfflineDebateModel names the debate's offline baseline in records.
@@ -70,17 +67,10 @@ func RunFolderDebate(ctx context.Context, d FolderDebate) (*debate.Result, error
 	if len(chunks) > 0 {
 		e.Retriever = debate.IndexRetriever{Index: debate.NewIndex(chunks)}
 	}
-	if _, err := ArchiveRecord(d.Out); err != nil {
-		return nil, fmt.Errorf("keep the earlier audit record of %s: %w", d.Out, err)
-	}
-	execution := DebateExecution(d.ID)
-	folders := &audit.Folders{Root: filepath.Join(d.Out, "audit"), Single: true}
-	rec, err := folders.Open(ctx, "", execution)
+	ctx, err = openFolderRecord(ctx, d.Out, DebateExecution(d.ID), model, d.Replay)
 	if err != nil {
 		return nil, err
 	}
-	ctx = audit.WithScope(ctx, &audit.Scope{Recorder: rec, Execution: execution, Chain: audit.MainChain, Model: model,
-		PromptVersion: prompts.PromptVersion, Replay: d.Replay})
 	if err := debate.RecordStart(ctx, debate.RunInput{DebateID: d.ID, Question: debate.QuestionDocument, OptionalCouncil: d.OptionalCouncil},
 		d.Question, d.Documents); err != nil {
 		return nil, err

@@ -23,6 +23,7 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/debate"
+	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/gems"
 	"github.com/veredicto/veredicto/internal/search/offline"
@@ -183,6 +184,8 @@ func Replay(ctx context.Context, rec Record, out string) (*ReplayResult, error) 
 		return replaySearch(ctx, r, rec, out)
 	case debate.WorkflowName:
 		return replayDebate(ctx, r, rec, out)
+	case flags.WorkflowName:
+		return replayFlags(ctx, r, rec, out)
 	}
 	return nil, fmt.Errorf("the record is of a %q execution, which replay does not know", r.Start.Workflow)
 }

@@ -56,18 +56,43 @@ func setOf(ws ...string) map[string]bool {
 	return m
 }
 
+// Verdict is a judge's answer with the facts it found contradicted: the
+// audit record keeps them (the Flags output does not).
+type Verdict struct {
+	Contradicts bool
+	FactIDs     []string
+}
+
+// FactJudge is a ContradictionJudge that names the facts an answer
+// contradicts.
+type FactJudge interface {
+	Verdict(ctx context.Context, answer string, facts []Fact) (Verdict, error)
+}
+
+var (
+	_ FactJudge = OfflineJudge{}
+	_ FactJudge = LLMJudge{}
+)
+
 // Contradicts reports whether answer contradicts any of facts.
-func (OfflineJudge) Contradicts(ctx context.Context, answer string, facts []Fact) (bool, error) {
+func (j OfflineJudge) Contradicts(ctx context.Context, answer string, facts []Fact) (bool, error) {
+	v, err := j.Verdict(ctx, answer, facts)
+	return v.Contradicts, err
+}
+
+// Verdict names every fact answer contradicts.
+func (OfflineJudge) Verdict(ctx context.Context, answer string, facts []Fact) (Verdict, error) {
 	if err := ctx.Err(); err != nil {
-		return false, err
+		return Verdict{}, err
 	}
+	var v Verdict
 	a := analyze(answer)
 	for _, f := range facts {
 		if a.contradicts(analyze(f.Text)) {
-			return true, nil
+			v.Contradicts, v.FactIDs = true, append(v.FactIDs, f.ID)
 		}
 	}
-	return false, nil
+	return v, nil
 }
 
 type statement struct {
@@ -181,11 +206,17 @@ type judgeFact struct {
 // Contradicts reports whether answer contradicts any of facts; with no facts
 // it is false without a call.
 func (j LLMJudge) Contradicts(ctx context.Context, answer string, facts []Fact) (bool, error) {
+	v, err := j.Verdict(ctx, answer, facts)
+	return v.Contradicts, err
+}
+
+// Verdict is the model's verdict and the facts it names.
+func (j LLMJudge) Verdict(ctx context.Context, answer string, facts []Fact) (Verdict, error) {
 	if len(facts) == 0 {
-		return false, nil
+		return Verdict{}, nil
 	}
 	if j.Client == nil {
-		return false, errors.New("llm judge: no client")
+		return Verdict{}, errors.New("llm judge: no client")
 	}
 	in := judgeInput{Answer: answer, Facts: make([]judgeFact, len(facts))}
 	ids := map[string]bool{}
@@ -195,7 +226,7 @@ func (j LLMJudge) Contradicts(ctx context.Context, answer string, facts []Fact) 
 	}
 	user, err := json.Marshal(in)
 	if err != nil {
-		return false, fmt.Errorf("llm judge: encode input: %w", err)
+		return Verdict{}, fmt.Errorf("llm judge: encode input: %w", err)
 	}
 	check := func(v *contradictionVerdict) error {
 		for i, id := range v.FactIDs {
@@ -213,7 +244,7 @@ func (j LLMJudge) Contradicts(ctx context.Context, answer string, facts []Fact) 
 	}
 	system, err := contradictionSystem()
 	if err != nil {
-		return false, err
+		return Verdict{}, err
 	}
 	v, _, err := llm.Generate(ctx, j.Client, llm.Request{
 		Schema: ContradictionSchema,
@@ -221,9 +252,9 @@ func (j LLMJudge) Contradicts(ctx context.Context, answer string, facts []Fact) 
 		User:   judgeMessage(user),
 	}, check)
 	if err != nil {
-		return false, fmt.Errorf("llm judge: %w", err)
+		return Verdict{}, fmt.Errorf("llm judge: %w", err)
 	}
-	return v.Contradicts, nil
+	return Verdict{Contradicts: v.Contradicts, FactIDs: v.FactIDs}, nil
 }
 
 // judgeMessage puts the judge's input (the candidate's answer and the

@@ -18,34 +18,27 @@ type Request struct {
 }
 
 // Evaluate parses the request's documents and classifies them, as the CLI
-// does for files. A bad document is an InvalidInputError naming the
+// does for files (Run). A bad document is an InvalidInputError naming the
 // document and field; any other error is the contradiction judge's.
 func Evaluate(ctx context.Context, req Request, judge ContradictionJudge, now func() time.Time) (Flags, []string, error) {
-	if len(req.Questions) == 0 || len(req.Transcripts) == 0 {
-		return Flags{}, nil, &veredicto.InvalidInputError{File: "body", Problem: "needs \"questions\" and at least one entry in \"transcripts\""}
-	}
-	inputs := [][]byte{req.Questions}
-	qs, err := ParseQuestionSet("questions", req.Questions)
+	in, err := req.Inputs()
 	if err != nil {
 		return Flags{}, nil, err
 	}
-	var ts []Transcript
+	return Run(ctx, in, judge, now)
+}
+
+// Inputs are the request's documents, each named by its field.
+func (req Request) Inputs() (Inputs, error) {
+	if len(req.Questions) == 0 || len(req.Transcripts) == 0 {
+		return Inputs{}, &veredicto.InvalidInputError{File: "body", Problem: "needs \"questions\" and at least one entry in \"transcripts\""}
+	}
+	in := Inputs{Questions: Document{Name: "questions", Data: req.Questions}}
 	for i, raw := range req.Transcripts {
-		t, err := ParseTranscript(fmt.Sprintf("transcripts[%d]", i), raw)
-		if err != nil {
-			return Flags{}, nil, err
-		}
-		ts = append(ts, t)
-		inputs = append(inputs, raw)
+		in.Transcripts = append(in.Transcripts, Document{Name: fmt.Sprintf("transcripts[%d]", i), Data: raw})
 	}
-	var pack *ContextPack
 	if len(req.Context) > 0 && string(req.Context) != "null" {
-		p, err := ParseContextPack("context", req.Context)
-		if err != nil {
-			return Flags{}, nil, err
-		}
-		pack = &p
-		inputs = append(inputs, req.Context)
+		in.Context = &Document{Name: "context", Data: req.Context}
 	}
-	return Classify(ctx, qs, ts, pack, judge, Options{FlagsID: NewID(inputs...), Now: now})
+	return in, nil
 }

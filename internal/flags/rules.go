@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
@@ -84,7 +85,11 @@ func Classify(ctx context.Context, qs QuestionSet, transcripts []Transcript, pac
 		f, ok := answers[q.QuestionID]
 		if !ok {
 			warnings = append(warnings, fmt.Sprintf("question %s has no answer in any transcript: flagged closure_ok=false, drift_detected=true", q.QuestionID))
-			out.ByQuestion = append(out.ByQuestion, derive(QuestionFlags{QuestionID: q.QuestionID, Target: q.Target, DriftDetected: true}))
+			qf := derive(QuestionFlags{QuestionID: q.QuestionID, Target: q.Target, DriftDetected: true})
+			if err := decideAll(ctx, findings(q, nil, "", qf, hedges, stopruns, nil, false)); err != nil {
+				return Flags{}, nil, err
+			}
+			out.ByQuestion = append(out.ByQuestion, qf)
 			continue
 		}
 		a := f.answer
@@ -96,8 +101,12 @@ func Classify(ctx context.Context, qs QuestionSet, transcripts []Transcript, pac
 			HedgingDetected: hedged(a.AnswerText, hedges),
 			DriftDetected:   drifted(q, a.AnswerText, stopruns),
 		}
+		var verdict *Verdict
+		stayedInvalid := false
 		if len(facts) > 0 {
-			c, err := judge.Contradicts(ctx, a.AnswerText, facts)
+			v, err := judgeVerdict(ctx, judge, a.AnswerText, facts)
+			c := v.Contradicts
+			verdict = &v
 			var invalid *llm.InvalidOutputError
 			switch {
 			case errors.As(err, &invalid):
@@ -108,21 +117,31 @@ func Classify(ctx context.Context, qs QuestionSet, transcripts []Transcript, pac
 				// the log, naming the question, never the answer.
 				log.WarnContext(ctx, "contradiction judge answer invalid after one re-ask; contradiction_with_context marked true",
 					"question_id", q.QuestionID, "source", f.from, "error_type", llm.NameInvalidOutput)
-				c = true
+				c, stayedInvalid = true, true
 			case err != nil:
 				return Flags{}, nil, fmt.Errorf("contradiction of %s (%s): %w", q.QuestionID, f.from, err)
 			}
 			qf.ContradictionWithContext = c
 		}
-		out.ByQuestion = append(out.ByQuestion, derive(qf))
+		qf = derive(qf)
+		// The rules that fired and the spans behind them go to the audit
+		// record only (seed 002: the flag is not explained).
+		if err := decideAll(ctx, findings(q, &a, f.from, qf, hedges, stopruns, verdict, stayedInvalid)); err != nil {
+			return Flags{}, nil, err
+		}
+		out.ByQuestion = append(out.ByQuestion, qf)
 	}
 	out.Summary = summarize(out.ByQuestion)
-
-	now := opts.Now
-	if now == nil {
-		now = time.Now
+	if err := decideAll(ctx, summaryFindings(out.ByQuestion, out.Summary)); err != nil {
+		return Flags{}, nil, err
 	}
-	out.GeneratedAt = now().UTC().Truncate(time.Second)
+
+	// The clock reading is recorded (a replay reads it back).
+	at, err := audit.NowOf(ctx, "generated_at", opts.Now)
+	if err != nil {
+		return Flags{}, nil, fmt.Errorf("audit: clock for generated_at: %w", err)
+	}
+	out.GeneratedAt = at.UTC().Truncate(time.Second)
 	if out.FlagsID == "" {
 		canon, err := json.Marshal(struct {
 			QS          QuestionSet  `json:"qs"`
@@ -137,6 +156,25 @@ func Classify(ctx context.Context, qs QuestionSet, transcripts []Transcript, pac
 		out.FlagsID = NewID(canon)
 	}
 	return out, warnings, nil
+}
+
+// judgeVerdict is judge's verdict, with the facts it names when it is a
+// FactJudge.
+func judgeVerdict(ctx context.Context, judge ContradictionJudge, answer string, facts []Fact) (Verdict, error) {
+	if fj, ok := judge.(FactJudge); ok {
+		return fj.Verdict(ctx, answer, facts)
+	}
+	c, err := judge.Contradicts(ctx, answer, facts)
+	return Verdict{Contradicts: c}, err
+}
+
+func decideAll(ctx context.Context, ds []audit.Decision) error {
+	for _, d := range ds {
+		if err := decide(ctx, d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // derive fills the authority level and verbal risk from the boolean flags.

@@ -20,6 +20,7 @@ type Routes struct {
 	Runs          RunLister                // other workflows' runs on GET /runs
 	Judge         flags.ContradictionJudge // POST /flags
 	Now           func() time.Time         // stamps flags documents (time.Now when nil)
+	FlagsRecord   *FlagsRecord             // audit records of POST /flags (none when nil)
 	Companion     *companion.API           // /companion/applications…
 	Debates       *Debates                 // /debates…
 	Confirmations *confirm.Service         // /api/confirmations
@@ -50,7 +51,7 @@ func New(rt Routes) *Mux {
 		searchRoutes{svc: rt.Searches, runs: rt.Runs}.register(m)
 	}
 	if rt.Judge != nil {
-		flagRoutes{judge: rt.Judge, now: rt.Now}.register(m)
+		flagRoutes{judge: rt.Judge, now: rt.Now, record: rt.FlagsRecord}.register(m)
 	}
 	if rt.Companion != nil {
 		companionRoutes{api: rt.Companion}.register(m)
