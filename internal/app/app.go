@@ -115,7 +115,7 @@ func AssembleLocal(cfg Local) *App {
 	}
 	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: searches, Logger: cfg.Logger}
 	judge := flagsapp.Judge(client)
-	steps, debates := localDebate(dir, client, kv, confirms, cfg.Debates, cfg.Logger)
+	steps, debates := localDebate(dir, client, kv, confirms, cfg.Debates, records, cfg.Logger)
 	chatAPI, turns := localChat(dir, is, confirms, judge)
 	api := &httpapi.Gateway{Handler: httpapi.New(httpapi.Routes{Searches: is, Judge: judge, FlagsRecord: localFlagsRecord(records, reports, client),
 		Debates: debates, Chat: chatAPI, Confirmations: resolving})}

@@ -23,11 +23,13 @@ import (
 // debate's files to dir/reports, logs in dir/context. st starts
 // DebateStateMachine; without one POST /debates runs it in-process
 // through the engine (execution records in kv), with the human decision
-// recorded by decisions.
-func localDebate(dir string, client *llm.OpenAI, kv starter.KV, decisions *confirm.Service, st httpapi.DebateStarter, logger *slog.Logger) (*debate.Steps, *httpapi.Debates) {
+// recorded by decisions; each execution keeps its audit record in
+// records.
+func localDebate(dir string, client *llm.OpenAI, kv starter.KV, decisions *confirm.Service, st httpapi.DebateStarter, records debate.Auditor, logger *slog.Logger) (*debate.Steps, *httpapi.Debates) {
 	in, rep, ctxDir := LocalLayout(dir)
 	inputs, reports, logs := fileblob.NewDir(in), fileblob.NewDir(rep), filestore.NewLocal(ctxDir)
-	steps := debateapp.Steps(client, debateapp.Knowledge{Inputs: inputs, Reports: reports}, reports, logs, logger)
+	// Each execution's audit record: DATA/reports/audit/<tenant>/<execution>/.
+	steps := debateapp.Recorded(debateapp.Steps(client, debateapp.Knowledge{Inputs: inputs, Reports: reports}, reports, logs, logger), records)
 	if st != nil {
 		return steps, &httpapi.Debates{Starter: st, Logs: logs, Reports: reports}
 	}

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/app/debateapp"
 	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // OfflineDebateModel names the debate's offline baseline in records.
-var OfflineDebateModel = veredicto.ModelInfo{Provider: "offline", Model: "debate-lexical-baseline"}
+var OfflineDebateModel = debateapp.OfflineModel
 
 // FolderDebate is a debate run in this process into a folder, as
 // "veredicto debate run" and "search debate" do: debate.md and

@@ -31,7 +31,7 @@ func invalidEvent(id, where string) string {
 // summary is still empty the code writes it, and empty divergences are
 // dropped; either way the incident is named in the events. The error is
 // only a failure the debate cannot go on from (the provider).
-func askSynthesis(ctx context.Context, agents Agents, sin SynthesisInput, agentCtx func() (context.Context, context.CancelFunc), reduced bool) (Synthesis, veredicto.Usage, []string, error) {
+func askSynthesis(ctx context.Context, agents Agents, sin SynthesisInput, agentCtx func() (context.Context, context.CancelFunc, error), reduced bool) (Synthesis, veredicto.Usage, []string, error) {
 	var total veredicto.Usage
 	code := func() Synthesis {
 		s, _, _ := Offline{}.Synthesis(ctx, sin)
@@ -42,7 +42,10 @@ func askSynthesis(ctx context.Context, agents Agents, sin SynthesisInput, agentC
 	}
 	var events []string
 	for attempt := 0; attempt < 2; attempt++ {
-		actx, cancel := agentCtx()
+		actx, cancel, err := agentCtx()
+		if err != nil {
+			return Synthesis{}, total, events, err
+		}
 		syn, u, err := agents.Synthesis(actx, sin)
 		late := timedOut(actx, err)
 		cancel()

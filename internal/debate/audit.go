@@ -82,6 +82,22 @@ func RecordStart(ctx context.Context, in RunInput, question []byte, docs []Docum
 	})
 }
 
+// recordMachineStart opens the record of a debate of the state machine:
+// the execution input, and every knowledge document by its key.
+func recordMachineStart(ctx context.Context, in StartInput, docs []Document) error {
+	return record(ctx, func(sc *audit.Scope) error {
+		input, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		texts := map[string]string{}
+		for _, d := range docs {
+			texts[d.Key] = d.Text
+		}
+		return recordStart(ctx, sc, in.Tenant, input, texts)
+	})
+}
+
 func recordStart(ctx context.Context, sc *audit.Scope, tenant string, input []byte, texts map[string]string) error {
 	st := audit.Start{Workflow: WorkflowName, Execution: sc.Execution, Tenant: tenant, Input: input, Model: sc.Model,
 		Prompts: map[string]string{}, Documents: map[string]string{}}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
 )
 
 // Vote is one council member's turn, bounded by the council timeout.
@@ -15,6 +16,10 @@ func (s *Steps) Vote(ctx context.Context, t Turn) (TurnOutput, error) {
 		return TurnOutput{}, &veredicto.InvalidInputError{File: "state input", Field: "index", Problem: "is not a council member"}
 	}
 	m := DefaultCouncil[t.Index]
+	ctx, err := s.scope(ctx, f, councilChain(m.ID), m.ID)
+	if err != nil {
+		return TurnOutput{}, err
+	}
 	if err := s.openLibrary(ctx, f); err != nil {
 		return TurnOutput{}, err
 	}
@@ -31,7 +36,7 @@ func (s *Steps) Vote(ctx context.Context, t Turn) (TurnOutput, error) {
 	switch {
 	case err == nil:
 		out.Vote = &v
-	case cctx.Err() != nil:
+	case timedOut(cctx, err):
 		out.Event = timeoutEvent(m.ID, faseCouncil)
 	case isInvalid(err):
 		out.Invalid = true
@@ -43,9 +48,13 @@ func (s *Steps) Vote(ctx context.Context, t Turn) (TurnOutput, error) {
 }
 
 // Council closes the council: its result and the end of the escalation flow.
-func (s *Steps) Council(_ context.Context, in RoundInput) (Flow, error) {
+func (s *Steps) Council(ctx context.Context, in RoundInput) (Flow, error) {
 	f := in.Flow
 	r := &f.Result
+	ctx, err := s.scope(ctx, &f, audit.MainChain, "")
+	if err != nil {
+		return Flow{}, err
+	}
 	out := &CouncilOutcome{Members: DefaultCouncil, Votes: make([]*Vote, len(DefaultCouncil))}
 	for i, t := range in.Turns {
 		if i >= len(out.Votes) {
@@ -70,6 +79,9 @@ func (s *Steps) Council(_ context.Context, in RoundInput) (Flow, error) {
 	r.Council = out
 	target, why := AfterCouncil(out.Result, out.TimedOut, r.Confidence, r.Question.RiskLevel, r.Question.Config)
 	r.FinalReason += "; " + why
+	if err := recordCouncil(ctx, r, target, why); err != nil {
+		return Flow{}, err
+	}
 	switch {
 	case target == TargetHuman:
 		r.Target = TargetHuman

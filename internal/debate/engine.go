@@ -331,8 +331,9 @@ func (e *Engine) Run(ctx context.Context, q Question) (*Result, error) {
 	impasse := r.Trip != nil && r.Trip.Impasse
 	sin := SynthesisInput{Question: q, Decision: r.Decision, Confidence: r.Confidence, Stances: stances(latest),
 		Divergences: divergences, Impasse: impasse, Chunks: s.citedChunks(latest)}
-	syn, u, events, err := askSynthesis(ctx, e.Agents, sin, func() (context.Context, context.CancelFunc) {
-		return context.WithTimeout(tctx, Dur(c.Timeout.PerAgent))
+	syn, u, events, err := askSynthesis(ctx, e.Agents, sin, func() (context.Context, context.CancelFunc, error) {
+		actx, cancel := context.WithTimeout(tctx, Dur(c.Timeout.PerAgent))
+		return actx, cancel, nil
 	}, r.ReducedByTimeout)
 	r.Usage.Add(u)
 	for _, ev := range events {

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/internal/confirm"
 )
 
 // FinishInput is the last step's input: the flow and, after the human
@@ -43,19 +46,32 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error
 	if err := f.checkKeys(); err != nil {
 		return FinishOutput{}, err
 	}
+	ctx, err := s.scope(ctx, &f, audit.MainChain, "")
+	if err != nil {
+		return FinishOutput{}, err
+	}
+	var human *audit.HumanDecision
 	if r.Target == TargetHuman && r.Final == "" {
+		// The person's answer (who, when, on which preview), as the
+		// confirmation delivered it: the audit record keeps it.
+		var a struct {
+			Approved  bool      `json:"approved"`
+			Comment   string    `json:"comment"`
+			Decision  string    `json:"decision"`
+			DecidedBy string    `json:"decided_by"`
+			DecidedAt time.Time `json:"decided_at"`
+			Preview   string    `json:"preview_sha256"`
+		}
+		human = &audit.HumanDecision{Confirmation: f.confirmationID()}
 		switch {
 		case len(in.Answer) > 0:
-			var a struct {
-				Approved bool   `json:"approved"`
-				Comment  string `json:"comment"`
-				Decision string `json:"decision"`
-			}
 			if err := json.Unmarshal(in.Answer, &a); err != nil {
 				return FinishOutput{}, &veredicto.InvalidInputError{File: "state input", Field: "answer", Problem: "is not a confirmation answer"}
 			}
 			r.Human = &HumanDecision{Approved: a.Approved, Decision: a.Decision, Comment: a.Comment}
+			human.Status = statusRejected
 			if a.Approved {
+				human.Status = statusApproved
 				r.Final = f.Preview.Proposed
 				if a.Decision != "" && contains(r.Question.Options, a.Decision) {
 					r.Final = a.Decision
@@ -63,14 +79,23 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error
 			}
 		case in.Error != nil && in.Error.Error == veredicto.NameConfirmationRejected:
 			// The Cause is the person's answer as JSON (comment, who, when).
-			var a struct {
-				Comment string `json:"comment"`
-			}
 			_ = json.Unmarshal([]byte(in.Error.Cause), &a)
 			r.Human = &HumanDecision{Approved: false, Comment: a.Comment}
+			human.Status = statusRejected
 		default:
 			r.Pending = true
+			human.Status = statusExpired
+			if in.Error != nil {
+				human.Error, human.Cause = in.Error.Error, in.Error.Cause
+			}
 		}
+		human.Principal, human.Comment, human.Preview = a.DecidedBy, a.Comment, a.Preview
+		if !a.DecidedAt.IsZero() {
+			human.DecidedAt = a.DecidedAt.UTC()
+		}
+	}
+	if err := recordOutcome(ctx, r, human); err != nil {
+		return FinishOutput{}, err
 	}
 	if err := s.restore(ctx, &f); err != nil {
 		return FinishOutput{}, err
@@ -78,7 +103,9 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error
 	if err := s.openLibrary(ctx, &f); err != nil {
 		return FinishOutput{}, err
 	}
-	r.End = s.now()
+	if r.End, err = s.clock(ctx, "debate end"); err != nil {
+		return FinishOutput{}, err
+	}
 	r.Cited = citedAll(r)
 	r.Evidence = map[string]Chunk{}
 	for _, id := range r.Cited {
@@ -99,17 +126,18 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error
 		return FinishOutput{}, fmt.Errorf("encode debate: %w", err)
 	}
 	prefix := ReportPrefix(f.Tenant, r.SessionID)
-	for _, w := range []struct {
-		name, ct string
-		data     []byte
-	}{
-		{"debate_log.yaml", "application/yaml", logYAML.Bytes()},
-		{"debate.md", "text/markdown; charset=utf-8", []byte(r.Markdown())},
-		{"debate.json", "application/json", full},
-	} {
-		if err := s.Reports.Put(ctx, prefix+w.name, w.data, w.ct); err != nil {
-			return FinishOutput{}, &veredicto.TransientError{Op: "put " + prefix + w.name, Err: err}
+	files := []File{
+		{Name: "debate_log.yaml", ContentType: "application/yaml", Data: logYAML.Bytes()},
+		{Name: "debate.md", ContentType: "text/markdown; charset=utf-8", Data: []byte(r.Markdown())},
+		{Name: "debate.json", ContentType: "application/json", Data: full},
+	}
+	for _, w := range files {
+		if err := s.Reports.Put(ctx, prefix+w.Name, w.Data, w.ContentType); err != nil {
+			return FinishOutput{}, &veredicto.TransientError{Op: "put " + prefix + w.Name, Err: err}
 		}
+	}
+	if err := recordFiles(ctx, prefix, files); err != nil {
+		return FinishOutput{}, err
 	}
 	logJSON, err := json.Marshal(r.DebateLog())
 	if err != nil {
@@ -118,12 +146,32 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error
 	if _, err := s.Logs.PutIfAbsent(ctx, LogKey(f.Tenant, r.SessionID), logJSON); err != nil {
 		return FinishOutput{}, &veredicto.TransientError{Op: "put debate log " + r.SessionID, Err: err}
 	}
+	if err := End(ctx); err != nil {
+		return FinishOutput{}, err
+	}
 	s.logger().InfoContext(ctx, "debate finished", "tenant", f.Tenant, "debate_id", r.SessionID, "target", r.Target, "pending", r.Pending)
 	return FinishOutput{DebateID: r.SessionID, Target: r.Target, Decision: r.Final, Pending: r.Pending,
 		LogKey: prefix + "debate_log.yaml", ReportKey: prefix + "debate.md"}, nil
 }
 
 func knowledgeSize(f *Flow) int { return f.KnowledgeChunks }
+
+// HumanKey is the key of a debate's debate_decision confirmation (the
+// state machine's AskHuman).
+func HumanKey(id string) string { return "debate_decision/" + id }
+
+// confirmationID is the id ConfirmFunction gives the flow's
+// debate_decision confirmation: keyed by the debate and the preview.
+func (f *Flow) confirmationID() string {
+	if f.Preview == nil {
+		return ""
+	}
+	preview, err := json.Marshal(f.Preview)
+	if err != nil {
+		return ""
+	}
+	return confirm.KeyID(f.Tenant, HumanKey(f.Result.SessionID), preview)
+}
 
 func citedAll(r *Result) []string {
 	s := &state{r: r}

@@ -11,7 +11,10 @@ import (
 // Flow is the state the debate's steps pass along: the result so far and
 // the bookkeeping of the loop.
 type Flow struct {
-	Tenant          string        `json:"tenant"`
+	Tenant string `json:"tenant"`
+	// Execution is the execution's name (Prepare's $$.Execution.Name): its
+	// audit record's.
+	Execution       string        `json:"execution,omitempty"`
 	Knowledge       []string      `json:"knowledge"`
 	OptionalCouncil bool          `json:"optional_council"`
 	Participants    []Participant `json:"participants"`

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
 )
 
 // StartInput is DebateStateMachine's execution input:
@@ -65,11 +66,35 @@ func ValidateStart(in StartInput) error {
 	return ValidateKnowledge(in.Tenant, in.Knowledge)
 }
 
+// PrepareTask is the first state's input: the execution input and the
+// execution's name ("execution.$": "$$.Execution.Name"), which the flow
+// carries to every step: the audit record is kept per execution.
+type PrepareTask struct {
+	Input     StartInput `json:"input"`
+	Execution string     `json:"execution"`
+}
+
+// PrepareExecution is the first task (Prepare with the execution's name):
+// with an Auditor it opens the execution's audit record with the input and
+// every knowledge document, and records the route.
+func (s *Steps) PrepareExecution(ctx context.Context, t PrepareTask) (Flow, error) {
+	if s.Audit != nil {
+		if err := validExecution("execution", t.Execution); err != nil {
+			return Flow{}, err
+		}
+	}
+	return s.prepare(ctx, t.Input, t.Execution)
+}
+
 // Prepare validates the input, reads the knowledge base (the prefixes
 // must exist; its size goes to the checklist) and routes the debate. It
 // queries nothing: agents retrieve during the rounds, through the tool each
 // turn offers, within the debate's budget.
 func (s *Steps) Prepare(ctx context.Context, in StartInput) (Flow, error) {
+	return s.prepare(ctx, in, "")
+}
+
+func (s *Steps) prepare(ctx context.Context, in StartInput, execution string) (Flow, error) {
 	if err := ValidateStart(in); err != nil {
 		return Flow{}, err
 	}
@@ -77,14 +102,25 @@ func (s *Steps) Prepare(ctx context.Context, in StartInput) (Flow, error) {
 	if err != nil {
 		return Flow{}, err
 	}
-	chunks, err := s.loadKnowledge(ctx, in.Tenant, in.Knowledge)
+	docs, err := s.loadDocuments(ctx, in.Tenant, in.Knowledge)
 	if err != nil {
 		return Flow{}, err
 	}
-	f := Flow{Tenant: in.Tenant, Knowledge: in.Knowledge, OptionalCouncil: in.OptionalCouncil == nil || *in.OptionalCouncil,
+	chunks := Chunks(docs)
+	f := Flow{Tenant: in.Tenant, Execution: execution, Knowledge: in.Knowledge, OptionalCouncil: in.OptionalCouncil == nil || *in.OptionalCouncil,
 		Library: map[string]Chunk{}, Chunks: map[string][]string{}, Current: []Answer{}, KnowledgeChunks: len(chunks)}
+	if ctx, err = s.scope(ctx, &f, audit.MainChain, ""); err != nil {
+		return Flow{}, err
+	}
+	if err := recordMachineStart(ctx, in, docs); err != nil {
+		return Flow{}, err
+	}
+	start, err := s.clock(ctx, "debate start")
+	if err != nil {
+		return Flow{}, err
+	}
 	r := &f.Result
-	r.SessionID, r.Question, r.Start = in.DebateID, q, s.now()
+	r.SessionID, r.Question, r.Start = in.DebateID, q, start
 	r.Mode, r.ModeReason = Route(q)
 	f.Participants = q.Participants
 	if r.Mode == ModeSimple {
@@ -98,8 +134,11 @@ func (s *Steps) Prepare(ctx context.Context, in StartInput) (Flow, error) {
 	if in.HumanTimeoutSeconds > 0 {
 		f.HumanTimeoutSeconds = in.HumanTimeoutSeconds
 	}
-	f.RoundStart = s.now()
+	f.RoundStart = start
 	f.Next = "round1"
+	if err := recordRoute(ctx, r); err != nil {
+		return Flow{}, err
+	}
 	if err := s.closeLibrary(ctx, &f); err != nil {
 		return Flow{}, err
 	}

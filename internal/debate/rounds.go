@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
 )
 
 // Position is one agent's turn in a parallel round (1, or 3+ refining).
@@ -17,6 +18,10 @@ func (s *Steps) Position(ctx context.Context, t Turn) (TurnOutput, error) {
 		return TurnOutput{}, &veredicto.InvalidInputError{File: "state input", Field: "index", Problem: "is not a participant"}
 	}
 	p := f.Participants[t.Index]
+	ctx, err := s.scope(ctx, f, participantChain(p.ID), p.ID)
+	if err != nil {
+		return TurnOutput{}, err
+	}
 	if err := s.openLibrary(ctx, f); err != nil {
 		return TurnOutput{}, err
 	}
@@ -33,7 +38,10 @@ func (s *Steps) Position(ctx context.Context, t Turn) (TurnOutput, error) {
 	var failed error
 	tool := s.stepTool(f, OfferedInParallel(t.Index, f.Result.RAG.Total, f.Result.Question.Config.RAG.MaxQueries), &st, &notes, &failed)
 	in.Tool = offer(tool)
-	actx, cancel := s.agentCtx(ctx, f)
+	actx, cancel, err := s.agentCtx(ctx, f)
+	if err != nil {
+		return TurnOutput{}, err
+	}
 	defer cancel()
 	pos, u, err := s.Agents.Position(actx, in)
 	if failed != nil {
@@ -91,6 +99,10 @@ func (f *Flow) retrieved(id string, t TurnOutput) error {
 // convergence checkpoint.
 func (s *Steps) CloseRound(ctx context.Context, in RoundInput) (Flow, error) {
 	f := in.Flow
+	ctx, err := s.scope(ctx, &f, audit.MainChain, "")
+	if err != nil {
+		return Flow{}, err
+	}
 	if len(in.Turns) != len(f.Participants) {
 		return Flow{}, &veredicto.InvalidInputError{File: "state input", Field: "turns", Problem: "does not hold one answer per participant"}
 	}
@@ -129,15 +141,30 @@ func (s *Steps) Rebuttal(ctx context.Context, in RebuttalStep) (Flow, error) {
 		return Flow{}, &veredicto.InvalidInputError{File: "state input", Field: "index", Problem: "is not a participant"}
 	}
 	p := f.Participants[f.Index]
+	ctx, err := s.scope(ctx, &f, audit.MainChain, "")
+	if err != nil {
+		return Flow{}, err
+	}
+	// The agent's calls and clock go to its own chain, the round's
+	// checkpoint to the main one.
+	pctx, err := s.scope(ctx, &f, participantChain(p.ID), p.ID)
+	if err != nil {
+		return Flow{}, err
+	}
 	if err := s.openLibrary(ctx, &f); err != nil {
 		return Flow{}, err
 	}
 	own := prevOf(&f, p.ID)
-	actx, cancel := s.agentCtx(ctx, &f)
-	defer cancel()
+	var actx context.Context
+	var cancel context.CancelFunc
+	if !in.Skip {
+		if actx, cancel, err = s.agentCtx(pctx, &f); err != nil {
+			return Flow{}, err
+		}
+		defer cancel()
+	}
 	var out TurnOutput
 	var reb *Rebuttal
-	var err error
 	var st RAGStats
 	var notes []string
 	var failed error
@@ -199,7 +226,11 @@ func (s *Steps) Rebuttal(ctx context.Context, in RebuttalStep) (Flow, error) {
 		f.Invalid = append(f.Invalid, p.ID)
 	}
 	f.Index++
-	if f.Index < len(f.Participants) && (f.RoundStart.IsZero() || s.now().Sub(f.RoundStart) < Dur(f.Result.Question.Config.Timeout.PerRound)) {
+	at, err := s.clock(ctx, "round 2 turn end")
+	if err != nil {
+		return Flow{}, err
+	}
+	if f.Index < len(f.Participants) && (f.RoundStart.IsZero() || at.Sub(f.RoundStart) < Dur(f.Result.Question.Config.Timeout.PerRound)) {
 		f.Next = "rebuttal"
 		if err := s.closeLibrary(ctx, &f); err != nil {
 			return Flow{}, err
@@ -250,7 +281,10 @@ func (s *Steps) checkpoint(ctx context.Context, f Flow, rd Round) (Flow, error) 
 		f.LoopCounter++
 	}
 	f.LastHash = rd.Hash
-	now := s.now()
+	now, err := s.clock(ctx, fmt.Sprintf("round %d checkpoint", rd.Number))
+	if err != nil {
+		return Flow{}, err
+	}
 	rd.Duration = now.Sub(f.RoundStart)
 	f.Result.Rounds = append(f.Result.Rounds, rd)
 	if err := s.archive(ctx, &f); err != nil {
@@ -267,6 +301,9 @@ func (s *Steps) checkpoint(ctx context.Context, f Flow, rd Round) (Flow, error) 
 	converged := rd.Convergence >= c.Convergence.Threshold && n >= c.Debate.Rounds.Min
 	trip := Breaker(BreakerState{Rounds: n, Iterations: n, Refinements: refinements, Elapsed: elapsed, LoopCounter: f.LoopCounter, Converged: converged}, c)
 	f.Result.Trip = trip
+	if err := recordRound(ctx, rd, c, f.LoopCounter, trip); err != nil {
+		return Flow{}, err
+	}
 	f.RoundStart = now
 	switch {
 	case trip != nil, converged, f.Result.Mode != ModeDebate:
@@ -287,6 +324,10 @@ func (s *Steps) checkpoint(ctx context.Context, f Flow, rd Round) (Flow, error) 
 				Condition: fmt.Sprintf("estado del debate ≥ %d KiB (%d KiB; Step Functions admite 256 KiB por estado)", StateBudget>>10, size>>10),
 				Action:    ActionForceSynthesis}
 			f.Next, f.Index, f.Current = "synthesize", 0, nil
+			if err := decide(ctx, audit.Decision{Name: "circuit_breaker", Outcome: TriggerStateSize,
+				Detail: fmt.Sprintf("round %d: %s → %s", rd.Number, f.Result.Trip.Condition, f.Result.Trip.Action)}); err != nil {
+				return Flow{}, err
+			}
 		}
 	}
 	return f, nil

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/prompts"
 )
 
 // The AWS shape of a debate: statemachines/debate.asl.json runs one Lambda
@@ -41,13 +43,38 @@ type Steps struct {
 	Logs      LogStore
 	Now       func() time.Time
 	Logger    *slog.Logger
+	// Audit keeps each execution's audit record (nil: none); Model names
+	// the agents' model in it. With an Auditor every step needs the
+	// execution's name (Prepare's "execution.$": "$$.Execution.Name",
+	// carried in the flow). Replay, in a replay, answers the model calls
+	// and the clock from the record being replayed.
+	Audit  Auditor
+	Model  veredicto.ModelInfo
+	Replay *audit.Replay
 }
 
-func (s *Steps) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
+// clock is the time for use: recorded in the audit record ctx carries (a
+// replay's reading), else the steps' clock.
+func (s *Steps) clock(ctx context.Context, use string) (time.Time, error) {
+	return clock(ctx, use, s.Now)
+}
+
+// scope is ctx recording into chain of f's execution's audit record, the
+// model calls named as agent's ("" for their schema); ctx as is without
+// an Auditor.
+func (s *Steps) scope(ctx context.Context, f *Flow, chain, agent string) (context.Context, error) {
+	if s.Audit == nil {
+		return ctx, nil
 	}
-	return time.Now()
+	if err := validExecution("flow.execution", f.Execution); err != nil {
+		return ctx, err
+	}
+	rec, err := s.Audit.Open(ctx, f.Tenant, f.Execution)
+	if err != nil {
+		return ctx, fmt.Errorf("open the audit record of %s: %w", f.Execution, err)
+	}
+	return audit.WithScope(ctx, &audit.Scope{Recorder: rec, Execution: f.Execution, Chain: chain, Agent: agent, Model: s.Model,
+		PromptVersion: prompts.PromptVersion, Replay: s.Replay}), nil
 }
 
 func (s *Steps) logger() *slog.Logger {
@@ -66,9 +93,12 @@ func ReportPrefix(tenant, id string) string { return "debates/" + tenant + "/" +
 // has no timeout of its own: the round's bound is enforced here). A Flow
 // without a start time (a step run by hand on a sample event, which
 // Prepare did not start) has only the per-agent bound.
-func (s *Steps) agentCtx(ctx context.Context, f *Flow) (context.Context, context.CancelFunc) {
+func (s *Steps) agentCtx(ctx context.Context, f *Flow) (context.Context, context.CancelFunc, error) {
 	c := f.Result.Question.Config
-	now := s.now()
+	now, err := s.clock(ctx, "agent deadline")
+	if err != nil {
+		return nil, nil, err
+	}
 	d := Dur(c.Timeout.PerAgent)
 	if left := f.Result.Start.Add(Dur(c.Timeout.Total)).Sub(now); !f.Result.Start.IsZero() && left < d {
 		d = left
@@ -79,7 +109,8 @@ func (s *Steps) agentCtx(ctx context.Context, f *Flow) (context.Context, context
 	if d < 0 {
 		d = 0
 	}
-	return context.WithTimeout(ctx, d)
+	actx, cancel := context.WithTimeout(ctx, d)
+	return actx, cancel, nil
 }
 
 func prevOf(f *Flow, id string) *Position {
@@ -99,7 +130,7 @@ func turn(p Participant, round int, prev *Position, pos *Position, err error, ac
 	switch {
 	case err == nil:
 		out.Answer = Answer{Participant: p.ID, Position: pos}
-	case actx.Err() != nil:
+	case timedOut(actx, err):
 		out.Answer = Answer{Participant: p.ID, Position: prev, TimedOut: true}
 		out.Event = timeoutEvent(p.ID, fase(round))
 	case isInvalid(err):

@@ -4,12 +4,18 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/veredicto/veredicto/internal/audit"
 )
 
 // Synthesize computes the decision and confidence, has the synthesis
 // written (by the code when the total time is up) and applies the
 // escalation table.
 func (s *Steps) Synthesize(ctx context.Context, f Flow) (Flow, error) {
+	ctx, err := s.scope(ctx, &f, audit.MainChain, "")
+	if err != nil {
+		return Flow{}, err
+	}
 	if err := s.openLibrary(ctx, &f); err != nil {
 		return Flow{}, err
 	}
@@ -26,7 +32,7 @@ func (s *Steps) Synthesize(ctx context.Context, f Flow) (Flow, error) {
 	}
 	sin := SynthesisInput{Question: q, Decision: r.Decision, Confidence: r.Confidence, Stances: stances(latest),
 		Divergences: divergences, Impasse: r.Trip != nil && r.Trip.Impasse, Chunks: cited}
-	syn, u, events, err := askSynthesis(ctx, s.Agents, sin, func() (context.Context, context.CancelFunc) { return s.agentCtx(ctx, &f) }, r.ReducedByTimeout)
+	syn, u, events, err := askSynthesis(ctx, s.Agents, sin, func() (context.Context, context.CancelFunc, error) { return s.agentCtx(ctx, &f) }, r.ReducedByTimeout)
 	r.Usage.Add(u)
 	r.Events = append(r.Events, events...)
 	if err != nil {
@@ -42,6 +48,9 @@ func (s *Steps) Synthesize(ctx context.Context, f Flow) (Flow, error) {
 		OutOfScope: r.Synthesis.OutOfScope, Trip: r.Trip, OptionalCouncil: f.OptionalCouncil, NoProposal: r.Decision == ""}, q.Config)
 	r.Target = r.Escalation.Target
 	r.FinalReason = strings.Join(r.Escalation.Reasons, "; ")
+	if err := recordEscalation(ctx, r); err != nil {
+		return Flow{}, err
+	}
 	switch r.Target {
 	case TargetNone:
 		r.Final = r.Decision

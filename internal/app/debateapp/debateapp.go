@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
@@ -51,10 +52,20 @@ func Start(logicalID string) {
 // client, otherwise the offline baseline.
 func Steps(client *llm.OpenAI, knowledge debate.BlobReader, reports debate.BlobWriter, logs debate.LogStore, logger *slog.Logger) *debate.Steps {
 	var agents debate.Agents = debate.Offline{}
+	model := OfflineModel
 	if client != nil {
-		agents = debate.LLMAgents{Client: client}
+		agents, model = debate.LLMAgents{Client: client}, client.Info()
 	}
-	return &debate.Steps{Agents: agents, Knowledge: knowledge, Reports: reports, Logs: logs, Logger: logger}
+	return &debate.Steps{Agents: agents, Knowledge: knowledge, Reports: reports, Logs: logs, Logger: logger, Model: model}
+}
+
+// OfflineModel names the debate's offline baseline in audit records.
+var OfflineModel = veredicto.ModelInfo{Provider: "offline", Model: "debate-lexical-baseline"}
+
+// Recorded is steps keeping each execution's audit record in records.
+func Recorded(steps *debate.Steps, records debate.Auditor) *debate.Steps {
+	steps.Audit = records
+	return steps
 }
 
 // Knowledge reads a debate's knowledge base from the bucket that holds

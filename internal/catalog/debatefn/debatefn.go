@@ -21,7 +21,7 @@ type Services struct {
 func Functions() []function.Function {
 	return []function.Function{
 		function.Bind(debate1("DebatePrepareFunction", "debate-prepare", "validates a debate, routes it and runs the first RAG queries (seed 003).", "debate-prepare.json"),
-			debateDeps, (*debate.Steps).Prepare),
+			debateDeps, (*debate.Steps).PrepareExecution),
 		function.Bind(debate1("DebatePositionFunction", "debate-position", "one agent's position in a parallel round (debate_position).", "debate-position.json"),
 			debateDeps, (*debate.Steps).Position),
 		function.Bind(debate1("DebateCloseRoundFunction", "debate-close-round", "closes a parallel round: convergence checkpoint, loop hash, circuit breaker.", "debate-close-round.json"),
