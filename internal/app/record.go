@@ -219,30 +219,7 @@ func replaySearch(ctx context.Context, r *audit.Replay, rec Record, out string) 
 	svc := &search.Service{Inputs: recordedDocs{r: r, prefix: prefix}, Reports: fileblob.NewDir(out), Store: kv, Analyst: analyst,
 		PromptVersions: prompts.PromptVersion, Audit: &audit.Folders{Root: filepath.Join(out, "audit"), Single: true}, Replay: r}
 	reg := catalog.SearchRegistry(svc, &confirm.Service{Store: memory.New()})
-	eng := asl.New(reg)
-	reg.Register("ConfirmFunction", replayedReviews(r, eng))
-	sm, err := asl.Parse(statemachines.ExecutiveSearch)
-	if err != nil {
-		return nil, err
-	}
-	x, err := eng.Start(ctx, sm, r.Start.Input, asl.StartOptions{Name: r.Start.Execution, StateMachineName: "executive_search"})
-	if err != nil {
-		return nil, err
-	}
-	res, err := x.Wait(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.Diverged(); err != nil {
-		return nil, err
-	}
-	if res.Status != asl.StatusSucceeded {
-		return nil, fmt.Errorf("the replayed execution %s: %s", strings.ToLower(string(res.Status)), causeOf(res))
-	}
-	if err := r.UnansweredError(); err != nil {
-		return nil, err
-	}
-	return compareReports(ctx, rec, out)
+	return replayed(ctx, r, rec, out, runReplay(ctx, r, reg, statemachines.ExecutiveSearch, "executive_search"))
 }
 
 func causeOf(res *asl.Result) string {

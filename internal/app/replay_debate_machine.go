@@ -34,19 +34,30 @@ func replayDebateMachine(ctx context.Context, r *audit.Replay, rec Record, out s
 	steps.Model, steps.Replay = r.Start.Model, r
 	debateapp.Recorded(steps, &audit.Folders{Root: filepath.Join(out, "audit"), Single: true})
 	reg := catalog.DebateRegistry(steps, &confirm.Service{Store: memory.New()})
+	return replayed(ctx, r, rec, out, runReplay(ctx, r, reg, statemachines.Debate, "debate"))
+}
+
+// runReplay runs a state machine's definition on reg's functions with
+// the recorded execution's input and name, the people's answers
+// (ConfirmFunction) delivered as recorded; it returns why the execution
+// did not succeed.
+func runReplay(ctx context.Context, r *audit.Replay, reg *asl.Registry, definition []byte, name string) error {
 	eng := asl.New(reg)
 	reg.Register("ConfirmFunction", replayedReviews(r, eng))
-	sm, err := asl.Parse(statemachines.Debate)
+	sm, err := asl.Parse(definition)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	x, err := eng.Start(ctx, sm, r.Start.Input, asl.StartOptions{Name: r.Start.Execution, StateMachineName: "debate"})
+	x, err := eng.Start(ctx, sm, r.Start.Input, asl.StartOptions{Name: r.Start.Execution, StateMachineName: name})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res, err := x.Wait(ctx)
-	if err == nil && res.Status != asl.StatusSucceeded {
-		err = fmt.Errorf("the replayed execution %s: %s", strings.ToLower(string(res.Status)), causeOf(res))
+	if err != nil {
+		return err
 	}
-	return replayed(ctx, r, rec, out, err)
+	if res.Status != asl.StatusSucceeded {
+		return fmt.Errorf("the replayed execution %s: %s", strings.ToLower(string(res.Status)), causeOf(res))
+	}
+	return nil
 }
