@@ -94,7 +94,7 @@ func TestAuditedDebateVerifiesAndReplaysByteForByte(t *testing.T) {
 	}
 	var call audit.ModelCall
 	json.Unmarshal(findEntry(t, rec, "participant/chro", audit.KindModel).Data, &call)
-	if call.Agent != "chro" || call.Schema != debate.SchemaRebuttal || call.PromptVersion == "" || call.Response == "" {
+	if call.Agent != "chro" || call.Schema != debate.SchemaRebuttal || call.PromptVersion == "" || call.Answer == nil {
 		t.Errorf("chro's last call: %+v", call)
 	}
 	decisions := entriesOf(t, rec, audit.MainChain, audit.KindDecision)
