@@ -205,10 +205,14 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 // another chain of this execution computed (GEM5, in the main chain).
 func recordReused(ctx context.Context, key string, rec StageRecord) error {
 	return record(ctx, func(sc *audit.Scope) error {
-		if rec.Execution == sc.Execution && rec.Execution != "" && rec.CandidateID != sc.Candidate {
+		mine := rec.Execution == sc.Execution && rec.Execution != ""
+		if mine && rec.CandidateID != sc.Candidate {
 			return nil // computed by this execution in another chain, recorded there
 		}
-		return sc.Stage(ctx, audit.Stage{Candidate: rec.CandidateID, Stage: rec.Stage, Key: key, Reused: true}, rec.Raw)
+		// Computed by this execution (a replay recomputes it: its text
+		// is not kept; the entry is the computing task's, one per key),
+		// or read from before it (kept, to seed a replay's store).
+		return sc.Stage(ctx, audit.Stage{Candidate: rec.CandidateID, Stage: rec.Stage, Key: key, Reused: !mine}, rec.Raw)
 	})
 }
 
