@@ -162,7 +162,7 @@ func quantities(text string) []quantity {
 	lows := map[int]float64{}
 	var ranges [][]int
 	for _, m := range rangeRE.FindAllStringSubmatchIndex(f, -1) {
-		if v, ok := parseNumber(f[m[2]:m[3]]); ok {
+		if v, ok := numberValue(f[m[2]:m[3]]); ok {
 			lows[m[1]] = v
 			ranges = append(ranges, m)
 		}
@@ -287,6 +287,14 @@ func insideRangeStart(ranges [][]int, at int) bool {
 func isYear(digits string) bool {
 	v, err := strconv.Atoi(digits)
 	return err == nil && v >= 1900 && v <= 2100
+}
+
+// numberValue reads a number written in digits or in letters.
+func numberValue(s string) (float64, bool) {
+	if v, ok := numberWords[s]; ok {
+		return v, true
+	}
+	return parseNumber(s)
 }
 
 // parseNumber reads a number as Spanish and English documents write it:

@@ -35,6 +35,7 @@ func TestQuantities(t *testing.T) {
 		{"Al menos 10 años de experiencia", 120, inf, "meses", "al menos", "Al menos 10 años"},
 		{"hasta 18 MM USD", math.Inf(-1), 18e6, "USD", "hasta", "hasta 18 MM USD"},
 		{"entre 3% y 4%", 3, 4, "%", "", "entre 3% y 4%"},
+		{"Entre cuatro y seis personas", 4, 6, "personas", "", "Entre cuatro y seis personas"},
 		{"Tengo 35 personas", 35, 35, "personas", "", "35 personas"},
 		{"para 6.000 clientes", 6000, 6000, "clien", "", "6.000 clientes"},
 		{"3,2 MM USD", 3.2e6, 3.2e6, "USD", "", "3,2 MM USD"},
