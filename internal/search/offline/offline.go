@@ -236,21 +236,18 @@ type gem1Facts struct {
 	fluff          []sentence
 }
 
-func requirementStems(m search.MandateSummary) [][]string {
-	out := make([][]string, 0, len(m.Requirements))
-	for _, r := range m.Requirements {
-		if strings.HasPrefix(r, search.NotInSources) {
-			continue
-		}
-		out = append(out, stems(r))
-	}
-	return out
-}
-
-// Gem1 scores coverage of the mandate's requirements by CV and interview
-// evidence (up to 6 points), quantified achievements (up to 4), and takes
-// off 2 for a pattern of short tenures and 1 when generic phrases outnumber
-// quantified facts.
+// Gem1 scores the three things seed 000 §2 asks GEM1 to validate
+// («coherencia de carrera, evidencia de resultados y calidad de logros»)
+// with evidence mandatory (§4 rules 1–3):
+//
+//	score = ⌊6 × met ÷ total⌋           requirements with evidence (requirementPoints)
+//	      + min(quantified facts, 4)     achievements with a figure
+//	      − 2 for a pattern of short tenures
+//	      − 1 when generic phrases outnumber quantified facts
+//
+// clamped to 0–10, and 0 without a CV. The first term is proportional to
+// the requirements met and reaches 6 only when every one of them has
+// evidence, so 10/10 needs evidence for every requirement.
 func (a *Analyst) Gem1(ctx context.Context, in search.Gem1Input) (search.Answer[search.Gem1Content], veredicto.Usage, error) {
 	year, err := a.year(ctx)
 	if err != nil {
@@ -258,34 +255,23 @@ func (a *Analyst) Gem1(ctx context.Context, in search.Gem1Input) (search.Answer[
 	}
 	cv, iv := sentences(in.Candidate.CV), sentences(in.Candidate.Interview)
 	pool := concat(cv, iv)
-	reqTexts := []string{}
-	for _, r := range in.Mandate.Requirements {
-		if !strings.HasPrefix(r, search.NotInSources) {
-			reqTexts = append(reqTexts, r)
-		}
-	}
-	reqs := requirementStems(in.Mandate)
-	f := gem1Facts{total: len(reqs)}
+	reqs := mandateRequirements(in.Mandate)
+	f := gem1Facts{total: len(reqs), jobs: jobs(cv, year)}
 	c := search.Gem1Content{Trajectory: []search.Claim{}, Achievements: []search.Achievement{}, ContinuityRisks: []search.Claim{}, EvidenceGaps: []search.Claim{}}
 
-	// Requirement coverage and the achievements that evidence it.
+	// Requirement coverage and the quantified achievements that evidence it.
 	used := map[string]bool{}
-	for i, r := range reqs {
-		var ms []match
-		for _, m := range bestMatches(r, pool, minOverlap(r), len(pool)) {
-			if supports(reqTexts[i], m.text) && len(ms) < 3 {
-				ms = append(ms, m)
-			}
-		}
-		if len(ms) == 0 {
-			c.EvidenceGaps = append(c.EvidenceGaps, gap("evidencia para el requisito «"+reqTexts[i]+"»"))
+	for _, r := range reqs {
+		rc := checkRequirement(r, pool, f.jobs)
+		if !rc.met {
+			c.EvidenceGaps = append(c.EvidenceGaps, rc.gap(in.Search.JD))
 			continue
 		}
 		f.covered++
-		for _, m := range ms {
-			if quantified(m.text) && !used[m.text] && len(c.Achievements) < 6 {
-				used[m.text] = true
-				c.Achievements = append(c.Achievements, achievement(m.sentence, "Requisito del mandato: "+reqTexts[i]))
+		for _, s := range rc.evidence {
+			if quantified(s.text) && !tenureRE.MatchString(s.text) && !used[s.text] && len(c.Achievements) < 6 {
+				used[s.text] = true
+				c.Achievements = append(c.Achievements, achievement(s, "Requisito del mandato: "+r))
 			}
 		}
 	}
@@ -303,7 +289,6 @@ func (a *Analyst) Gem1(ctx context.Context, in search.Gem1Input) (search.Answer[
 	}
 
 	// Trajectory and continuity from the dated positions.
-	f.jobs = jobs(cv, year)
 	for _, j := range f.jobs {
 		years := j.to - j.from
 		c.Trajectory = append(c.Trajectory, search.Claim{Text: fmt.Sprintf("%s — %s", j.text, yearsText(years)), Sources: []string{j.source}})
@@ -334,11 +319,7 @@ func (a *Analyst) Gem1(ctx context.Context, in search.Gem1Input) (search.Answer[
 		c.EvidenceGaps = append(c.EvidenceGaps, gap("notas de entrevista ("+in.Candidate.Interview.ID+")"))
 	}
 
-	coverage := 0.5
-	if f.total > 0 {
-		coverage = float64(f.covered) / float64(f.total)
-	}
-	s := int(math.Round(coverage*6)) + min(f.quantified, 4)
+	s := requirementPoints(f.covered, f.total, 6) + min(f.quantified, 4)
 	if hopping {
 		s -= 2
 	}
