@@ -175,11 +175,20 @@ func sharesAny(a, b []string) bool {
 
 // Gem3 builds the reference matrix (a reference sentence contradicts the CV
 // when it uses a correction cue or gives a different figure for the same
-// fact, confirms it when it restates a CV fact or uses a confirming cue),
-// then scores half on the upstream scores and half on the references
-// (6 + confirmations − 3 × contradictions), plus one point when the
-// evidence echoes the client's culture. The recommendation is SI exactly
-// when the score reaches the gate.
+// fact, confirms it when it restates a CV fact or uses a confirming cue)
+// and scores GEM3's own findings (seed 000 §2 GEM3: «encaje
+// estratégico/cultural», «matriz de referencias»), never the upstream
+// scores, which have their own gates:
+//
+//	score = ⌊5 × met ÷ total⌋                      strategic fit: requirements GEM1 found evidence for (requirementPoints)
+//	      + round(4 × clamp(6 + confirmations − 3 × contradictions, 0, 10) ÷ 10)   references
+//	      + 1 when the interview or references echo the client's culture
+//
+// clamped to 0–10. The first term is proportional to the requirements met
+// and reaches 5 only when every one of them has evidence, so 10/10 needs
+// evidence for every requirement. Without references nothing is verified:
+// only the culture point remains. The recommendation is SI exactly when the
+// score reaches the gate.
 func (a *Analyst) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[search.Gem3Content], veredicto.Usage, error) {
 	cv, iv := sentences(in.Candidate.CV), sentences(in.Candidate.Interview)
 	refs := sentences(in.Candidate.References)
@@ -206,21 +215,16 @@ func (a *Analyst) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[se
 		matrix = []search.ReferenceCheck{}
 	}
 
-	upstream := 0.0
-	for _, sc := range []search.Scores{in.Gem1.Scores, in.Gem2.Scores} {
-		if sc.ScoreDimension != nil {
-			upstream += float64(*sc.ScoreDimension) / 2
-		}
-	}
+	reqs := mandateRequirements(in.Mandate)
+	met := len(reqs) - unmetRequirements(in.Gem1.Content, reqs)
 	cultureStems := stems(in.Search.Culture.Text)
 	cultureHits := bestMatches(cultureStems, concat(iv, refs), 2, 2)
 	var s float64
 	if len(refs) > 0 {
-		s = 0.5*upstream + 0.5*float64(clamp(6+confirms-3*contradicts, 0, 10))
+		s = float64(requirementPoints(met, len(reqs), 5)) + math.Round(0.4*float64(clamp(6+confirms-3*contradicts, 0, 10)))
 	} else {
-		// No references: nothing to verify, and no upstream score is
-		// carried over (the supervisor does not send such a candidate:
-		// references are GEM3's minimum document).
+		// No references: nothing to verify (the supervisor does not send
+		// such a candidate: references are GEM3's minimum document).
 		s = 0
 	}
 	if len(cultureHits) > 0 {
@@ -261,18 +265,7 @@ func (a *Analyst) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[se
 		}
 	}
 
-	covered := 0
-	var coverSources []string
-	for _, ach := range in.Gem1.Content.Achievements {
-		if strings.HasPrefix(ach.Problem, "Requisito del mandato") {
-			covered++
-			coverSources = appendUnique(coverSources, ach.Sources[0])
-		}
-	}
-	strategic := gap("evidencia cuantificada frente a los requisitos clave del mandato")
-	if covered > 0 {
-		strategic = search.Claim{Text: fmt.Sprintf("%d logros cuantificados se vinculan con requisitos clave del mandato (%d requisitos en total)", covered, len(in.Mandate.Requirements)), Sources: coverSources}
-	}
+	strategic := strategicFit(met, reqs, in.Search.JD, in.Gem1.Content, in.Candidate.CV, in.Candidate.Interview)
 	cultural := gap("evidencia sobre encaje con la cultura del cliente")
 	if len(cultureHits) > 0 {
 		cultural = search.Claim{Text: "Coincide con la cultura del cliente: " + cultureHits[0].text, Sources: []string{cultureHits[0].source, in.Search.Culture.ID}}
@@ -304,6 +297,37 @@ func (a *Analyst) Gem3(_ context.Context, in search.Gem3Input) (search.Answer[se
 		ans.IssuesFound = append(ans.IssuesFound, issue("critica", fmt.Sprintf("%d afirmaciones de referencias contradicen el CV", contradicts), presentIDs(in.Candidate.References, in.Candidate.CV)...))
 	}
 	return ans, veredicto.Usage{}, nil
+}
+
+// strategicFit states how many of the mandate's requirements GEM1 found
+// evidence for, «4 de 6 requisitos clave con evidencia», and names those
+// without; it counts requirements, not the achievements that evidence
+// them (several may evidence one).
+func strategicFit(met int, reqs []string, jd search.Doc, g1 search.Gem1Content, docs ...search.Doc) search.Claim {
+	if len(reqs) == 0 {
+		return gap("requisitos clave del mandato con los que contrastar la evidencia")
+	}
+	noun := "requisitos clave"
+	if len(reqs) == 1 {
+		noun = "requisito clave"
+	}
+	if met == 0 {
+		return gap(fmt.Sprintf("evidencia para los requisitos clave del mandato (0 de %d %s)", len(reqs), noun))
+	}
+	c := search.Claim{Text: fmt.Sprintf("%d de %d %s con evidencia", met, len(reqs), noun), Sources: presentIDs(docs...)}
+	var missing []string
+	quotable := !jd.Missing
+	for _, r := range reqs {
+		if unmetRequirements(g1, []string{r}) == 1 {
+			missing = append(missing, "«"+r+"»")
+			quotable = quotable && containsWords(jd.Text, r)
+		}
+	}
+	if len(missing) > 0 && quotable {
+		c.Text += "; sin evidencia: " + strings.Join(missing, ", ")
+		c.Sources = append([]string{jd.ID}, c.Sources...)
+	}
+	return c
 }
 
 // sourced keeps the claims that cite a source (declared gaps are not

@@ -266,8 +266,23 @@ func (rc reqCheck) gap(jd search.Doc) search.Claim {
 }
 
 // requirementGapLead opens GEM1's gap claim for a requirement without
-// evidence.
+// evidence; GEM3 counts the requirements it names.
 const requirementGapLead = "evidencia para el requisito «"
+
+// unmetRequirements counts the requirements of reqs that a GEM1 output
+// declares without evidence.
+func unmetRequirements(g1 search.Gem1Content, reqs []string) int {
+	n := 0
+	for _, r := range reqs {
+		for _, g := range g1.EvidenceGaps {
+			if strings.HasPrefix(g.Text, search.NotInSources+": "+requirementGapLead+r+"»") {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
 
 // requirementPoints is the share of points (out of max) proportional to
 // the requirements met, rounded down so that only evidence for every

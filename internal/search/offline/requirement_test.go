@@ -1,8 +1,11 @@
 package offline
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/veredicto/veredicto/internal/search"
 )
 
 // The requirements of examples/search-demo's JD, as the seed's GEM5 quotes
@@ -105,5 +108,96 @@ func TestRequirementPoints(t *testing.T) {
 		if got := requirementPoints(tt.met, tt.total, tt.max); got != tt.want {
 			t.Errorf("requirementPoints(%d, %d, %d) = %d, want %d", tt.met, tt.total, tt.max, got, tt.want)
 		}
+	}
+}
+
+// gem3Fixture is a candidate with every achievement quantified, strong
+// references and the client's culture echoed: only the requirements can
+// keep GEM1 and GEM3 from 10.
+func gem3Fixture(refinance string) search.Gem3Input {
+	jd := "# CFO\n## Requisitos\n- " + reqRefinance + "\n- " + reqSAP + "\n"
+	cv := "# CV\n## Experiencia\n### Gerente de Finanzas — Andina S.A. (2015–actualidad)\n" +
+		"- " + refinance + "\n" +
+		"- Lideré la implementación de SAP en 14 meses, dentro del presupuesto de 3,2 MM USD.\n" +
+		"- Reduje el costo logístico en 12% en dos años.\n" +
+		"- Reduje el cierre mensual de 12 a 6 días hábiles.\n"
+	refs := "# Referencias\n- Confirma la implementación de SAP en 14 meses.\n- Confirma la reducción del costo logístico en 12%.\n- Confirma el cierre mensual en 6 días hábiles.\n- La recomiendo sin duda.\n"
+	culture := "# Cultura\n- Cercanía con la operación: visitas a bodega y centros de distribución.\n"
+	interview := "# Entrevista\n- Sobre operaciones: \"Visito la bodega y los centros de distribución cada semana\".\n"
+	in := search.Gem3Input{}
+	in.Search = search.SearchDocs{JD: search.Doc{ID: "jd.md", Text: jd}, Culture: search.Doc{ID: "culture.md", Text: culture}}
+	in.Mandate = search.MandateSummary{Requirements: []string{reqRefinance, reqSAP}, Sources: []string{"jd.md"}}
+	in.Candidate = search.CandidateDocs{CandidateID: "c-1",
+		CV:         search.Doc{ID: "cv.md", Text: cv},
+		Interview:  search.Doc{ID: "interview.md", Text: interview},
+		Tests:      search.Doc{ID: "tests.md", Missing: true},
+		Case:       search.Doc{ID: "case.md", Missing: true},
+		References: search.Doc{ID: "references.md", Text: refs},
+	}
+	return in
+}
+
+func TestGem1AndGem3NeverTenWithoutEvidenceForEveryRequirement(t *testing.T) {
+	ctx := context.Background()
+	a := &Analyst{Year: 2026}
+	tests := []struct {
+		name      string
+		refinance string
+		want10    bool
+		strategic string
+	}{
+		{"bug report", "Apoyé al CFO en la renegociación de 18 MM USD de deuda bancaria.", false,
+			"1 de 2 requisitos clave con evidencia; sin evidencia: «" + reqRefinance + "»"},
+		{"every requirement evidenced", "Lideré la refinanciación de 25 MM USD de deuda bancaria.", true,
+			"2 de 2 requisitos clave con evidencia"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := gem3Fixture(tt.refinance)
+			g1, _, err := a.Gem1(ctx, in.Gem1Input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in.Gem1 = g1
+			g3, _, err := a.Gem3(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s1, s3 := *g1.Scores.ScoreDimension, *g3.Scores.ScoreDimension
+			if (s1 == 10) != tt.want10 || (s3 == 10) != tt.want10 {
+				t.Errorf("GEM1 %d/10, GEM3 %d/10; want 10/10 only with evidence for every requirement (%v)", s1, s3, tt.want10)
+			}
+			if got := g3.Content.StrategicFit.Text; got != tt.strategic {
+				t.Errorf("strategic fit %q, want %q", got, tt.strategic)
+			}
+			if !tt.want10 {
+				var gapText string
+				for _, g := range g1.Content.EvidenceGaps {
+					gapText += g.Text + "\n"
+				}
+				for _, want := range []string{"«apoyé» es apoyo, no liderazgo", "18 MM USD no cumple «superior a 20 MM USD»"} {
+					if !strings.Contains(gapText, want) {
+						t.Errorf("GEM1 gaps %q do not say %q", gapText, want)
+					}
+				}
+				for _, ach := range g1.Content.Achievements {
+					if strings.HasPrefix(ach.Problem, "Requisito del mandato: "+reqRefinance) {
+						t.Errorf("achievement %q credited against the refinancing requirement", ach.Action)
+					}
+				}
+			}
+			// Citations and quotations hold: the gap quotes the JD and the CV.
+			index := map[string]bool{"jd.md": true, "culture.md": true, "cv.md": true, "interview.md": true, "references.md": true}
+			texts := map[string]string{"jd.md": in.Search.JD.Text, "cv.md": in.Candidate.CV.Text, "interview.md": in.Candidate.Interview.Text,
+				"references.md": in.Candidate.References.Text, "culture.md": in.Search.Culture.Text}
+			for name, ans := range map[string]any{"gem1": g1, "gem3": g3} {
+				if _, err := search.CheckCitations(name, ans, index); err != nil {
+					t.Error(err)
+				}
+				if err := search.CheckQuotes(name, ans, texts); err != nil {
+					t.Error(err)
+				}
+			}
+		})
 	}
 }
