@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -153,20 +154,11 @@ func supportAt(ws []string, i int) bool {
 		return true
 	}
 	for _, p := range supportPhrases {
-		if i+len(p) <= len(ws) && equalWords(ws[i:i+len(p)], p) {
+		if i+len(p) <= len(ws) && slices.Equal(ws[i:i+len(p)], p) {
 			return true
 		}
 	}
 	return false
-}
-
-func equalWords(a, b []string) bool {
-	for i := range b {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // asksLeadership reports whether a requirement asks to have led: any form
