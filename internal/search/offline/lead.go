@@ -100,9 +100,13 @@ func leadAt(ws []string, i int) (start int, ok bool) {
 		return i - 1, true
 	case w == "cargo" && i > 0 && ws[i-1] == "mi" && i > 1 && ws[i-2] == "a": // «a mi cargo»
 		return i - 2, true
+	case w == "cargo" && i == 1 && ws[0] == "a":
+		// a CV line that opens with it, «A cargo de la tesorería»: the
+		// candidate's own statement, with the verb left out
+		return 0, true
 	case w == "cargo" && i > 0 && ws[i-1] == "a":
 		// «estuve a cargo», «tengo 40 personas a cargo»: a first-person
-		// verb at most five words before.
+		// verb at most five words before; not «estuvo a cargo del CFO».
 		for j := i - 2; j >= 0 && j >= i-6; j-- {
 			if firstPersonCharge[ws[j]] {
 				return j, true

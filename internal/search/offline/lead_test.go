@@ -17,6 +17,7 @@ func TestLeadershipIn(t *testing.T) {
 		{"Dirigí la emisión de un bono de 30 MM USD.", true, "", ""},
 		{"Encabecé la negociación con cinco bancos.", true, "", ""},
 		{"Estuve a cargo de la refinanciación.", true, "", ""},
+		{"A cargo de la tesorería y de la relación con cinco bancos.", true, "", ""},
 		{"Tengo 40 personas a cargo entre tesorería, contabilidad y planificación.", true, "", ""},
 		{"Tengo 35 personas y cuatro jefaturas; dos de ellas las promoví yo.", true, "", ""},
 		{"He liderado dos refinanciamientos.", true, "", ""},
