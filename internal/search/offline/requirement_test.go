@@ -201,3 +201,33 @@ func TestGem1AndGem3NeverTenWithoutEvidenceForEveryRequirement(t *testing.T) {
 		})
 	}
 }
+
+// The bug report: «6 logros vinculan con requisitos clave» when they
+// evidenced 4. The line counts requirements, whatever the achievements.
+func TestStrategicFitCountsRequirementsNotAchievements(t *testing.T) {
+	reqs := []string{reqYears, reqSAP, reqRefinance, "Experiencia en control de gestión con resultados medibles en reducción de costos logísticos.", reqTeam, reqBoard}
+	jd := search.Doc{ID: "jd.md", Text: "## Requisitos\n- " + strings.Join(reqs, "\n- ") + "\n"}
+	var g1 search.Gem1Content
+	for i := 0; i < 6; i++ { // six achievements, all on the first four requirements
+		g1.Achievements = append(g1.Achievements, search.Achievement{Problem: "Requisito del mandato: " + reqs[i%4], Action: "Logro", Sources: []string{"cv.md"}})
+	}
+	for _, r := range []string{reqTeam, reqBoard} {
+		g1.EvidenceGaps = append(g1.EvidenceGaps, checkRequirement(r, nil, nil).gap(jd))
+	}
+	cv := search.Doc{ID: "cv.md", Text: "CV"}
+	met := len(reqs) - unmetRequirements(g1, reqs)
+	got := strategicFit(met, reqs, jd, g1, cv)
+	want := "4 de 6 requisitos clave con evidencia; sin evidencia: «" + reqTeam + "», «" + reqBoard + "»"
+	if got.Text != want {
+		t.Errorf("strategic fit %q, want %q", got.Text, want)
+	}
+	if len(got.Sources) != 2 || got.Sources[0] != "jd.md" || got.Sources[1] != "cv.md" {
+		t.Errorf("sources %v, want the JD it quotes and the CV", got.Sources)
+	}
+	if one := strategicFit(1, reqs[:1], jd, search.Gem1Content{}, cv); one.Text != "1 de 1 requisito clave con evidencia" {
+		t.Errorf("one requirement: %q", one.Text)
+	}
+	if none := strategicFit(0, reqs, jd, g1, cv); !strings.HasPrefix(none.Text, search.NotInSources) || len(none.Sources) != 0 {
+		t.Errorf("no requirement met: %+v, want a declared gap", none)
+	}
+}
