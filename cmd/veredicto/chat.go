@@ -302,15 +302,15 @@ func (c *chatClient) await(ctx context.Context, turn int, in *bufio.Scanner) (ma
 			ti, _ := ev["toolInvocation"].(map[string]any)
 			switch ti["state"] {
 			case "call":
-				fmt.Fprintf(c.out, "\n[herramienta] %v…\n", ti["toolName"])
+				fmt.Fprintf(c.out, "\n[herramienta] %v…\n", labels.Of(labels.ChatTool, fmt.Sprint(ti["toolName"])))
 			case "result":
 				summary := ""
 				if r, ok := ti["result"].(map[string]any); ok {
 					summary, _ = r["summary"].(string)
 				}
-				fmt.Fprintf(c.out, "[✓ %v] %s\n", ti["toolName"], summary)
+				fmt.Fprintf(c.out, "[✓ %v] %s\n", labels.Of(labels.ChatTool, fmt.Sprint(ti["toolName"])), summary)
 			case "error":
-				fmt.Fprintf(c.out, "[✗ %v] %v\n", ti["toolName"], ti["error"])
+				fmt.Fprintf(c.out, "[✗ %v] %v\n", labels.Of(labels.ChatTool, fmt.Sprint(ti["toolName"])), ti["error"])
 			}
 		case "execution-step":
 			st, _ := ev["step"].(map[string]any)

@@ -149,7 +149,7 @@ func TestCompanionWorkflowPausesAndProceeds(t *testing.T) {
 			lines = append(lines, d.Message)
 		}
 	}
-	if len(lines) != 6 || lines[1] != "[Fase 1/7] Culture Radar listo." || lines[5] != "[Fase 3/7] Contenido del CV listo." {
+	if len(lines) != 6 || lines[1] != "[Fase 1/7] Radar cultural listo." || lines[5] != "[Fase 3/7] Contenido del CV listo." {
 		t.Errorf("progress events %q", lines)
 	}
 	rep, err := os.ReadFile(r.blobs + "/" + companion.Prefix(tenant, in.ApplicationID) + companion.ReportFile)

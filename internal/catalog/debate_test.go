@@ -267,7 +267,7 @@ func TestDebateWorkflowLoopImpasseCouncilThenHuman(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(md), "IMPASSE: las posiciones se estabilizaron") || !strings.Contains(string(md), "CIRCUIT BREAKER ACTIVADO") {
+			if !strings.Contains(string(md), "IMPASSE: las posiciones se estabilizaron") || !strings.Contains(string(md), "DISYUNTOR ACTIVADO") {
 				t.Error("debate.md lacks the breaker block and the impasse")
 			}
 		})

@@ -83,7 +83,7 @@ const (
 // progress are the stream's lines when a step completes.
 var progress = map[string]Event{
 	"intent":        {Kind: "progress", Phase: 0, Message: "Intención verificada: es una oferta de empleo."},
-	"culture_radar": {Kind: "progress", Phase: 1, Message: "[Fase 1/7] Culture Radar listo."},
+	"culture_radar": {Kind: "progress", Phase: 1, Message: "[Fase 1/7] Radar cultural listo."},
 	"classify":      {Kind: "progress", Phase: 2, Message: "[Fase 2/7] Requisitos clasificados."},
 	"sas":           {Kind: "progress", Phase: 2, Message: "[Fase 2/7] SAS evaluado."},
 	"scoring":       {Kind: "progress", Phase: 2, Message: "[Fase 2/7] Scores calculados."},

@@ -355,7 +355,7 @@ func (a LLMAgents) Synthesis(ctx context.Context, in SynthesisInput) (Synthesis,
 func (a LLMAgents) Vote(ctx context.Context, in VoteInput) (Vote, veredicto.Usage, error) {
 	m := newMessage(in.Member.ID)
 	m.question(in.Question)
-	m.data("Tu papel en el council", in.Member.Brief)
+	m.data("Tu papel en el consejo", in.Member.Brief)
 	if in.Impasse {
 		m.line("IMPASSE: true — el debate se detuvo por posiciones estabilizadas sin convergencia.\n")
 	}

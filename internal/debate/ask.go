@@ -9,11 +9,11 @@ import (
 )
 
 // The seed's log lines of an agent's turn, in Spanish: the report shows
-// them. fase names where it happened ("la ronda 2", "el council").
+// them. fase names where it happened ("la ronda 2", "el consejo").
 
 func fase(n int) string { return fmt.Sprintf("la ronda %d", n) }
 
-const faseCouncil = "el council"
+const faseCouncil = "el consejo"
 
 func timeoutEvent(id, where string) string {
 	return fmt.Sprintf("TIMEOUT: %s en %s", strings.ToUpper(id), where)

@@ -250,8 +250,8 @@ func TestE2ELoopImpasseCouncil(t *testing.T) {
 		t.Errorf("%d council calls carry IMPASSE: true, want 3", impasseVotes)
 	}
 	md := r.Markdown()
-	for _, want := range []string{"CIRCUIT BREAKER ACTIVADO", "MOTIVO: loop detectado", "RONDAS EJECUTADAS: 3 de 3", "IMPASSE: las posiciones se estabilizaron sin convergencia",
-		"Agentes en conflicto: cfo, chro", "Escalado a: el council de tres miembros", "Mantiene |", "| Sí |"} {
+	for _, want := range []string{"DISYUNTOR ACTIVADO", "MOTIVO: loop detectado", "RONDAS EJECUTADAS: 3 de 3", "IMPASSE: las posiciones se estabilizaron sin convergencia",
+		"Agentes en conflicto: cfo, chro", "Escalado a: el consejo de tres miembros", "Mantiene |", "| Sí |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("debate.md lacks %q", want)
 		}

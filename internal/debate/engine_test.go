@@ -190,7 +190,7 @@ func TestEngineTotalTimeoutAlwaysEscalates(t *testing.T) {
 		t.Errorf("escalation %+v council %v target %s final %q, want the council, mandatory", r.Escalation, r.Council, r.Target, r.Final)
 	}
 	md := r.Markdown()
-	if strings.Contains(md, "NENHUM") || !strings.Contains(md, "ACCIÓN: Abortar y escalar con el estado actual. Escalado a: el council de tres miembros") {
+	if strings.Contains(md, "NENHUM") || !strings.Contains(md, "ACCIÓN: Abortar y escalar con el estado actual. Escalado a: el consejo de tres miembros") {
 		t.Errorf("breaker block:\n%s", md)
 	}
 }
@@ -253,7 +253,7 @@ func TestEngineInvalidVotesAreNotTimeouts(t *testing.T) {
 	if !strings.Contains(md, "| consejo-riesgo | RESPUESTA INVÁLIDA (tras una repregunta) |") || strings.Contains(md, "| consejo-riesgo | TIMEOUT") {
 		t.Errorf("council table:\n%s", md)
 	}
-	if !contains(r.Events, "RESPUESTA INVÁLIDA: CONSEJO-RIESGO en el council, tras una repregunta") {
+	if !contains(r.Events, "RESPUESTA INVÁLIDA: CONSEJO-RIESGO en el consejo, tras una repregunta") {
 		t.Errorf("events %v", r.Events)
 	}
 }

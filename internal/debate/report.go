@@ -42,11 +42,11 @@ func Checklists(r *Result, chunks int) []Check {
 	add("antes", "¿Se seleccionaron los agentes correctos?", len(r.Question.Participants) >= need,
 		fmt.Sprintf("%d cargos para la ruta %s", len(r.Question.Participants), r.Mode))
 	add("antes", "¿Los timeouts están configurados?", c.Timeout.PerAgent > 0 && c.Timeout.PerRound > 0 && c.Timeout.Total > 0 && c.Timeout.Council > 0 && c.RAG.Timeout > 0,
-		fmt.Sprintf("agente %gs, ronda %gs, total %gs, council %gs, RAG %gs", c.Timeout.PerAgent, c.Timeout.PerRound, c.Timeout.Total, c.Timeout.Council, c.RAG.Timeout))
+		fmt.Sprintf("agente %gs, ronda %gs, total %gs, consejo %gs, RAG %gs", c.Timeout.PerAgent, c.Timeout.PerRound, c.Timeout.Total, c.Timeout.Council, c.RAG.Timeout))
 	add("antes", "¿El RAG está disponible (si es necesario)?", chunks > 0, fmt.Sprintf("%d fragmentos en la base de conocimiento", chunks))
-	add("antes", "¿El circuit breaker está activo?", c.Debate.Rounds.Max > 0 && c.CircuitBreaker.MaxIterations > 0 && c.CircuitBreaker.MaxRefinements > 0,
+	add("antes", "¿El disyuntor está activo?", c.Debate.Rounds.Max > 0 && c.CircuitBreaker.MaxIterations > 0 && c.CircuitBreaker.MaxRefinements > 0,
 		fmt.Sprintf("máx. %d rondas, %d iteraciones, %d refinamientos", c.Debate.Rounds.Max, c.CircuitBreaker.MaxIterations, c.CircuitBreaker.MaxRefinements))
-	add("antes", "¿El log de ejecución está iniciado?", r.SessionID != "" && !r.Start.IsZero(), "session_id "+r.SessionID)
+	add("antes", "¿El log de ejecución está iniciado?", r.SessionID != "" && !r.Start.IsZero(), "sesión "+r.SessionID)
 
 	prolonged := ""
 	for i := 1; i < len(r.Rounds); i++ {
@@ -76,7 +76,7 @@ func Checklists(r *Result, chunks int) []Check {
 	add("despues", "¿Se generó la síntesis?", strings.TrimSpace(r.Synthesis.Summary) != "", "")
 	add("despues", "¿Se calculó la confianza?", len(r.Rounds) > 0, fmt.Sprintf("%.1f%%", r.Confidence))
 	escalated := r.Target == TargetNone || r.Target == TargetCouncil && r.Council != nil || r.Target == TargetHuman && (r.Pending || r.Human != nil)
-	add("despues", "¿La escalación (si era necesaria) se hizo?", escalated, "destino "+r.Target)
+	add("despues", "¿La escalación (si era necesaria) se hizo?", escalated, "destino: "+labels.Of(labels.DebateTarget, r.Target))
 	add("despues", "¿El log se finalizó?", !r.End.IsZero(), "")
 	clear := r.Final != "" && contains(r.Question.Options, r.Final)
 	note := "decisión: " + r.Final
@@ -307,7 +307,7 @@ func (r *Result) Markdown() string {
 	list("Consensos", r.Synthesis.Consensus)
 	list("Divergencias no resueltas", r.Synthesis.Divergences)
 	if r.Council != nil {
-		w("## Council\n")
+		w("## Consejo\n")
 		if r.Escalation.Impasse {
 			w("IMPASSE: true\n")
 		}
@@ -328,9 +328,9 @@ func (r *Result) Markdown() string {
 			w("| %s | %s | %d | %s |", m.ID, cell(v.Vote), v.Confidence, cell(v.Rationale))
 		}
 		if r.Council.Decision == "" {
-			w("\nResultado del council: sin votos válidos.\n")
+			w("\nResultado del consejo: sin votos válidos.\n")
 		} else {
-			w("\nResultado del council: %.1f%% por **%s**%s.\n", r.Council.Result, r.Council.Decision,
+			w("\nResultado del consejo: %.1f%% por **%s**%s.\n", r.Council.Result, r.Council.Decision,
 				map[bool]string{true: " (sin tiempo: se fuerza la síntesis)", false: ""}[r.Council.TimedOut])
 		}
 	}
@@ -425,7 +425,7 @@ func (r *Result) Markdown() string {
 		for _, schema := range []string{SchemaRAGQuery, SchemaPosition, SchemaRebuttal, SchemaSynthesis, SchemaVote} {
 			vs = append(vs, prompts.PromptVersion(schema))
 		}
-		w("- Prompts: %s", strings.Join(vs, ", "))
+		w("- Versiones de los prompts: %s", strings.Join(vs, ", "))
 	}
 	w("- Sesión: %s", r.SessionID)
 	return b.String()
@@ -446,7 +446,7 @@ func (r *Result) breakerBlock(b *strings.Builder) {
 		}
 		return oneLine(strings.Join(xs, "; "))
 	}
-	fmt.Fprintf(b, "## Circuit breaker\n\n```\n⚠️ CIRCUIT BREAKER ACTIVADO\n\nMOTIVO: %s\nRONDAS EJECUTADAS: %d de %d\nCONVERGENCIA FINAL: %.1f%%\n\nESTADO DEL DEBATE:\n• Consensos alcanzados: %s\n• Divergencias no resueltas: %s\n• Agentes en conflicto: %s\n\nACCIÓN: %s. Escalado a: %s\n```\n\n",
+	fmt.Fprintf(b, "## Disyuntor\n\n```\n⚠️ DISYUNTOR ACTIVADO\n\nMOTIVO: %s\nRONDAS EJECUTADAS: %d de %d\nCONVERGENCIA FINAL: %.1f%%\n\nESTADO DEL DEBATE:\n• Consensos alcanzados: %s\n• Divergencias no resueltas: %s\n• Agentes en conflicto: %s\n\nACCIÓN: %s. Escalado a: %s\n```\n\n",
 		r.Trip.Condition, len(r.Rounds), r.Question.Config.Debate.Rounds.Max, r.Convergence,
 		join(r.Synthesis.Consensus), join(r.Synthesis.Divergences), orDash(strings.Join(conflict, ", "), ""), r.Trip.Action,
 		labels.Of(labels.DebateTarget, r.Escalation.Target))

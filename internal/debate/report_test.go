@@ -74,10 +74,10 @@ func TestReportIsSpanish(t *testing.T) {
 		Escalation: Escalation{Target: TargetCouncil, Mandatory: true}, Target: TargetCouncil, Final: "avanzar", Decision: "avanzar",
 		Events: []string{timeoutEvent("ceo", fase(1))}}
 	md := r.Markdown()
-	for _, want := range []string{"⚠️ CIRCUIT BREAKER ACTIVADO", "MOTIVO: rondas ≥ 3, el máximo", "RONDAS EJECUTADAS: 3 de 3",
+	for _, want := range []string{"⚠️ DISYUNTOR ACTIVADO", "MOTIVO: rondas ≥ 3, el máximo", "RONDAS EJECUTADAS: 3 de 3",
 		"ESTADO DEL DEBATE:", "• Consensos alcanzados: cfo, chro recomiendan avanzar", "• Divergencias no resueltas: recomendación — ceo: no avanzar",
-		"• Agentes en conflicto: ceo\n", "ACCIÓN: Forzar la síntesis con las divergencias explícitas. Escalado a: el council de tres miembros",
-		"Escalado a: el council de tres miembros", "### Ronda 1 (posiciones iniciales)", "### Ronda 2 (réplicas cruzadas)", "### Ronda 3 (refinamiento final)",
+		"• Agentes en conflicto: ceo\n", "ACCIÓN: Forzar la síntesis con las divergencias explícitas. Escalado a: el consejo de tres miembros",
+		"Escalado a: el consejo de tres miembros", "### Ronda 1 (posiciones iniciales)", "### Ronda 2 (réplicas cruzadas)", "### Ronda 3 (refinamiento final)",
 		"| Sí |", "| En parte |", "| No |", "TIMEOUT: CEO en la ronda 1", "debate (dos o más cargos): 3 cargos"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("debate.md lacks %q", want)

@@ -399,7 +399,7 @@ func Escalate(in EscalationInput, c Config) Escalation {
 	out := escalate(in, c)
 	if in.Trip != nil && out.Target == TargetNone {
 		out = Escalation{Target: TargetCouncil, Mandatory: true,
-			Reasons: append(out.Reasons, "circuit breaker: "+in.Trip.Condition+"; el protocolo escala siempre (council o persona)")}
+			Reasons: append(out.Reasons, "disyuntor: "+in.Trip.Condition+"; el protocolo escala siempre (consejo o persona)")}
 	}
 	return out
 }
@@ -410,7 +410,7 @@ func escalate(in EscalationInput, c Config) Escalation {
 		return Escalation{Target: TargetHuman, Reasons: []string{"ningún participante dio una respuesta válida: no hay propuesta que emitir ni votar"}}
 	}
 	if in.Trip != nil && in.Trip.Trigger == TriggerIterations {
-		return Escalation{Target: TargetHuman, Reasons: []string{"circuit breaker: " + in.Trip.Condition}}
+		return Escalation{Target: TargetHuman, Reasons: []string{"disyuntor: " + in.Trip.Condition}}
 	}
 	if in.OutOfScope {
 		return Escalation{Target: TargetHuman, Reasons: []string{"tipo de incertidumbre: fuera del alcance"}}
@@ -422,13 +422,13 @@ func escalate(in EscalationInput, c Config) Escalation {
 	if in.Trip != nil && in.Trip.Trigger == TriggerTimeout {
 		switch {
 		case in.SynthesisConfidence < e.HumanThreshold:
-			return Escalation{Target: TargetHuman, Reasons: []string{"circuit breaker: " + in.Trip.Condition,
+			return Escalation{Target: TargetHuman, Reasons: []string{"disyuntor: " + in.Trip.Condition,
 				fmt.Sprintf("confianza de la síntesis %.1f%% < %.0f%%, reducida por tiempo agotado", in.SynthesisConfidence, e.HumanThreshold)}}
 		case in.RiskLevel == RiskCatastrophic:
-			return Escalation{Target: TargetHuman, Reasons: []string{"circuit breaker: " + in.Trip.Condition, "riesgo CATASTROFICO"}}
+			return Escalation{Target: TargetHuman, Reasons: []string{"disyuntor: " + in.Trip.Condition, "riesgo CATASTROFICO"}}
 		}
-		return Escalation{Target: TargetCouncil, Mandatory: true, Reasons: []string{"circuit breaker: " + in.Trip.Condition,
-			fmt.Sprintf("confianza de la síntesis %.1f%% ≥ %.0f%%, reducida por tiempo agotado: decide el council con el estado actual", in.SynthesisConfidence, e.HumanThreshold)}}
+		return Escalation{Target: TargetCouncil, Mandatory: true, Reasons: []string{"disyuntor: " + in.Trip.Condition,
+			fmt.Sprintf("confianza de la síntesis %.1f%% ≥ %.0f%%, reducida por tiempo agotado: decide el consejo con el estado actual", in.SynthesisConfidence, e.HumanThreshold)}}
 	}
 	if in.Trip != nil && in.Trip.Impasse {
 		return Escalation{Target: TargetCouncil, Mandatory: true, Impasse: true, Reasons: []string{"IMPASSE: " + in.Trip.Condition}}
@@ -447,7 +447,7 @@ func escalate(in EscalationInput, c Config) Escalation {
 		council = append(council, "riesgo CATASTROFICO")
 	}
 	if in.Mode == ModeCouncil {
-		council = append(council, "ruta crítica (council)")
+		council = append(council, "ruta crítica (consejo)")
 	}
 	if in.SynthesisConfidence >= e.SynthesisThreshold {
 		if len(council) > 0 {
@@ -458,7 +458,7 @@ func escalate(in EscalationInput, c Config) Escalation {
 	low := fmt.Sprintf("confianza de la síntesis %.1f%% < %.0f%%", in.SynthesisConfidence, e.SynthesisThreshold)
 	if in.ValueAtRisk > e.ValueThreshold {
 		return Escalation{Target: TargetCouncil, Mandatory: true,
-			Reasons: append([]string{low, fmt.Sprintf("valor en riesgo %.0f > %.0f: council obligatorio", in.ValueAtRisk, e.ValueThreshold)}, council...)}
+			Reasons: append([]string{low, fmt.Sprintf("valor en riesgo %.0f > %.0f: consejo obligatorio", in.ValueAtRisk, e.ValueThreshold)}, council...)}
 	}
 	if in.SynthesisConfidence < e.HumanThreshold {
 		return Escalation{Target: TargetHuman, Reasons: []string{fmt.Sprintf("confianza de la síntesis %.1f%% < %.0f%%", in.SynthesisConfidence, e.HumanThreshold)}}
@@ -467,9 +467,9 @@ func escalate(in EscalationInput, c Config) Escalation {
 		return Escalation{Target: TargetCouncil, Mandatory: true, Reasons: append([]string{low}, council...)}
 	}
 	if !in.OptionalCouncil {
-		return Escalation{Target: TargetNone, Reasons: []string{low, "council opcional desactivado (--no-optional-council)"}}
+		return Escalation{Target: TargetNone, Reasons: []string{low, "consejo opcional desactivado (--no-optional-council)"}}
 	}
-	return Escalation{Target: TargetCouncil, Reasons: []string{low, "council opcional"}}
+	return Escalation{Target: TargetCouncil, Reasons: []string{low, "consejo opcional"}}
 }
 
 // AfterCouncil is the end of the escalation flow: a council result ≥ 60
@@ -488,9 +488,9 @@ func AfterCouncil(result float64, timedOut bool, synthesisConfidence float64, ri
 		return TargetNone, "council sin tiempo: se fuerza la síntesis del sintetizador"
 	}
 	if result >= c.Escalation.CouncilThreshold {
-		return TargetNone, fmt.Sprintf("resultado del council %.1f%% ≥ %.0f%%", result, c.Escalation.CouncilThreshold)
+		return TargetNone, fmt.Sprintf("resultado del consejo %.1f%% ≥ %.0f%%", result, c.Escalation.CouncilThreshold)
 	}
-	return TargetHuman, fmt.Sprintf("resultado del council %.1f%% < %.0f%%", result, c.Escalation.CouncilThreshold)
+	return TargetHuman, fmt.Sprintf("resultado del consejo %.1f%% < %.0f%%", result, c.Escalation.CouncilThreshold)
 }
 
 func set(xs []string) map[string]bool {

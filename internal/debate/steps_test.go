@@ -545,7 +545,7 @@ func TestStepsNoProposalAndInvalidVotes(t *testing.T) {
 		t.Fatalf("invalid vote turn %+v (%v)", v0, err)
 	}
 	v2, _ := s.Vote(ctx, Turn{Flow: f, Index: 2})
-	failed := TurnOutput{Invalid: true, Event: "FALLO: CONSEJO-NEGOCIO en el council (ProviderError)"}
+	failed := TurnOutput{Invalid: true, Event: "FALLO: CONSEJO-NEGOCIO en el consejo (ProviderError)"}
 	g, err = s.Council(ctx, RoundInput{Flow: f, Turns: []TurnOutput{v0, failed, v2}})
 	if err != nil {
 		t.Fatal(err)

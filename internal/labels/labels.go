@@ -31,6 +31,7 @@ const (
 	RunKind            Domain = "run_kind"            // what a run is (search, debate…)
 	ConfirmationStatus Domain = "confirmation_status" // pending, approved…
 	Tool               Domain = "tool"                // what a confirmation asks about (senior_review…)
+	ChatTool           Domain = "chat_tool"           // what a chat turn calls: a delegation or the chat's own tool
 	Category           Domain = "category"            // a confirmation's category (decision, email_send…)
 	Sensitivity        Domain = "sensitivity"         // low, medium, high
 	Gate               Domain = "gate"                // a step of a candidate's evaluation (gate_gem1…)
@@ -135,6 +136,15 @@ var table = map[Domain]map[string]string{
 		// the chat's reports agent asks before it sends mail
 		"delegate_to_reports": "Enviar informes por correo",
 	},
+	ChatTool: {
+		"delegate_to_search-analyst":   "Analista de búsquedas",
+		"delegate_to_flags-classifier": "Clasificador de entrevistas",
+		"delegate_to_companion":        "Acompañante de postulaciones",
+		"delegate_to_debate":           "Debate del comité",
+		"delegate_to_reports":          "Envío de informes",
+		"current_time":                 "Hora actual",
+		"recent_turns":                 "Turnos recientes de la conversación",
+	},
 	Category: {
 		"decision":     "Decisión",
 		"data_write":   "Escritura de datos",
@@ -164,14 +174,14 @@ var table = map[Domain]map[string]string{
 	},
 	DebateTarget: {
 		"NENHUM":  "ninguno: la decisión se emite",
-		"COUNCIL": "el council de tres miembros",
+		"COUNCIL": "el consejo de tres miembros",
 		"HUMANO":  "una persona",
 	},
 	DebateMode: {
 		"auto":    "automática",
 		"simple":  "simple (un cargo)",
 		"debate":  "debate (dos o más cargos)",
-		"council": "council (decisión crítica)",
+		"council": "consejo (decisión crítica)",
 	},
 	RoundKind: {
 		"posicoes_iniciais": "posiciones iniciales",

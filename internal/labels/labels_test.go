@@ -250,3 +250,27 @@ func TestPreviewTextReadsAsLabelledSections(t *testing.T) {
 		t.Errorf("a text preview reads %q", got)
 	}
 }
+
+// TestEveryChatToolHasALabel: `veredicto chat` and the console name the
+// tool a turn calls by its label; every delegation tool of the registry
+// (prompts/agents.yaml) and every tool the chat answers itself has one.
+func TestEveryChatToolHasALabel(t *testing.T) {
+	var tools []string
+	for file, re := range map[string]*regexp.Regexp{
+		filepath.Join("..", "..", "prompts", "agents.yaml"):        regexp.MustCompile(`(?m)^\s+tool: ([A-Za-z0-9_-]+)$`),
+		filepath.Join("..", "..", "internal", "chat", "direct.go"): regexp.MustCompile(`(?m)^\s+name:\s+"([a-z_]+)",$`),
+	} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms := re.FindAllSubmatch(b, -1)
+		if len(ms) == 0 {
+			t.Fatalf("%s declares no tool (the pattern no longer matches it)", file)
+		}
+		for _, m := range ms {
+			tools = append(tools, string(m[1]))
+		}
+	}
+	wantLabels(t, labels.ChatTool, tools...)
+}

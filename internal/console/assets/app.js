@@ -707,6 +707,7 @@
   function toolLabel(name) {
     var a = (chatAgents || []).filter(function (x) { return 'delegate_to_' + x.id === name; })[0];
     if (a) return 'Delegación en ' + a.name;
+    if (has('chat_tool', name)) return L('chat_tool', name);
     return has('tool', name) ? L('tool', name) : String(name || '').replace(/_/g, ' ');
   }
   function chatPage(chatId) {

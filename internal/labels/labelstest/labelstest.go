@@ -35,7 +35,9 @@ var Deny = []string{
 	"Item", "none", "true", "false", "null", "undefined", "NaN",
 	// Portuguese (seed 003)
 	"ATIVADO", "RODADAS", "EXECUTADAS", "NENHUM", "Escalando para", "em rodada", "nao", "Nao", "Sim",
-	"Não", "não", "rodada", "também", "você", "Divergencias",
+	"Não", "não", "rodada", "também", "você", "Divergências",
+	// English left in Spanish text
+	"circuit breaker", "Circuit breaker", "CIRCUIT BREAKER",
 }
 
 // portuguese are letters Spanish never writes.
@@ -47,6 +49,10 @@ var (
 	command = regexp.MustCompile(`veredicto(?: [a-z]+(?:\|[a-z]+)*| --?[a-z-]+| [^\s,;]*[/._][^\s,;]*| [A-Z]+| \[[^\]]*\])+`)
 	path    = regexp.MustCompile(`[\w.-]+(?:/[\w.-]+)+|[\w-]+\.(?:md|json|yaml|jsonl)\b`)
 )
+
+// citation is a source cited as the seeds write it ([RAG:chunk-id],
+// [CV:…]): an identifier shown on purpose.
+var citation = regexp.MustCompile(`\[[A-Z]+:[^\]\s]+\]`)
 
 // ids are identifiers a surface may show as they are: confirmation ids.
 var ids = regexp.MustCompile(`^cf_[0-9a-f]{32}$`)
@@ -66,6 +72,7 @@ func Leaks(text string, allow ...string) []string {
 	// are typed.
 	text = command.ReplaceAllString(text, " ")
 	text = path.ReplaceAllString(text, " ")
+	text = citation.ReplaceAllString(text, " ")
 	found := map[string]bool{}
 	for _, m := range snake.FindAllString(text, -1) {
 		if !allowed[m] && !ids.MatchString(m) {

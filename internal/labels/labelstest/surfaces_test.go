@@ -2,6 +2,8 @@ package labelstest_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/companion"
+	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/labels/labelstest"
 )
 
@@ -19,7 +22,7 @@ func TestLeaksNamesWhatReachedTheSurface(t *testing.T) {
 	for _, bad := range []string{
 		"Motivo: qa_aprobado", "Tipo: executive-search", "Tecnologías (madurez: mixed)", "## 1. Culture Radar",
 		"CIRCUIT BREAKER ATIVADO", "Mantiene: Sim", "TIMEOUT: CEO em rodada 1", "Estado: RUNNING", "Decisión: ESCALADO_CONSULTOR_SENIOR",
-		"Sensibilidad: high", "Divergências", "Ítem 1 · Validate",
+		"Sensibilidad: high", "Divergências", "## Circuit breaker", "el council decide", "Ítem 1 · Validate",
 	} {
 		if len(labelstest.Leaks(bad)) == 0 {
 			t.Errorf("%q passes as Spanish", bad)
@@ -87,4 +90,35 @@ func TestCompanionReportIsSpanish(t *testing.T) {
 		}
 		labelstest.Check(t, "companion report ("+mode+")", rep, c.ApplicationID)
 	}
+}
+
+// TestDebateReportIsSpanish runs the example debate offline and reads its
+// debate.md: seed 003's Portuguese labels and codes stay in
+// debate_log.yaml (data), never in what a consultant reads.
+func TestDebateReportIsSpanish(t *testing.T) {
+	raw, err := os.ReadFile("../../../examples/debate/QUESTION.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := debate.ParseQuestion("QUESTION.yaml", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := debate.LoadKnowledge("../../../examples/debate/knowledge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := debate.NewIndex(chunks)
+	e := &debate.Engine{Agents: debate.Offline{}, Retriever: debate.IndexRetriever{Index: ix}, Chunks: ix.Len(), OptionalCouncil: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now:    func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }, NewID: func() string { return "d-1" }}
+	r, err := e.Run(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := r.Markdown()
+	if len(r.Rounds) == 0 || !strings.Contains(md, "Ronda") {
+		t.Fatalf("the debate ran no round, or its report names none:\n%s", md)
+	}
+	labelstest.Check(t, "debate.md", md)
 }
