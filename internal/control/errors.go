@@ -21,6 +21,8 @@ const (
 	CodeValidation               = "ValidationException"
 	CodeServiceUnavailable       = "ServiceUnavailable"
 	CodeMissingParameter         = "MissingRequiredParameter"
+	CodeTypeNotSupported         = "StateMachineTypeNotSupported"
+	CodeExecutionNotRedrivable   = "ExecutionNotRedrivable"
 )
 
 // Error is a refusal the Step Functions API would give: Code is the API's

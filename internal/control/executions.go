@@ -20,12 +20,18 @@ type Execution struct {
 	Input, Output                              json.RawMessage
 	Error, Cause                               string
 	Start, Stop                                time.Time
+	// VersionARN and AliasARN are the version the execution ran and the
+	// alias that chose it, when it was started through one.
+	VersionARN, AliasARN string
 }
 
 // ExecutionSummary is one item of ListExecutions.
 type ExecutionSummary struct {
 	ARN, StateMachineARN, Name, Tenant, Status string
 	Start, Stop                                time.Time
+	VersionARN, AliasARN                       string
+	RedriveCount                               int
+	RedriveDate                                time.Time
 }
 
 // TenantOf is the tenant an execution input belongs to: its "tenant"
@@ -46,9 +52,14 @@ func TenantOf(input []byte) string {
 // used by a RUNNING execution with the same input returns that execution
 // (Step Functions' idempotency for Standard workflows); with another input,
 // or once that execution has closed, ExecutionAlreadyExists.
+//
+// smARN may name a version, or an alias that picks one: the execution runs
+// that version's definition.
 func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string) (Execution, error) {
-	if err := checkMachineARN(smARN); err != nil {
-		return Execution{}, err
+	if _, _, ok := qualified(smARN); !ok {
+		if err := checkMachineARN(smARN); err != nil {
+			return Execution{}, err
+		}
 	}
 	if name == "" {
 		name = newID()
@@ -72,11 +83,12 @@ func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string)
 		m.mu.Unlock()
 		return Execution{}, errorf(CodeServiceUnavailable, "the server is shutting down")
 	}
-	mc, ok := m.machines[smARN]
-	if !ok {
+	t, err := m.target(smARN)
+	if err != nil {
 		m.mu.Unlock()
-		return Execution{}, errorf(CodeStateMachineDoesNotExist, "State Machine Does Not Exist: '%s'", smARN)
+		return Execution{}, err
 	}
+	mc, smARN := t.mc, t.mc.meta.ARN
 	arn := ExecutionARN(mc.meta.Name, name)
 	if e, ok := m.execs[arn]; ok {
 		same := e.inputSum == sum && e.status == asl.StatusRunning
@@ -92,14 +104,15 @@ func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string)
 		return Execution{}, errorf(CodeExecutionLimitExceeded, "Execution Limit Exceeded: at most %d executions kept and %d running", m.cfg.MaxExecutions, m.cfg.MaxRunning)
 	}
 	e := &execution{arn: arn, smARN: smARN, name: name, tenant: TenantOf([]byte(input)), inputSum: sum,
-		start: m.now().UTC(), dir: filepath.Join(m.executionsDir(), mc.meta.Name, name), status: asl.StatusRunning}
+		start: m.now().UTC(), dir: filepath.Join(m.executionsDir(), mc.meta.Name, name), status: asl.StatusRunning,
+		versionARN: t.versionARN, aliasARN: t.aliasARN}
 	m.execs[arn] = e
 	m.byMachine[smARN] = append(m.byMachine[smARN], e)
 	m.running++
 	m.mu.Unlock()
 
 	meta := execMeta{ARN: arn, StateMachineARN: smARN, Name: name, Tenant: e.tenant, Status: asl.StatusRunning,
-		Definition: mc.meta.Definition, Input: json.RawMessage(input), Start: e.start}
+		Definition: t.definition, Input: json.RawMessage(input), Start: e.start, VersionARN: t.versionARN, AliasARN: t.aliasARN}
 	if err := m.disk.writeAtomic(filepath.Join(e.dir, "meta.json"), meta); err != nil {
 		m.mu.Lock()
 		delete(m.execs, arn)
@@ -109,8 +122,9 @@ func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string)
 		return Execution{}, fmt.Errorf("start execution %s: %w", arn, err)
 	}
 	rec := newRecorder(m, e)
-	m.launch(ctx, e, mc.sm, json.RawMessage(input), rec, false)
-	return Execution{ARN: arn, StateMachineARN: smARN, Name: name, Tenant: e.tenant, Status: asl.StatusRunning, Input: json.RawMessage(input), Start: e.start}, nil
+	m.launch(ctx, e, t.sm, json.RawMessage(input), rec, false)
+	return Execution{ARN: arn, StateMachineARN: smARN, Name: name, Tenant: e.tenant, Status: asl.StatusRunning, Input: json.RawMessage(input), Start: e.start,
+		VersionARN: t.versionARN, AliasARN: t.aliasARN}, nil
 }
 
 func slicesWithout(list []*execution, e *execution) []*execution {
@@ -311,7 +325,8 @@ func (m *Manager) DescribeExecution(_ context.Context, arn string) (Execution, e
 	m.mu.Lock()
 	status, stop, stalled, dmg := e.status, e.stop, e.stalled, e.damage
 	m.mu.Unlock()
-	known := Execution{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: status, Start: e.start, Stop: stop}
+	known := Execution{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: status, Start: e.start, Stop: stop,
+		VersionARN: e.versionARN, AliasARN: e.aliasARN}
 	if dmg != nil {
 		return known, damagedError(e.arn, dmg)
 	}
@@ -340,8 +355,13 @@ func (m *Manager) DescribeExecution(_ context.Context, arn string) (Execution, e
 
 // ListExecutions lists a machine's executions, newest first, optionally
 // only those with status, at most max per page. next is the token a
-// previous page returned ("" for the first).
+// previous page returned ("" for the first). smARN may name a version or
+// an alias: then only the executions started through it are listed.
 func (m *Manager) ListExecutions(_ context.Context, smARN, status, next string, max int) ([]ExecutionSummary, string, error) {
+	through := ""
+	if machineARN, _, ok := qualified(smARN); ok {
+		smARN, through = machineARN, smARN
+	}
 	if err := checkMachineARN(smARN); err != nil {
 		return nil, "", err
 	}
@@ -362,13 +382,14 @@ func (m *Manager) ListExecutions(_ context.Context, smARN, status, next string, 
 	var out []ExecutionSummary
 	for ; i >= 0; i-- {
 		e := list[i]
-		if status != "" && e.status != status {
+		if status != "" && e.status != status || through != "" && e.versionARN != through && e.aliasARN != through {
 			continue
 		}
 		if len(out) == max {
 			return out, strconv.Itoa(i), nil
 		}
-		out = append(out, ExecutionSummary{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: e.status, Start: e.start, Stop: e.stop})
+		out = append(out, ExecutionSummary{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: e.status, Start: e.start, Stop: e.stop,
+			VersionARN: e.versionARN, AliasARN: e.aliasARN, RedriveCount: e.redriveCount, RedriveDate: e.redriveDate})
 	}
 	return out, "", nil
 }

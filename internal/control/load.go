@@ -39,7 +39,11 @@ func (m *Manager) loadMachines() error {
 			m.log.Warn("a persisted state machine no longer validates; skipped", "state_machine", meta.Name, "error", err)
 			continue
 		}
-		m.machines[meta.ARN] = &machine{meta: meta, sm: sm}
+		mc := &machine{meta: meta, sm: sm}
+		m.machines[meta.ARN] = mc
+		if err := m.loadVersions(mc); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -102,7 +106,8 @@ func (m *Manager) loadExecution(machineName, name, dir string) (execMeta, *execu
 		e = m.loadDamaged(machineName, name, dir, nil, "its metadata (meta.json) holds another execution's", true)
 	case err == nil:
 		return meta, &execution{arn: meta.ARN, smARN: meta.StateMachineARN, name: meta.Name, tenant: meta.Tenant,
-			inputSum: sha256.Sum256(meta.Input), start: meta.Start, dir: dir, status: meta.Status, stop: meta.Stop}
+			inputSum: sha256.Sum256(meta.Input), start: meta.Start, dir: dir, status: meta.Status, stop: meta.Stop,
+			versionARN: meta.VersionARN, aliasARN: meta.AliasARN, redriveCount: meta.RedriveCount, redriveDate: meta.RedriveDate}
 	case errors.As(err, &de):
 		e = m.loadDamaged(machineName, name, dir, nil, "its metadata (meta.json) "+de.reason, true)
 	case errors.Is(err, fs.ErrNotExist):

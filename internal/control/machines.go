@@ -16,10 +16,14 @@ import (
 type StateMachine struct {
 	ARN, Name, Definition, RoleARN, Type string
 	Created                              time.Time
+	// RevisionID is the machine's revision ("" before its first update);
+	// Description, a version's.
+	RevisionID, Description string
 }
 
 func (mc *machine) view() StateMachine {
-	return StateMachine{ARN: mc.meta.ARN, Name: mc.meta.Name, Definition: mc.meta.Definition, RoleARN: mc.meta.RoleARN, Type: mc.meta.Type, Created: mc.meta.Created}
+	return StateMachine{ARN: mc.meta.ARN, Name: mc.meta.Name, Definition: mc.meta.Definition, RoleARN: mc.meta.RoleARN, Type: mc.meta.Type, Created: mc.meta.Created,
+		RevisionID: mc.meta.RevisionID}
 }
 
 // parseDefinition validates a definition and its Task bindings. The error
@@ -100,6 +104,9 @@ func (m *Manager) CreateStateMachine(_ context.Context, name, definition, roleAR
 // of template.yaml is refused: the server registers it again from the
 // template at every start, so the update would be lost.
 func (m *Manager) UpdateStateMachine(_ context.Context, arn, definition, roleARN string) (time.Time, error) {
+	if _, _, ok := qualified(arn); ok {
+		return time.Time{}, machineDoesNotExist(arn) // a version or an alias: never updated
+	}
 	if err := checkMachineARN(arn); err != nil {
 		return time.Time{}, err
 	}
@@ -129,6 +136,9 @@ func (m *Manager) UpdateStateMachine(_ context.Context, arn, definition, roleARN
 	if roleARN != "" {
 		mc.meta.RoleARN = roleARN
 	}
+	if mc.meta.Definition != old.meta.Definition || mc.meta.RoleARN != old.meta.RoleARN {
+		mc.meta.RevisionID = newRevision()
+	}
 	if err := writeAtomic(filepath.Join(m.machinesDir(), mc.meta.Name+".json"), mc.meta); err != nil {
 		return time.Time{}, fmt.Errorf("update state machine %s: %w", mc.meta.Name, err)
 	}
@@ -136,8 +146,14 @@ func (m *Manager) UpdateStateMachine(_ context.Context, arn, definition, roleARN
 	return m.now().UTC(), nil
 }
 
-// DescribeStateMachine returns a registered state machine.
+// DescribeStateMachine returns a registered state machine, or the
+// version a version ARN names.
 func (m *Manager) DescribeStateMachine(_ context.Context, arn string) (StateMachine, error) {
+	if _, _, ok := versionNumber(arn); ok {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.describeVersion(arn)
+	}
 	if err := checkMachineARN(arn); err != nil {
 		return StateMachine{}, err
 	}
@@ -165,6 +181,9 @@ func (m *Manager) DeleteStateMachine(_ context.Context, arn string) error {
 	if !mc.template {
 		if err := os.Remove(filepath.Join(m.machinesDir(), mc.meta.Name+".json")); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("delete state machine %s: %w", mc.meta.Name, err)
+		}
+		if err := m.dropVersions(mc); err != nil {
+			return err
 		}
 	}
 	delete(m.machines, arn)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -54,6 +55,10 @@ type Config struct {
 	// once its closing event and metadata are durable.
 	OnStatus func(Status)
 
+	// RouteSource is the randomness with which an alias splits its starts
+	// between two versions (nil: seeded at random); a test seeds its own.
+	RouteSource rand.Source
+
 	// disk replaces the durable writes of executions (tests: a full disk).
 	disk disk
 }
@@ -93,6 +98,7 @@ type Manager struct {
 	byMachine map[string][]*execution
 	running   int
 	tokens    map[string]*recorder // task tokens awaiting SendTask*
+	vc        catalog              // versions and aliases
 }
 
 type machine struct {
@@ -109,6 +115,7 @@ type execution struct {
 	inputSum                 [32]byte
 	start                    time.Time
 	dir                      string
+	versionARN, aliasARN     string
 
 	// guarded by Manager.mu
 	status           string
@@ -122,6 +129,9 @@ type execution struct {
 	// damage is set on an execution whose metadata could not be read
 	// (status StatusDamaged): its name stays reserved.
 	damage *damage
+	// redriveCount and redriveDate change when it is redriven (redrive.go).
+	redriveCount int
+	redriveDate  time.Time
 }
 
 // stall is what a stalled execution waits with: why, the end it reached
@@ -171,6 +181,7 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 		machines: map[string]*machine{}, execs: map[string]*execution{}, byMachine: map[string][]*execution{},
 		tokens: map[string]*recorder{},
 	}
+	m.vc.init(cfg.RouteSource)
 	for _, d := range []string{m.machinesDir(), m.executionsDir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			stop()

@@ -71,6 +71,11 @@ type execMeta struct {
 	Start           time.Time       `json:"startDate"`
 	Stop            time.Time       `json:"stopDate,omitzero"`
 	Damage          *damage         `json:"damage,omitempty"`
+	// Later fields, absent from older records.
+	VersionARN   string    `json:"stateMachineVersionArn,omitempty"`
+	AliasARN     string    `json:"stateMachineAliasArn,omitempty"`
+	RedriveCount int       `json:"redriveCount,omitempty"`
+	RedriveDate  time.Time `json:"redriveDate,omitzero"`
 }
 
 // damage is why an execution's metadata could not be read.
@@ -107,6 +112,11 @@ type machineMeta struct {
 	RoleARN    string    `json:"roleArn"`
 	Type       string    `json:"type"`
 	Created    time.Time `json:"creationDate"`
+	// RevisionID changes with every update that changes the machine
+	// ("" until the first); LastVersion is the number of the last version
+	// published (see versions.go).
+	RevisionID  string `json:"revisionId,omitempty"`
+	LastVersion int    `json:"lastVersion,omitempty"`
 }
 
 // writeAtomic writes v as JSON to path through a synced temporary file

@@ -29,6 +29,8 @@ type Guard func(ctx context.Context, p auth.Principal, token string) error
 // operatorOnly lists the operations a tenant key may not call.
 var operatorOnly = map[string]bool{
 	"CreateStateMachine": true, "UpdateStateMachine": true, "DeleteStateMachine": true, "TestState": true,
+	"PublishStateMachineVersion": true, "DeleteStateMachineVersion": true,
+	"CreateStateMachineAlias": true, "UpdateStateMachineAlias": true, "DeleteStateMachineAlias": true,
 }
 
 // authenticate is the principal of a signed request, or the AWS-shaped

@@ -54,6 +54,7 @@ type Backend interface {
 	SendTaskFailure(ctx context.Context, token, errName, cause string) error
 	SendTaskHeartbeat(ctx context.Context, token string) error
 	TestState(ctx context.Context, definition, input string) (control.TestResult, error)
+	Versioner
 }
 
 var _ Backend = (*control.Manager)(nil)
@@ -107,6 +108,9 @@ func New(backend Backend, opts Options) *Handler {
 		"SendTaskFailure":      h.sendTaskFailure,
 		"SendTaskHeartbeat":    h.sendTaskHeartbeat,
 		"TestState":            h.testState,
+	}
+	for name, op := range h.versionOps() {
+		h.ops[name] = op
 	}
 	return h
 }
@@ -288,6 +292,7 @@ func (h *Handler) createStateMachine(ctx context.Context, body []byte) (any, err
 		Definition string    `json:"definition"`
 		RoleARN    string    `json:"roleArn"`
 		Type       string    `json:"type"`
+		versionRequest
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -295,14 +300,15 @@ func (h *Handler) createStateMachine(ctx context.Context, body []byte) (any, err
 	if err := errors.Join(required("name", string(in.Name)), required("definition", in.Definition), required("roleArn", in.RoleARN)); err != nil {
 		return nil, firstErr(err)
 	}
-	if err := checkRole(in.RoleARN); err != nil {
-		return nil, err
+	if err := errors.Join(checkRole(in.RoleARN), in.versionRequest.check()); err != nil {
+		return nil, firstErr(err)
 	}
 	sm, err := h.backend.CreateStateMachine(ctx, string(in.Name), in.Definition, in.RoleARN, in.Type)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"stateMachineArn": sm.ARN, "creationDate": epoch(sm.Created)}, nil
+	out := map[string]any{"stateMachineArn": sm.ARN, "creationDate": epoch(sm.Created)}
+	return out, h.publish(ctx, in.versionRequest, sm.ARN, sm.RevisionID, out)
 }
 
 func firstErr(err error) error {
@@ -326,8 +332,15 @@ func (h *Handler) describeStateMachine(ctx context.Context, body []byte) (any, e
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"stateMachineArn": sm.ARN, "name": sm.Name, "status": "ACTIVE", "definition": sm.Definition,
-		"roleArn": sm.RoleARN, "type": sm.Type, "creationDate": epoch(sm.Created)}, nil
+	out := map[string]any{"stateMachineArn": sm.ARN, "name": sm.Name, "status": "ACTIVE", "definition": sm.Definition,
+		"roleArn": sm.RoleARN, "type": sm.Type, "creationDate": epoch(sm.Created)}
+	if sm.RevisionID != "" {
+		out["revisionId"] = sm.RevisionID
+	}
+	if sm.Description != "" {
+		out["description"] = sm.Description
+	}
+	return out, nil
 }
 
 func (h *Handler) listStateMachines(ctx context.Context, body []byte) (any, error) {
@@ -372,7 +385,7 @@ func (h *Handler) updateStateMachine(ctx context.Context, body []byte) (any, err
 		ARN        string `json:"stateMachineArn"`
 		Definition string `json:"definition"`
 		RoleARN    string `json:"roleArn"`
-		Publish    bool   `json:"publish"`
+		versionRequest
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -380,8 +393,8 @@ func (h *Handler) updateStateMachine(ctx context.Context, body []byte) (any, err
 	if err := required("stateMachineArn", in.ARN); err != nil {
 		return nil, err
 	}
-	if in.Publish {
-		return nil, validation("publish: this server keeps no state machine versions; update without --publish")
+	if err := in.versionRequest.check(); err != nil {
+		return nil, err
 	}
 	if in.RoleARN != "" {
 		if err := checkRole(in.RoleARN); err != nil {
@@ -392,7 +405,15 @@ func (h *Handler) updateStateMachine(ctx context.Context, body []byte) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"updateDate": epoch(at)}, nil
+	out := map[string]any{"updateDate": epoch(at)}
+	sm, err := h.backend.DescribeStateMachine(ctx, in.ARN)
+	if err != nil {
+		return nil, err
+	}
+	if sm.RevisionID != "" {
+		out["revisionId"] = sm.RevisionID
+	}
+	return out, h.publish(ctx, in.versionRequest, in.ARN, sm.RevisionID, out)
 }
 
 func (h *Handler) startExecution(ctx context.Context, body []byte) (any, error) {
@@ -455,7 +476,19 @@ func (h *Handler) describeExecution(ctx context.Context, body []byte) (any, erro
 	if x.Cause != "" {
 		out["cause"] = x.Cause
 	}
+	qualifiers(out, x.VersionARN, x.AliasARN)
 	return out, nil
+}
+
+// qualifiers adds the version and alias an execution was started
+// through, as DescribeExecution and ListExecutions report them.
+func qualifiers(out map[string]any, versionARN, aliasARN string) {
+	if versionARN != "" {
+		out["stateMachineVersionArn"] = versionARN
+	}
+	if aliasARN != "" {
+		out["stateMachineAliasArn"] = aliasARN
+	}
 }
 
 // statuses are the statusFilter values ListExecutions takes: Step
@@ -498,6 +531,7 @@ func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) 
 		if s := epochPtr(x.Stop); s != nil {
 			it["stopDate"] = s
 		}
+		qualifiers(it, x.VersionARN, x.AliasARN)
 		items = append(items, it)
 	}
 	out := map[string]any{"executions": items}

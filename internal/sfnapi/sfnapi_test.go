@@ -739,7 +739,6 @@ func TestUpdateStateMachine(t *testing.T) {
 		{"nothing to update", &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smARN)}, "MissingRequiredParameter"},
 		{"bad definition", &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smARN), Definition: aws.String(`{"StartAt":"X","States":{}}`)}, "InvalidDefinition"},
 		{"bad role", &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smARN), RoleArn: aws.String("role")}, "InvalidArn"},
-		{"versions", &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(smARN), Definition: aws.String(echo), Publish: true}, "ValidationException"},
 		{"missing machine", &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(strings.Replace(smARN, "Evolving", "Nope", 1)), Definition: aws.String(echo)}, "StateMachineDoesNotExist"},
 	} {
 		_, err := p.client.UpdateStateMachine(ctx, tt.in)
