@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,5 +158,40 @@ func TestWaitFollowsTheEnginesClock(t *testing.T) {
 	h := res.History()
 	if first, last := h[0].Timestamp, h[len(h)-1].Timestamp; !first.Equal(clockStart) || !last.Equal(clockStart.Add(time.Hour)) {
 		t.Errorf("history from %v to %v, want %v to an hour later", first, last, clockStart)
+	}
+}
+
+// MaxDuration ends an execution that would outlive it, TimeoutSeconds or
+// not, as TIMED_OUT; TimeoutFrom moves where TimeoutSeconds counts from.
+func TestMaxDurationAndTimeoutFrom(t *testing.T) {
+	long := `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":3600,"End":true}}}`
+	bounded := `{"TimeoutSeconds":60,"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":3600,"End":true}}}`
+	for _, tt := range []struct {
+		name, def  string
+		opts       StartOptions
+		timer, end time.Duration // the deadline's timer, and when the run ends
+		cause      string
+	}{
+		{"capped", long, StartOptions{MaxDuration: 5 * time.Minute}, 5 * time.Minute, 5 * time.Minute, "longer than the 5m0s it may last"},
+		{"TimeoutSeconds first", bounded, StartOptions{MaxDuration: 5 * time.Minute}, time.Minute, time.Minute, "TimeoutSeconds (60)"},
+		{"counted from later", bounded, StartOptions{TimeoutFrom: clockStart.Add(10 * time.Minute)}, 11 * time.Minute, 11 * time.Minute, "TimeoutSeconds (60)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := asltest.NewClock(clockStart)
+			tt.opts.Name = "x"
+			x, err := New(NewRegistry(), WithClock(clk)).Start(context.Background(), mustParse(t, tt.def), json.RawMessage(`{}`), tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			awaitTimers(t, clk, tt.timer, time.Hour)
+			clk.Advance(tt.end)
+			res, err := x.Wait(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != StatusTimedOut || res.Error != ErrTimeout || !strings.Contains(res.Cause, tt.cause) {
+				t.Errorf("got %s %s %q, want TIMED_OUT States.Timeout naming %q", res.Status, res.Error, res.Cause, tt.cause)
+			}
+		})
 	}
 }

@@ -94,6 +94,14 @@ type StartOptions struct {
 	// sleeping toward an end the caller will not wait for (TestState's
 	// five-minute limit).
 	MaxWait time.Duration
+	// MaxDuration, when set, bounds the execution whatever its
+	// TimeoutSeconds: past it the execution is TIMED_OUT (an Express
+	// workflow's five minutes).
+	MaxDuration time.Duration
+	// TimeoutFrom, when set, is when the machine's TimeoutSeconds starts
+	// counting, instead of the start: a redriven execution's counts from
+	// its redrive.
+	TimeoutFrom time.Time
 }
 
 // Result is the outcome of a finished execution.
@@ -282,8 +290,8 @@ func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMe
 	// The execution outlives the caller's request context only by the
 	// caller's choice: cancelling ctx aborts it.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if sm.TimeoutSeconds > 0 {
-		runCtx, cancel = e.withDeadline(context.WithoutCancel(ctx), x.StartTime.Add(time.Duration(sm.TimeoutSeconds)*time.Second))
+	if deadline := x.deadline(opts); !deadline.IsZero() {
+		runCtx, cancel = e.withDeadline(context.WithoutCancel(ctx), deadline)
 	}
 	x.cancel = cancel
 	stop := context.AfterFunc(ctx, cancel)

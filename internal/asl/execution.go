@@ -25,6 +25,7 @@ type Execution struct {
 	onEvent   func(Event)
 	durable   *Durable
 	maxWait   time.Duration // StartOptions.MaxWait
+	capped    time.Duration // StartOptions.MaxDuration, when it ends the run before TimeoutSeconds would
 	cancel    context.CancelFunc
 	root      context.Context // the run's context: cancelled only when the execution is stopped or times out
 
@@ -243,6 +244,9 @@ func (x *Execution) conclude(ctx context.Context, out any, err error) *Result {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.Status, res.Error = StatusTimedOut, ErrTimeout
 		res.Cause = fmt.Sprintf("the execution ran longer than its TimeoutSeconds (%d)", x.sm.TimeoutSeconds)
+		if x.capped > 0 {
+			res.Cause = fmt.Sprintf("the execution ran longer than the %s it may last", x.capped)
+		}
 		x.recordTerminal(Event{Type: "ExecutionTimedOut", Error: res.Error, Cause: res.Cause})
 	case errors.Is(ctx.Err(), context.Canceled):
 		res.Status, res.Error, res.Cause = StatusAborted, "States.Aborted", "the execution was stopped"
@@ -259,6 +263,26 @@ func (x *Execution) conclude(ctx context.Context, out any, err error) *Result {
 	}
 	res.Transitions = int(x.transitions.Load())
 	return res
+}
+
+// deadline is when the run times out (zero: never): TimeoutSeconds after
+// the start (or opts.TimeoutFrom), or opts.MaxDuration after the start if
+// that comes first.
+func (x *Execution) deadline(opts StartOptions) time.Time {
+	var at time.Time
+	if x.sm.TimeoutSeconds > 0 {
+		from := x.StartTime
+		if !opts.TimeoutFrom.IsZero() {
+			from = opts.TimeoutFrom
+		}
+		at = from.Add(time.Duration(x.sm.TimeoutSeconds) * time.Second)
+	}
+	if opts.MaxDuration > 0 {
+		if capped := x.StartTime.Add(opts.MaxDuration); at.IsZero() || capped.Before(at) {
+			at, x.capped = capped, opts.MaxDuration
+		}
+	}
+	return at
 }
 
 // recordTerminal records the execution's final event.
