@@ -23,6 +23,10 @@ import (
 // executions) under the data folder.
 func ControlDir(data string) string { return filepath.Join(data, "sfn") }
 
+// LogsDir is where Express executions log, as CloudWatch Logs holds them
+// on AWS: <tenant>/<machine>.log (see sfnapi.Logs).
+func LogsDir(data string) string { return filepath.Join(data, "logs", "states") }
+
 // DoctorChecks are the checks "veredicto doctor --data DIR" runs, in
 // order. They only read: the server may be running on the same folder.
 // A new check is one more entry here.

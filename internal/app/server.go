@@ -187,7 +187,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	onHistory = expiringConfirmations(onHistory, s.Confirmations, logger)
 	mgr, err := control.Open(ctx, control.Config{Dir: ControlDir(cfg.Data), Registry: reg, Logger: logger,
-		OnHistory: onHistory, OnStatus: cfg.OnStatus})
+		OnHistory: onHistory, OnStatus: cfg.OnStatus, ExecutionLog: sfnapi.NewLogs(LogsDir(cfg.Data), 0, logger).Write})
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,10 @@ func checkMachineARN(arn string) error {
 
 func checkExecutionARN(arn string) error {
 	kind, rest, ok := parseARN(arn)
+	if ok && kind == "express" {
+		// an Express execution's: no operation on one execution takes it
+		return errorf(CodeInvalidArn, "Invalid Arn: 'Resource type not valid in this context: express'")
+	}
 	if !ok || kind != "execution" || strings.Count(rest, ":") != 1 {
 		return errorf(CodeInvalidArn, "Invalid Arn: 'Resource type not valid in this context: %s'", arn)
 	}

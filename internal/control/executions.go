@@ -54,28 +54,14 @@ func TenantOf(input []byte) string {
 // or once that execution has closed, ExecutionAlreadyExists.
 //
 // smARN may name a version, or an alias that picks one: the execution runs
-// that version's definition.
+// that version's definition. An Express machine's execution runs apart
+// (see express.go).
 func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string) (Execution, error) {
-	if _, _, ok := qualified(smARN); !ok {
-		if err := checkMachineARN(smARN); err != nil {
-			return Execution{}, err
-		}
+	x, err := m.checkStart(smARN, name, input)
+	if err != nil {
+		return Execution{}, err
 	}
-	if name == "" {
-		name = newID()
-	}
-	if !ValidName(name) {
-		return Execution{}, errorf(CodeInvalidName, "Invalid Name: '%s'", name)
-	}
-	if input == "" {
-		input = "{}"
-	}
-	if len(input) > asl.MaxPayloadBytes {
-		return Execution{}, errorf(CodeValidation, "1 validation error detected: Value at 'input' failed to satisfy constraint: Member must have length less than or equal to %d", asl.MaxPayloadBytes)
-	}
-	if err := asl.CheckJSON([]byte(input)); err != nil {
-		return Execution{}, errorf(CodeInvalidExecutionInput, "Invalid State Machine Execution Input: 'the input is not valid JSON: %v'", err)
-	}
+	name, input = x.Name, string(x.Input)
 	sum := sha256.Sum256([]byte(input))
 
 	m.mu.Lock()
@@ -87,6 +73,10 @@ func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string)
 	if err != nil {
 		m.mu.Unlock()
 		return Execution{}, err
+	}
+	if t.typ == typeExpress {
+		m.mu.Unlock()
+		return m.startExpress(ctx, t, name, input)
 	}
 	mc, smARN := t.mc, t.mc.meta.ARN
 	arn := ExecutionARN(mc.meta.Name, name)
@@ -125,6 +115,33 @@ func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string)
 	m.launch(ctx, e, t.sm, json.RawMessage(input), rec, false)
 	return Execution{ARN: arn, StateMachineARN: smARN, Name: name, Tenant: e.tenant, Status: asl.StatusRunning, Input: json.RawMessage(input), Start: e.start,
 		VersionARN: t.versionARN, AliasARN: t.aliasARN}, nil
+}
+
+// checkStart validates a start's ARN, name and input as Step Functions
+// does; the Execution it returns holds the name (a new one when none was
+// given) and the input ("{}" when none was).
+func (m *Manager) checkStart(smARN, name, input string) (Execution, error) {
+	if _, _, ok := qualified(smARN); !ok {
+		if err := checkMachineARN(smARN); err != nil {
+			return Execution{}, err
+		}
+	}
+	if name == "" {
+		name = newID()
+	}
+	if !ValidName(name) {
+		return Execution{}, errorf(CodeInvalidName, "Invalid Name: '%s'", name)
+	}
+	if input == "" {
+		input = "{}"
+	}
+	if len(input) > asl.MaxPayloadBytes {
+		return Execution{}, errorf(CodeValidation, "1 validation error detected: Value at 'input' failed to satisfy constraint: Member must have length less than or equal to %d", asl.MaxPayloadBytes)
+	}
+	if err := asl.CheckJSON([]byte(input)); err != nil {
+		return Execution{}, errorf(CodeInvalidExecutionInput, "Invalid State Machine Execution Input: 'the input is not valid JSON: %v'", err)
+	}
+	return Execution{Name: name, Input: json.RawMessage(input)}, nil
 }
 
 func slicesWithout(list []*execution, e *execution) []*execution {
@@ -367,6 +384,9 @@ func (m *Manager) ListExecutions(_ context.Context, smARN, status, next string, 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if mc, ok := m.machines[smARN]; ok && mc.meta.Type == typeExpress {
+		return nil, "", errorf(CodeTypeNotSupported, "This operation is not supported by this type of state machine")
+	}
 	list, known := m.byMachine[smARN]
 	if _, ok := m.machines[smARN]; !ok && !known {
 		return nil, "", errorf(CodeStateMachineDoesNotExist, "State Machine Does Not Exist: '%s'", smARN)

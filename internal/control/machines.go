@@ -78,6 +78,11 @@ func (m *Manager) CreateStateMachine(_ context.Context, name, definition, roleAR
 	default:
 		return StateMachine{}, errorf(CodeValidation, "1 validation error detected: Value '%s' at 'type' failed to satisfy constraint: Member must satisfy enum value set: [STANDARD, EXPRESS]", typ)
 	}
+	if typ == typeExpress {
+		if err := checkExpress(definition); err != nil {
+			return StateMachine{}, err
+		}
+	}
 	sm, err := m.parseDefinition(definition)
 	if err != nil {
 		return StateMachine{}, err
@@ -128,6 +133,11 @@ func (m *Manager) UpdateStateMachine(_ context.Context, arn, definition, roleARN
 	}
 	if old.template {
 		return time.Time{}, errorf(CodeValidation, "state machine %s is registered from the template at every start of the server: edit its definition file and restart the server", old.meta.Name)
+	}
+	if old.meta.Type == typeExpress && definition != "" {
+		if err := checkExpress(definition); err != nil {
+			return time.Time{}, err
+		}
 	}
 	mc := &machine{meta: old.meta, sm: old.sm}
 	if sm != nil {

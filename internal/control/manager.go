@@ -55,6 +55,13 @@ type Config struct {
 	// once its closing event and metadata are durable.
 	OnStatus func(Status)
 
+	// ExecutionLog, when set, is called with every history event of an
+	// Express execution whose state machine logs (its
+	// loggingConfiguration's level is not OFF), in order; it filters them
+	// by the level and writes them (sfnapi.Logs). It must not block for
+	// long.
+	ExecutionLog func(LogEvent)
+
 	// RouteSource is the randomness with which an alias splits its starts
 	// between two versions (nil: seeded at random); a test seeds its own.
 	RouteSource rand.Source

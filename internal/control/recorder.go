@@ -28,12 +28,10 @@ type recorder struct {
 	e    *execution
 	path string
 
-	mu          sync.Mutex
-	nextID      int            // id of the last persisted event
-	lastRoot    int            // last persisted event id of the root scope
-	lastByScope map[string]int // … of each nested scope (allocated on first use)
-	end         *asl.Result    // the closing event in the history (recorded, or persisted by this run)
-	rp          *replayState   // nil for an execution with nothing recorded
+	mu sync.Mutex
+	eventChain
+	end *asl.Result  // the closing event in the history (recorded, or persisted by this run)
+	rp  *replayState // nil for an execution with nothing recorded
 	// lost holds the first persistence failure: from then on nothing is
 	// persisted (the history stays a whole prefix a restart resumes from)
 	// and the engine is stopped (historyLost). Atomic: launch reads it
@@ -81,6 +79,23 @@ func newRecorder(m *Manager, e *execution) *recorder {
 	return &recorder{m: m, e: e, path: filepath.Join(e.dir, "history.jsonl")}
 }
 
+// nameResource gives a Task's outcome event the resource its attempt was
+// scheduled with, as Step Functions' outcome events name theirs; resource
+// holds the attempts under way, by scope and state. It reports whether ev
+// is an outcome.
+func nameResource(resource *pairs[string], ev *asl.Event) bool {
+	k := stateKey(ev.Scope, ev.State)
+	switch ev.Type {
+	case "TaskScheduled":
+		resource.set(k, ev.Resource)
+	case "TaskSucceeded", "TaskFailed", "TaskTimedOut":
+		ev.Resource, _ = resource.get(k)
+		resource.del(k)
+		return true
+	}
+	return false
+}
+
 // pairs is a small association list.
 type pairs[V any] []pair[V]
 
@@ -118,8 +133,26 @@ func (p *pairs[V]) del(k string) {
 	}
 }
 
-// setLast records the last persisted event of a scope.
-func (r *recorder) setLast(scope string, id int) {
+// eventChain numbers a history's events and says which event each one
+// follows (its previousEventId), as Step Functions chains them.
+type eventChain struct {
+	nextID      int            // id of the last event numbered
+	lastRoot    int            // last event id of the root scope
+	lastByScope map[string]int // … of each nested scope (allocated on first use)
+}
+
+// number gives ev its id and returns the id of the event it follows.
+func (r *eventChain) number(ev *asl.Event) int {
+	prev := r.previousOf(ev)
+	ev.ID = r.nextID + 1
+	r.nextID = ev.ID
+	r.setLast(ev.Scope, ev.ID)
+	r.startScopes(ev)
+	return prev
+}
+
+// setLast records the last event of a scope.
+func (r *eventChain) setLast(scope string, id int) {
 	if scope == "" {
 		r.lastRoot = id
 		return
@@ -134,7 +167,7 @@ func (r *recorder) setLast(scope string, id int) {
 // of a Parallel state the one the first event inside them follows, as Step
 // Functions chains them: MapIterationStarted for the iteration's states,
 // ParallelStateStarted for each branch's.
-func (r *recorder) startScopes(ev *asl.Event) {
+func (r *eventChain) startScopes(ev *asl.Event) {
 	switch {
 	case ev.Type == "MapIterationStarted" && ev.Index != nil:
 		r.setLast(childScope(ev, "item", *ev.Index), ev.ID)
@@ -162,7 +195,7 @@ const maxBranches = 1000
 // iteration's last event; a Map or Parallel state's failure, and a stopped
 // execution's end, follow the last event recorded (the failure, or where
 // the run was cut); any other event, previous's.
-func (r *recorder) previousOf(ev *asl.Event) int {
+func (r *eventChain) previousOf(ev *asl.Event) int {
 	switch ev.Type {
 	case "MapIterationSucceeded", "MapIterationFailed", "MapIterationAborted":
 		if ev.Index != nil {
@@ -179,7 +212,7 @@ func (r *recorder) previousOf(ev *asl.Event) int {
 // previous is the id Step Functions' previousEventId points at: the last
 // event of the same scope (or the event that started it), else the last
 // event.
-func (r *recorder) previous(scope string) int {
+func (r *eventChain) previous(scope string) int {
 	if scope == "" && r.lastRoot > 0 {
 		return r.lastRoot
 	}
@@ -287,13 +320,8 @@ func (r *recorder) onEvent(ev asl.Event) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch ev.Type {
-	case "TaskScheduled":
-		r.resource.set(stateKey(ev.Scope, ev.State), ev.Resource)
-	case "TaskSucceeded", "TaskFailed", "TaskTimedOut":
+	if nameResource(&r.resource, &ev) {
 		k := stateKey(ev.Scope, ev.State)
-		ev.Resource, _ = r.resource.get(k) // outcome events name their resource, as Step Functions' do
-		r.resource.del(k)
 		if tok, ok := r.open.get(k); ok {
 			r.open.del(k)
 			r.resolved.del(tok)

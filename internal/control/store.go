@@ -117,6 +117,8 @@ type machineMeta struct {
 	// published (see versions.go).
 	RevisionID  string `json:"revisionId,omitempty"`
 	LastVersion int    `json:"lastVersion,omitempty"`
+	// Logging is the machine's loggingConfiguration (nil: OFF).
+	Logging *LoggingConfiguration `json:"loggingConfiguration,omitempty"`
 }
 
 // writeAtomic writes v as JSON to path through a synced temporary file

@@ -55,6 +55,7 @@ type Backend interface {
 	SendTaskHeartbeat(ctx context.Context, token string) error
 	TestState(ctx context.Context, definition, input string) (control.TestResult, error)
 	Versioner
+	Expresser
 }
 
 var _ Backend = (*control.Manager)(nil)
@@ -109,8 +110,10 @@ func New(backend Backend, opts Options) *Handler {
 		"SendTaskHeartbeat":    h.sendTaskHeartbeat,
 		"TestState":            h.testState,
 	}
-	for name, op := range h.versionOps() {
-		h.ops[name] = op
+	for _, more := range []map[string]func(context.Context, []byte) (any, error){h.versionOps(), h.expressOps()} {
+		for name, op := range more {
+			h.ops[name] = op
+		}
 	}
 	return h
 }
@@ -293,6 +296,7 @@ func (h *Handler) createStateMachine(ctx context.Context, body []byte) (any, err
 		RoleARN    string    `json:"roleArn"`
 		Type       string    `json:"type"`
 		versionRequest
+		Logging *control.LoggingConfiguration `json:"loggingConfiguration"`
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -303,8 +307,16 @@ func (h *Handler) createStateMachine(ctx context.Context, body []byte) (any, err
 	if err := errors.Join(checkRole(in.RoleARN), in.versionRequest.check()); err != nil {
 		return nil, firstErr(err)
 	}
+	if in.Logging != nil {
+		if err := in.Logging.Check(); err != nil {
+			return nil, err
+		}
+	}
 	sm, err := h.backend.CreateStateMachine(ctx, string(in.Name), in.Definition, in.RoleARN, in.Type)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := h.logging(ctx, sm.ARN, in.Logging, false); err != nil {
 		return nil, err
 	}
 	out := map[string]any{"stateMachineArn": sm.ARN, "creationDate": epoch(sm.Created)}
@@ -386,6 +398,7 @@ func (h *Handler) updateStateMachine(ctx context.Context, body []byte) (any, err
 		Definition string `json:"definition"`
 		RoleARN    string `json:"roleArn"`
 		versionRequest
+		Logging *control.LoggingConfiguration `json:"loggingConfiguration"`
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -401,9 +414,22 @@ func (h *Handler) updateStateMachine(ctx context.Context, body []byte) (any, err
 			return nil, err
 		}
 	}
-	at, err := h.backend.UpdateStateMachine(ctx, in.ARN, in.Definition, in.RoleARN)
-	if err != nil {
+	if in.Logging != nil {
+		if err := in.Logging.Check(); err != nil {
+			return nil, err
+		}
+	}
+	var at time.Time
+	if in.Definition != "" || in.RoleARN != "" || in.Logging == nil {
+		var err error
+		if at, err = h.backend.UpdateStateMachine(ctx, in.ARN, in.Definition, in.RoleARN); err != nil {
+			return nil, err
+		}
+	}
+	if logged, err := h.logging(ctx, in.ARN, in.Logging, true); err != nil {
 		return nil, err
+	} else if at.IsZero() {
+		at = logged
 	}
 	out := map[string]any{"updateDate": epoch(at)}
 	sm, err := h.backend.DescribeStateMachine(ctx, in.ARN)
