@@ -23,6 +23,8 @@ type Execution struct {
 	// VersionARN and AliasARN are the version the execution ran and the
 	// alias that chose it, when it was started through one.
 	VersionARN, AliasARN string
+	// Redrive is how often it was redriven and whether it may be again.
+	Redrive Redrive
 }
 
 // ExecutionSummary is one item of ListExecutions.
@@ -163,7 +165,7 @@ func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine
 	m.wg.Add(1)
 	x, err := m.eng.Start(m.root, sm, input, asl.StartOptions{
 		Name: e.name, StateMachineName: machineName, ExecutionARN: e.arn, StateMachineARN: e.smARN,
-		StartTime: e.start, OnEvent: rec.onEvent, Durable: rec.durable(), DiscardHistory: true,
+		StartTime: e.start, TimeoutFrom: e.redriveDate, OnEvent: rec.onEvent, Durable: rec.durable(), DiscardHistory: true,
 		OnDone: func(res *asl.Result) {
 			defer m.wg.Done()
 			<-started
@@ -367,6 +369,7 @@ func (m *Manager) DescribeExecution(_ context.Context, arn string) (Execution, e
 	if status == asl.StatusRunning && stalled != nil {
 		out.Cause = "the execution's history could not be persisted (" + stalled.err + "): it stays RUNNING until the server restarts with room on disk, then resumes from its last persisted event"
 	}
+	out.Redrive = m.redriveOf(e, status, stop)
 	return out, nil
 }
 

@@ -14,6 +14,9 @@ import (
 type HistoryEvent struct {
 	asl.Event
 	PreviousID int
+	// RedriveCount is how many ExecutionRedriven events the history
+	// holds up to this one.
+	RedriveCount int
 }
 
 // History returns a page of an execution's history: at most max events
@@ -55,13 +58,16 @@ func (m *Manager) History(_ context.Context, arn, next string, max int, reverse 
 		}
 	}
 	var out []HistoryEvent
-	i := 0
+	i, redrives := 0, 0
 	err = readLines(path, nil, func(l line) error {
 		if l.Event == nil {
 			return nil
 		}
+		if l.Event.Type == "ExecutionRedriven" {
+			redrives++
+		}
 		if i >= lo && i < hi {
-			out = append(out, HistoryEvent{Event: *l.Event, PreviousID: l.Prev})
+			out = append(out, HistoryEvent{Event: *l.Event, PreviousID: l.Prev, RedriveCount: redrives})
 		}
 		i++
 		return nil

@@ -82,7 +82,7 @@ func (m *Manager) loadExecutions(ctx context.Context) error {
 		sort.SliceStable(list, func(i, j int) bool { return list[i].start.Before(list[j].start) })
 	}
 	for i, e := range resume {
-		if err := m.resume(ctx, e, metas[i]); err != nil {
+		if err := m.replay(ctx, e, metas[i], true); err != nil {
 			return err
 		}
 	}
@@ -119,16 +119,31 @@ func (m *Manager) loadExecution(machineName, name, dir string) (execMeta, *execu
 	return execMeta{}, e
 }
 
-// resume replays a RUNNING execution from its history. A history that
-// cannot be read leaves it stalled: RUNNING, not run, the failure named.
-func (m *Manager) resume(ctx context.Context, e *execution, meta execMeta) error {
+// replay runs a RUNNING execution again from its history: resumed after a
+// restart, or redriven (its meta.json counts one redrive more than its
+// history: the ExecutionRedriven event is appended first). A history that
+// cannot be read or appended to leaves it stalled: RUNNING, not run, the
+// failure named.
+func (m *Manager) replay(ctx context.Context, e *execution, meta execMeta, resumed bool) error {
 	rec := newRecorder(m, e)
-	if err := rec.load(); err != nil {
-		m.log.Error("an execution could not be resumed: its history cannot be read", "execution", e.arn, "error", err)
+	what := "redriven"
+	if resumed {
+		what = "resumed"
+	}
+	stalled := func(why string, err error) error {
+		m.log.Error("an execution could not be "+what+": "+why, "execution", e.arn, "error", err)
 		m.mu.Lock()
-		e.stalled = &stall{err: "its history could not be read: " + err.Error()}
+		e.stalled = &stall{err: why + ": " + err.Error()}
 		m.mu.Unlock()
 		return nil
+	}
+	if err := rec.load(); err != nil {
+		return stalled("its history could not be read", err)
+	}
+	if meta.RedriveCount > rec.redrives() {
+		if err := rec.persistRedriven(meta.RedriveDate); err != nil {
+			return stalled("its redrive could not be recorded in its history", err)
+		}
 	}
 	if res := rec.ended(); res != nil {
 		// it ended just before the crash: record what the history says
@@ -140,10 +155,12 @@ func (m *Manager) resume(ctx context.Context, e *execution, meta execMeta) error
 		m.finish(e, rec, &asl.Result{Status: asl.StatusFailed, Error: asl.ErrRuntime, Cause: "the recorded definition no longer parses: " + err.Error()})
 		return nil
 	}
-	m.log.InfoContext(ctx, "resuming execution", "execution", e.arn, "events", rec.nextID)
+	if resumed {
+		m.log.InfoContext(ctx, "resuming execution", "execution", e.arn, "events", rec.nextID)
+	}
 	for _, w := range rec.rp.waiting {
 		m.addToken(w.v, rec)
 	}
-	m.launch(ctx, e, sm, meta.Input, rec, true)
+	m.launch(ctx, e, sm, meta.Input, rec, resumed)
 	return nil
 }

@@ -96,7 +96,8 @@ type Manager struct {
 	stop       context.CancelFunc
 	wg         sync.WaitGroup
 
-	damaging sync.Mutex // one markDamaged at a time
+	damaging  sync.Mutex // one markDamaged at a time
+	redriving sync.Mutex // one RedriveExecution at a time
 
 	mu        sync.Mutex
 	closed    bool

@@ -65,6 +65,8 @@ type replayState struct {
 	// SendTask* from the moment the server is back, before the replay
 	// reaches them
 	waiting pairs[string]
+
+	occ occurrences // what had not completed, for a redrive (redrive.go)
 }
 
 type taskRecord struct {
@@ -268,6 +270,7 @@ func (r *recorder) load() error {
 			case "WaitStateEntered":
 				rp.waits[k] = append(rp.waits[k], ev.Timestamp)
 			}
+			r.track(ev)
 			if end, err := endOf(ev); err != nil || end != nil {
 				r.end = end
 				return err
@@ -276,6 +279,7 @@ func (r *recorder) load() error {
 			k := stateKey(l.Token.Scope, l.Token.State)
 			rp.tokensRec[k] = append(rp.tokensRec[k], l.Token.Token)
 			rp.waiting.set(k, l.Token.Token)
+			r.trackToken(k)
 			r.states.set(l.Token.Token, l.Token.State)
 		case l.Resolved != nil:
 			r.resolved.set(l.Resolved.Token, l.Resolved)

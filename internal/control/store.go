@@ -72,10 +72,11 @@ type execMeta struct {
 	Stop            time.Time       `json:"stopDate,omitzero"`
 	Damage          *damage         `json:"damage,omitempty"`
 	// Later fields, absent from older records.
-	VersionARN   string    `json:"stateMachineVersionArn,omitempty"`
-	AliasARN     string    `json:"stateMachineAliasArn,omitempty"`
-	RedriveCount int       `json:"redriveCount,omitempty"`
-	RedriveDate  time.Time `json:"redriveDate,omitzero"`
+	VersionARN   string        `json:"stateMachineVersionArn,omitempty"`
+	AliasARN     string        `json:"stateMachineAliasArn,omitempty"`
+	RedriveCount int           `json:"redriveCount,omitempty"`
+	RedriveDate  time.Time     `json:"redriveDate,omitzero"`
+	Redrives     []redriveCall `json:"redrives,omitempty"` // the latest clientTokens (redrive.go)
 }
 
 // damage is why an execution's metadata could not be read.

@@ -64,6 +64,8 @@ func historyEvent(ev control.HistoryEvent, data bool, role string) map[string]an
 		out["executionTimedOutEventDetails"] = errCause(map[string]any{})
 	case t == "ExecutionAborted":
 		out["executionAbortedEventDetails"] = errCause(map[string]any{})
+	case t == "ExecutionRedriven":
+		out["executionRedrivenEventDetails"] = map[string]any{"redriveCount": ev.RedriveCount}
 	case strings.HasSuffix(t, "StateEntered"):
 		out["stateEnteredEventDetails"] = withData(map[string]any{"name": ev.State}, "input", ev.Input)
 	case strings.HasSuffix(t, "StateExited"):

@@ -56,6 +56,7 @@ type Backend interface {
 	TestState(ctx context.Context, definition, input string) (control.TestResult, error)
 	Versioner
 	Expresser
+	Redriver
 }
 
 var _ Backend = (*control.Manager)(nil)
@@ -110,7 +111,7 @@ func New(backend Backend, opts Options) *Handler {
 		"SendTaskHeartbeat":    h.sendTaskHeartbeat,
 		"TestState":            h.testState,
 	}
-	for _, more := range []map[string]func(context.Context, []byte) (any, error){h.versionOps(), h.expressOps()} {
+	for _, more := range []map[string]func(context.Context, []byte) (any, error){h.versionOps(), h.expressOps(), h.redriveOps()} {
 		for name, op := range more {
 			h.ops[name] = op
 		}
@@ -487,8 +488,8 @@ func (h *Handler) describeExecution(ctx context.Context, body []byte) (any, erro
 		return nil, executionDoesNotExist(in.ARN)
 	}
 	out := map[string]any{"executionArn": x.ARN, "stateMachineArn": x.StateMachineARN, "name": x.Name, "status": x.Status,
-		"startDate": epoch(x.Start), "input": string(x.Input), "inputDetails": map[string]bool{"included": true},
-		"redriveCount": 0, "redriveStatus": "NOT_REDRIVABLE"}
+		"startDate": epoch(x.Start), "input": string(x.Input), "inputDetails": map[string]bool{"included": true}}
+	redrive(out, x.Redrive)
 	if s := epochPtr(x.Stop); s != nil {
 		out["stopDate"] = s
 	}
@@ -529,12 +530,17 @@ func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) 
 		Status     string `json:"statusFilter"`
 		MaxResults int    `json:"maxResults"`
 		NextToken  string `json:"nextToken"`
+		Redrive    string `json:"redriveFilter"`
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
 	if err := required("stateMachineArn", in.ARN); err != nil {
 		return nil, err
+	}
+	keep, ok := redriveFilters[in.Redrive]
+	if !ok {
+		return nil, validation("1 validation error detected: Value '%s' at 'redriveFilter' failed to satisfy constraint: Member must satisfy enum value set: [REDRIVEN, NOT_REDRIVEN]", in.Redrive)
 	}
 	if in.Status != "" && !statuses[in.Status] {
 		return nil, validation("1 validation error detected: Value '%s' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE, DAMAGED]", in.Status)
@@ -553,11 +559,17 @@ func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) 
 		if !p.Operator && x.Tenant != p.Tenant {
 			continue // another tenant's: not listed, as if it did not exist
 		}
+		if !keep(x) {
+			continue // redriven or not, as redriveFilter asks
+		}
 		it := map[string]any{"executionArn": x.ARN, "stateMachineArn": x.StateMachineARN, "name": x.Name, "status": x.Status, "startDate": epoch(x.Start)}
 		if s := epochPtr(x.Stop); s != nil {
 			it["stopDate"] = s
 		}
 		qualifiers(it, x.VersionARN, x.AliasARN)
+		if x.RedriveCount > 0 {
+			it["redriveCount"], it["redriveDate"] = x.RedriveCount, epoch(x.RedriveDate)
+		}
 		items = append(items, it)
 	}
 	out := map[string]any{"executions": items}

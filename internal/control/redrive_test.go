@@ -1,0 +1,151 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/veredicto/veredicto/internal/asl"
+)
+
+// GateError is what GateFunction fails with the first time.
+type GateError struct{}
+
+func (*GateError) Error() string { return "closed" }
+
+// redrivable counts in Check, fails once in Gate, then waits for a token
+// in Ask.
+const redrivable = `{"StartAt":"Check","States":{
+  "Check":{"Type":"Task","Resource":"${CountFunctionArn}","ResultPath":"$.count","Next":"Gate"},
+  "Gate":{"Type":"Task","Resource":"${GateFunctionArn}","ResultPath":"$.gate","Next":"Ask"},
+  "Ask":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+         "Parameters":{"FunctionName":"NotifyFunction","Payload":{"token.$":"$$.Task.Token"}},"ResultPath":"$.answer","Next":"Done"},
+  "Done":{"Type":"Pass","End":true}}}`
+
+// gated is a fixture whose GateFunction fails its first call.
+func gated() (*fixture, *atomic.Int32) {
+	f := newFixture()
+	var gate atomic.Int32
+	f.reg.Register("GateFunction", func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		if gate.Add(1) == 1 {
+			return nil, &GateError{}
+		}
+		return json.RawMessage(`"open"`), nil
+	})
+	return f, &gate
+}
+
+// historyOf is an execution's whole history.
+func historyOf(t *testing.T, m *Manager, arn string) []HistoryEvent {
+	t.Helper()
+	events, _, err := m.History(context.Background(), arn, "", 1000, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// eachOnce fails t unless the history numbers its events in order, holds
+// redrives ExecutionRedriven events, and OnHistory saw each event once.
+func eachOnce(t *testing.T, f *fixture, events []HistoryEvent, redrives int) {
+	t.Helper()
+	n := 0
+	for i, ev := range events {
+		if ev.ID != i+1 {
+			t.Errorf("event %d has id %d", i+1, ev.ID)
+		}
+		if ev.Type == "ExecutionRedriven" {
+			n++
+		}
+	}
+	f.mu.Lock()
+	seen := len(f.events)
+	f.mu.Unlock()
+	if n != redrives || seen != len(events) {
+		t.Errorf("%d ExecutionRedriven events, OnHistory saw %d of %d events: want %d, each event once", n, seen, len(events), redrives)
+	}
+}
+
+// TestRedriveIsDurable: an execution that failed before a restart is
+// redriven after it; the redriven run, stopped by another restart while it
+// waits for a task token, resumes where it was: the token still answers,
+// no Task that completed runs again, and the redrive is recorded once. A
+// clientToken still names its redrive after the restarts.
+func TestRedriveIsDurable(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f, gate := gated()
+	m := f.open(t, dir)
+	x := f.start(t, m, "Gated", redrivable, "g1")
+	if got := waitClosed(t, m, x.ARN); got.Status != asl.StatusFailed || got.Error != "GateError" || got.Redrive.Status != Redrivable {
+		t.Fatalf("the first run: %s %s, redrive %+v", got.Status, got.Error, got.Redrive)
+	}
+	m.Close()
+
+	m = f.open(t, dir)
+	at, err := m.RedriveExecution(ctx, x.ARN, "once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := f.token(t)
+	m.Close()
+
+	m = f.open(t, dir)
+	defer m.Close()
+	if got, err := m.DescribeExecution(ctx, x.ARN); err != nil || got.Status != asl.StatusRunning || got.Redrive.Count != 1 || !got.Redrive.Date.Equal(at) {
+		t.Fatalf("after a restart mid-redrive: %+v %v", got, err)
+	}
+	if err := m.SendTaskSuccess(ctx, tok, `{"ok":true}`); err != nil {
+		t.Fatalf("the redriven Task's token after a restart: %v", err)
+	}
+	got := waitClosed(t, m, x.ARN)
+	if got.Status != asl.StatusSucceeded || !strings.Contains(string(got.Output), `"count":1`) || !strings.Contains(string(got.Output), `"gate":"open"`) {
+		t.Fatalf("the redriven execution: %s %s (%s)", got.Status, got.Output, got.Cause)
+	}
+	if c, g := f.counted.Load(), gate.Load(); c != 1 || g != 2 {
+		t.Errorf("Check ran %d times and Gate %d, want once and twice", c, g)
+	}
+	eachOnce(t, f, historyOf(t, m, x.ARN), 1)
+	if again, err := m.RedriveExecution(ctx, x.ARN, "once"); err != nil || !again.Equal(at) {
+		t.Errorf("the redrive's clientToken after the restarts: %v %v, want %v", again, err, at)
+	}
+}
+
+// TestRedriveRecordedBeforeItsEvent: a redrive whose ExecutionRedriven
+// event could not be written (a full disk) is RUNNING, as its metadata
+// says; the next start writes the event, once, and runs it.
+func TestRedriveRecordedBeforeItsEvent(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f, gate := gated()
+	var d fullDisk
+	f.disk = d.disk()
+	m := f.open(t, dir)
+	x := f.start(t, m, "Gated", redrivable, "g1")
+	waitClosed(t, m, x.ARN)
+	d.set(func(_ string, l *line) bool { return l != nil && l.Event != nil && l.Event.Type == "ExecutionRedriven" })
+	if _, err := m.RedriveExecution(ctx, x.ARN, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitStalled(t, m, x.ARN); got.Status != asl.StatusRunning || !strings.Contains(got.Cause, "no space left on device") {
+		t.Fatalf("a redrive whose event was not written: %s %q", got.Status, got.Cause)
+	}
+	if g := gate.Load(); g != 1 {
+		t.Errorf("Gate ran %d times before the redrive was in the history, want once", g)
+	}
+	m.Close()
+
+	f.disk = disk{}
+	m = f.open(t, dir)
+	defer m.Close()
+	tok := f.token(t)
+	if err := m.SendTaskSuccess(ctx, tok, `{}`); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitClosed(t, m, x.ARN); got.Status != asl.StatusSucceeded || got.Redrive.Count != 1 {
+		t.Fatalf("after the restart: %s, redrive %+v", got.Status, got.Redrive)
+	}
+	eachOnce(t, f, historyOf(t, m, x.ARN), 1)
+}
