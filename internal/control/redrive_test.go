@@ -3,9 +3,12 @@ package control
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
 )
@@ -148,4 +151,72 @@ func TestRedriveRecordedBeforeItsEvent(t *testing.T) {
 		t.Fatalf("after the restart: %s, redrive %+v", got.Status, got.Redrive)
 	}
 	eachOnce(t, f, historyOf(t, m, x.ARN), 1)
+}
+
+// TestOldRecordsLoad: a data folder written before versions, Express
+// machines and redrives (no revision, version number, logging or redrive
+// fields) loads as it did; its failed execution is redrivable, and its
+// machine takes versions.
+func TestOldRecordsLoad(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	def, _ := json.Marshal(redrivable)
+	write := func(path, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arn := ExecutionARN("Old", "o1")
+	write(filepath.Join(dir, "statemachines", "Old.json"), `{"stateMachineArn":"`+StateMachineARN("Old")+`","name":"Old","definition":`+string(def)+
+		`,"roleArn":"arn:aws:iam::000000000000:role/r","type":"STANDARD","creationDate":"2026-11-20T10:00:00Z"}`)
+	write(filepath.Join(dir, "executions", "Old", "o1", "meta.json"), `{"executionArn":"`+arn+`","stateMachineArn":"`+StateMachineARN("Old")+
+		`","name":"o1","tenant":"acme","status":"FAILED","definition":`+string(def)+`,"input":{"tenant":"acme"},"error":"GateError",`+
+		`"startDate":"2026-11-20T10:00:00Z","stopDate":"2026-11-20T10:00:01Z"}`)
+	write(filepath.Join(dir, "executions", "Old", "o1", "history.jsonl"), strings.Join([]string{
+		`{"event":{"id":1,"timestamp":"2026-11-20T10:00:00Z","type":"ExecutionStarted","input":{"tenant":"acme"}}}`,
+		`{"event":{"id":2,"timestamp":"2026-11-20T10:00:00Z","type":"TaskStateEntered","state":"Check","input":{"tenant":"acme"}},"prev":1}`,
+		`{"event":{"id":3,"timestamp":"2026-11-20T10:00:00Z","type":"TaskScheduled","state":"Check","resource":"${CountFunctionArn}","input":{"tenant":"acme"}},"prev":2}`,
+		`{"event":{"id":4,"timestamp":"2026-11-20T10:00:00Z","type":"TaskStarted","state":"Check"},"prev":3}`,
+		`{"event":{"id":5,"timestamp":"2026-11-20T10:00:00Z","type":"TaskSucceeded","state":"Check","output":7},"prev":4}`,
+		`{"event":{"id":6,"timestamp":"2026-11-20T10:00:00Z","type":"TaskStateExited","state":"Check","output":{"count":7,"tenant":"acme"}},"prev":5}`,
+		`{"event":{"id":7,"timestamp":"2026-11-20T10:00:00Z","type":"TaskStateEntered","state":"Gate","input":{"count":7,"tenant":"acme"}},"prev":6}`,
+		`{"event":{"id":8,"timestamp":"2026-11-20T10:00:00Z","type":"TaskScheduled","state":"Gate","resource":"${GateFunctionArn}","input":{"count":7,"tenant":"acme"}},"prev":7}`,
+		`{"event":{"id":9,"timestamp":"2026-11-20T10:00:00Z","type":"TaskStarted","state":"Gate"},"prev":8}`,
+		`{"event":{"id":10,"timestamp":"2026-11-20T10:00:01Z","type":"TaskFailed","state":"Gate","error":"GateError","cause":"closed"},"prev":9}`,
+		`{"event":{"id":11,"timestamp":"2026-11-20T10:00:01Z","type":"ExecutionFailed","error":"GateError","cause":"closed"},"prev":10}`,
+	}, "\n")+"\n")
+
+	f, gate := gated()
+	gate.Store(1) // it failed once already
+	m, err := Open(ctx, Config{Dir: dir, Registry: f.reg, Now: func() time.Time { return time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatalf("Open on an old data folder: %v", err)
+	}
+	defer m.Close()
+	if sm, err := m.DescribeStateMachine(ctx, StateMachineARN("Old")); err != nil || sm.RevisionID != "" {
+		t.Errorf("the old machine: %+v %v", sm, err)
+	}
+	x, err := m.DescribeExecution(ctx, arn)
+	if err != nil || x.Status != asl.StatusFailed || x.Redrive.Status != Redrivable || x.Redrive.Count != 0 || x.VersionARN != "" {
+		t.Fatalf("the old execution: %+v %v", x, err)
+	}
+	if _, err := m.RedriveExecution(ctx, arn, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SendTaskSuccess(ctx, f.token(t), `{}`); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitClosed(t, m, arn); got.Status != asl.StatusSucceeded || !strings.Contains(string(got.Output), `"count":7`) {
+		t.Errorf("the old execution redriven: %s %s (%s)", got.Status, got.Output, got.Cause)
+	}
+	if c := f.counted.Load(); c != 0 {
+		t.Errorf("Check ran %d times on the redrive, want its recorded result", c)
+	}
+	if v, err := m.PublishStateMachineVersion(ctx, StateMachineARN("Old"), "INITIAL", ""); err != nil || v.Number != 1 {
+		t.Errorf("a version of the old machine: %+v %v", v, err)
+	}
 }
