@@ -44,6 +44,11 @@
 //   - store.go: the on-disk layout and atomic, fsynced writes;
 //   - damage.go: damaged executions (quarantined metadata, reserved
 //     names) and the read-only scan "veredicto doctor" runs;
+//   - versions.go: state machine versions and aliases, and what a start
+//     through one runs;
+//   - express.go: Express executions (in memory, five minutes, logged
+//     through Config.ExecutionLog) and StartSyncExecution;
+//   - redrive.go: RedriveExecution, and what of a history is run again;
 //   - teststate.go: TestState, one state run on its own;
 //   - errors.go: the Step Functions error codes the manager returns.
 package control
