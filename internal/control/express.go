@@ -133,16 +133,41 @@ type expressRun struct {
 // log passes ev to Config.ExecutionLog when the machine logs: numbered
 // and chained as a history would be.
 func (r *expressRun) log(ev asl.Event) {
-	lc := r.t.mc.meta.Logging
-	if r.m.cfg.ExecutionLog == nil || lc == nil || lc.Level == "" || lc.Level == LogOff {
+	if !logs(r.m.cfg, r.t.mc) {
 		return
 	}
 	r.mu.Lock()
 	nameResource(&r.resource, &ev)
 	prev := r.chain.number(&ev)
 	r.mu.Unlock()
-	r.m.cfg.ExecutionLog(LogEvent{Tenant: r.tenant, StateMachineName: r.t.mc.meta.Name, ExecutionARN: r.arn, RoleARN: r.t.mc.meta.RoleARN,
-		Logging: *lc, Event: HistoryEvent{Event: ev, PreviousID: prev}})
+	r.m.writeLog(r.t.mc, r.tenant, r.arn, 0, HistoryEvent{Event: ev, PreviousID: prev})
+}
+
+// logs reports whether mc's executions log.
+func logs(cfg Config, mc *machine) bool {
+	lc := mc.meta.Logging
+	return cfg.ExecutionLog != nil && lc != nil && lc.Level != "" && lc.Level != LogOff
+}
+
+func (m *Manager) writeLog(mc *machine, tenant, arn string, redrives int, ev HistoryEvent) {
+	m.cfg.ExecutionLog(LogEvent{Tenant: tenant, StateMachineName: mc.meta.Name, ExecutionARN: arn, RoleARN: mc.meta.RoleARN,
+		Logging: *mc.meta.Logging, RedriveCount: redrives, Event: ev})
+}
+
+// logPersisted passes a Standard execution's event, once persisted, to
+// Config.ExecutionLog when its machine logs, as Step Functions logs a
+// Standard workflow's history too. Events a restart replays are not
+// persisted again, so not logged twice.
+func (m *Manager) logPersisted(e *execution, ev HistoryEvent) {
+	if m.cfg.ExecutionLog == nil {
+		return
+	}
+	m.mu.Lock()
+	mc, redrives := m.machines[e.smARN], e.redriveCount
+	m.mu.Unlock()
+	if mc != nil && logs(m.cfg, mc) {
+		m.writeLog(mc, e.tenant, e.arn, redrives, ev)
+	}
 }
 
 // runExpress starts an Express execution of t; done is called with its

@@ -56,10 +56,10 @@ type Config struct {
 	OnStatus func(Status)
 
 	// ExecutionLog, when set, is called with every history event of an
-	// Express execution whose state machine logs (its
-	// loggingConfiguration's level is not OFF), in order; it filters them
-	// by the level and writes them (sfnapi.Logs). It must not block for
-	// long.
+	// execution whose state machine logs (its loggingConfiguration's level
+	// is not OFF), in order: an Express execution's as it happens, a
+	// Standard one's once persisted. It filters them by the level and
+	// writes them (sfnapi.Logs). It must not block for long.
 	ExecutionLog func(LogEvent)
 
 	// RouteSource is the randomness with which an alias splits its starts

@@ -381,6 +381,7 @@ func (r *recorder) persist(ev asl.Event) error {
 	if r.m.cfg.OnHistory != nil {
 		r.m.cfg.OnHistory(r.e.tenant, r.e.arn, ev)
 	}
+	r.m.logPersisted(r.e, HistoryEvent{Event: ev, PreviousID: prev})
 	return nil
 }
 

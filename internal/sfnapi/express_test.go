@@ -305,3 +305,38 @@ func TestLogsAreBounded(t *testing.T) {
 		t.Errorf("%d lines kept of 100: the log was not rotated", total)
 	}
 }
+
+// TestStandardLogs: a Standard machine that logs writes its history to
+// the same log, each event once, and the events after a redrive say so.
+func TestStandardLogs(t *testing.T) {
+	ctx := context.Background()
+	logDir := t.TempDir()
+	p, _ := redrivePeerWith(t, control.Config{ExecutionLog: sfnapi.NewLogs(logDir, 0, nil).Write})
+	out, err := p.client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("Logged"), RoleArn: aws.String(role),
+		LoggingConfiguration: logs(types.LogLevelAll, false),
+		Definition:           aws.String(`{"StartAt":"Flaky","States":{"Flaky":{"Type":"Task","Resource":"${FlakyFunctionArn}","End":true}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := p.start(t, aws.ToString(out.StateMachineArn), "l1", `{"tenant":"acme"}`)
+	closed(t, p.client, arn)
+	if _, err := redriveOf(t, p.client, arn, ""); err != nil {
+		t.Fatal(err)
+	}
+	if x := closed(t, p.client, arn); x.Status != types.ExecutionStatusSucceeded {
+		t.Fatalf("the redriven execution: %s", x.Status)
+	}
+	lines := readLog(t, sfnapi.LogPath(logDir, "acme", "Logged"))
+	if got, want := logTypes(lines, arn), eventTypes(history(t, p.client, arn)); got != want {
+		t.Errorf("the log of a Standard execution:\n got %s\nwant %s (its history)", got, want)
+	}
+	want := "0"
+	for _, l := range lines {
+		if l.Type == "ExecutionRedriven" {
+			want = "1"
+		}
+		if l.RedriveCount != want {
+			t.Errorf("log line %s %s: redrive_count %s, want %s", l.ID, l.Type, l.RedriveCount, want)
+		}
+	}
+}

@@ -49,6 +49,11 @@ func (c *calls) get(key string) int {
 // and whose FlakyFunction fails the first call for each payload, then
 // succeeds; its engine runs on clock.
 func redrivePeer(t *testing.T, clock *asltest.Clock) (*peer, *calls) {
+	return redrivePeerWith(t, control.Config{Clock: clock})
+}
+
+// redrivePeerWith is redrivePeer with cfg's other settings.
+func redrivePeerWith(t *testing.T, cfg control.Config) (*peer, *calls) {
 	t.Helper()
 	c := &calls{}
 	tokens := make(chan string, 16)
@@ -62,7 +67,8 @@ func redrivePeer(t *testing.T, clock *asltest.Clock) (*peer, *calls) {
 		}
 		return in, nil
 	})
-	mgr, err := control.Open(context.Background(), control.Config{Dir: t.TempDir(), Registry: reg, Clock: clock})
+	cfg.Dir, cfg.Registry = t.TempDir(), reg
+	mgr, err := control.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
