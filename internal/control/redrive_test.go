@@ -51,23 +51,23 @@ func historyOf(t *testing.T, m *Manager, arn string) []HistoryEvent {
 }
 
 // eachOnce fails t unless the history numbers its events in order, holds
-// redrives ExecutionRedriven events, and OnHistory saw each event once.
-func eachOnce(t *testing.T, f *fixture, events []HistoryEvent, redrives int) {
+// want events of type typ, and OnHistory saw each event once.
+func eachOnce(t *testing.T, f *fixture, events []HistoryEvent, typ string, want int) {
 	t.Helper()
 	n := 0
 	for i, ev := range events {
 		if ev.ID != i+1 {
 			t.Errorf("event %d has id %d", i+1, ev.ID)
 		}
-		if ev.Type == "ExecutionRedriven" {
+		if ev.Type == typ {
 			n++
 		}
 	}
 	f.mu.Lock()
 	seen := len(f.events)
 	f.mu.Unlock()
-	if n != redrives || seen != len(events) {
-		t.Errorf("%d ExecutionRedriven events, OnHistory saw %d of %d events: want %d, each event once", n, seen, len(events), redrives)
+	if n != want || seen != len(events) {
+		t.Errorf("%d %s events, OnHistory saw %d of %d events: want %d, each event once", n, typ, seen, len(events), want)
 	}
 }
 
@@ -110,7 +110,7 @@ func TestRedriveIsDurable(t *testing.T) {
 	if c, g := f.counted.Load(), gate.Load(); c != 1 || g != 2 {
 		t.Errorf("Check ran %d times and Gate %d, want once and twice", c, g)
 	}
-	eachOnce(t, f, historyOf(t, m, x.ARN), 1)
+	eachOnce(t, f, historyOf(t, m, x.ARN), "ExecutionRedriven", 1)
 	if again, err := m.RedriveExecution(ctx, x.ARN, "once"); err != nil || !again.Equal(at) {
 		t.Errorf("the redrive's clientToken after the restarts: %v %v, want %v", again, err, at)
 	}
@@ -150,7 +150,7 @@ func TestRedriveRecordedBeforeItsEvent(t *testing.T) {
 	if got := waitClosed(t, m, x.ARN); got.Status != asl.StatusSucceeded || got.Redrive.Count != 1 {
 		t.Fatalf("after the restart: %s, redrive %+v", got.Status, got.Redrive)
 	}
-	eachOnce(t, f, historyOf(t, m, x.ARN), 1)
+	eachOnce(t, f, historyOf(t, m, x.ARN), "ExecutionRedriven", 1)
 }
 
 // TestOldRecordsLoad: a data folder written before versions, Express

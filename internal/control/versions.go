@@ -321,13 +321,9 @@ func (m *Manager) ListStateMachineVersions(_ context.Context, machineARN, next s
 	if err := checkMachineARN(machineARN); err != nil {
 		return nil, "", err
 	}
-	below := 0
-	if next != "" {
-		n, err := strconv.Atoi(next)
-		if err != nil || n <= 1 {
-			return nil, "", errorf(CodeInvalidToken, "Invalid Token: 'Invalid token'")
-		}
-		below = n
+	below, err := pageToken(next, 2)
+	if err != nil {
+		return nil, "", err
 	}
 	m.mu.Lock()
 	var all []Version
@@ -342,6 +338,19 @@ func (m *Manager) ListStateMachineVersions(_ context.Context, machineARN, next s
 		return all[:max], strconv.Itoa(all[max-1].Number), nil
 	}
 	return all, "", nil
+}
+
+// pageToken is the number a list's nextToken holds (0 for the first
+// page); one under least, or not a number, is InvalidToken.
+func pageToken(next string, least int) (int, error) {
+	if next == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(next)
+	if err != nil || n < least {
+		return 0, errorf(CodeInvalidToken, "Invalid Token: 'Invalid token'")
+	}
+	return n, nil
 }
 
 // DeleteStateMachineVersion deletes a version (a missing one is no error);
@@ -536,13 +545,9 @@ func (m *Manager) ListStateMachineAliases(_ context.Context, arn, next string, m
 	} else if err := checkMachineARN(arn); err != nil {
 		return nil, "", err
 	}
-	from := 0
-	if next != "" {
-		n, err := strconv.Atoi(next)
-		if err != nil || n <= 0 {
-			return nil, "", errorf(CodeInvalidToken, "Invalid Token: 'Invalid token'")
-		}
-		from = n
+	from, err := pageToken(next, 1)
+	if err != nil {
+		return nil, "", err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

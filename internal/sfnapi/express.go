@@ -23,23 +23,7 @@ const billedMemoryMB = 64
 // startSyncExecution runs an Express execution and answers with its
 // outcome. A tenant's input is scoped as StartExecution's.
 func (h *Handler) startSyncExecution(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		ARN         string    `json:"stateMachineArn"`
-		Name        nameField `json:"name"`
-		Input       *string   `json:"input"`
-		TraceHeader string    `json:"traceHeader"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("stateMachineArn", in.ARN); err != nil {
-		return nil, err
-	}
-	input := "{}"
-	if in.Input != nil {
-		input = *in.Input
-	}
-	input, err := scopeInput(principal(ctx), input)
+	in, input, err := decodeStart(ctx, body)
 	if err != nil {
 		return nil, err
 	}
@@ -52,15 +36,7 @@ func (h *Handler) startSyncExecution(ctx context.Context, body []byte) (any, err
 		"startDate": epoch(x.Start), "stopDate": epoch(x.Stop), "input": string(x.Input),
 		"inputDetails": map[string]bool{"included": true}, "outputDetails": map[string]bool{"included": true},
 		"billingDetails": map[string]int64{"billedDurationInMilliseconds": max(100, (ms+99)/100*100), "billedMemoryUsedInMB": billedMemoryMB}}
-	if x.Output != nil {
-		out["output"] = string(x.Output)
-	}
-	if x.Error != "" {
-		out["error"] = x.Error
-	}
-	if x.Cause != "" {
-		out["cause"] = x.Cause
-	}
+	outcome(out, x.Output, x.Error, x.Cause)
 	if in.TraceHeader != "" {
 		out["traceHeader"] = in.TraceHeader
 	}

@@ -27,13 +27,7 @@ func (h *Handler) redriveExecution(ctx context.Context, body []byte) (any, error
 		ARN         string `json:"executionArn"`
 		ClientToken string `json:"clientToken"`
 	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("executionArn", in.ARN); err != nil {
-		return nil, err
-	}
-	if err := h.visibleExecution(ctx, in.ARN); err != nil {
+	if err := h.decodeExecution(ctx, body, &in, &in.ARN); err != nil {
 		return nil, err
 	}
 	at, err := h.backend.RedriveExecution(ctx, in.ARN, in.ClientToken)

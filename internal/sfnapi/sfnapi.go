@@ -443,23 +443,50 @@ func (h *Handler) updateStateMachine(ctx context.Context, body []byte) (any, err
 	return out, h.publish(ctx, in.versionRequest, in.ARN, sm.RevisionID, out)
 }
 
-func (h *Handler) startExecution(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		ARN   string    `json:"stateMachineArn"`
-		Name  nameField `json:"name"`
-		Input *string   `json:"input"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("stateMachineArn", in.ARN); err != nil {
-		return nil, err
+// startRequest is what StartExecution and StartSyncExecution take.
+type startRequest struct {
+	ARN         string    `json:"stateMachineArn"`
+	Name        nameField `json:"name"`
+	Input       *string   `json:"input"`
+	TraceHeader string    `json:"traceHeader"`
+}
+
+// decodeStart reads a start and its input ("{}" when none), scoped to the
+// caller's tenant.
+func decodeStart(ctx context.Context, body []byte) (startRequest, string, error) {
+	var in startRequest
+	if err := decodeWith(body, &in, "stateMachineArn", &in.ARN); err != nil {
+		return in, "", err
 	}
 	input := "{}"
 	if in.Input != nil {
 		input = *in.Input
 	}
 	input, err := scopeInput(principal(ctx), input)
+	return in, input, err
+}
+
+// decodeWith reads a request into in and refuses it without the field
+// whose value, once decoded, is at value.
+func decodeWith(body []byte, in any, field string, value *string) error {
+	if err := decode(body, in); err != nil {
+		return err
+	}
+	return required(field, *value)
+}
+
+// decodeExecution reads a request on one execution, whose ARN is at arn
+// once decoded, and refuses an execution the caller may not see as a
+// missing one.
+func (h *Handler) decodeExecution(ctx context.Context, body []byte, in any, arn *string) error {
+	if err := decodeWith(body, in, "executionArn", arn); err != nil {
+		return err
+	}
+	return h.visibleExecution(ctx, *arn)
+}
+
+func (h *Handler) startExecution(ctx context.Context, body []byte) (any, error) {
+	in, input, err := decodeStart(ctx, body)
 	if err != nil {
 		return nil, err
 	}
@@ -494,17 +521,25 @@ func (h *Handler) describeExecution(ctx context.Context, body []byte) (any, erro
 		out["stopDate"] = s
 	}
 	if x.Output != nil {
-		out["output"] = string(x.Output)
 		out["outputDetails"] = map[string]bool{"included": true}
 	}
-	if x.Error != "" {
-		out["error"] = x.Error
-	}
-	if x.Cause != "" {
-		out["cause"] = x.Cause
-	}
+	outcome(out, x.Output, x.Error, x.Cause)
 	qualifiers(out, x.VersionARN, x.AliasARN)
 	return out, nil
+}
+
+// outcome adds what a run ended with: its output, or its error and
+// cause, each only when there is one.
+func outcome(out map[string]any, output json.RawMessage, errName, cause string) {
+	if output != nil {
+		out["output"] = string(output)
+	}
+	if errName != "" {
+		out["error"] = errName
+	}
+	if cause != "" {
+		out["cause"] = cause
+	}
 }
 
 // qualifiers adds the version and alias an execution was started
@@ -639,13 +674,7 @@ func (h *Handler) stopExecution(ctx context.Context, body []byte) (any, error) {
 		Error string `json:"error"`
 		Cause string `json:"cause"`
 	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("executionArn", in.ARN); err != nil {
-		return nil, err
-	}
-	if err := h.visibleExecution(ctx, in.ARN); err != nil {
+	if err := h.decodeExecution(ctx, body, &in, &in.ARN); err != nil {
 		return nil, err
 	}
 	stop, err := h.backend.StopExecution(ctx, in.ARN, in.Error, in.Cause)
@@ -726,15 +755,7 @@ func (h *Handler) testState(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	out := map[string]any{"status": res.Status}
-	if res.Output != nil {
-		out["output"] = string(res.Output)
-	}
-	if res.Error != "" {
-		out["error"] = res.Error
-	}
-	if res.Cause != "" {
-		out["cause"] = res.Cause
-	}
+	outcome(out, res.Output, res.Error, res.Cause)
 	if res.NextState != "" {
 		out["nextState"] = res.NextState
 	}

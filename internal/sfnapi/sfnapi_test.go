@@ -704,13 +704,8 @@ func TestEvaluationFailedInTheHistory(t *testing.T) {
 func TestUpdateStateMachine(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	tokens := make(chan string, 4)
-	mgr, err := control.Open(ctx, control.Config{Dir: dir, Registry: registry(tokens)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := apitest.Serve(t, sfnapi.New(mgr, sfnapi.Options{}), nil)
-	p := &peer{url: srv.URL, client: srv.SFN(srv.Operator(t)), mgr: mgr, tokens: tokens, srv: srv}
+	p := peerOn(t, dir)
+	tokens := p.tokens
 	smARN := p.create(t, "Evolving", callbackDef(3600))
 	waiting := p.start(t, smARN, "before", `{}`)
 	tok := p.token(t)
@@ -748,9 +743,8 @@ func TestUpdateStateMachine(t *testing.T) {
 		}
 	}
 
-	srv.Close()
-	mgr.Close()
-	mgr, err = control.Open(ctx, control.Config{Dir: dir, Registry: registry(tokens)})
+	p.close()
+	mgr, err := control.Open(ctx, control.Config{Dir: dir, Registry: registry(tokens)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,10 +95,7 @@ type listPage struct {
 
 func decodePage(body []byte) (listPage, int, error) {
 	var in listPage
-	if err := decode(body, &in); err != nil {
-		return in, 0, err
-	}
-	if err := required("stateMachineArn", in.ARN); err != nil {
+	if err := decodeWith(body, &in, "stateMachineArn", &in.ARN); err != nil {
 		return in, 0, err
 	}
 	max, err := pageSize(in.MaxResults)
@@ -121,10 +118,7 @@ func (h *Handler) publishStateMachineVersion(ctx context.Context, body []byte) (
 		RevisionID  string `json:"revisionId"`
 		Description string `json:"description"`
 	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("stateMachineArn", in.ARN); err != nil {
+	if err := decodeWith(body, &in, "stateMachineArn", &in.ARN); err != nil {
 		return nil, err
 	}
 	v, err := h.backend.PublishStateMachineVersion(ctx, in.ARN, in.RevisionID, in.Description)
@@ -154,10 +148,7 @@ func (h *Handler) deleteStateMachineVersion(ctx context.Context, body []byte) (a
 	var in struct {
 		ARN string `json:"stateMachineVersionArn"`
 	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("stateMachineVersionArn", in.ARN); err != nil {
+	if err := decodeWith(body, &in, "stateMachineVersionArn", &in.ARN); err != nil {
 		return nil, err
 	}
 	return struct{}{}, h.backend.DeleteStateMachineVersion(ctx, in.ARN)
@@ -181,10 +172,7 @@ func (h *Handler) createStateMachineAlias(ctx context.Context, body []byte) (any
 		Description string           `json:"description"`
 		Routing     *[]control.Route `json:"routingConfiguration"`
 	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("name", in.Name); err != nil {
+	if err := decodeWith(body, &in, "name", &in.Name); err != nil {
 		return nil, err
 	}
 	if in.Routing == nil {
@@ -201,16 +189,9 @@ type aliasRequest struct {
 	ARN string `json:"stateMachineAliasArn"`
 }
 
-func decodeAlias(body []byte, in any, arn func() string) error {
-	if err := decode(body, in); err != nil {
-		return err
-	}
-	return required("stateMachineAliasArn", arn())
-}
-
 func (h *Handler) describeStateMachineAlias(ctx context.Context, body []byte) (any, error) {
 	var in aliasRequest
-	if err := decodeAlias(body, &in, func() string { return in.ARN }); err != nil {
+	if err := decodeWith(body, &in, "stateMachineAliasArn", &in.ARN); err != nil {
 		return nil, err
 	}
 	a, err := h.backend.DescribeStateMachineAlias(ctx, in.ARN)
@@ -247,7 +228,7 @@ func (h *Handler) updateStateMachineAlias(ctx context.Context, body []byte) (any
 		Description *string          `json:"description"`
 		Routing     *[]control.Route `json:"routingConfiguration"`
 	}
-	if err := decodeAlias(body, &in, func() string { return in.ARN }); err != nil {
+	if err := decodeWith(body, &in, "stateMachineAliasArn", &in.ARN); err != nil {
 		return nil, err
 	}
 	at, err := h.backend.UpdateStateMachineAlias(ctx, in.ARN, in.Description, routing(in.Routing))
@@ -259,7 +240,7 @@ func (h *Handler) updateStateMachineAlias(ctx context.Context, body []byte) (any
 
 func (h *Handler) deleteStateMachineAlias(ctx context.Context, body []byte) (any, error) {
 	var in aliasRequest
-	if err := decodeAlias(body, &in, func() string { return in.ARN }); err != nil {
+	if err := decodeWith(body, &in, "stateMachineAliasArn", &in.ARN); err != nil {
 		return nil, err
 	}
 	return struct{}{}, h.backend.DeleteStateMachineAlias(ctx, in.ARN)

@@ -36,19 +36,33 @@ func wantCode(t *testing.T, what string, err error, want, msg string) {
 	}
 }
 
+// peerOn is a server on the control folder dir, closed when the test
+// ends or by its close, after which another may open the folder.
+func peerOn(t *testing.T, dir string) *peer {
+	t.Helper()
+	tokens := make(chan string, 4)
+	mgr, err := control.Open(context.Background(), control.Config{Dir: dir, Registry: registry(tokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := apitest.Serve(t, sfnapi.New(mgr, sfnapi.Options{}), nil)
+	t.Cleanup(mgr.Close)
+	return &peer{url: srv.URL, client: srv.SFN(srv.Operator(t)), mgr: mgr, tokens: tokens, srv: srv}
+}
+
+// close stops the peer's server and its manager.
+func (p *peer) close() {
+	p.srv.Close()
+	p.mgr.Close()
+}
+
 // TestVersionsAndAliases: versions are numbered snapshots a start can
 // name; aliases route to one or two of them; both follow Step Functions'
 // rules and errors, and survive a restart.
 func TestVersionsAndAliases(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	tokens := make(chan string, 4)
-	mgr, err := control.Open(ctx, control.Config{Dir: dir, Registry: registry(tokens)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := apitest.Serve(t, sfnapi.New(mgr, sfnapi.Options{}), nil)
-	p := &peer{url: srv.URL, client: srv.SFN(srv.Operator(t)), mgr: mgr, tokens: tokens, srv: srv}
+	p := peerOn(t, dir)
 	c := p.client
 
 	created, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("Versioned"), Definition: aws.String(says("one")),
@@ -194,15 +208,8 @@ func TestVersionsAndAliases(t *testing.T) {
 	}
 
 	// After a restart: the versions, the alias and the numbering.
-	srv.Close()
-	mgr.Close()
-	mgr, err = control.Open(ctx, control.Config{Dir: dir, Registry: registry(tokens)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mgr.Close()
-	srv = apitest.Serve(t, sfnapi.New(mgr, sfnapi.Options{}), nil)
-	c = srv.SFN(srv.Operator(t))
+	p.close()
+	c = peerOn(t, dir).client
 	if da, err := c.DescribeStateMachineAlias(ctx, &sfn.DescribeStateMachineAliasInput{StateMachineAliasArn: aws.String(prod)}); err != nil || aws.ToString(da.RoutingConfiguration[0].StateMachineVersionArn) != v2 {
 		t.Errorf("PROD after a restart: %+v %v", da, err)
 	}
