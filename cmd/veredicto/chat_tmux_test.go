@@ -87,7 +87,7 @@ func TestChatTerminal(t *testing.T) {
 
 	term.send("Lanza la evaluación de la búsqueda demo-cfo-andina")
 	scr := term.waitFor("Evaluación de la búsqueda demo-cfo-andina iniciada")
-	for _, want := range []string{"→ Delego en analista de búsqueda", "[herramienta] delegate_to_search-analyst", "· search-analyst: evaluación de la búsqueda iniciada", "[✓ delegate_to_search-analyst]"} {
+	for _, want := range []string{"→ Delego en analista de búsqueda", "[herramienta] Delegación en el analista de búsqueda", "· search-analyst: evaluación de la búsqueda iniciada", "[✓ Delegación en el analista de búsqueda]"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("the terminal does not show %q:\n%s", want, scr)
 		}
