@@ -21,6 +21,7 @@
 //   - states.go: Pass, Wait, Succeed, Fail and Choice;
 //   - task.go: Task states, handler invocation and task tokens
 //     (.waitForTaskToken, SendTaskSuccess, SendTaskFailure);
+//   - activity.go: Task states served by activity workers (WithActivities);
 //   - retry.go: Retry and Catch, and ErrorEquals matching;
 //   - fanout.go: Parallel branches and Map iterations;
 //   - definition.go, path.go, template.go, choice.go, intrinsic.go: loading

@@ -39,6 +39,9 @@ type Engine struct {
 	// object ResultPath sets into (tests compare it with the lazy values
 	// of raw.go and overlay.go).
 	eager bool
+	// activities serves Task states whose Resource is an activity ARN
+	// (WithActivities); nil leaves them unbound.
+	activities Handler
 
 	mu      sync.Mutex
 	pending map[string]*waiter // task tokens awaiting SendTask*
@@ -133,7 +136,7 @@ func (e *Engine) Check(sm *StateMachine) error {
 	}
 	var errs []error
 	walkStates(sm, func(st *State) {
-		if st.Type != "Task" {
+		if st.Type != "Task" || e.activity(st) {
 			return
 		}
 		name, ok := staticBinding(st)

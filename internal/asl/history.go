@@ -174,7 +174,7 @@ func (h *histEvent) event(id int, start int64) Event {
 			ev.Attempt = 1
 			ev.Resource = h.st.Resource
 			ev.TimeoutSeconds = h.st.TimeoutSeconds
-			if strings.HasSuffix(h.st.Resource, waitForTaskToken) { // a heartbeat bounds only a callback's wait
+			if strings.HasSuffix(h.st.Resource, waitForTaskToken) || IsActivityARN(h.st.Resource) { // a heartbeat bounds only a callback's or an activity's wait
 				ev.HeartbeatSeconds = h.st.HeartbeatSeconds
 			}
 		case evTaskStarted, evTaskSubmitted:

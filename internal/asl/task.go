@@ -24,6 +24,10 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	st := r.st
 	base := strings.TrimSuffix(st.Resource, waitForTaskToken)
 	callback := base != st.Resource
+	// An activity's Task waits on its token as a callback does: the
+	// handler queues it for a worker (see WithActivities).
+	activity := r.x.engine.activity(st)
+	callback = callback || activity
 	durable := r.x.durable
 	var call Call // for the durable hooks: its scope is written only for them
 	if durable != nil {
@@ -66,6 +70,9 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		}
 	}
 	h, ok := r.x.engine.registry.lookup(binding)
+	if activity {
+		h, ok = r.x.engine.activities, true
+	}
 	if !ok {
 		return nil, newError(ErrRuntime, "state %q: no handler is registered for %q", st.Name, binding)
 	}
@@ -138,8 +145,11 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	// Step Functions reports the call's start apart from its scheduling
 	// (TaskStarted, or LambdaFunctionStarted for a function ARN); a replay
 	// emits it again, as it emits the outcome. The handler is called at
-	// once: the scheduling's clock reading serves both.
-	r.x.record(newHist(evTaskStarted, st, r.fr, nil), at, false)
+	// once: the scheduling's clock reading serves both. An activity's
+	// start is a worker taking it, which the caller records.
+	if !activity {
+		r.x.record(newHist(evTaskStarted, st, r.fr, nil), at, false)
+	}
 	if replay.Done {
 		return r.replayed(input, replay)
 	}
@@ -163,8 +173,10 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 	var result any
 	if herr == nil { // callback: wait for SendTaskSuccess / SendTaskFailure
-		r.x.emitState(evTaskSubmitted, st, r.fr, r.submitted(raw, base == lambdaInvoke))
-		result, herr = wait.wait(tctx, r.x.engine, heartbeat)
+		if !activity {
+			r.x.emitState(evTaskSubmitted, st, r.fr, r.submitted(raw, base == lambdaInvoke))
+		}
+		result, herr = wait.wait(tctx, r.x.engine, heartbeat, !activity)
 	}
 	if herr != nil {
 		return nil, r.taskFailed(ctx, tctx, herr, timeout)
@@ -388,11 +400,12 @@ func (e *Engine) register(token string) *waiter {
 
 // wait waits for the task's outcome, or ctx's end, or (heartbeat > 0) for
 // a gap of more than heartbeat between heartbeats (on e's clock), counted
-// from the start of the wait: States.HeartbeatTimeout.
-func (w *waiter) wait(ctx context.Context, e *Engine, heartbeat time.Duration) (any, error) {
+// from the start of the wait when armed, else from the first heartbeat (an
+// activity's worker taking its task): States.HeartbeatTimeout.
+func (w *waiter) wait(ctx context.Context, e *Engine, heartbeat time.Duration, armed bool) (any, error) {
 	var expired <-chan time.Time
 	stop := func() bool { return false }
-	if heartbeat > 0 {
+	if heartbeat > 0 && armed {
 		expired, stop = e.timer(heartbeat)
 	}
 	defer func() { stop() }()

@@ -1,0 +1,41 @@
+package asl
+
+import "strings"
+
+// Activities. A Task state whose Resource is an activity ARN
+// (arn:aws:states:REGION:ACCOUNT:activity:NAME) is served by a worker
+// that polls for it (the Step Functions API's GetActivityTask) and answers
+// with SendTaskSuccess or SendTaskFailure on the task's token, as a
+// .waitForTaskToken Task is answered. The engine does not poll: it hands
+// the task to the handler given with WithActivities, which queues it for
+// the workers, and then waits on the token.
+
+// IsActivityARN reports whether resource names an activity:
+// arn:PARTITION:states:REGION:ACCOUNT:activity:NAME.
+func IsActivityARN(resource string) bool {
+	parts := strings.Split(resource, ":")
+	return len(parts) == 7 && parts[0] == "arn" && strings.HasPrefix(parts[1], "aws") && parts[2] == "states" &&
+		parts[3] != "" && parts[4] != "" && parts[5] == "activity" && parts[6] != ""
+}
+
+// WithActivities makes the engine run Task states whose Resource is an
+// activity ARN; without it they are unbound (Check refuses them). For each
+// attempt h is called with the task's effective input and a context that
+// carries its TaskInfo (TaskFromContext: the activity ARN as Resource, the
+// task token as Token); it should queue the task for a worker and return
+// at once. An error it returns fails the attempt without a worker. The
+// Task then waits for SendTaskSuccess or SendTaskFailure on the token, and
+// its events are those of a callback Task without TaskStarted and
+// TaskSubmitted: the caller records when a worker takes the task (Step
+// Functions' ActivityStarted).
+//
+// TimeoutSeconds counts from the scheduling, waiting for a worker
+// included; HeartbeatSeconds counts from the first SendTaskHeartbeat,
+// which the caller sends when a worker takes the task, so a task waits for
+// its worker without a heartbeat.
+func WithActivities(h Handler) Option { return func(e *Engine) { e.activities = h } }
+
+// activity reports whether the engine serves st as an activity task.
+func (e *Engine) activity(st *State) bool {
+	return e.activities != nil && IsActivityARN(st.Resource)
+}
