@@ -50,5 +50,11 @@
 //     through Config.ExecutionLog) and StartSyncExecution;
 //   - redrive.go: RedriveExecution, and what of a history is run again;
 //   - teststate.go: TestState, one state run on its own;
+//   - activities.go, activitytasks.go: activities and their tasks
+//     (GetActivityTask, the workers waiting, ActivityStarted);
+//   - attributes.go: tags and the state machines' logging, tracing and
+//     encryption configuration;
+//   - definitions.go: ValidateStateMachineDefinition's diagnostics and
+//     the state machine an execution ran;
 //   - errors.go: the Step Functions error codes the manager returns.
 package control

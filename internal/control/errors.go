@@ -23,6 +23,14 @@ const (
 	CodeMissingParameter         = "MissingRequiredParameter"
 	CodeTypeNotSupported         = "StateMachineTypeNotSupported"
 	CodeExecutionNotRedrivable   = "ExecutionNotRedrivable"
+
+	CodeActivityDoesNotExist           = "ActivityDoesNotExist"
+	CodeActivityAlreadyExists          = "ActivityAlreadyExists"
+	CodeActivityLimitExceeded          = "ActivityLimitExceeded"
+	CodeActivityWorkerLimitExceeded    = "ActivityWorkerLimitExceeded"
+	CodeTooManyTags                    = "TooManyTags"
+	CodeInvalidTracingConfiguration    = "InvalidTracingConfiguration"
+	CodeInvalidEncryptionConfiguration = "InvalidEncryptionConfiguration"
 )
 
 // Error is a refusal the Step Functions API would give: Code is the API's
@@ -33,6 +41,9 @@ type Error struct {
 	Code    string
 	Message string
 	Err     error
+	// ResourceName, when set, is the resource the error is about, for the
+	// errors whose shape carries it (ResourceNotFound, TooManyTags).
+	ResourceName string
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }

@@ -17,6 +17,9 @@ type HistoryEvent struct {
 	// RedriveCount is how many ExecutionRedriven events the history
 	// holds up to this one.
 	RedriveCount int
+	// WorkerName, on an ActivityStarted event, is the name the worker
+	// that took the activity task gave (GetActivityTask's workerName).
+	WorkerName string
 }
 
 // History returns a page of an execution's history: at most max events
@@ -67,7 +70,7 @@ func (m *Manager) History(_ context.Context, arn, next string, max int, reverse 
 			redrives++
 		}
 		if i >= lo && i < hi {
-			out = append(out, HistoryEvent{Event: *l.Event, PreviousID: l.Prev, RedriveCount: redrives})
+			out = append(out, HistoryEvent{Event: *l.Event, PreviousID: l.Prev, RedriveCount: redrives, WorkerName: l.Worker})
 		}
 		i++
 		return nil

@@ -197,5 +197,6 @@ func (m *Manager) DeleteStateMachine(_ context.Context, arn string) error {
 		}
 	}
 	delete(m.machines, arn)
+	m.dropAttributes(arn) // its tags and configuration go with it
 	return nil
 }

@@ -42,6 +42,10 @@ type Config struct {
 	// StartExecution fails with ExecutionLimitExceeded.
 	MaxExecutions int
 	MaxRunning    int
+	// MaxActivityPollers bounds the GetActivityTask calls waiting at once
+	// (default DefaultMaxActivityPollers); beyond it GetActivityTask fails
+	// with ActivityWorkerLimitExceeded.
+	MaxActivityPollers int
 
 	// OnHistory is called with every history event once it is persisted,
 	// in order, with the execution's tenant and ARN; ev.ID is the event's
@@ -107,6 +111,9 @@ type Manager struct {
 	running   int
 	tokens    map[string]*recorder // task tokens awaiting SendTask*
 	vc        catalog              // versions and aliases
+
+	acts  activities // activities, their queued tasks and waiting workers
+	attrs attributes // tags and configurations
 }
 
 type machine struct {
@@ -185,11 +192,11 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 	m := &Manager{
 		cfg: cfg, log: cfg.Logger, now: cfg.Now, root: root, stop: stop,
 		disk: cfg.disk.orDefaults(), quarantine: quarantine.Beside(cfg.Dir, cfg.Logger),
-		eng:      asl.New(cfg.Registry, opts...),
 		machines: map[string]*machine{}, execs: map[string]*execution{}, byMachine: map[string][]*execution{},
 		tokens: map[string]*recorder{},
 	}
 	m.vc.init(cfg.RouteSource)
+	m.eng = asl.New(cfg.Registry, append(opts, asl.WithActivities(m.scheduleActivity))...)
 	for _, d := range []string{m.machinesDir(), m.executionsDir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			stop()
@@ -197,6 +204,10 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 		}
 	}
 	if err := m.loadMachines(); err != nil {
+		stop()
+		return nil, err
+	}
+	if err := errors.Join(m.loadActivities(), m.loadAttributes()); err != nil {
 		stop()
 		return nil, err
 	}

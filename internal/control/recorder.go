@@ -67,6 +67,9 @@ type replayState struct {
 	waiting pairs[string]
 
 	occ occurrences // what had not completed, for a redrive (redrive.go)
+	// tokens of activity tasks a worker took (ActivityStarted): not
+	// handed out again (activitytasks.go)
+	taken pairs[bool]
 }
 
 type taskRecord struct {
@@ -269,6 +272,10 @@ func (r *recorder) load() error {
 				}
 			case "WaitStateEntered":
 				rp.waits[k] = append(rp.waits[k], ev.Timestamp)
+			case "ActivityStarted":
+				if tok, ok := rp.waiting.get(k); ok {
+					rp.taken.set(tok, true)
+				}
 			}
 			r.track(ev)
 			if end, err := endOf(ev); err != nil || end != nil {
@@ -355,7 +362,11 @@ func (r *recorder) onEvent(ev asl.Event) {
 // it follows, then passes it to OnHistory; a closing event becomes the
 // recorder's end. The caller holds mu. Past MaxHistoryEvents only the
 // closing event is persisted.
-func (r *recorder) persist(ev asl.Event) error {
+func (r *recorder) persist(ev asl.Event) error { return r.persistWorker(ev, "") }
+
+// persistWorker is persist with, for an ActivityStarted event, the name
+// of the worker that took the task.
+func (r *recorder) persistWorker(ev asl.Event, worker string) error {
 	end, err := endOf(&ev)
 	if err != nil {
 		return err
@@ -369,7 +380,7 @@ func (r *recorder) persist(ev asl.Event) error {
 	}
 	prev := r.previousOf(&ev)
 	ev.ID = r.nextID + 1
-	if err := r.m.disk.appendLine(r.path, line{Event: &ev, Prev: prev}); err != nil {
+	if err := r.m.disk.appendLine(r.path, line{Event: &ev, Prev: prev, Worker: worker}); err != nil {
 		return err
 	}
 	r.nextID = ev.ID
@@ -568,4 +579,5 @@ func (m *Manager) dropToken(tok string) {
 	m.mu.Lock()
 	delete(m.tokens, tok)
 	m.mu.Unlock()
+	m.acts.forget(tok) // an activity task no worker took
 }

@@ -24,6 +24,9 @@ import (
 //	                                          and replaced by one naming the damage
 //	executions/<machine>/<name>/history.jsonl its history, one line per record,
 //	                                          appended and fsynced one at a time
+//	activities/<name>.json                    an activity (atomic rename)
+//	attributes/<kind>/<name>.json             a state machine's or an activity's tags and
+//	                                          configuration (atomic rename)
 //
 // A history line is one of: a persisted event (with its id and the id of
 // the event before it), a task token the execution handed out, or a
@@ -32,8 +35,11 @@ import (
 
 // line is one record of history.jsonl.
 type line struct {
-	Event    *asl.Event  `json:"event,omitempty"`
-	Prev     int         `json:"prev,omitempty"`
+	Event *asl.Event `json:"event,omitempty"`
+	Prev  int        `json:"prev,omitempty"`
+	// Worker, beside an ActivityStarted event, names the worker that
+	// took the activity task.
+	Worker   string      `json:"worker,omitempty"`
 	Token    *tokenLine  `json:"token,omitempty"`
 	Resolved *resolution `json:"resolved,omitempty"`
 }
