@@ -19,7 +19,9 @@ import (
 //   - a tenant key describes and lists state machines, starts executions
 //     (they belong to its tenant: an input naming another tenant is
 //     refused) and sees and acts on its tenant's executions only; another
-//     tenant's execution or task answers exactly as a missing one.
+//     tenant's execution or task answers exactly as a missing one;
+//   - activities are shared or a tenant's own, and a task goes only to a
+//     worker of its execution's tenant (see activities.go).
 
 // Guard may refuse a SendTask* on a token beyond tenancy: the server's
 // confirmations are resolved through the confirmation service only, so a

@@ -17,6 +17,9 @@ const serviceIntegration = "arn:aws:states:::"
 // (arn:aws:states:::lambda:invoke…) as Task* events with resourceType and
 // resource split as Step Functions splits them.
 func historyEvent(ev control.HistoryEvent, data bool, role string) map[string]any {
+	if out, ok := activityEvent(ev, data); ok {
+		return out
+	}
 	out := map[string]any{
 		"id":              ev.ID,
 		"previousEventId": ev.PreviousID,

@@ -57,6 +57,8 @@ type Backend interface {
 	Versioner
 	Expresser
 	Redriver
+	ActivityBackend
+	ResourceBackend
 }
 
 var _ Backend = (*control.Manager)(nil)
@@ -96,11 +98,11 @@ func New(backend Backend, opts Options) *Handler {
 	}
 	h := &Handler{backend: backend, log: logger, guard: opts.Guard}
 	h.ops = map[string]func(context.Context, []byte) (any, error){
-		"CreateStateMachine":   h.createStateMachine,
-		"DescribeStateMachine": h.describeStateMachine,
+		"CreateStateMachine":   h.createStateMachineWith,
+		"DescribeStateMachine": h.describeStateMachineWith,
 		"ListStateMachines":    h.listStateMachines,
 		"DeleteStateMachine":   h.deleteStateMachine,
-		"UpdateStateMachine":   h.updateStateMachine,
+		"UpdateStateMachine":   h.updateStateMachineWith,
 		"StartExecution":       h.startExecution,
 		"DescribeExecution":    h.describeExecution,
 		"ListExecutions":       h.listExecutions,
@@ -111,7 +113,7 @@ func New(backend Backend, opts Options) *Handler {
 		"SendTaskHeartbeat":    h.sendTaskHeartbeat,
 		"TestState":            h.testState,
 	}
-	for _, more := range []map[string]func(context.Context, []byte) (any, error){h.versionOps(), h.expressOps(), h.redriveOps()} {
+	for _, more := range []map[string]func(context.Context, []byte) (any, error){h.versionOps(), h.expressOps(), h.redriveOps(), h.activityOps(), h.resourceOps()} {
 		for name, op := range more {
 			h.ops[name] = op
 		}
@@ -121,9 +123,10 @@ func New(backend Backend, opts Options) *Handler {
 
 // apiError is an error response.
 type apiError struct {
-	status int
-	code   string
-	msg    string
+	status   int
+	code     string
+	msg      string
+	resource string // the resourceName of the errors whose shape has one
 }
 
 func (e *apiError) Error() string { return e.code + ": " + e.msg }
@@ -175,7 +178,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.As(err, &ae):
 		case errors.As(err, &ce):
-			ae = &apiError{status: http.StatusBadRequest, code: ce.Code, msg: ce.Message}
+			ae = &apiError{status: http.StatusBadRequest, code: ce.Code, msg: ce.Message, resource: ce.ResourceName}
 			if ce.Code == control.CodeServiceUnavailable {
 				ae.status = http.StatusServiceUnavailable
 			}
@@ -199,7 +202,11 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	w.Header().Set("Content-Type", ContentType)
 	w.Header().Set("X-Amzn-ErrorType", e.code)
 	w.WriteHeader(e.status)
-	b, _ := json.Marshal(map[string]string{"__type": e.code, "message": e.msg})
+	body := map[string]string{"__type": e.code, "message": e.msg}
+	if e.resource != "" {
+		body["resourceName"] = e.resource
+	}
+	b, _ := json.Marshal(body)
 	w.Write(b)
 }
 
