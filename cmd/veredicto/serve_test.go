@@ -261,13 +261,7 @@ func TestServeAWSCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: a Python AWS CLI process per call (6-12 s); make test-long runs it")
 	}
-	awsBin, err := exec.LookPath("aws")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the AWS CLI is required in CI: %v", err)
-		}
-		t.Skipf("no AWS CLI on the PATH: %v", err)
-	}
+	cli := findAWSCLI(t)
 	tokens := make(chan string, 4)
 	notify := asl.Handler(func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
 		var p struct{ Token string }
@@ -279,27 +273,9 @@ func TestServeAWSCLI(t *testing.T) {
 	data := t.TempDir()
 	hs := serveInProcess(ctx, t, app.ServerConfig{Data: data,
 		Functions: map[string]asl.Handler{"NotifyFunction": notify}})
+	cli.endpoint = hs.base
 	op := keyFor(t, data, auth.KeySpec{Name: "ana", Operator: true})
-	env := func(k auth.Key) []string {
-		return append(os.Environ(), "AWS_ACCESS_KEY_ID="+k.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+k.SecretAccessKey, "AWS_DEFAULT_REGION=us-east-1",
-			"AWS_DISABLE_HOST_PREFIX_INJECTION=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PAGER=")
-	}
-	runAs := func(k auth.Key, args ...string) (map[string]any, error) {
-		cmd := exec.Command(awsBin, append([]string{"stepfunctions", "--endpoint-url", hs.base, "--output", "json"}, args...)...)
-		cmd.Env = env(k)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("aws %s: %v: %s", strings.Join(args, " "), err, stderr.String())
-		}
-		var out map[string]any
-		if stdout.Len() > 0 {
-			if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-				return nil, fmt.Errorf("aws %s: output %q: %v", args[0], stdout.String(), err)
-			}
-		}
-		return out, nil
-	}
+	runAs := cli.run
 	run := func(args ...string) (map[string]any, error) { return runAs(op, args...) }
 	must := func(args ...string) map[string]any {
 		t.Helper()
