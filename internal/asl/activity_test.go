@@ -59,6 +59,19 @@ func activityEngine(clk *asltest.Clock) (*Engine, chan queued) {
 	return eng, tasks
 }
 
+// startActivity starts def on an engine with activities and returns the
+// engine's clock and the task it handed over.
+func startActivity(t *testing.T, def, input string) (*asltest.Clock, *Engine, *Execution, queued) {
+	t.Helper()
+	clk := asltest.NewClock(clockStart)
+	eng, tasks := activityEngine(clk)
+	x, err := eng.Start(context.Background(), mustParse(t, def), json.RawMessage(input), StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clk, eng, x, take(t, tasks)
+}
+
 const activityDef = `{"StartAt":"Resize","States":{"Resize":{"Type":"Task","Resource":"` + activityARN + `",
   "Parameters":{"size.$":"$.size"},"TimeoutSeconds":100,"HeartbeatSeconds":1,"ResultPath":"$.resized",
   "Catch":[{"ErrorEquals":["States.HeartbeatTimeout"],"ResultPath":"$.lost","Next":"Lost"}],"End":true},
@@ -90,13 +103,7 @@ func TestActivityTaskWaitsForItsWorker(t *testing.T) {
 
 	t.Run("answered", func(t *testing.T) {
 		t.Parallel()
-		clk := asltest.NewClock(clockStart)
-		eng, tasks := activityEngine(clk)
-		x, err := eng.Start(context.Background(), mustParse(t, activityDef), json.RawMessage(`{"size":3}`), StartOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		task := take(t, tasks)
+		clk, eng, x, task := startActivity(t, activityDef, `{"size":3}`)
 		if task.info.Resource != activityARN || task.info.Token == "" || task.input != `{"size":3}` {
 			t.Fatalf("handed over %+v", task)
 		}
@@ -125,13 +132,7 @@ func TestActivityTaskWaitsForItsWorker(t *testing.T) {
 
 	t.Run("worker gone silent", func(t *testing.T) {
 		t.Parallel()
-		clk := asltest.NewClock(clockStart)
-		eng, tasks := activityEngine(clk)
-		x, err := eng.Start(context.Background(), mustParse(t, activityDef), json.RawMessage(`{"size":3}`), StartOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		task := take(t, tasks)
+		clk, eng, x, task := startActivity(t, activityDef, `{"size":3}`)
 		if err := eng.SendTaskHeartbeat(task.info.Token); err != nil {
 			t.Fatal(err)
 		}
@@ -148,13 +149,7 @@ func TestActivityTaskWaitsForItsWorker(t *testing.T) {
 
 	t.Run("no worker", func(t *testing.T) {
 		t.Parallel()
-		clk := asltest.NewClock(clockStart)
-		eng, tasks := activityEngine(clk)
-		x, err := eng.Start(context.Background(), mustParse(t, strings.Replace(activityDef, `"HeartbeatSeconds":1,`, "", 1)), json.RawMessage(`{"size":1}`), StartOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		take(t, tasks)
+		clk, _, x, _ := startActivity(t, strings.Replace(activityDef, `"HeartbeatSeconds":1,`, "", 1), `{"size":1}`)
 		awaitTimers(t, clk, 100*time.Second)
 		clk.Advance(100 * time.Second)
 		res := wait(t, x)

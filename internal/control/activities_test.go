@@ -27,7 +27,7 @@ func code(err error) string {
 	return ""
 }
 
-// poller runs GetActivityTask in the background.
+// pollAsync runs GetActivityTask in the background.
 func pollAsync(m *Manager, ctx context.Context, arn, worker, tenant string) chan ActivityTask {
 	got := make(chan ActivityTask, 1)
 	go func() {
@@ -38,6 +38,16 @@ func pollAsync(m *Manager, ctx context.Context, arn, worker, tenant string) chan
 		got <- t
 	}()
 	return got
+}
+
+// queuedTasks waits until n activity tasks wait for a worker.
+func queuedTasks(t *testing.T, m *Manager, n int, what string) {
+	t.Helper()
+	poll.Until(t, 10*time.Second, func() bool {
+		m.acts.mu.Lock()
+		defer m.acts.mu.Unlock()
+		return len(m.acts.queued) == n
+	}, what)
 }
 
 func received(t *testing.T, got chan ActivityTask) ActivityTask {
@@ -79,11 +89,7 @@ func TestActivityTasksSurviveARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	poll.Until(t, 10*time.Second, func() bool {
-		m.acts.mu.Lock()
-		defer m.acts.mu.Unlock()
-		return len(m.acts.queued) == 1
-	}, "the second task to be queued")
+	queuedTasks(t, m, 1, "the second task to be queued")
 	m.Close()
 
 	m = f.open(t, dir)
@@ -153,11 +159,7 @@ func TestGetActivityTaskBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	poll.Until(t, 10*time.Second, func() bool {
-		m.acts.mu.Lock()
-		defer m.acts.mu.Unlock()
-		return len(m.acts.queued) == 1
-	}, "acme's task queued past bravo's waiting workers")
+	queuedTasks(t, m, 1, "acme's task queued past bravo's waiting workers")
 	clock.Advance(ActivityPollTimeout)
 	if got := received(t, bravo); got != (ActivityTask{}) {
 		t.Errorf("bravo's worker got %+v", got)

@@ -63,7 +63,9 @@ func BenchmarkGetActivityTask(b *testing.B) {
 	}
 	b.StopTimer()
 	slices.Sort(latencies)
-	ms := func(q float64) float64 { return float64(latencies[int(q*float64(len(latencies)-1))]) / float64(time.Millisecond) }
+	ms := func(q float64) float64 {
+		return float64(latencies[int(q*float64(len(latencies)-1))]) / float64(time.Millisecond)
+	}
 	b.ReportMetric(ms(0.5), "p50-ms")
 	b.ReportMetric(ms(0.99), "p99-ms")
 }
