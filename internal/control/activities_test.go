@@ -384,3 +384,15 @@ func TestConfiguration(t *testing.T) {
 		t.Errorf("configure a missing machine: %v", err)
 	}
 }
+
+// TestState refuses an activity Task at once, as it refuses a
+// .waitForTaskToken one: no worker could take a test's task.
+func TestTestStateRefusesAnActivity(t *testing.T) {
+	f := newFixture()
+	m := f.open(t, t.TempDir())
+	defer m.Close()
+	_, err := m.TestState(context.Background(), `{"Type":"Task","Resource":"`+ActivityARN("a")+`","End":true}`, `{}`)
+	if code(err) != CodeValidation {
+		t.Errorf("TestState of an activity Task: %v, want ValidationException", err)
+	}
+}

@@ -62,6 +62,9 @@ func (m *Manager) TestStateWithin(ctx context.Context, definition, input string,
 	if res, _ := st["Resource"].(string); strings.HasSuffix(res, ".waitForTaskToken") || strings.HasSuffix(res, ".sync") || strings.Contains(res, ".sync:") {
 		return TestResult{}, errorf(CodeValidation, "TestState does not run the %s integration pattern: test the state with the plain resource, or run it in an execution", res[strings.LastIndex(res, "."):])
 	}
+	if res, _ := st["Resource"].(string); asl.IsActivityARN(res) {
+		return TestResult{}, errorf(CodeValidation, "TestState does not run activity tasks (no worker could take a test's task): run the state in an execution")
+	}
 	retriers, _ := st["Retry"].([]any)
 	delete(st, "Retry")
 
