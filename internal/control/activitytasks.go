@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
@@ -221,7 +222,10 @@ func (m *Manager) startActivity(t *activityTask, worker string) bool {
 		return false
 	}
 	if err := rec.activityStarted(t.token, worker); err != nil {
-		m.log.Error("an activity task could not be handed to its worker", "execution", rec.e.arn, "error", err)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Code != CodeTaskTimedOut { // not a Task that just ended
+			m.log.Error("an activity task could not be handed to its worker", "execution", rec.e.arn, "error", err)
+		}
 		return false
 	}
 	_ = m.eng.SendTaskHeartbeat(t.token)
@@ -248,16 +252,14 @@ func (r *recorder) activityStarted(tok, worker string) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Only a Task still waiting on tok (open: its outcome not recorded)
+	// is started.
 	state, ok := r.states.get(tok)
-	if !ok {
+	i := slices.IndexFunc(r.open, func(o pair[string]) bool { return o.v == tok })
+	if !ok || i < 0 {
 		return errorf(CodeTaskTimedOut, "Task Timed Out: 'Provided task does not exist anymore'")
 	}
-	scope := ""
-	for _, o := range r.open {
-		if o.v == tok {
-			scope = o.k[:len(o.k)-len("|"+state)]
-		}
-	}
+	scope := strings.TrimSuffix(r.open[i].k, "|"+state)
 	ev := asl.Event{Type: "ActivityStarted", State: state, Scope: scope, Timestamp: r.m.now().UTC()}
 	if err := r.persistWorker(ev, worker); err != nil {
 		r.historyLost(err)
