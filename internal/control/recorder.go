@@ -392,7 +392,7 @@ func (r *recorder) persistWorker(ev asl.Event, worker string) error {
 	if r.m.cfg.OnHistory != nil {
 		r.m.cfg.OnHistory(r.e.tenant, r.e.arn, ev)
 	}
-	r.m.logPersisted(r.e, HistoryEvent{Event: ev, PreviousID: prev})
+	r.m.logPersisted(r.e, HistoryEvent{Event: ev, PreviousID: prev, WorkerName: worker})
 	return nil
 }
 

@@ -72,7 +72,7 @@ func segment(name string) string {
 
 // Log levels' events: ERROR keeps these, FATAL the execution's.
 var (
-	errorEvents = map[string]bool{"ExecutionAborted": true, "ExecutionFailed": true, "ExecutionTimedOut": true, "FailStateEntered": true,
+	errorEvents = map[string]bool{"ActivityFailed": true, "ActivityScheduleFailed": true, "ActivityTimedOut": true, "ExecutionAborted": true, "ExecutionFailed": true, "ExecutionTimedOut": true, "FailStateEntered": true,
 		"LambdaFunctionFailed": true, "LambdaFunctionScheduleFailed": true, "LambdaFunctionStartFailed": true, "LambdaFunctionTimedOut": true,
 		"MapStateAborted": true, "MapStateFailed": true, "MapIterationAborted": true, "MapIterationFailed": true, "MapRunAborted": true,
 		"MapRunFailed": true, "ParallelStateAborted": true, "ParallelStateFailed": true, "TaskFailed": true, "TaskStartFailed": true,
