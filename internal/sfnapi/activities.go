@@ -107,19 +107,26 @@ func (h *Handler) describeActivity(ctx context.Context, body []byte) (any, error
 	return map[string]any{"activityArn": a.ARN, "name": a.Name, "creationDate": epoch(a.Created), "encryptionConfiguration": enc}, nil
 }
 
-func (h *Handler) listActivities(ctx context.Context, body []byte) (any, error) {
+// listRequest reads a request for a page of a list that takes nothing
+// else (ListStateMachines, ListActivities): its token and page size.
+func listRequest(body []byte) (next string, max int, err error) {
 	var in struct {
 		MaxResults int    `json:"maxResults"`
 		NextToken  string `json:"nextToken"`
 	}
 	if err := decode(body, &in); err != nil {
-		return nil, err
+		return "", 0, err
 	}
-	max, err := pageSize(in.MaxResults)
+	max, err = pageSize(in.MaxResults)
+	return in.NextToken, max, err
+}
+
+func (h *Handler) listActivities(ctx context.Context, body []byte) (any, error) {
+	after, max, err := listRequest(body)
 	if err != nil {
 		return nil, err
 	}
-	list, next, err := h.backend.ListActivities(ctx, in.NextToken, max)
+	list, next, err := h.backend.ListActivities(ctx, after, max)
 	if err != nil {
 		return nil, err
 	}

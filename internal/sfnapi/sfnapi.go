@@ -364,18 +364,11 @@ func (h *Handler) describeStateMachine(ctx context.Context, body []byte) (any, e
 }
 
 func (h *Handler) listStateMachines(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		MaxResults int    `json:"maxResults"`
-		NextToken  string `json:"nextToken"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	max, err := pageSize(in.MaxResults)
+	after, max, err := listRequest(body)
 	if err != nil {
 		return nil, err
 	}
-	list, next := h.backend.ListStateMachines(ctx, in.NextToken, max)
+	list, next := h.backend.ListStateMachines(ctx, after, max)
 	items := make([]map[string]any, 0, len(list))
 	for _, sm := range list {
 		items = append(items, map[string]any{"stateMachineArn": sm.ARN, "name": sm.Name, "type": sm.Type, "creationDate": epoch(sm.Created)})
