@@ -157,16 +157,28 @@ func (s *Service) Purge(ctx context.Context, req Request) (*Result, error) {
 			}
 		}
 	}
-	for _, e := range []struct {
+	type erasure struct {
 		store Eraser
 		key   string
 		n     *int
-	}{
+	}
+	todo := []erasure{
 		{s.Inputs, search.InputPrefix(req.Tenant, req.Search), &res.Documents},
 		{s.Reports, search.ReportPrefix(req.Tenant, req.Search), &res.Reports},
-		{s.Context, join("stage", req.Tenant, req.Search), &res.Records},  // internal/search/progress.go
-		{s.Context, join("search", req.Tenant, req.Search), &res.Records}, // internal/intake: the search record
-	} {
+		{s.Context, join("stage", req.Tenant, req.Search), &res.Records},     // internal/search/progress.go
+		{s.Context, join("search", req.Tenant, req.Search), &res.Records},    // internal/intake: the search record
+		{s.Context, join("searchrun", req.Tenant, req.Search), &res.Records}, // internal/intake: its runs
+	}
+	if req.Search == "" {
+		// The whole tenant: every other workflow's data too, in whichever
+		// store keeps it (a key a store does not hold erases nothing).
+		for _, kind := range tenantKinds {
+			todo = append(todo, erasure{s.Inputs, join(kind, req.Tenant, ""), &res.Documents},
+				erasure{s.Reports, join(kind, req.Tenant, ""), &res.Reports},
+				erasure{s.Context, join(kind, req.Tenant, ""), &res.Records})
+		}
+	}
+	for _, e := range todo {
 		n, err := e.store.Erase(ctx, e.key)
 		*e.n += n
 		if err != nil {
@@ -197,6 +209,13 @@ func (r Request) check() error {
 	}
 	return nil
 }
+
+// tenantKinds are the first key segments under which the other workflows
+// keep a tenant's data: the chat's turns, claims and feedback
+// (internal/chat), the debates' logs and reports (internal/debate), the
+// companion's applications (internal/companion), the interview flags
+// (internal/flags), interviews and the mail outbox.
+var tenantKinds = []string{"chat", "debate", "debates", "companion", "flags", "interviews", "outbox"}
 
 func join(kind, tenant, searchID string) string {
 	if searchID == "" {

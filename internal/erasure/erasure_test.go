@@ -105,10 +105,10 @@ func TestPurgeASearch(t *testing.T) {
 		t.Errorf("purged %q (already %v), unknown %q; want both runs of s-1, the damaged record named", names, already, res.Unknown)
 	}
 	if got := append(append(f.inputs.erased, f.reports.erased...), f.contexts.erased...); !slices.Equal(got,
-		[]string{"searches/acme/s-1", "reports/acme/s-1", "stage/acme/s-1", "search/acme/s-1"}) {
+		[]string{"searches/acme/s-1", "reports/acme/s-1", "stage/acme/s-1", "search/acme/s-1", "searchrun/acme/s-1"}) {
 		t.Errorf("erased %q", got)
 	}
-	if res.Documents != 2 || res.Reports != 2 || res.Records != 4 {
+	if res.Documents != 2 || res.Reports != 2 || res.Records != 6 {
 		t.Errorf("counts: %d documents, %d reports, %d records; want what the stores said", res.Documents, res.Reports, res.Records)
 	}
 	tomb := f.tombstone(t, "acme", "s-1-run1")
@@ -143,8 +143,22 @@ func TestPurgeATenant(t *testing.T) {
 	if names, _ := purged(res); !slices.Equal(names, []string{"damaged", "s-1-run1", "s-1-run2", "s-2-run1"}) || len(res.Unknown) != 0 {
 		t.Errorf("purged %q, unknown %q; want every record of acme", names, res.Unknown)
 	}
-	if got := append(append(f.inputs.erased, f.reports.erased...), f.contexts.erased...); !slices.Equal(got, []string{"searches/acme", "reports/acme", "stage/acme", "search/acme"}) {
-		t.Errorf("erased %q", got)
+	// Every workflow's keys of the tenant, in each store: the search's,
+	// then the chat's, debates', companion's, flags', interviews' and
+	// outbox's.
+	others := []string{"chat/acme", "debate/acme", "debates/acme", "companion/acme", "flags/acme", "interviews/acme", "outbox/acme"}
+	for _, st := range []struct {
+		name   string
+		got    []string
+		search []string
+	}{
+		{"inputs", f.inputs.erased, []string{"searches/acme"}},
+		{"reports", f.reports.erased, []string{"reports/acme"}},
+		{"context", f.contexts.erased, []string{"stage/acme", "search/acme", "searchrun/acme"}},
+	} {
+		if want := append(st.search, others...); !slices.Equal(st.got, want) {
+			t.Errorf("erased from %s %q; want %q", st.name, st.got, want)
+		}
 	}
 	if f.tombstone(t, "globex", "s-1-run1") != nil {
 		t.Error("globex's record was purged")
