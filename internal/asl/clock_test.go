@@ -41,8 +41,14 @@ func awaitTimers(t *testing.T, clk *asltest.Clock, due ...time.Duration) {
 // delays or Waits are not what the test is about.
 func runAdvancing(t *testing.T, reg *Registry, def, input string) *Result {
 	t.Helper()
+	return runAdvancingWith(t, reg, def, input, StartOptions{Name: "test"})
+}
+
+// runAdvancingWith is runAdvancing with the execution's options.
+func runAdvancingWith(t *testing.T, reg *Registry, def, input string, opts StartOptions) *Result {
+	t.Helper()
 	clk := asltest.NewClock(clockStart)
-	x, err := New(reg, WithClock(clk)).Start(context.Background(), mustParse(t, def), json.RawMessage(input), StartOptions{Name: "test"})
+	x, err := New(reg, WithClock(clk)).Start(context.Background(), mustParse(t, def), json.RawMessage(input), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,6 +105,9 @@ type StartOptions struct {
 	// counting, instead of the start: a redriven execution's counts from
 	// its redrive.
 	TimeoutFrom time.Time
+	// Mock, when set, answers the Tasks of the states it mocks in place of
+	// their handlers (a mock configuration's test case, see TaskMock).
+	Mock TaskMock
 }
 
 // Result is the outcome of a finished execution.
@@ -130,24 +133,28 @@ func (r *Result) History() []Event {
 
 // Check reports every Task resource of sm (including inside Parallel
 // branches and Map processors) that the registry cannot serve.
-func (e *Engine) Check(sm *StateMachine) error {
+func (e *Engine) Check(sm *StateMachine) error { return e.check(sm, nil) }
+
+// check is Check for an execution whose mock answers the states it mocks:
+// those need no handler.
+func (e *Engine) check(sm *StateMachine, mock TaskMock) error {
 	if e.registry != nil && sm.checkedWith.Load() == e.registry {
 		return nil
 	}
 	var errs []error
 	walkStates(sm, func(st *State) {
-		if st.Type != "Task" || e.activity(st) {
+		if st.Type != "Task" || e.activity(st) || (mock != nil && mock.Mocks(st.Name)) {
 			return
 		}
 		name, ok := staticBinding(st)
 		if !ok {
 			return // FunctionName chosen at run time
 		}
-		if _, found := e.registry.lookup(name); !found {
-			errs = append(errs, &UnboundError{State: st.Name, Resource: st.Resource, Binding: name})
+		if h, err := e.registry.resolve(strings.TrimSuffix(st.Resource, waitForTaskToken), name); h == nil {
+			errs = append(errs, &UnboundError{State: st.Name, Resource: st.Resource, Binding: name, Reason: err})
 		}
 	})
-	if len(errs) == 0 && e.registry != nil {
+	if len(errs) == 0 && e.registry != nil && mock == nil {
 		sm.checkedWith.Store(e.registry)
 	}
 	return errors.Join(errs...)
@@ -233,7 +240,7 @@ func (e *Engine) Start(ctx context.Context, sm *StateMachine, input json.RawMess
 
 // prepare validates and builds an execution; body runs it to the end.
 func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMessage, opts StartOptions) (*Execution, func(), error) {
-	if err := e.Check(sm); err != nil {
+	if err := e.check(sm, opts.Mock); err != nil {
 		return nil, nil, err
 	}
 	if len(strings.TrimSpace(string(input))) == 0 {
@@ -271,6 +278,7 @@ func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMe
 		inputSize:   inSize,
 		onEvent:     opts.OnEvent,
 		durable:     opts.Durable,
+		mock:        opts.Mock,
 		keepHistory: !opts.DiscardHistory,
 		maxWait:     opts.MaxWait,
 		done:        make(chan struct{}),

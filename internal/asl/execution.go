@@ -24,6 +24,7 @@ type Execution struct {
 	inputSize int // jsonSize(input)
 	onEvent   func(Event)
 	durable   *Durable
+	mock      TaskMock      // StartOptions.Mock
 	maxWait   time.Duration // StartOptions.MaxWait
 	capped    time.Duration // StartOptions.MaxDuration, when it ends the run before TimeoutSeconds would
 	cancel    context.CancelFunc

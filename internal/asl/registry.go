@@ -23,6 +23,7 @@ type Handler func(ctx context.Context, in json.RawMessage) (json.RawMessage, err
 type Registry struct {
 	mu       sync.Mutex                         // serialises Register
 	handlers atomic.Pointer[map[string]Handler] // replaced whole, never written: Tasks look up without a lock
+	external atomic.Pointer[External]           // SetExternal's
 }
 
 // NewRegistry returns an empty registry.
@@ -50,6 +51,41 @@ func (r *Registry) lookup(name string) (Handler, bool) {
 	return h, ok
 }
 
+// External serves a Task that no registered handler serves, as Step
+// Functions would call the service it names: resource is the state's
+// Resource (without .waitForTaskToken), binding the name looked up (a
+// lambda:invoke's FunctionName, otherwise the resource). It returns
+// nil, nil for a resource it does not serve either (the Task is then
+// unbound), or an error saying why it cannot serve it here (a Lambda
+// function with no endpoint to call). It must be safe for concurrent use.
+type External func(resource, binding string) (Handler, error)
+
+// SetExternal makes fn serve the Tasks no registered handler serves (see
+// External); nil removes it. Set it before state machines are checked:
+// Engine.Check remembers a definition it accepted.
+func (r *Registry) SetExternal(fn External) {
+	if fn == nil {
+		r.external.Store(nil)
+		return
+	}
+	r.external.Store(&fn)
+}
+
+// resolve is the handler of a Task: the one registered under binding, else
+// External's. A nil handler with a nil error is an unbound Task.
+func (r *Registry) resolve(resource, binding string) (Handler, error) {
+	if h, ok := r.lookup(binding); ok {
+		return h, nil
+	}
+	if r == nil || binding == "" {
+		return nil, nil // a lambda:invoke without a FunctionName is unbound
+	}
+	if ext := r.external.Load(); ext != nil {
+		return (*ext)(resource, binding)
+	}
+	return nil, nil
+}
+
 // Service integration resources the engine understands.
 const (
 	lambdaInvoke      = "arn:aws:states:::lambda:invoke"
@@ -73,11 +109,18 @@ type UnboundError struct {
 	State    string
 	Resource string
 	Binding  string
+	// Reason, when set, is why the registry's External cannot serve it.
+	Reason error
 }
 
 func (e *UnboundError) Error() string {
+	if e.Reason != nil {
+		return fmt.Sprintf("state %q: resource %q: %v", e.State, e.Resource, e.Reason)
+	}
 	return fmt.Sprintf("state %q: no handler is registered for resource %q (looked for %q)", e.State, e.Resource, e.Binding)
 }
+
+func (e *UnboundError) Unwrap() error { return e.Reason }
 
 // ErrorName is the ASL error name of a handler error, exactly as the Go
 // Lambda runtime (aws-lambda-go v1.55.1, lambdaErrorResponse) reports it as

@@ -69,12 +69,19 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 			payload = map[string]any{}
 		}
 	}
-	h, ok := r.x.engine.registry.lookup(binding)
-	if activity {
-		h, ok = r.x.engine.activities, true
-	}
-	if !ok {
-		return nil, newError(ErrRuntime, "state %q: no handler is registered for %q", st.Name, binding)
+	// A mocked state calls nothing: its answers come from the mock.
+	mocked := r.x.mock != nil && r.x.mock.Mocks(st.Name)
+	var h Handler
+	switch {
+	case mocked && activity:
+		// Step Functions Local's words: a worker, not a mock, answers it.
+		return nil, newError(ErrRuntime, "Activity state cannot be mocked. Please remove mocks mapped for all activity state in the mock config file.")
+	case activity:
+		h = r.x.engine.activities
+	case !mocked:
+		if h, err = r.handler(base, binding); err != nil {
+			return nil, err
+		}
 	}
 
 	var timeoutExpr, heartbeatExpr *jvalue
@@ -150,6 +157,9 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	if !activity {
 		r.x.record(newHist(evTaskStarted, st, r.fr, nil), at, false)
 	}
+	if mocked {
+		return r.mockAnswer(ctx, tctx, input, &replay, timeout)
+	}
 	if replay.Done {
 		return r.replayed(input, replay)
 	}
@@ -183,6 +193,21 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 	r.x.emitState(evTaskSucceeded, st, r.fr, result)
 	return r.finish(input, result)
+}
+
+// handler is the handler that serves a Task's binding: kept out of task's
+// frame, which lies under a waiting Task for as long as it waits.
+//
+//go:noinline
+func (r *stateRun) handler(resource, binding string) (Handler, error) {
+	h, err := r.x.engine.registry.resolve(resource, binding)
+	switch {
+	case err != nil:
+		return nil, newError(ErrRuntime, "state %q: %v", r.st.Name, err)
+	case h == nil:
+		return nil, newError(ErrRuntime, "state %q: no handler is registered for %q", r.st.Name, binding)
+	}
+	return h, nil
 }
 
 // staticTimeouts reports whether a Task's TimeoutSeconds and
