@@ -59,6 +59,8 @@ func TenantOf(input []byte) string {
 // that version's definition. An Express machine's execution runs apart
 // (see express.go).
 func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string) (Execution, error) {
+	startARN := smARN
+	smARN, testCase := splitTestCase(smARN)
 	x, err := m.checkStart(smARN, name, input)
 	if err != nil {
 		return Execution{}, err
@@ -72,10 +74,14 @@ func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string)
 		return Execution{}, errorf(CodeServiceUnavailable, "the server is shutting down")
 	}
 	t, err := m.target(smARN)
+	if err == nil {
+		err = m.checkTestCase(startARN, t.mc.meta.Name, testCase)
+	}
 	if err != nil {
 		m.mu.Unlock()
 		return Execution{}, err
 	}
+	t.testCase = testCase
 	if t.typ == typeExpress {
 		m.mu.Unlock()
 		return m.startExpress(ctx, t, name, input)
@@ -97,14 +103,14 @@ func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string)
 	}
 	e := &execution{arn: arn, smARN: smARN, name: name, tenant: TenantOf([]byte(input)), inputSum: sum,
 		start: m.now().UTC(), dir: filepath.Join(m.executionsDir(), mc.meta.Name, name), status: asl.StatusRunning,
-		versionARN: t.versionARN, aliasARN: t.aliasARN}
+		versionARN: t.versionARN, aliasARN: t.aliasARN, testCase: testCase}
 	m.execs[arn] = e
 	m.byMachine[smARN] = append(m.byMachine[smARN], e)
 	m.running++
 	m.mu.Unlock()
 
 	meta := execMeta{ARN: arn, StateMachineARN: smARN, Name: name, Tenant: e.tenant, Status: asl.StatusRunning,
-		Definition: t.definition, Input: json.RawMessage(input), Start: e.start, VersionARN: t.versionARN, AliasARN: t.aliasARN}
+		Definition: t.definition, Input: json.RawMessage(input), Start: e.start, VersionARN: t.versionARN, AliasARN: t.aliasARN, TestCase: testCase}
 	if err := m.disk.writeAtomic(filepath.Join(e.dir, "meta.json"), meta); err != nil {
 		m.mu.Lock()
 		delete(m.execs, arn)
@@ -159,13 +165,19 @@ func slicesWithout(list []*execution, e *execution) []*execution {
 // launch runs e on the engine with rec persisting its history.
 func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine, input json.RawMessage, rec *recorder, resumed bool) {
 	machineName := strings.TrimPrefix(e.smARN, arnPrefix+"stateMachine:")
+	mock, lost := m.mockOf(machineName, e.testCase)
+	if lost != nil {
+		m.log.ErrorContext(ctx, "execution could not start", "execution", e.arn, "error", lost)
+		m.finish(e, rec, &asl.Result{Status: asl.StatusFailed, Error: lost.Name, Cause: lost.Cause})
+		return
+	}
 	// The execution is attached (e.x) before its first event can need it,
 	// and OnDone may run before Start returns: both go through started.
 	started := make(chan struct{})
 	m.wg.Add(1)
 	x, err := m.eng.Start(m.root, sm, input, asl.StartOptions{
 		Name: e.name, StateMachineName: machineName, ExecutionARN: e.arn, StateMachineARN: e.smARN,
-		StartTime: e.start, TimeoutFrom: e.redriveDate, OnEvent: rec.onEvent, Durable: rec.durable(), DiscardHistory: true,
+		StartTime: e.start, TimeoutFrom: e.redriveDate, OnEvent: rec.onEvent, Durable: rec.durable(), DiscardHistory: true, Mock: mock,
 		OnDone: func(res *asl.Result) {
 			defer m.wg.Done()
 			<-started

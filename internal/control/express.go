@@ -191,9 +191,10 @@ func (m *Manager) runExpress(t target, name, input string, done func(*asl.Result
 	m.wg.Add(1)
 	m.mu.Unlock()
 	run := &expressRun{m: m, arn: arn, tenant: tenant, t: t, start: m.now().UTC()}
+	mock, _ := m.mockOf(t.mc.meta.Name, t.testCase) // the start checked it: the configuration does not change
 	_, err := m.eng.Start(m.root, t.sm, json.RawMessage(input), asl.StartOptions{
 		Name: name, StateMachineName: t.mc.meta.Name, ExecutionARN: arn, StateMachineARN: t.mc.meta.ARN,
-		StartTime: run.start, OnEvent: run.log, DiscardHistory: true, MaxDuration: MaxExpressDuration,
+		StartTime: run.start, OnEvent: run.log, DiscardHistory: true, MaxDuration: MaxExpressDuration, Mock: mock,
 		OnDone: func(res *asl.Result) {
 			defer m.wg.Done()
 			m.mu.Lock()
@@ -228,16 +229,22 @@ func (m *Manager) startExpress(ctx context.Context, t target, name, input string
 // A Standard machine is refused, as Step Functions refuses it. When ctx
 // ends first the execution goes on and ctx's error is returned.
 func (m *Manager) StartSyncExecution(ctx context.Context, smARN, name, input string) (Execution, error) {
+	startARN := smARN
+	smARN, testCase := splitTestCase(smARN)
 	x, err := m.checkStart(smARN, name, input)
 	if err != nil {
 		return Execution{}, err
 	}
 	m.mu.Lock()
 	t, err := m.target(smARN)
+	if err == nil {
+		err = m.checkTestCase(startARN, t.mc.meta.Name, testCase)
+	}
 	m.mu.Unlock()
 	if err != nil {
 		return Execution{}, err
 	}
+	t.testCase = testCase
 	if t.typ != typeExpress {
 		return Execution{}, errorf(CodeTypeNotSupported, "This operation is not supported by this type of state machine")
 	}

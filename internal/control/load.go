@@ -107,7 +107,8 @@ func (m *Manager) loadExecution(machineName, name, dir string) (execMeta, *execu
 	case err == nil:
 		return meta, &execution{arn: meta.ARN, smARN: meta.StateMachineARN, name: meta.Name, tenant: meta.Tenant,
 			inputSum: sha256.Sum256(meta.Input), start: meta.Start, dir: dir, status: meta.Status, stop: meta.Stop,
-			versionARN: meta.VersionARN, aliasARN: meta.AliasARN, redriveCount: meta.RedriveCount, redriveDate: meta.RedriveDate}
+			versionARN: meta.VersionARN, aliasARN: meta.AliasARN, redriveCount: meta.RedriveCount, redriveDate: meta.RedriveDate,
+			testCase: meta.TestCase}
 	case errors.As(err, &de):
 		e = m.loadDamaged(machineName, name, dir, nil, "its metadata (meta.json) "+de.reason, true)
 	case errors.Is(err, fs.ErrNotExist):

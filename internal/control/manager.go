@@ -66,6 +66,10 @@ type Config struct {
 	// writes them (sfnapi.Logs). It must not block for long.
 	ExecutionLog func(LogEvent)
 
+	// Mocks, when set, holds the mock configuration's test cases: a start
+	// on "<state machine ARN>#<test case>" runs that test case (mock.go).
+	Mocks MockSource
+
 	// RouteSource is the randomness with which an alias splits its starts
 	// between two versions (nil: seeded at random); a test seeds its own.
 	RouteSource rand.Source
@@ -147,6 +151,8 @@ type execution struct {
 	// redriveCount and redriveDate change when it is redriven (redrive.go).
 	redriveCount int
 	redriveDate  time.Time
+	// testCase is the mock configuration's test case it runs ("" for none).
+	testCase string
 }
 
 // stall is what a stalled execution waits with: why, the end it reached

@@ -83,6 +83,7 @@ type execMeta struct {
 	RedriveCount int           `json:"redriveCount,omitempty"`
 	RedriveDate  time.Time     `json:"redriveDate,omitzero"`
 	Redrives     []redriveCall `json:"redrives,omitempty"` // the latest clientTokens (redrive.go)
+	TestCase     string        `json:"mockTestCase,omitempty"`
 }
 
 // damage is why an execution's metadata could not be read.

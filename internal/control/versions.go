@@ -651,6 +651,7 @@ type target struct {
 	sm         *asl.StateMachine
 	versionARN string
 	aliasARN   string
+	testCase   string // the mock configuration's test case it runs (mock.go)
 }
 
 // target resolves the ARN StartExecution was given: a machine, a version
