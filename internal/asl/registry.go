@@ -43,6 +43,9 @@ func (r *Registry) Register(name string, h Handler) {
 	r.handlers.Store(&next)
 }
 
+// Lookup returns the handler registered under name.
+func (r *Registry) Lookup(name string) (Handler, bool) { return r.lookup(name) }
+
 func (r *Registry) lookup(name string) (Handler, bool) {
 	if r == nil {
 		return nil, false
