@@ -29,6 +29,9 @@ type Routes struct {
 	// StepFunctions is the Step Functions API (POST / with X-Amz-Target):
 	// the local server's control plane.
 	StepFunctions http.Handler
+	// Lambda is the Lambda Invoke API (POST
+	// /2015-03-31/functions/{name}/invocations): the project's functions.
+	Lambda http.Handler
 	// Console is the web console: its files at the paths it lists.
 	Console Site
 	Logger  *slog.Logger
@@ -70,6 +73,9 @@ func New(rt Routes) *Mux {
 	}
 	if rt.StepFunctions != nil {
 		m.Handle("POST /{$}", rt.StepFunctions)
+	}
+	if rt.Lambda != nil {
+		m.Handle(LambdaInvokeRoute, rt.Lambda)
 	}
 	if rt.Console != nil {
 		for _, p := range rt.Console.Paths() {

@@ -99,14 +99,25 @@ func (a *Authenticator) Wrap(next http.Handler) http.Handler {
 }
 
 // signingService is the SigV4 service a request must be signed for: the
-// Step Functions API's "states" (POST /), or API Gateway's "execute-api"
-// for the project's own routes.
+// Step Functions API's "states" (POST /), Lambda's "lambda" for its
+// Invoke API (under /2015-03-31/functions/), or API Gateway's
+// "execute-api" for the project's own routes.
 func signingService(r *http.Request) string {
-	if r.URL.Path == "/" {
+	switch {
+	case r.URL.Path == "/":
 		return "states"
+	case strings.HasPrefix(r.URL.Path, LambdaPathPrefix):
+		return "lambda"
 	}
 	return "execute-api"
 }
+
+// The Lambda Invoke API's route (internal/lambdaapi serves it) and the
+// prefix of every path of Lambda's API.
+const (
+	LambdaInvokeRoute = "POST " + LambdaPathPrefix + "{name}/invocations"
+	LambdaPathPrefix  = "/2015-03-31/functions/"
+)
 
 // bearer returns the token of an "Authorization: Bearer <token>" header;
 // the scheme is case-insensitive (RFC 9110).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -79,6 +80,12 @@ func SFN(endpoint string, k auth.Key) *sfn.Client {
 				}), middleware.Before)
 		}},
 	})
+}
+
+// Lambda is a Lambda client on endpoint signing with k, without the
+// SDK's retries (a test sees each answer as the server gave it).
+func Lambda(endpoint string, k auth.Key) *lambda.Client {
+	return lambda.New(lambda.Options{Region: Region, BaseEndpoint: aws.String(endpoint), Credentials: Credentials(k), Retryer: aws.NopRetryer{}})
 }
 
 // Credentials signs as k.
