@@ -21,10 +21,12 @@ import (
 
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/httpapi"
 )
 
-// Route is the Invoke API's route (Go 1.22 ServeMux pattern).
-const Route = "POST /2015-03-31/functions/{name}/invocations"
+// Route is the Invoke API's route (a Go 1.22 ServeMux pattern), as the
+// server's route table has it.
+const Route = httpapi.LambdaInvokeRoute
 
 // Lambda's payload limits: 6 MB for a synchronous invocation, request and
 // response, 256 KB for an asynchronous one.

@@ -193,6 +193,9 @@ func TestTenantKeys(t *testing.T) {
 		{"the tenant twice, case apart", `{"tenant":"acme","Tenant":"other"}`, false},
 		{"a member twice deeper", `{"tenant":"acme","x":{"a":1,"A":2}}`, false},
 		{"two tenants that disagree", `{"tenant":"acme","requestContext":{"authorizer":{"jwt":{"claims":{"custom:tenant":"other"}}}}}`, false},
+		{"its tenant in a Task's input", `{"execution":"x","input":{"tenant":"acme","search_id":"s"}}`, true},
+		{"another tenant deeper", `{"tenant":"acme","flow":{"tenant":"other"}}`, false},
+		{"a tenant object", `{"flow":{"tenant":{"id":"acme"}}}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -98,8 +98,10 @@ func (r *Resolver) function(named string, f Function) (asl.Handler, error) {
 // failing is a handler that ends the execution with States.Runtime: the
 // server cannot run the Task, whatever the state's Retry and Catch say.
 func failing(err error) asl.Handler {
+	cause := err.Error()
+	cause = strings.ToUpper(cause[:1]) + cause[1:] // a sentence of its own in the cause
 	return func(context.Context, json.RawMessage) (json.RawMessage, error) {
-		return nil, &asl.StatesError{Name: asl.ErrRuntime, Cause: err.Error()}
+		return nil, &asl.StatesError{Name: asl.ErrRuntime, Cause: cause}
 	}
 }
 

@@ -10,41 +10,31 @@ import (
 )
 
 // CheckTenant lets a tenant's key invoke a function with event only when
-// the event names that tenant where the project's functions read it: its
-// "tenant" member (a Task's input), or the custom:tenant claim of an API
-// Gateway event (requestContext.authorizer.jwt.claims), and names no
-// other. An event naming neither, naming another tenant, or with a member
-// given twice at any depth (a function's decoder would read one of them,
-// which one depends on it; encoding/json matches names without regard to
-// case, so "Tenant" and "tenant" are the same member) is refused.
+// the event is a JSON object that names that tenant and no other. The
+// project's functions read the tenant from a member named "tenant" (at the
+// top of a Task's input, or under "input" or "flow") or from an API
+// Gateway event's custom:tenant claim: every member of either name, at
+// any depth, must be a string equal to the key's tenant, and there must
+// be one. A member given twice in one object is refused as well (a
+// function's decoder would read one of them; encoding/json matches names
+// without regard to case, so "Tenant" and "tenant" are the same member).
 func CheckTenant(event []byte, tenant string) error {
-	if err := uniqueMembers(event); err != nil {
-		return err
-	}
-	var ev struct {
-		Tenant         json.RawMessage `json:"tenant"`
-		RequestContext struct {
-			Authorizer struct {
-				JWT struct {
-					Claims map[string]json.RawMessage `json:"claims"`
-				} `json:"jwt"`
-			} `json:"authorizer"`
-		} `json:"requestContext"`
-	}
-	if bytes.TrimSpace(event)[0] != '{' {
+	if b := bytes.TrimSpace(event); len(b) == 0 || b[0] != '{' {
 		return errors.New("the event is not a JSON object naming its tenant")
 	}
-	json.Unmarshal(event, &ev) // members of unexpected types are checked below
 	named := 0
-	for _, v := range []json.RawMessage{ev.Tenant, ev.RequestContext.Authorizer.JWT.Claims["custom:tenant"]} {
-		if v == nil {
-			continue
+	err := walkMembers(event, func(name string, value json.Token) error {
+		if !strings.EqualFold(name, "tenant") && !strings.EqualFold(name, "custom:tenant") {
+			return nil
 		}
 		named++
-		var s string
-		if json.Unmarshal(v, &s) != nil || s != tenant {
-			return fmt.Errorf("the event's tenant is not %s, the tenant of this key", tenant)
+		if s, ok := value.(string); !ok || s != tenant {
+			return fmt.Errorf("the event's %s is not %s, the tenant of this key", name, tenant)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if named == 0 {
 		return errors.New(`the event names no tenant (a "tenant" member, or an API event's custom:tenant claim)`)
@@ -52,35 +42,42 @@ func CheckTenant(event []byte, tenant string) error {
 	return nil
 }
 
-// uniqueMembers refuses a JSON document with an object member given twice
-// (names compared without regard to case).
-func uniqueMembers(doc []byte) error {
+// walkMembers calls member with the name of every object member of a
+// JSON document, at any depth, and the first token of its value (a
+// json.Delim for an object or array); a member given twice in one object
+// (names compared without regard to case) is an error.
+func walkMembers(doc []byte, member func(name string, value json.Token) error) error {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	type object struct {
 		names map[string]bool
 		key   bool // the next token is a member name
 	}
-	var stack []*object
+	var stack []*object // nil for an array
+	pending := ""       // the member whose value comes next
+	hasPending := false
 	for {
 		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
 			return err
 		}
-		var top *object
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if s, isName := tok.(string); top != nil && top.key && isName {
-			name := strings.ToLower(s)
-			if top.names[name] {
+		if s, isName := tok.(string); len(stack) > 0 && stack[len(stack)-1] != nil && stack[len(stack)-1].key && isName {
+			top := stack[len(stack)-1]
+			lower := strings.ToLower(s)
+			if top.names[lower] {
 				return fmt.Errorf("the event gives the member %q twice", s)
 			}
-			top.names[name] = true
-			top.key = false
+			top.names[lower], top.key = true, false
+			pending, hasPending = s, true
 			continue
+		}
+		if hasPending {
+			hasPending = false
+			if err := member(pending, tok); err != nil {
+				return err
+			}
 		}
 		switch tok {
 		case json.Delim('{'):
