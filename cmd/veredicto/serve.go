@@ -8,16 +8,19 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/sfnmock"
 )
 
 const serveUsage = `Usage: veredicto serve [--addr 127.0.0.1:8080] [--data DIR] [--template FILE]
                        [--region us-east-1] [--public-host NAME]... [--cors-origin URL]
                        [--audience veredicto] [--max-token-ttl 24h]
+                       [--mock-config FILE] [--lambda-endpoint URL]
 
 Runs the local control plane: the Step Functions API (AWS JSON 1.0, POST /
 with X-Amz-Target: AWSStepFunctions.<Operation>) for the AWS CLI and the sfn
@@ -32,6 +35,18 @@ Signature Version 4 made with a key of this server ("veredicto credentials
 --tenant T" or "--operator" prints one). A tenant's key starts executions
 and sees and acts on that tenant's executions only; an operator's manages
 state machines and sees every tenant.
+
+Any state machine can be tested here, as with AWS Step Functions Local.
+--mock-config FILE (or SFN_MOCK_CONFIG) reads Step Functions Local's mock
+configuration: StartExecution on "<state machine ARN>#<test case>" runs
+that test case, whose mocked Task states answer from the file (Lambda,
+DynamoDB, SQS, SNS, EventBridge, any service integration) while the others
+run. A Task whose Lambda function is not one of the project's invokes it on
+--lambda-endpoint URL (sam local start-lambda's, for example); without
+either, such a state machine is refused at create, saying so. The
+project's functions answer the Lambda Invoke API on this address ("aws
+lambda invoke --endpoint-url", signed like the Step Functions API; a
+tenant's key with its own tenant in the event). See examples/mock-config.
 
 It also serves the project's HTTP API with the same routes as on AWS
 (/searches…, /flags, /debates…, /companion/applications…), the
@@ -63,7 +78,7 @@ type serveConfig struct {
 	corsOrigin string
 }
 
-func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
+func parseServe(args []string, stderr io.Writer, getenv func(string) string) (serveConfig, error) {
 	cfg := serveConfig{}
 	var hosts stringList
 	fs := subcommandFlags("serve", serveUsage, stderr)
@@ -75,6 +90,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&cfg.corsOrigin, "cors-origin", "", "an origin (https://host[:port]) allowed to call the APIs from a browser")
 	fs.StringVar(&cfg.Audience, "audience", app.LocalAudience, "the aud claim bearer tokens must carry")
 	fs.DurationVar(&cfg.MaxTokenTTL, "max-token-ttl", app.MaxLocalTokenTTL, "the longest lifetime of a bearer token accepted")
+	fs.StringVar(&cfg.MockConfig, "mock-config", getenv(sfnmock.EnvVar), "a Step Functions Local mock configuration (MockConfigFile.json) whose test cases StartExecution runs on ARN#TestCase (default $"+sfnmock.EnvVar+")")
+	fs.StringVar(&cfg.LambdaEndpoint, "lambda-endpoint", "", "a Lambda endpoint (sam local start-lambda's) for the functions Tasks name that are not the project's")
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
 		return cfg, err
@@ -92,11 +109,16 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 			return cfg, fmt.Errorf("--cors-origin: %w", err)
 		}
 	}
+	if cfg.LambdaEndpoint != "" {
+		if u, err := url.Parse(cfg.LambdaEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return cfg, fmt.Errorf("--lambda-endpoint %q: want an http:// or https:// URL, such as http://127.0.0.1:3001 (sam local start-lambda's)", cfg.LambdaEndpoint)
+		}
+	}
 	return cfg, nil
 }
 
 func (m *Main) runServe(ctx context.Context, args []string) int {
-	cfg, err := parseServe(args, m.Stderr)
+	cfg, err := parseServe(args, m.Stderr, os.Getenv)
 	if err != nil {
 		if err == flag.ErrHelp {
 			return exitOK
@@ -132,6 +154,9 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 		defer app.RemoveEndpoint(cfg.Data, cfg.Self)
 	}
 	cfg.Logger.Info("serving", "addr", cfg.Addr, "data", cfg.Data, "llm", srv.Notice)
+	if cfg.MockConfig != "" {
+		cfg.Logger.Info("mock configuration loaded: StartExecution on <state machine ARN>#<test case> runs a test case", "mock_config", cfg.MockConfig)
+	}
 	handler := srv.Handler
 	if cfg.corsOrigin != "" {
 		handler = httpapi.CORS(cfg.corsOrigin, handler)

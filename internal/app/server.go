@@ -33,6 +33,7 @@ import (
 	"github.com/veredicto/veredicto/internal/console"
 	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/lambdaapi"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/quarantine"
 	"github.com/veredicto/veredicto/internal/queue"
@@ -105,6 +106,14 @@ type ServerConfig struct {
 	// script them; nil reads the environment).
 	ChatModel   chat.Model
 	ChatOptions *chat.Options
+	// MockConfig is the path of an AWS Step Functions Local mock
+	// configuration (serve --mock-config): StartExecution on
+	// "<state machine ARN>#<test case>" runs its test cases.
+	MockConfig string
+	// LambdaEndpoint is a Lambda endpoint (serve --lambda-endpoint, such
+	// as sam local start-lambda's) that the Tasks whose functions are not
+	// the project's invoke.
+	LambdaEndpoint string
 }
 
 // Server is the local control plane and every service of the project on
@@ -122,6 +131,8 @@ type Server struct {
 	Chat          *httpapi.Chat
 	Confirmations *confirm.Service
 	Keys          *auth.Keys
+	// Lambda serves the Lambda Invoke API for the project's functions.
+	Lambda *lambdaapi.Handler
 	// Notice says which LLM and chat model run, for the start-up line.
 	Notice string
 
@@ -179,6 +190,15 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	for name, h := range cfg.Functions {
 		reg.Register(name, h)
 	}
+	mocks, err := loadMocks(cfg.MockConfig)
+	if err != nil {
+		return nil, err
+	}
+	serveExternalTasks(reg, cfg.LambdaEndpoint, mocks != nil, logger)
+	functions, err := lambdaFunctions(a, s.Confirmations)
+	if err != nil {
+		return nil, err
+	}
 
 	recorder := &stream.Recorder{Log: events, AgentsFor: s.agentsFor}
 	onHistory := cfg.OnHistory
@@ -186,8 +206,12 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		onHistory = recorder.Hook(logger)
 	}
 	onHistory = expiringConfirmations(onHistory, s.Confirmations, logger)
-	mgr, err := control.Open(ctx, control.Config{Dir: ControlDir(cfg.Data), Registry: reg, Logger: logger,
-		OnHistory: onHistory, OnStatus: cfg.OnStatus, ExecutionLog: sfnapi.NewLogs(LogsDir(cfg.Data), 0, logger).Write})
+	ctlCfg := control.Config{Dir: ControlDir(cfg.Data), Registry: reg, Logger: logger,
+		OnHistory: onHistory, OnStatus: cfg.OnStatus, ExecutionLog: sfnapi.NewLogs(LogsDir(cfg.Data), 0, logger).Write}
+	if mocks != nil {
+		ctlCfg.Mocks = mocks
+	}
+	mgr, err := control.Open(ctx, ctlCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -221,6 +245,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, err
 	}
 
+	s.Lambda = lambdaapi.New(lambdaapi.Config{Functions: functions, Region: control.Region, Account: control.Account, Logger: logger})
 	s.Routes = httpapi.New(httpapi.Routes{
 		Searches:      a.Intake,
 		Runs:          localRuns{mgr}, // GET /runs lists every workflow's runs, not only searches
@@ -231,6 +256,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		Chat:          s.Chat,
 		Events:        &httpapi.Events{Log: events, Watch: events, Resolve: executions{mgr}, Logger: logger},
 		StepFunctions: sfnapi.New(mgr, sfnapi.Options{Logger: logger, Guard: s.confirmationGuard}),
+		Lambda:        s.Lambda,
 		Console:       console.Handler(console.LocalConfig),
 		Logger:        logger,
 	})
@@ -271,6 +297,9 @@ func (s *Server) Start(ctx context.Context) (stop func()) {
 // next start.
 func (s *Server) Close() {
 	s.Chat.Close() // the chat's background turns first: they use the control plane
+	if s.Lambda != nil {
+		s.Lambda.Close() // its Event invocations, which may start executions
+	}
 	s.Manager.Close()
 }
 
