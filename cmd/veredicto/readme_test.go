@@ -185,12 +185,28 @@ func TestREADMEWorksAsWritten(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: runs every command of the README; make test-long runs it")
 	}
+	runREADME(t, "README.md")
+}
+
+// TestExampleREADMEsWorkAsWritten runs the walkthroughs of the examples'
+// READMEs the same way.
+func TestExampleREADMEsWorkAsWritten(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: runs every command of the examples' READMEs; make test-long runs it")
+	}
+	runREADME(t, filepath.Join("examples", "mock-config", "README.md"))
+}
+
+// runREADME runs the command blocks of the README at path (from the
+// clone's root) as TestREADMEWorksAsWritten describes.
+func runREADME(t *testing.T, path string) {
+	t.Helper()
 	for _, tool := range []string{"bash", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the README's commands need %s", tool)
 		}
 	}
-	raw, err := os.ReadFile("../../README.md")
+	raw, err := os.ReadFile(filepath.Join("..", "..", path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +229,7 @@ func TestREADMEWorksAsWritten(t *testing.T) {
 
 	for _, sec := range readmeSections(t, string(raw)) {
 		for _, s := range sec.skips {
-			t.Logf("%s: not run (%s)", sec.title, s)
+			t.Logf("%s: not run (%s)", sec.title, strings.Replace(s, "README.md:", path+":", 1))
 		}
 		if len(sec.items) == 0 {
 			continue
@@ -249,13 +265,13 @@ func TestREADMEWorksAsWritten(t *testing.T) {
 				if strings.Contains(it.script, "aws ") {
 					if _, err := exec.LookPath("aws"); err != nil {
 						if os.Getenv("CI") != "" {
-							t.Fatalf("README.md:%d needs the AWS CLI", it.line)
+							t.Fatalf(path+":%d needs the AWS CLI", it.line)
 						}
-						t.Skipf("README.md:%d needs the AWS CLI (pip install awscli); skipped outside CI", it.line)
+						t.Skipf(path+":%d needs the AWS CLI (pip install awscli); skipped outside CI", it.line)
 					}
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-				cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", `trap 'echo "failed at README.md:$README_LINE" >&2' ERR`+"\n"+it.script)
+				cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", `trap 'echo "failed at `+path+`:$README_LINE" >&2' ERR`+"\n"+it.script)
 				cmd.Dir, cmd.Env = dir, env
 				var out bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &out, &out
@@ -263,14 +279,14 @@ func TestREADMEWorksAsWritten(t *testing.T) {
 				cancel()
 				output.Write(out.Bytes())
 				if testing.Verbose() {
-					t.Logf("README.md:%d:\n%s", it.line, out.String())
+					t.Logf(path+":%d:\n%s", it.line, out.String())
 				}
 				if err != nil {
-					t.Fatalf("README.md:%d: %v\n--- script\n%s--- output\n%s", it.line, err, it.script, tail(out.String(), 4000))
+					t.Fatalf(path+":%d: %v\n--- script\n%s--- output\n%s", it.line, err, it.script, tail(out.String(), 4000))
 				}
 				for _, want := range it.expect {
 					if !strings.Contains(output.String(), want) {
-						t.Errorf("README.md:%d says the output shows %q; it does not:\n%s", it.line, want, tail(output.String(), 4000))
+						t.Errorf(path+":%d says the output shows %q; it does not:\n%s", it.line, want, tail(output.String(), 4000))
 					}
 				}
 			}
