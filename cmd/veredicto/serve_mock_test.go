@@ -373,3 +373,33 @@ func TestServeMockConfigAWSCLI(t *testing.T) {
 		t.Errorf("aws lambda invoke of an unknown function: %v", err)
 	}
 }
+
+// --mock-config defaults to SFN_MOCK_CONFIG, as Step Functions Local reads
+// it; --lambda-endpoint must be an http(s) URL.
+func TestServeMockFlags(t *testing.T) {
+	env := func(k string) string {
+		if k == "SFN_MOCK_CONFIG" {
+			return "/env/MockConfigFile.json"
+		}
+		return ""
+	}
+	tests := []struct {
+		args           []string
+		mock, endpoint string
+		err            string
+	}{
+		{nil, "/env/MockConfigFile.json", "", ""},
+		{[]string{"--mock-config", "mine.json", "--lambda-endpoint", "http://127.0.0.1:3001"}, "mine.json", "http://127.0.0.1:3001", ""},
+		{[]string{"--lambda-endpoint", "127.0.0.1:3001"}, "", "", "--lambda-endpoint"},
+		{[]string{"--lambda-endpoint", "ftp://h"}, "", "", "want an http:// or https:// URL"},
+	}
+	for _, tt := range tests {
+		cfg, err := parseServe(tt.args, io.Discard, env)
+		switch {
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("%v: error %v, want one saying %q", tt.args, err, tt.err)
+		case tt.err == "" && (err != nil || cfg.MockConfig != tt.mock || cfg.LambdaEndpoint != tt.endpoint):
+			t.Errorf("%v: got %q %q %v, want %q %q", tt.args, cfg.MockConfig, cfg.LambdaEndpoint, err, tt.mock, tt.endpoint)
+		}
+	}
+}
