@@ -38,19 +38,30 @@ func findAWSCLI(t *testing.T) awsCLI {
 // answer; an error carries the CLI's message, with the error code in
 // parentheses.
 func (c awsCLI) run(k auth.Key, args ...string) (map[string]any, error) {
-	cmd := exec.Command(c.bin, append([]string{"stepfunctions", "--endpoint-url", c.endpoint, "--output", "json"}, args...)...)
+	stdout, err := c.text(k, "", "stepfunctions", args...)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if len(stdout) > 0 {
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			return nil, fmt.Errorf("aws %s: output %q: %v", args[0], stdout, err)
+		}
+	}
+	return out, nil
+}
+
+// text calls `aws SERVICE ARGS…` (in dir, when given) signing with k and
+// returns what it prints (JSON unless ARGS say otherwise).
+func (c awsCLI) text(k auth.Key, dir, service string, args ...string) (string, error) {
+	cmd := exec.Command(c.bin, append([]string{service, "--endpoint-url", c.endpoint, "--output", "json"}, args...)...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+k.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+k.SecretAccessKey, "AWS_DEFAULT_REGION=us-east-1",
 		"AWS_DISABLE_HOST_PREFIX_INJECTION=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PAGER=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("aws %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+		return "", fmt.Errorf("aws %s %s: %v: %s", service, strings.Join(args, " "), err, stderr.String())
 	}
-	var out map[string]any
-	if stdout.Len() > 0 {
-		if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-			return nil, fmt.Errorf("aws %s: output %q: %v", args[0], stdout.String(), err)
-		}
-	}
-	return out, nil
+	return stdout.String(), nil
 }

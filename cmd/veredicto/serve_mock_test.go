@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -312,34 +311,18 @@ func TestServeLambdaInvokeAPI(t *testing.T) {
 // through aws lambda invoke.
 func TestServeMockConfigAWSCLI(t *testing.T) {
 	if testing.Short() {
-		t.Skip("slow: a Python AWS CLI process per call; make test-long runs it")
+		t.Skip("slow: a Python AWS CLI process per call (6-12 s); make test-long runs it")
 	}
-	awsBin, err := exec.LookPath("aws")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the AWS CLI is required in CI: %v", err)
-		}
-		t.Skipf("no AWS CLI on the PATH: %v", err)
-	}
+	cli := findAWSCLI(t)
 	ctx := context.Background()
 	data := t.TempDir()
 	hs := serveInProcess(ctx, t, app.ServerConfig{Data: data, MockConfig: filepath.Join(mockExample, "MockConfigFile.json")})
+	cli.endpoint = hs.base
 	op := keyFor(t, data, auth.KeySpec{Name: "ana", Operator: true})
-	awsCLI := func(args ...string) (string, error) {
-		cmd := exec.Command(awsBin, append(args[:1:1], append([]string{"--endpoint-url", hs.base, "--output", "json"}, args[1:]...)...)...)
-		cmd.Dir = filepath.Join("..", "..")
-		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+op.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+op.SecretAccessKey, "AWS_DEFAULT_REGION=us-east-1",
-			"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PAGER=")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			return "", fmt.Errorf("aws %s: %v: %s", strings.Join(args, " "), err, stderr.String())
-		}
-		return stdout.String(), nil
-	}
+	run := func(args ...string) (string, error) { return cli.text(op, filepath.Join("..", ".."), args[0], args[1:]...) }
 	must := func(args ...string) string {
 		t.Helper()
-		out, err := awsCLI(args...)
+		out, err := run(args...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +343,7 @@ func TestServeMockConfigAWSCLI(t *testing.T) {
 			t.Errorf("%s: %d TaskFailed in %s, want %d", tc, strings.Count(types, "TaskFailed"), types, want)
 		}
 	}
-	if _, err := awsCLI("stepfunctions", "start-execution", "--state-machine-arn", orderIntakeARN+"#NoSuchCase"); err == nil || !strings.Contains(err.Error(), "StateMachineDoesNotExist") {
+	if _, err := run("stepfunctions", "start-execution", "--state-machine-arn", orderIntakeARN+"#NoSuchCase"); err == nil || !strings.Contains(err.Error(), "StateMachineDoesNotExist") {
 		t.Errorf("an unknown test case: %v", err)
 	}
 	outFile := filepath.Join(t.TempDir(), "out.json")
@@ -369,7 +352,7 @@ func TestServeMockConfigAWSCLI(t *testing.T) {
 	if !strings.Contains(res, `"FunctionError": "Unhandled"`) || !strings.Contains(string(body), `"errorType":"NotFoundError"`) {
 		t.Errorf("aws lambda invoke: %s %s", res, body)
 	}
-	if _, err := awsCLI("lambda", "invoke", "--function-name", "Nope", outFile); err == nil || !strings.Contains(err.Error(), "ResourceNotFoundException") {
+	if _, err := run("lambda", "invoke", "--function-name", "Nope", outFile); err == nil || !strings.Contains(err.Error(), "ResourceNotFoundException") {
 		t.Errorf("aws lambda invoke of an unknown function: %v", err)
 	}
 }

@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"reflect"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -88,14 +89,7 @@ func New(cfg Config) *Handler {
 }
 
 // Names lists the functions served, sorted.
-func (h *Handler) Names() []string {
-	out := make([]string, 0, len(h.functions))
-	for name := range h.functions {
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
-}
+func (h *Handler) Names() []string { return slices.Sorted(maps.Keys(h.functions)) }
 
 // Close cancels the Event invocations still running and waits for them.
 func (h *Handler) Close() {

@@ -3,8 +3,8 @@ package sfnmock
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -13,23 +13,11 @@ import (
 
 // Machines lists the state machines the configuration has test cases for,
 // sorted.
-func (c *Config) Machines() []string {
-	out := make([]string, 0, len(c.machines))
-	for m := range c.machines {
-		out = append(out, m)
-	}
-	sort.Strings(out)
-	return out
-}
+func (c *Config) Machines() []string { return slices.Sorted(maps.Keys(c.machines)) }
 
 // TestCases lists a state machine's test cases, sorted.
 func (c *Config) TestCases(machine string) []string {
-	out := make([]string, 0, len(c.machines[machine]))
-	for tc := range c.machines[machine] {
-		out = append(out, tc)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(c.machines[machine]))
 }
 
 // TestCase returns a new run of a state machine's test case: the mock of
