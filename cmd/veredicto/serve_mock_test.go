@@ -167,10 +167,34 @@ func TestServeRefusesWhatItCannotRun(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
 	hs := serveInProcess(ctx, t, app.ServerConfig{Data: data})
-	err := createOrderIntake(ctx, t, operatorSFN(t, hs.base, data))
+	c := operatorSFN(t, hs.base, data)
+	err := createOrderIntake(ctx, t, c)
 	var inv *types.InvalidDefinition
 	if !errors.As(err, &inv) || !strings.Contains(err.Error(), "--lambda-endpoint") || !strings.Contains(err.Error(), "--mock-config") {
 		t.Errorf("create: %v, want InvalidDefinition saying to give --lambda-endpoint or --mock-config", err)
+	}
+	// ValidateStateMachineDefinition: valid, with a warning saying the same.
+	v, err := c.ValidateStateMachineDefinition(ctx, &sfn.ValidateStateMachineDefinitionInput{Definition: aws.String(readExample(t, "order_intake.asl.json")),
+		Severity: types.ValidateStateMachineDefinitionSeverityWarning})
+	says := map[string]string{} // location: what the warning says to give
+	if err == nil {
+		for _, d := range v.Diagnostics {
+			for _, flag := range []string{"--lambda-endpoint", "--mock-config"} {
+				if strings.Contains(aws.ToString(d.Message), flag) && says[aws.ToString(d.Location)] == "" {
+					says[aws.ToString(d.Location)] = flag
+				}
+			}
+		}
+	}
+	if err != nil || v.Result != types.ValidateStateMachineDefinitionResultCodeOk || len(v.Diagnostics) != 3 || says["/States/ValidateOrder/Resource"] != "--lambda-endpoint" ||
+		says["/States/SaveOrder/Resource"] != "--mock-config" || says["/States/QueueFulfilment/Resource"] != "--mock-config" {
+		var got []string
+		if v != nil {
+			for _, d := range v.Diagnostics {
+				got = append(got, aws.ToString(d.Location)+": "+aws.ToString(d.Message))
+			}
+		}
+		t.Errorf("validate: %v %v, want OK with a warning per Task saying what to give", err, got)
 	}
 
 	bad := filepath.Join(t.TempDir(), "MockConfigFile.json")
@@ -319,7 +343,9 @@ func TestServeMockConfigAWSCLI(t *testing.T) {
 	hs := serveInProcess(ctx, t, app.ServerConfig{Data: data, MockConfig: filepath.Join(mockExample, "MockConfigFile.json")})
 	cli.endpoint = hs.base
 	op := keyFor(t, data, auth.KeySpec{Name: "ana", Operator: true})
-	run := func(args ...string) (string, error) { return cli.text(op, filepath.Join("..", ".."), args[0], args[1:]...) }
+	run := func(args ...string) (string, error) {
+		return cli.text(op, filepath.Join("..", ".."), args[0], args[1:]...)
+	}
 	must := func(args ...string) string {
 		t.Helper()
 		out, err := run(args...)

@@ -81,9 +81,9 @@ func (e *Engine) Diagnose(data []byte, express bool) []Diagnostic {
 			return
 		}
 		if name, ok := staticBinding(st); ok {
-			if _, found := e.registry.lookup(name); !found {
+			if h, why := e.registry.resolve(strings.TrimSuffix(st.Resource, waitForTaskToken), name); h == nil {
 				out = append(out, Diagnostic{Severity: SeverityWarning, Code: CodeUnsupportedLocally, Location: loc,
-					Message: (&UnboundError{State: st.Name, Resource: st.Resource, Binding: name}).Error() + ": valid, but this server cannot run it"})
+					Message: (&UnboundError{State: st.Name, Resource: st.Resource, Binding: name, Reason: why}).Error() + ": valid, but this server cannot run it"})
 			}
 		}
 	})
