@@ -128,3 +128,19 @@ func TestExternalServesUnregisteredResources(t *testing.T) {
 		t.Errorf("Check = %v, want an UnboundError without a reason", err)
 	}
 }
+
+// An activity's Task is answered by its worker, never by a mock: a test
+// case that mocks one ends the execution as Step Functions Local does.
+func TestMockOfAnActivityFails(t *testing.T) {
+	def := `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:us-east-1:123456789012:activity:resize","End":true}}}`
+	queued := false
+	eng := New(NewRegistry(), WithActivities(func(context.Context, json.RawMessage) (json.RawMessage, error) { queued = true; return nil, nil }))
+	mock := &scriptedMock{answers: map[string][]any{"A": {json.RawMessage(`{}`)}}}
+	res, err := eng.Run(context.Background(), mustParse(t, def), json.RawMessage(`{}`), StartOptions{Mock: mock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusFailed || res.Error != ErrRuntime || !strings.Contains(res.Cause, "Activity state cannot be mocked") || queued {
+		t.Errorf("got %s %s %q (queued %v), want FAILED States.Runtime, no task queued", res.Status, res.Error, res.Cause, queued)
+	}
+}
