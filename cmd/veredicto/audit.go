@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/veredicto/veredicto/internal/app"
@@ -176,6 +177,9 @@ func (m *Main) runReplay(ctx context.Context, args []string) int {
 			verdict, differ = "DIFFERS", differ+1
 		}
 		fmt.Fprintf(m.Stdout, "  %-9s %s\n", verdict, filepath.Join(*out, filepath.FromSlash(f.Path)))
+	}
+	if len(res.NotReplayed) > 0 {
+		fmt.Fprintf(m.Stdout, "  recorded after the replayed part, not replayed: %s\n", strings.Join(res.NotReplayed, ", "))
 	}
 	if differ > 0 {
 		fmt.Fprintf(m.Stderr, "veredicto replay: %d of %d reports differ from the run's\n", differ, len(res.Files))

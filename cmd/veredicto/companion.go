@@ -9,10 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/labels"
 	"github.com/veredicto/veredicto/internal/yamldoc"
@@ -174,19 +174,21 @@ func companionAnalyst(cfg companionConfig, getenv func(string) string) (companio
 	return app.ChooseCompanionAnalyst(cfg.provider, cfg.model, cfg.smallModel, getenv)
 }
 
-func (m *Main) companionEngine(cfg companionConfig) (companion.Engine, error) {
+// companionEngine is the ScoringEngine of --scoring (the defaults without
+// it), and the configuration's text, which the audit record keeps.
+func (m *Main) companionEngine(cfg companionConfig) (companion.Engine, []byte, error) {
 	if cfg.scoring == "" {
-		return companion.NewEngine(companion.DefaultConfig()), nil
+		return companion.NewEngine(companion.DefaultConfig()), companion.DefaultConfigYAML(), nil
 	}
 	data, err := os.ReadFile(cfg.scoring)
 	if err != nil {
-		return companion.Engine{}, err
+		return companion.Engine{}, nil, err
 	}
 	c, err := companion.ParseConfig(cfg.scoring, data)
 	if err != nil {
-		return companion.Engine{}, err
+		return companion.Engine{}, nil, err
 	}
-	return companion.NewEngine(c), nil
+	return companion.NewEngine(c), data, nil
 }
 
 func companionCache(cfg companionConfig) (companion.Cache, error) {
@@ -203,8 +205,8 @@ func companionCache(cfg companionConfig) (companion.Cache, error) {
 
 func (m *Main) companionRunner(cfg companionConfig, a companion.Analyst, e companion.Engine, cache companion.Cache) *companion.Runner {
 	return &companion.Runner{
-		Analyst: a, Engine: e, Cache: cache, Refresh: cfg.refresh,
-		Save: func(_ context.Context, c *companion.Context) error { return companion.SaveDir(cfg.out, c) },
+		Analyst: a, Engine: e, Cache: cache, Refresh: cfg.refresh, Tenant: app.CompanionTenant,
+		Save: func(ctx context.Context, c *companion.Context) error { return companion.SaveDir(ctx, cfg.out, c) },
 		// The pause's text is printed once, by companionFinish, with how to
 		// answer it.
 		Emit: func(ev companion.Event) {
@@ -232,7 +234,7 @@ func (m *Main) companionRun(ctx context.Context, cfg companionConfig, getenv fun
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	engine, err := m.companionEngine(cfg)
+	engine, scoring, err := m.companionEngine(cfg)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -259,6 +261,7 @@ func (m *Main) companionRun(ctx context.Context, cfg companionConfig, getenv fun
 	}
 	prev, err := companion.LoadDir(cfg.out)
 	var nf *veredicto.NotFoundError
+	command, from := companion.CommandRun, []byte(nil)
 	switch {
 	case errors.As(err, &nf):
 	case err != nil:
@@ -270,7 +273,10 @@ func (m *Main) companionRun(ctx context.Context, cfg companionConfig, getenv fun
 		return exitPaused
 	case prev.Status == companion.StatusRunning && !cfg.refresh:
 		fmt.Fprintf(m.Stderr, "Reanudando desde la fase %d completada (sin repetir llamadas ya pagadas).\n", prev.LastCompletedPhase)
-		c = prev
+		c, command = prev, companion.CommandResume
+		if from, err = os.ReadFile(filepath.Join(cfg.out, companion.ContextFile)); err != nil {
+			return fail(exitFailed, "%v", err)
+		}
 	default:
 		// A finished application run again: keep the previous output.
 		for _, f := range []string{companion.ContextFile, companion.ReportFile} {
@@ -289,7 +295,17 @@ func (m *Main) companionRun(ctx context.Context, cfg companionConfig, getenv fun
 	for _, w := range c.Warnings {
 		fmt.Fprintf(m.Stderr, "warning: %s\n", w)
 	}
-	return m.companionFinish(ctx, cfg, m.companionRunner(cfg, a, engine, cache).Run(ctx, c), c, "run")
+	// One application, one record: OUT/audit (an earlier run's is kept
+	// aside), starting with the inputs' texts.
+	folder := companionFolder(cfg, a, c, from, map[string][]byte{companion.DocJD: jd, companion.DocProfile: data, companion.DocScoring: scoring})
+	ctx, archived, err := folder.Begin(ctx)
+	if err != nil {
+		return fail(exitFailed, "audit record: %v", err)
+	}
+	if archived != "" {
+		fmt.Fprintf(m.Stderr, "the earlier run's audit record is now %s\n", archived)
+	}
+	return m.companionFinish(ctx, cfg, companion.Command(ctx, m.companionRunner(cfg, a, engine, cache), c, command), c, "run")
 }
 
 func (m *Main) companionFinish(ctx context.Context, cfg companionConfig, err error, c *companion.Context, sub string) int {
@@ -302,6 +318,7 @@ func (m *Main) companionFinish(ctx context.Context, cfg companionConfig, err err
 		return exitUsage
 	case errors.As(err, &pe):
 		fmt.Fprintf(m.Stderr, "\n%s\n\nLa postulación está en pausa (%s/%s). Para seguir:\n  veredicto companion continue --out %s --proceed   (o --stop para detenerte)\n", pe.Preview, cfg.out, companion.ContextFile, cfg.out)
+		m.companionRecordLine(m.Stderr, cfg)
 		return exitPaused
 	case errors.As(err, &ie):
 		fmt.Fprintf(m.Stderr, "veredicto companion %s: %v\n", sub, err)
@@ -317,7 +334,14 @@ func (m *Main) companionFinish(ctx context.Context, cfg companionConfig, err err
 	s := c.ScoringResult
 	fmt.Fprintf(m.Stdout, "%s: postulación %s · Confidence Score %.2f · SAS %d · %s\n", filepath.Join(cfg.out, companion.ReportFile),
 		labels.Of(labels.CompanionStatus, c.Status), s.Confidence.Final, s.SAS.Total, labels.Of(labels.CompanionDecision, s.DecisionMatrix))
+	m.companionRecordLine(m.Stdout, cfg)
 	return exitOK
+}
+
+// companionRecordLine says where the application's audit record is.
+func (m *Main) companionRecordLine(w io.Writer, cfg companionConfig) {
+	fmt.Fprintf(w, "Audit record: %s (check it with: veredicto audit verify %s; replay it with: veredicto replay %s --out DIR)\n",
+		filepath.Join(cfg.out, "audit"), cfg.out, cfg.out)
 }
 
 func (m *Main) companionContinue(ctx context.Context, cfg companionConfig, getenv func(string) string) int {
@@ -329,7 +353,7 @@ func (m *Main) companionContinue(ctx context.Context, cfg companionConfig, geten
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	if err := companion.Resolve(c, cfg.proceed); err != nil {
+	if err := companion.CheckPaused(c); err != nil {
 		return fail(exitUsage, "%v", err)
 	}
 	if cfg.provider == "" {
@@ -345,7 +369,7 @@ func (m *Main) companionContinue(ctx context.Context, cfg companionConfig, geten
 	if ai := a.Info(); ai.Provider != c.Analyst.Provider || ai.Model != c.Analyst.Model {
 		return fail(exitUsage, "the application was analysed by %s/%s; continue it with the same (--llm, --model)", c.Analyst.Provider, c.Analyst.Model)
 	}
-	engine, err := m.companionEngine(cfg)
+	engine, scoring, err := m.companionEngine(cfg)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -353,8 +377,23 @@ func (m *Main) companionContinue(ctx context.Context, cfg companionConfig, geten
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
+	from, err := os.ReadFile(filepath.Join(cfg.out, companion.ContextFile))
+	if err != nil {
+		return fail(exitFailed, "%v", err)
+	}
 	fmt.Fprintln(m.Stderr, notice)
-	return m.companionFinish(ctx, cfg, m.companionRunner(cfg, a, engine, cache).Run(ctx, c), c, "continue")
+	// The answer goes into the record "run" opened (a new one starting
+	// from the saved context when the folder holds another).
+	folder := companionFolder(cfg, a, c, from, map[string][]byte{companion.DocJD: []byte(c.JDText), companion.DocScoring: scoring})
+	ctx, archived, err := folder.Continue(ctx)
+	if err != nil {
+		return fail(exitFailed, "audit record: %v", err)
+	}
+	if archived != "" {
+		fmt.Fprintf(m.Stderr, "the folder's audit record was another application's; it is now %s\n", archived)
+	}
+	err = companion.Continue(ctx, m.companionRunner(cfg, a, engine, cache), c, cfg.proceed, "local:"+localUser())
+	return m.companionFinish(ctx, cfg, err, c, "continue")
 }
 
 // companionFollowUp runs a phase the user triggers (4-7) or a refinement
@@ -382,28 +421,52 @@ func (m *Main) companionFollowUp(ctx context.Context, sub string, cfg companionC
 	if !ok {
 		return fail(exitFailed, "the analyst cannot run the follow-up phases")
 	}
+	// What the phase does, once its inputs are known (a preview or a
+	// template asks first, and changes nothing).
+	var run func(ctx context.Context) error
 	switch sub {
 	case "answer":
-		err = m.companionAnswer(ctx, f, c, cfg)
+		var platform string
+		var questions []string
+		platform, questions, err = m.companionAnswerQuestions(c, cfg)
+		run = func(ctx context.Context) error {
+			fmt.Fprintln(m.Stderr, "[Fase 4/7] Preparando respuestas de postulación...")
+			return companion.Answer(ctx, f, c, platform, questions)
+		}
 	case "verify":
-		fmt.Fprintln(m.Stderr, "[Fase 5/7] Verificando integridad factual e Interview Intel...")
-		err = companion.Verify(ctx, f, c)
+		run = func(ctx context.Context) error {
+			fmt.Fprintln(m.Stderr, "[Fase 5/7] Verificando integridad factual e Interview Intel...")
+			return companion.Verify(ctx, f, c)
+		}
 	case "audit":
-		fmt.Fprintln(m.Stderr, "[Fase 6/7] Auditando coherencia de marca...")
-		err = companion.Audit(ctx, f, c)
+		run = func(ctx context.Context) error {
+			fmt.Fprintln(m.Stderr, "[Fase 6/7] Auditando coherencia de marca...")
+			return companion.Audit(ctx, f, c)
+		}
 	case "retro":
-		err = m.companionRetro(ctx, f, c, cfg)
+		var answers []string
+		answers, err = m.companionRetroAnswers(cfg)
+		run = func(ctx context.Context) error {
+			fmt.Fprintln(m.Stderr, "[Fase 7/7] Capturando learnings...")
+			return companion.Retro(ctx, f, c, answers)
+		}
 	case "refine":
-		var changed bool
-		changed, err = companion.Refine(ctx, f, c, cfg.instruction, time.Now())
-		if err == nil && changed {
-			err = companion.SaveProfile(filepath.Join(cfg.out, companion.RefinedProfileFile), c.Profile)
-			if err == nil {
-				fmt.Fprintf(m.Stderr, "Perfil actualizado: %s (usa este archivo en tu próxima postulación).\n", filepath.Join(cfg.out, companion.RefinedProfileFile))
-			}
+		run = func(ctx context.Context) error { return m.companionRefine(ctx, f, c, cfg) }
+	}
+	if err == nil {
+		// The phase goes into the application's record (its model calls,
+		// the files it rewrites), so the record still verifies after it.
+		from, rerr := os.ReadFile(filepath.Join(cfg.out, companion.ContextFile))
+		if rerr != nil {
+			return fail(exitFailed, "%v", rerr)
+		}
+		var archived string
+		ctx, archived, err = companionFolder(cfg, a, c, from, nil).Continue(ctx)
+		if archived != "" {
+			fmt.Fprintf(m.Stderr, "the folder's audit record was another application's; it is now %s\n", archived)
 		}
 		if err == nil {
-			fmt.Fprintln(m.Stdout, c.RefinementHistory[len(c.RefinementHistory)-1].Reply)
+			err = companion.FollowUpCommand(ctx, c, sub, run, func(ctx context.Context) error { return companion.SaveDir(ctx, cfg.out, c) })
 		}
 	}
 	var waiting *confirmationNeeded
@@ -418,11 +481,50 @@ func (m *Main) companionFollowUp(ctx context.Context, sub string, cfg companionC
 	case err != nil:
 		return fail(exitFailed, "%v", err)
 	}
-	if err := companion.SaveDir(cfg.out, c); err != nil {
-		return fail(exitFailed, "%v", err)
-	}
 	fmt.Fprintf(m.Stdout, "%s: fase %d/7 completada\n", filepath.Join(cfg.out, companion.ReportFile), c.LastCompletedPhase)
 	return exitOK
+}
+
+// companionFolder is the audit record of the application c in cfg.out,
+// analysed by a: from is the saved context a new record starts from (nil
+// for a new application), docs the inputs' texts (the JD's, from the
+// context, when nil).
+func companionFolder(cfg companionConfig, a companion.Analyst, c *companion.Context, from []byte, docs map[string][]byte) app.CompanionFolder {
+	if docs == nil {
+		docs = map[string][]byte{companion.DocJD: []byte(c.JDText)}
+	}
+	return app.CompanionFolder{Out: cfg.out, Analyst: a, From: from, Docs: docs,
+		Input: companion.RecordedInput{Surface: companion.SurfaceFolder, Analyst: a.Info(), StartInput: companion.StartInput{Tenant: app.CompanionTenant,
+			ApplicationID: c.ApplicationID, Mode: c.Mode, Company: c.Company, Platform: c.PlatformName, Refresh: cfg.refresh}}}
+}
+
+// companionRefine runs a refinement; a factual correction writes the
+// corrected profile beside the application (recorded with its files).
+func (m *Main) companionRefine(ctx context.Context, f companion.FollowUp, c *companion.Context, cfg companionConfig) error {
+	at, err := audit.Now(ctx, "refine")
+	if err != nil {
+		return err
+	}
+	changed, err := companion.Refine(ctx, f, c, cfg.instruction, at)
+	if err != nil {
+		return err
+	}
+	if changed {
+		p := filepath.Join(cfg.out, companion.RefinedProfileFile)
+		if err := companion.SaveProfile(p, c.Profile); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := companion.RecordFile(ctx, companion.RefinedProfileFile, b); err != nil {
+			return err
+		}
+		fmt.Fprintf(m.Stderr, "Perfil actualizado: %s (usa este archivo en tu próxima postulación).\n", p)
+	}
+	fmt.Fprintln(m.Stdout, c.RefinementHistory[len(c.RefinementHistory)-1].Reply)
+	return nil
 }
 
 // confirmationNeeded is a phase that waits for the user's confirmation.
@@ -430,10 +532,13 @@ type confirmationNeeded struct{ msg string }
 
 func (e *confirmationNeeded) Error() string { return e.msg }
 
-func (m *Main) companionAnswer(ctx context.Context, f companion.FollowUp, c *companion.Context, cfg companionConfig) error {
+// companionAnswerQuestions are the questions phase 4 answers: the
+// platform's usual fields once the user confirmed them (the preview
+// otherwise, as a *confirmationNeeded), and any --question.
+func (m *Main) companionAnswerQuestions(c *companion.Context, cfg companionConfig) (string, []string, error) {
 	// Before any preview: the answers are written from the CV's content.
 	if err := companion.RequireCV(c, "answer"); err != nil {
-		return err
+		return "", nil, err
 	}
 	platform := cfg.platform
 	if platform == "" {
@@ -443,7 +548,7 @@ func (m *Main) companionAnswer(ctx context.Context, f companion.FollowUp, c *com
 	if platform != "" {
 		s, err := platforms.Load(platform)
 		if err != nil {
-			return &veredicto.InvalidInputError{Field: "platform", Problem: err.Error()}
+			return "", nil, &veredicto.InvalidInputError{Field: "platform", Problem: err.Error()}
 		}
 		var labels []string
 		for _, fl := range s.Layer2Fields {
@@ -461,19 +566,20 @@ func (m *Main) companionAnswer(ctx context.Context, f companion.FollowUp, c *com
 				fmt.Fprintf(&b, "  - %s\n", fl.Question)
 			}
 			fmt.Fprintf(&b, "Confirm with: veredicto companion answer --out %s --platform %s --confirm [--question \"other question\"]...", cfg.out, s.PlatformName)
-			return &confirmationNeeded{msg: b.String()}
+			return "", nil, &confirmationNeeded{msg: b.String()}
 		}
 		for _, fl := range s.Layer2Fields {
 			questions = append(questions, fl.Question)
 		}
 		platform = s.PlatformName
 	}
-	questions = append(questions, cfg.questions...)
-	fmt.Fprintln(m.Stderr, "[Fase 4/7] Preparando respuestas de postulación...")
-	return companion.Answer(ctx, f, c, platform, questions)
+	return platform, append(questions, cfg.questions...), nil
 }
 
-func (m *Main) companionRetro(ctx context.Context, f companion.FollowUp, c *companion.Context, cfg companionConfig) error {
+// companionRetroAnswers are the answers --answers gives to the 4
+// retrospective questions (without it, the questions and a template, as
+// a *confirmationNeeded).
+func (m *Main) companionRetroAnswers(cfg companionConfig) ([]string, error) {
 	if cfg.answers == "" {
 		var b strings.Builder
 		b.WriteString("[Fase 7/7] Retrospectiva: responde estas 4 preguntas en un YAML y pásalo con --answers FILE:\n")
@@ -481,21 +587,20 @@ func (m *Main) companionRetro(ctx context.Context, f companion.FollowUp, c *comp
 			fmt.Fprintf(&b, "  %d. %s\n", i+1, q)
 		}
 		b.WriteString("Template:\nanswers:\n  - \"...\"\n  - \"...\"\n  - \"...\"\n  - \"...\"")
-		return &confirmationNeeded{msg: b.String()}
+		return nil, &confirmationNeeded{msg: b.String()}
 	}
 	data, err := os.ReadFile(cfg.answers)
 	if err != nil {
-		return &veredicto.InvalidInputError{File: cfg.answers, Problem: err.Error()}
+		return nil, &veredicto.InvalidInputError{File: cfg.answers, Problem: err.Error()}
 	}
 	var doc struct {
 		Answers []string `yaml:"answers"`
 	}
 	if err := yamldoc.Decode(cfg.answers, data, &doc); err != nil {
-		return err
+		return nil, err
 	}
 	if len(doc.Answers) != len(companion.RetroQuestions) {
-		return &veredicto.InvalidInputError{File: cfg.answers, Field: "answers", Problem: fmt.Sprintf("want %d answers, one per question, got %d", len(companion.RetroQuestions), len(doc.Answers))}
+		return nil, &veredicto.InvalidInputError{File: cfg.answers, Field: "answers", Problem: fmt.Sprintf("want %d answers, one per question, got %d", len(companion.RetroQuestions), len(doc.Answers))}
 	}
-	fmt.Fprintln(m.Stderr, "[Fase 7/7] Capturando learnings...")
-	return companion.Retro(ctx, f, c, doc.Answers)
+	return doc.Answers, nil
 }

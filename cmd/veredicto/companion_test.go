@@ -416,8 +416,14 @@ func TestCompanionIntentRejected(t *testing.T) {
 	if code != exitUsage || len(schemas) != 1 || schemas[0] != "intent" || !strings.Contains(msgs, "no es una oferta de empleo") {
 		t.Fatalf("exit %d calls %v\n%s", code, schemas, msgs)
 	}
-	if _, err := os.Stat(out); !os.IsNotExist(err) {
-		t.Errorf("a rejected input wrote %s", out)
+	// Nothing but the audit record, which says why (issue 30: the intent
+	// call was made, so it is recorded).
+	if ents, _ := os.ReadDir(out); len(ents) != 1 || ents[0].Name() != "audit" {
+		t.Errorf("a rejected input wrote %v besides its audit record", ents)
+	}
+	mustRun(t, "audit", "verify", out)
+	if st := decisions(t, recordEntries(t, filepath.Join(out, "audit")), companion.DecisionStatus); len(st) != 1 || st[0].Outcome != companion.StatusRejected {
+		t.Errorf("the recorded status: %+v", st)
 	}
 
 	// Instructions hidden in a JD are caught by code before any call.

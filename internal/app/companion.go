@@ -2,8 +2,10 @@ package app
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/veredicto/veredicto/internal/app/companionapp"
+	"github.com/veredicto/veredicto/internal/audit"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -12,11 +14,13 @@ import (
 
 // LocalCompanion is the career companion's service on this machine under
 // dir: context records in the local context store, inputs and reports in
-// the local reports folder (companion/<tenant>/<id>/).
+// the local reports folder (companion/<tenant>/<id>/), each execution's
+// audit record under reports/audit/<tenant>/<execution>/.
 func LocalCompanion(dir string, client *llm.OpenAI, events companion.Appender) *companion.Service {
 	_, rep, ctxDir := LocalLayout(dir)
 	return &companion.Service{Store: filestore.NewLocal(ctxDir), Blobs: fileblob.NewDir(rep), Events: events,
-		Analyst: companionapp.Analyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
+		Analyst: companionapp.Analyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig()),
+		Audit: &audit.Folders{Root: filepath.Join(rep, AuditPrefix)}}
 }
 
 // ChooseCompanionAnalyst picks the career companion's analyst like

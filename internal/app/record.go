@@ -20,6 +20,7 @@ import (
 	"github.com/veredicto/veredicto/internal/audit"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/debate"
@@ -162,6 +163,9 @@ func (d recordedDocs) List(_ context.Context, prefix string) ([]string, error) {
 type ReplayResult struct {
 	Files     []ReplayedFile
 	Execution string
+	// NotReplayed names what the record holds after the part replayed
+	// (a companion's follow-up phases), in order.
+	NotReplayed []string
 }
 
 // ReplayedFile is one report of the run and its replay.
@@ -186,6 +190,8 @@ func Replay(ctx context.Context, rec Record, out string) (*ReplayResult, error) 
 		return replayDebate(ctx, r, rec, out)
 	case flags.WorkflowName:
 		return replayFlags(ctx, r, rec, out)
+	case companion.WorkflowName:
+		return replayCompanion(ctx, r, rec, out)
 	}
 	return nil, fmt.Errorf("the record is of a %q execution, which replay does not know", r.Start.Workflow)
 }
@@ -236,13 +242,18 @@ func compareReports(ctx context.Context, rec Record, out string) (*ReplayResult,
 	if err != nil {
 		return nil, err
 	}
+	return compareFiles(ctx, files, out), nil
+}
+
+// compareFiles checks each recorded file against the replay's in out.
+func compareFiles(ctx context.Context, files []audit.Report, out string) *ReplayResult {
 	res := &ReplayResult{}
 	for _, f := range files {
 		b, err := fileblob.NewDir(out).Get(ctx, f.Path)
 		res.Files = append(res.Files, ReplayedFile{Path: f.Path, Identical: err == nil && audit.Hash(b) == f.SHA256})
 	}
 	slices.SortFunc(res.Files, func(a, b ReplayedFile) int { return strings.Compare(a.Path, b.Path) })
-	return res, nil
+	return res
 }
 
 // replayedReviews answers ConfirmFunction from the record: a review's

@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/labels"
 )
 
 // Offline is the deterministic analyst of every phase, with no network: a
 // lexical baseline, labelled as such in the context and the report, never
 // passed off as a model's judgment. Now is the clock for the years of a
-// current job (nil: time.Now).
+// current job (nil: time.Now, through the audit scope when there is one).
 type Offline struct {
 	Now func() time.Time
 }
@@ -224,18 +225,23 @@ func overlap(a, b map[string]bool) int {
 	return n
 }
 
-func (o Offline) careerYears(p ProfileSnapshot) float64 {
-	now := time.Now
+// clock is the time the career's years are counted at: Now, or the
+// reading the audit scope ctx carries records (a replay reads it back).
+func (o Offline) clock(ctx context.Context) (time.Time, error) {
 	if o.Now != nil {
-		now = o.Now
+		return o.Now(), nil
 	}
+	return audit.Now(ctx, clockOfflineYears)
+}
+
+func careerYears(p ProfileSnapshot, now time.Time) float64 {
 	months := 0
 	for _, w := range p.WorkExperiences {
 		s, err := time.Parse("2006-01", w.Start)
 		if err != nil {
 			continue
 		}
-		e := now()
+		e := now
 		if w.End != "" {
 			if t, err := time.Parse("2006-01", w.End); err == nil {
 				e = t
@@ -272,7 +278,11 @@ func (o Offline) Classify(ctx context.Context, in ClassifyInput) (Classification
 		fmt.Fprintf(&expText, "%s %s %s\n", p.Name, p.Description, strings.Join(p.Skills, " "))
 	}
 	expStems := stems(expText.String())
-	years := o.careerYears(in.Profile)
+	now, err := o.clock(ctx)
+	if err != nil {
+		return Classification{}, veredicto.Usage{}, err
+	}
+	years := careerYears(in.Profile, now)
 	out := Classification{StrengthLinks: []StrengthLink{}}
 	if in.Extract {
 		in.Requirements = RequirementsFromText(in.JD)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/platforms"
 )
 
@@ -90,6 +91,9 @@ type Runner struct {
 	Emit    func(Event)                                 // nil: no progress
 	Refresh bool                                        // re-classify even when cached, and check the drift
 	Logger  *slog.Logger
+	// Tenant is whose application it is: it names the anti-impostor
+	// confirmation in the audit record ("default" when empty).
+	Tenant string
 }
 
 // PausedError is a full run waiting for the user's answer to the
@@ -224,6 +228,9 @@ func (r *Runner) Run(ctx context.Context, c *Context) error {
 				if err := r.save(ctx, c); err != nil {
 					return err
 				}
+				if err := recordPause(ctx, r.Tenant, c); err != nil {
+					return err
+				}
 				r.emit("pause", 2, "%s", c.Pause.Preview)
 				return &PausedError{Preview: c.Pause.Preview}
 			case "stop":
@@ -253,8 +260,8 @@ func (r *Runner) Run(ctx context.Context, c *Context) error {
 
 // Resolve records the user's answer to the anti-impostor pause.
 func Resolve(c *Context, proceed bool) error {
-	if c.Pause == nil || c.Status != StatusPaused {
-		return &veredicto.ConflictError{What: "application " + c.ApplicationID, Problem: "is not waiting for the anti_impostor confirmation"}
+	if err := CheckPaused(c); err != nil {
+		return err
 	}
 	if proceed {
 		c.Pause.Resolution = "proceed"
@@ -297,6 +304,11 @@ func (r *Runner) Classify(ctx context.Context, c *Context) error {
 			return fmt.Errorf("phase 2 cache lookup: %w", err)
 		}
 		if cached {
+			// Read from where an earlier run left it: recorded, so a
+			// replay's cache holds it too.
+			if err := recordCached(ctx, c.InputHash, prev); err != nil {
+				return err
+			}
 			// A cached entry is checked like a fresh answer: a stale or
 			// tampered one is classified again.
 			if err := check(reqs)(&prev); err != nil {
@@ -347,6 +359,14 @@ func (r *Runner) Classify(ctx context.Context, c *Context) error {
 		}
 		d := round2(after.Final - before.Final)
 		c.Drift = &Drift{PreviousFinal: before.Final, Final: after.Final, Delta: d, Threshold: r.Engine.Config.DriftThreshold, Alert: math.Abs(d) > r.Engine.Config.DriftThreshold}
+		outcome := "sin_alerta"
+		if c.Drift.Alert {
+			outcome = "alerta"
+		}
+		if err := decide(ctx, audit.Decision{Name: DecisionDrift, Score: num(math.Abs(d)), Threshold: num(c.Drift.Threshold), Outcome: outcome,
+			Detail: fmt.Sprintf("confidence final %.2f → %.2f (%+.2f) respecto de la clasificación en caché", before.Final, after.Final, d)}); err != nil {
+			return err
+		}
 		if c.Drift.Alert {
 			r.emit("drift", 2, "[Drift] El score final se movió %+.2f puntos respecto de la clasificación anterior (%.2f → %.2f).", d, before.Final, after.Final)
 		}
@@ -392,7 +412,8 @@ func (r *Runner) Score(ctx context.Context, c *Context) error {
 	}
 	c.ScoringResult = &res
 	c.LastCompletedPhase = 2
-	return nil
+	// Recorded before the result is used (saved, shown, paused on).
+	return r.recordScoring(ctx, c)
 }
 
 func (r *Runner) phase3(ctx context.Context, c *Context) error {
@@ -474,7 +495,11 @@ func AntiImpostorPause(c *Context) *Pause {
 // analyst's (the small model's) verdict.
 func (r *Runner) intent(ctx context.Context, c *Context) error {
 	if m := DetectInjection(c.JDText); m != "" {
-		return &IntentRejectedError{Reason: "el texto contiene instrucciones dirigidas al asistente (\"" + m + "\"); solo se aceptan ofertas de empleo"}
+		ir := &IntentRejectedError{Reason: "el texto contiene instrucciones dirigidas al asistente (\"" + m + "\"); solo se aceptan ofertas de empleo"}
+		if err := decide(ctx, audit.Decision{Name: DecisionIntent, Outcome: "rejected", Detail: "regla del código: " + ir.Reason}); err != nil {
+			return err
+		}
+		return ir
 	}
 	v, u, err := r.Analyst.Intent(ctx, c.JDText)
 	c.Usage.Add(u)
@@ -487,10 +512,14 @@ func (r *Runner) intent(ctx context.Context, c *Context) error {
 			reason = "no es una tarea de carrera"
 		}
 		r.logger().Info("intent rejected", "application_id", c.ApplicationID)
-		return &IntentRejectedError{Reason: reason}
+		ir := &IntentRejectedError{Reason: reason}
+		if err := decide(ctx, audit.Decision{Name: DecisionIntent, Outcome: "rejected", Detail: "el modelo: " + reason}); err != nil {
+			return err
+		}
+		return ir
 	}
 	c.Intent = &v
-	return nil
+	return decide(ctx, audit.Decision{Name: DecisionIntent, Outcome: "accepted", Detail: strings.TrimSpace(v.Reason)})
 }
 
 // cultureRadar is phase 1, with the JD's facts for the non-negotiables.

@@ -8,8 +8,13 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/eventlog"
 )
 
@@ -41,6 +46,12 @@ type Service struct {
 	// Events, when set, receives each step's progress and drift alerts on
 	// the execution's stream.
 	Events Appender
+	// Audit, when set, keeps each execution's audit record (every task
+	// then needs the execution's name, $.execution.name); Replay, when
+	// set, is the record a replay answers model calls and clock readings
+	// from.
+	Audit  Auditor
+	Replay *audit.Replay
 }
 
 // StartInput is the execution input of CareerCompanionStateMachine (the
@@ -64,9 +75,11 @@ type TaskInput struct {
 	Execution *ExecutionRef `json:"execution,omitempty"`
 }
 
-// ExecutionRef names the running execution ("id.$": "$$.Execution.Id").
+// ExecutionRef names the running execution ("id.$": "$$.Execution.Id",
+// "name.$": "$$.Execution.Name": its audit record's name).
 type ExecutionRef struct {
-	ID string `json:"id"`
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
 }
 
 // Appender appends to an execution's event stream (internal/eventlog).
@@ -216,7 +229,68 @@ func (s *Service) Load(ctx context.Context, in TaskInput) (*Context, error) {
 }
 
 func (s *Service) runner(in TaskInput) *Runner {
-	return &Runner{Analyst: s.Analyst, Engine: s.Engine, Cache: KVCache{KV: s.Store, Tenant: in.Tenant}, Refresh: in.Refresh, Logger: s.Logger}
+	return &Runner{Analyst: s.Analyst, Engine: s.Engine, Cache: KVCache{KV: s.Store, Tenant: in.Tenant}, Refresh: in.Refresh, Logger: s.Logger, Tenant: in.Tenant}
+}
+
+// scope attaches the audit scope of the execution in names to ctx: its
+// record's main chain. With no Auditor it returns ctx as is.
+func (s *Service) scope(ctx context.Context, in TaskInput) (context.Context, error) {
+	if s.Audit == nil {
+		return ctx, nil
+	}
+	name := ""
+	if in.Execution != nil {
+		name = in.Execution.Name
+	}
+	if err := checkExecution(name); err != nil {
+		return ctx, err
+	}
+	rec, err := s.Audit.Open(ctx, in.Tenant, name)
+	if err != nil {
+		return ctx, fmt.Errorf("open the audit record of %s: %w", name, err)
+	}
+	return audit.WithScope(ctx, NewScope(rec, name, s.Analyst, s.Replay)), nil
+}
+
+// terminal reports whether step ends the execution for c (the workflow's
+// Choice states): phase 2c outside full mode, a stop at the pause, the
+// drafting.
+func terminal(step string, c *Context) bool {
+	switch step {
+	case "scoring":
+		return !Drafts(c.Mode)
+	case "decision":
+		return c.Status == StatusStopped
+	case "draft":
+		return true
+	}
+	return false
+}
+
+// end closes the execution's record after a terminal step, or a refusal
+// the workflow ends on (InvalidInputError, caught into Rejected), once: a
+// retried task whose record ended already adds nothing.
+func (s *Service) end(ctx context.Context, step string, c *Context, err error) error {
+	sc := audit.ScopeFrom(ctx)
+	switch {
+	case sc == nil:
+		return nil
+	case err != nil && veredicto.ErrorName(err) != veredicto.NameInvalidInput:
+		return nil // retried, or the execution fails: it did not end here
+	case err == nil && !terminal(step, c):
+		return nil
+	}
+	lines, lerr := sc.Recorder.Store().Lines(ctx, sc.Chain)
+	if lerr != nil {
+		return fmt.Errorf("audit: %w", lerr)
+	}
+	if n := len(lines); n > 0 {
+		var last audit.Entry
+		if json.Unmarshal(lines[n-1], &last) == nil && last.Kind == audit.KindSummary {
+			return nil
+		}
+	}
+	return End(ctx, c, err)
 }
 
 // step runs fn over the latest context unless the step's record exists
@@ -231,13 +305,21 @@ func (s *Service) step(ctx context.Context, in TaskInput, name string, fn func(*
 		if err := json.Unmarshal(b, &c); err != nil {
 			return TaskOutput{}, fmt.Errorf("%s %s: %w", name, in.ApplicationID, err)
 		}
-		return s.output(in, &c), nil
+		// Stored by an earlier execution (this one's own is in its record
+		// already): recorded, so a replay's store holds it too.
+		if err := Seed(ctx, name, key, b); err != nil {
+			return TaskOutput{}, err
+		}
+		return s.output(in, &c), s.end(ctx, name, &c, nil)
 	}
 	c, err := s.Load(ctx, in)
 	if err != nil {
 		return TaskOutput{}, err
 	}
 	if err := fn(c); err != nil {
+		if eerr := s.end(ctx, name, c, err); eerr != nil {
+			return TaskOutput{}, eerr
+		}
 		return TaskOutput{}, err
 	}
 	b, err := json.Marshal(c)
@@ -247,20 +329,28 @@ func (s *Service) step(ctx context.Context, in TaskInput, name string, fn func(*
 	if _, err := s.Store.PutIfAbsent(ctx, key, b); err != nil {
 		return TaskOutput{}, fmt.Errorf("%s %s: %w", name, in.ApplicationID, err)
 	}
+	if err := stageEntry(ctx, audit.Stage{Stage: name, Key: key}, b); err != nil {
+		return TaskOutput{}, err
+	}
 	if err := s.publish(ctx, in, c, b); err != nil {
 		return TaskOutput{}, err
 	}
 	s.emit(ctx, in, name, c)
-	return s.output(in, c), nil
+	return s.output(in, c), s.end(ctx, name, c, nil)
 }
 
 func (s *Service) publish(ctx context.Context, in TaskInput, c *Context, ctxJSON []byte) error {
 	pre := Prefix(in.Tenant, in.ApplicationID)
-	if err := s.Blobs.Put(ctx, pre+ContextFile, ctxJSON, "application/json"); err != nil {
-		return fmt.Errorf("put %s%s: %w", pre, ContextFile, err)
-	}
-	if err := s.Blobs.Put(ctx, pre+ReportFile, []byte(Report(c)), "text/markdown; charset=utf-8"); err != nil {
-		return fmt.Errorf("put %s%s: %w", pre, ReportFile, err)
+	for _, f := range []struct {
+		name, contentType string
+		data              []byte
+	}{{ContextFile, "application/json", ctxJSON}, {ReportFile, "text/markdown; charset=utf-8", []byte(Report(c))}} {
+		if err := s.Blobs.Put(ctx, pre+f.name, f.data, f.contentType); err != nil {
+			return fmt.Errorf("put %s%s: %w", pre, f.name, err)
+		}
+		if err := RecordFile(ctx, pre+f.name, f.data); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -296,20 +386,15 @@ func (s *Service) keepRejection(ctx context.Context, in TaskInput, key string, c
 
 // Intent reads and checks the inputs (code: an incomplete profile is an
 // InvalidInputError before any model call), creates the context, and runs
-// the intent check (IntentRejectedError).
+// the intent check (IntentRejectedError). It opens the execution's audit
+// record with the inputs' texts.
 func (s *Service) Intent(ctx context.Context, in TaskInput) (TaskOutput, error) {
 	if err := checkIDs(in); err != nil {
 		return TaskOutput{}, err
 	}
-	key := stepKey(in, "intent")
-	if b, ok, err := s.Store.Get(ctx, key); err != nil {
-		return TaskOutput{}, fmt.Errorf("intent %s: %w", in.ApplicationID, err)
-	} else if ok {
-		var c Context
-		if json.Unmarshal(b, &c) == nil && c.Status == StatusRejected {
-			return TaskOutput{}, &IntentRejectedError{Reason: c.Rejection} // a retried task: the same refusal
-		}
-		return s.step(ctx, in, "intent", nil)
+	ctx, err := s.scope(ctx, in)
+	if err != nil {
+		return TaskOutput{}, err
 	}
 	pre := Prefix(in.Tenant, in.ApplicationID)
 	jd, err := s.Blobs.Get(ctx, pre+"jd.md")
@@ -320,17 +405,34 @@ func (s *Service) Intent(ctx context.Context, in TaskInput) (TaskOutput, error) 
 	if err != nil {
 		return TaskOutput{}, fmt.Errorf("intent %s: %w", in.ApplicationID, err)
 	}
+	if err := s.begin(ctx, in, jd, py); err != nil {
+		return TaskOutput{}, err
+	}
+	key := stepKey(in, "intent")
+	if b, ok, err := s.Store.Get(ctx, key); err != nil {
+		return TaskOutput{}, fmt.Errorf("intent %s: %w", in.ApplicationID, err)
+	} else if ok {
+		var c Context
+		if json.Unmarshal(b, &c) == nil && c.Status == StatusRejected {
+			ir := &IntentRejectedError{Reason: c.Rejection} // a retried task: the same refusal
+			if err := errors.Join(Seed(ctx, "intent", key, b), s.end(ctx, "intent", &c, ir)); err != nil {
+				return TaskOutput{}, err
+			}
+			return TaskOutput{}, ir
+		}
+		return s.step(ctx, in, "intent", nil)
+	}
 	p, err := ParseProfile("profile.yaml", py)
 	if err != nil {
-		return TaskOutput{}, err
+		return TaskOutput{}, s.refuse(ctx, nil, err)
 	}
 	c, err := NewContext("profile.yaml", string(jd), p, in.Mode, in.Company, in.Platform, s.Analyst.Info())
 	if err != nil {
 		var pe *ProfileIncompleteError
 		if errors.As(err, &pe) {
-			return TaskOutput{}, &veredicto.InvalidInputError{File: "profile.yaml", Problem: strings.Join(pe.Messages, " ")}
+			err = &veredicto.InvalidInputError{File: "profile.yaml", Problem: strings.Join(pe.Messages, " ")}
 		}
-		return TaskOutput{}, err
+		return TaskOutput{}, s.refuse(ctx, nil, err)
 	}
 	c.ApplicationID = in.ApplicationID
 	r := s.runner(in)
@@ -339,7 +441,7 @@ func (s *Service) Intent(ctx context.Context, in TaskInput) (TaskOutput, error) 
 		if errors.As(err, &ir) {
 			s.keepRejection(ctx, in, key, c, ir.Reason)
 		}
-		return TaskOutput{}, err
+		return TaskOutput{}, s.refuse(ctx, c, err)
 	}
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -348,25 +450,71 @@ func (s *Service) Intent(ctx context.Context, in TaskInput) (TaskOutput, error) 
 	if _, err := s.Store.PutIfAbsent(ctx, key, b); err != nil {
 		return TaskOutput{}, fmt.Errorf("intent %s: %w", in.ApplicationID, err)
 	}
+	if err := stageEntry(ctx, audit.Stage{Stage: "intent", Key: key}, b); err != nil {
+		return TaskOutput{}, err
+	}
 	s.emit(ctx, in, "intent", c)
 	return s.output(in, c), s.publish(ctx, in, c, b)
+}
+
+// refuse closes the record of an execution the intent step refuses (the
+// workflow ends in Rejected) and returns err, the refusal.
+func (s *Service) refuse(ctx context.Context, c *Context, err error) error {
+	if c == nil {
+		c = &Context{Status: StatusRejected}
+	}
+	if eerr := s.end(ctx, "intent", c, err); eerr != nil {
+		return eerr
+	}
+	return err
+}
+
+// begin records the execution's start, once (a retried Intent finds it):
+// the input, the analyst, and the JD, the profile and the scoring
+// configuration by their texts.
+func (s *Service) begin(ctx context.Context, in TaskInput, jd, profile []byte) error {
+	sc := audit.ScopeFrom(ctx)
+	if sc == nil {
+		return nil
+	}
+	if _, n, err := sc.Recorder.Head(ctx, sc.Chain); err != nil || n > 0 {
+		return err
+	}
+	scoring, err := yaml.Marshal(s.Engine.Config)
+	if err != nil {
+		return fmt.Errorf("audit start: %w", err)
+	}
+	return Begin(ctx, RecordedInput{Surface: SurfaceWorkflow, StartInput: in.StartInput, Analyst: s.Analyst.Info()},
+		map[string][]byte{DocJD: jd, DocProfile: profile, DocScoring: scoring})
 }
 
 // Validate checks that the JD states requirements the classifier can work
 // on, a list or prose (CheckJD, which Intent ran already before the
 // model's call; a retried or resumed workflow checks again here).
 func (s *Service) Validate(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	ctx, err := s.scope(ctx, in)
+	if err != nil {
+		return TaskOutput{}, err
+	}
 	return s.step(ctx, in, "validate", func(c *Context) error { return CheckJD("jd.md", c.JDText) })
 }
 
 // CultureRadar is phase 1.
 func (s *Service) CultureRadar(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	ctx, err := s.scope(ctx, in)
+	if err != nil {
+		return TaskOutput{}, err
+	}
 	return s.step(ctx, in, "culture_radar", func(c *Context) error { return s.runner(in).cultureRadar(ctx, c) })
 }
 
 // CacheLookup applies a cached classification (by input hash) unless the
 // input asks to refresh; Cached says whether Classify can be skipped.
 func (s *Service) CacheLookup(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	ctx, err := s.scope(ctx, in)
+	if err != nil {
+		return TaskOutput{}, err
+	}
 	c, err := s.Load(ctx, in)
 	if err != nil {
 		return TaskOutput{}, err
@@ -386,17 +534,29 @@ func (s *Service) CacheLookup(ctx context.Context, in TaskInput) (TaskOutput, er
 
 // Classify is phase 2a.
 func (s *Service) Classify(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	ctx, err := s.scope(ctx, in)
+	if err != nil {
+		return TaskOutput{}, err
+	}
 	return s.step(ctx, in, "classify", func(c *Context) error { return s.runner(in).Classify(ctx, c) })
 }
 
 // SAS is phase 2b.
 func (s *Service) SAS(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	ctx, err := s.scope(ctx, in)
+	if err != nil {
+		return TaskOutput{}, err
+	}
 	return s.step(ctx, in, "sas", func(c *Context) error { return s.runner(in).EvaluateSAS(ctx, c) })
 }
 
 // Scoring is phase 2c: the ScoringEngine, code only. NeedsPause drives the
 // anti-impostor Choice.
 func (s *Service) Scoring(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	ctx, err := s.scope(ctx, in)
+	if err != nil {
+		return TaskOutput{}, err
+	}
 	return s.step(ctx, in, "scoring", func(c *Context) error {
 		if err := s.runner(in).Score(ctx, c); err != nil {
 			return err
@@ -406,26 +566,92 @@ func (s *Service) Scoring(ctx context.Context, in TaskInput) (TaskOutput, error)
 		} else if s.Engine.NeedsAntiImpostorPause(c.ClassifiedRequirements) {
 			c.Pause = AntiImpostorPause(c)
 			c.Status = StatusPaused
+			// The question the workflow puts to the person next.
+			return recordPause(ctx, in.Tenant, c)
 		}
 		return nil
 	})
 }
 
-// DecisionInput is RecordDecision's input: the task input and whether the
-// user proceeds after the anti-impostor pause.
+// DecisionInput is RecordDecision's input: the task input, whether the
+// user proceeds after the anti-impostor pause, and the confirmation's
+// outcome as the workflow holds it: the answer on approval
+// (SendTaskSuccess's output), or the Catch's {Error, Cause} on a
+// rejection (ConfirmationRejected, whose Cause is the decision as JSON)
+// or a timeout (States.Timeout).
 type DecisionInput struct {
 	TaskInput
-	Proceed bool `json:"proceed"`
+	Proceed     bool                `json:"proceed"`
+	Answer      *ConfirmationAnswer `json:"answer,omitempty"`
+	AnswerError *StateError         `json:"answer_error,omitempty"`
+}
+
+// ConfirmationAnswer is the person's decision as ConfirmFunction delivers
+// it.
+type ConfirmationAnswer struct {
+	ID            string    `json:"id,omitempty"`
+	Approved      bool      `json:"approved"`
+	DecidedBy     string    `json:"decided_by"`
+	DecidedAt     time.Time `json:"decided_at"`
+	Comment       string    `json:"comment,omitempty"`
+	PreviewSHA256 string    `json:"preview_sha256,omitempty"`
+}
+
+// StateError is the {Error, Cause} object a Catch places in the state.
+type StateError struct {
+	Error string `json:"Error"`
+	Cause string `json:"Cause"`
+}
+
+// pauseAnswer is what the workflow learned of the person's answer.
+func (in DecisionInput) pauseAnswer() PauseAnswer {
+	from := func(a ConfirmationAnswer, status string) PauseAnswer {
+		return PauseAnswer{Confirmation: a.ID, Status: status, Principal: a.DecidedBy, DecidedAt: a.DecidedAt, Comment: a.Comment, Preview: a.PreviewSHA256}
+	}
+	switch e := in.AnswerError; {
+	case in.Answer != nil && in.Answer.Approved:
+		return from(*in.Answer, confirm.StatusApproved)
+	case e != nil && e.Error == veredicto.NameConfirmationRejected:
+		var a ConfirmationAnswer
+		if json.Unmarshal([]byte(e.Cause), &a) == nil {
+			return from(a, confirm.StatusRejected)
+		}
+		return PauseAnswer{Status: confirm.StatusRejected, Error: e.Error, Cause: e.Cause}
+	case e != nil && e.Error == "States.Timeout":
+		return PauseAnswer{Status: confirm.StatusExpired, Error: e.Error, Cause: e.Cause}
+	case e != nil:
+		return PauseAnswer{Status: "unavailable", Error: e.Error, Cause: e.Cause}
+	case in.Proceed:
+		return PauseAnswer{Status: confirm.StatusApproved}
+	}
+	return PauseAnswer{Status: confirm.StatusRejected}
 }
 
 // RecordDecision records the user's answer to the anti-impostor
-// confirmation.
+// confirmation: in the audit record who answered, when and on which
+// preview, then in the context.
 func (s *Service) RecordDecision(ctx context.Context, in DecisionInput) (TaskOutput, error) {
-	return s.step(ctx, in.TaskInput, "decision", func(c *Context) error { return Resolve(c, in.Proceed) })
+	ctx, err := s.scope(ctx, in.TaskInput)
+	if err != nil {
+		return TaskOutput{}, err
+	}
+	return s.step(ctx, in.TaskInput, "decision", func(c *Context) error {
+		if err := CheckPaused(c); err != nil {
+			return err
+		}
+		if err := RecordAnswer(ctx, in.Tenant, c, in.pauseAnswer()); err != nil {
+			return err
+		}
+		return Resolve(c, in.Proceed)
+	})
 }
 
 // Draft is phase 3; it completes the run.
 func (s *Service) Draft(ctx context.Context, in TaskInput) (TaskOutput, error) {
+	ctx, err := s.scope(ctx, in)
+	if err != nil {
+		return TaskOutput{}, err
+	}
 	return s.step(ctx, in, "draft", func(c *Context) error {
 		if c.Pause != nil && c.Pause.Resolution != "proceed" {
 			return &veredicto.ConflictError{What: "application " + c.ApplicationID, Problem: "waits for the anti_impostor confirmation"}

@@ -41,8 +41,10 @@ func writeAtomic(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// SaveDir writes DIR/context.json and DIR/report.md, each atomically.
-func SaveDir(dir string, c *Context) error {
+// SaveDir writes DIR/context.json and DIR/report.md, each atomically,
+// and records both (by their names, relative to DIR) in the audit scope
+// ctx carries.
+func SaveDir(ctx context.Context, dir string, c *Context) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save context: %w", err)
 	}
@@ -50,11 +52,16 @@ func SaveDir(dir string, c *Context) error {
 	if err != nil {
 		return fmt.Errorf("save context: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(dir, ContextFile), append(b, '\n')); err != nil {
-		return fmt.Errorf("save context %s: %w", dir, err)
-	}
-	if err := writeAtomic(filepath.Join(dir, ReportFile), []byte(Report(c))); err != nil {
-		return fmt.Errorf("save report %s: %w", dir, err)
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{ContextFile, append(b, '\n')}, {ReportFile, []byte(Report(c))}} {
+		if err := writeAtomic(filepath.Join(dir, f.name), f.data); err != nil {
+			return fmt.Errorf("save %s %s: %w", f.name, dir, err)
+		}
+		if err := RecordFile(ctx, f.name, f.data); err != nil {
+			return err
+		}
 	}
 	return nil
 }
