@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/poll"
 )
 
@@ -86,6 +89,33 @@ func TestServeCompanion(t *testing.T) {
 	if st, _ := l.call(ctx, t, http.MethodGet, path, globex, ""); st != http.StatusNotFound {
 		t.Errorf("another tenant: %d, want 404", st)
 	}
+
+	// The execution's audit record (DATA/reports/audit/acme/<execution>/)
+	// verifies once the execution ended, holds the person's answer with
+	// who gave it and the preview's hash, and replays byte for byte with
+	// no provider, found by the execution's name.
+	poll.Until(t, time.Minute, func() bool {
+		code, _, _ := runCLI(t, "", "audit", "verify", created.Execution, "--data", l.data)
+		return code == exitOK
+	}, "the execution's record to end and verify")
+	human := findEntry(t, filepath.Join(l.data, "reports", "audit", "acme", created.Execution), audit.MainChain, audit.KindHuman)
+	var hd audit.HumanDecision
+	json.Unmarshal(human.Data, &hd)
+	if hd.Status != "approved" || hd.Principal != "ana" || hd.Confirmation != id || len(hd.Preview) != 64 || hd.DecidedAt.IsZero() {
+		t.Errorf("the recorded answer %+v; want approved by ana on %s with the preview's hash", hd, id)
+	}
+	replay := t.TempDir()
+	if stdout := mustRun(t, "replay", created.Execution, "--data", l.data, "--out", replay); strings.Contains(stdout, "DIFFERS") || !strings.Contains(stdout, "2 reports identical") {
+		t.Errorf("replay:\n%s", stdout)
+	}
+	for _, f := range []string{companion.ContextFile, companion.ReportFile} {
+		key := filepath.Join("companion", "acme", created.ApplicationID, f)
+		a, _ := os.ReadFile(filepath.Join(l.data, "reports", key))
+		b, err := os.ReadFile(filepath.Join(replay, key))
+		if err != nil || string(a) != string(b) {
+			t.Errorf("the replay's %s differs (%v)", key, err)
+		}
+	}
 	if st, resp := l.call(ctx, t, http.MethodPost, path+"/answer", acme, `{"platform":"getonboard"}`); st != http.StatusAccepted || !strings.Contains(resp, "¿Te aparecen estas mismas?") {
 		t.Errorf("answer preview: %d %s", st, resp)
 	}
@@ -95,5 +125,13 @@ func TestServeCompanion(t *testing.T) {
 	}
 	if st, _ := l.call(ctx, t, http.MethodPost, path+"/verify", globex, ""); st != http.StatusNotFound {
 		t.Errorf("verify as another tenant: %d", st)
+	}
+	// The follow-up rewrote the files: it is in the execution's record,
+	// which still verifies; a replay reproduces the execution and names
+	// the phase it did not run.
+	mustRun(t, "audit", "verify", created.Execution, "--data", l.data)
+	if stdout := mustRun(t, "replay", created.Execution, "--data", l.data, "--out", t.TempDir()); !strings.Contains(stdout, "2 reports identical") ||
+		!strings.Contains(stdout, "not replayed: verify") {
+		t.Errorf("replay after the follow-up:\n%s", stdout)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/platforms"
 )
 
@@ -140,6 +141,9 @@ func (a *API) RunFollowUp(ctx context.Context, tenant, id, phase string, req Fol
 	if a.Now != nil {
 		now = a.Now
 	}
+	// What the phase does, once its inputs are known (a preview asks
+	// first, and changes nothing).
+	var run func(context.Context) error
 	switch phase {
 	case "answer":
 		// Before any preview: a paused or unfinished application has no
@@ -170,33 +174,51 @@ func (a *API) RunFollowUp(ctx context.Context, tenant, id, phase string, req Fol
 			}
 			platform = s.PlatformName
 		}
-		err = Answer(ctx, a.FollowUp, c, platform, append(qs, req.Questions...))
+		run = func(ctx context.Context) error {
+			return Answer(ctx, a.FollowUp, c, platform, append(qs, req.Questions...))
+		}
 	case "verify":
-		err = Verify(ctx, a.FollowUp, c)
+		run = func(ctx context.Context) error { return Verify(ctx, a.FollowUp, c) }
 	case "audit":
-		err = Audit(ctx, a.FollowUp, c)
+		run = func(ctx context.Context) error { return Audit(ctx, a.FollowUp, c) }
 	case "retro":
-		err = Retro(ctx, a.FollowUp, c, req.Answers)
+		run = func(ctx context.Context) error { return Retro(ctx, a.FollowUp, c, req.Answers) }
 	case "refine":
-		_, err = Refine(ctx, a.FollowUp, c, req.Instruction, now())
+		run = func(ctx context.Context) error {
+			at := now()
+			if sc := audit.ScopeFrom(ctx); sc != nil {
+				if at, err = sc.Now(ctx, "refine"); err != nil {
+					return err
+				}
+			}
+			_, err := Refine(ctx, a.FollowUp, c, req.Instruction, at)
+			return err
+		}
 	default:
 		return nil, nil, &veredicto.NotFoundError{What: "phase " + phase}
 	}
+	in := TaskInput{StartInput: StartInput{Tenant: tenant, ApplicationID: id}}
+	save := func(ctx context.Context) error {
+		b, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		ok, err := a.Service.Store.PutIfAbsent(ctx, followKey(tenant, id, n+1), b)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &veredicto.ConflictError{What: "application " + id, Problem: "another follow-up completed first; read it and retry"}
+		}
+		return a.Service.publish(ctx, in, c, b)
+	}
+	// The phase goes into the record of the execution that wrote the
+	// application's files, so that record still verifies after it.
+	ctx, err = a.Service.applicationScope(ctx, in)
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	ok, err := a.Service.Store.PutIfAbsent(ctx, followKey(tenant, id, n+1), b)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !ok {
-		return nil, nil, &veredicto.ConflictError{What: "application " + id, Problem: "another follow-up completed first; read it and retry"}
-	}
-	if err := a.Service.publish(ctx, TaskInput{StartInput: StartInput{Tenant: tenant, ApplicationID: id}}, c, b); err != nil {
+	if err := FollowUpCommand(ctx, c, phase, run, save); err != nil {
 		return nil, nil, err
 	}
 	return c, nil, nil

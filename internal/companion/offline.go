@@ -225,13 +225,23 @@ func overlap(a, b map[string]bool) int {
 	return n
 }
 
-// clock is the time the career's years are counted at: Now, or the
-// reading the audit scope ctx carries records (a replay reads it back).
+// clock is the time the career's years are counted at (Now, else the
+// time), recorded in the audit scope ctx carries; a replay reads it back.
 func (o Offline) clock(ctx context.Context) (time.Time, error) {
-	if o.Now != nil {
+	sc := audit.ScopeFrom(ctx)
+	switch {
+	case o.Now == nil:
+		return audit.Now(ctx, clockOfflineYears)
+	case sc == nil:
 		return o.Now(), nil
+	case sc.Replay != nil:
+		return sc.Now(ctx, clockOfflineYears)
 	}
-	return audit.Now(ctx, clockOfflineYears)
+	at := o.Now()
+	if _, err := sc.Recorder.Append(ctx, sc.Chain, audit.KindClock, audit.Clock{Use: clockOfflineYears, At: at}); err != nil {
+		return at, fmt.Errorf("audit clock: %w", err)
+	}
+	return at, nil
 }
 
 func careerYears(p ProfileSnapshot, now time.Time) float64 {

@@ -484,8 +484,57 @@ func (s *Service) begin(ctx context.Context, in TaskInput, jd, profile []byte) e
 	if err != nil {
 		return fmt.Errorf("audit start: %w", err)
 	}
-	return Begin(ctx, RecordedInput{Surface: SurfaceWorkflow, StartInput: in.StartInput, Analyst: s.Analyst.Info()},
-		map[string][]byte{DocJD: jd, DocProfile: profile, DocScoring: scoring})
+	if err := Begin(ctx, RecordedInput{Surface: SurfaceWorkflow, StartInput: in.StartInput, Analyst: s.Analyst.Info()},
+		map[string][]byte{DocJD: jd, DocProfile: profile, DocScoring: scoring}); err != nil {
+		return err
+	}
+	// The application's files name the record that writes them: the
+	// follow-up phases, which rewrite them, record into it too.
+	b, err := json.Marshal(auditPointer{Execution: sc.Execution})
+	if err != nil {
+		return err
+	}
+	if err := s.Blobs.Put(ctx, Prefix(in.Tenant, in.ApplicationID)+AuditFile, b, "application/json"); err != nil {
+		return fmt.Errorf("put %s: %w", AuditFile, err)
+	}
+	return nil
+}
+
+// AuditFile names, beside an application's files, the execution whose
+// audit record wrote them last.
+const AuditFile = "audit.json"
+
+type auditPointer struct {
+	Execution string `json:"execution"`
+}
+
+// applicationScope attaches to ctx the scope of the audit record that
+// wrote the application's files (AuditFile); ctx as is when there is no
+// Auditor or no such record.
+func (s *Service) applicationScope(ctx context.Context, in TaskInput) (context.Context, error) {
+	if s.Audit == nil {
+		return ctx, nil
+	}
+	b, err := s.Blobs.Get(ctx, Prefix(in.Tenant, in.ApplicationID)+AuditFile)
+	var nf *veredicto.NotFoundError
+	if errors.As(err, &nf) {
+		return ctx, nil // written before records were kept
+	}
+	if err != nil {
+		return ctx, fmt.Errorf("read %s of %s: %w", AuditFile, in.ApplicationID, err)
+	}
+	var p auditPointer
+	if err := json.Unmarshal(b, &p); err != nil {
+		return ctx, &veredicto.InvalidInputError{File: Prefix(in.Tenant, in.ApplicationID) + AuditFile, Field: "execution", Problem: "is not JSON: " + err.Error()}
+	}
+	if err := checkExecution(p.Execution); err != nil {
+		return ctx, err
+	}
+	rec, err := s.Audit.Open(ctx, in.Tenant, p.Execution)
+	if err != nil {
+		return ctx, fmt.Errorf("open the audit record of %s: %w", p.Execution, err)
+	}
+	return audit.WithScope(ctx, NewScope(rec, p.Execution, s.Analyst, nil)), nil
 }
 
 // Validate checks that the JD states requirements the classifier can work

@@ -1,0 +1,118 @@
+package companion
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/audit"
+	fileblob "github.com/veredicto/veredicto/internal/blob/file"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
+)
+
+// recorded runs the offline pipeline on the example in mode with an
+// audit scope and returns the context and the main chain's entries.
+func recorded(t *testing.T, mode string) (*Context, []audit.Entry) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	a := Offline{} // the clock through the scope
+	c, err := NewContext("profile.yaml", exampleJD(t), exampleProfile(t), mode, "Andes Fintech", "", a.Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx = audit.WithScope(ctx, NewScope(audit.NewRecorder(audit.NewDir(dir), nil), "x-1", a, nil))
+	if err := (&Runner{Analyst: a, Engine: NewEngine(DefaultConfig())}).Run(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := audit.NewDir(dir).Lines(ctx, audit.MainChain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var es []audit.Entry
+	for _, l := range lines {
+		var e audit.Entry
+		if err := json.Unmarshal(l, &e); err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, e)
+	}
+	return c, es
+}
+
+func decisionsNamed(es []audit.Entry, name string) []audit.Decision {
+	var out []audit.Decision
+	for _, e := range es {
+		var d audit.Decision
+		if e.Kind == audit.KindDecision && json.Unmarshal(e.Data, &d) == nil && d.Name == name {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// TestScoringDecisionsAreRecorded: the ScoringEngine's decisions are in
+// the record as it took them: every requirement's score, the confidence
+// score, the decision matrix's rule with the threshold it compared, the
+// hard-filter cap that lowered it (the example's PCI DSS is a type-A
+// gap), each non-negotiable and the anti-impostor rule against its
+// minimum; the offline analyst's clock reading is recorded too.
+func TestScoringDecisionsAreRecorded(t *testing.T) {
+	c, es := recorded(t, ModeFull)
+	res, cfg := c.ScoringResult, DefaultConfig()
+	if n := len(decisionsNamed(es, DecisionRequirement)); n != len(c.ClassifiedRequirements) {
+		t.Errorf("%d requirement scores, %d requirements", n, len(c.ClassifiedRequirements))
+	}
+	if d := decisionsNamed(es, DecisionConfidence); len(d) != 1 || *d[0].Score != res.Confidence.Final {
+		t.Errorf("confidence %+v, want %v", d, res.Confidence.Final)
+	}
+	m := decisionsNamed(es, DecisionMatrix)
+	if len(m) != 1 || m[0].Outcome != DecisionConsider || *m[0].Threshold != cfg.Decision.Consider.Final || *m[0].Score != res.Confidence.Final {
+		t.Errorf("decision matrix %+v, want consider against %v", m, cfg.Decision.Consider.Final)
+	}
+	if d := decisionsNamed(es, DecisionHardFilter); len(d) != 1 || d[0].Outcome != cfg.Decision.HardFilterCap || res.DecisionMatrix != cfg.Decision.HardFilterCap {
+		t.Errorf("hard-filter cap %+v, decision %s", d, res.DecisionMatrix)
+	}
+	if d := decisionsNamed(es, DecisionNonNegotiable); len(d) != len(res.NonNegotiablesCheck) {
+		t.Errorf("%d non-negotiables recorded, %d checked", len(d), len(res.NonNegotiablesCheck))
+	}
+	rule := decisionsNamed(es, DecisionAntiImpostor)
+	if len(rule) != 1 || *rule[0].Score != float64(len(HardGaps(c.ClassifiedRequirements))) || *rule[0].Threshold != float64(cfg.AntiImpostorMinHardGaps) || rule[0].Outcome != "sin_pausa" {
+		t.Errorf("anti-impostor rule %+v", rule)
+	}
+	clock := false
+	for _, e := range es {
+		var ck audit.Clock
+		if e.Kind == audit.KindClock && json.Unmarshal(e.Data, &ck) == nil && ck.Use == clockOfflineYears {
+			clock = true
+		}
+	}
+	if !clock {
+		t.Error("the offline analyst's clock reading is not recorded")
+	}
+
+	// Outside full mode the anti-impostor rule does not apply.
+	if _, es := recorded(t, ModeScreening); len(decisionsNamed(es, DecisionAntiImpostor)) != 0 {
+		t.Error("a screening run records the anti-impostor rule")
+	}
+}
+
+// TestWorkflowTasksNeedTheExecutionName: with an Auditor, a task without
+// the execution's name (or with one that cannot name a folder) is an
+// InvalidInputError naming the field, before anything runs.
+func TestWorkflowTasksNeedTheExecutionName(t *testing.T) {
+	svc := &Service{Store: filestore.NewMemory(), Blobs: fileblob.NewDir(t.TempDir()), Analyst: Offline{}, Engine: NewEngine(DefaultConfig()),
+		Audit: &audit.Folders{Root: t.TempDir()}}
+	for _, ref := range []*ExecutionRef{nil, {ID: "arn:x"}, {ID: "arn:x", Name: "../x"}, {ID: "arn:x", Name: "a b"}} {
+		in := TaskInput{StartInput: StartInput{Tenant: "acme", ApplicationID: "abc-f"}, Execution: ref}
+		for name, task := range map[string]func(context.Context, TaskInput) (TaskOutput, error){"Intent": svc.Intent, "Scoring": svc.Scoring, "Draft": svc.Draft} {
+			_, err := task(context.Background(), in)
+			var ie *veredicto.InvalidInputError
+			if !errors.As(err, &ie) || ie.Field != "execution.name" || ie.File != "state input" {
+				t.Errorf("%s with %+v: %v, want an InvalidInputError naming execution.name", name, ref, err)
+			}
+		}
+	}
+}
