@@ -340,7 +340,7 @@ func (m *Main) companionFinish(ctx context.Context, cfg companionConfig, err err
 
 // companionRecordLine says where the application's audit record is.
 func (m *Main) companionRecordLine(w io.Writer, cfg companionConfig) {
-	fmt.Fprintf(w, "Audit record: %s (check it with: veredicto audit verify %s; replay it with: veredicto replay %s --out DIR)\n",
+	fmt.Fprintf(w, "Registro de auditoría: %s (verifícalo con: veredicto audit verify %s; reprodúcelo con: veredicto replay %s --out CARPETA)\n",
 		filepath.Join(cfg.out, "audit"), cfg.out, cfg.out)
 }
 

@@ -59,7 +59,7 @@ func TestAuditedCompanionVerifiesAndReplaysByteForByte(t *testing.T) {
 	e.script.set(func(s *companionScript) { s.match = twoHardGaps })
 	out := t.TempDir()
 	if code, msgs, _ := e.run("run", "--jd", exampleJD, "--profile", exampleProfile, "--out", out); code != exitPaused ||
-		!strings.Contains(msgs, "Audit record: "+filepath.Join(out, "audit")) {
+		!strings.Contains(msgs, "Registro de auditoría: "+filepath.Join(out, "audit")) {
 		t.Fatalf("run: exit %d\n%s", code, msgs)
 	}
 	mustRun(t, "audit", "verify", out) // the pause ends the command's part
@@ -218,8 +218,13 @@ func TestCompanionReplayNamesTheChangedPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := func(h string) string {
-		b, err := os.ReadFile(filepath.Join(dir, "texts", h))
+	// A message is kept in its entry, or once by hash under texts/ (the
+	// system prompt).
+	text := func(m audit.Message) string {
+		if m.Text != nil {
+			return *m.Text
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "texts", m.Hash))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +238,7 @@ func TestCompanionReplayNamesTheChangedPrompt(t *testing.T) {
 	for _, x := range recordEntries(t, dir) {
 		var call audit.ModelCall
 		if x.Kind == audit.KindModel && json.Unmarshal(x.Data, &call) == nil && call.Agent == "culture_radar" {
-			sys, user := text(call.Messages[0].Hash), text(call.Messages[1].Hash)
+			sys, user := text(call.Messages[0]), text(call.Messages[1])
 			req := llm.Request{Schema: "culture_radar", JSONSchema: schema, System: sys, User: user}
 			if audit.RequestHash(req) != call.Request {
 				t.Fatal("the request hash is not recomputed as the run computed it")
