@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/veredicto/veredicto/internal/audit"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/confirm"
@@ -39,6 +40,7 @@ func localChat(dir string, searches *intake.Service, confirms *confirm.Service, 
 	svc := &chat.Service{
 		Registry: reg, Intents: intents, Model: model, Store: filestore.NewLocal(filepath.Join(dir, "chats")), Events: confirms.Events,
 		Confirmations: confirms, ConfirmationStore: confirms.Store, Options: chat.OptionsFromEnv(os.Getenv),
+		Audit: &audit.Folders{Root: filepath.Join(reportsDir, AuditPrefix)},
 		Tools: map[string]chat.Tool{
 			chat.ActionSearch: chat.SearchTool{Searches: searches},
 			chat.ActionFlags:  chat.FlagsTool{Inputs: fileblob.NewDir(in), Judge: judge},

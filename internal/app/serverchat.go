@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/app/chatapp"
+	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/auth"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/chat"
@@ -71,6 +72,7 @@ func (s *Server) localChatService(a *App, events *fileeventlog.Log) (*chat.Servi
 	svc := &chat.Service{
 		Registry: reg, Intents: intents, Model: model, Store: storefile.NewLocal(filepath.Join(cfg.Data, "chats")), Events: events,
 		Confirmations: s.Confirmations, ConfirmationStore: s.Confirmations.Store, Options: opts, Logger: s.logger,
+		Audit: &audit.Folders{Root: filepath.Join(reports, AuditPrefix)},
 		Tools: map[string]chat.Tool{
 			chat.ActionSearch:    chat.SearchTool{Searches: a.Intake},
 			chat.ActionFlags:     chat.FlagsTool{Inputs: fileblob.NewDir(inputs), Judge: a.Judge},

@@ -93,6 +93,9 @@ func (s *Service) CloseInterrupted(ctx context.Context) (int, error) {
 			errs = append(errs, fmt.Errorf("close turn %d of chat %s: %w", id.n, id.chat, err))
 			continue
 		}
+		if err := s.closeInterrupted(ctx, t); err != nil {
+			errs = append(errs, fmt.Errorf("close the audit record of turn %d of chat %s: %w", id.n, id.chat, err))
+		}
 		if err := t.emit(ctx, eventlog.TypeFinish, "finish", map[string]any{"finishReason": "error"}); err != nil {
 			errs = append(errs, err)
 		}

@@ -33,6 +33,9 @@ func (s *Service) confirm(ctx context.Context, t *turn, sv Sensitive) (bool, err
 	if err != nil {
 		return false, fmt.Errorf("ask confirmation: %w", err)
 	}
+	if err := t.recordAsked(ctx, resp.ID, preview); err != nil {
+		return false, err
+	}
 	poll := s.Options.ConfirmPoll
 	if poll <= 0 {
 		poll = 300 * time.Millisecond
@@ -49,10 +52,13 @@ func (s *Service) confirm(ctx context.Context, t *turn, sv Sensitive) (bool, err
 			}
 			switch rec.Status {
 			case confirm.StatusApproved, confirm.StatusRejected:
+				if err := t.recordOutcome(ctx, rec); err != nil {
+					return false, err
+				}
 				s.announce(ctx, t, rec)
 				return rec.Status == confirm.StatusApproved, nil
 			case confirm.StatusExpired:
-				return false, nil
+				return false, t.recordOutcome(ctx, rec)
 			}
 		}
 		select {
@@ -70,20 +76,31 @@ type resolver interface {
 	Resolve(ctx context.Context, tenant string, res confirm.Resolution) (confirm.View, error)
 }
 
+// onBehalf is who rejects, in the record, a confirmation nobody answered.
+const onBehalf = "veredicto-chat"
+
 // giveUp ends a wait that ran out: the confirmation is rejected on the
 // person's behalf (so it no longer shows as pending, and a late answer
 // gets 409 instead of seeming to work); if the person decided at that
-// very moment, their decision stands.
+// very moment, their decision stands. What became of it is recorded.
 func (s *Service) giveUp(ctx context.Context, t *turn, id string, wait time.Duration) (bool, error) {
-	if _, ok := s.Confirmations.(resolver); !ok {
+	if _, ok := s.Confirmations.(resolver); ok {
+		_ = s.rejectOnBehalf(ctx, t.tenant, id, fmt.Sprintf("sin respuesta en %s: la acción no se ejecutó", wait))
+	}
+	rec, err := s.ConfirmationStore.Get(ctx, t.tenant, id)
+	if err != nil {
 		return false, nil
 	}
-	err := s.rejectOnBehalf(ctx, t.tenant, id, fmt.Sprintf("sin respuesta en %s: la acción no se ejecutó", wait))
-	if err == nil {
-		return false, nil
+	if rec.Status == confirm.StatusPending {
+		// Nobody could close it: the turn stops waiting, the action does
+		// not run.
+		rec.Status = confirm.StatusExpired
 	}
-	rec, gerr := s.ConfirmationStore.Get(ctx, t.tenant, id)
-	if gerr == nil && (rec.Status == confirm.StatusApproved || rec.Status == confirm.StatusRejected) {
+	if err := t.recordOutcome(ctx, rec); err != nil {
+		return false, err
+	}
+	if d := rec.Decision; d != nil && d.DecidedBy != onBehalf && (rec.Status == confirm.StatusApproved || rec.Status == confirm.StatusRejected) {
+		// The person decided at that very moment: their decision stands.
 		s.announce(ctx, t, rec)
 		return rec.Status == confirm.StatusApproved, nil
 	}
@@ -94,7 +111,7 @@ func (s *Service) giveUp(ctx context.Context, t *turn, id string, wait time.Dura
 // (veredicto-chat) when the turn that asked can no longer act on it; the
 // caller checked Confirmations resolves.
 func (s *Service) rejectOnBehalf(ctx context.Context, tenant, id, why string) error {
-	_, err := s.Confirmations.(resolver).Resolve(ctx, tenant, confirm.Resolution{ID: id, Approved: false, By: "veredicto-chat", Comment: why})
+	_, err := s.Confirmations.(resolver).Resolve(ctx, tenant, confirm.Resolution{ID: id, Approved: false, By: onBehalf, Comment: why})
 	return err
 }
 

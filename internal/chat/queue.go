@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/auth"
 )
 
 // TurnJob is one claimed turn handed to a worker: on AWS the HTTP API's
@@ -25,6 +26,10 @@ type TurnJob struct {
 	// Recalibrate, alone, asks the worker to recalibrate every tenant due
 	// (RecalibrateDue): the weekly schedule's message on AWS.
 	Recalibrate bool `json:"recalibrate,omitempty"`
+	// Principal and Via: who sent the message, as the HTTP API
+	// authenticated them (the turn's audit record names them).
+	Principal string `json:"principal,omitempty"`
+	Via       string `json:"via,omitempty"`
 }
 
 // Enqueuer hands a claimed turn to a worker.
@@ -81,7 +86,11 @@ func (s *Service) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 		if _, done, err := s.Store.Get(ctx, turnKey(job.Tenant, job.ChatID, job.Turn)); err == nil && done {
 			continue
 		}
-		if _, err := s.Turn(ctx, job.Tenant, job.ChatID, job.Turn, job.Message); err != nil {
+		tctx := ctx
+		if job.Principal != "" {
+			tctx = auth.WithPrincipal(ctx, auth.Principal{Name: job.Principal, Tenant: job.Tenant, Via: job.Via})
+		}
+		if _, err := s.Turn(tctx, job.Tenant, job.ChatID, job.Turn, job.Message); err != nil {
 			var te *veredicto.TransientError
 			if errors.As(err, &te) || ctx.Err() != nil {
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})

@@ -2,11 +2,15 @@ package chat
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/internal/auth"
 )
 
 type fakeSQS struct{ bodies []string }
@@ -17,9 +21,12 @@ func (f *fakeSQS) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...
 }
 
 // TestQueuedTurn: on AWS a claimed turn is queued and the worker runs it
-// from the message, once; a malformed message is dropped, not retried.
+// from the message, once, in the name of who sent it (the audit record
+// names them); a malformed message is dropped, not retried.
 func TestQueuedTurn(t *testing.T) {
 	r := newRig(t, nil, Options{})
+	root := t.TempDir()
+	r.svc.Audit = &audit.Folders{Root: root}
 	q := &fakeSQS{}
 	ctx := context.Background()
 	n, err := r.svc.Claim(ctx, "acme", "q1")
@@ -27,7 +34,7 @@ func TestQueuedTurn(t *testing.T) {
 		t.Fatalf("Claim: %d %v", n, err)
 	}
 	if err := (SQSEnqueuer{Client: q, QueueURL: "https://sqs/q"}).Enqueue(ctx, TurnJob{Tenant: "acme", ChatID: "q1", Turn: n,
-		Message: "Compara a c-001 con c-006 en la búsqueda cfo-2026"}); err != nil || len(q.bodies) != 1 {
+		Message: "Compara a c-001 con c-006 en la búsqueda cfo-2026", Principal: "ana", Via: auth.ViaJWT}); err != nil || len(q.bodies) != 1 {
 		t.Fatalf("Enqueue: %v (%d messages)", err, len(q.bodies))
 	}
 	msg := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", Body: q.bodies[0]}}}
@@ -39,6 +46,10 @@ func TestQueuedTurn(t *testing.T) {
 	}
 	if got := strings.Count(types(r.eventsOf(t, "q1")), "finish"); got != 1 {
 		t.Errorf("%d finishes on the stream, want 1", got)
+	}
+	start := chainEntries(t, filepath.Join(root, "acme", RecordName("q1")), turnChain(n))[0]
+	if start.Kind != audit.KindStart || !strings.Contains(string(start.Data), `"from":"ana"`) {
+		t.Errorf("the queued turn's start: %s", start.Data)
 	}
 	bad := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m2", Body: `{"tenant":"acme","chat_id":"a/b","turn":1,"message":"x"}`}}}
 	if resp, _ := r.svc.HandleSQS(ctx, bad); len(resp.BatchItemFailures) != 0 {

@@ -123,6 +123,9 @@ type Service struct {
 	// Corpus is what Recalibrate fits on and judges with (empty: it
 	// refuses).
 	Corpus Corpus
+	// Audit, when set, keeps each chat's audit record (every turn's
+	// message, intent decision, model and tool calls, confirmations).
+	Audit  Auditor
 	Now    func() time.Time
 	Logger *slog.Logger
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/stream"
 )
@@ -34,6 +35,8 @@ type turn struct {
 	steps          int
 	confirmations  int
 	text           strings.Builder
+	// audit is the turn's chain in its chat's audit record (nil: none).
+	audit *audit.Scope
 }
 
 func (t *turn) emit(ctx context.Context, typ, key string, v map[string]any) error {

@@ -43,9 +43,16 @@ func (s *Service) Turn(ctx context.Context, tenant, chatID string, n int, messag
 	} else if s.Model != nil {
 		rec.Model = "custom"
 	}
-	intent := s.scorer(ctx, tenant).ScoreDelegationIntent(message)
+	// The turn's audit record opens with the message, before anything
+	// is done with it.
+	ctx, err := s.openTurn(ctx, t, rec.Model, message)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	scorer := s.scorer(ctx, tenant)
+	intent := scorer.ScoreDelegationIntent(message)
 	rec.Intent = intent
-	res, err := s.run(ctx, t, &rec, intent)
+	res, err := s.run(ctx, t, &rec, intent, scorer)
 	rec.Assistant = t.text.String()
 	finish := map[string]any{"finishReason": "stop"}
 	if err == nil {
@@ -74,6 +81,9 @@ func (s *Service) Turn(ctx context.Context, tenant, chatID string, n int, messag
 	if _, perr := s.Store.PutIfAbsent(end, turnKey(tenant, chatID, n), b); perr != nil && err == nil {
 		err = fmt.Errorf("store turn %d of chat %s: %w", n, chatID, perr)
 	}
+	if aerr := t.close(end, rec, finish["finishReason"].(string)); aerr != nil && err == nil {
+		err = aerr
+	}
 	if ferr := t.emit(end, eventlog.TypeFinish, "finish", finish); ferr != nil && err == nil {
 		err = ferr
 	}
@@ -83,7 +93,10 @@ func (s *Service) Turn(ctx context.Context, tenant, chatID string, n int, messag
 	return res, err
 }
 
-func (s *Service) run(ctx context.Context, t *turn, rec *TurnRecord, intent Intent) (TurnResult, error) {
+func (s *Service) run(ctx context.Context, t *turn, rec *TurnRecord, intent Intent, scorer Scorer) (TurnResult, error) {
+	if err := t.recordIntent(ctx, intent, scorer); err != nil {
+		return TurnResult{}, err
+	}
 	if s.Options.DebugIntent {
 		if err := t.emit(ctx, TypeDelegationIntent, "intent", map[string]any{"target": intent.Target, "score": intent.Score,
 			"scores": intent.Scores, "reasons": intent.Reasons}); err != nil {
@@ -131,6 +144,7 @@ func (s *Service) run(ctx context.Context, t *turn, rec *TurnRecord, intent Inte
 			err      error
 			streamed bool
 		)
+		start := time.Now()
 		if sm, ok := model.(StreamingModel); ok {
 			sw := &streamWriter{t: t, ctx: ctx, last: time.Now()}
 			reply, err = sm.Stream(ctx, prompt, sw.write)
@@ -140,6 +154,10 @@ func (s *Service) run(ctx context.Context, t *turn, rec *TurnRecord, intent Inte
 			streamed = true
 		} else {
 			reply, err = model.Next(ctx, prompt)
+		}
+		// Recorded before the reply's tool calls run.
+		if rerr := t.recordCall(ctx, step, prompt, reply, err, time.Since(start)); rerr != nil {
+			return TurnResult{}, rerr
 		}
 		if err != nil {
 			return TurnResult{}, err
@@ -189,6 +207,13 @@ func (s *Service) run(ctx context.Context, t *turn, rec *TurnRecord, intent Inte
 				var ok bool
 				out, ok = s.delegate(ctx, t, agent, call, args)
 				failed = !ok
+			}
+			agentID := ""
+			if isDelegation {
+				agentID = agent.ID
+			}
+			if err := t.recordTool(ctx, call, agentID, out); err != nil {
+				return TurnResult{}, err
 			}
 			prompt.Messages = append(prompt.Messages, Message{Role: "tool", ToolCallID: call.ID, Content: out})
 		}

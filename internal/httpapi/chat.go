@@ -148,7 +148,7 @@ func (h *Chat) post(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	if h.Enqueue != nil {
 		n, err := h.Service.Claim(r.Context(), tenant, req.ChatID)
 		if err == nil {
-			err = h.Enqueue.Enqueue(r.Context(), chat.TurnJob{Tenant: tenant, ChatID: req.ChatID, Turn: n, Message: req.Message})
+			err = h.Enqueue.Enqueue(r.Context(), chat.TurnJob{Tenant: tenant, ChatID: req.ChatID, Turn: n, Message: req.Message, Principal: p.Name, Via: p.Via})
 		}
 		if err != nil {
 			WriteError(w, r, err)

@@ -72,7 +72,8 @@ func postChat(h http.Handler, tenant, body string) *httptest.ResponseRecorder {
 }
 
 // TestChatQueuesTheTurn: with a queue (AWS) the POST claims the turn,
-// queues it and answers 202 with where its events are; bad requests are
+// queues it with who sent it (the worker's audit record names them) and
+// answers 202 with where its events are; bad requests are
 // refused by name before anything is claimed.
 func TestChatQueuesTheTurn(t *testing.T) {
 	svc, _ := chatService(t, nil)
@@ -83,7 +84,7 @@ func TestChatQueuesTheTurn(t *testing.T) {
 	if w.Code != http.StatusAccepted || json.Unmarshal(w.Body.Bytes(), &acc) != nil || acc.Turn != 1 || acc.Events != "/api/events?chat=q1" {
 		t.Fatalf("POST: %d %s", w.Code, w.Body)
 	}
-	if len(q.jobs) != 1 || q.jobs[0] != (chat.TurnJob{Tenant: "acme", ChatID: "q1", Turn: 1, Message: "hola"}) {
+	if len(q.jobs) != 1 || q.jobs[0] != (chat.TurnJob{Tenant: "acme", ChatID: "q1", Turn: 1, Message: "hola", Principal: "ana", Via: auth.ViaJWT}) {
 		t.Fatalf("queued %+v", q.jobs)
 	}
 	for _, tc := range []struct {
