@@ -51,7 +51,9 @@ decisions come from the record too. It writes the reports into DIR and
 says whether each one is byte for byte the report the run wrote. A prompt,
 document or code change since the run stops the replay with an error that
 names the agent and the candidate where it diverged (exit 1). PATH is as
-for "veredicto audit verify"; the record must verify first.
+for "veredicto audit verify"; the record must verify first. A chat's
+record is verified, not replayed (exit 2): its turns' tools act on state
+outside the record, and each workflow a turn starts has its own record.
 
 Flags:
 `
@@ -166,6 +168,13 @@ func (m *Main) runReplay(ctx context.Context, args []string) int {
 		return exitFailed
 	}
 	res, err := app.Replay(ctx, rec, *out)
+	var nr *app.NotReplayableError
+	if errors.As(err, &nr) {
+		// Nothing to replay is a question of what was asked, not a failure
+		// of the record: it verified above.
+		fmt.Fprintf(m.Stderr, "veredicto replay: the record verifies; %v\n", err)
+		return exitUsage
+	}
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "veredicto replay: %v\n", err)
 		return exitFailed

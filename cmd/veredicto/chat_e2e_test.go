@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/app"
+	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/control"
@@ -341,6 +342,48 @@ func TestServeChat(t *testing.T) {
 		}
 		if !strings.Contains(fmt.Sprint(errMsg), "DebateStateMachine no está registrado") {
 			t.Errorf("debate tool error = %v (events %s)", errMsg, typesOf(evs))
+		}
+	})
+
+	t.Run("audit record", func(t *testing.T) {
+		// Every turn is in the chat's record under the tenant, which
+		// verifies after the last one; the approved send names who
+		// approved it, and the turns name who wrote them.
+		mustRun(t, "audit", "verify", chat.RecordName("e2e"), "--data", l.data, "--tenant", "acme")
+		dir := filepath.Join(l.data, "reports", "audit", "acme", chat.RecordName("e2e"))
+		turns, _ := filepath.Glob(filepath.Join(dir, "chains", "turn%2F*.jsonl"))
+		if len(turns) != 7 {
+			t.Errorf("%d turn chains, want 7", len(turns))
+		}
+		human := findEntry(t, dir, "turn/0003", audit.KindHuman)
+		var hd audit.HumanDecision
+		json.Unmarshal(human.Data, &hd)
+		if hd.Status != "approved" || hd.Principal != "ana" || len(hd.Preview) != 64 {
+			t.Errorf("turn 3's confirmation: %+v", hd)
+		}
+		start := findEntry(t, dir, "turn/0001", audit.KindStart)
+		if !strings.Contains(string(start.Data), `"from":"ana"`) || !strings.Contains(string(start.Data), `"workflow":"chat"`) {
+			t.Errorf("turn 1's start: %s", start.Data)
+		}
+
+		// A chat's record is verified, not replayed: replay says so.
+		code, _, stderr := runCLI(t, "", "replay", chat.RecordName("e2e"), "--data", l.data, "--tenant", "acme", "--out", t.TempDir())
+		if code != exitUsage || !strings.Contains(stderr, "chat record is verified but not replayed") {
+			t.Errorf("replay of a chat: exit %d\n%s", code, stderr)
+		}
+
+		// One changed byte in a copy of the record fails verification,
+		// naming the turn.
+		tampered := t.TempDir()
+		copyDir(t, dir, tampered)
+		p := filepath.Join(tampered, "chains", "turn%2F0003.jsonl")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(p, []byte(strings.Replace(string(b), `"principal":"ana"`, `"principal":"anA"`, 1)), 0o600)
+		if code, out, _ := runCLI(t, "", "audit", "verify", tampered); code != exitFailed || !strings.Contains(out, "turn/0003") {
+			t.Errorf("verify of a tampered record: exit %d\n%s", code, out)
 		}
 	})
 

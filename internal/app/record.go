@@ -20,6 +20,7 @@ import (
 	"github.com/veredicto/veredicto/internal/audit"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
+	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
@@ -158,6 +159,17 @@ func (d recordedDocs) List(_ context.Context, prefix string) ([]string, error) {
 	return out, nil
 }
 
+// NotReplayableError: the record is of a workflow replay verifies but
+// does not re-run, and Why says why.
+type NotReplayableError struct {
+	Workflow string
+	Why      string
+}
+
+func (e *NotReplayableError) Error() string {
+	return fmt.Sprintf("a %s record is verified but not replayed: %s", e.Workflow, e.Why)
+}
+
 // ReplayResult is what a replay wrote: each report the run recorded, and
 // whether the replay wrote it byte for byte.
 type ReplayResult struct {
@@ -192,6 +204,10 @@ func Replay(ctx context.Context, rec Record, out string) (*ReplayResult, error) 
 		return replayFlags(ctx, r, rec, out)
 	case companion.WorkflowName:
 		return replayCompanion(ctx, r, rec, out)
+	case chat.WorkflowName:
+		return nil, &NotReplayableError{Workflow: chat.WorkflowName, Why: "a turn's tools read and change what lives outside the record " +
+			"(the searches' reports, the confirmations, the workflows a turn starts, each with a record of its own), and a turn writes no report " +
+			"to compare: its model calls, delegations and confirmations are in the record, which verify checks"}
 	}
 	return nil, fmt.Errorf("the record is of a %q execution, which replay does not know", r.Start.Workflow)
 }
