@@ -229,7 +229,11 @@ func TestServeChat(t *testing.T) {
 			if st, body := post(acme, "Envía el informe de c-001 de la búsqueda demo-cfo-andina a cliente@example.com"); st != http.StatusAccepted {
 				t.Fatalf("POST: %d %s", st, body)
 			}
-			evs := events.until(t, func(m map[string]any) bool { return m["type"] == "pending-confirmation" })
+			// The turn's own confirmation (the search started in turn 1
+			// brings its senior reviews here too).
+			evs := events.until(t, func(m map[string]any) bool {
+				return m["type"] == "pending-confirmation" && m["toolName"] == "delegate_to_reports"
+			})
 			p := evs[len(evs)-1]
 			if p["category"] != "email_send" || p["sensitivity"] != "high" || p["undoable"] != false || p["toolName"] != "delegate_to_reports" {
 				t.Errorf("pending-confirmation = %v", p)

@@ -278,8 +278,9 @@ func (s *Server) sfnClient(spec auth.KeySpec) *sfn.Client {
 }
 
 // Start runs what works in the background once the server listens: the
-// delivery of decisions recorded before a restart, the inputs queue and
-// the chat's weekly recalibration.
+// delivery of decisions recorded before a restart, the inputs queue, the
+// chat's weekly recalibration and the following of the workflows
+// conversations started.
 // The returned function stops them.
 func (s *Server) Start(ctx context.Context) (stop func()) {
 	// Its own tasks still wait after a restart (the control plane keeps
@@ -290,7 +291,13 @@ func (s *Server) Start(ctx context.Context) (stop func()) {
 	// The chat's weekly recalibration (on AWS: the EventBridge schedule).
 	weekly := make(chan struct{})
 	go func() { defer close(weekly); recalibrate(qctx, s.Chat.Service, s.logger) }()
-	return func() { cancel(); <-done; <-weekly }
+	// The workflows conversations started and had not ended: followed
+	// again, so they report back to their chats.
+	links := func() {}
+	if l := s.Chat.Service.Links; l != nil {
+		links = l.Start(qctx)
+	}
+	return func() { cancel(); <-done; <-weekly; links() }
 }
 
 // Close stops the running executions where they are; they resume at the

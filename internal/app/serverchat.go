@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app/chatapp"
 	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/auth"
@@ -69,16 +70,22 @@ func (s *Server) localChatService(a *App, events *fileeventlog.Log) (*chat.Servi
 	// The chat's agents start workflows as "chat", scoped to the
 	// conversation's tenant.
 	starter := chatStarter{s.sfnClient(auth.KeySpec{Name: PrincipalChat, Service: true})}
+	store := storefile.NewLocal(filepath.Join(cfg.Data, "chats"))
+	// The workflows a conversation starts report back to it; the links
+	// are kept with the chats, so a restart resumes them (Server.Start).
+	links := &chat.Links{Store: store, Events: events, Log: events, Watch: events, Executions: chatExecutions{s.Manager}, Logger: s.logger}
 	svc := &chat.Service{
-		Registry: reg, Intents: intents, Model: model, Store: storefile.NewLocal(filepath.Join(cfg.Data, "chats")), Events: events,
+		Registry: reg, Intents: intents, Model: model, Store: store, Events: events, Links: links,
 		Confirmations: s.Confirmations, ConfirmationStore: s.Confirmations.Store, Options: opts, Logger: s.logger,
 		Audit: &audit.Folders{Root: filepath.Join(reports, AuditPrefix)},
 		Tools: map[string]chat.Tool{
-			chat.ActionSearch:    chat.SearchTool{Searches: a.Intake},
-			chat.ActionFlags:     chat.FlagsTool{Inputs: fileblob.NewDir(inputs), Judge: a.Judge},
-			chat.ActionCompanion: chat.MachineTool{Client: starter, MachineARN: control.StateMachineARN(CareerCompanionMachine), Name: CareerCompanionMachine, NewArgs: func() any { return &chat.CompanionArgs{} }, Input: chat.CompanionInput},
-			chat.ActionDebate:    chat.MachineTool{Client: starter, MachineARN: control.StateMachineARN(DebateMachine), Name: DebateMachine, NewArgs: func() any { return &chat.DebateArgs{} }, Input: chat.DebateInput, Execution: chat.DebateExecution},
-			chat.ActionReports:   chat.ReportsTool{Searches: a.Intake, Outbox: chat.DirOutbox{Dir: filepath.Join(cfg.Data, "outbox")}},
+			chat.ActionSearch: chat.SearchTool{Searches: a.Intake},
+			chat.ActionFlags:  chat.FlagsTool{Inputs: fileblob.NewDir(inputs), Judge: a.Judge},
+			chat.ActionCompanion: chat.MachineTool{Client: starter, MachineARN: control.StateMachineARN(CareerCompanionMachine), Name: CareerCompanionMachine, NewArgs: func() any { return &chat.CompanionArgs{} }, Input: chat.CompanionInput,
+				Kind: chat.KindCompanion, Subject: chat.CompanionSubject},
+			chat.ActionDebate: chat.MachineTool{Client: starter, MachineARN: control.StateMachineARN(DebateMachine), Name: DebateMachine, NewArgs: func() any { return &chat.DebateArgs{} }, Input: chat.DebateInput, Execution: chat.DebateExecution,
+				Kind: chat.KindDebate, Subject: chat.DebateSubject},
+			chat.ActionReports: chat.ReportsTool{Searches: a.Intake, Outbox: chat.DirOutbox{Dir: filepath.Join(cfg.Data, "outbox")}},
 		},
 	}
 	if svc.Corpus, err = EmbeddedCorpus(); err != nil {
@@ -189,3 +196,22 @@ func (c chatStarter) StartExecution(ctx context.Context, in *sfn.StartExecutionI
 }
 
 var _ chat.Starter = chatStarter{}
+
+// chatExecutions finds and describes, for a conversation's tenant, the
+// executions its workflows run as (chat.Executions): another tenant's is
+// not found.
+type chatExecutions struct{ m *control.Manager }
+
+func (x chatExecutions) ResolveExecution(ctx context.Context, tenant, ref string) (string, error) {
+	return executions(x).ResolveExecution(ctx, tenant, ref)
+}
+
+func (x chatExecutions) Describe(ctx context.Context, tenant, arn string) (chat.ExecutionState, error) {
+	e, err := x.m.DescribeExecution(ctx, arn)
+	if err != nil || e.Tenant != tenant {
+		return chat.ExecutionState{}, &veredicto.NotFoundError{What: "execution " + arn}
+	}
+	return chat.ExecutionState{Status: e.Status, Output: e.Output}, nil
+}
+
+var _ chat.Executions = chatExecutions{}

@@ -53,6 +53,9 @@ const (
 	DecisionConfirmation = "confirmation_applied"
 	DecisionMissed       = "delegation_missed"
 	DecisionTurnEnd      = "turn_end"
+	// DecisionLinked: a workflow a tool started is linked to the chat
+	// (outcome its kind, evidence its execution).
+	DecisionLinked = "workflow_linked"
 )
 
 // supervisorPrompt names the supervisor's prompt (prompts.PromptVersion).

@@ -125,7 +125,11 @@ type Service struct {
 	Corpus Corpus
 	// Audit, when set, keeps each chat's audit record (every turn's
 	// message, intent decision, model and tool calls, confirmations).
-	Audit  Auditor
+	Audit Auditor
+	// Links, when set, keeps and follows the workflows a conversation
+	// starts; without it they are only linked by their origin, which
+	// brings their confirmations to the conversation.
+	Links  *Links
 	Now    func() time.Time
 	Logger *slog.Logger
 }

@@ -12,6 +12,47 @@ import (
 	"github.com/veredicto/veredicto/internal/stream"
 )
 
+// room is nil when the conversation may follow one more workflow
+// (Links.Room).
+func (s *Service) room(ctx context.Context, t *turn) error {
+	if s.Links == nil {
+		return nil
+	}
+	return s.Links.Room(ctx, t.tenant, t.chatID)
+}
+
+// follow links a workflow a tool of t started to the conversation: the
+// execution, resolved for the conversation's tenant, gets the
+// conversation as its origin (its confirmations come here as they are
+// asked), the turn's audit record says so, and Links follows it. A
+// failure is logged: the workflow runs, and its own stream has it all.
+func (s *Service) follow(ctx context.Context, t *turn, agent string, w Workflow) {
+	arn := w.Execution
+	if s.Links != nil && s.Links.Executions != nil {
+		a, err := s.Links.Executions.ResolveExecution(ctx, t.tenant, w.Execution)
+		if err != nil {
+			s.logger().WarnContext(ctx, "cannot find a started execution to link it to its chat", "tenant", t.tenant, "chat_id", t.chatID, "execution", w.Execution, "error", err)
+			return
+		}
+		arn = a
+	}
+	if !strings.HasPrefix(arn, "arn:") {
+		return // an in-process run: nothing to link
+	}
+	s.link(ctx, t, arn)
+	if err := t.decide(ctx, audit.Decision{Name: DecisionLinked, Outcome: w.Kind, Evidence: []string{arn}, Detail: w.Subject}); err != nil {
+		s.logger().WarnContext(ctx, "cannot record a linked workflow", "chat_id", t.chatID, "turn", t.n, "error", err)
+	}
+	if s.Links == nil {
+		return
+	}
+	lk := Link{ID: LinkID(t.tenant, t.chatID, arn), Tenant: t.tenant, ChatID: t.chatID, Turn: t.n, Agent: agent, Kind: w.Kind,
+		Subject: w.Subject, Execution: arn, From: t.last, At: s.now()}
+	if err := s.Links.Add(ctx, lk); err != nil {
+		s.logger().WarnContext(ctx, "cannot keep a workflow's link to its chat", "tenant", t.tenant, "chat_id", t.chatID, "execution", arn, "error", err)
+	}
+}
+
 // link records that the conversation started the execution arn, so the
 // confirmations it asks for reach the conversation's stream too
 // (confirm.Service reads the origin). A failure is logged: the execution's
@@ -37,6 +78,8 @@ type turn struct {
 	text           strings.Builder
 	// audit is the turn's chain in its chat's audit record (nil: none).
 	audit *audit.Scope
+	// last is the id of the last event the turn appended.
+	last int64
 }
 
 func (t *turn) emit(ctx context.Context, typ, key string, v map[string]any) error {
@@ -45,9 +88,11 @@ func (t *turn) emit(ctx context.Context, typ, key string, v map[string]any) erro
 	if err != nil {
 		return err
 	}
-	if _, err := t.s.Events.Append(ctx, t.tenant, StreamName(t.chatID), ev); err != nil {
+	stored, err := t.s.Events.Append(ctx, t.tenant, StreamName(t.chatID), ev)
+	if err != nil {
 		return fmt.Errorf("append %s to chat %s: %w", typ, t.chatID, err)
 	}
+	t.last = max(t.last, stored.ID)
 	return nil
 }
 

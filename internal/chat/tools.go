@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -50,9 +51,29 @@ type Call struct {
 	// Confirm asks the person before a sensitive action and waits for the
 	// decision (seed §3): true when approved.
 	Confirm func(ctx context.Context, c Sensitive) (bool, error)
-	// Started records an execution the tool started, so its
-	// confirmations reach the conversation's stream too.
-	Started func(ctx context.Context, executionARN string)
+	// Room, asked before a tool starts a workflow, is a *ToolError when
+	// the conversation cannot follow one more (nil when no links are
+	// kept).
+	Room func(ctx context.Context) error
+	// Started links a workflow the tool started, or found running, to the
+	// conversation: its progress and confirmations reach the
+	// conversation's stream, and the chat says when it ends.
+	Started func(ctx context.Context, w Workflow)
+}
+
+// room asks c.Room, when set.
+func (c Call) room(ctx context.Context) error {
+	if c.Room == nil {
+		return nil
+	}
+	return c.Room(ctx)
+}
+
+// started calls c.Started, when set.
+func (c Call) started(ctx context.Context, w Workflow) {
+	if c.Started != nil {
+		c.Started(ctx, w)
+	}
 }
 
 // Sensitive describes an action that needs a person's confirmation.
@@ -129,14 +150,20 @@ func (t SearchTool) Run(ctx context.Context, c Call) (Result, error) {
 	}
 	switch a.Operation {
 	case "start":
+		if err := c.room(ctx); err != nil {
+			return Result{}, err
+		}
 		st, err := t.Searches.Start(ctx, c.Tenant, "chat", intake.StartRequest{SearchID: a.SearchID})
 		if err != nil {
 			return Result{}, notFoundOr(err, "la búsqueda %s no existe o no se ha subido", a.SearchID)
 		}
+		// The search reports back here: its progress, its senior reviews
+		// and its end.
+		c.started(ctx, Workflow{Kind: KindSearch, Subject: st.SearchID, Execution: cmp.Or(st.ARN, st.Execution)})
 		c.Step("started", "evaluación de la búsqueda iniciada", map[string]any{"search_id": st.SearchID, "execution": st.Execution, "started": st.Started})
-		msg := fmt.Sprintf("Evaluación de la búsqueda %s iniciada (ejecución %s).", st.SearchID, st.Execution)
+		msg := fmt.Sprintf("Evaluación de la búsqueda %s iniciada (ejecución %s); su avance y las revisiones que pida se verán en esta conversación, que avisará cuando termine.", st.SearchID, st.Execution)
 		if !st.Started {
-			msg = fmt.Sprintf("La búsqueda %s ya estaba en evaluación (ejecución %s).", st.SearchID, st.Execution)
+			msg = fmt.Sprintf("La búsqueda %s ya estaba en evaluación (ejecución %s); esta conversación seguirá su avance y avisará cuando termine.", st.SearchID, st.Execution)
 		}
 		return Result{Summary: msg, Data: st}, nil
 	case "status":
@@ -376,6 +403,12 @@ type DebateArgs struct {
 // debate_id).
 func debateID(c Call) string { return ExecutionName(c.Tenant, c.ChatID, c.Turn, "debate") }
 
+// DebateSubject is the debate a call starts: its debate_id.
+func DebateSubject(c Call) string { return debateID(c) }
+
+// CompanionSubject is the application a call runs: its application_id.
+func CompanionSubject(c Call) string { return c.Args.(*CompanionArgs).ApplicationID }
+
 // DebateExecution names a debate the chat starts as the debates API
 // names debate_id's execution, so GET /debates/{debate_id} finds it.
 func DebateExecution(c Call) string { return starter.ExecutionName(c.Tenant, debateID(c)) }
@@ -448,6 +481,11 @@ type MachineTool struct {
 	// Execution, when set, names the execution (DebateExecution: the
 	// name GET /debates/{id} finds); by default ExecutionName.
 	Execution func(c Call) string
+	// Kind is the workflow's kind as the conversation follows it
+	// (KindCompanion, KindDebate); Subject, when set, what it is about
+	// (CompanionSubject, DebateSubject), by default its execution's name.
+	Kind    string
+	Subject func(c Call) string
 }
 
 func (t MachineTool) Args() any { return t.NewArgs() }
@@ -478,6 +516,9 @@ func (t MachineTool) Run(ctx context.Context, c Call) (Result, error) {
 	if t.Execution != nil {
 		name = t.Execution(c)
 	}
+	if err := c.room(ctx); err != nil {
+		return Result{}, err
+	}
 	out, err := t.Client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(t.MachineARN), Name: aws.String(name), Input: aws.String(string(in))})
 	if err != nil {
 		var ae smithy.APIError
@@ -492,11 +533,13 @@ func (t MachineTool) Run(ctx context.Context, c Call) (Result, error) {
 		return Result{}, &veredicto.TransientError{Op: "start " + t.Name, Err: err}
 	}
 	arn := aws.ToString(out.ExecutionArn)
-	if c.Started != nil {
-		c.Started(ctx, arn)
+	subject := name
+	if t.Subject != nil {
+		subject = t.Subject(c)
 	}
+	c.started(ctx, Workflow{Kind: cmp.Or(t.Kind, t.Name), Subject: subject, Execution: arn})
 	c.Step("started", "iniciado: "+t.Name, map[string]any{"machine": t.Name, "execution": arn})
-	return Result{Summary: fmt.Sprintf("Iniciado %s (ejecución %s); su avance se verá en el stream de la ejecución, y las confirmaciones que pida, también en esta conversación.", t.Name, name),
+	return Result{Summary: fmt.Sprintf("Iniciado %s (ejecución %s); su avance y las confirmaciones que pida se verán en esta conversación, que avisará cuando termine.", t.Name, name),
 		Data: map[string]string{"execution": arn, "name": name}}, nil
 }
 

@@ -85,7 +85,10 @@ const MaxReviewTimeout = search.MaxReviewTimeoutSeconds
 type Started struct {
 	SearchID  string `json:"search_id"`
 	Execution string `json:"execution"`
-	Started   bool   `json:"started"` // false: it was already started
+	// ARN is the execution's ARN when the start made or found it by its
+	// ARN (Step Functions and serve), "" otherwise.
+	ARN     string `json:"arn,omitempty"`
+	Started bool   `json:"started"` // false: it was already started
 }
 
 // RequestError is a start request that cannot run as given. It names every
@@ -286,5 +289,9 @@ func (s *Service) Start(ctx context.Context, tenant, origin string, req StartReq
 		return Started{}, err
 	}
 	s.logger().InfoContext(ctx, "search start", "search_id", req.SearchID, "tenant", tenant, "execution", ex.Name, "started", ex.Started, "origin", origin)
-	return Started{SearchID: req.SearchID, Execution: ex.Name, Started: ex.Started}, nil
+	arn := ex.ARN
+	if !strings.HasPrefix(arn, "arn:") {
+		arn = "" // the in-process starter's "local:" names no execution
+	}
+	return Started{SearchID: req.SearchID, Execution: ex.Name, ARN: arn, Started: ex.Started}, nil
 }

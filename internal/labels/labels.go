@@ -29,6 +29,7 @@ const (
 	Reason             Domain = "reason"              // why a candidate's evaluation ended (gate_gem1, qa_aprobado…)
 	RunStatus          Domain = "run_status"          // an execution's status (RUNNING, SUCCEEDED…)
 	RunKind            Domain = "run_kind"            // what a run is (search, debate…)
+	LinkedOutcome      Domain = "linked_outcome"      // how a workflow started from a conversation ended
 	ConfirmationStatus Domain = "confirmation_status" // pending, approved…
 	Tool               Domain = "tool"                // what a confirmation asks about (senior_review…)
 	ChatTool           Domain = "chat_tool"           // what a chat turn calls: a delegation or the chat's own tool
@@ -120,6 +121,17 @@ var table = map[Domain]map[string]string{
 		"career-companion": "Postulación (acompañante de carrera)",
 		"debate":           "Debate",
 		"gates-demo":       "Demostración de compuertas",
+	},
+	// How a workflow a conversation started ended, as the chat says it
+	// (chat.Outcome*): the middle of «Búsqueda X (desde el turno N): …».
+	LinkedOutcome: {
+		"succeeded":  "terminó",
+		"escalated":  "terminó con escalamiento",
+		"failed":     "falló",
+		"timed_out":  "se detuvo por tiempo agotado",
+		"aborted":    "se detuvo antes de terminar",
+		"unfollowed": "sigue en curso, pero esta conversación dejó de seguir su avance",
+		"closed":     "sin aviso: la conversación no admite más mensajes",
 	},
 	ConfirmationStatus: {
 		"pending":   "Pendiente",
