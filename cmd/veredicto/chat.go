@@ -153,6 +153,11 @@ func (c *chatClient) run(ctx context.Context, stdin io.Reader) error {
 		line := next
 		next = ""
 		if line == "" {
+			// What the workflows this conversation started said since the
+			// last turn (an empty line shows it too).
+			if err := c.drainLinked(ctx, in); err != nil {
+				return err
+			}
 			fmt.Fprint(c.out, "tú> ")
 			if !in.Scan() {
 				fmt.Fprintln(c.out)
@@ -291,6 +296,12 @@ func (c *chatClient) await(ctx context.Context, turn int, in *bufio.Scanner) (ma
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+		if ev["linked"] != nil { // a workflow this conversation started
+			if err := c.linkedEvent(ctx, ev, in); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		t, hasTurn := ev["turn"].(float64)
 		if hasTurn && int(t) != turn {
 			continue // an earlier turn replayed on connect
@@ -334,6 +345,46 @@ func (c *chatClient) await(ctx context.Context, turn int, in *bufio.Scanner) (ma
 			return ev, nil
 		}
 	}
+}
+
+// drainLinked shows what reached the conversation between turns from the
+// workflows it started; the rest (earlier turns replayed on connect) is
+// skipped.
+func (c *chatClient) drainLinked(ctx context.Context, in *bufio.Scanner) error {
+	for {
+		select {
+		case ev := <-c.events:
+			// A turn's events carry it; a started workflow's do not (the
+			// confirmations its execution copies here as they are asked)
+			// or carry "linked".
+			if _, ofTurn := ev["turn"]; ofTurn && ev["linked"] == nil {
+				continue
+			}
+			if err := c.linkedEvent(ctx, ev, in); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+}
+
+// linkedEvent shows one event of a workflow the conversation started:
+// its progress, the confirmations it waits on (asked here), its end.
+func (c *chatClient) linkedEvent(ctx context.Context, ev map[string]any, in *bufio.Scanner) error {
+	lk, _ := ev["linked"].(map[string]any)
+	switch ev["type"] {
+	case chat.TypeLinkedFinished:
+		fmt.Fprintf(c.out, "[aviso] %v\n", ev["message"])
+	case "execution-step":
+		st, _ := ev["step"].(map[string]any)
+		fmt.Fprintf(c.out, "  · %s %v: %v\n", labels.Of(labels.RunKind, fmt.Sprint(lk["kind"])), lk["subject"], st["content"])
+	case "pending-confirmation":
+		return c.confirm(ctx, ev, in)
+	case "confirmation-resolved":
+		fmt.Fprintf(c.out, "[confirmación %s]\n", labels.Phrase(labels.ConfirmationStatus, fmt.Sprint(ev["status"])))
+	}
+	return nil
 }
 
 // confirm asks the person about a pending confirmation that is still

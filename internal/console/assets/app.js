@@ -809,6 +809,11 @@
         case 'confirmation-resolved':
           onConfirmationEvent(data);
           break;
+        case 'linked-finished':
+          // A search, application or debate this conversation started has
+          // ended: said as news at the end of the conversation.
+          item(el('li', { class: 'assistant linked', 'data-turn': n, 'data-outcome': data.outcome || '' }, el('div', { class: 'text', text: data.message || '' })));
+          break;
         case 'finish':
           var a = answerOf(n);
           a.setAttribute('data-finished', data.finishReason || 'stop');
