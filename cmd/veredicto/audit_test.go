@@ -115,13 +115,7 @@ func TestAuditedSearchVerifiesAndReplaysByteForByte(t *testing.T) {
 	// Tampering fails verify, naming the place.
 	tamper := func(name string, edit func(dir string), want string) {
 		t.Helper()
-		cp := t.TempDir()
-		copyTree(t, out, cp)
-		edit(cp)
-		code, stdout, _ := runCLI(t, "", "audit", "verify", cp)
-		if code != exitFailed || !strings.Contains(stdout, want) {
-			t.Errorf("%s: exit %d\n%s\nwant %q", name, code, stdout, want)
-		}
+		verifyFailsOn(t, out, name, edit, want)
 	}
 	chain := func(dir string) string { return filepath.Join(dir, "audit", "chains", "candidate%2Fc-001.jsonl") }
 	tamper("a byte flipped", func(d string) {
@@ -158,6 +152,19 @@ func findEntry(t *testing.T, dir, chain, kind string) audit.Entry {
 		t.Fatalf("no %s entry in %s", kind, chain)
 	}
 	return found
+}
+
+// verifyFailsOn copies the run folder out, edits the copy and checks that
+// "audit verify" fails on it naming want; name says what was changed.
+func verifyFailsOn(t *testing.T, out, name string, edit func(dir string), want string) {
+	t.Helper()
+	cp := t.TempDir()
+	copyTree(t, out, cp)
+	edit(cp)
+	code, stdout, _ := runCLI(t, "", "audit", "verify", cp)
+	if code != exitFailed || !strings.Contains(stdout, want) {
+		t.Errorf("%s: exit %d\n%s\nwant %q", name, code, stdout, want)
+	}
 }
 
 func copyTree(t *testing.T, src, dst string) {

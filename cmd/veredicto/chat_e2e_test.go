@@ -29,15 +29,34 @@ import (
 // startLiveChat is startLive with the chat's supervisor on model.
 func startLiveChat(ctx context.Context, t *testing.T, model chat.Model, opts chat.Options) live {
 	t.Helper()
+	l, _ := startChatServer(ctx, t, model, opts)
+	return l
+}
+
+// startChatServer is startLiveChat, returning the server as well.
+func startChatServer(ctx context.Context, t *testing.T, model chat.Model, opts chat.Options) (live, *app.Server) {
+	t.Helper()
 	data := t.TempDir()
 	inputs, _, _ := app.LocalLayout(data)
 	copyDir(t, filepath.Join("..", "..", "examples", "search-demo"), filepath.Join(inputs, "searches", "acme", "demo-cfo-andina"))
-	base := serveInProcess(ctx, t, app.ServerConfig{Data: data, ChatModel: model, ChatOptions: &opts}).base
+	ip := serveInProcess(ctx, t, app.ServerConfig{Data: data, ChatModel: model, ChatOptions: &opts})
 	key, err := auth.LoadOrCreateKey(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return live{base: base, data: data, key: key}
+	return live{base: ip.base, data: data, key: key}, ip.srv
+}
+
+// scriptedChatModel is the chat's supervisor on an OpenAI-compatible
+// server answering scriptedSupervisor.
+func scriptedChatModel(t *testing.T) (*llmtest.Server, chat.Model) {
+	t.Helper()
+	srv := llmtest.NewServer(t, scriptedSupervisor)
+	model, err := chat.NewOpenAIModel("test-key", srv.BaseURL(), "gpt-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, model
 }
 
 // chatEvents follows GET /api/events?chat=<id> and hands out its messages.
@@ -142,11 +161,7 @@ func scriptedSupervisor(c llmtest.Call) llmtest.Reply {
 func TestServeChat(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := llmtest.NewServer(t, scriptedSupervisor)
-	model, err := chat.NewOpenAIModel("test-key", srv.BaseURL(), "gpt-test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, model := scriptedChatModel(t)
 	l := startLiveChat(ctx, t, model, chat.Options{ConfirmPoll: 20 * time.Millisecond})
 	acme, zeta := l.token(t, "acme", "ana"), l.token(t, "zeta", "zed")
 	post := func(tok, msg string) (int, string) {
@@ -378,17 +393,11 @@ func TestServeChat(t *testing.T) {
 
 		// One changed byte in a copy of the record fails verification,
 		// naming the turn.
-		tampered := t.TempDir()
-		copyDir(t, dir, tampered)
-		p := filepath.Join(tampered, "chains", "turn%2F0003.jsonl")
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(p, []byte(strings.Replace(string(b), `"principal":"ana"`, `"principal":"anA"`, 1)), 0o600)
-		if code, out, _ := runCLI(t, "", "audit", "verify", tampered); code != exitFailed || !strings.Contains(out, "turn/0003") {
-			t.Errorf("verify of a tampered record: exit %d\n%s", code, out)
-		}
+		verifyFailsOn(t, dir, "the approver changed", func(d string) {
+			p := filepath.Join(d, "chains", "turn%2F0003.jsonl")
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, []byte(strings.Replace(string(b), `"principal":"ana"`, `"principal":"anA"`, 1)), 0o600)
+		}, "turn/0003")
 	})
 
 	if st, _ := l.call(ctx, t, "POST", "/api/chat", "", `{"chat_id":"e2e","message":"hola"}`); st != http.StatusUnauthorized {

@@ -5,15 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/veredicto/veredicto/internal/app"
-	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/chat"
-	"github.com/veredicto/veredicto/internal/llm/llmtest"
 	"github.com/veredicto/veredicto/internal/poll"
 )
 
@@ -27,22 +23,11 @@ import (
 func TestServeChatFollowsItsWorkflows(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := llmtest.NewServer(t, scriptedSupervisor)
-	model, err := chat.NewOpenAIModel("test-key", srv.BaseURL(), "gpt-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := t.TempDir()
-	inputs, _, _ := app.LocalLayout(data)
-	copyDir(t, filepath.Join("..", "..", "examples", "search-demo"), filepath.Join(inputs, "searches", "acme", "demo-cfo-andina"))
-	ip := serveInProcess(ctx, t, app.ServerConfig{Data: data, ChatModel: model, ChatOptions: &chat.Options{ConfirmPoll: 20 * time.Millisecond}})
-	stop := ip.srv.Start(ctx)
-	t.Cleanup(stop)
-	key, err := auth.LoadOrCreateKey(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := live{base: ip.base, data: data, key: key}
+	_, model := scriptedChatModel(t)
+	l, srv := startChatServer(ctx, t, model, chat.Options{ConfirmPoll: 20 * time.Millisecond})
+	// What "veredicto serve" starts once it listens, the following of
+	// the workflows conversations start included.
+	t.Cleanup(srv.Start(ctx))
 	acme, zeta := l.token(t, "acme", "ana"), l.token(t, "zeta", "zed")
 	events := followChat(ctx, t, l, acme, "links")
 	others := followChat(ctx, t, l, zeta, "links")
@@ -104,5 +89,5 @@ func TestServeChatFollowsItsWorkflows(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 	// The follower is gone: bounded by the execution's life.
-	poll.Until(t, 5*time.Second, func() bool { return ip.srv.Chat.Service.Links.Following() == 0 }, "no workflow followed any more")
+	poll.Until(t, 5*time.Second, func() bool { return srv.Chat.Service.Links.Following() == 0 }, "no workflow followed any more")
 }

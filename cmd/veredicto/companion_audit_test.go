@@ -10,40 +10,10 @@ import (
 
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/internal/audit/audittest"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/llm"
 )
-
-// recordEntries returns the entries of a record's main chain.
-func recordEntries(t *testing.T, dir string) []audit.Entry {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "chains", "main.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []audit.Entry
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var e audit.Entry
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
-// decisions returns the data of the record's decision entries named name.
-func decisions(t *testing.T, es []audit.Entry, name string) []audit.Decision {
-	t.Helper()
-	var out []audit.Decision
-	for _, e := range es {
-		var d audit.Decision
-		if e.Kind == audit.KindDecision && json.Unmarshal(e.Data, &d) == nil && d.Name == name {
-			out = append(out, d)
-		}
-	}
-	return out
-}
 
 // TestAuditedCompanionVerifiesAndReplaysByteForByte is issue 30's check
 // for one companion application: "run" pauses at the anti-impostor
@@ -72,7 +42,7 @@ func TestAuditedCompanionVerifiesAndReplaysByteForByte(t *testing.T) {
 		t.Errorf("continue opened another record: %v", h)
 	}
 
-	es := recordEntries(t, filepath.Join(out, "audit"))
+	es := audittest.Entries(t, filepath.Join(out, "audit"), audit.MainChain)
 	var start audit.Start
 	json.Unmarshal(es[0].Data, &start)
 	if start.Workflow != companion.WorkflowName || start.Tenant != app.CompanionTenant || len(start.Documents) != 3 ||
@@ -102,24 +72,24 @@ func TestAuditedCompanionVerifiesAndReplaysByteForByte(t *testing.T) {
 		humans[1].Principal != "local:"+localUser() || humans[1].Preview != preview || humans[1].DecidedAt.IsZero() {
 		t.Errorf("the anti-impostor question and answer: %+v; want pending then approved %s by local:%s on preview %s", humans, id, localUser(), preview)
 	}
-	if d := decisions(t, es, companion.DecisionAnswer); len(d) != 1 || d[0].Outcome != "proceed" || d[0].Confirmation != id || d[0].Applies != "approved" {
+	if d := audittest.Decisions(es, companion.DecisionAnswer); len(d) != 1 || d[0].Outcome != "proceed" || d[0].Confirmation != id || d[0].Applies != "approved" {
 		t.Errorf("the decision applied from the answer: %+v", d)
 	}
-	rule := decisions(t, es, companion.DecisionAntiImpostor)
+	rule := audittest.Decisions(es, companion.DecisionAntiImpostor)
 	if len(rule) != 1 || rule[0].Outcome != "pausa" || *rule[0].Score != 2 || *rule[0].Threshold != 2 || len(rule[0].Evidence) != 2 {
 		t.Errorf("the anti-impostor rule: %+v", rule)
 	}
-	m := decisions(t, es, companion.DecisionMatrix)
+	m := audittest.Decisions(es, companion.DecisionMatrix)
 	if len(m) != 1 || m[0].Threshold == nil || m[0].Score == nil || !strings.Contains(m[0].Detail, "SAS") {
 		t.Errorf("the decision matrix's rule: %+v", m)
 	}
-	if capped := decisions(t, es, companion.DecisionHardFilter); (len(capped) == 1) != (m[0].Outcome != c.ScoringResult.DecisionMatrix) {
+	if capped := audittest.Decisions(es, companion.DecisionHardFilter); (len(capped) == 1) != (m[0].Outcome != c.ScoringResult.DecisionMatrix) {
 		t.Errorf("the hard-filter cap %+v; the matrix said %s, the decision is %s", capped, m[0].Outcome, c.ScoringResult.DecisionMatrix)
 	}
-	if n := len(decisions(t, es, companion.DecisionRequirement)); n != len(c.ClassifiedRequirements) {
+	if n := len(audittest.Decisions(es, companion.DecisionRequirement)); n != len(c.ClassifiedRequirements) {
 		t.Errorf("%d requirement scores recorded, %d requirements", n, len(c.ClassifiedRequirements))
 	}
-	if n := len(decisions(t, es, companion.DecisionNonNegotiable)); n != len(c.ScoringResult.NonNegotiablesCheck) || n == 0 {
+	if n := len(audittest.Decisions(es, companion.DecisionNonNegotiable)); n != len(c.ScoringResult.NonNegotiablesCheck) || n == 0 {
 		t.Errorf("%d non-negotiables recorded, %d checked", n, len(c.ScoringResult.NonNegotiablesCheck))
 	}
 
@@ -134,7 +104,7 @@ func TestAuditedCompanionVerifiesAndReplaysByteForByte(t *testing.T) {
 		t.Fatalf("companion verify: exit %d, calls %v\n%s", code, schemas, msgs)
 	}
 	mustRun(t, "audit", "verify", out)
-	if n := len(decisions(t, recordEntries(t, filepath.Join(out, "audit")), companion.DecisionCommand)); n != 3 {
+	if n := len(audittest.Decisions(audittest.Entries(t, filepath.Join(out, "audit"), audit.MainChain), companion.DecisionCommand)); n != 3 {
 		t.Errorf("%d commands recorded, want run, continue and verify", n)
 	}
 
@@ -146,7 +116,7 @@ func TestAuditedCompanionVerifiesAndReplaysByteForByte(t *testing.T) {
 		t.Fatalf("cached run: exit %d, calls %v\n%s", code, schemas, msgs)
 	}
 	seeded := false
-	for _, x := range recordEntries(t, filepath.Join(cached, "audit")) {
+	for _, x := range audittest.Entries(t, filepath.Join(cached, "audit"), audit.MainChain) {
 		var st audit.Stage
 		if x.Kind == audit.KindStage && json.Unmarshal(x.Data, &st) == nil && st.Reused && st.Key == companion.SeedClassification+c.InputHash {
 			seeded = true
@@ -180,13 +150,7 @@ func TestAuditedCompanionVerifiesAndReplaysByteForByte(t *testing.T) {
 	// Tampering fails verify, naming the place.
 	tamper := func(name string, edit func(dir string), want string) {
 		t.Helper()
-		cp := t.TempDir()
-		copyTree(t, out, cp)
-		edit(cp)
-		code, stdout, _ := runCLI(t, "", "audit", "verify", cp)
-		if code != exitFailed || !strings.Contains(stdout, want) {
-			t.Errorf("%s: exit %d\n%s\nwant %q", name, code, stdout, want)
-		}
+		verifyFailsOn(t, out, name, edit, want)
 	}
 	chain := func(dir string) string { return filepath.Join(dir, "audit", "chains", "main.jsonl") }
 	tamper("the anti-impostor rule's threshold", func(d string) {
@@ -235,7 +199,7 @@ func TestCompanionReplayNamesTheChangedPrompt(t *testing.T) {
 	// is chained again.
 	var lines [][]byte
 	prev, edited := audit.Genesis(audit.MainChain), false
-	for _, x := range recordEntries(t, dir) {
+	for _, x := range audittest.Entries(t, dir, audit.MainChain) {
 		var call audit.ModelCall
 		if x.Kind == audit.KindModel && json.Unmarshal(x.Data, &call) == nil && call.Agent == "culture_radar" {
 			sys, user := text(call.Messages[0]), text(call.Messages[1])

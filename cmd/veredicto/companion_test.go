@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/internal/audit/audittest"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/llm/llmtest"
 )
@@ -422,7 +424,7 @@ func TestCompanionIntentRejected(t *testing.T) {
 		t.Errorf("a rejected input wrote %v besides its audit record", ents)
 	}
 	mustRun(t, "audit", "verify", out)
-	if st := decisions(t, recordEntries(t, filepath.Join(out, "audit")), companion.DecisionStatus); len(st) != 1 || st[0].Outcome != companion.StatusRejected {
+	if st := audittest.Decisions(audittest.Entries(t, filepath.Join(out, "audit"), audit.MainChain), companion.DecisionStatus); len(st) != 1 || st[0].Outcome != companion.StatusRejected {
 		t.Errorf("the recorded status: %+v", st)
 	}
 

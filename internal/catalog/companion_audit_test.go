@@ -13,27 +13,10 @@ import (
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/internal/audit/audittest"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
 )
-
-// mainEntries reads a record's main chain.
-func mainEntries(t *testing.T, dir string) []audit.Entry {
-	t.Helper()
-	lines, err := audit.NewDir(dir).Lines(t.Context(), audit.MainChain)
-	if err != nil || len(lines) == 0 {
-		t.Fatalf("the record %s: %d entries, %v", dir, len(lines), err)
-	}
-	var es []audit.Entry
-	for _, l := range lines {
-		var e audit.Entry
-		if err := json.Unmarshal(l, &e); err != nil {
-			t.Fatal(err)
-		}
-		es = append(es, e)
-	}
-	return es
-}
 
 // TestCompanionWorkflowRecordsTheStop runs the workflow with an audit
 // record: the person stops at the anti-impostor pause, and the record
@@ -69,7 +52,7 @@ func TestCompanionWorkflowRecordsTheStop(t *testing.T) {
 	}
 	var humans []audit.HumanDecision
 	var answer, status []audit.Decision
-	for _, e := range mainEntries(t, dir) {
+	for _, e := range audittest.Entries(t, dir, audit.MainChain) {
 		var h audit.HumanDecision
 		var d audit.Decision
 		switch {
@@ -113,7 +96,7 @@ func TestCompanionWorkflowRecordsTheStop(t *testing.T) {
 	}
 	dir = filepath.Join(records, tenant, tenant+"-"+in.ApplicationID)
 	seeded := false
-	for _, e := range mainEntries(t, dir) {
+	for _, e := range audittest.Entries(t, dir, audit.MainChain) {
 		var st audit.Stage
 		if e.Kind == audit.KindStage && json.Unmarshal(e.Data, &st) == nil && st.Reused && strings.HasPrefix(st.Key, companion.SeedClassification) {
 			seeded = true

@@ -10,28 +10,12 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/internal/audit/audittest"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/poll"
 )
-
-func chainEntries(t *testing.T, dir, chain string) []audit.Entry {
-	t.Helper()
-	lines, err := audit.NewDir(dir).Lines(context.Background(), chain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []audit.Entry
-	for _, l := range lines {
-		var e audit.Entry
-		if err := json.Unmarshal(l, &e); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, e)
-	}
-	return out
-}
 
 func verifyRecord(t *testing.T, dir string) []audit.Problem {
 	t.Helper()
@@ -51,14 +35,7 @@ func verifyRecord(t *testing.T, dir string) []audit.Problem {
 // main chain makes the record verify, and changing a byte of a turn
 // fails verification there.
 func TestEveryTurnIsRecorded(t *testing.T) {
-	send := map[string]any{"reason": "enviar la terna", "request": "envía", "operation": "send", "search_id": "cfo-2026",
-		"candidate_ids": []string{"c-001"}, "recipient": "cliente@example.com"}
-	model := &scripted{answer: func(n int, p Prompt) Reply {
-		if n == 1 {
-			return delegateCall("s", "delegate_to_reports", send)
-		}
-		return Reply{Content: "listo"}
-	}}
+	model := sendsReports("listo")
 	r := newRig(t, model, Options{})
 	root := t.TempDir()
 	r.svc.Audit = &audit.Folders{Root: root}
@@ -92,7 +69,7 @@ func TestEveryTurnIsRecorded(t *testing.T) {
 		t.Fatalf("after the first turn: %v", ps)
 	}
 
-	es := chainEntries(t, dir, turnChain(n))
+	es := audittest.Entries(t, dir, turnChain(n))
 	var start audit.Start
 	json.Unmarshal(es[0].Data, &start)
 	msg, _ := audit.NewDir(dir).Text(ctx, start.Documents["message"])
@@ -147,7 +124,7 @@ func TestEveryTurnIsRecorded(t *testing.T) {
 		t.Fatalf("after the second turn: %v", ps)
 	}
 	sums := 0
-	for _, e := range chainEntries(t, dir, audit.MainChain) {
+	for _, e := range audittest.Entries(t, dir, audit.MainChain) {
 		if e.Kind == audit.KindSummary {
 			sums++
 		}
@@ -169,14 +146,7 @@ func TestEveryTurnIsRecorded(t *testing.T) {
 // on is recorded as rejected on the person's behalf, and the action is
 // recorded as not run.
 func TestUnansweredConfirmationIsRecorded(t *testing.T) {
-	send := map[string]any{"reason": "enviar", "request": "envía", "operation": "send", "search_id": "cfo-2026",
-		"candidate_ids": []string{"c-001"}, "recipient": "cliente@example.com"}
-	model := &scripted{answer: func(n int, p Prompt) Reply {
-		if n == 1 {
-			return delegateCall("s", "delegate_to_reports", send)
-		}
-		return Reply{Content: "ok"}
-	}}
+	model := sendsReports("ok")
 	r := newRig(t, model, Options{ConfirmWait: 100 * time.Millisecond})
 	root := t.TempDir()
 	r.svc.Audit = &audit.Folders{Root: root}
@@ -186,7 +156,7 @@ func TestUnansweredConfirmationIsRecorded(t *testing.T) {
 		t.Fatalf("verify: %v", ps)
 	}
 	var got []string
-	for _, e := range chainEntries(t, dir, turnChain(res.Turn)) {
+	for _, e := range audittest.Entries(t, dir, turnChain(res.Turn)) {
 		var h audit.HumanDecision
 		var d audit.Decision
 		if e.Kind == audit.KindHuman && json.Unmarshal(e.Data, &h) == nil {
@@ -228,7 +198,7 @@ func TestInterruptedTurnIsClosedInTheRecord(t *testing.T) {
 	if ps := verifyRecord(t, dir); len(ps) != 0 {
 		t.Errorf("after closing: %v", ps)
 	}
-	es := chainEntries(t, dir, turnChain(n))
+	es := audittest.Entries(t, dir, turnChain(n))
 	if last := es[len(es)-1]; !strings.Contains(string(last.Data), `"outcome":"interrupted"`) {
 		t.Errorf("the turn's last entry: %s", last.Data)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/internal/audit/audittest"
 	"github.com/veredicto/veredicto/internal/auth"
 )
 
@@ -47,7 +48,7 @@ func TestQueuedTurn(t *testing.T) {
 	if got := strings.Count(types(r.eventsOf(t, "q1")), "finish"); got != 1 {
 		t.Errorf("%d finishes on the stream, want 1", got)
 	}
-	start := chainEntries(t, filepath.Join(root, "acme", RecordName("q1")), turnChain(n))[0]
+	start := audittest.Entries(t, filepath.Join(root, "acme", RecordName("q1")), turnChain(n))[0]
 	if start.Kind != audit.KindStart || !strings.Contains(string(start.Data), `"from":"ana"`) {
 		t.Errorf("the queued turn's start: %s", start.Data)
 	}

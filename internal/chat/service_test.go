@@ -29,6 +29,19 @@ import (
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
+// sendsReports is a model that has the reports agent send c-001's report
+// of cfo-2026 to the client on a turn's first call, then answers reply.
+func sendsReports(reply string) *scripted {
+	send := map[string]any{"reason": "enviar la terna", "request": "envía", "operation": "send", "search_id": "cfo-2026",
+		"candidate_ids": []string{"c-001"}, "recipient": "cliente@example.com"}
+	return &scripted{answer: func(n int, p Prompt) Reply {
+		if n == 1 {
+			return delegateCall("s", "delegate_to_reports", send)
+		}
+		return Reply{Content: reply}
+	}}
+}
+
 // scripted is a Model answering from a script and recording its prompts.
 type scripted struct {
 	mu      sync.Mutex
@@ -365,16 +378,9 @@ func TestOneDelegationPerTurnAndCriticalRetry(t *testing.T) {
 }
 
 func TestConfirmationApprovedAndRejected(t *testing.T) {
-	send := map[string]any{"reason": "enviar la terna", "request": "envía", "operation": "send", "search_id": "cfo-2026",
-		"candidate_ids": []string{"c-001"}, "recipient": "cliente@example.com"}
 	for _, approve := range []bool{true, false} {
 		t.Run(fmt.Sprint(approve), func(t *testing.T) {
-			model := &scripted{answer: func(n int, p Prompt) Reply {
-				if n == 1 {
-					return delegateCall("s", "delegate_to_reports", send)
-				}
-				return Reply{Content: "listo"}
-			}}
+			model := sendsReports("listo")
 			r := newRig(t, model, Options{})
 			ctx := context.Background()
 			done := make(chan TurnResult)
@@ -556,14 +562,7 @@ func TestInvalidArgumentsAreNotADelegation(t *testing.T) {
 // bound is rejected on the person's behalf: nothing is sent, the stream
 // says so, and a late answer is refused.
 func TestConfirmationWaitRunsOut(t *testing.T) {
-	send := map[string]any{"reason": "enviar", "request": "envía", "operation": "send", "search_id": "cfo-2026",
-		"candidate_ids": []string{"c-001"}, "recipient": "cliente@example.com"}
-	model := &scripted{answer: func(n int, p Prompt) Reply {
-		if n == 1 {
-			return delegateCall("s", "delegate_to_reports", send)
-		}
-		return Reply{Content: "ok"}
-	}}
+	model := sendsReports("ok")
 	r := newRig(t, model, Options{ConfirmWait: 100 * time.Millisecond})
 	r.turn(t, "late", "Envía la terna al cliente")
 	if len(r.outbox.sent) != 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/internal/audit/audittest"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
@@ -27,30 +28,7 @@ func recorded(t *testing.T, mode string) (*Context, []audit.Entry) {
 	if err := (&Runner{Analyst: a, Engine: NewEngine(DefaultConfig())}).Run(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	lines, err := audit.NewDir(dir).Lines(ctx, audit.MainChain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var es []audit.Entry
-	for _, l := range lines {
-		var e audit.Entry
-		if err := json.Unmarshal(l, &e); err != nil {
-			t.Fatal(err)
-		}
-		es = append(es, e)
-	}
-	return c, es
-}
-
-func decisionsNamed(es []audit.Entry, name string) []audit.Decision {
-	var out []audit.Decision
-	for _, e := range es {
-		var d audit.Decision
-		if e.Kind == audit.KindDecision && json.Unmarshal(e.Data, &d) == nil && d.Name == name {
-			out = append(out, d)
-		}
-	}
-	return out
+	return c, audittest.Entries(t, dir, audit.MainChain)
 }
 
 // TestScoringDecisionsAreRecorded: the ScoringEngine's decisions are in
@@ -62,23 +40,23 @@ func decisionsNamed(es []audit.Entry, name string) []audit.Decision {
 func TestScoringDecisionsAreRecorded(t *testing.T) {
 	c, es := recorded(t, ModeFull)
 	res, cfg := c.ScoringResult, DefaultConfig()
-	if n := len(decisionsNamed(es, DecisionRequirement)); n != len(c.ClassifiedRequirements) {
+	if n := len(audittest.Decisions(es, DecisionRequirement)); n != len(c.ClassifiedRequirements) {
 		t.Errorf("%d requirement scores, %d requirements", n, len(c.ClassifiedRequirements))
 	}
-	if d := decisionsNamed(es, DecisionConfidence); len(d) != 1 || *d[0].Score != res.Confidence.Final {
+	if d := audittest.Decisions(es, DecisionConfidence); len(d) != 1 || *d[0].Score != res.Confidence.Final {
 		t.Errorf("confidence %+v, want %v", d, res.Confidence.Final)
 	}
-	m := decisionsNamed(es, DecisionMatrix)
+	m := audittest.Decisions(es, DecisionMatrix)
 	if len(m) != 1 || m[0].Outcome != DecisionConsider || *m[0].Threshold != cfg.Decision.Consider.Final || *m[0].Score != res.Confidence.Final {
 		t.Errorf("decision matrix %+v, want consider against %v", m, cfg.Decision.Consider.Final)
 	}
-	if d := decisionsNamed(es, DecisionHardFilter); len(d) != 1 || d[0].Outcome != cfg.Decision.HardFilterCap || res.DecisionMatrix != cfg.Decision.HardFilterCap {
+	if d := audittest.Decisions(es, DecisionHardFilter); len(d) != 1 || d[0].Outcome != cfg.Decision.HardFilterCap || res.DecisionMatrix != cfg.Decision.HardFilterCap {
 		t.Errorf("hard-filter cap %+v, decision %s", d, res.DecisionMatrix)
 	}
-	if d := decisionsNamed(es, DecisionNonNegotiable); len(d) != len(res.NonNegotiablesCheck) {
+	if d := audittest.Decisions(es, DecisionNonNegotiable); len(d) != len(res.NonNegotiablesCheck) {
 		t.Errorf("%d non-negotiables recorded, %d checked", len(d), len(res.NonNegotiablesCheck))
 	}
-	rule := decisionsNamed(es, DecisionAntiImpostor)
+	rule := audittest.Decisions(es, DecisionAntiImpostor)
 	if len(rule) != 1 || *rule[0].Score != float64(len(HardGaps(c.ClassifiedRequirements))) || *rule[0].Threshold != float64(cfg.AntiImpostorMinHardGaps) || rule[0].Outcome != "sin_pausa" {
 		t.Errorf("anti-impostor rule %+v", rule)
 	}
@@ -94,7 +72,7 @@ func TestScoringDecisionsAreRecorded(t *testing.T) {
 	}
 
 	// Outside full mode the anti-impostor rule does not apply.
-	if _, es := recorded(t, ModeScreening); len(decisionsNamed(es, DecisionAntiImpostor)) != 0 {
+	if _, es := recorded(t, ModeScreening); len(audittest.Decisions(es, DecisionAntiImpostor)) != 0 {
 		t.Error("a screening run records the anti-impostor rule")
 	}
 }

@@ -1,7 +1,8 @@
 // Package audittest holds the checks every store of audit records must
 // pass (audit.Dir on this machine, s3audit in the reports bucket): the
 // same tests run against each, so a record behaves the same wherever it
-// is kept.
+// is kept; and, for the tests of what records, a chain's entries and its
+// decisions read back (read.go).
 package audittest
 
 import (
