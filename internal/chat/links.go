@@ -313,6 +313,7 @@ func (l *Links) follow(lk Link) {
 	}
 	l.following[key] = true
 	l.wg.Add(1)
+	base := l.base
 	go func() {
 		defer l.wg.Done()
 		defer func() {
@@ -320,7 +321,7 @@ func (l *Links) follow(lk Link) {
 			delete(l.following, key)
 			l.mu.Unlock()
 		}()
-		l.run(l.base, lk)
+		l.run(base, lk)
 	}()
 }
 
@@ -371,6 +372,7 @@ func (l *Links) run(ctx context.Context, lk Link) {
 		if err != nil && ctx.Err() == nil {
 			log.WarnContext(ctx, "read a linked execution's stream", "error", err)
 		}
+		copied := 0
 		for _, ev := range evs {
 			done, err := l.forward(ctx, lk, ev, &steps)
 			if err != nil {
@@ -385,12 +387,12 @@ func (l *Links) run(ctx context.Context, lk Link) {
 				}
 				break // read again from the cursor
 			}
-			cursor = ev.ID
+			cursor, copied = ev.ID, copied+1
 			if done {
 				return
 			}
 		}
-		if err == nil && len(evs) == linkBatch {
+		if copied == linkBatch { // more to catch up on; a failure waits
 			continue
 		}
 		select {
