@@ -377,7 +377,16 @@ func (c *chatClient) linkedEvent(ctx context.Context, ev map[string]any, in *buf
 	case chat.TypeLinkedFinished:
 		fmt.Fprintf(c.out, "[aviso] %v\n", ev["message"])
 	case "execution-step":
+		// In a terminal, the workflow's own start and end and what went
+		// wrong (a retry, a failure); its end is said below, its whole
+		// progress is on the console and in its stream.
 		st, _ := ev["step"].(map[string]any)
+		switch st["action"] {
+		case "finished", "started", "succeeded", "iteration-started", "iteration-succeeded":
+			if st["agent"] != "execution" || st["action"] == "succeeded" {
+				return nil
+			}
+		}
 		fmt.Fprintf(c.out, "  · %s %v: %v\n", labels.Of(labels.RunKind, fmt.Sprint(lk["kind"])), lk["subject"], st["content"])
 	case "pending-confirmation":
 		return c.confirm(ctx, ev, in)

@@ -69,7 +69,7 @@ func TestServeChatFollowsItsWorkflows(t *testing.T) {
 	if review == nil {
 		t.Fatalf("no senior review on the conversation's stream (events %s)", typesOf(evs))
 	}
-	if end["outcome"] != chat.OutcomeEscalated || !strings.Contains(msg, "al consultor sénior") {
+	if end["outcome"] != chat.OutcomeEscalated || !strings.Contains(msg, "al consultor senior") {
 		t.Errorf("outcome %v, message %q; want the search's escalation", end["outcome"], msg)
 	}
 	body := fmt.Sprintf(`{"id":%q,"approved":true,"comment":"visto en el chat"}`, review["id"])

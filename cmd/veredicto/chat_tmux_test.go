@@ -68,15 +68,17 @@ func (s *tmuxSession) waitFor(want string) string {
 
 // TestChatTerminal drives "veredicto chat" in a real terminal against a
 // live server with the offline supervisor: a delegated turn streams its
-// text and tool steps and asks «¿Era esto lo que pedías?», and a sensitive
-// send asks y/n and runs only when approved.
+// text and tool steps and asks «¿Era esto lo que pedías?», the search it
+// started asks its senior review and says it ended, and a sensitive send
+// asks y/n and runs only when approved.
 func TestChatTerminal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: builds the CLI and drives it in tmux; make test-long runs it")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l := startLiveChat(ctx, t, nil, chat.Options{ConfirmPoll: 20 * time.Millisecond})
+	l, srv := startChatServer(ctx, t, nil, chat.Options{ConfirmPoll: 20 * time.Millisecond})
+	t.Cleanup(srv.Start(ctx)) // as "veredicto serve" does: the search reports back
 	tok := l.token(t, "acme", "ana")
 	bin := filepath.Join(t.TempDir(), "veredicto")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -100,11 +102,31 @@ func TestChatTerminal(t *testing.T) {
 		_, body := l.call(ctx, t, "GET", "/searches/demo-cfo-andina", tok, "")
 		return strings.Contains(body, `"status": "SUCCEEDED"`)
 	}, "the search demo-cfo-andina to succeed")
+	questions := func(n int) {
+		t.Helper()
+		poll.Until(t, 30*time.Second, func() bool { return strings.Count(term.screen(), "¿Confirmas? [s/n]: ") >= n }, fmt.Sprintf("confirmation question %d", n))
+	}
+	// The search reports back to the conversation: an empty line shows
+	// what it said since, its senior review asked here and its end.
+	term.send("")
+	questions(1)
+	if scr := term.screen(); !strings.Contains(scr, "[confirmación] Revisión del consultor senior") {
+		t.Errorf("the search's senior review is not asked in the chat:\n%s", scr)
+	}
+	term.send("s")
+	ended := "[aviso] Búsqueda demo-cfo-andina (desde el turno 1): terminó con escalamiento"
+	poll.Until(t, 30*time.Second, func() bool {
+		if strings.Contains(term.screen(), ended) {
+			return true
+		}
+		term.send("") // shows what came since
+		return false
+	}, "the search's end in the chat")
 	outbox := filepath.Join(l.data, "outbox", "acme")
 	count := func() int { es, _ := os.ReadDir(outbox); return len(es) }
 
 	term.send("Envía el informe de c-001 de la búsqueda demo-cfo-andina a cliente@example.com")
-	term.waitFor("¿Confirmas? [s/n]: ")
+	questions(2)
 	if scr := term.screen(); !strings.Contains(scr, "Envío de correo, sensibilidad alta, no se puede deshacer") {
 		t.Errorf("the confirmation does not say what it is:\n%s", scr)
 	}
@@ -117,7 +139,7 @@ func TestChatTerminal(t *testing.T) {
 		t.Fatal("sent although rejected")
 	}
 	term.send("Envía el informe de c-001 de la búsqueda demo-cfo-andina a cliente@example.com")
-	poll.Until(t, 30*time.Second, func() bool { return strings.Count(term.screen(), "¿Confirmas? [s/n]: ") >= 2 }, "the second confirmation question")
+	questions(3)
 	term.send("s")
 	term.waitFor("Enviado 1 informe de la búsqueda demo-cfo-andina a cliente@example.com")
 	if count() != 1 {

@@ -608,7 +608,7 @@ func judge(kind string, output json.RawMessage) (outcome, detail string) {
 		m := out.Metrics
 		if m.EscalationRate > 0 {
 			n := int(math.Round(m.EscalationRate * float64(m.Candidates)))
-			return OutcomeEscalated, fmt.Sprintf(" (%d de %s al consultor sénior)", n, labels.Count(m.Candidates, "candidato", "candidatos"))
+			return OutcomeEscalated, fmt.Sprintf(" (%d de %s al consultor senior)", n, labels.Count(m.Candidates, "candidato", "candidatos"))
 		}
 		if m.Candidates > 0 {
 			return OutcomeSucceeded, fmt.Sprintf(" (%s)", labels.Count(m.Candidates, "candidato evaluado", "candidatos evaluados"))

@@ -134,7 +134,7 @@ func TestSearchStartedFromTheChatReportsBack(t *testing.T) {
 		return end != nil && l.Following() == 0
 	}, "the search's end on the conversation's stream, and its follower gone")
 	msg, _ := end["message"].(string)
-	if want := "Búsqueda cfo-2026 (desde el turno 1): terminó con escalamiento (2 de 5 candidatos al consultor sénior). Informe: /searches/cfo-2026/summary"; msg != want {
+	if want := "Búsqueda cfo-2026 (desde el turno 1): terminó con escalamiento (2 de 5 candidatos al consultor senior). Informe: /searches/cfo-2026/summary"; msg != want {
 		t.Errorf("end message %q\nwant %q", msg, want)
 	}
 	labelstest.Check(t, "the chat's end message", msg)
@@ -289,7 +289,7 @@ func TestJudgeReadsHowAWorkflowEnded(t *testing.T) {
 	for _, tc := range []struct {
 		kind, output, outcome, detail string
 	}{
-		{KindSearch, `{"metrics":{"candidates":5,"escalation_rate":0.2}}`, OutcomeEscalated, " (1 de 5 candidatos al consultor sénior)"},
+		{KindSearch, `{"metrics":{"candidates":5,"escalation_rate":0.2}}`, OutcomeEscalated, " (1 de 5 candidatos al consultor senior)"},
 		{KindSearch, `{"metrics":{"candidates":1,"escalation_rate":0}}`, OutcomeSucceeded, " (1 candidato evaluado)"},
 		{KindDebate, `{"escalado_para":"HUMANO","decision":"","pending":true}`, OutcomeEscalated, " (destino: una persona; sin respuesta todavía)"},
 		{KindDebate, `{"escalado_para":"COUNCIL","decision":"avanzar"}`, OutcomeEscalated, " (destino: el council de tres miembros; decisión: avanzar)"},
