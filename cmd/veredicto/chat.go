@@ -138,6 +138,9 @@ type chatClient struct {
 	errc   chan error
 	lastID string
 	agents []chatAgentName // the specialists, read once for the feedback
+	// deferred are the confirmations of workflows this conversation
+	// started that came during a turn: asked once it has finished.
+	deferred []map[string]any
 }
 
 func (c *chatClient) run(ctx context.Context, stdin io.Reader) error {
@@ -148,6 +151,7 @@ func (c *chatClient) run(ctx context.Context, stdin io.Reader) error {
 	in := bufio.NewScanner(stdin)
 	in.Buffer(make([]byte, chat.MaxMessageBytes), chat.MaxMessageBytes)
 	fmt.Fprintf(c.out, "Chat %s en %s. Escribe tu mensaje (/exit para salir).\n", c.cfg.chatID, c.cfg.endpoint)
+	c.catchUp(ctx)
 	next := "" // a message typed at the feedback question
 	for {
 		line := next
@@ -155,7 +159,10 @@ func (c *chatClient) run(ctx context.Context, stdin io.Reader) error {
 		if line == "" {
 			// What the workflows this conversation started said since the
 			// last turn (an empty line shows it too).
-			if err := c.drainLinked(ctx, in); err != nil {
+			if err := c.drainLinked(ctx, in); errors.Is(err, errInputEnded) {
+				fmt.Fprintln(c.out, "\n[la confirmación queda pendiente]")
+				return nil
+			} else if err != nil {
 				return err
 			}
 			fmt.Fprint(c.out, "tú> ")
@@ -296,7 +303,11 @@ func (c *chatClient) await(ctx context.Context, turn int, in *bufio.Scanner) (ma
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		if ev["linked"] != nil { // a workflow this conversation started
+		if ofWorkflow(ev) { // a workflow this conversation started
+			if ev["type"] == "pending-confirmation" {
+				c.deferred = append(c.deferred, ev) // asked once the turn has finished
+				continue
+			}
 			if err := c.linkedEvent(ctx, ev, in); err != nil {
 				return nil, err
 			}
@@ -347,24 +358,68 @@ func (c *chatClient) await(ctx context.Context, turn int, in *bufio.Scanner) (ma
 	}
 }
 
-// drainLinked shows what reached the conversation between turns from the
-// workflows it started; the rest (earlier turns replayed on connect) is
-// skipped.
-func (c *chatClient) drainLinked(ctx context.Context, in *bufio.Scanner) error {
+// ofWorkflow reports whether ev is a workflow's the conversation started
+// rather than a turn's: marked linked, or a confirmation of an execution
+// (a turn's own are asked on the conversation's stream, chat/<id>).
+func ofWorkflow(ev map[string]any) bool {
+	if ev["linked"] != nil {
+		return true
+	}
+	switch ev["type"] {
+	case "pending-confirmation", "confirmation-resolved":
+		x, _ := ev["execution"].(string)
+		return strings.HasPrefix(x, "arn:")
+	}
+	return false
+}
+
+// catchUp reads what the conversation's stream replays on connect, until
+// it pauses (at most catchUpMax), so what the workflows it started said
+// before this session that still matters — a confirmation still waiting,
+// how each ended — is shown before the first prompt, not in the middle of
+// the first turn.
+func (c *chatClient) catchUp(ctx context.Context) {
+	const quiet, catchUpMax = 300 * time.Millisecond, 3 * time.Second
+	deadline := time.After(catchUpMax)
 	for {
 		select {
 		case ev := <-c.events:
-			// A turn's events carry it; a started workflow's do not (the
-			// confirmations its execution copies here as they are asked)
-			// or carry "linked".
-			if _, ofTurn := ev["turn"]; ofTurn && ev["linked"] == nil {
-				continue
+			// A review still waiting, and how each workflow ended; the
+			// rest is history.
+			if ofWorkflow(ev) && (ev["type"] == "pending-confirmation" || ev["type"] == chat.TypeLinkedFinished) {
+				c.deferred = append(c.deferred, ev)
 			}
-			if err := c.linkedEvent(ctx, ev, in); err != nil {
-				return err
+		case <-time.After(quiet):
+			return
+		case <-deadline:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// drainLinked shows what the workflows the conversation started said
+// since the last turn: what came during it, then what came since; the
+// rest (earlier turns replayed on connect) is skipped. It is
+// errInputEnded when the input ends at a confirmation (it stays pending).
+func (c *chatClient) drainLinked(ctx context.Context, in *bufio.Scanner) error {
+	for {
+		var ev map[string]any
+		if len(c.deferred) > 0 {
+			ev, c.deferred = c.deferred[0], c.deferred[1:]
+		} else {
+			select {
+			case ev = <-c.events:
+			default:
+				return nil
 			}
-		default:
-			return nil
+		}
+		if !ofWorkflow(ev) {
+			continue
+		}
+		if err := c.linkedEvent(ctx, ev, in); err != nil {
+			return err
 		}
 	}
 }
@@ -396,6 +451,9 @@ func (c *chatClient) linkedEvent(ctx context.Context, ev map[string]any, in *buf
 	return nil
 }
 
+// errInputEnded: the input ended at a confirmation, which stays pending.
+var errInputEnded = errors.New("input ended during a confirmation (it stays pending)")
+
 // confirm asks the person about a pending confirmation that is still
 // pending (a replayed one already decided is skipped).
 func (c *chatClient) confirm(ctx context.Context, ev map[string]any, in *bufio.Scanner) error {
@@ -418,7 +476,7 @@ func (c *chatClient) confirm(ctx context.Context, ev map[string]any, in *bufio.S
 	for {
 		fmt.Fprint(c.out, "¿Confirmas? [s/n]: ")
 		if !in.Scan() {
-			return errors.New("input ended during a confirmation (it stays pending)")
+			return errInputEnded
 		}
 		var approved bool
 		switch strings.ToLower(strings.TrimSpace(in.Text())) {
