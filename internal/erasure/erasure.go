@@ -211,11 +211,12 @@ func (r Request) check() error {
 }
 
 // tenantKinds are the first key segments under which the other workflows
-// keep a tenant's data: the chat's turns, claims and feedback
-// (internal/chat), the debates' logs and reports (internal/debate), the
-// companion's applications (internal/companion), the interview flags
-// (internal/flags), interviews and the mail outbox.
-var tenantKinds = []string{"chat", "debate", "debates", "companion", "flags", "interviews", "outbox"}
+// keep a tenant's data: the chat's turns, claims and feedback, and the
+// workflows its conversations follow (internal/chat), the debates' logs
+// and reports (internal/debate), the companion's applications
+// (internal/companion), the interview flags (internal/flags), interviews
+// and the mail outbox.
+var tenantKinds = []string{"chat", "chatlink", "debate", "debates", "companion", "flags", "interviews", "outbox"}
 
 func join(kind, tenant, searchID string) string {
 	if searchID == "" {

@@ -146,7 +146,7 @@ func TestPurgeATenant(t *testing.T) {
 	// Every workflow's keys of the tenant, in each store: the search's,
 	// then the chat's, debates', companion's, flags', interviews' and
 	// outbox's.
-	others := []string{"chat/acme", "debate/acme", "debates/acme", "companion/acme", "flags/acme", "interviews/acme", "outbox/acme"}
+	others := []string{"chat/acme", "chatlink/acme", "debate/acme", "debates/acme", "companion/acme", "flags/acme", "interviews/acme", "outbox/acme"}
 	for _, st := range []struct {
 		name   string
 		got    []string
