@@ -18,6 +18,7 @@ import (
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
 	"github.com/veredicto/veredicto/internal/search/searchtest"
+	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
 // servedSearch uploads the example search as tenant's searchID under the
@@ -135,7 +136,21 @@ func TestAuditPurgeErasesASearchUnderServe(t *testing.T) {
 		}
 	}
 
+	// A conversation of each tenant, in the chat's own store: the
+	// tenant's purge takes acme's, never globex's.
+	chats := filestore.NewLocal(app.ChatDir(data))
+	for _, c := range [][2]string{{"chat/acme/c-1/feedback/00000001", "MARCA-PERSONAL-ACME-CHAT"}, {"chat/globex/c-1/feedback/00000001", "MARCA-PERSONAL-GLOBEX-CHAT"}} {
+		if _, err := chats.PutIfAbsent(t.Context(), c[0], []byte(`{"text":"`+c[1]+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	stdout = mustRun(t, "audit", "purge", "--tenant", "acme", "--by", "dpo@acme", "--reason", "baja del cliente", "--yes", "--data", data)
+	if h := holding(t, data, "MARCA-PERSONAL-ACME-CHAT"); len(h) != 0 {
+		t.Errorf("after the tenant's purge its conversations are still in %q", h)
+	}
+	if len(holding(t, data, "MARCA-PERSONAL-GLOBEX-CHAT")) == 0 {
+		t.Error("globex's conversation went with acme's")
+	}
 	if !strings.Contains(stdout, "already  "+s1[0]) || !strings.Contains(stdout, "purged   "+s2[0]) {
 		t.Errorf("the tenant's purge:\n%s", stdout)
 	}

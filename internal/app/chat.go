@@ -38,7 +38,7 @@ func localChat(dir string, searches *intake.Service, confirms *confirm.Service, 
 		return nil, nil
 	}
 	svc := &chat.Service{
-		Registry: reg, Intents: intents, Model: model, Store: filestore.NewLocal(filepath.Join(dir, "chats")), Events: confirms.Events,
+		Registry: reg, Intents: intents, Model: model, Store: filestore.NewLocal(ChatDir(dir)), Events: confirms.Events,
 		Confirmations: confirms, ConfirmationStore: confirms.Store, Options: chat.OptionsFromEnv(os.Getenv),
 		Audit: &audit.Folders{Root: filepath.Join(reportsDir, AuditPrefix)},
 		Tools: map[string]chat.Tool{

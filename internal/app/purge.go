@@ -22,12 +22,13 @@ import (
 
 // LocalErasure erases tenants' data under a serve data folder (LocalLayout):
 // DATA/inputs, DATA/reports (the audit records under reports/audit),
-// DATA/context, and each purged execution's confirmations and event
+// DATA/context, DATA/chats (a whole tenant's), and each purged execution's confirmations and event
 // stream (DATA/confirmations, DATA/events).
 func LocalErasure(dir string) *erasure.Service {
 	in, rep, kv := LocalLayout(dir)
 	folders := &audit.Folders{Root: filepath.Join(rep, AuditPrefix)}
 	return &erasure.Service{Inputs: fileblob.NewDir(in), Reports: fileblob.NewDir(rep), Context: filestore.NewLocal(kv),
+		Others:      []erasure.Eraser{filestore.NewLocal(ChatDir(dir))},
 		ByExecution: []erasure.ExecutionEraser{fileconfirm.Local(dir), fileeventlog.Local(dir)},
 		Audit: erasure.Records{
 			List: func(_ context.Context, tenant string) ([]string, error) { return folders.Executions(tenant) },
@@ -59,3 +60,7 @@ func AWSErasure(ac aws.Config, st AWSStorage) *erasure.Service {
 			Open: func(tenant, execution string) erasure.Record { return records.Store(tenant, execution) },
 		}}
 }
+
+// ChatDir is where a data folder keeps the chat's store: conversations,
+// claims, links and the delegation feedback.
+func ChatDir(data string) string { return filepath.Join(data, "chats") }

@@ -70,7 +70,7 @@ func (s *Server) localChatService(a *App, events *fileeventlog.Log) (*chat.Servi
 	// The chat's agents start workflows as "chat", scoped to the
 	// conversation's tenant.
 	starter := chatStarter{s.sfnClient(auth.KeySpec{Name: PrincipalChat, Service: true})}
-	store := storefile.NewLocal(filepath.Join(cfg.Data, "chats"))
+	store := storefile.NewLocal(ChatDir(cfg.Data))
 	// The workflows a conversation starts report back to it; the links
 	// are kept with the chats, so a restart resumes them (Server.Start).
 	links := &chat.Links{Store: store, Events: events, Log: events, Watch: events, Executions: chatExecutions{s.Manager}, Logger: s.logger}
@@ -125,7 +125,7 @@ func LocalRecalibration(data string, getenv func(string) string, logger *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	svc := &chat.Service{Registry: reg, Intents: intents, Store: storefile.NewLocal(filepath.Join(data, "chats")),
+	svc := &chat.Service{Registry: reg, Intents: intents, Store: storefile.NewLocal(ChatDir(data)),
 		Events: fileeventlog.Local(data), Logger: logger}
 	if svc.Corpus, err = EmbeddedCorpus(); err != nil {
 		return nil, err

@@ -59,7 +59,10 @@ type Service struct {
 	Inputs  Eraser // the uploads: searches/<tenant>/<search>/
 	Reports Eraser // the reports: reports/<tenant>/<search>/
 	Context Eraser // stage/<tenant>/<search>/… and search/<tenant>/<search>
-	Audit   Records
+	// Others are more stores keyed like the context store that a
+	// tenant's purge erases too (locally, the chat's own folder).
+	Others []Eraser
+	Audit  Records
 	// ByExecution erase, for each purged execution, its confirmations and
 	// event stream (none: they are left to expire).
 	ByExecution []ExecutionEraser
@@ -176,6 +179,9 @@ func (s *Service) Purge(ctx context.Context, req Request) (*Result, error) {
 			todo = append(todo, erasure{s.Inputs, join(kind, req.Tenant, ""), &res.Documents},
 				erasure{s.Reports, join(kind, req.Tenant, ""), &res.Reports},
 				erasure{s.Context, join(kind, req.Tenant, ""), &res.Records})
+			for _, o := range s.Others {
+				todo = append(todo, erasure{o, join(kind, req.Tenant, ""), &res.Records})
+			}
 		}
 	}
 	for _, e := range todo {
