@@ -305,7 +305,7 @@ func TestServeLambdaInvokeAPI(t *testing.T) {
 	if _, err := invoke(key(auth.KeySpec{Name: "person@acme", Tenant: "acme"}), "ValidateFunction", event); lambdaErrorCode(err) != "AccessDeniedException" {
 		t.Errorf("another tenant's key: %v, want AccessDeniedException", err)
 	}
-	out, err := invoke(operator, "CompanionCacheLookupFunction", []byte(`{"tenant":"default","application_id":"none","input_hash":"0"}`))
+	out, err := invoke(operator, "CompanionCacheLookupFunction", []byte(`{"tenant":"default","application_id":"none","input_hash":"0","execution":{"name":"e-1"}}`))
 	if err != nil || aws.ToString(out.FunctionError) != "Unhandled" || !strings.Contains(string(out.Payload), `"errorType":"NotFoundError"`) {
 		t.Errorf("a function error: %v %s %s", err, aws.ToString(out.FunctionError), out.Payload)
 	}
