@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/app/flagsapp"
 	"github.com/veredicto/veredicto/internal/audit"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/flags"
@@ -18,7 +19,7 @@ import (
 
 // OfflineFlagsModel names the flags' offline contradiction judge in
 // records.
-var OfflineFlagsModel = veredicto.ModelInfo{Provider: "offline", Model: "flags-offline-judge"}
+var OfflineFlagsModel = flagsapp.OfflineModel
 
 // FlagsOutput is the file "veredicto flags --out DIR" writes in DIR.
 const FlagsOutput = "flags.yaml"
@@ -84,9 +85,5 @@ func openFolderRecord(ctx context.Context, out, execution string, model veredict
 // localFlagsRecord keeps POST /flags' records with the other executions'
 // (DATA/reports/audit) and their outputs in the reports folder.
 func localFlagsRecord(records flags.Auditor, reports flags.BlobWriter, client *llm.OpenAI) *httpapi.FlagsRecord {
-	model := OfflineFlagsModel
-	if client != nil {
-		model = client.Info()
-	}
-	return &httpapi.FlagsRecord{Audit: records, Reports: reports, Model: model}
+	return &httpapi.FlagsRecord{Audit: records, Reports: reports, Model: flagsapp.Model(client)}
 }

@@ -42,7 +42,7 @@ func Start(logicalID string) {
 		if cfg.EventsTable != "" { // progress on the execution's stream
 			events = dynamoeventlog.New(dynamodb.NewFromConfig(ac), cfg.EventsTable)
 		}
-		svc := &companion.Service{Store: kv, Blobs: reports, Events: events,
+		svc := &companion.Service{Store: kv, Blobs: reports, Events: events, Audit: storage.Records(cfg, ac),
 			Analyst: Analyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
 		var api *httpapi.Gateway
 		if cfg.StateMachineARN != "" { // CompanionApiFunction

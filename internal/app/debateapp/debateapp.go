@@ -43,7 +43,8 @@ func Start(logicalID string) {
 			st = starter.NewSFN(sfn.NewFromConfig(ac), arn)
 		}
 		api := &httpapi.Debates{Starter: st, Logs: kv, Reports: reports}
-		return &debatefn.Services{Debate: Steps(client, Knowledge{Inputs: inputs, Reports: reports}, reports, kv, nil),
+		steps := Recorded(Steps(client, Knowledge{Inputs: inputs, Reports: reports}, reports, kv, nil), storage.Records(cfg, ac))
+		return &debatefn.Services{Debate: steps,
 			API: httpapi.NewGateway(httpapi.Routes{Debates: api}, cfg.TenantClaim)}, nil
 	})
 }

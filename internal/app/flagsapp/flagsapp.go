@@ -1,7 +1,7 @@
 // Package flagsapp is the Lambda entry point of interview flags over HTTP
 // (function.KindFlags): it builds POST /flags on the contradiction judge
 // and serves FlagsFunction. It imports only the flags' packages and the
-// LLM secret, never internal/app (the local composition root, which reuses
+// LLM secret, the reports bucket (its audit records and outputs), never internal/app (the local composition root, which reuses
 // Judge).
 package flagsapp
 
@@ -9,9 +9,13 @@ import (
 	"context"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/flags"
@@ -30,7 +34,23 @@ func build(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error
 	if err != nil {
 		return nil, err
 	}
-	return &flagsfn.Services{API: httpapi.NewGateway(httpapi.Routes{Judge: Judge(client)}, cfg.TenantClaim)}, nil
+	// Each classification is an execution of its own, recorded in the
+	// reports bucket like every workflow's (audit/<tenant>/<execution>/),
+	// its output beside the other reports.
+	reports := s3blob.New(s3.NewFromConfig(ac), cfg.ReportsBucket, "")
+	record := &httpapi.FlagsRecord{Audit: storage.Records(cfg, ac), Reports: reports, Model: Model(client)}
+	return &flagsfn.Services{API: httpapi.NewGateway(httpapi.Routes{Judge: Judge(client), FlagsRecord: record}, cfg.TenantClaim)}, nil
+}
+
+// OfflineModel names the flags' offline contradiction judge in records.
+var OfflineModel = veredicto.ModelInfo{Provider: "offline", Model: "flags-offline-judge"}
+
+// Model is the judge's model as a record names it.
+func Model(client *llm.OpenAI) veredicto.ModelInfo {
+	if client == nil {
+		return OfflineModel
+	}
+	return client.Info()
 }
 
 // Judge is the flags contradiction judge: the LLM's when there is a

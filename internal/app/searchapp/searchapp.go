@@ -9,12 +9,10 @@ import (
 	"context"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
-	"github.com/veredicto/veredicto/internal/audit/s3audit"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/catalog/searchfn"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -41,15 +39,7 @@ func build(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error
 	analyst, _ := Analyst(client)
 	return &searchfn.Services{Search: &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst,
 		PromptVersions: prompts.PromptVersion, DefaultConcurrency: cfg.MaxConcurrency, Layout: search.BucketLayout,
-		Audit: Records(cfg, ac)}}, nil
-}
-
-// Records are the executions' audit records in the reports bucket
-// (audit/<tenant>/<execution>/), each object locked in GOVERNANCE mode
-// for the configured retention: every task records its model calls,
-// decisions and reports there before its result is used.
-func Records(cfg lambdaenv.Config, ac aws.Config) *s3audit.Records {
-	return &s3audit.Records{Client: s3.NewFromConfig(ac), Bucket: cfg.ReportsBucket, Retention: cfg.AuditRetention}
+		Audit: storage.Records(cfg, ac)}}, nil
 }
 
 // Analyst is the executive-search analyst of a client: the LLM agents, or

@@ -1,0 +1,79 @@
+package flagsapp
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
+	"github.com/veredicto/veredicto/internal/moto"
+)
+
+// TestEveryClassificationRecordsIntoTheReportsBucket: on AWS, each POST
+// /flags is an execution whose audit record goes to the reports bucket
+// (audit/<tenant>/<execution>/), as every workflow's does, and verifies;
+// its output is stored beside the reports.
+func TestEveryClassificationRecordsIntoTheReportsBucket(t *testing.T) {
+	ctx := t.Context()
+	endpoint := moto.Start(t)
+	env := map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_ENDPOINT_URL": endpoint,
+		"INPUTS_BUCKET": "veredicto-inputs", "REPORTS_BUCKET": "veredicto-reports", "CONTEXT_TABLE": "context", "AUDIT_RETENTION_DAYS": "30",
+		"TENANT_CLAIM": "custom:org"}
+	getenv := func(k string) string { return env[k] }
+	cfg, err := lambdaenv.ConfigFromEnv(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac, err := lambdaenv.AWSConfig(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3c := awss3.NewFromConfig(ac)
+	if _, err := s3c.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String(cfg.ReportsBucket), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	built, err := build(ctx, cfg, ac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../../../events/flags-post.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+		JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{"custom:org": "acme", "sub": "ana"}}}
+	resp, err := built.(*flagsfn.Services).API.Handle(ctx, ev)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("POST /flags: %v %d %s", err, resp.StatusCode, resp.Body)
+	}
+	execution := resp.Headers["Veredicto-Execution"]
+	if !strings.HasPrefix(execution, "flags-") {
+		t.Fatalf("the answer names no execution: %v", resp.Headers)
+	}
+
+	records := storage.Records(cfg, ac)
+	execs, err := records.Executions(ctx, "acme")
+	if err != nil || len(execs) != 1 || execs[0] != execution {
+		t.Fatalf("acme's records: %q %v; want %s", execs, err, execution)
+	}
+	if problems, err := audit.Verify(ctx, records.Store("acme", execution), nil); err != nil || len(problems) > 0 {
+		t.Errorf("the record in the bucket: %v %v", problems, err)
+	}
+	out, err := s3c.GetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(cfg.ReportsBucket), Key: aws.String("flags/acme/" + execution + "/flags.json")})
+	if err != nil {
+		t.Fatalf("the stored output: %v", err)
+	}
+	out.Body.Close()
+}
