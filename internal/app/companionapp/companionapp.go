@@ -15,6 +15,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
 	"github.com/veredicto/veredicto/internal/catalog/companionfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
@@ -42,7 +43,7 @@ func Start(logicalID string) {
 		if cfg.EventsTable != "" { // progress on the execution's stream
 			events = dynamoeventlog.New(dynamodb.NewFromConfig(ac), cfg.EventsTable)
 		}
-		svc := &companion.Service{Store: kv, Blobs: reports, Events: events, Audit: storage.Records(cfg, ac),
+		svc := &companion.Service{Store: kv, Blobs: reports, Events: events, Audit: records.New(cfg, ac),
 			Analyst: Analyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
 		var api *httpapi.Gateway
 		if cfg.StateMachineARN != "" { // CompanionApiFunction

@@ -17,6 +17,7 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
 	"github.com/veredicto/veredicto/internal/catalog/debatefn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
@@ -43,7 +44,7 @@ func Start(logicalID string) {
 			st = starter.NewSFN(sfn.NewFromConfig(ac), arn)
 		}
 		api := &httpapi.Debates{Starter: st, Logs: kv, Reports: reports}
-		steps := Recorded(Steps(client, Knowledge{Inputs: inputs, Reports: reports}, reports, kv, nil), storage.Records(cfg, ac))
+		steps := Recorded(Steps(client, Knowledge{Inputs: inputs, Reports: reports}, reports, kv, nil), records.New(cfg, ac))
 		return &debatefn.Services{Debate: steps,
 			API: httpapi.NewGateway(httpapi.Routes{Debates: api}, cfg.TenantClaim)}, nil
 	})

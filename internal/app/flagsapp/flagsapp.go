@@ -14,7 +14,7 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
-	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
 	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
@@ -38,7 +38,7 @@ func build(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error
 	// reports bucket like every workflow's (audit/<tenant>/<execution>/),
 	// its output beside the other reports.
 	reports := s3blob.New(s3.NewFromConfig(ac), cfg.ReportsBucket, "")
-	record := &httpapi.FlagsRecord{Audit: storage.Records(cfg, ac), Reports: reports, Model: Model(client)}
+	record := &httpapi.FlagsRecord{Audit: records.New(cfg, ac), Reports: reports, Model: Model(client)}
 	return &flagsfn.Services{API: httpapi.NewGateway(httpapi.Routes{Judge: Judge(client), FlagsRecord: record}, cfg.TenantClaim)}, nil
 }
 

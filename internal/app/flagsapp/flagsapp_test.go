@@ -11,7 +11,7 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
-	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
 	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
 	"github.com/veredicto/veredicto/internal/moto"
@@ -63,7 +63,7 @@ func TestEveryClassificationRecordsIntoTheReportsBucket(t *testing.T) {
 		t.Fatalf("the answer names no execution: %v", resp.Headers)
 	}
 
-	records := storage.Records(cfg, ac)
+	records := records.New(cfg, ac)
 	execs, err := records.Executions(ctx, "acme")
 	if err != nil || len(execs) != 1 || execs[0] != execution {
 		t.Fatalf("acme's records: %q %v; want %s", execs, err, execution)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/catalog/searchfn"
@@ -39,7 +40,7 @@ func build(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error
 	analyst, _ := Analyst(client)
 	return &searchfn.Services{Search: &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst,
 		PromptVersions: prompts.PromptVersion, DefaultConcurrency: cfg.MaxConcurrency, Layout: search.BucketLayout,
-		Audit: storage.Records(cfg, ac)}}, nil
+		Audit: records.New(cfg, ac)}}, nil
 }
 
 // Analyst is the executive-search analyst of a client: the LLM agents, or

@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
-	"github.com/veredicto/veredicto/internal/audit/s3audit"
 	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/store/dynamo"
 )
@@ -21,12 +20,4 @@ func New(cfg lambdaenv.Config, ac aws.Config) (inputs, reports *s3blob.Store, kv
 	inputs = s3blob.New(s3c, cfg.InputsBucket, "")
 	reports = s3blob.New(s3c, cfg.ReportsBucket, "")
 	return inputs, reports, dynamo.New(dynamodb.NewFromConfig(ac), cfg.ContextTable, reports)
-}
-
-// Records are the executions' audit records in the reports bucket
-// (audit/<tenant>/<execution>/), each object locked in GOVERNANCE mode
-// for the configured retention: every workflow's task records its model
-// calls, decisions and reports there before its result is used.
-func Records(cfg lambdaenv.Config, ac aws.Config) *s3audit.Records {
-	return &s3audit.Records{Client: s3.NewFromConfig(ac), Bucket: cfg.ReportsBucket, Retention: cfg.AuditRetention}
 }
