@@ -9,9 +9,10 @@ package chatapp
 import (
 	"context"
 	"fmt"
-	"github.com/veredicto/veredicto/examples/delegation/corpus"
 	"os"
 	"time"
+
+	"github.com/veredicto/veredicto/examples/delegation/corpus"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -20,6 +21,7 @@ import (
 	"github.com/veredicto/veredicto/internal/app/flagsapp"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
 	"github.com/veredicto/veredicto/internal/app/peopleapp"
 	"github.com/veredicto/veredicto/internal/catalog/chatfn"
@@ -101,6 +103,8 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleapp.Config,
 		// Each tenant's promoted intent model lives in the reports bucket.
 		Intents:       &chat.IntentModels{Registry: reg, Blobs: reports},
 		Confirmations: confirms, ConfirmationStore: confirms.Store, Options: cc.Options,
+		// Each conversation's audit record, like every workflow's.
+		Audit: records.New(cfg, ac),
 		Tools: map[string]chat.Tool{
 			chat.ActionSearch:    chat.SearchTool{Searches: searches},
 			chat.ActionFlags:     chat.FlagsTool{Inputs: inputs, Judge: flagsapp.Judge(client)},
