@@ -373,7 +373,7 @@ func TestServeMockConfigAWSCLI(t *testing.T) {
 		t.Errorf("an unknown test case: %v", err)
 	}
 	outFile := filepath.Join(t.TempDir(), "out.json")
-	res := must("lambda", "invoke", "--function-name", "CompanionCacheLookupFunction", "--payload", `{"tenant":"default","application_id":"none","input_hash":"0"}`, outFile)
+	res := must("lambda", "invoke", "--function-name", "CompanionCacheLookupFunction", "--payload", `{"tenant":"default","application_id":"none","input_hash":"0","execution":{"name":"e-1"}}`, outFile)
 	body, _ := os.ReadFile(outFile)
 	if !strings.Contains(res, `"FunctionError": "Unhandled"`) || !strings.Contains(string(body), `"errorType":"NotFoundError"`) {
 		t.Errorf("aws lambda invoke: %s %s", res, body)
