@@ -24,6 +24,8 @@ type StateMachine struct {
 	// JSONata one, which reads plain values only (Execution.plain): the
 	// execution's input is then parsed without lazy values.
 	jsonata bool
+	// unsupported: see Unsupported.
+	unsupported []string
 
 	// checkedWith is the last registry every static Task binding of the
 	// machine was found in. Handlers are only ever added or replaced, so
@@ -95,6 +97,7 @@ type State struct {
 	ItemSelector       *template
 	MaxConcurrency     int64
 	MaxConcurrencyPath *path
+	dist               *distributed // a DISTRIBUTED Map's (distributed.go)
 }
 
 type retrier struct {
@@ -145,8 +148,19 @@ func Parse(data []byte) (*StateMachine, error) {
 	}
 	markPure(sm)
 	sm.jsonata = usesJSONata(sm)
+	sm.unsupported = v.unsupported
+	walkStates(sm, func(st *State) {
+		if st.dist != nil { // a child execution's machine, run on its own
+			st.Processor.jsonata = usesJSONata(st.Processor)
+		}
+	})
 	return sm, nil
 }
+
+// Unsupported names what the definition uses that this engine validates
+// but cannot run, each with its state ("" when it runs all of it): a valid
+// definition, which "veredicto states validate" accepts with a warning.
+func (sm *StateMachine) Unsupported() []string { return sm.unsupported }
 
 // usesJSONata reports whether some state of sm, nested ones included, is a
 // JSONata one.
@@ -171,7 +185,7 @@ func markPure(sm *StateMachine) bool {
 		switch st.Type {
 		case "Pass", "Choice", "Succeed", "Fail":
 		case "Map":
-			pure = markPure(st.Processor) && pure
+			pure = markPure(st.Processor) && st.dist == nil && pure
 		case "Parallel":
 			for _, b := range st.Branches {
 				pure = markPure(b) && pure
@@ -194,8 +208,11 @@ const MaxNestingDepth = 8
 type validator struct {
 	topJSONata bool // the machine's QueryLanguage is JSONata
 	problems   []string
-	depth      int  // nesting of the machine being validated (0: top level)
-	tooDeep    bool // the nesting problem has been reported
+	// unsupported names what a valid definition uses that this engine
+	// cannot run (StateMachine.Unsupported).
+	unsupported []string
+	depth       int  // nesting of the machine being validated (0: top level)
+	tooDeep     bool // the nesting problem has been reported
 }
 
 // nested validates a Parallel branch or a Map item processor one level
@@ -714,7 +731,8 @@ func (v *validator) mapState(st *State, m map[string]any, where string) {
 	}
 }
 
-// mapProcessor loads a Map state's item processor (both query languages).
+// mapProcessor loads a Map state's item processor (both query languages)
+// and, for a DISTRIBUTED one, what Distributed mode adds.
 func (v *validator) mapProcessor(st *State, m map[string]any, where string) {
 	proc, hasProc := m["ItemProcessor"]
 	iter, hasIter := m["Iterator"]
@@ -728,19 +746,22 @@ func (v *validator) mapProcessor(st *State, m map[string]any, where string) {
 	if !hasProc {
 		body = iter
 	}
+	mode := "INLINE"
 	if bm, ok := body.(map[string]any); ok {
-		if pc, ok := bm["ProcessorConfig"].(map[string]any); ok {
-			if mode, ok := pc["Mode"]; ok && mode != "INLINE" {
-				v.addf("%s: ProcessorConfig Mode %v is not supported locally: only INLINE (distributed maps read from S3)", where, mode)
-			}
-		}
+		var execType string
+		mode, execType = v.processorMode(bm, where+" item processor")
 		st.Processor = v.nested(bm, where+" item processor: ")
+		if mode == "DISTRIBUTED" {
+			v.distributedMap(st, m, bm, execType, where)
+		}
 	} else if hasProc || hasIter {
 		v.addf("%s: ItemProcessor must be an object", where)
 	}
-	for _, f := range []string{"ItemReader", "ResultWriter", "ItemBatcher", "ToleratedFailurePercentage", "ToleratedFailureCount", "ToleratedFailurePercentagePath", "ToleratedFailureCountPath"} {
-		if _, ok := m[f]; ok {
-			v.addf("%s: %s is not supported by this engine yet", where, f)
+	if mode != "DISTRIBUTED" {
+		for _, f := range distributedOnly {
+			if _, ok := m[f]; ok {
+				v.addf("%s: field %q is only supported by a Map in DISTRIBUTED mode (ItemProcessor's ProcessorConfig Mode)", where, f)
+			}
 		}
 	}
 }

@@ -24,6 +24,12 @@
 //   - activity.go: Task states served by activity workers (WithActivities);
 //   - retry.go: Retry and Catch, and ErrorEquals matching;
 //   - fanout.go: Parallel branches and Map iterations;
+//   - distributed.go, maprun.go, mapbatch.go, itemreader.go,
+//     resultwriter.go: Distributed Map states — loading them, their map
+//     runs and child executions (MapRunner: control's records each
+//     child), reading items from Buckets (a listing, JSON, JSON Lines or
+//     CSV objects, streamed), batching them, tolerated failures and the
+//     ResultWriter's files;
 //   - definition.go, path.go, template.go, choice.go, intrinsic.go: loading
 //     a definition, JSONPath, payload templates, Choice rules and intrinsic
 //     functions;

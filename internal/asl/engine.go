@@ -108,6 +108,12 @@ type StartOptions struct {
 	// Mock, when set, answers the Tasks of the states it mocks in place of
 	// their handlers (a mock configuration's test case, see TaskMock).
 	Mock TaskMock
+	// Buckets, when set, is what a Distributed Map's ItemReader and
+	// ResultWriter reach (without: they fail, naming why).
+	Buckets Buckets
+	// MapRuns, when set, runs the children of Distributed Map states
+	// (without: in-process on this engine, unrecorded).
+	MapRuns MapRunner
 }
 
 // Result is the outcome of a finished execution.
@@ -281,6 +287,8 @@ func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMe
 		mock:        opts.Mock,
 		keepHistory: !opts.DiscardHistory,
 		maxWait:     opts.MaxWait,
+		buckets:     opts.Buckets,
+		mapRuns:     opts.MapRuns,
 		done:        make(chan struct{}),
 	}
 	if lazy {

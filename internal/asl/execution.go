@@ -30,6 +30,14 @@ type Execution struct {
 	cancel    context.CancelFunc
 	root      context.Context // the run's context: cancelled only when the execution is stopped or times out
 
+	// Distributed Map states (maprun.go): the buckets they read and
+	// write, who runs their children, and how often each has opened a map
+	// run (its run's id).
+	buckets   Buckets
+	mapRuns   MapRunner
+	mapRunMu  sync.Mutex
+	mapRunSeq map[string]int
+
 	order       sync.Mutex // held while an event is numbered and streamed
 	keepHistory bool
 	hist        history                     // the kept history, compact (see histEvent)
@@ -370,7 +378,7 @@ func (x *Execution) runMachineWith(ctx context.Context, r *stateRun, sm *StateMa
 		}
 		if err != nil {
 			if r.eventID != 0 && x.aborted(err) && st.abortable() {
-				x.emit(Event{Type: st.Type + "StateAborted", State: st.Name, Scope: fr.scope()})
+				x.emitAborted(st, fr)
 			}
 			return nil, err
 		}
@@ -379,6 +387,15 @@ func (x *Execution) runMachineWith(ctx context.Context, r *stateRun, sm *StateMa
 		}
 		input, name, size = out, next, outSize
 	}
+}
+
+// emitAborted records that st, under way in fr, was aborted. It is kept
+// out of runMachineWith's frame, which lies under every waiting Task (see
+// Execution.conclude): an Event is 250 bytes.
+//
+//go:noinline
+func (x *Execution) emitAborted(st *State, fr *frame) {
+	x.emit(Event{Type: st.Type + "StateAborted", State: st.Name, Scope: fr.scope()})
 }
 
 // stateRun carries what one attempt of a state needs.

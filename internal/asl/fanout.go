@@ -48,6 +48,9 @@ func (r *stateRun) parallel(ctx context.Context, input any) (any, error) {
 
 func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 	st := r.st
+	if st.dist != nil {
+		return r.distributedMap(ctx, input)
+	}
 	var (
 		eff   any
 		items []any
@@ -230,34 +233,14 @@ func (r *stateRun) jsonPathMapItems(input any) (eff any, items []any, limit int,
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	itemsPath := st.ItemsPath
-	if itemsPath == nil {
-		itemsPath = rootPath
-	}
-	raw, ok := r.scope(eff).lookup(itemsPath)
-	items, isArr := raw.([]any)
-	if !ok || !isArr {
-		return nil, nil, 0, newError(ErrRuntime, "state %q: ItemsPath %q must select an array, got %s", st.Name, itemsPath.raw, describe(raw, ok))
+	if items, err = r.jsonPathItems(eff); err != nil {
+		return nil, nil, 0, err
 	}
 	limit = int(st.MaxConcurrency)
 	if st.MaxConcurrencyPath != nil {
-		v, found := r.scope(eff).lookup(st.MaxConcurrencyPath)
-		if !found {
-			return nil, nil, 0, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", st.MaxConcurrencyPath.raw, st.MaxConcurrencyPath.normalized())
+		if limit, err = r.maxConcurrencyPath(eff); err != nil {
+			return nil, nil, 0, err
 		}
-		n, isInt := asInt(v)
-		switch {
-		case !isInt:
-			s, isStr := v.(string)
-			if !isStr {
-				b, _ := marshalJSON(v)
-				s = string(b)
-			}
-			return nil, nil, 0, newError(ErrRuntime, "The MaxConcurrencyPath field refers to value \"%s\" which is not a valid integer: %s", s, st.MaxConcurrencyPath.raw)
-		case n < 0:
-			return nil, nil, 0, newError(ErrRuntime, "Expected non-negative integer for MaxConcurrency, got '%d' instead.", n)
-		}
-		limit = int(n)
 	}
 	return eff, items, limit, nil
 }
@@ -281,7 +264,7 @@ func (r *stateRun) jsonataMapItems(ctx context.Context, input any) ([]any, int, 
 		if st.ja.Items != nil && st.ja.Items.kind == tmplPath {
 			return nil, 0, queryError("Items", "The JSONata expression '%s' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '%s' for value: %s", st.ja.Items.src, typeName(raw), describe(raw, true))
 		}
-		return nil, 0, queryError("Items", "The Items of state '%s' must be an array, got %s", st.Name, typeName(raw))
+		return nil, 0, notAnArray(ErrQueryEvaluationError, raw)
 	}
 	if st.ja.MaxConcurrency != nil {
 		n, err := r.jsonataInt(env, st.ja.MaxConcurrency, "MaxConcurrency", 0)

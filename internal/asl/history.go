@@ -14,7 +14,8 @@ import (
 // TaskSubmitted (a .waitForTaskToken Task's handler has returned: the task
 // waits for its token), TaskSucceeded, TaskFailed, TaskTimedOut,
 // MapStateStarted, MapIterationStarted, MapIterationSucceeded,
-// MapIterationFailed, MapIterationAborted and <Type>StateAborted (a Map
+// MapIterationFailed, MapIterationAborted, MapRunStarted, MapRunSucceeded,
+// MapRunFailed (a Distributed Map's map run) and <Type>StateAborted (a Map
 // iteration, or a Task, Wait, Map or Parallel state, under way when a
 // sibling iteration or branch failed), MapStateSucceeded, MapStateFailed,
 // ParallelStateStarted, ParallelStateSucceeded, ParallelStateFailed,
@@ -43,6 +44,9 @@ type Event struct {
 	// Location, on an EvaluationFailed event, names the field whose JSONata
 	// expression failed ("Output/error", "Items", "Arguments/FunctionName").
 	Location string `json:"location,omitempty"`
+	// MapRunARN, on a MapRunStarted event, is the Distributed Map's map
+	// run.
+	MapRunARN string `json:"mapRunArn,omitempty"`
 	// AssignedVariables, on a StateExited event, holds the variables the
 	// state assigned, each value as JSON text (Step Functions'
 	// assignedVariables).

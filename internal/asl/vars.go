@@ -241,7 +241,11 @@ func (v *validator) checkScopes(sm *StateMachine, outer map[string]string, prefi
 			v.checkScopes(b, inner, fmt.Sprintf("%sstate %q branch %d: ", prefix, name, i+1))
 		}
 		if st.Processor != nil {
-			v.checkScopes(st.Processor, inner, fmt.Sprintf("%sstate %q item processor: ", prefix, name))
+			scope := inner
+			if st.dist != nil {
+				scope = map[string]string{} // a child execution: none of the Map's variables are its own
+			}
+			v.checkScopes(st.Processor, scope, fmt.Sprintf("%sstate %q item processor: ", prefix, name))
 		}
 	}
 }
