@@ -9,15 +9,14 @@ package file
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	iofs "io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/blob"
@@ -101,64 +100,21 @@ const maxRefusals = 20
 // either: List refuses them, each named by its key (a
 // *veredicto.InvalidInputError, several joined), so every key it returns
 // is a file Get reads.
-func (d *Dir) List(_ context.Context, prefix string) ([]string, error) {
-	var segs []string
-	if i := strings.LastIndex(prefix, "/"); i > 0 {
-		sub := prefix[:i]
-		if sub != path.Clean(sub) || strings.HasPrefix(sub, "/") {
-			return nil, nil // no key is unclean
-		}
-		segs = strings.Split(sub, "/")
-		for _, seg := range segs {
-			if strings.HasPrefix(seg, ".") { // hidden folders (and "..") hold no keys
-				return nil, nil
-			}
-		}
-	}
-	r, err := d.folder("list blobs", prefix, segs)
-	if errors.As(err, new(*veredicto.NotFoundError)) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
+func (d *Dir) List(ctx context.Context, prefix string) ([]string, error) {
 	var keys []string
 	var bad []error
 	n := 0 // refusals, named or not
-	sub := strings.Join(segs, "/")
-	err = iofs.WalkDir(r.FS(), ".", func(p string, e iofs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == "." {
-			return nil
-		}
-		key := path.Join(sub, p)
-		switch {
-		case strings.HasPrefix(e.Name(), ".") && e.IsDir():
-			return iofs.SkipDir
-		case strings.HasPrefix(e.Name(), "."):
-			return nil
-		case e.IsDir():
-			if !strings.HasPrefix(key+"/", prefix) && !strings.HasPrefix(prefix, key+"/") {
-				return iofs.SkipDir // a folder beside the prefix
-			}
-			return nil
-		case !strings.HasPrefix(key, prefix):
-			return nil
-		}
-		if problem := irregular(e.Type()); problem != "" {
-			if n++; len(bad) < maxRefusals {
-				bad = append(bad, refused(key, problem))
-			}
-			return nil
-		}
+	err := d.walk(ctx, "list blobs", prefix, func(key string, _ iofs.FileInfo) error {
 		keys = append(keys, key)
+		return nil
+	}, func(key, problem string) error {
+		if n++; len(bad) < maxRefusals {
+			bad = append(bad, refused(key, problem))
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list blobs %s: %w", prefix, err)
+		return nil, err
 	}
 	if n > maxRefusals {
 		bad = append(bad[:maxRefusals-1], refused(prefix, fmt.Sprintf("and %d more links or special files, refused", n-maxRefusals+1)))
@@ -166,33 +122,52 @@ func (d *Dir) List(_ context.Context, prefix string) ([]string, error) {
 	if len(bad) > 0 {
 		return nil, errors.Join(bad...)
 	}
-	sort.Strings(keys)
 	return keys, nil
 }
 
-// Put writes an object atomically, replacing any previous version.
+// Put writes an object atomically, replacing any previous version. The
+// folders on the way are entered (or made) through the opener (open.go),
+// so a write never follows a link nor leaves the folder; the object is
+// written to a temporary file renamed into place in the same folder.
 func (d *Dir) Put(_ context.Context, key string, data []byte, _ string) error {
-	p, err := d.path(key)
+	segs, err := segments(key)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(d.root, 0o755); err != nil {
 		return fmt.Errorf("put blob %s: %w", key, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	r, err := d.enter("put blob", key, segs[:len(segs)-1], true)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	name := segs[len(segs)-1]
+	if fi, err := r.Lstat(name); err == nil && !fi.Mode().IsRegular() {
+		return refused(key, irregular(fi.Mode()))
+	}
+	tmp := ".tmp-" + newSuffix()
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("put blob %s: %w", key, err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+	defer r.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
 		return fmt.Errorf("put blob %s: %w", key, err)
 	}
-	if err := tmp.Close(); err != nil {
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("put blob %s: %w", key, err)
 	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
+	if err := r.Rename(tmp, name); err != nil {
 		return fmt.Errorf("put blob %s: %w", key, err)
 	}
 	return nil
+}
+
+// newSuffix names a temporary file.
+func newSuffix() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

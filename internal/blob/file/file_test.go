@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -226,5 +228,70 @@ func TestListBoundsItsRefusals(t *testing.T) {
 	lines := strings.Split(fmt.Sprint(err), "\n")
 	if len(lines) != file.MaxRefusals || !strings.Contains(lines[len(lines)-1], "and 31 more links or special files") {
 		t.Errorf("%d lines, last %q; want %d ending with a count", len(lines), lines[len(lines)-1], file.MaxRefusals)
+	}
+}
+
+// TestWalkListsInS3Order: Walk visits keys in the byte order of the whole
+// key, as S3's ListObjectsV2 does ("a-c" before "a/b"), stops at a link
+// (named), and Open streams what Get reads.
+func TestWalkListsInS3Order(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	d := file.NewDir(root)
+	for _, k := range []string{"in/a/b", "in/a-c", "in/a0", "in/b", "out/x", "in/.hidden"} {
+		if err := d.Put(ctx, k, []byte(k), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	err := d.Walk(ctx, "in/", func(key string, fi fs.FileInfo) error {
+		if fi.Size() != int64(len(key)) {
+			t.Errorf("%s: size %d", key, fi.Size())
+		}
+		got = append(got, key)
+		return nil
+	})
+	if want := "in/a-c in/a/b in/a0 in/b"; err != nil || strings.Join(got, " ") != want {
+		t.Errorf("Walk: %v, %v; want %s", got, err, want)
+	}
+	f, fi, err := d.Open(ctx, "in/a/b")
+	if err != nil || fi.Size() != 6 {
+		t.Fatalf("Open: %v %v", fi, err)
+	}
+	b, _ := io.ReadAll(f)
+	f.Close()
+	if string(b) != "in/a/b" {
+		t.Errorf("Open read %q", b)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(root, "in", "a", "c")); err != nil {
+		t.Fatal(err)
+	}
+	var ie *veredicto.InvalidInputError
+	if err := d.Walk(ctx, "in/a/", func(string, fs.FileInfo) error { return nil }); !errors.As(err, &ie) || ie.File != "in/a/c" {
+		t.Errorf("Walk over a link: %v, want it refused by name", err)
+	}
+}
+
+// TestPutNeverFollowsALink: a write whose folder is a link (wherever it
+// points) is refused by name, and nothing is written where it points.
+func TestPutNeverFollowsALink(t *testing.T) {
+	ctx := context.Background()
+	root, outside := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "reports"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "reports", "acme")); err != nil {
+		t.Fatal(err)
+	}
+	d := file.NewDir(root)
+	var ie *veredicto.InvalidInputError
+	if err := d.Put(ctx, "reports/acme/run/x.json", []byte("x"), ""); !errors.As(err, &ie) || ie.File != "reports/acme" || ie.Problem != file.ProblemLink {
+		t.Errorf("Put through a link: %v, want it refused naming reports/acme", err)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("written where the link points: %v", entries)
+	}
+	if err := d.Put(ctx, "reports/bravo/run/x.json", []byte("x"), ""); err != nil {
+		t.Errorf("a clean Put: %v", err)
 	}
 }

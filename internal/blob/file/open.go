@@ -12,8 +12,9 @@ import (
 	"github.com/veredicto/veredicto/internal/blob"
 )
 
-// The one way a file under a Dir is opened for reading: every Get, Stat
-// and List goes through here, so every consumer of the local buckets —
+// The one way a file under a Dir is opened: every Get, Stat, List, Walk
+// and Open goes through here, and so does Put's way to the folder it
+// writes in, so every consumer of the local buckets —
 // the search loader, the sources route, a debate's knowledge, the
 // companion's stored JD and profile, the queue's READY watcher — reads
 // only the regular files the folder itself holds.
@@ -93,6 +94,12 @@ func failed(op, key string, err error) error {
 // symbolic link on the way (named by its path, at); key names the object
 // sought in errors. The caller closes the Root.
 func (d *Dir) folder(op, key string, segs []string) (*os.Root, error) {
+	return d.enter(op, key, segs, false)
+}
+
+// enter is folder; with create, a missing folder on the way is made
+// (through the Root: it cannot be made anywhere but where it belongs).
+func (d *Dir) enter(op, key string, segs []string, create bool) (*os.Root, error) {
 	r, err := os.OpenRoot(d.root)
 	if err != nil {
 		return nil, failed(op, key, err)
@@ -100,6 +107,11 @@ func (d *Dir) folder(op, key string, segs []string) (*os.Root, error) {
 	for i, name := range segs {
 		at := strings.Join(segs[:i+1], "/")
 		fi, err := r.Lstat(name)
+		if create && errors.Is(err, fs.ErrNotExist) {
+			if err = r.Mkdir(name, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
+				fi, err = r.Lstat(name)
+			}
+		}
 		if err != nil {
 			r.Close()
 			return nil, failed(op, key, err)
@@ -110,6 +122,9 @@ func (d *Dir) folder(op, key string, segs []string) (*os.Root, error) {
 		}
 		if !fi.IsDir() {
 			r.Close()
+			if create {
+				return nil, refused(at, "is a file where a folder of "+key+" belongs")
+			}
 			return nil, notFound(key)
 		}
 		sub, err := r.OpenRoot(name)
