@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/quarantine"
 	"github.com/veredicto/veredicto/internal/queue"
 )
 
 // LocalInputsBucket is the bucket the local S3 notifications name, the
-// stand-in for template.yaml's inputs bucket.
-const LocalInputsBucket = "veredicto-inputs"
+// stand-in for template.yaml's inputs bucket (a Distributed Map reads it
+// by this name too: control.LocalBuckets).
+const LocalInputsBucket = control.LocalInputsBucket
 
 // watchInterval is how often serve looks for new READY markers.
 const watchInterval = time.Second

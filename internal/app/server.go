@@ -206,7 +206,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		onHistory = recorder.Hook(logger)
 	}
 	onHistory = expiringConfirmations(onHistory, s.Confirmations, logger)
-	ctlCfg := control.Config{Dir: ControlDir(cfg.Data), Registry: reg, Logger: logger,
+	ctlCfg := control.Config{Dir: ControlDir(cfg.Data), Data: cfg.Data, Registry: reg, Logger: logger,
 		OnHistory: onHistory, OnStatus: cfg.OnStatus, ExecutionLog: sfnapi.NewLogs(LogsDir(cfg.Data), 0, logger).Write}
 	if mocks != nil {
 		ctlCfg.Mocks = mocks

@@ -25,6 +25,8 @@ type Execution struct {
 	VersionARN, AliasARN string
 	// Redrive is how often it was redriven and whether it may be again.
 	Redrive Redrive
+	// MapRunARN is the map run of a child execution.
+	MapRunARN string
 }
 
 // ExecutionSummary is one item of ListExecutions.
@@ -34,6 +36,7 @@ type ExecutionSummary struct {
 	VersionARN, AliasARN                       string
 	RedriveCount                               int
 	RedriveDate                                time.Time
+	MapRunARN                                  string // a map run's child's (ListExecutions with mapRunArn)
 }
 
 // TenantOf is the tenant an execution input belongs to: its "tenant"
@@ -178,6 +181,7 @@ func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine
 	x, err := m.eng.Start(m.root, sm, input, asl.StartOptions{
 		Name: e.name, StateMachineName: machineName, ExecutionARN: e.arn, StateMachineARN: e.smARN,
 		StartTime: e.start, TimeoutFrom: e.redriveDate, OnEvent: rec.onEvent, Durable: rec.durable(), DiscardHistory: true, Mock: mock,
+		Buckets: m.bucketsFor(e.tenant), MapRuns: mapRunner{m: m, parent: e},
 		OnDone: func(res *asl.Result) {
 			defer m.wg.Done()
 			<-started
@@ -264,6 +268,7 @@ func (m *Manager) settle(e *execution, res *asl.Result, stop time.Time) {
 		m.running--
 	}
 	e.x, e.stalled = nil, nil
+	e.releaseWaiters()
 	m.mu.Unlock()
 	m.notify(Status{Tenant: e.tenant, ExecutionARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Status: res.Status,
 		Output: res.Output, Error: res.Error, Cause: res.Cause})
@@ -382,6 +387,9 @@ func (m *Manager) DescribeExecution(_ context.Context, arn string) (Execution, e
 		out.Cause = "the execution's history could not be persisted (" + stalled.err + "): it stays RUNNING until the server restarts with room on disk, then resumes from its last persisted event"
 	}
 	out.Redrive = m.redriveOf(e, status, stop)
+	if e.run != nil {
+		out.MapRunARN = e.run.meta.ARN
+	}
 	return out, nil
 }
 

@@ -81,6 +81,11 @@ func (m *Manager) loadExecutions(ctx context.Context) error {
 	for _, list := range m.byMachine {
 		sort.SliceStable(list, func(i, j int) bool { return list[i].start.Before(list[j].start) })
 	}
+	children, childMetas, err := m.loadMapRuns()
+	if err != nil {
+		return err
+	}
+	resume, metas = append(resume, children...), append(metas, childMetas...)
 	for i, e := range resume {
 		if err := m.replay(ctx, e, metas[i], true); err != nil {
 			return err

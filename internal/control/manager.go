@@ -69,6 +69,10 @@ type Config struct {
 	// Mocks, when set, holds the mock configuration's test cases: a start
 	// on "<state machine ARN>#<test case>" runs that test case (mock.go).
 	Mocks MockSource
+	// Data is the data folder whose local buckets a Distributed Map's
+	// ItemReader and ResultWriter reach, each execution its tenant's
+	// prefixes only (buckets.go); "" reaches none.
+	Data string
 
 	// RouteSource is the randomness with which an alias splits its starts
 	// between two versions (nil: seeded at random); a test seeds its own.
@@ -118,6 +122,8 @@ type Manager struct {
 
 	acts  activities // activities, their queued tasks and waiting workers
 	attrs attributes // tags and configurations
+	runs       map[string]*mapRun   // map runs by ARN (mapruns.go)
+	runsByExec map[string][]*mapRun // … by parent execution, oldest first
 }
 
 type machine struct {
@@ -153,6 +159,13 @@ type execution struct {
 	redriveDate  time.Time
 	// testCase is the mock configuration's test case it runs ("" for none).
 	testCase string
+
+	// run is the map run a child execution belongs to (nil for any
+	// other), index its place in it (mapruns.go); waiters are closed when
+	// it ends.
+	run     *mapRun
+	index   int
+	waiters []chan struct{}
 }
 
 // stall is what a stalled execution waits with: why, the end it reached
@@ -199,7 +212,7 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 		cfg: cfg, log: cfg.Logger, now: cfg.Now, root: root, stop: stop,
 		disk: cfg.disk.orDefaults(), quarantine: quarantine.Beside(cfg.Dir, cfg.Logger),
 		machines: map[string]*machine{}, execs: map[string]*execution{}, byMachine: map[string][]*execution{},
-		tokens: map[string]*recorder{},
+		tokens: map[string]*recorder{}, runs: map[string]*mapRun{}, runsByExec: map[string][]*mapRun{},
 	}
 	m.vc.init(cfg.RouteSource)
 	m.eng = asl.New(cfg.Registry, append(opts, asl.WithActivities(m.scheduleActivity))...)

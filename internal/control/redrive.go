@@ -175,6 +175,17 @@ func (r *recorder) persistRedriven(at time.Time) error {
 	return nil
 }
 
+// hasMachine reports whether e's state machine still exists (a map run
+// child's: its parent's). The caller holds m.mu.
+func (m *Manager) hasMachine(e *execution) bool {
+	arn := e.smARN
+	if e.run != nil {
+		arn = e.run.meta.ParentMachineARN
+	}
+	_, ok := m.machines[arn]
+	return ok
+}
+
 // redrives is how many ExecutionRedriven events the loaded history holds.
 func (r *recorder) redrives() int { return r.rp.occ.count }
 
@@ -183,12 +194,15 @@ func (r *recorder) redrives() int { return r.rp.occ.count }
 func (m *Manager) redriveOf(e *execution, status string, stop time.Time) Redrive {
 	m.mu.Lock()
 	rd := Redrive{Count: e.redriveCount, Date: e.redriveDate}
-	_, machine := m.machines[e.smARN]
+	machine := m.hasMachine(e)
 	m.mu.Unlock()
 	rd.Reason = m.notRedrivable(e, status, stop, machine)
 	rd.Status = Redrivable
-	if rd.Reason != "" {
+	switch {
+	case rd.Reason != "":
 		rd.Status = NotRedrivable
+	case e.run != nil:
+		rd.Status = RedrivableByMapRun // with its parent, never on its own
 	}
 	return rd
 }
@@ -233,6 +247,16 @@ func (m *Manager) RedriveExecution(ctx context.Context, arn, clientToken string)
 	if err != nil {
 		return time.Time{}, err
 	}
+	if e.run != nil {
+		return time.Time{}, errorf(CodeExecutionNotRedrivable, "Execution is a child of the Map Run '%s' and is redriven with it: redrive its parent execution", e.run.meta.ARN)
+	}
+	return m.redrive(ctx, e, clientToken)
+}
+
+// redrive is RedriveExecution of e (a map run's child too: its run
+// redrives it).
+func (m *Manager) redrive(ctx context.Context, e *execution, clientToken string) (time.Time, error) {
+	arn := e.arn
 	m.redriving.Lock() // one redrive at a time: the check and the claim are one step
 	defer m.redriving.Unlock()
 	m.mu.Lock()
@@ -257,7 +281,7 @@ func (m *Manager) RedriveExecution(ctx context.Context, arn, clientToken string)
 		}
 	}
 	m.mu.Lock()
-	_, machine := m.machines[e.smARN]
+	machine := m.hasMachine(e)
 	m.mu.Unlock()
 	if why := m.notRedrivable(e, status, stop, machine); why != "" {
 		return time.Time{}, errorf(CodeExecutionNotRedrivable, "%s", why)

@@ -27,6 +27,8 @@ import (
 //	activities/<name>.json                    an activity (atomic rename)
 //	attributes/<kind>/<name>.json             a state machine's or an activity's tags and
 //	                                          configuration (atomic rename)
+//	mapruns/<id>/maprun.json                  a map run (atomic rename; mapruns.go)
+//	mapruns/<id>/executions/<name>/…          its children, laid out as executions
 //
 // A history line is one of: a persisted event (with its id and the id of
 // the event before it), a task token the execution handed out, or a
@@ -84,6 +86,9 @@ type execMeta struct {
 	RedriveDate  time.Time     `json:"redriveDate,omitzero"`
 	Redrives     []redriveCall `json:"redrives,omitempty"` // the latest clientTokens (redrive.go)
 	TestCase     string        `json:"mockTestCase,omitempty"`
+	// MapRunARN and MapRunIndex place a map run's child (mapruns.go).
+	MapRunARN   string `json:"mapRunArn,omitempty"`
+	MapRunIndex int    `json:"mapRunIndex,omitempty"`
 }
 
 // damage is why an execution's metadata could not be read.

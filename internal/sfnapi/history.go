@@ -121,6 +121,10 @@ func historyEvent(ev control.HistoryEvent, data bool, role string) map[string]an
 			d["location"] = ev.Location
 		}
 		out["evaluationFailedEventDetails"] = d
+	case t == "MapRunStarted":
+		out["mapRunStartedEventDetails"] = map[string]any{"mapRunArn": ev.MapRunARN}
+	case t == "MapRunFailed":
+		out["mapRunFailedEventDetails"] = errCause(map[string]any{})
 	case t == "MapStateStarted" && ev.Length != nil:
 		out["mapStateStartedEventDetails"] = map[string]any{"length": *ev.Length}
 	case strings.HasPrefix(t, "MapIteration") && ev.Index != nil:

@@ -59,6 +59,7 @@ type Backend interface {
 	Redriver
 	ActivityBackend
 	ResourceBackend
+	MapRunner
 }
 
 var _ Backend = (*control.Manager)(nil)
@@ -113,7 +114,7 @@ func New(backend Backend, opts Options) *Handler {
 		"SendTaskHeartbeat":    h.sendTaskHeartbeat,
 		"TestState":            h.testState,
 	}
-	for _, more := range []map[string]func(context.Context, []byte) (any, error){h.versionOps(), h.expressOps(), h.redriveOps(), h.activityOps(), h.resourceOps()} {
+	for _, more := range []map[string]func(context.Context, []byte) (any, error){h.versionOps(), h.expressOps(), h.redriveOps(), h.activityOps(), h.resourceOps(), h.mapRunOps()} {
 		for name, op := range more {
 			h.ops[name] = op
 		}
@@ -517,6 +518,9 @@ func (h *Handler) describeExecution(ctx context.Context, body []byte) (any, erro
 	out := map[string]any{"executionArn": x.ARN, "stateMachineArn": x.StateMachineARN, "name": x.Name, "status": x.Status,
 		"startDate": epoch(x.Start), "input": string(x.Input), "inputDetails": map[string]bool{"included": true}}
 	redrive(out, x.Redrive)
+	if x.MapRunARN != "" {
+		out["mapRunArn"] = x.MapRunARN
+	}
 	if s := epochPtr(x.Stop); s != nil {
 		out["stopDate"] = s
 	}
@@ -562,6 +566,7 @@ var statuses = map[string]bool{"RUNNING": true, "SUCCEEDED": true, "FAILED": tru
 func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) {
 	var in struct {
 		ARN        string `json:"stateMachineArn"`
+		MapRunARN  string `json:"mapRunArn"`
 		Status     string `json:"statusFilter"`
 		MaxResults int    `json:"maxResults"`
 		NextToken  string `json:"nextToken"`
@@ -570,8 +575,11 @@ func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) 
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if err := required("stateMachineArn", in.ARN); err != nil {
-		return nil, err
+	switch {
+	case in.ARN != "" && in.MapRunARN != "":
+		return nil, validation("Only one of stateMachineArn or mapRunArn may be specified")
+	case in.ARN == "" && in.MapRunARN == "":
+		return nil, validation("Must specify either stateMachineArn or mapRunArn")
 	}
 	keep, ok := redriveFilters[in.Redrive]
 	if !ok {
@@ -584,7 +592,16 @@ func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	list, next, err := h.backend.ListExecutions(ctx, in.ARN, in.Status, in.NextToken, max)
+	var list []control.ExecutionSummary
+	var next string
+	if in.MapRunARN != "" {
+		if _, err = h.visibleMapRun(ctx, in.MapRunARN); err != nil {
+			return nil, err
+		}
+		list, next, err = h.backend.ListMapRunExecutions(ctx, in.MapRunARN, in.Status, in.NextToken, max)
+	} else {
+		list, next, err = h.backend.ListExecutions(ctx, in.ARN, in.Status, in.NextToken, max)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -602,6 +619,9 @@ func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) 
 			it["stopDate"] = s
 		}
 		qualifiers(it, x.VersionARN, x.AliasARN)
+		if x.MapRunARN != "" {
+			it["mapRunArn"] = x.MapRunARN
+		}
 		if x.RedriveCount > 0 {
 			it["redriveCount"], it["redriveDate"] = x.RedriveCount, epoch(x.RedriveDate)
 		}
