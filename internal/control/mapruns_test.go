@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/blob/file"
@@ -273,5 +274,67 @@ func TestDistributedMapRedrivesWithItsParent(t *testing.T) {
 	}
 	if len(children) != 2 || redriven != 1 {
 		t.Errorf("%d children, %d redriven; want 2 and 1", len(children), redriven)
+	}
+}
+
+// TestDistributedMapOverTenThousandObjects: a Distributed Map over 10 000
+// objects of the inputs bucket, in batches of 100 with 5 % of failures
+// tolerated, completes with the right counts while 4 % of its items fail
+// on purpose (4 batches each hold one failing item).
+func TestDistributedMapOverTenThousandObjects(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	in := file.NewDir(filepath.Join(data, "inputs"))
+	const n = 10_000
+	for i := range n {
+		key := fmt.Sprintf("searches/acme/big/obj-%05d.json", i)
+		if i%2500 == 50 {
+			key = fmt.Sprintf("searches/acme/big/obj-%05d-bad.json", i)
+		}
+		if err := in.Put(ctx, key, []byte(fmt.Sprintf(`{"n":%d}`, i)), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := &keysFixture{calls: map[string]int{}, failing: true}
+	m := openWithData(t, filepath.Join(data, "sfn"), data, k.registry())
+	defer m.Close()
+	def := strings.Replace(keysMap("searches/acme/big/", `"ToleratedFailurePercentage":5,"MaxConcurrency":50,
+	  "ResultWriter":{"Resource":"arn:aws:states:::s3:putObject","Parameters":{"Bucket":"veredicto-reports","Prefix":"maps/acme/big"}},`), `"MaxItemsPerBatch":5`, `"MaxItemsPerBatch":100`, 1)
+	start := time.Now()
+	x := startAcme(t, m, "big", def, "ten-thousand")
+	x = waitUntil(t, m, x.ARN, "ends", ended)
+	t.Logf("%d objects in %v", n, time.Since(start))
+	if x.Status != asl.StatusSucceeded {
+		t.Fatalf("%s %s %s", x.Status, x.Error, x.Cause)
+	}
+	runs, _, _ := m.ListMapRuns(ctx, x.ARN, "", 10)
+	if len(runs) != 1 {
+		t.Fatalf("runs %+v", runs)
+	}
+	items, execs := runs[0].Counts.Items, runs[0].Counts.Executions
+	if items.Total != n || items.Succeeded != n-400 || items.Failed != 400 || execs.Total != 100 || execs.Failed != 4 || execs.Succeeded != 96 {
+		t.Errorf("counts %+v", runs[0].Counts)
+	}
+	var out struct{ ResultWriterDetails struct{ Key string } }
+	if err := json.Unmarshal(x.Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	var manifest struct {
+		ResultFiles map[string][]struct{ Key string }
+	}
+	body, err := os.ReadFile(filepath.Join(data, "reports", filepath.FromSlash(out.ResultWriterDetails.Key)))
+	if err != nil || json.Unmarshal(body, &manifest) != nil {
+		t.Fatalf("manifest %s: %v", body, err)
+	}
+	for status, want := range map[string]int{"SUCCEEDED": 96, "FAILED": 4} {
+		files := manifest.ResultFiles[status]
+		var recs []any
+		if len(files) == 1 {
+			b, _ := os.ReadFile(filepath.Join(data, "reports", filepath.FromSlash(files[0].Key)))
+			json.Unmarshal(b, &recs)
+		}
+		if len(recs) != want {
+			t.Errorf("%s: %d records in %v, want %d", status, len(recs), files, want)
+		}
 	}
 }
