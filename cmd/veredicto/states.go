@@ -19,13 +19,17 @@ import (
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 )
 
-const statesUsage = `Usage: veredicto states run DEF.asl.json [--input IN.json] [--history FILE]
+const statesUsage = `Usage: veredicto states run DEF.asl.json [--input IN.json] [--history FILE] [--data DIR]
        veredicto states validate DEF.asl.json...
 
 Runs the state machine in-process and prints the execution output JSON on
 stdout. Task resources must be bound in the project's function catalog
 ("${Gem1FunctionArn}" → Gem1Function). --history FILE receives one JSON line
 per history event as it happens, so an interrupted run keeps its history.
+--data DIR lets a Distributed Map's ItemReader and ResultWriter reach the
+local buckets under DIR, as "veredicto serve --data DIR" does (the
+execution's tenant is its input's "tenant", else "default"); its children
+run in-process, unrecorded.
 
 Exit codes:
   0    the execution succeeded
@@ -64,6 +68,7 @@ type statesRunConfig struct {
 	definition string
 	input      string
 	history    string
+	data       string
 }
 
 func parseStatesRun(args []string, stderr io.Writer) (statesRunConfig, error) {
@@ -71,6 +76,7 @@ func parseStatesRun(args []string, stderr io.Writer) (statesRunConfig, error) {
 	fs := subcommandFlags("states run", statesUsage, stderr)
 	fs.StringVar(&cfg.input, "input", "", "execution input JSON file (\"-\" for stdin; default {})")
 	fs.StringVar(&cfg.history, "history", "", "write the execution history to this file as JSON lines")
+	fs.StringVar(&cfg.data, "data", "", "the folder whose local buckets a Distributed Map reads and writes (none by default)")
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
 		return cfg, err
@@ -122,7 +128,11 @@ func (m *Main) statesRun(ctx context.Context, cfg statesRunConfig, reg *asl.Regi
 	}
 	eng := asl.New(reg)
 	name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(cfg.definition), ".json"), ".asl")
-	x, err := eng.Start(ctx, sm, input, asl.StartOptions{StateMachineName: name, OnEvent: hist.write})
+	opts := asl.StartOptions{StateMachineName: name, OnEvent: hist.write}
+	if cfg.data != "" {
+		opts.Buckets = control.LocalBuckets{Data: cfg.data, Tenant: control.TenantOf(input)}
+	}
+	x, err := eng.Start(ctx, sm, input, opts)
 	if err != nil {
 		hist.discard()
 		fmt.Fprintf(m.Stderr, "veredicto states run: %s: %v\n", cfg.definition, err)

@@ -225,3 +225,29 @@ func TestStatesRunExpiresItsQuestions(t *testing.T) {
 		t.Errorf("a question of the ended execution is still open: %s", out)
 	}
 }
+
+// TestStatesRunDistributedMapOverTheLocalBuckets: with --data, a
+// Distributed Map lists a prefix of the local inputs bucket, its tenant's
+// only.
+func TestStatesRunDistributedMapOverTheLocalBuckets(t *testing.T) {
+	data := t.TempDir()
+	for _, k := range []string{"searches/acme/run/a.json", "searches/acme/run/b.json", "searches/bravo/run/c.json"} {
+		writeFile(t, filepath.Join(data, "inputs", filepath.Dir(k)), filepath.Base(k), `{}`)
+	}
+	def := writeFile(t, t.TempDir(), "keys.asl.json", `{"StartAt":"Each","States":{"Each":{"Type":"Map",
+	  "ItemReader":{"Resource":"arn:aws:states:::s3:listObjectsV2","Parameters":{"Bucket":"veredicto-inputs","Prefix.$":"$.prefix"}},
+	  "ItemSelector":{"key.$":"$$.Map.Item.Value.Key"},
+	  "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"EXPRESS"},"StartAt":"P","States":{"P":{"Type":"Pass","OutputPath":"$.key","End":true}}},
+	  "End":true}}}`)
+	in := writeFile(t, t.TempDir(), "in.json", `{"tenant":"acme","prefix":"searches/acme/run/"}`)
+	code, out, errs := runCLI(t, "", "states", "run", def, "--input", in, "--data", data)
+	var keys []string
+	if code != exitOK || json.Unmarshal([]byte(out), &keys) != nil || strings.Join(keys, " ") != "searches/acme/run/a.json searches/acme/run/b.json" {
+		t.Errorf("exit %d: %s %s", code, out, errs)
+	}
+	other := writeFile(t, t.TempDir(), "other.json", `{"tenant":"acme","prefix":"searches/bravo/run/"}`)
+	code, _, errs = runCLI(t, "", "states", "run", def, "--input", other, "--data", data)
+	if code != exitFailed || !strings.Contains(errs, "States.ItemReaderFailed") || !strings.Contains(errs, "Access Denied") {
+		t.Errorf("another tenant's prefix: exit %d: %s", code, errs)
+	}
+}

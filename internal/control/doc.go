@@ -49,6 +49,14 @@
 //   - express.go: Express executions (in memory, five minutes, logged
 //     through Config.ExecutionLog) and StartSyncExecution;
 //   - redrive.go: RedriveExecution, and what of a history is run again;
+//   - mapruns.go: the map runs of Distributed Map states and their child
+//     executions (DescribeMapRun, ListMapRuns, UpdateMapRun, ListExecutions
+//     by map run), resumed and redriven with their parent;
+//   - buckets.go: the local buckets a Distributed Map's ItemReader and
+//     ResultWriter reach, confined to the execution's tenant:
+//     veredicto-inputs is DATA/inputs and veredicto-reports DATA/reports
+//     (keys <kind>/<tenant>/… only), any other bucket B is
+//     DATA/buckets/<tenant>/B; outside is AccessDenied;
 //   - teststate.go: TestState, one state run on its own;
 //   - activities.go, activitytasks.go: activities and their tasks
 //     (GetActivityTask, the workers waiting, ActivityStarted);
