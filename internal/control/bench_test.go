@@ -138,7 +138,9 @@ func BenchmarkDistributedMapItems(b *testing.B) {
 	}
 	done := make(chan Status, 1)
 	reg := asl.NewRegistry()
-	reg.Register("KeysFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`"ok"`), nil })
+	reg.Register("KeysFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`"ok"`), nil
+	})
 	m, err := Open(ctx, Config{Dir: filepath.Join(data, "sfn"), Data: data, Registry: reg, Logger: slog.New(slog.DiscardHandler),
 		OnStatus: func(s Status) {
 			if s.Status != asl.StatusRunning && !strings.Contains(s.ExecutionARN, "/") { // the parent's end
