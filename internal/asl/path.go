@@ -3,6 +3,7 @@ package asl
 import (
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 
 	"github.com/ohler55/ojg/jp"
@@ -254,10 +255,16 @@ type optPath struct {
 
 var rootPath = &path{raw: "$", definite: true, identity: true, simple: []any{}}
 
-// bracketNames rewrites dot-notation member names that the JSONPath parser
-// does not accept unquoted (such as "$.delivery-partner", which Step
-// Functions allows) into bracket notation: "$['delivery-partner']".
-// Brackets and filters are copied verbatim.
+// bracketNames rewrites a path into the form the JSONPath parser reads,
+// as Step Functions' JSONPath (Jayway's) reads it: dot-notation member
+// names the parser does not accept unquoted (such as
+// "$.delivery-partner") become bracket notation
+// ("$['delivery-partner']"); a dot before a bracket ("$.[0]",
+// "$.Snapshots.[0].State") is dropped, as Jayway skips it; and quoted
+// names in brackets are unescaped as Jayway unescapes them (a backslash
+// before any other character than n, t, r, f, b or u keeps that
+// character: "$['a\.b']" names "a.b"), then quoted again for the parser.
+// Filters are copied verbatim.
 func bracketNames(src string) string {
 	if !needsBrackets(src) {
 		return src
@@ -271,7 +278,10 @@ func bracketNames(src string) string {
 			b.WriteByte(c)
 			switch {
 			case quote != 0:
-				if c == quote {
+				if c == '\\' && i+1 < len(src) {
+					i++
+					b.WriteByte(src[i])
+				} else if c == quote {
 					quote = 0
 				}
 			case c == '\'' || c == '"':
@@ -285,8 +295,15 @@ func bracketNames(src string) string {
 		}
 		switch {
 		case c == '[':
+			if names, end, ok := quotedNames(src, i); ok {
+				b.WriteString(names)
+				i = end
+				continue
+			}
 			depth++
 			b.WriteByte(c)
+		case c == '.' && i+1 < len(src) && src[i+1] == '[' && (i == 0 || src[i-1] != '.'):
+			// "$.[0]": Jayway reads the bracket after the dot
 		case c == '.' && i+1 < len(src) && src[i+1] != '.' && src[i+1] != '[':
 			j := i + 1
 			for j < len(src) && src[j] != '.' && src[j] != '[' {
@@ -296,15 +313,145 @@ func bracketNames(src string) string {
 			if plainName(name) {
 				b.WriteString(src[i:j])
 			} else {
-				b.WriteString("['")
-				b.WriteString(strings.ReplaceAll(name, "'", "\\'"))
-				b.WriteString("']")
+				b.WriteString(quoteName(name))
 			}
 			i = j - 1
 		default:
 			b.WriteByte(c)
 		}
 	}
+	return b.String()
+}
+
+// quotedNames reads the bracket at src[open] when it holds quoted names
+// (['a'] or ['a','b']), unescaped as Jayway unescapes them, and writes it
+// again for the parser; end is the index of its "]". ok is false for any
+// other bracket (an index, a slice, a wildcard, a filter).
+func quotedNames(src string, open int) (out string, end int, ok bool) {
+	var names []string
+	i := open + 1
+	for {
+		for i < len(src) && src[i] == ' ' {
+			i++
+		}
+		if i >= len(src) || (src[i] != '\'' && src[i] != '"') {
+			return "", 0, false
+		}
+		q := src[i]
+		j := i + 1
+		for j < len(src) && src[j] != q {
+			if src[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(src) {
+			return "", 0, false
+		}
+		names = append(names, jaywayUnescape(src[i+1:j]))
+		i = j + 1
+		for i < len(src) && src[i] == ' ' {
+			i++
+		}
+		if i < len(src) && src[i] == ',' {
+			i++
+			continue
+		}
+		if i < len(src) && src[i] == ']' {
+			break
+		}
+		return "", 0, false
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for k, n := range names {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(quoted(n))
+	}
+	b.WriteByte(']')
+	return b.String(), i, true
+}
+
+// jaywayUnescape unescapes a quoted name as Jayway's JsonPath does:
+// \\, \', \", \r, \f, \t, \n, \b and \uXXXX; a backslash before any other
+// character keeps that character, and a trailing one stays.
+func jaywayUnescape(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+1 == len(s) {
+			b.WriteByte('\\')
+			break
+		}
+		i++
+		switch e := s[i]; e {
+		case 'r':
+			b.WriteByte('\r')
+		case 'f':
+			b.WriteByte('\f')
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'b':
+			b.WriteByte('\b')
+		case 'u':
+			if i+4 < len(s) {
+				if r, err := strconv.ParseUint(s[i+1:i+5], 16, 16); err == nil {
+					b.WriteRune(rune(r))
+					i += 4
+					continue
+				}
+			}
+			b.WriteByte(e)
+		default:
+			b.WriteByte(e)
+		}
+	}
+	return b.String()
+}
+
+// quoteName is a member name in bracket notation for the parser.
+func quoteName(name string) string { return "[" + quoted(name) + "]" }
+
+// quoted writes name as a single-quoted string the parser reads back as
+// name.
+func quoted(name string) string {
+	var b strings.Builder
+	b.WriteByte('\'')
+	for _, r := range name {
+		switch r {
+		case '\'', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\b':
+			b.WriteString(`\b`)
+		default:
+			if r < 0x20 {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('\'')
 	return b.String()
 }
 
