@@ -114,6 +114,16 @@ type StartOptions struct {
 	// MapRuns, when set, runs the children of Distributed Map states
 	// (without: in-process on this engine, unrecorded).
 	MapRuns MapRunner
+	// Variables, when set, are the execution's variables as it starts
+	// (TestState's variables).
+	Variables map[string]any
+	// Context, when set, is the context object ($$, $states.context) of
+	// the execution's own states instead of the one built for them
+	// (TestState's context).
+	Context map[string]any
+	// Test, when set, runs the execution as TestState runs its state
+	// (teststate.go).
+	Test *TestHooks
 }
 
 // Result is the outcome of a finished execution.
@@ -246,8 +256,10 @@ func (e *Engine) Start(ctx context.Context, sm *StateMachine, input json.RawMess
 
 // prepare validates and builds an execution; body runs it to the end.
 func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMessage, opts StartOptions) (*Execution, func(), error) {
-	if err := e.check(sm, opts.Mock); err != nil {
-		return nil, nil, err
+	if opts.Test == nil || opts.Test.Mock == nil { // a TestState mock calls no handler
+		if err := e.check(sm, opts.Mock); err != nil {
+			return nil, nil, err
+		}
 	}
 	if len(strings.TrimSpace(string(input))) == 0 {
 		input = json.RawMessage("{}")
@@ -289,7 +301,13 @@ func (e *Engine) prepare(ctx context.Context, sm *StateMachine, input json.RawMe
 		maxWait:     opts.MaxWait,
 		buckets:     opts.Buckets,
 		mapRuns:     opts.MapRuns,
+		test:        opts.Test,
+		vars0:       newVarScope(nil),
+		ctxOverride: opts.Context,
 		done:        make(chan struct{}),
+	}
+	if err := x.vars0.assign(opts.Variables); err != nil {
+		return nil, nil, fmt.Errorf("execution variables: %w", err)
 	}
 	if lazy {
 		x.markLazy()

@@ -38,6 +38,11 @@ type Execution struct {
 	mapRunMu  sync.Mutex
 	mapRunSeq map[string]int
 
+	// TestState's (StartOptions.Test, Variables, Context).
+	test        *TestHooks
+	vars0       *varScope // the execution's own scope, with its variables at the start
+	ctxOverride map[string]any
+
 	order       sync.Mutex // held while an event is numbered and streamed
 	keepHistory bool
 	hist        history                     // the kept history, compact (see histEvent)
@@ -224,7 +229,7 @@ func (x *Execution) run(ctx context.Context) {
 	defer close(x.done)
 	x.root = ctx
 	x.record(newHist(evExecutionStarted, nil, nil, x.input), 0, false)
-	out, err := x.runMachineSized(ctx, x.sm, x.input, x.inputSize, rootFrame, newVarScope(nil))
+	out, err := x.runMachineSized(ctx, x.sm, x.input, x.inputSize, rootFrame, x.vars0)
 	x.result = x.conclude(ctx, out, err)
 }
 
@@ -429,6 +434,9 @@ type mapItem struct {
 // context builds the context object ($$) for this state attempt.
 func (r *stateRun) context() any {
 	x := r.x
+	if x.ctxOverride != nil && r.fr == rootFrame {
+		return x.ctxOverride
+	}
 	x.ctxOnce.Do(func() {
 		x.ctxExec = map[string]any{
 			"Id":           x.ID,
@@ -463,6 +471,9 @@ func (r *stateRun) context() any {
 // Map item, the task token, the state's name and retry count. ok is false
 // for any other path, which the caller resolves on the whole object.
 func (r *stateRun) contextMember(simple []any) (v any, found, ok bool) {
+	if r.x.ctxOverride != nil {
+		return nil, false, false // read from the given object
+	}
 	if len(simple) == 3 && simple[0] == "Map" && simple[1] == "Item" {
 		if r.mapItem == nil {
 			return nil, false, true // no "Map" member outside a Map's items
@@ -622,15 +633,19 @@ func (r *stateRun) checkOutput(out any, next string, err error) (any, string, er
 // applyInputPath selects the effective input. A null InputPath yields {}.
 func (r *stateRun) applyInputPath(input any) (any, error) {
 	ip := r.st.InputPath
-	if ip.null {
-		return map[string]any{}, nil
+	var v any = map[string]any{}
+	switch {
+	case ip.null:
+	case ip.p.wholeInput(): // passed on as it is, a kept result unread (raw.go)
+		v = input
+	default:
+		var ok bool
+		if v, ok = r.scope(input).find(ip.p); !ok {
+			return nil, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", ip.p.raw, ip.p.normalized())
+		}
 	}
-	if ip.p.wholeInput() { // passed on as it is, a kept result unread (raw.go)
-		return input, nil
-	}
-	v, ok := r.scope(input).find(ip.p)
-	if !ok {
-		return nil, newError(ErrRuntime, "Invalid path '%s' : No results for path: %s", ip.p.raw, ip.p.normalized())
+	if r.x.test != nil {
+		r.inspect("afterInputPath", v)
 	}
 	return v, nil
 }
@@ -676,8 +691,11 @@ func (r *stateRun) effectiveInput(input any) (any, error) {
 		return nil, err
 	}
 	if r.st.Parameters != nil {
-		return r.st.Parameters.eval(r.scope(v))
+		if v, err = r.st.Parameters.eval(r.scope(v)); err != nil {
+			return nil, err
+		}
 	}
+	r.inspect("afterParameters", v)
 	return v, nil
 }
 
@@ -700,10 +718,12 @@ func (r *stateRun) finish(input, result any) (any, error) {
 		}
 		result, resultSize = sel, jsonSize(sel)
 	}
+	r.inspect("afterResultSelector", result)
 	out, err := r.applyResultPath(r.st.ResultPath, input, result)
 	if err != nil {
 		return nil, err
 	}
+	r.inspect("afterResultPath", out)
 	out, err = r.applyOutputPath(out)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,9 @@ func (r *stateRun) parallel(ctx context.Context, input any) (any, error) {
 		return nil, err
 	}
 	r.x.emit(Event{Type: "ParallelStateStarted", State: st.Name, Scope: r.fr.scope(), Length: intPtr(len(st.Branches))})
+	if m, ok := r.mocked(); ok {
+		return r.mockedFanout(input, m, MapRunSettings{ToleratedFailureCount: -1, ToleratedFailurePercentage: -1}, false)
+	}
 	results := make([]any, len(st.Branches))
 	g, bctx := errgroup.WithContext(ctx)
 	for i, b := range st.Branches {
@@ -65,6 +68,9 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 	}
 	if err != nil {
 		return nil, r.mapFailedEarly(err)
+	}
+	if r.x.test != nil {
+		r.inspect("maxConcurrency", int64(limit))
 	}
 	if limit <= 0 || limit > inlineMapConcurrency {
 		limit = min(inlineMapConcurrency, max(limit, 0))
@@ -127,6 +133,14 @@ func (r *stateRun) mapState(ctx context.Context, input any) (any, error) {
 	}
 
 	r.x.emit(Event{Type: "MapStateStarted", State: st.Name, Scope: r.fr.scope(), Length: intPtr(len(items))})
+	if r.x.test != nil {
+		if st.ItemSelector != nil || (st.ja != nil && st.ja.ItemSelector != nil) {
+			r.inspect("afterItemSelector", vals)
+		}
+		if m, ok := r.mocked(); ok {
+			return r.mockedFanout(input, m, MapRunSettings{ToleratedFailureCount: -1, ToleratedFailurePercentage: -1}, true)
+		}
+	}
 	frames := make([]frame, len(items)) // one allocation for every item's frame
 	for i := range frames {
 		frames[i] = frame{parent: r.fr, state: st.Name, index: i}

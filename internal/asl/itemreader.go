@@ -2,6 +2,7 @@ package asl
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -103,6 +104,33 @@ func (e *yieldError) Unwrap() error { return e.err }
 
 func readerFailed(format string, args ...any) *StatesError {
 	return newError(ErrItemReaderFailed, format, args...)
+}
+
+// readData reads the items of data as the reader would read its source
+// (a listing's items are a JSON array), at most maxItems of them.
+func (rd *itemReader) readData(data []byte, maxItems int64, yield func(any) error) error {
+	n := int64(0)
+	emit := func(v any) error {
+		if maxItems > 0 && n >= maxItems {
+			return errEnough
+		}
+		n++
+		return yield(v)
+	}
+	r := bytes.NewReader(data)
+	var err error
+	switch rd.inputType {
+	case "JSONL":
+		err = readJSONLines(r, emit)
+	case "CSV":
+		err = rd.readCSV(r, emit)
+	default:
+		err = readJSONArray(r, emit)
+	}
+	if errors.Is(err, errEnough) {
+		return nil
+	}
+	return err
 }
 
 // readObject reads the items of one object.

@@ -333,7 +333,11 @@ func (r *stateRun) jsonataArguments(input any) (any, error) {
 	if r.st.ja.Arguments == nil {
 		return input, nil
 	}
-	return r.st.ja.Arguments.eval(r.jsonataEnv(r.ctx, input, nil), "Arguments")
+	v, err := r.st.ja.Arguments.eval(r.jsonataEnv(r.ctx, input, nil), "Arguments")
+	if err == nil && r.x.test != nil {
+		r.inspect("afterArguments", v)
+	}
+	return v, err
 }
 
 func (r *stateRun) jsonataChoice(ctx context.Context, input any) (any, string, error) {

@@ -262,10 +262,14 @@ func (m *mapRunState) produce(ctx context.Context, out chan<- batch) {
 func (m *mapRunState) eachItem(ctx context.Context, fn func(int, any) error) error {
 	if rd := m.r.st.dist.reader; rd != nil {
 		i := 0
-		return rd.readItems(ctx, m.r.x.buckets, m.cfg.reader, func(v any) error {
+		yield := func(v any) error {
 			i++
 			return fn(i-1, v)
-		})
+		}
+		if t := m.r.x.test; t != nil && t.ItemReaderData != nil && m.r.fr == rootFrame {
+			return rd.readData(t.ItemReaderData, m.cfg.reader.maxItems, yield)
+		}
+		return rd.readItems(ctx, m.r.x.buckets, m.cfg.reader, yield)
 	}
 	for i, v := range m.items {
 		if err := ctx.Err(); err != nil {

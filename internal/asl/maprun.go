@@ -220,6 +220,11 @@ func (r *stateRun) distributedMap(ctx context.Context, input any) (any, error) {
 	if err != nil {
 		return nil, r.mapFailedEarly(err) // States.Runtime: no MapStateFailed, as Step Functions records it
 	}
+	if r.x.test != nil {
+		if out, mocked, err := r.testedMapRun(input, cfg.settings); mocked {
+			return out, err
+		}
+	}
 	run, err := r.openMapRun(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -266,6 +271,9 @@ func (r *stateRun) jsonPathItems(eff any) ([]any, error) {
 	items, isArr := raw.([]any)
 	if !isArr {
 		return nil, notAnArray(ErrRuntime, raw)
+	}
+	if r.x.test != nil {
+		r.inspect("afterItemsPath", items)
 	}
 	return items, nil
 }

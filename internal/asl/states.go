@@ -15,6 +15,7 @@ func (r *stateRun) pass(input any) (any, error) {
 	case r.st.hasResult:
 		result = r.st.Result
 		r.resultSize = jsonSize(result)
+		r.inspect("result", result)
 	case r.st.Parameters != nil:
 		// bounded, not measured: checkOutput measures the output when the
 		// bound does not prove it fits

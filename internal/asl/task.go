@@ -48,13 +48,16 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		eff      any
 		err      error
 	)
-	if base != lambdaInvoke && !st.jsonata && st.Parameters != nil && st.Parameters.kind == tmplObject {
+	if base != lambdaInvoke && !st.jsonata && st.Parameters != nil && st.Parameters.kind == tmplObject && r.x.test == nil {
 		in, recorded, eff, err = r.taskInput(input)
 	} else {
 		eff, err = r.effectiveInput(input)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if m, ok := r.mocked(); ok {
+		return r.mockedTask(input, m)
 	}
 	binding, payload := bindingName(base), eff
 	if base == lambdaInvoke {
@@ -178,6 +181,9 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 			}
 			r.resultSize = size
 			r.x.emitState(evTaskSucceeded, st, r.fr, result)
+			if r.x.test != nil {
+				r.inspect("result", result)
+			}
 			return r.finish(input, result)
 		}
 	}

@@ -273,3 +273,8 @@ func boxInt(n int64) any {
 	}
 	return n
 }
+
+// ParseValue parses JSON text into the engine's values (integers as
+// int64), as an execution's input is read: for values handed to
+// StartOptions (Variables, Context, a TestState mock).
+func ParseValue(b []byte) (any, error) { return parseJSON(b) }

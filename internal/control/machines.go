@@ -29,6 +29,19 @@ func (mc *machine) view() StateMachine {
 // parseDefinition validates a definition and its Task bindings. The error
 // names each state and field at fault.
 func (m *Manager) parseDefinition(def string) (*asl.StateMachine, error) {
+	sm, err := parseOnly(def)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.eng.Check(sm); err != nil {
+		return nil, errorf(CodeInvalidDefinition, "Invalid State Machine Definition: '%s'", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return sm, nil
+}
+
+// parseOnly parses and validates a definition, its Task bindings
+// unchecked (a TestState mock stands for them).
+func parseOnly(def string) (*asl.StateMachine, error) {
 	if len(def) > 1024*1024 {
 		return nil, errorf(CodeValidation, "1 validation error detected: Value at 'definition' failed to satisfy constraint: Member must have length less than or equal to 1048576")
 	}
@@ -39,9 +52,6 @@ func (m *Manager) parseDefinition(def string) (*asl.StateMachine, error) {
 			return nil, errorf(CodeInvalidDefinition, "Invalid State Machine Definition: '%s'", strings.Join(de.Problems, "; "))
 		}
 		return nil, errorf(CodeInvalidDefinition, "Invalid State Machine Definition: '%v'", err)
-	}
-	if err := m.eng.Check(sm); err != nil {
-		return nil, errorf(CodeInvalidDefinition, "Invalid State Machine Definition: '%s'", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return sm, nil
 }

@@ -31,7 +31,7 @@ func TestStateAnswersWithinItsLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := m.TestStateWithin(context.Background(), tt.def, `{"s":301}`, tt.limit)
+			res, err := m.TestStateWithin(context.Background(), TestStateRequest{Definition: tt.def, Input: `{"s":301}`, RoleARN: "arn:aws:iam::000000000000:role/x"}, tt.limit)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -53,7 +53,7 @@ type Backend interface {
 	SendTaskSuccess(ctx context.Context, token, output string) error
 	SendTaskFailure(ctx context.Context, token, errName, cause string) error
 	SendTaskHeartbeat(ctx context.Context, token string) error
-	TestState(ctx context.Context, definition, input string) (control.TestResult, error)
+	TestState(ctx context.Context, req control.TestStateRequest) (control.TestResult, error)
 	Versioner
 	Expresser
 	Redriver
@@ -747,37 +747,4 @@ func (h *Handler) sendTaskHeartbeat(ctx context.Context, body []byte) (any, erro
 		return nil, err
 	}
 	return struct{}{}, h.backend.SendTaskHeartbeat(ctx, in.Token)
-}
-
-func (h *Handler) testState(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		Definition string  `json:"definition"`
-		Input      *string `json:"input"`
-		RoleARN    string  `json:"roleArn"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := required("definition", in.Definition); err != nil {
-		return nil, err
-	}
-	if in.RoleARN != "" {
-		if err := checkRole(in.RoleARN); err != nil {
-			return nil, err
-		}
-	}
-	input := "{}"
-	if in.Input != nil {
-		input = *in.Input
-	}
-	res, err := h.backend.TestState(ctx, in.Definition, input)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any{"status": res.Status}
-	outcome(out, res.Output, res.Error, res.Cause)
-	if res.NextState != "" {
-		out["nextState"] = res.NextState
-	}
-	return out, nil
 }
