@@ -13,10 +13,12 @@ const statesValidateUsage = `Usage: veredicto states validate DEF.asl.json...
 Loads each Amazon States Language definition the way the engine does before
 running it (both query languages, JSONPath and JSONata) and reports every
 problem, each naming its state and field. Prints "FILE: valid" for a good
-definition.
+definition; a valid definition that uses something this engine cannot run
+(an ItemReader of S3 inventory manifests or Parquet files) is valid too,
+with a warning on stderr naming what.
 
 Exit codes:
-  0    every definition is valid
+  0    every definition is valid (warnings, if any, on stderr)
   1    at least one definition is invalid (its problems on stderr)
   2    no file given, or a file cannot be read
 `
@@ -39,11 +41,14 @@ func (m *Main) statesValidate(args []string) int {
 			code = exitUsage
 			continue
 		}
-		_, err = asl.Parse(data)
+		sm, err := asl.Parse(data)
 		var de *asl.DefinitionError
 		switch {
 		case err == nil:
 			fmt.Fprintf(m.Stdout, "%s: valid\n", file)
+			for _, u := range sm.Unsupported() {
+				fmt.Fprintf(m.Stderr, "%s: warning: valid, but this engine cannot run it: %s\n", file, u)
+			}
 		case errors.As(err, &de):
 			fmt.Fprintf(m.Stderr, "%s: invalid state machine definition:\n", file)
 			for _, p := range de.Problems {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -102,5 +104,69 @@ func TestStatesRunJSONataFromAWSDocs(t *testing.T) {
 	}
 	if got["lastName"] != "Last=>Rivera" || got["orderValue"] != 27.91 || len(got) != 2 {
 		t.Errorf("output %v, want lastName Last=>Rivera and orderValue 27.91 (the page's output)", got)
+	}
+}
+
+// TestStatesValidateAWSSamples: every definition of AWS's published
+// samples committed under testdata/aws-samples is valid, with no warning
+// that the engine cannot run it, and is the file its source names.
+func TestStatesValidateAWSSamples(t *testing.T) {
+	root := "../../testdata/aws-samples"
+	var sources struct {
+		Definitions []struct {
+			File, Repository, Path, Commit, Licence, SHA256 string
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(root, "SOURCES.json"))
+	if err != nil || json.Unmarshal(b, &sources) != nil || len(sources.Definitions) < 80 {
+		t.Fatalf("SOURCES.json: %v (%d definitions)", err, len(sources.Definitions))
+	}
+	files := make([]string, 0, len(sources.Definitions))
+	for _, d := range sources.Definitions {
+		p := filepath.Join(root, d.File)
+		body, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != d.SHA256 || d.Licence != "MIT-0" || len(d.Commit) != 40 {
+			t.Errorf("%s is not the file SOURCES.json names (%s at %s)", d.File, d.Path, d.Commit)
+		}
+		files = append(files, p)
+	}
+	listed := map[string]bool{}
+	for _, f := range files {
+		listed[f] = true
+	}
+	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".json") && filepath.Base(p) != "SOURCES.json" && !listed[p] {
+			t.Errorf("%s is not in SOURCES.json", p)
+		}
+		return nil
+	})
+	code, out, errs := runCLI(t, "", append([]string{"states", "validate"}, files...)...)
+	if code != exitOK || errs != "" {
+		t.Fatalf("exit %d, stderr:\n%s", code, errs)
+	}
+	if n := strings.Count(out, ": valid\n"); n != len(files) {
+		t.Errorf("%d of %d reported valid", n, len(files))
+	}
+}
+
+// TestStatesValidateWarnsOfWhatCannotRun: a valid definition the engine
+// cannot run is valid (exit 0), with a warning naming what; an invalid
+// one is exit 1.
+func TestStatesValidateWarnsOfWhatCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	manifest := writeFile(t, dir, "manifest.asl.json", `{"StartAt":"M","States":{"M":{"Type":"Map",
+	  "ItemReader":{"Resource":"arn:aws:states:::s3:getObject","ReaderConfig":{"InputType":"MANIFEST"},"Parameters":{"Bucket":"b","Key":"manifest.json"}},
+	  "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true}}}`)
+	code, out, errs := runCLI(t, "", "states", "validate", manifest)
+	if code != exitOK || !strings.Contains(out, manifest+": valid") || !strings.Contains(errs, "warning: valid, but this engine cannot run it") || !strings.Contains(errs, "InputType MANIFEST") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	inline := writeFile(t, dir, "inline.asl.json", `{"StartAt":"M","States":{"M":{"Type":"Map","ToleratedFailureCount":1,
+	  "ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true}}}`)
+	if code, _, errs := runCLI(t, "", "states", "validate", inline); code != exitFailed || !strings.Contains(errs, `field "ToleratedFailureCount" is only supported by a Map in DISTRIBUTED mode`) {
+		t.Errorf("an inline Map with a tolerance: exit %d, %s", code, errs)
 	}
 }
