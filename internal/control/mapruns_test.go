@@ -338,3 +338,59 @@ func TestDistributedMapOverTenThousandObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestDistributedMapResumesAfterARestart: a server stopped while a map
+// run's children wait resumes the parent and its children where they
+// were: the same children (none started twice), their tokens accepted.
+func TestDistributedMapResumesAfterARestart(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	dir := filepath.Join(data, "sfn")
+	f := newFixture()
+	def := `{"StartAt":"Each","States":{"Each":{"Type":"Map","ItemsPath":"$.items","Label":"Asks",
+	  "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},
+	    "StartAt":"Ask","States":{"Ask":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+	      "Parameters":{"FunctionName":"NotifyFunction","Payload":{"token.$":"$$.Task.Token"}},"End":true}}},
+	  "End":true}}}`
+	m := openWithData(t, dir, data, f.reg)
+	if _, err := m.CreateStateMachine(ctx, "asks", def, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	x, err := m.StartExecution(ctx, StateMachineARN("asks"), "one", `{"tenant":"acme","items":[1,2]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := []string{f.token(t), f.token(t)}
+	m.Close()
+
+	m = openWithData(t, dir, data, f.reg)
+	defer m.Close()
+	for _, tok := range tokens {
+		if err := m.SendTaskSuccess(ctx, tok, `"yes"`); err != nil {
+			t.Fatalf("a token from before the restart: %v", err)
+		}
+	}
+	x = waitUntil(t, m, x.ARN, "ends", ended)
+	if x.Status != asl.StatusSucceeded || string(x.Output) != `["yes","yes"]` {
+		t.Fatalf("%s %s %s %s", x.Status, x.Output, x.Error, x.Cause)
+	}
+	runs, _, _ := m.ListMapRuns(ctx, x.ARN, "", 10)
+	if len(runs) != 1 || runs[0].Status != asl.MapRunSucceeded {
+		t.Fatalf("runs %+v", runs)
+	}
+	children, _, _ := m.ListMapRunExecutions(ctx, runs[0].ARN, "", "", 10)
+	if len(children) != 2 {
+		t.Errorf("%d children, want the same 2", len(children))
+	}
+	for { // a resumed callback Task may have been re-invoked: with its recorded token
+		select {
+		case tok := <-f.tokens:
+			if tok != tokens[0] && tok != tokens[1] {
+				t.Errorf("a child asked with a new token after the restart (%s)", tok)
+			}
+			continue
+		default:
+		}
+		break
+	}
+}
