@@ -30,6 +30,9 @@
 //     child), reading items from Buckets (a listing, JSON, JSON Lines or
 //     CSV objects, streamed), batching them, tolerated failures and the
 //     ResultWriter's files;
+//   - teststate.go: TestState's hooks (StartOptions.Test): what a tested
+//     state reports between its processing steps, and the mock that may
+//     stand for its work;
 //   - definition.go, path.go, template.go, choice.go, intrinsic.go: loading
 //     a definition, JSONPath, payload templates, Choice rules and intrinsic
 //     functions;
