@@ -29,7 +29,7 @@ type TestHooks struct {
 
 // TestMock is a mocked outcome.
 type TestMock struct {
-	Result any         // the state's result (when Err is nil)
+	Result any          // the state's result (when Err is nil)
 	Err    *StatesError // the state's failure
 	// MapIterationFailureCount, for a Map, is how many of its iterations
 	// failed: beyond its tolerance the Map fails with

@@ -391,7 +391,7 @@ func TestTestStateRefusesAnActivity(t *testing.T) {
 	f := newFixture()
 	m := f.open(t, t.TempDir())
 	defer m.Close()
-	_, err := m.TestState(context.Background(), `{"Type":"Task","Resource":"`+ActivityARN("a")+`","End":true}`, `{}`)
+	_, err := m.TestState(context.Background(), TestStateRequest{Definition: `{"Type":"Task","Resource":"` + ActivityARN("a") + `","End":true}`, Input: `{}`, RoleARN: "arn:aws:iam::000000000000:role/x"})
 	if code(err) != CodeValidation {
 		t.Errorf("TestState of an activity Task: %v, want ValidationException", err)
 	}

@@ -120,8 +120,8 @@ type Manager struct {
 	tokens    map[string]*recorder // task tokens awaiting SendTask*
 	vc        catalog              // versions and aliases
 
-	acts  activities // activities, their queued tasks and waiting workers
-	attrs attributes // tags and configurations
+	acts       activities           // activities, their queued tasks and waiting workers
+	attrs      attributes           // tags and configurations
 	runs       map[string]*mapRun   // map runs by ARN (mapruns.go)
 	runsByExec map[string][]*mapRun // … by parent execution, oldest first
 }

@@ -143,7 +143,7 @@ func (m *Manager) TestStateWithin(ctx context.Context, req TestStateRequest, lim
 	if res, _ := st["Resource"].(string); req.Mock == nil && (strings.HasSuffix(res, ".waitForTaskToken") || strings.HasSuffix(res, ".sync") || strings.Contains(res, ".sync:")) {
 		return TestResult{}, errorf(CodeValidation, "TestState does not run the %s integration pattern without a mock: mock its result, test the state with the plain resource, or run it in an execution", res[strings.LastIndex(res, "."):])
 	}
-	if res, _ := st["Resource"].(string); asl.IsActivityARN(res) {
+	if res, _ := st["Resource"].(string); req.Mock == nil && asl.IsActivityARN(res) {
 		return TestResult{}, errorf(CodeValidation, "TestState does not run activity tasks (no worker could take a test's task): run the state in an execution")
 	}
 	retriers, _ := st["Retry"].([]any)
