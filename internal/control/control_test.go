@@ -94,15 +94,7 @@ func (f *fixture) token(t *testing.T) string {
 // same machine) and starts an execution of it for tenant acme.
 func (f *fixture) start(t *testing.T, m *Manager, machine, def, name string) Execution {
 	t.Helper()
-	ctx := context.Background()
-	if _, err := m.CreateStateMachine(ctx, machine, def, "", ""); err != nil {
-		t.Fatal(err)
-	}
-	x, err := m.StartExecution(ctx, StateMachineARN(machine), name, `{"tenant":"acme"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return x
+	return startAcme(t, m, machine, def, name)
 }
 
 // waitUntil describes an execution until done says it is what the test

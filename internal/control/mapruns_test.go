@@ -95,6 +95,8 @@ func openWithData(t *testing.T, dir, data string, reg *asl.Registry) *Manager {
 	return m
 }
 
+// startAcme creates the state machine (again: the same definition is the
+// same machine) and starts an execution of it for tenant acme.
 func startAcme(t *testing.T, m *Manager, machine, def, name string) Execution {
 	t.Helper()
 	ctx := context.Background()

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -210,35 +211,36 @@ func findState(m map[string]any, name string) map[string]any {
 	if st, ok := states[name].(map[string]any); ok {
 		return st
 	}
-	for _, k := range sortedNames(states) {
+	for _, k := range slices.Sorted(maps.Keys(states)) {
 		st, _ := states[k].(map[string]any)
-		var nested []any
-		if b, ok := st["Branches"].([]any); ok {
-			nested = append(nested, b...)
-		}
-		for _, f := range []string{"ItemProcessor", "Iterator"} {
-			if p, ok := st[f]; ok {
-				nested = append(nested, p)
-			}
-		}
-		for _, n := range nested {
-			if nm, ok := n.(map[string]any); ok {
-				if found := findState(nm, name); found != nil {
-					return found
-				}
+		for _, nm := range nestedMachines(st) {
+			if found := findState(nm, name); found != nil {
+				return found
 			}
 		}
 	}
 	return nil
 }
 
-func sortedNames(m map[string]any) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
+// nestedMachines are the branches of a Parallel state st, or the item
+// processor of a Map.
+func nestedMachines(st map[string]any) []map[string]any {
+	var raw []any
+	if b, ok := st["Branches"].([]any); ok {
+		raw = append(raw, b...)
 	}
-	sort.Strings(names)
-	return names
+	for _, f := range []string{"ItemProcessor", "Iterator"} {
+		if p, ok := st[f]; ok {
+			raw = append(raw, p)
+		}
+	}
+	var out []map[string]any
+	for _, r := range raw {
+		if m, ok := r.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // testMachine is the state alone in a machine, with every state it may go

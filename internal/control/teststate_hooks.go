@@ -3,7 +3,9 @@ package control
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -129,17 +131,8 @@ func testHooks(req TestStateRequest, st map[string]any, typ string) (*testRun, e
 // holdsState reports whether the Map or Parallel state st holds a state
 // called name.
 func holdsState(st map[string]any, name string) bool {
-	var machines []any
-	if b, ok := st["Branches"].([]any); ok {
-		machines = append(machines, b...)
-	}
-	for _, f := range []string{"ItemProcessor", "Iterator"} {
-		if p, ok := st[f]; ok {
-			machines = append(machines, p)
-		}
-	}
-	for _, mm := range machines {
-		if m, ok := mm.(map[string]any); ok && findState(m, name) != nil {
+	for _, m := range nestedMachines(st) {
+		if findState(m, name) != nil {
 			return true
 		}
 	}
@@ -230,7 +223,7 @@ func testContext(req TestStateRequest, st map[string]any) (map[string]any, error
 		"StateMachine": set("Id", "Name"),
 		"Task":         set("Token"),
 	}
-	for _, k := range sortedNames(c) {
+	for _, k := range slices.Sorted(maps.Keys(c)) {
 		fields, known := allowed[k]
 		switch {
 		case k == "Map":
@@ -244,7 +237,7 @@ func testContext(req TestStateRequest, st map[string]any) (map[string]any, error
 		if !ok {
 			return nil, invalid("%s must be an object", k)
 		}
-		for _, f := range sortedNames(member) {
+		for _, f := range slices.Sorted(maps.Keys(member)) {
 			if !fields[f] {
 				return nil, invalid("Field '%s' is not allowed", f)
 			}
