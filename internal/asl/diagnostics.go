@@ -56,6 +56,10 @@ func (e *Engine) Diagnose(data []byte, express bool) []Diagnostic {
 		return []Diagnostic{{Severity: SeverityError, Code: CodeSchema, Message: err.Error()}}
 	}
 	var out []Diagnostic
+	for _, u := range sm.Unsupported() { // valid, and not run here
+		loc, _ := locate(u)
+		out = append(out, Diagnostic{Severity: SeverityWarning, Code: CodeUnsupportedLocally, Location: loc, Message: u + ": valid, but this engine cannot run it"})
+	}
 	walkStatesAt(sm, "", func(st *State, loc string) {
 		if st.Type != "Task" {
 			return
@@ -105,10 +109,6 @@ func walkStatesAt(sm *StateMachine, at string, fn func(st *State, loc string)) {
 	}
 }
 
-// unsupported marks the problems Parse reports for what Step Functions
-// accepts and this engine does not run yet.
-var unsupported = []string{"is not supported locally", "is not supported by this engine yet"}
-
 // diagnose turns one of Parse's problems into a diagnostic: its location
 // read off the problem's prefix (`state "Fan" branch 2: state "Ask":
 // Resource …`), its code off what it says.
@@ -129,11 +129,6 @@ func diagnose(problem string) Diagnostic {
 		d.Code = CodeInvalidResource
 	case strings.Contains(rest, "state names are limited"):
 		d.Code = CodeInvalidStateName
-	}
-	for _, u := range unsupported {
-		if strings.Contains(rest, u) {
-			d.Severity, d.Code = SeverityWarning, CodeUnsupportedLocally
-		}
 	}
 	return d
 }
