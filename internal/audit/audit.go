@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -136,7 +137,7 @@ func (r *Recorder) head(chain string) *head {
 
 // maxConflicts bounds how often one write re-reads a chain another writer
 // moved (two Lambdas of one execution writing its main chain).
-const maxConflicts = 8
+const maxConflicts = 16
 
 // maxPending bounds the entries a chain defers: past it, they are written.
 const maxPending = 256
@@ -248,6 +249,14 @@ func (r *Recorder) Flush(ctx context.Context, chain string) error {
 		h.seq = -1 // read the chain again: another writer moved it, or a write failed halfway
 		if errors.As(err, new(*veredicto.ConflictError)) && conflicts < maxConflicts {
 			conflicts++
+			// Two writers racing for one chain take turns: a random
+			// pause, growing with each lost race, lets the other finish.
+			pause := time.Duration(rand.Int64N(int64(time.Millisecond) << min(conflicts, 6)))
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("audit %s entry %d: %w", chain, seq, ctx.Err())
+			case <-time.After(pause):
+			}
 			continue
 		}
 		return fmt.Errorf("audit %s entry %d: %w", chain, seq, err)
