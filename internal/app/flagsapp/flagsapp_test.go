@@ -10,11 +10,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/lambdaenvtest"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
 	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
-	"github.com/veredicto/veredicto/internal/moto"
 )
 
 // TestEveryClassificationRecordsIntoTheReportsBucket: on AWS, each POST
@@ -23,23 +22,8 @@ import (
 // its output is stored beside the reports.
 func TestEveryClassificationRecordsIntoTheReportsBucket(t *testing.T) {
 	ctx := t.Context()
-	endpoint := moto.Start(t)
-	env := map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_ENDPOINT_URL": endpoint,
-		"INPUTS_BUCKET": "veredicto-inputs", "REPORTS_BUCKET": "veredicto-reports", "CONTEXT_TABLE": "context", "AUDIT_RETENTION_DAYS": "30",
-		"TENANT_CLAIM": "custom:org"}
-	getenv := func(k string) string { return env[k] }
-	cfg, err := lambdaenv.ConfigFromEnv(getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ac, err := lambdaenv.AWSConfig(getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, ac := lambdaenvtest.Stack(t)
 	s3c := awss3.NewFromConfig(ac)
-	if _, err := s3c.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String(cfg.ReportsBucket), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
 	built, err := build(ctx, cfg, ac)
 	if err != nil {
 		t.Fatal(err)

@@ -11,14 +11,13 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/lambdaenvtest"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/audit/s3audit"
 	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/catalog/searchfn"
-	"github.com/veredicto/veredicto/internal/moto"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/searchtest"
 	"github.com/veredicto/veredicto/internal/store/dynamo"
@@ -35,24 +34,8 @@ import (
 // are locked in GOVERNANCE mode for AUDIT_RETENTION_DAYS.
 func TestEveryTaskRecordsIntoTheReportsBucket(t *testing.T) {
 	ctx := t.Context()
-	endpoint := moto.Start(t)
-	env := map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_ENDPOINT_URL": endpoint,
-		"INPUTS_BUCKET": "veredicto-inputs", "REPORTS_BUCKET": "veredicto-reports", "CONTEXT_TABLE": "context", "AUDIT_RETENTION_DAYS": "30"}
-	getenv := func(k string) string { return env[k] }
-	cfg, err := lambdaenv.ConfigFromEnv(getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ac, err := lambdaenv.AWSConfig(getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, ac := lambdaenvtest.Stack(t)
 	s3c := awss3.NewFromConfig(ac)
-	for _, b := range []string{cfg.InputsBucket, cfg.ReportsBucket} {
-		if _, err := s3c.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String(b), ObjectLockEnabledForBucket: aws.Bool(b == cfg.ReportsBucket)}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if err := dynamo.EnsureTable(ctx, dynamodb.NewFromConfig(ac), cfg.ContextTable); err != nil {
 		t.Fatal(err)
 	}
