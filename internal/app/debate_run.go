@@ -13,9 +13,6 @@ import (
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
-// OfflineDebateModel names the debate's offline baseline in records.
-var OfflineDebateModel = debateapp.OfflineModel
-
 // FolderDebate is a debate run in this process into a folder, as
 // "veredicto debate run" and "search debate" do: debate.md and
 // debate_log.yaml in Out, and its audit record in Out/audit (an earlier
@@ -58,7 +55,7 @@ func RunFolderDebate(ctx context.Context, d FolderDebate) (*debate.Result, error
 		d.ID = debate.NewSessionID()
 	}
 	var agents debate.Agents = debate.Offline{}
-	model := OfflineDebateModel
+	model := debateapp.OfflineModel
 	if d.Client != nil {
 		agents, model = debate.LLMAgents{Client: d.Client}, d.Model
 	}

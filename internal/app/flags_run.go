@@ -17,10 +17,6 @@ import (
 	"github.com/veredicto/veredicto/prompts"
 )
 
-// OfflineFlagsModel names the flags' offline contradiction judge in
-// records.
-var OfflineFlagsModel = flagsapp.OfflineModel
-
 // FlagsOutput is the file "veredicto flags --out DIR" writes in DIR.
 const FlagsOutput = "flags.yaml"
 
@@ -47,7 +43,7 @@ type FolderFlags struct {
 // writes the flags; it returns them, the warnings and the bytes written.
 func RunFolderFlags(ctx context.Context, f FolderFlags) (flags.Flags, []string, []byte, error) {
 	var judge flags.ContradictionJudge = flags.OfflineJudge{}
-	model := OfflineFlagsModel
+	model := flagsapp.OfflineModel
 	if f.Client != nil {
 		judge, model = flags.LLMJudge{Client: f.Client}, f.Model
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/veredicto/veredicto/internal/app/debateapp"
 	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -42,7 +43,7 @@ func replayDebate(ctx context.Context, r *audit.Replay, rec Record, out string) 
 	}
 	run := FolderDebate{ID: in.DebateID, Question: question, QuestionName: debate.QuestionDocument, Documents: docs, Out: out,
 		OptionalCouncil: in.OptionalCouncil, Replay: r}
-	if r.Start.Model.Provider != OfflineDebateModel.Provider {
+	if r.Start.Model.Provider != debateapp.OfflineModel.Provider {
 		run.Client, run.Model = r, r.Start.Model
 	}
 	if h, ok := r.HumanFor(""); ok && (h.Status == "approved" || h.Status == "rejected") {

@@ -28,7 +28,7 @@ func replayDebateMachine(ctx context.Context, r *audit.Replay, rec Record, out s
 	}
 	reports := fileblob.NewDir(out)
 	steps := debateapp.Steps(nil, recordedDocs{r: r}, reports, filestore.NewLocal(filepath.Join(out, ".veredicto", "context")), nil)
-	if r.Start.Model.Provider != OfflineDebateModel.Provider {
+	if r.Start.Model.Provider != debateapp.OfflineModel.Provider {
 		steps.Agents = debate.LLMAgents{Client: r}
 	}
 	steps.Model, steps.Replay = r.Start.Model, r

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/veredicto/veredicto/internal/app/flagsapp"
 	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/flags"
 )
@@ -18,7 +19,7 @@ func replayFlags(ctx context.Context, r *audit.Replay, rec Record, out string) (
 		return nil, err
 	}
 	run := FolderFlags{Inputs: in, Out: out, Execution: r.Start.Execution, Replay: r}
-	if r.Start.Model.Provider != OfflineFlagsModel.Provider {
+	if r.Start.Model.Provider != flagsapp.OfflineModel.Provider {
 		run.Client, run.Model = r, r.Start.Model
 	}
 	if output != FlagsOutput {

@@ -30,7 +30,8 @@ import (
 // turn's head, so the record verifies after every turn, like an
 // execution's. A turn still running is not in the last summary yet.
 
-// Auditor opens a chat's audit record (audit.Folders locally).
+// Auditor opens a chat's audit record (audit.Folders locally, the
+// reports bucket on AWS).
 type Auditor interface {
 	Open(ctx context.Context, tenant, execution string) (*audit.Recorder, error)
 }
