@@ -46,8 +46,8 @@ func localChat(dir string, searches *intake.Service, confirms *confirm.Service, 
 			chat.ActionFlags:  chat.FlagsTool{Inputs: fileblob.NewDir(in), Judge: judge},
 			// The companion's and the debate's machines run under "serve"
 			// (cmd/veredicto wires them); a lone invoke has none.
-			chat.ActionCompanion: chat.MachineTool{Name: "CareerCompanionStateMachine", NewArgs: func() any { return &chat.CompanionArgs{} }},
-			chat.ActionDebate:    chat.MachineTool{Name: "DebateStateMachine", NewArgs: func() any { return &chat.DebateArgs{} }},
+			chat.ActionCompanion: chat.CompanionTool(nil, ""),
+			chat.ActionDebate:    chat.DebateTool(nil, ""),
 			chat.ActionReports:   chat.ReportsTool{Searches: searches, Outbox: chat.DirOutbox{Dir: filepath.Join(dir, "outbox")}},
 		},
 	}

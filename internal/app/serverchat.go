@@ -79,13 +79,11 @@ func (s *Server) localChatService(a *App, events *fileeventlog.Log) (*chat.Servi
 		Confirmations: s.Confirmations, ConfirmationStore: s.Confirmations.Store, Options: opts, Logger: s.logger,
 		Audit: &audit.Folders{Root: filepath.Join(reports, AuditPrefix)},
 		Tools: map[string]chat.Tool{
-			chat.ActionSearch: chat.SearchTool{Searches: a.Intake},
-			chat.ActionFlags:  chat.FlagsTool{Inputs: fileblob.NewDir(inputs), Judge: a.Judge},
-			chat.ActionCompanion: chat.MachineTool{Client: starter, MachineARN: control.StateMachineARN(CareerCompanionMachine), Name: CareerCompanionMachine, NewArgs: func() any { return &chat.CompanionArgs{} }, Input: chat.CompanionInput,
-				Kind: chat.KindCompanion, Subject: chat.CompanionSubject},
-			chat.ActionDebate: chat.MachineTool{Client: starter, MachineARN: control.StateMachineARN(DebateMachine), Name: DebateMachine, NewArgs: func() any { return &chat.DebateArgs{} }, Input: chat.DebateInput, Execution: chat.DebateExecution,
-				Kind: chat.KindDebate, Subject: chat.DebateSubject},
-			chat.ActionReports: chat.ReportsTool{Searches: a.Intake, Outbox: chat.DirOutbox{Dir: filepath.Join(cfg.Data, "outbox")}},
+			chat.ActionSearch:    chat.SearchTool{Searches: a.Intake},
+			chat.ActionFlags:     chat.FlagsTool{Inputs: fileblob.NewDir(inputs), Judge: a.Judge},
+			chat.ActionCompanion: chat.CompanionTool(starter, control.StateMachineARN(CareerCompanionMachine)),
+			chat.ActionDebate:    chat.DebateTool(starter, control.StateMachineARN(DebateMachine)),
+			chat.ActionReports:   chat.ReportsTool{Searches: a.Intake, Outbox: chat.DirOutbox{Dir: filepath.Join(cfg.Data, "outbox")}},
 		},
 	}
 	if svc.Corpus, err = EmbeddedCorpus(); err != nil {

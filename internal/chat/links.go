@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,7 +31,9 @@ import (
 // when the conversation's stream can take no more events, after MaxAge,
 // or when the server stops — and the next start resumes the open ones
 // from the conversation's stream, where what was copied says how far it
-// got.
+// got. On AWS no process follows them: ChatLinkFunction receives Step
+// Functions' execution status changes from EventBridge and says them in
+// the conversations linked to the execution (statuschange.go).
 
 // Kinds of the workflows a conversation follows: labels.RunKind codes.
 const (
@@ -146,6 +149,15 @@ func linkPrefix(tenant, chatID string) string { return "chatlink/" + tenant + "/
 func linkKey(l Link) string                   { return linkPrefix(l.Tenant, l.ChatID) + l.ID + "/link" }
 func linkEndKey(l Link) string                { return linkPrefix(l.Tenant, l.ChatID) + l.ID + "/end" }
 
+// linkedPrefix is where the conversations linked to an execution are
+// indexed, chatlink/<tenant>/~<hash of the ARN>/<chat>/linked: what an
+// execution's status change finds its conversations by. "~" starts no
+// chat id, so the index never mixes with a conversation's links.
+func linkedPrefix(tenant, executionARN string) string {
+	return "chatlink/" + tenant + "/~" + hashID(executionARN) + "/"
+}
+func linkedKey(l Link) string { return linkedPrefix(l.Tenant, l.Execution) + l.ChatID + "/linked" }
+
 // LinkID names the link of a conversation to an execution.
 func LinkID(tenant, chatID, executionARN string) string {
 	return hashID(fmt.Sprintf("%d:%s|%d:%s|%s", len(tenant), tenant, len(chatID), chatID, executionARN))
@@ -232,12 +244,16 @@ func (l *Links) open(ctx context.Context, prefix string) ([]Link, error) {
 }
 
 // Room is nil when the conversation may follow one more workflow, and a
-// *ToolError saying why not otherwise: asked before a tool starts one.
+// *ToolError saying why not otherwise: asked before a tool starts one. A
+// link older than MaxAge takes no room: its follower lets it go (serve),
+// and on AWS an end EventBridge never delivered must not keep it forever.
 func (l *Links) Room(ctx context.Context, tenant, chatID string) error {
 	open, err := l.Open(ctx, tenant, chatID)
 	if err != nil {
 		return err
 	}
+	since := l.now().Add(-l.maxAge())
+	open = slices.DeleteFunc(open, func(lk Link) bool { return lk.At.Before(since) })
 	if n := orDefault(l.MaxPerChat, DefaultLinksPerChat); len(open) >= n {
 		return toolErr("esta conversación ya sigue %s en curso, el máximo; espera a que termine alguno o inícialo en otra conversación",
 			labels.Count(n, "flujo", "flujos"))
@@ -251,6 +267,13 @@ func (l *Links) Room(ctx context.Context, tenant, chatID string) error {
 	return nil
 }
 
+func (l *Links) maxAge() time.Duration {
+	if l.MaxAge > 0 {
+		return l.MaxAge
+	}
+	return DefaultLinkAge
+}
+
 func orDefault(v, d int) int {
 	if v <= 0 {
 		return d
@@ -258,8 +281,10 @@ func orDefault(v, d int) int {
 	return v
 }
 
-// Add keeps lk and follows it; a conversation linked to the same
-// execution already is left as it is.
+// Add keeps lk, indexed under its execution (so that the execution's
+// status changes find it on AWS), and follows it; a conversation linked to
+// the same execution already is left as it is. Both writes are
+// write-once: a retried Add completes what a failed one began.
 func (l *Links) Add(ctx context.Context, lk Link) error {
 	b, err := json.Marshal(lk)
 	if err != nil {
@@ -268,6 +293,9 @@ func (l *Links) Add(ctx context.Context, lk Link) error {
 	wrote, err := l.Store.PutIfAbsent(ctx, linkKey(lk), b)
 	if err != nil {
 		return fmt.Errorf("keep link of chat %s to %s: %w", lk.ChatID, lk.Execution, err)
+	}
+	if _, err := l.Store.PutIfAbsent(ctx, linkedKey(lk), []byte(lk.ID)); err != nil {
+		return fmt.Errorf("index link of chat %s to %s: %w", lk.ChatID, lk.Execution, err)
 	}
 	if wrote {
 		l.follow(lk)
@@ -338,17 +366,18 @@ const linkBatch = 100
 // run copies lk's execution's events to the conversation until it ends.
 func (l *Links) run(ctx context.Context, lk Link) {
 	log := l.logger().With("tenant", lk.Tenant, "chat_id", lk.ChatID, "execution", lk.Execution)
-	cursor, steps, ended, err := l.resume(ctx, lk)
+	c, err := l.resume(ctx, lk)
 	if err != nil {
 		if ctx.Err() == nil {
 			log.WarnContext(ctx, "cannot read the conversation to resume a linked workflow", "error", err)
 		}
 		return
 	}
-	if ended != nil { // said in the conversation before a crash: keep it
-		l.keepEnd(ctx, lk, *ended)
+	if c.ended != nil { // said in the conversation before a crash: keep it
+		l.keepEnd(ctx, lk, *c.ended)
 		return
 	}
+	cursor, steps := c.cursor, c.steps
 	var wake <-chan struct{}
 	if l.Watch != nil {
 		ch, cancel := l.Watch.Watch(lk.Tenant, lk.Execution)
@@ -361,11 +390,7 @@ func (l *Links) run(ctx context.Context, lk Link) {
 	}
 	poll := time.NewTicker(every)
 	defer poll.Stop()
-	age := l.MaxAge
-	if age <= 0 {
-		age = DefaultLinkAge
-	}
-	expire := time.NewTimer(time.Until(lk.At.Add(age)))
+	expire := time.NewTimer(time.Until(lk.At.Add(l.maxAge())))
 	defer expire.Stop()
 	for {
 		evs, err := l.Log.Read(ctx, lk.Tenant, lk.Execution, cursor, linkBatch)
@@ -376,10 +401,7 @@ func (l *Links) run(ctx context.Context, lk Link) {
 		for _, ev := range evs {
 			done, err := l.forward(ctx, lk, ev, &steps)
 			if err != nil {
-				var ce *veredicto.ConflictError
-				if errors.As(err, &ce) { // the conversation's stream is full
-					log.WarnContext(ctx, "the conversation's stream takes no more events; the workflow is no longer followed", "error", err)
-					l.keepEnd(ctx, lk, LinkEnd{Outcome: OutcomeClosed, At: l.now()})
+				if l.closed(ctx, lk, err) {
 					return
 				}
 				if ctx.Err() == nil {
@@ -401,21 +423,44 @@ func (l *Links) run(ctx context.Context, lk Link) {
 		case <-wake:
 		case <-poll.C:
 		case <-expire.C:
-			l.end(ctx, lk, LinkEnd{Outcome: OutcomeUnfollowed}, "")
+			l.end(ctx, lk, LinkEnd{Outcome: OutcomeUnfollowed}, "", nil)
 			return
 		}
 	}
 }
 
+// copied is what the conversation's stream holds of a linked workflow:
+// the cursor in the execution's stream, the steps copied, the keys of the
+// events copied, and the end when it was said.
+type copied struct {
+	cursor int64
+	steps  int
+	keys   map[string]bool
+	ended  *LinkEnd
+}
+
+// closed lets lk go when err says its conversation's stream takes no more
+// events (a *veredicto.ConflictError): nothing more is said there.
+func (l *Links) closed(ctx context.Context, lk Link, err error) bool {
+	var ce *veredicto.ConflictError
+	if !errors.As(err, &ce) {
+		return false
+	}
+	l.logger().WarnContext(ctx, "the conversation's stream takes no more events; the workflow is no longer followed",
+		"tenant", lk.Tenant, "chat_id", lk.ChatID, "execution", lk.Execution, "error", err)
+	l.keepEnd(ctx, lk, LinkEnd{Outcome: OutcomeClosed, At: l.now()})
+	return true
+}
+
 // resume reads the conversation's stream after lk.From for what was
-// copied of lk: the cursor in the execution's stream, the steps copied,
-// and the end when it was said.
-func (l *Links) resume(ctx context.Context, lk Link) (cursor int64, steps int, ended *LinkEnd, err error) {
+// copied of lk.
+func (l *Links) resume(ctx context.Context, lk Link) (copied, error) {
+	c := copied{keys: map[string]bool{}}
 	after := lk.From
 	for {
 		evs, err := l.Log.Read(ctx, lk.Tenant, StreamName(lk.ChatID), after, eventlog.MaxReadLimit)
 		if err != nil {
-			return 0, 0, nil, err
+			return copied{}, err
 		}
 		for _, ev := range evs {
 			after = ev.ID
@@ -429,15 +474,17 @@ func (l *Links) resume(ctx context.Context, lk Link) (cursor int64, steps int, e
 				continue
 			}
 			if ev.Type == TypeLinkedFinished {
-				return cursor, steps, &LinkEnd{Outcome: m.Outcome, Status: m.Status, Report: m.Report, At: ev.Time}, nil
+				c.ended = &LinkEnd{Outcome: m.Outcome, Status: m.Status, Report: m.Report, At: ev.Time}
+				return c, nil
 			}
-			cursor = max(cursor, m.Linked.Source)
+			c.cursor = max(c.cursor, m.Linked.Source)
+			c.keys[ev.Key] = true
 			if ev.Type == eventlog.TypeExecutionStep {
-				steps++
+				c.steps++
 			}
 		}
 		if len(evs) < eventlog.MaxReadLimit {
-			return cursor, steps, nil, nil
+			return c, nil
 		}
 	}
 }
@@ -448,9 +495,7 @@ func (l *Links) resume(ctx context.Context, lk Link) (cursor int64, steps int, e
 // already for the execution's origin is not repeated), and at its finish
 // the end, said in Spanish. done is true once the end is said.
 func (l *Links) forward(ctx context.Context, lk Link, ev eventlog.Event, steps *int) (done bool, err error) {
-	mark := linked{ID: lk.ID, Kind: lk.Kind, Subject: lk.Subject, Execution: lk.Execution, Source: ev.ID}
 	key := "x" + lk.ID + ":" + strconv.FormatInt(ev.ID, 10)
-	var data map[string]any
 	switch ev.Type {
 	case eventlog.TypeExecutionStep:
 		var m struct {
@@ -459,18 +504,9 @@ func (l *Links) forward(ctx context.Context, lk Link, ev eventlog.Event, steps *
 		if json.Unmarshal(ev.Data, &m) != nil || !progress(m.Step) {
 			return false, nil
 		}
-		switch {
-		case *steps < MaxLinkedSteps:
-			m.Step.ID = "x" + lk.ID[:8] + "-" + m.Step.ID
-		case *steps == MaxLinkedSteps:
-			m.Step = stream.Step{ID: "x" + lk.ID[:8] + "-more", Agent: lk.Kind, Action: "more",
-				Content: "el resto del avance está en el stream de la ejecución", Metadata: map[string]any{"execution": lk.Execution}}
-		default:
-			return false, nil
-		}
-		*steps++
-		data = map[string]any{"step": m.Step}
+		return false, l.copyStep(ctx, lk, m.Step, key, ev.ID, steps)
 	case eventlog.TypePendingConfirmation, eventlog.TypeConfirmationResolved:
+		var data map[string]any
 		if json.Unmarshal(ev.Data, &data) != nil || data == nil {
 			return false, nil
 		}
@@ -478,20 +514,45 @@ func (l *Links) forward(ctx context.Context, lk Link, ev eventlog.Event, steps *
 		if ev.Key != "" {
 			key = ev.Key
 		}
+		return false, l.say(ctx, lk, ev.Type, key, ev.ID, data)
 	case eventlog.TypeFinish:
 		var f stream.Finish
 		_ = json.Unmarshal(ev.Data, &f)
-		return true, l.end(ctx, lk, LinkEnd{Outcome: outcomeOfStatus(f.Status), Status: f.Status}, f.Error)
-	default:
-		return false, nil
+		return true, l.end(ctx, lk, LinkEnd{Outcome: outcomeOfStatus(f.Status), Status: f.Status}, f.Error, nil)
 	}
-	data["chat_id"], data["turn"], data["linked"] = lk.ChatID, lk.Turn, mark
-	out, err := eventlog.New(ev.Type, key, data)
+	return false, nil
+}
+
+// copyStep copies a progress step of lk's execution to the conversation,
+// the MaxLinkedSteps-th followed by one saying where the rest is, and
+// nothing after it; steps counts the steps copied so far. key makes the
+// copy idempotent; source is the step's id in the execution's stream (0
+// when it has none).
+func (l *Links) copyStep(ctx context.Context, lk Link, st stream.Step, key string, source int64, steps *int) error {
+	switch {
+	case *steps < MaxLinkedSteps:
+		st.ID = "x" + lk.ID[:8] + "-" + st.ID
+	case *steps == MaxLinkedSteps:
+		st = stream.Step{ID: "x" + lk.ID[:8] + "-more", Agent: lk.Kind, Action: "more",
+			Content: "el resto del avance está en el stream de la ejecución", Metadata: map[string]any{"execution": lk.Execution}}
+	default:
+		return nil
+	}
+	*steps++
+	return l.say(ctx, lk, eventlog.TypeExecutionStep, key, source, map[string]any{"step": st})
+}
+
+// say appends an event of lk's workflow to the conversation's stream,
+// marked linked.
+func (l *Links) say(ctx context.Context, lk Link, typ, key string, source int64, data map[string]any) error {
+	data["chat_id"], data["turn"] = lk.ChatID, lk.Turn
+	data["linked"] = linked{ID: lk.ID, Kind: lk.Kind, Subject: lk.Subject, Execution: lk.Execution, Source: source}
+	out, err := eventlog.New(typ, key, data)
 	if err != nil {
-		return false, err
+		return err
 	}
 	_, err = l.Events.Append(ctx, lk.Tenant, StreamName(lk.ChatID), out)
-	return false, err
+	return err
 }
 
 // progress reports whether a step of an execution says how it advances:
@@ -515,16 +576,21 @@ func outcomeOfStatus(status string) string {
 
 // end says in the conversation how lk's workflow ended, with where its
 // report is, then keeps the end. A succeeded workflow that escalated to a
-// person is said so (its output, through Executions).
-func (l *Links) end(ctx context.Context, lk Link, e LinkEnd, cause string) error {
+// person is said so, read from its output: the one given (an execution
+// status change carries it), else through Executions. cause is the
+// error's name, never its text.
+func (l *Links) end(ctx context.Context, lk Link, e LinkEnd, cause string, output json.RawMessage) error {
 	detail := ""
-	if e.Outcome == OutcomeSucceeded && l.Executions != nil {
+	if e.Outcome == OutcomeSucceeded && output == nil && l.Executions != nil {
 		st, err := l.ended(ctx, lk)
 		if err != nil {
 			l.logger().WarnContext(ctx, "describe a linked execution", "tenant", lk.Tenant, "execution", lk.Execution, "error", err)
 		} else {
-			e.Outcome, detail = judge(lk.Kind, st.Output)
+			output = st.Output
 		}
+	}
+	if e.Outcome == OutcomeSucceeded && output != nil {
+		e.Outcome, detail = judge(lk.Kind, output)
 	}
 	if e.Outcome == OutcomeFailed && cause != "" {
 		detail = " (error: " + cause + ")"
@@ -540,13 +606,8 @@ func (l *Links) end(ctx context.Context, lk Link, e LinkEnd, cause string) error
 		}
 		msg += " " + place + ": " + e.Report
 	}
-	ev, err := eventlog.New(TypeLinkedFinished, "x"+lk.ID+":end", map[string]any{"chat_id": lk.ChatID, "turn": lk.Turn,
-		"outcome": e.Outcome, "status": e.Status, "report": e.Report, "message": msg,
-		"linked": linked{ID: lk.ID, Kind: lk.Kind, Subject: lk.Subject, Execution: lk.Execution}})
-	if err != nil {
-		return err
-	}
-	if _, err := l.Events.Append(ctx, lk.Tenant, StreamName(lk.ChatID), ev); err != nil {
+	if err := l.say(ctx, lk, TypeLinkedFinished, "x"+lk.ID+":end", 0,
+		map[string]any{"outcome": e.Outcome, "status": e.Status, "report": e.Report, "message": msg}); err != nil {
 		return fmt.Errorf("say the end of %s in chat %s: %w", lk.Execution, lk.ChatID, err)
 	}
 	l.keepEnd(ctx, lk, e)

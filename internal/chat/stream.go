@@ -39,17 +39,18 @@ func (s *Service) follow(ctx context.Context, t *turn, agent string, w Workflow)
 	if !strings.HasPrefix(arn, "arn:") {
 		return // an in-process run: nothing to link
 	}
+	// The link first: on AWS an execution that ends at once may say so
+	// (EventBridge) before the rest is written.
+	if s.Links != nil {
+		lk := Link{ID: LinkID(t.tenant, t.chatID, arn), Tenant: t.tenant, ChatID: t.chatID, Turn: t.n, Agent: agent, Kind: w.Kind,
+			Subject: w.Subject, Execution: arn, From: t.last, At: s.now()}
+		if err := s.Links.Add(ctx, lk); err != nil {
+			s.logger().WarnContext(ctx, "cannot keep a workflow's link to its chat", "tenant", t.tenant, "chat_id", t.chatID, "execution", arn, "error", err)
+		}
+	}
 	s.link(ctx, t, arn)
 	if err := t.decide(ctx, audit.Decision{Name: DecisionLinked, Outcome: w.Kind, Evidence: []string{arn}, Detail: w.Subject}); err != nil {
 		s.logger().WarnContext(ctx, "cannot record a linked workflow", "chat_id", t.chatID, "turn", t.n, "error", err)
-	}
-	if s.Links == nil {
-		return
-	}
-	lk := Link{ID: LinkID(t.tenant, t.chatID, arn), Tenant: t.tenant, ChatID: t.chatID, Turn: t.n, Agent: agent, Kind: w.Kind,
-		Subject: w.Subject, Execution: arn, From: t.last, At: s.now()}
-	if err := s.Links.Add(ctx, lk); err != nil {
-		s.logger().WarnContext(ctx, "cannot keep a workflow's link to its chat", "tenant", t.tenant, "chat_id", t.chatID, "execution", arn, "error", err)
 	}
 }
 

@@ -490,6 +490,30 @@ type MachineTool struct {
 
 func (t MachineTool) Args() any { return t.NewArgs() }
 
+// Names of the machines the chat starts, as the template names them.
+const (
+	CompanionMachine = "CareerCompanionStateMachine"
+	DebateMachine    = "DebateStateMachine"
+)
+
+// CompanionTool is the career companion's delegation, the same in every
+// runtime: CompanionMachine (machineARN; empty, the tool says it is not
+// deployed) started through client with CompanionInput, and followed by
+// the conversation as KindCompanion about its application.
+func CompanionTool(client Starter, machineARN string) MachineTool {
+	return MachineTool{Client: client, MachineARN: machineARN, Name: CompanionMachine, NewArgs: func() any { return &CompanionArgs{} },
+		Input: CompanionInput, Kind: KindCompanion, Subject: CompanionSubject}
+}
+
+// DebateTool is the debate committee's delegation, the same in every
+// runtime: DebateMachine (machineARN; empty, not deployed) started through
+// client with DebateInput under DebateExecution's name, and followed by the
+// conversation as KindDebate about its debate_id.
+func DebateTool(client Starter, machineARN string) MachineTool {
+	return MachineTool{Client: client, MachineARN: machineARN, Name: DebateMachine, NewArgs: func() any { return &DebateArgs{} },
+		Input: DebateInput, Execution: DebateExecution, Kind: KindDebate, Subject: DebateSubject}
+}
+
 func (t MachineTool) Run(ctx context.Context, c Call) (Result, error) {
 	if t.Client == nil || t.MachineARN == "" {
 		return Result{}, toolErr("el flujo %s no está disponible en este despliegue", t.Name)

@@ -15,6 +15,7 @@ import (
 	"github.com/veredicto/veredicto/examples/delegation/corpus"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog/chatfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/chat"
+	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -58,8 +60,10 @@ func chatConfigFromEnv(getenv func(string) string, logicalID string) (chatConfig
 }
 
 // chatService assembles the chat on AWS: turns in the context table
-// (chat/<tenant>/… keys), events in the events table, confirmations in the
-// context table, the search tools on S3 and Step Functions, outgoing mail
+// (chat/<tenant>/… keys), events in the events table, confirmations and
+// the links of the workflows a conversation starts (chatlink/<tenant>/…)
+// in the context table, the search tools on S3 and Step Functions, the
+// companion's and the debate's machines on Step Functions, outgoing mail
 // as JSON under outbox/<tenant>/ in the reports bucket (for the mail
 // gateway), the supervisor on the LLM secret (offline without one).
 func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleapp.Config, cc chatConfig, ac aws.Config) (*chat.Service, error) {
@@ -91,15 +95,12 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleapp.Config,
 		}
 	}
 	confirms := peopleapp.Confirmations(cfg, pc, ac, false)
-	machine := func(arn, name string, args func() any, input func(chat.Call) (any, error)) chat.MachineTool {
-		t := chat.MachineTool{MachineARN: arn, Name: name, NewArgs: args, Input: input}
-		if arn != "" {
-			t.Client = sfnClient
-		}
-		return t
-	}
+	events := dynamoeventlog.New(dynamodb.NewFromConfig(ac), pc.EventsTable)
 	svc := &chat.Service{
-		Registry: reg, Model: model, Store: kv, Events: confirms.Events,
+		Registry: reg, Model: model, Store: kv, Events: events,
+		// The workflows a conversation starts are linked to it in the
+		// context table; ChatLinkFunction says their status changes there.
+		Links: &chat.Links{Store: kv, Events: events, Log: events},
 		// Each tenant's promoted intent model lives in the reports bucket.
 		Intents:       &chat.IntentModels{Registry: reg, Blobs: reports},
 		Confirmations: confirms, ConfirmationStore: confirms.Store, Options: cc.Options,
@@ -108,8 +109,8 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleapp.Config,
 		Tools: map[string]chat.Tool{
 			chat.ActionSearch:    chat.SearchTool{Searches: searches},
 			chat.ActionFlags:     chat.FlagsTool{Inputs: inputs, Judge: flagsapp.Judge(client)},
-			chat.ActionCompanion: machine(cc.CompanionARN, "CareerCompanionStateMachine", func() any { return &chat.CompanionArgs{} }, chat.CompanionInput),
-			chat.ActionDebate:    debateTool(machine(cc.DebateARN, "DebateStateMachine", func() any { return &chat.DebateArgs{} }, chat.DebateInput)),
+			chat.ActionCompanion: chat.CompanionTool(sfnClient, cc.CompanionARN),
+			chat.ActionDebate:    chat.DebateTool(sfnClient, cc.DebateARN),
 			chat.ActionReports:   chat.ReportsTool{Searches: searches, Outbox: chat.BlobOutbox{Blobs: reports}},
 		},
 	}
@@ -161,10 +162,4 @@ func Start(logicalID string) {
 		}
 		return nil, fmt.Errorf("%s is not a %s function", logicalID, function.KindChat)
 	})
-}
-
-// debateTool names the chat's debates as the debates API does.
-func debateTool(t chat.MachineTool) chat.MachineTool {
-	t.Execution = chat.DebateExecution
-	return t
 }
