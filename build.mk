@@ -51,7 +51,8 @@ LAMBDAS := \
 	CompanionScoringFunction:companion-scoring \
 	CompanionDecisionFunction:companion-decision \
 	CompanionDraftFunction:companion-draft \
-	CompanionApiFunction:companion-api
+	CompanionApiFunction:companion-api \
+	ChatLinkFunction:chatlink
 
 lambda_id  = $(word 1,$(subst :, ,$(1)))
 lambda_dir = $(word 2,$(subst :, ,$(1)))

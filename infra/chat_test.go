@@ -3,7 +3,11 @@ package infra
 import (
 	"path/filepath"
 	"slices"
+	"sort"
+	"strings"
 	"testing"
+
+	"github.com/veredicto/veredicto/internal/chat"
 )
 
 // TestChatTurnsQueue: POST /api/chat on the HTTP API (JWT authorizer)
@@ -74,6 +78,94 @@ func TestChatTurnsQueue(t *testing.T) {
 	for _, want := range []string{"POST /api/chat", "GET /api/chat/metrics"} {
 		if !routes[want] {
 			t.Errorf("ChatFunction has no route %s (has %v)", want, routes)
+		}
+	}
+}
+
+// TestChatLinkRule: the status changes of every state machine the chat
+// starts (ChatTurnFunction's *_STATE_MACHINE_ARN) reach ChatLinkFunction
+// through an EventBridge rule on "Step Functions Execution Status Change"
+// — the start and every end —, an event that keeps failing waits in a
+// retained dead-letter queue, and the function touches the two tables
+// only: no bucket, no Step Functions, no secret.
+func TestChatLinkRule(t *testing.T) {
+	tpl := loadTemplate(t, filepath.Join(root, "template.yaml"))
+	var started []string
+	for name, v := range asMap(asMap(tpl.functionProperties("ChatTurnFunction")["Environment"])["Variables"]) {
+		if strings.HasSuffix(name, "STATE_MACHINE_ARN") {
+			r, ok := refTo(v)
+			if !ok || tpl.Resources[r].Type != "AWS::Serverless::StateMachine" {
+				t.Errorf("ChatTurnFunction %s = %v, want !Ref of a state machine", name, v)
+			}
+			started = append(started, r)
+		}
+	}
+	sort.Strings(started)
+	if len(started) != 3 {
+		t.Errorf("the chat starts %v; want the search, the companion and the debate", started)
+	}
+
+	fn := tpl.functionProperties("ChatLinkFunction")
+	var rules int
+	for name, ev := range asMap(fn["Events"]) {
+		ev := asMap(ev)
+		if ev["Type"] != "EventBridgeRule" {
+			t.Errorf("ChatLinkFunction event %s is %v, want EventBridgeRule", name, ev["Type"])
+			continue
+		}
+		rules++
+		p := asMap(asMap(ev["Properties"])["Pattern"])
+		if !slices.Equal(stringsOf(p["source"]), []string{"aws.states"}) || !slices.Equal(stringsOf(p["detail-type"]), []string{chat.StatusChangeDetailType}) {
+			t.Errorf("%s matches source %v, detail-type %v", name, p["source"], p["detail-type"])
+		}
+		detail := asMap(p["detail"])
+		var machines []string
+		for _, v := range asList(detail["stateMachineArn"]) {
+			r, _ := refTo(v)
+			machines = append(machines, r)
+		}
+		sort.Strings(machines)
+		if !slices.Equal(machines, started) {
+			t.Errorf("%s matches the executions of %v; the chat starts %v", name, machines, started)
+		}
+		statuses := stringsOf(detail["status"])
+		for _, want := range []string{"RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"} {
+			if !slices.Contains(statuses, want) {
+				t.Errorf("%s does not match status %s (matches %v)", name, want, statuses)
+			}
+		}
+	}
+	if rules != 1 {
+		t.Errorf("ChatLinkFunction has %d EventBridge rules, want 1", rules)
+	}
+	eic := asMap(fn["EventInvokeConfig"])
+	if n, ok := num(eic["MaximumRetryAttempts"]); !ok || n > 2 {
+		t.Errorf("EventInvokeConfig.MaximumRetryAttempts %v", eic["MaximumRetryAttempts"])
+	}
+	onFailure := asMap(asMap(eic["DestinationConfig"])["OnFailure"])
+	if q, attr, _ := getAtt(onFailure["Destination"]); onFailure["Type"] != "SQS" || q != "ChatLinkDeadLetterQueue" || attr != "Arn" {
+		t.Errorf("an event that keeps failing goes to %v, want ChatLinkDeadLetterQueue", onFailure)
+	}
+	if r := tpl.Resources["ChatLinkDeadLetterQueue"]; r.Type != "AWS::SQS::Queue" {
+		t.Errorf("ChatLinkDeadLetterQueue is %q", r.Type)
+	}
+	env := asMap(asMap(fn["Environment"])["Variables"])
+	if r, _ := refTo(env["EVENTS_TABLE"]); r != "EventsTable" {
+		t.Errorf("EVENTS_TABLE = %v, want !Ref EventsTable", env["EVENTS_TABLE"])
+	}
+	if _, ok := env["LLM_SECRET_ARN"]; ok {
+		t.Error("ChatLinkFunction sees LLM_SECRET_ARN")
+	}
+	for _, st := range statements(map[string]cfnResource{"ChatLinkFunction": tpl.Resources["ChatLinkFunction"]}) {
+		for _, a := range stringsOf(st.stmt["Action"]) {
+			if !strings.HasPrefix(a, "dynamodb:") {
+				t.Errorf("%s: allows %s; the function needs the two tables only", st.where, a)
+			}
+		}
+	}
+	for i, p := range asList(fn["Policies"]) {
+		if asMap(p)["Statement"] == nil {
+			t.Errorf("ChatLinkFunction.Policies[%d] is a template (%v): name the few DynamoDB actions it needs", i, sortedKeys(asMap(p)))
 		}
 	}
 }

@@ -41,3 +41,17 @@ func TestLambdaInvokeChat(t *testing.T) {
 		t.Errorf("metrics %+v, want 1 turn, search-analyst intent 1, delegated 1, failed 1", m)
 	}
 }
+
+// TestLambdaInvokeChatLink runs ChatLinkFunction on its events/ samples
+// with the local adapters: no conversation started those executions here,
+// so nothing is linked and nothing said, and that is no error.
+func TestLambdaInvokeChatLink(t *testing.T) {
+	data := localData(t)
+	for _, ev := range []string{"chatlink-running.json", "chatlink-succeeded.json"} {
+		code, out, errs := invoke(t, data, "ChatLinkFunction", "../../events/"+ev)
+		var res chat.StatusChangeResult
+		if code != exitOK || json.Unmarshal([]byte(out), &res) != nil || res.Execution == "" || res.Linked != 0 || res.Said != 0 {
+			t.Errorf("%s: exit %d, %s %s; want the execution read, nothing linked", ev, code, out, errs)
+		}
+	}
+}

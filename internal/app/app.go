@@ -120,7 +120,7 @@ func AssembleLocal(cfg Local) *App {
 	api := &httpapi.Gateway{Handler: httpapi.New(httpapi.Routes{Searches: is, Judge: judge, FlagsRecord: localFlagsRecord(records, reports, client),
 		Debates: debates, Chat: chatAPI, Confirmations: resolving})}
 	return &App{Debates: debates, Services: catalog.Services{Search: svc, Intake: is, API: api, Judge: judge, Confirm: confirms,
-		Debate: steps, Stream: stream, ChatTurns: turns, Companion: LocalCompanion(dir, client, cfg.Events)}}
+		Debate: steps, Stream: stream, ChatTurns: turns, Companion: LocalCompanion(dir, client, cfg.Events), ChatLinks: localChatLinks(dir)}}
 }
 
 // ChooseLLM resolves the LLM for runs on this machine: the named provider,

@@ -8,6 +8,7 @@ import (
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/confirm"
+	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
@@ -55,6 +56,15 @@ func localChat(dir string, searches *intake.Service, confirms *confirm.Service, 
 		return nil, nil
 	}
 	return &httpapi.Chat{Service: svc}, svc
+}
+
+// localChatLinks is ChatLinkFunction's service on this machine, for
+// "veredicto lambda invoke": the links serve keeps with the chats under
+// dir/chats, the conversations' streams under dir/events. (serve follows
+// its links itself.)
+func localChatLinks(dir string) *chat.Links {
+	events := fileeventlog.Local(dir)
+	return &chat.Links{Store: filestore.NewLocal(ChatDir(dir)), Events: events, Log: events}
 }
 
 func cmpOr(a, b string) string {

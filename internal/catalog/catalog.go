@@ -7,11 +7,12 @@
 //
 // Each kind of function keeps its list and its binding where only that kind
 // is imported: internal/catalog/<kind>fn (searchfn, intakefn, flagsfn,
-// peoplefn, debatefn, chatfn, companionfn) lists its functions, each bound
-// with function.Bind to a dependency in that kind's Services, and the
-// kind's Lambda entry point, internal/app/<kind>app, builds those Services
-// and imports only that list. A bootstrap therefore links only its kind's
-// handlers and domain packages (TestBootstrapsLinkOnlyTheirKind). This
+// peoplefn, debatefn, chatfn, companionfn, chatlinkfn) lists its
+// functions, each bound with function.Bind to a dependency in that kind's
+// Services, and the kind's Lambda entry point, internal/app/<kind>app,
+// builds those Services and imports only that list. A bootstrap therefore
+// links only its kind's handlers and domain packages
+// (TestBootstrapsLinkOnlyTheirKind). This
 // package aggregates the kinds (its kinds table: list, entry point, the
 // kind's Services from the local ones) for everything that needs the whole
 // list (All, Lookup, InvokedBy) and binds any function to the services
@@ -64,6 +65,7 @@ import (
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/catalog/chatfn"
+	"github.com/veredicto/veredicto/internal/catalog/chatlinkfn"
 	"github.com/veredicto/veredicto/internal/catalog/companionfn"
 	"github.com/veredicto/veredicto/internal/catalog/debatefn"
 	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
@@ -119,6 +121,9 @@ var kinds = []kind{
 	{function.KindCompanion, companionfn.Functions, func(s *Services) any {
 		return &companionfn.Services{Companion: s.Companion, API: s.API}
 	}, entry{"internal/app/companionapp", "Start"}},
+	{function.KindChatLink, chatlinkfn.Functions, func(s *Services) any {
+		return &chatlinkfn.Services{Links: s.ChatLinks}
+	}, entry{"internal/app/chatlinkapp", "Start"}},
 }
 
 func kindOf(k function.Kind) (kind, bool) {
@@ -161,6 +166,9 @@ type Services struct {
 	ChatTurns *chat.Service
 	// Companion holds the career companion's Task handlers.
 	Companion *companion.Service
+	// ChatLinks says executions' status changes in the conversations that
+	// started them.
+	ChatLinks *chat.Links
 }
 
 // of is the services of kind k among s.

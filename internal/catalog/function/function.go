@@ -46,6 +46,10 @@ const (
 	// KindCompanion: a Task of the career-companion workflow (seed 001):
 	// context store, blob store and LLM.
 	KindCompanion Kind = "companion"
+	// KindChatLink: the execution status changes EventBridge delivers,
+	// said in the conversations that started the executions (DynamoDB
+	// only: the context table's links, the events table).
+	KindChatLink Kind = "chatlink"
 )
 
 // State machine files (statemachines/), as Function.StateMachines names them.
