@@ -49,5 +49,9 @@
 //   - outbox.go: where sent messages go (a folder, or blobs);
 //   - metrics.go: the delegation counters;
 //   - queue.go: turns queued on SQS and their handler;
+//   - links.go: the workflows a conversation starts, linked to it and
+//     followed under serve (progress, confirmations, the end in Spanish);
+//   - statuschange.go: the same links on AWS, told by Step Functions'
+//     execution status changes (EventBridge → ChatLinkFunction);
 //   - http.go: the chat's HTTP endpoint.
 package chat

@@ -139,6 +139,9 @@ func (l *Links) HandleStatusChange(ctx context.Context, ev StatusChangeEvent) (S
 	for _, lk := range lks {
 		said, err := l.statusChanged(ctx, lk, ev.ID, ch)
 		res.Said += said
+		if said > 0 {
+			log.InfoContext(ctx, "an execution's status change said in its conversation", "tenant", tenant, "chat_id", lk.ChatID)
+		}
 		if err != nil {
 			log.WarnContext(ctx, "say an execution's status change in its conversation", "tenant", tenant, "chat_id", lk.ChatID, "error", err)
 			errs = append(errs, err)
@@ -183,7 +186,7 @@ func (l *Links) linkedTo(ctx context.Context, tenant, arn string) ([]Link, error
 			continue
 		}
 		var lk Link
-		if err := json.Unmarshal(b, &lk); err != nil || lk.ID != want.ID || lk.ChatID != chatID || lk.Execution != arn || len(lk.ID) < 8 {
+		if err := json.Unmarshal(b, &lk); err != nil || lk.ID != want.ID || lk.ChatID != chatID || lk.Execution != arn {
 			l.logger().WarnContext(ctx, "a damaged chat link is set aside", "key", key)
 			continue
 		}
@@ -226,11 +229,11 @@ func (l *Links) statusChanged(ctx context.Context, lk Link, eventID string, ch S
 		if ch.Status == "SUCCEEDED" && ch.Output != nil && json.Valid([]byte(*ch.Output)) {
 			output = json.RawMessage(*ch.Output)
 		}
-		var cause string
+		var errName string // never ch.Cause: it may quote the documents
 		if ch.Error != nil {
-			cause = *ch.Error
+			errName = *ch.Error
 		}
-		err = l.end(ctx, lk, LinkEnd{Outcome: outcomeOfStatus(ch.Status), Status: ch.Status}, cause, output)
+		err = l.end(ctx, lk, LinkEnd{Outcome: outcomeOfStatus(ch.Status), Status: ch.Status}, errName, output)
 	default: // PENDING_REDRIVE and whatever comes: nothing to say
 		return 0, nil
 	}
