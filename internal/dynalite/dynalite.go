@@ -39,6 +39,15 @@ var peer struct {
 // Client returns a client for the binary's dynalite, starting it first.
 func Client(tb testing.TB) *dynamodb.Client {
 	tb.Helper()
+	ac := Config(tb)
+	return dynamodb.New(dynamodb.Options{Region: ac.Region, Credentials: ac.Credentials, BaseEndpoint: ac.BaseEndpoint})
+}
+
+// Config returns an AWS configuration whose DynamoDB is the binary's
+// dynalite, starting it first: for the Lambdas' own client
+// (internal/awsclient/dynamodb).
+func Config(tb testing.TB) aws.Config {
+	tb.Helper()
 	peer.once.Do(start)
 	if peer.missing != "" {
 		if os.Getenv("CI") != "" {
@@ -49,11 +58,7 @@ func Client(tb testing.TB) *dynamodb.Client {
 	if peer.err != nil {
 		tb.Fatalf("start dynalite: %v", peer.err)
 	}
-	return dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-		BaseEndpoint: aws.String(peer.endpoint),
-	})
+	return aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), BaseEndpoint: aws.String(peer.endpoint)}
 }
 
 // Stop ends the binary's dynalite, if one was started. Call it from TestMain.

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/veredicto/veredicto"
+	awsddb "github.com/veredicto/veredicto/internal/awsclient/dynamodb"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/confirm/file"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
@@ -55,6 +56,16 @@ func TestStores(t *testing.T) {
 			name := fmt.Sprintf("context-%d", tables.Add(1))
 			dynalite.CreateTable(t, client, contextTable(name))
 			return New(client, name)
+		},
+		"dynamo, the Lambdas' client": func(t *testing.T) confirm.Store {
+			client := dynalite.Client(t)
+			name := fmt.Sprintf("context-%d", tables.Add(1))
+			dynalite.CreateTable(t, client, contextTable(name))
+			lambda, err := awsddb.New(dynalite.Config(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return New(lambda, name)
 		},
 	}
 	for name, mk := range stores {

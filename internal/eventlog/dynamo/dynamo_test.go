@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	awsddb "github.com/veredicto/veredicto/internal/awsclient/dynamodb"
 	"github.com/veredicto/veredicto/internal/dynalite"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/eventlog/eventlogtest"
@@ -25,12 +26,18 @@ func TestMain(m *testing.M) {
 
 var tables atomic.Int64
 
+// newDynamo creates a table and returns a log on it, on the Lambdas'
+// client (internal/awsclient/dynamodb).
 func newDynamo(t *testing.T) *Log {
 	t.Helper()
 	client := dynalite.Client(t)
 	name := fmt.Sprintf("events-%d", tables.Add(1))
 	dynalite.CreateTable(t, client, TableSchema(name))
-	return New(client, name)
+	lambda, err := awsddb.New(dynalite.Config(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(lambda, name)
 }
 
 func TestDynamoAppendReadDedupe(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	awsddb "github.com/veredicto/veredicto/internal/awsclient/dynamodb"
 	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/search"
 )
@@ -46,7 +47,9 @@ func dynamoClient(t *testing.T) *dynamodb.Client { return dynalite.Client(t) }
 
 var tableSeq atomic.Int64
 
-// newStore creates a fresh table and returns a store on it.
+// newStore creates a fresh table and returns a store on it, on the
+// Lambdas' client (internal/awsclient/dynamodb), and the SDK's client that
+// created the table, to look at it.
 func newStore(t *testing.T, large Large) (*Store, *dynamodb.Client, string) {
 	t.Helper()
 	client := dynamoClient(t)
@@ -54,7 +57,11 @@ func newStore(t *testing.T, large Large) (*Store, *dynamodb.Client, string) {
 	if err := EnsureTable(t.Context(), client, table); err != nil {
 		t.Fatalf("EnsureTable %s: %v", table, err)
 	}
-	return New(client, table, large), client, table
+	lambda, err := awsddb.New(dynalite.Config(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(lambda, table, large), client, table
 }
 
 // newLarge returns an s3blob store on an in-process gofakes3 server.
