@@ -15,9 +15,6 @@ import (
 	"github.com/veredicto/veredicto/examples/delegation/corpus"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/veredicto/veredicto/internal/app/flagsapp"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
@@ -25,6 +22,9 @@ import (
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
 	"github.com/veredicto/veredicto/internal/app/peopleapp"
+	"github.com/veredicto/veredicto/internal/awsclient/dynamodb"
+	"github.com/veredicto/veredicto/internal/awsclient/sfn"
+	"github.com/veredicto/veredicto/internal/awsclient/sqs"
 	"github.com/veredicto/veredicto/internal/catalog/chatfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/chat"
@@ -71,8 +71,18 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleapp.Config,
 	if err != nil {
 		return nil, err
 	}
-	inputs, reports, kv := storage.New(cfg, ac)
-	sfnClient := sfn.NewFromConfig(ac)
+	inputs, reports, kv, err := storage.New(cfg, ac)
+	if err != nil {
+		return nil, err
+	}
+	sfnClient, err := sfn.New(ac)
+	if err != nil {
+		return nil, err
+	}
+	audit, err := records.New(cfg, ac)
+	if err != nil {
+		return nil, err
+	}
 	var st intake.Starter = starter.Unconfigured{Variable: "STATE_MACHINE_ARN"}
 	if cfg.StateMachineARN != "" {
 		st = starter.NewSFN(sfnClient, cfg.StateMachineARN)
@@ -94,8 +104,15 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleapp.Config,
 			return nil, err
 		}
 	}
-	confirms := peopleapp.Confirmations(cfg, pc, ac, false)
-	events := dynamoeventlog.New(dynamodb.NewFromConfig(ac), pc.EventsTable)
+	confirms, err := peopleapp.Confirmations(cfg, pc, ac, false)
+	if err != nil {
+		return nil, err
+	}
+	ddb, err := dynamodb.New(ac)
+	if err != nil {
+		return nil, err
+	}
+	events := dynamoeventlog.New(ddb, pc.EventsTable)
 	svc := &chat.Service{
 		Registry: reg, Model: model, Store: kv, Events: events,
 		// The workflows a conversation starts are linked to it in the
@@ -105,7 +122,7 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleapp.Config,
 		Intents:       &chat.IntentModels{Registry: reg, Blobs: reports},
 		Confirmations: confirms, ConfirmationStore: confirms.Store, Options: cc.Options,
 		// Each conversation's audit record, like every workflow's.
-		Audit: records.New(cfg, ac),
+		Audit: audit,
 		Tools: map[string]chat.Tool{
 			chat.ActionSearch:    chat.SearchTool{Searches: searches},
 			chat.ActionFlags:     chat.FlagsTool{Inputs: inputs, Judge: flagsapp.Judge(client)},
@@ -155,7 +172,11 @@ func Start(logicalID string) {
 		}
 		switch logicalID {
 		case "ChatFunction":
-			h := &httpapi.Chat{Service: svc, Enqueue: chat.SQSEnqueuer{Client: sqs.NewFromConfig(ac), QueueURL: cc.TurnsQueueURL}}
+			queue, err := sqs.New(ac)
+			if err != nil {
+				return nil, err
+			}
+			h := &httpapi.Chat{Service: svc, Enqueue: chat.SQSEnqueuer{Client: queue, QueueURL: cc.TurnsQueueURL}}
 			return &chatfn.Services{API: httpapi.NewGateway(httpapi.Routes{Chat: h}, cfg.TenantClaim)}, nil
 		case "ChatTurnFunction":
 			return &chatfn.Services{Turns: svc}, nil

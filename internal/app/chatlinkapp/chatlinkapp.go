@@ -11,9 +11,9 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/awsclient/dynamodb"
 	"github.com/veredicto/veredicto/internal/catalog/chatlinkfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/chat"
@@ -29,7 +29,10 @@ func Services(cfg lambdaenv.Config, ac aws.Config) (*chatlinkfn.Services, error)
 	if cfg.EventsTable == "" {
 		return nil, fmt.Errorf("configuration: EVENTS_TABLE is not set")
 	}
-	ddb := dynamodb.NewFromConfig(ac)
+	ddb, err := dynamodb.New(ac)
+	if err != nil {
+		return nil, err
+	}
 	events := dynamoeventlog.New(ddb, cfg.EventsTable)
 	return &chatlinkfn.Services{Links: &chat.Links{Store: dynamo.New(ddb, cfg.ContextTable, nil), Events: events, Log: events}}, nil
 }

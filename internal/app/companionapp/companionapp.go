@@ -10,13 +10,13 @@ import (
 	"context"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/awsclient/dynamodb"
+	"github.com/veredicto/veredicto/internal/awsclient/sfn"
 	"github.com/veredicto/veredicto/internal/catalog/companionfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/companion"
@@ -34,20 +34,35 @@ import (
 // (CompanionApiFunction).
 func Start(logicalID string) {
 	lambdaenv.Start(logicalID, function.KindCompanion, companionfn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
-		_, reports, kv := storage.New(cfg, ac)
+		_, reports, kv, err := storage.New(cfg, ac)
+		if err != nil {
+			return nil, err
+		}
 		client, err := llmsecret.Client(ctx, ac, cfg)
+		if err != nil {
+			return nil, err
+		}
+		audit, err := records.New(cfg, ac)
 		if err != nil {
 			return nil, err
 		}
 		var events companion.Appender
 		if cfg.EventsTable != "" { // progress on the execution's stream
-			events = dynamoeventlog.New(dynamodb.NewFromConfig(ac), cfg.EventsTable)
+			ddb, err := dynamodb.New(ac)
+			if err != nil {
+				return nil, err
+			}
+			events = dynamoeventlog.New(ddb, cfg.EventsTable)
 		}
-		svc := &companion.Service{Store: kv, Blobs: reports, Events: events, Audit: records.New(cfg, ac),
+		svc := &companion.Service{Store: kv, Blobs: reports, Events: events, Audit: audit,
 			Analyst: Analyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}
 		var api *httpapi.Gateway
 		if cfg.StateMachineARN != "" { // CompanionApiFunction
-			st := starter.NewSFN(sfn.NewFromConfig(ac), cfg.StateMachineARN)
+			states, err := sfn.New(ac)
+			if err != nil {
+				return nil, err
+			}
+			st := starter.NewSFN(states, cfg.StateMachineARN)
 			api = httpapi.NewGateway(httpapi.Routes{Companion: API(svc, func(ctx context.Context, name string, input []byte) error {
 				_, err := st.Start(ctx, name, input)
 				return err

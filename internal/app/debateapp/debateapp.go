@@ -12,13 +12,13 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/awsclient/sfn"
 	"github.com/veredicto/veredicto/internal/catalog/debatefn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/debate"
@@ -34,17 +34,28 @@ import (
 // the context table, debates started on DEBATE_STATE_MACHINE_ARN.
 func Start(logicalID string) {
 	lambdaenv.Start(logicalID, function.KindDebate, debatefn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
-		inputs, reports, kv := storage.New(cfg, ac)
+		inputs, reports, kv, err := storage.New(cfg, ac)
+		if err != nil {
+			return nil, err
+		}
 		client, err := llmsecret.Client(ctx, ac, cfg)
+		if err != nil {
+			return nil, err
+		}
+		audit, err := records.New(cfg, ac)
 		if err != nil {
 			return nil, err
 		}
 		var st httpapi.DebateStarter = starter.Unconfigured{Variable: "DEBATE_STATE_MACHINE_ARN"}
 		if arn := os.Getenv("DEBATE_STATE_MACHINE_ARN"); arn != "" {
-			st = starter.NewSFN(sfn.NewFromConfig(ac), arn)
+			states, err := sfn.New(ac)
+			if err != nil {
+				return nil, err
+			}
+			st = starter.NewSFN(states, arn)
 		}
 		api := &httpapi.Debates{Starter: st, Logs: kv, Reports: reports}
-		steps := Recorded(Steps(client, Knowledge{Inputs: inputs, Reports: reports}, reports, kv, nil), records.New(cfg, ac))
+		steps := Recorded(Steps(client, Knowledge{Inputs: inputs, Reports: reports}, reports, kv, nil), audit)
 		return &debatefn.Services{Debate: steps,
 			API: httpapi.NewGateway(httpapi.Routes{Debates: api}, cfg.TenantClaim)}, nil
 	})

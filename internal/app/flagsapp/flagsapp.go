@@ -9,12 +9,12 @@ import (
 	"context"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
+	"github.com/veredicto/veredicto/internal/awsclient/s3"
 	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
@@ -37,8 +37,15 @@ func build(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error
 	// Each classification is an execution of its own, recorded in the
 	// reports bucket like every workflow's (audit/<tenant>/<execution>/),
 	// its output beside the other reports.
-	reports := s3blob.New(s3.NewFromConfig(ac), cfg.ReportsBucket, "")
-	record := &httpapi.FlagsRecord{Audit: records.New(cfg, ac), Reports: reports, Model: Model(client)}
+	s3c, err := s3.New(ac, false)
+	if err != nil {
+		return nil, err
+	}
+	audit, err := records.New(cfg, ac)
+	if err != nil {
+		return nil, err
+	}
+	record := &httpapi.FlagsRecord{Audit: audit, Reports: s3blob.New(s3c, cfg.ReportsBucket, ""), Model: Model(client)}
 	return &flagsfn.Services{API: httpapi.NewGateway(httpapi.Routes{Judge: Judge(client), FlagsRecord: record}, cfg.TenantClaim)}, nil
 }
 

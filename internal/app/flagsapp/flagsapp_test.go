@@ -47,12 +47,15 @@ func TestEveryClassificationRecordsIntoTheReportsBucket(t *testing.T) {
 		t.Fatalf("the answer names no execution: %v", resp.Headers)
 	}
 
-	records := records.New(cfg, ac)
-	execs, err := records.Executions(ctx, "acme")
+	rec, err := records.New(cfg, ac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	execs, err := rec.Executions(ctx, "acme")
 	if err != nil || len(execs) != 1 || execs[0] != execution {
 		t.Fatalf("acme's records: %q %v; want %s", execs, err, execution)
 	}
-	if problems, err := audit.Verify(ctx, records.Store("acme", execution), nil); err != nil || len(problems) > 0 {
+	if problems, err := audit.Verify(ctx, rec.Store("acme", execution), nil); err != nil || len(problems) > 0 {
 		t.Errorf("the record in the bucket: %v %v", problems, err)
 	}
 	out, err := s3c.GetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(cfg.ReportsBucket), Key: aws.String("flags/acme/" + execution + "/flags.json")})

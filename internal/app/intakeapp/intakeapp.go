@@ -9,10 +9,10 @@ import (
 	"context"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/awsclient/sfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/catalog/intakefn"
 	"github.com/veredicto/veredicto/internal/httpapi"
@@ -28,8 +28,14 @@ func Start(logicalID string) {
 }
 
 func build(_ context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
-	inputs, reports, kv := storage.New(cfg, ac)
-	client := sfn.NewFromConfig(ac)
+	inputs, reports, kv, err := storage.New(cfg, ac)
+	if err != nil {
+		return nil, err
+	}
+	client, err := sfn.New(ac)
+	if err != nil {
+		return nil, err
+	}
 	var st intake.Starter = starter.Unconfigured{Variable: "STATE_MACHINE_ARN"}
 	if cfg.StateMachineARN != "" {
 		st = starter.NewSFN(client, cfg.StateMachineARN)

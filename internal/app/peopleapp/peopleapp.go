@@ -15,11 +15,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/awsclient/dynamodb"
+	"github.com/veredicto/veredicto/internal/awsclient/sfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/catalog/peoplefn"
 	"github.com/veredicto/veredicto/internal/confirm"
@@ -65,13 +65,18 @@ func ConfigFromEnv(getenv func(string) string, stream bool) (Config, error) {
 // confirmations in the context table, their events in the events table;
 // withTasks, decisions are delivered to the waiting task through Step
 // Functions (creating a confirmation never resumes one).
-func Confirmations(cfg lambdaenv.Config, pc Config, ac aws.Config, withTasks bool) *confirm.Service {
-	ddb := dynamodb.NewFromConfig(ac)
+func Confirmations(cfg lambdaenv.Config, pc Config, ac aws.Config, withTasks bool) (*confirm.Service, error) {
+	ddb, err := dynamodb.New(ac)
+	if err != nil {
+		return nil, err
+	}
 	var tasks confirm.TaskSender
 	if withTasks {
-		tasks = sfn.NewFromConfig(ac)
+		if tasks, err = sfn.New(ac); err != nil {
+			return nil, err
+		}
 	}
-	return &confirm.Service{Store: dynamoconfirm.New(ddb, cfg.ContextTable), Events: dynamoeventlog.New(ddb, pc.EventsTable), Tasks: tasks}
+	return &confirm.Service{Store: dynamoconfirm.New(ddb, cfg.ContextTable), Events: dynamoeventlog.New(ddb, pc.EventsTable), Tasks: tasks}, nil
 }
 
 // Start runs one of the functions that put a person in the loop:
@@ -90,20 +95,36 @@ func Start(logicalID string) {
 				return nil, err
 			}
 			// Creating a confirmation never resumes a task: no sfn client.
-			return &peoplefn.Services{Confirm: Confirmations(cfg, pc, ac, false)}, nil
+			svc, err := Confirmations(cfg, pc, ac, false)
+			if err != nil {
+				return nil, err
+			}
+			return &peoplefn.Services{Confirm: svc}, nil
 		case "ConfirmationsFunction":
 			pc, err := ConfigFromEnv(os.Getenv, false)
 			if err != nil {
 				return nil, err
 			}
-			return &peoplefn.Services{API: httpapi.NewGateway(httpapi.Routes{Confirmations: Confirmations(cfg, pc, ac, true)}, cfg.TenantClaim)}, nil
+			svc, err := Confirmations(cfg, pc, ac, true)
+			if err != nil {
+				return nil, err
+			}
+			return &peoplefn.Services{API: httpapi.NewGateway(httpapi.Routes{Confirmations: svc}, cfg.TenantClaim)}, nil
 		case "StreamFunction":
 			pc, err := ConfigFromEnv(os.Getenv, true)
 			if err != nil {
 				return nil, err
 			}
-			log := dynamoeventlog.New(dynamodb.NewFromConfig(ac), pc.EventsTable)
-			execs := &stream.Executions{API: sfn.NewFromConfig(ac), Recorder: &stream.Recorder{Log: log}, Log: log, StateMachines: pc.StateMachines}
+			ddb, err := dynamodb.New(ac)
+			if err != nil {
+				return nil, err
+			}
+			states, err := sfn.New(ac)
+			if err != nil {
+				return nil, err
+			}
+			log := dynamoeventlog.New(ddb, pc.EventsTable)
+			execs := &stream.Executions{API: states, Recorder: &stream.Recorder{Log: log}, Log: log, StateMachines: pc.StateMachines}
 			verify := &auth.JWKS{URL: pc.JWKSURL, Policy: auth.Policy{Issuer: pc.JWTIssuer, Audience: pc.JWTAudience, TenantClaim: cfg.TenantClaim}}
 			h := peoplefn.Stream(EventStream(&httpapi.Events{Log: log, Resolve: execs, Refresh: execs}, verify))
 			return &peoplefn.Services{Stream: &h}, nil

@@ -32,15 +32,22 @@ func Start(logicalID string) {
 }
 
 func build(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
-	inputs, reports, kv := storage.New(cfg, ac)
+	inputs, reports, kv, err := storage.New(cfg, ac)
+	if err != nil {
+		return nil, err
+	}
 	client, err := llmsecret.Client(ctx, ac, cfg)
+	if err != nil {
+		return nil, err
+	}
+	audit, err := records.New(cfg, ac)
 	if err != nil {
 		return nil, err
 	}
 	analyst, _ := Analyst(client)
 	return &searchfn.Services{Search: &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst,
 		PromptVersions: prompts.PromptVersion, DefaultConcurrency: cfg.MaxConcurrency, Layout: search.BucketLayout,
-		Audit: records.New(cfg, ac)}}, nil
+		Audit: audit}}, nil
 }
 
 // Analyst is the executive-search analyst of a client: the LLM agents, or

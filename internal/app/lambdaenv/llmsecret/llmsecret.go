@@ -11,9 +11,10 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	awssm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/awsclient/secretsmanager"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
@@ -34,7 +35,11 @@ func Key(ctx context.Context, ac aws.Config, cfg lambdaenv.Config) (string, erro
 	if cfg.LLMSecretARN == "" {
 		return "", nil
 	}
-	out, err := secretsmanager.NewFromConfig(ac).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(cfg.LLMSecretARN)})
+	client, err := secretsmanager.New(ac)
+	if err != nil {
+		return "", err
+	}
+	out, err := client.GetSecretValue(ctx, &awssm.GetSecretValueInput{SecretId: aws.String(cfg.LLMSecretARN)})
 	if err != nil {
 		return "", fmt.Errorf("read LLM secret: %w", err)
 	}
