@@ -27,13 +27,14 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
+	confirmengine "github.com/veredicto/veredicto/internal/confirm/engine"
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
-	"github.com/veredicto/veredicto/internal/starter"
+	localstarter "github.com/veredicto/veredicto/internal/starter/local"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
@@ -101,7 +102,7 @@ func AssembleLocal(cfg Local) *App {
 	if searches == nil {
 		// Senior reviews are recorded with the other confirmations under dir.
 		eng := asl.New(catalog.SearchRegistry(svc, confirms))
-		searches = starter.NewLocal(kv, func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
+		searches = localstarter.New(kv, func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
 			var si search.StartInput
 			if err := json.Unmarshal(input, &si); err != nil {
 				return nil, fmt.Errorf("execution input: %w", err)
@@ -197,7 +198,7 @@ func NewFolderSearch(inputs search.BlobReader, out, data string, analyst search.
 	eng := asl.New(catalog.SearchRegistry(svc, reviews))
 	// The engine resolves the reviews' tasks; the reviews' service delivers
 	// to the engine: the one cycle, closed here.
-	reviews.Tasks = confirm.EngineTasks{Engine: eng}
+	reviews.Tasks = confirmengine.Tasks{Engine: eng}
 	return &FolderSearch{Search: svc, Reviews: reviews, Engine: eng}
 }
 

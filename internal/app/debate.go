@@ -14,7 +14,7 @@ import (
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/llm"
-	"github.com/veredicto/veredicto/internal/starter"
+	localstarter "github.com/veredicto/veredicto/internal/starter/local"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
@@ -25,7 +25,7 @@ import (
 // through the engine (execution records in kv), with the human decision
 // recorded by decisions; each execution keeps its audit record in
 // records.
-func localDebate(dir string, client *llm.OpenAI, kv starter.KV, decisions *confirm.Service, st httpapi.DebateStarter, records debate.Auditor, logger *slog.Logger) (*debate.Steps, *httpapi.Debates) {
+func localDebate(dir string, client *llm.OpenAI, kv localstarter.KV, decisions *confirm.Service, st httpapi.DebateStarter, records debate.Auditor, logger *slog.Logger) (*debate.Steps, *httpapi.Debates) {
 	in, rep, ctxDir := LocalLayout(dir)
 	inputs, reports, logs := fileblob.NewDir(in), fileblob.NewDir(rep), filestore.NewLocal(ctxDir)
 	// Each execution's audit record: DATA/reports/audit/<tenant>/<execution>/.
@@ -34,7 +34,7 @@ func localDebate(dir string, client *llm.OpenAI, kv starter.KV, decisions *confi
 		return steps, &httpapi.Debates{Starter: st, Logs: logs, Reports: reports}
 	}
 	eng := asl.New(catalog.DebateRegistry(steps, decisions))
-	local := starter.NewLocal(kv, func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
+	local := localstarter.New(kv, func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
 		var in debate.StartInput
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, fmt.Errorf("execution input: %w", err)

@@ -23,6 +23,7 @@ import (
 	"github.com/veredicto/veredicto/internal/chat"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
+	confirmengine "github.com/veredicto/veredicto/internal/confirm/engine"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/flags"
@@ -277,7 +278,7 @@ func compareFiles(ctx context.Context, files []audit.Report, out string) *Replay
 // open), and a wait gets the recorded answer delivered — approval,
 // rejection, or the timeout it met.
 func replayedReviews(r *audit.Replay, eng *asl.Engine) asl.Handler {
-	tasks := confirm.EngineTasks{Engine: eng}
+	tasks := confirmengine.Tasks{Engine: eng}
 	return func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 		var in confirm.Request
 		if err := json.Unmarshal(raw, &in); err != nil {

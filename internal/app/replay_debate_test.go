@@ -15,6 +15,7 @@ import (
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
+	confirmengine "github.com/veredicto/veredicto/internal/confirm/engine"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -63,7 +64,7 @@ func TestStateMachineDebateIsRecordedAndReplays(t *testing.T) {
 	steps := debateapp.Recorded(debateapp.Steps(client, fileblob.NewDir(in), fileblob.NewDir(rep), filestore.NewLocal(ctxDir), nil), records)
 	decisions := &confirm.Service{Store: memory.New()}
 	eng := asl.New(catalog.DebateRegistry(steps, decisions))
-	decisions.Tasks = confirm.EngineTasks{Engine: eng}
+	decisions.Tasks = confirmengine.Tasks{Engine: eng}
 	q := `{"question": "¿Avanzamos con la oferta a c-005?", "options": ["avanzar", "pedir referencias"], "irreversible": true,
 		"participants": [{"id": "cfo", "brief": "Costo"}, {"id": "chro", "brief": "Referencias"}]}`
 	x, err := catalog.StartDebate(ctx, eng, debate.StartInput{Tenant: "acme", DebateID: "d-1", Question: json.RawMessage(q), Knowledge: []string{"knowledge/acme/policies/"}}, nil)

@@ -40,6 +40,7 @@ import (
 	"github.com/veredicto/veredicto/internal/sfnapi"
 	"github.com/veredicto/veredicto/internal/starter"
 	"github.com/veredicto/veredicto/internal/stream"
+	streamengine "github.com/veredicto/veredicto/internal/stream/engine"
 )
 
 // Template logical ids of the state machines the local server's own
@@ -203,7 +204,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	recorder := &stream.Recorder{Log: events, AgentsFor: s.agentsFor}
 	onHistory := cfg.OnHistory
 	if onHistory == nil {
-		onHistory = recorder.Hook(logger)
+		onHistory = streamengine.Hook(recorder, logger)
 	}
 	onHistory = expiringConfirmations(onHistory, s.Confirmations, logger)
 	ctlCfg := control.Config{Dir: ControlDir(cfg.Data), Data: cfg.Data, Registry: reg, Logger: logger,

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
+
+	"github.com/veredicto/veredicto/internal/asl/taskinfo"
 )
 
 // taskOutcome is what SendTaskSuccess / SendTaskFailure deliver.
@@ -341,16 +343,11 @@ func parseData(raw []byte, objects bool) (v any, size int, made bool, err error)
 	return v, jsonSize(v), false, nil
 }
 
-// TaskInfo describes the Task attempt a handler is serving.
-type TaskInfo struct {
-	ExecutionID string
-	State       string
-	Resource    string
-	Attempt     int    // 1 for the first attempt, 2 for the first retry…
-	Token       string // the task token of a .waitForTaskToken task
-}
+// TaskInfo describes the Task attempt a handler is serving
+// (internal/asl/taskinfo, which handlers read without linking the engine).
+type TaskInfo = taskinfo.Info
 
-type taskInfoKey struct{}
+type taskInfoKey = taskinfo.Key
 
 // taskAttempt is one attempt of a Task: its handler's context and, when the
 // history records it as text, a copy of its input.
@@ -379,8 +376,7 @@ func (c *taskContext) Value(key any) any {
 // TaskFromContext returns the Task attempt a handler was invoked for by the
 // local engine (false under Lambda, where lambdacontext carries the request).
 func TaskFromContext(ctx context.Context) (TaskInfo, bool) {
-	ti, ok := ctx.Value(taskInfoKey{}).(TaskInfo)
-	return ti, ok
+	return taskinfo.From(ctx)
 }
 
 // invoke calls a handler, turning a panic into an error the way the Lambda

@@ -17,6 +17,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
+	confirmengine "github.com/veredicto/veredicto/internal/confirm/engine"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
@@ -57,7 +58,7 @@ func newCompanionRun(t *testing.T) *companionRun {
 	r.events = &memEvents{}
 	r.svc.Events = r.events
 	r.eng = asl.New(catalog.CompanionRegistry(r.svc, r.confirms))
-	r.confirms.Tasks = confirm.EngineTasks{Engine: r.eng}
+	r.confirms.Tasks = confirmengine.Tasks{Engine: r.eng}
 	return r
 }
 

@@ -13,6 +13,7 @@ import (
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
+	confirmengine "github.com/veredicto/veredicto/internal/confirm/engine"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/poll"
@@ -66,7 +67,7 @@ func newDebateRun(t *testing.T, agents debate.Agents) *debateRun {
 	r.steps = &debate.Steps{Agents: agents, Knowledge: fileblob.NewDir(knowledge), Reports: fileblob.NewDir(r.reports), Logs: r.logs,
 		Logger: slog.New(slog.DiscardHandler)}
 	r.eng = asl.New(catalog.DebateRegistry(r.steps, r.decisions))
-	r.decisions.Tasks = confirm.EngineTasks{Engine: r.eng}
+	r.decisions.Tasks = confirmengine.Tasks{Engine: r.eng}
 	return r
 }
 

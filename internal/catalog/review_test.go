@@ -16,6 +16,7 @@ import (
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
+	confirmengine "github.com/veredicto/veredicto/internal/confirm/engine"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/labels"
@@ -50,7 +51,7 @@ func (r *reviewRun) run(t *testing.T, review *search.ReviewOptions, decide func(
 	svc := &search.Service{Inputs: fileblob.NewDir("../../examples/search-demo"), Reports: fileblob.NewDir(r.out), Store: filestore.NewMemory(),
 		Analyst: offline.New(), PromptVersions: prompts.PromptVersion}
 	eng := asl.New(catalog.SearchRegistry(svc, r.reviews))
-	r.reviews.Tasks = confirm.EngineTasks{Engine: eng}
+	r.reviews.Tasks = confirmengine.Tasks{Engine: eng}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	x, err := catalog.StartSearch(ctx, eng, search.StartInput{Tenant: tenant, SearchID: "demo-cfo-andina", Concurrency: 3, Review: review}, nil)

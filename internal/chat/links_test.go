@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/labels"
@@ -66,7 +65,7 @@ func startSearch(id string) *scripted {
 
 // recordHistory appends what stream.Recorder appends for ev to the
 // execution's stream (serve does it from the execution's history).
-func recordHistory(t *testing.T, r *rig, arn string, ev asl.Event) {
+func recordHistory(t *testing.T, r *rig, arn string, ev stream.Event) {
 	t.Helper()
 	rec := &stream.Recorder{Log: r.events}
 	if err := rec.Record(context.Background(), "acme", arn, ev); err != nil {
@@ -105,9 +104,9 @@ func TestSearchStartedFromTheChatReportsBack(t *testing.T) {
 		t.Errorf("link %+v", lk)
 	}
 
-	recordHistory(t, r, arn, asl.Event{ID: 1, Type: "ExecutionStarted"})
-	recordHistory(t, r, arn, asl.Event{ID: 2, Type: "TaskStateEntered", State: "Gem5"}) // a state's start: left to the execution's stream
-	recordHistory(t, r, arn, asl.Event{ID: 3, Type: "TaskSucceeded", State: "Gem5"})
+	recordHistory(t, r, arn, stream.Event{ID: 1, Type: "ExecutionStarted"})
+	recordHistory(t, r, arn, stream.Event{ID: 2, Type: "TaskStateEntered", State: "Gem5"}) // a state's start: left to the execution's stream
+	recordHistory(t, r, arn, stream.Event{ID: 3, Type: "TaskSucceeded", State: "Gem5"})
 	review, err := r.confirms.Confirm(ctx, confirm.Request{TaskToken: "tok-1", ToolName: "senior_review", Category: "decision", Sensitivity: "high",
 		Undoable: ptrBool(false), Preview: json.RawMessage(`{"search_id":"cfo-2026","candidate_id":"c-005"}`), Tenant: "acme", Execution: arn})
 	if err != nil {
@@ -122,7 +121,7 @@ func TestSearchStartedFromTheChatReportsBack(t *testing.T) {
 		}
 		return n == 2
 	}, "the search's two progress steps on the conversation's stream")
-	recordHistory(t, r, arn, asl.Event{ID: 4, Type: "ExecutionSucceeded", Output: map[string]any{}})
+	recordHistory(t, r, arn, stream.Event{ID: 4, Type: "ExecutionSucceeded", Output: map[string]any{}})
 
 	var end map[string]any
 	poll.Until(t, 5*time.Second, func() bool {
@@ -173,7 +172,7 @@ func TestLinksResumeAfterARestart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	wait := l.Start(ctx)
 	r.turn(t, "c2", "Lanza la evaluación de la búsqueda cfo-2026")
-	recordHistory(t, r, arn, asl.Event{ID: 1, Type: "ExecutionStarted"})
+	recordHistory(t, r, arn, stream.Event{ID: 1, Type: "ExecutionStarted"})
 	steps := func() int {
 		n := 0
 		for _, e := range r.eventsOf(t, "c2") {
@@ -186,8 +185,8 @@ func TestLinksResumeAfterARestart(t *testing.T) {
 	poll.Until(t, 5*time.Second, func() bool { return steps() == 1 }, "the first step copied")
 	cancel() // the server stops
 	wait()
-	recordHistory(t, r, arn, asl.Event{ID: 2, Type: "TaskSucceeded", State: "Gem5"})
-	recordHistory(t, r, arn, asl.Event{ID: 3, Type: "ExecutionSucceeded", Output: map[string]any{}})
+	recordHistory(t, r, arn, stream.Event{ID: 2, Type: "TaskSucceeded", State: "Gem5"})
+	recordHistory(t, r, arn, stream.Event{ID: 3, Type: "ExecutionSucceeded", Output: map[string]any{}})
 
 	again := &Links{Store: r.svc.Store, Events: r.events, Log: r.events, Executions: ex, Poll: 20 * time.Millisecond, Logger: r.svc.Logger}
 	ctx2, cancel2 := context.WithCancel(context.Background())

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/awsretry"
 	"github.com/veredicto/veredicto/internal/stream"
 )
@@ -218,7 +217,7 @@ func (l *Links) statusChanged(ctx context.Context, lk Link, eventID string, ch S
 	case "RUNNING":
 		// The start as serve's recorder maps it: ExecutionStarted is
 		// the first event of every history.
-		st, _ := stream.FromHistory(asl.Event{ID: 1, Type: "ExecutionStarted"})
+		st, _ := stream.FromHistory(stream.Event{ID: 1, Type: "ExecutionStarted"})
 		key := "x" + lk.ID + ":" + cmp.Or(eventID, fmt.Sprintf("%s-%d-%d", ch.Status, ch.StartDate, ch.RedriveCount))
 		if c.keys[key] || c.steps > MaxLinkedSteps {
 			return 0, nil

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/asl/taskinfo"
 	"github.com/veredicto/veredicto/internal/eventlog"
 )
 
@@ -142,7 +142,7 @@ func (s *Service) validate(ctx context.Context, in *Request) error {
 		in.Tenant = "default"
 	}
 	if in.Execution == "" {
-		if ti, ok := asl.TaskFromContext(ctx); ok {
+		if ti, ok := taskinfo.From(ctx); ok {
 			in.Execution = ti.ExecutionID
 		}
 	}

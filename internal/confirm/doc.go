@@ -28,6 +28,8 @@
 //   - expire.go: expiring an ended execution's confirmations, and
 //     redelivering decisions a crash left undelivered;
 //   - events.go: what confirmations put on the event log;
-//   - engine.go: EngineTasks, delivery to an in-process engine;
 //   - http.go: the /api/confirmations endpoint.
+//
+// Delivery to an in-process engine (the local composition's) is
+// internal/confirm/engine, apart so that the Lambdas link no engine.
 package confirm

@@ -11,6 +11,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/asl"
 	. "github.com/veredicto/veredicto/internal/confirm"
+	confirmengine "github.com/veredicto/veredicto/internal/confirm/engine"
 )
 
 // reviewASL asks for a confirmation and takes the approved, rejected or
@@ -71,7 +72,7 @@ func TestWorkflowThroughTheEngine(t *testing.T) {
 			reg := asl.NewRegistry()
 			reg.Register("ConfirmFunction", asl.Typed(f.svc.Confirm))
 			eng := asl.New(reg)
-			f.svc.Tasks = EngineTasks{eng}
+			f.svc.Tasks = confirmengine.Tasks{Engine: eng}
 			input := `{"tenant":"acme","timeout":` + itoa(tt.timeout) + `,"package":{"candidate":"c-004"}}`
 			x, err := eng.Start(t.Context(), sm, json.RawMessage(input), asl.StartOptions{Name: "s-1", StateMachineName: "review"})
 			if err != nil {

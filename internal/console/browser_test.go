@@ -15,7 +15,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/console"
 	"github.com/veredicto/veredicto/internal/console/browsertest"
@@ -202,42 +201,42 @@ func startHarness(t *testing.T) harness {
 
 // history is a search's history for n candidates as the engine writes it
 // (Map iterations interleaved stage by stage), every candidate approved.
-func history(n int) []asl.Event {
-	var evs []asl.Event
-	add := func(e asl.Event) {
+func history(n int) []stream.Event {
+	var evs []stream.Event
+	add := func(e stream.Event) {
 		e.ID = len(evs) + 1
 		evs = append(evs, e)
 	}
 	fn := func(name string) string { return "${" + name + "FunctionArn}" }
-	add(asl.Event{Type: "ExecutionStarted"})
-	add(asl.Event{Type: "MapStateEntered", State: "Candidates"})
+	add(stream.Event{Type: "ExecutionStarted"})
+	add(stream.Event{Type: "MapStateEntered", State: "Candidates"})
 	for i := 0; i < n; i++ {
 		idx := i
-		add(asl.Event{Type: "MapIterationStarted", State: "Candidates", Index: &idx})
+		add(stream.Event{Type: "MapIterationStarted", State: "Candidates", Index: &idx})
 	}
 	scope := func(i int) string { return "Candidates/item[" + strconv.Itoa(i) + "]" }
 	for _, stage := range []string{"Gem1", "Gate1", "Gem2", "Gate2", "Gem3", "Gate3", "Gem4", "QAGate", "Approved", "Report"} {
 		for i := 0; i < n; i++ {
 			switch {
 			case stage == "Approved":
-				add(asl.Event{Type: "PassStateEntered", State: stage, Scope: scope(i)})
+				add(stream.Event{Type: "PassStateEntered", State: stage, Scope: scope(i)})
 			case stage[:3] == "Gat" || stage == "QAGate":
-				add(asl.Event{Type: "ChoiceStateEntered", State: stage, Scope: scope(i)})
-				add(asl.Event{Type: "ChoiceStateExited", State: stage, Scope: scope(i)})
+				add(stream.Event{Type: "ChoiceStateEntered", State: stage, Scope: scope(i)})
+				add(stream.Event{Type: "ChoiceStateExited", State: stage, Scope: scope(i)})
 			case stage == "Report":
-				add(asl.Event{Type: "TaskStateEntered", State: stage, Scope: scope(i), Resource: fn("Report")})
-				add(asl.Event{Type: "TaskSucceeded", State: stage, Scope: scope(i), Resource: fn("Report"),
+				add(stream.Event{Type: "TaskStateEntered", State: stage, Scope: scope(i), Resource: fn("Report")})
+				add(stream.Event{Type: "TaskSucceeded", State: stage, Scope: scope(i), Resource: fn("Report"),
 					Output: map[string]any{"candidate_id": fmt.Sprintf("c-%03d", i+1), "decision": "APROBADO"}})
 			default:
-				add(asl.Event{Type: "TaskStateEntered", State: stage, Scope: scope(i), Resource: fn(stage)})
+				add(stream.Event{Type: "TaskStateEntered", State: stage, Scope: scope(i), Resource: fn(stage)})
 				if stage == "Gem2" && i == 0 { // one transient failure, retried
-					add(asl.Event{Type: "TaskScheduled", State: stage, Scope: scope(i), Resource: fn(stage), Attempt: 2})
+					add(stream.Event{Type: "TaskScheduled", State: stage, Scope: scope(i), Resource: fn(stage), Attempt: 2})
 				}
-				add(asl.Event{Type: "TaskSucceeded", State: stage, Scope: scope(i), Resource: fn(stage), Output: map[string]any{"score": float64(7 + i%4)}})
+				add(stream.Event{Type: "TaskSucceeded", State: stage, Scope: scope(i), Resource: fn(stage), Output: map[string]any{"score": float64(7 + i%4)}})
 			}
 		}
 	}
-	add(asl.Event{Type: "ExecutionSucceeded", Output: map[string]any{}})
+	add(stream.Event{Type: "ExecutionSucceeded", Output: map[string]any{}})
 	return evs
 }
 
@@ -342,7 +341,7 @@ func TestBrowserConfirmationResolvedElsewhere(t *testing.T) {
 	}
 	b.WaitFor("badge", `document.getElementById('badge').textContent === '1'`, 15*time.Second)
 
-	h.rec.Record(context.Background(), tenant, execARN, asl.Event{ID: 1, Type: "ExecutionStarted"})
+	h.rec.Record(context.Background(), tenant, execARN, stream.Event{ID: 1, Type: "ExecutionStarted"})
 	b.Hash("#/ejecucion/search/big/" + execARN)
 	pending, _ := eventlog.New(eventlog.TypePendingConfirmation, "p", view)
 	h.log.Append(context.Background(), tenant, execARN, pending)

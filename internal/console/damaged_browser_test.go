@@ -8,9 +8,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/console/browsertest"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/stream"
 )
 
 // TestBrowserDamage: a damaged confirmation is listed with a sentence
@@ -42,10 +42,10 @@ func TestBrowserDamage(t *testing.T) {
 	b.Shot("damaged-confirmation")
 
 	// The stream: an event, a damaged one, then the end.
-	h.rec.Record(context.Background(), tenant, execARN, asl.Event{ID: 1, Type: "ExecutionStarted"})
+	h.rec.Record(context.Background(), tenant, execARN, stream.Event{ID: 1, Type: "ExecutionStarted"})
 	h.log.Append(context.Background(), tenant, execARN, eventlog.Damaged(2))
 	b.Hash("#/ejecucion/search/big/" + execARN)
-	h.rec.Record(context.Background(), tenant, execARN, asl.Event{ID: 2, Type: "ExecutionSucceeded", Output: map[string]any{}})
+	h.rec.Record(context.Background(), tenant, execARN, stream.Event{ID: 2, Type: "ExecutionSucceeded", Output: map[string]any{}})
 	b.Run("stream", 30*time.Second, chromedp.WaitVisible(chromedp.ID("run-status")))
 	b.WaitFor("the run ends after the damaged event", `document.getElementById('run-status').textContent === 'Terminada'`, 30*time.Second)
 	if notice := browsertest.Eval[string](b, `document.getElementById('notice').textContent`); !strings.Contains(notice, "n.º 2") || !strings.Contains(notice, "dañado") {

@@ -9,10 +9,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/console/browsertest"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/labels/labelstest"
+	"github.com/veredicto/veredicto/internal/stream"
 )
 
 // spanish fails t when what the page shows (its visible text, the open
@@ -63,7 +63,7 @@ func TestBrowserRunPageNamesAndCounts(t *testing.T) {
 		t.Errorf("header tenant %q", got)
 	}
 
-	record := func(evs ...asl.Event) {
+	record := func(evs ...stream.Event) {
 		for _, ev := range evs {
 			if err := h.rec.Record(context.Background(), tenant, execARN, ev); err != nil {
 				t.Fatal(err)
@@ -71,19 +71,19 @@ func TestBrowserRunPageNamesAndCounts(t *testing.T) {
 		}
 	}
 	n := 0
-	ev := func(e asl.Event) asl.Event { n++; e.ID = n; return e }
+	ev := func(e stream.Event) stream.Event { n++; e.ID = n; return e }
 	idx := func(i int) *int { return &i }
 	scope := func(i int) string { return "Candidates/item[" + strconv.Itoa(i) + "]" }
 	fn := "${Gem1FunctionArn}"
-	record(ev(asl.Event{Type: "ExecutionStarted"}), ev(asl.Event{Type: "MapStateEntered", State: "Candidates"}))
+	record(ev(stream.Event{Type: "ExecutionStarted"}), ev(stream.Event{Type: "MapStateEntered", State: "Candidates"}))
 	b.Hash("#/ejecucion/search/big/" + execARN)
 	b.WaitFor("waiting says why", `/primer evento/.test(document.getElementById('candidates-empty').textContent) || document.getElementById('candidates-empty').hidden`, 15*time.Second)
 
 	// The first event of each candidate: its index only; the row names it.
-	record(ev(asl.Event{Type: "MapIterationStarted", State: "Candidates", Index: idx(0)}),
-		ev(asl.Event{Type: "MapIterationStarted", State: "Candidates", Index: idx(1)}),
-		ev(asl.Event{Type: "MapIterationStarted", State: "Candidates", Index: idx(2)}),
-		ev(asl.Event{Type: "TaskStateEntered", State: "Gem1", Scope: scope(0), Resource: fn}))
+	record(ev(stream.Event{Type: "MapIterationStarted", State: "Candidates", Index: idx(0)}),
+		ev(stream.Event{Type: "MapIterationStarted", State: "Candidates", Index: idx(1)}),
+		ev(stream.Event{Type: "MapIterationStarted", State: "Candidates", Index: idx(2)}),
+		ev(stream.Event{Type: "TaskStateEntered", State: "Gem1", Scope: scope(0), Resource: fn}))
 	b.WaitFor("named from the first event", `[...document.querySelectorAll('#candidates-body tr')].map(r => r.cells[0].textContent).join('|') === 'c-001 · Mariana Rojas|c-002 · Tomás Fuentes|c-005 · Carla Medina'`, 15*time.Second)
 	b.WaitFor("0 of 3", `document.getElementById('run-count').textContent === '0 de 3 evaluados'`, 10*time.Second)
 	b.WaitFor("elapsed", `/Tiempo transcurrido: 1 min \d+ s/.test(document.getElementById('run-elapsed').textContent)`, 10*time.Second)
@@ -94,8 +94,8 @@ func TestBrowserRunPageNamesAndCounts(t *testing.T) {
 	b.Shot("named-0-of-3")
 
 	// c-002 is decided: 1 of 3, and an estimate of what is left.
-	record(ev(asl.Event{Type: "TaskStateEntered", State: "Report", Scope: scope(1), Resource: "${ReportFunctionArn}"}),
-		ev(asl.Event{Type: "TaskSucceeded", State: "Report", Scope: scope(1), Resource: "${ReportFunctionArn}",
+	record(ev(stream.Event{Type: "TaskStateEntered", State: "Report", Scope: scope(1), Resource: "${ReportFunctionArn}"}),
+		ev(stream.Event{Type: "TaskSucceeded", State: "Report", Scope: scope(1), Resource: "${ReportFunctionArn}",
 			Output: map[string]any{"candidate_id": "c-002", "decision": "DESCARTADO_GEM1", "reason": "gate_gem1"}}))
 	b.WaitFor("1 of 3", `document.getElementById('run-count').textContent === '1 de 3 evaluados'`, 10*time.Second)
 	eta := browsertest.Eval[string](b, `document.getElementById('run-eta').dataset.eta`)
@@ -124,7 +124,7 @@ func TestBrowserConfirmationInWords(t *testing.T) {
 	b := browsertest.New(t, 1280, 900)
 	signIn(t, b, h)
 
-	h.rec.Record(context.Background(), tenant, execARN, asl.Event{ID: 1, Type: "ExecutionStarted"})
+	h.rec.Record(context.Background(), tenant, execARN, stream.Event{ID: 1, Type: "ExecutionStarted"})
 	b.Hash("#/ejecucion/search/big/" + execARN)
 	pending, _ := eventlog.New(eventlog.TypePendingConfirmation, "p", seniorReview())
 	h.log.Append(context.Background(), tenant, execARN, pending)

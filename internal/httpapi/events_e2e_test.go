@@ -21,6 +21,7 @@ import (
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/poll"
 	"github.com/veredicto/veredicto/internal/stream"
+	streamengine "github.com/veredicto/veredicto/internal/stream/engine"
 )
 
 // TestConfirmationWorkflowOnTheStream runs a workflow that asks for a
@@ -52,7 +53,7 @@ func TestConfirmationWorkflowOnTheStream(t *testing.T) {
 	}
 	var execARN string
 	rec := &stream.Recorder{Log: f.log, AgentsFor: func(string) map[string]string { return agents }}
-	hook := rec.Hook(slog.New(slog.DiscardHandler))
+	hook := streamengine.Hook(rec, slog.New(slog.DiscardHandler))
 	started := make(chan struct{})
 	x, err := eng.Start(t.Context(), sm, json.RawMessage(`{}`), asl.StartOptions{Name: "review-1", StateMachineName: "Review",
 		OnEvent: func(ev asl.Event) { <-started; hook("acme", execARN, ev) }})

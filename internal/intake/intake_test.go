@@ -21,6 +21,7 @@ import (
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
 	"github.com/veredicto/veredicto/internal/starter"
+	localstarter "github.com/veredicto/veredicto/internal/starter/local"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 )
 
@@ -304,7 +305,7 @@ func TestStateReadsUsageFromTheLedger(t *testing.T) {
 		kv.PutIfAbsent(ctx, k, []byte(`{"usage":{"calls":1}}`))
 	}
 	svc := &intake.Service{Inputs: fileblob.NewDir(t.TempDir()), Reports: fileblob.NewDir(reports), Records: kv,
-		Starter: starter.NewLocal(filestore.NewMemory(), nil)}
+		Starter: localstarter.New(filestore.NewMemory(), nil)}
 	st, err := svc.State(ctx, "acme", "s1")
 	if err != nil {
 		t.Fatal(err)

@@ -15,8 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/asl"
-	"github.com/veredicto/veredicto/internal/store/file"
 )
 
 const smARN = "arn:aws:states:us-east-1:123456789012:stateMachine:ExecutiveSearch"
@@ -145,29 +143,6 @@ func TestExecutionName(t *testing.T) {
 }
 
 func regexpOK(s string) bool { return !unsafeName.MatchString(s) }
-
-func TestLocalStartRunsOnce(t *testing.T) {
-	kv := file.NewMemory()
-	runs := 0
-	l := NewLocal(kv, func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
-		runs++
-		return &asl.Result{Status: asl.StatusSucceeded}, nil
-	})
-	ctx := context.Background()
-	for i := range 3 {
-		ex, err := l.Start(ctx, "acme--s1", []byte(`{}`))
-		if err != nil || ex.Started != (i == 0) {
-			t.Fatalf("start %d: %+v %v", i, ex, err)
-		}
-	}
-	if runs != 1 {
-		t.Errorf("runs = %d, want 1", runs)
-	}
-	st, err := l.Describe(ctx, "acme--s1")
-	if err != nil || st.Status != "SUCCEEDED" {
-		t.Errorf("describe: %+v %v", st, err)
-	}
-}
 
 // TestSFNOutageIsTransient: a Step Functions failure worth retrying
 // (throttling that outlasted the client's retries) is a TransientError, so

@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/eventlog"
 )
 
@@ -215,8 +214,8 @@ func (e *Executions) recorded(ctx context.Context, tenant, stream string) (int64
 }
 
 // history reads the whole history of an execution, oldest first, as the
-// local engine's events.
-func (e *Executions) history(ctx context.Context, arn string) ([]asl.Event, error) {
+// events FromHistory reads.
+func (e *Executions) history(ctx context.Context, arn string) ([]Event, error) {
 	var raw []types.HistoryEvent
 	in := &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(arn), MaxResults: maxHistoryPage, IncludeExecutionData: aws.Bool(true)}
 	for range maxHistoryPages {
@@ -233,18 +232,18 @@ func (e *Executions) history(ctx context.Context, arn string) ([]asl.Event, erro
 	return FromSFN(raw), nil
 }
 
-// FromSFN maps a Step Functions history (oldest first) to the engine's
-// events, so FromHistory reads both alike: state names follow
+// FromSFN maps a Step Functions history (oldest first) to Events, as the
+// local engine's are mapped, so FromHistory reads both alike: state names follow
 // PreviousEventId, retries are counted per state entry, and the Lambda
 // function events are read as Task events.
-func FromSFN(history []types.HistoryEvent) []asl.Event {
+func FromSFN(history []types.HistoryEvent) []Event {
 	state := map[int64]string{}    // event id → state name
 	entry := map[int64]int64{}     // event id → id of its StateEntered
 	attempts := map[int64]int{}    // StateEntered id → schedules so far
 	resource := map[int64]string{} // StateEntered id → resource last scheduled
-	out := make([]asl.Event, 0, len(history))
+	out := make([]Event, 0, len(history))
 	for _, h := range history {
-		ev := asl.Event{ID: int(h.Id), Type: string(h.Type), Timestamp: aws.ToTime(h.Timestamp)}
+		ev := Event{ID: int(h.Id), Type: string(h.Type), Timestamp: aws.ToTime(h.Timestamp)}
 		if d := h.StateEnteredEventDetails; d != nil {
 			state[h.Id], entry[h.Id] = aws.ToString(d.Name), h.Id
 		} else {

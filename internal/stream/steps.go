@@ -14,8 +14,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
-	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/labels"
 )
@@ -34,10 +34,31 @@ type Step struct {
 	Metadata map[string]any `json:"metadata"`
 }
 
+// Event is one event of an execution's history, as FromHistory reads it:
+// the local engine's (internal/asl's, through internal/stream/engine) or
+// Step Functions' (FromSFN). Input, Output and Cause may hold document
+// text: a step never carries them.
+type Event struct {
+	ID        int
+	Timestamp time.Time
+	Type      string
+	// State is the state the event belongs to; Scope locates states inside
+	// Parallel branches and Map iterations ("Fan/branch[1]", "Each/item[3]").
+	State, Scope string
+	// Resource is the Task's function or resource.
+	Resource string
+	// Index is a Map iteration's; Attempt, a TaskScheduled's (1 for the
+	// first).
+	Index         *int
+	Attempt       int
+	Input, Output any
+	Error, Cause  string
+}
+
 // FromHistory maps one history event to a step. Events that repeat what
 // another already says (a Task's StateExited after TaskSucceeded, a first
 // TaskScheduled after TaskStateEntered…) give ok false.
-func FromHistory(ev asl.Event) (Step, bool) {
+func FromHistory(ev Event) (Step, bool) {
 	agent := ev.State
 	if a := agentOf(ev.Resource); a != "" {
 		agent = a
@@ -210,7 +231,7 @@ type Finish struct {
 
 // Record appends the step ev maps to (if any) and, for the event that ends
 // the execution, a finish message.
-func (r *Recorder) Record(ctx context.Context, tenant, executionARN string, ev asl.Event) error {
+func (r *Recorder) Record(ctx context.Context, tenant, executionARN string, ev Event) error {
 	if st, ok := FromHistory(ev); ok {
 		if r.AgentsFor != nil && ev.State != "" {
 			if a := r.AgentsFor(executionARN)[ev.State]; a != "" {
@@ -245,11 +266,11 @@ func (r *Recorder) Record(ctx context.Context, tenant, executionARN string, ev a
 // history event: a failed append is logged (with ids only), never fatal to
 // the execution. Calling it again for events already recorded (after a
 // restart, for the tail of a history) appends nothing twice.
-func (r *Recorder) Hook(logger *slog.Logger) func(tenant, executionARN string, ev asl.Event) {
+func (r *Recorder) Hook(logger *slog.Logger) func(tenant, executionARN string, ev Event) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return func(tenant, executionARN string, ev asl.Event) {
+	return func(tenant, executionARN string, ev Event) {
 		if err := r.Record(context.Background(), tenant, executionARN, ev); err != nil {
 			logger.Error("cannot record a history event on the event stream", "tenant", tenant,
 				"execution", executionARN, "history_id", ev.ID, "error", err)

@@ -8,47 +8,45 @@ import (
 	"testing"
 
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
-
-	"github.com/veredicto/veredicto/internal/asl"
 )
 
 func TestFromHistory(t *testing.T) {
 	idx := 2
 	tests := []struct {
 		name    string
-		ev      asl.Event
+		ev      Event
 		want    *Step // nil: not a step
 		noWords []string
 	}{
-		{"execution started", asl.Event{ID: 1, Type: "ExecutionStarted", Input: map[string]any{"cv": "Jane Doe, 42, lives at…"}},
+		{"execution started", Event{ID: 1, Type: "ExecutionStarted", Input: map[string]any{"cv": "Jane Doe, 42, lives at…"}},
 			&Step{ID: "h1", Agent: "execution", Action: "started", Content: "Ejecución inicia"}, []string{"Jane"}},
-		{"task state entered", asl.Event{ID: 2, Type: "TaskStateEntered", State: "GEM1", Input: map[string]any{"text": "secret cv"}},
+		{"task state entered", Event{ID: 2, Type: "TaskStateEntered", State: "GEM1", Input: map[string]any{"text": "secret cv"}},
 			&Step{ID: "h2", Agent: "GEM1", Action: "started", Content: "GEM1 inicia"}, []string{"secret"}},
-		{"first schedule is implied", asl.Event{ID: 3, Type: "TaskScheduled", State: "GEM1", Resource: "${Gem1FunctionArn}", Attempt: 1}, nil, nil},
-		{"retry", asl.Event{ID: 4, Type: "TaskScheduled", State: "GEM1", Resource: "${Gem1FunctionArn}", Attempt: 2},
+		{"first schedule is implied", Event{ID: 3, Type: "TaskScheduled", State: "GEM1", Resource: "${Gem1FunctionArn}", Attempt: 1}, nil, nil},
+		{"retry", Event{ID: 4, Type: "TaskScheduled", State: "GEM1", Resource: "${Gem1FunctionArn}", Attempt: 2},
 			&Step{ID: "h4", Agent: "Gem1Function", Action: "retried", Content: "Gem1Function reintenta (intento 2)"}, nil},
-		{"task failed names the error only", asl.Event{ID: 5, Type: "TaskFailed", State: "GEM1", Error: "TransientError", Cause: "the CV of Jane says…"},
+		{"task failed names the error only", Event{ID: 5, Type: "TaskFailed", State: "GEM1", Error: "TransientError", Cause: "the CV of Jane says…"},
 			&Step{ID: "h5", Agent: "GEM1", Action: "failed", Content: "GEM1 falla: TransientError"}, []string{"Jane"}},
-		{"task succeeded keeps decision fields", asl.Event{ID: 6, Type: "TaskSucceeded", State: "GEM1",
+		{"task succeeded keeps decision fields", Event{ID: 6, Type: "TaskSucceeded", State: "GEM1",
 			Output: map[string]any{"candidate_id": "c-001", "score": 82.0, "passed": true, "summary": "Jane is great", "evidence": []any{"quote"}, "gem1": map[string]any{"decision": "SI", "notes": "long text"}}},
 			&Step{ID: "h6", Agent: "GEM1", Action: "finished", Content: "GEM1 termina"}, []string{"Jane", "quote", "long text"}},
-		{"task state exited is implied", asl.Event{ID: 7, Type: "TaskStateExited", State: "GEM1"}, nil, nil},
-		{"choice exited", asl.Event{ID: 8, Type: "ChoiceStateExited", State: "Gate1"},
+		{"task state exited is implied", Event{ID: 7, Type: "TaskStateExited", State: "GEM1"}, nil, nil},
+		{"choice exited", Event{ID: 8, Type: "ChoiceStateExited", State: "Gate1"},
 			&Step{ID: "h8", Agent: "Gate1", Action: "finished", Content: "Umbral GEM1 termina"}, nil},
-		{"map iteration", asl.Event{ID: 9, Type: "MapIterationStarted", State: "Each", Index: &idx},
+		{"map iteration", Event{ID: 9, Type: "MapIterationStarted", State: "Each", Index: &idx},
 			&Step{ID: "h9", Agent: "Each", Action: "iteration-started", Content: "Each inicia un elemento (n.º 2)"}, nil},
-		{"map started is implied", asl.Event{ID: 10, Type: "MapStateStarted", State: "Each"}, nil, nil},
-		{"wait started is implied", asl.Event{ID: 11, Type: "WaitStateStarted", State: "W"}, nil, nil},
-		{"timeout", asl.Event{ID: 12, Type: "TaskTimedOut", State: "Ask", Resource: "", Error: "States.Timeout"},
+		{"map started is implied", Event{ID: 10, Type: "MapStateStarted", State: "Each"}, nil, nil},
+		{"wait started is implied", Event{ID: 11, Type: "WaitStateStarted", State: "W"}, nil, nil},
+		{"timeout", Event{ID: 12, Type: "TaskTimedOut", State: "Ask", Resource: "", Error: "States.Timeout"},
 			&Step{ID: "h12", Agent: "Ask", Action: "timed-out", Content: "Ask agota su tiempo: States.Timeout"}, nil},
-		{"lambda arn", asl.Event{ID: 13, Type: "TaskScheduled", State: "G", Resource: "arn:aws:lambda:us-east-1:1:function:veredicto-Gem2Function-AbC:live", Attempt: 3},
+		{"lambda arn", Event{ID: 13, Type: "TaskScheduled", State: "G", Resource: "arn:aws:lambda:us-east-1:1:function:veredicto-Gem2Function-AbC:live", Attempt: 3},
 			&Step{ID: "h13", Agent: "veredicto-Gem2Function-AbC", Action: "retried", Content: "veredicto-Gem2Function-AbC reintenta (intento 3)"}, nil},
-		{"task started is implied", asl.Event{ID: 15, Type: "TaskStarted", State: "GEM1", Resource: "${Gem1FunctionArn}"}, nil, nil},
-		{"aborted by a sibling", asl.Event{ID: 16, Type: "TaskStateAborted", State: "GEM2", Scope: "Each/item[1]"},
+		{"task started is implied", Event{ID: 15, Type: "TaskStarted", State: "GEM1", Resource: "${Gem1FunctionArn}"}, nil, nil},
+		{"aborted by a sibling", Event{ID: 16, Type: "TaskStateAborted", State: "GEM2", Scope: "Each/item[1]"},
 			&Step{ID: "h16", Agent: "GEM2", Action: "aborted", Content: "GEM2 se detiene"}, nil},
-		{"map iteration aborted", asl.Event{ID: 17, Type: "MapIterationAborted", State: "Each", Index: &idx},
+		{"map iteration aborted", Event{ID: 17, Type: "MapIterationAborted", State: "Each", Index: &idx},
 			&Step{ID: "h17", Agent: "Each", Action: "iteration-aborted", Content: "Each se detiene en un elemento (n.º 2)"}, nil},
-		{"execution failed", asl.Event{ID: 14, Type: "ExecutionFailed", Error: "States.TaskFailed", Cause: "Jane"},
+		{"execution failed", Event{ID: 14, Type: "ExecutionFailed", Error: "States.TaskFailed", Cause: "Jane"},
 			&Step{ID: "h14", Agent: "execution", Action: "failed", Content: "Ejecución falla: States.TaskFailed"}, []string{"Jane"}},
 	}
 	for _, tt := range tests {
@@ -102,7 +100,7 @@ func TestRecorderReplayAppendsOnce(t *testing.T) {
 	ctx := t.Context()
 	log := fileeventlog.New(t.TempDir())
 	rec := &Recorder{Log: log, AgentsFor: func(string) map[string]string { return map[string]string{"GEM1": "Gem1Function"} }}
-	history := []asl.Event{
+	history := []Event{
 		{ID: 1, Type: "ExecutionStarted"},
 		{ID: 2, Type: "TaskStateEntered", State: "GEM1"},
 		{ID: 3, Type: "TaskScheduled", State: "GEM1", Attempt: 1},

@@ -1,4 +1,8 @@
-package starter
+// Package local starts executions in-process, through the project's engine
+// (internal/asl), as the local composition does; it is apart from
+// internal/starter so that the Lambdas, which start executions on Step
+// Functions, link no engine.
+package local
 
 import (
 	"context"
@@ -8,6 +12,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/starter"
 )
 
 // KV is the record store the local starter keeps execution status in
@@ -30,8 +35,8 @@ type Local struct {
 	now func() time.Time
 }
 
-// NewLocal returns a local starter recording status in kv.
-func NewLocal(kv KV, run RunFunc) *Local {
+// New returns a local starter recording status in kv.
+func New(kv KV, run RunFunc) *Local {
 	return &Local{kv: kv, run: run, now: time.Now}
 }
 
@@ -39,15 +44,15 @@ func startedKey(name string) string  { return "execution/" + name + "/started" }
 func finishedKey(name string) string { return "execution/" + name + "/finished" }
 
 // Start claims name and runs the execution to its end.
-func (l *Local) Start(ctx context.Context, name string, input []byte) (Execution, error) {
-	st := Status{Name: name, Status: "RUNNING", StartedAt: l.now().UTC()}
+func (l *Local) Start(ctx context.Context, name string, input []byte) (starter.Execution, error) {
+	st := starter.Status{Name: name, Status: "RUNNING", StartedAt: l.now().UTC()}
 	b, _ := json.Marshal(st)
 	claimed, err := l.kv.PutIfAbsent(ctx, startedKey(name), b)
 	if err != nil {
-		return Execution{}, fmt.Errorf("start execution %s: %w", name, err)
+		return starter.Execution{}, fmt.Errorf("start execution %s: %w", name, err)
 	}
 	if !claimed {
-		return Execution{Name: name, ARN: "local:" + name}, nil
+		return starter.Execution{Name: name, ARN: "local:" + name}, nil
 	}
 	res, err := l.run(ctx, name, input)
 	if err != nil {
@@ -58,25 +63,25 @@ func (l *Local) Start(ctx context.Context, name string, input []byte) (Execution
 	st.StoppedAt = l.now().UTC()
 	b, _ = json.Marshal(st)
 	if _, err := l.kv.PutIfAbsent(ctx, finishedKey(name), b); err != nil {
-		return Execution{}, fmt.Errorf("record execution %s: %w", name, err)
+		return starter.Execution{}, fmt.Errorf("record execution %s: %w", name, err)
 	}
-	return Execution{Name: name, ARN: "local:" + name, Started: true}, nil
+	return starter.Execution{Name: name, ARN: "local:" + name, Started: true}, nil
 }
 
 // Describe reports the execution's status.
-func (l *Local) Describe(ctx context.Context, name string) (Status, error) {
+func (l *Local) Describe(ctx context.Context, name string) (starter.Status, error) {
 	for _, key := range []string{finishedKey(name), startedKey(name)} {
 		b, ok, err := l.kv.Get(ctx, key)
 		if err != nil {
-			return Status{}, fmt.Errorf("describe execution %s: %w", name, err)
+			return starter.Status{}, fmt.Errorf("describe execution %s: %w", name, err)
 		}
 		if ok {
-			var st Status
+			var st starter.Status
 			if err := json.Unmarshal(b, &st); err != nil {
-				return Status{}, fmt.Errorf("describe execution %s: %w", name, err)
+				return starter.Status{}, fmt.Errorf("describe execution %s: %w", name, err)
 			}
 			return st, nil
 		}
 	}
-	return Status{}, &veredicto.NotFoundError{What: "execution " + name}
+	return starter.Status{}, &veredicto.NotFoundError{What: "execution " + name}
 }
