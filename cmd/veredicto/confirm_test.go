@@ -18,6 +18,7 @@ import (
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/httpapi/apitest"
+	"github.com/veredicto/veredicto/internal/httpapi/confirmapi"
 )
 
 // sfnPeer answers SendTaskSuccess / SendTaskFailure over the AWS JSON 1.0
@@ -70,7 +71,7 @@ func confirmationsAPI(t *testing.T, data string, peer *sfnPeer) *httptest.Server
 	svc := &confirm.Service{Store: fileconfirm.Local(data), Events: fileeventlog.Local(data),
 		Tasks: apitest.SFN(tasksSrv.URL, auth.Key{AccessKeyID: "x", SecretAccessKey: "x"}), Logger: slog.New(slog.DiscardHandler)}
 	authn := &httpapi.Authenticator{Tokens: app.LocalTokens(key), SigV4: &auth.SigV4{Keys: auth.OpenKeys(data), Region: app.DefaultRegion}}
-	srv := httptest.NewServer(authn.Wrap(httpapi.New(httpapi.Routes{Confirmations: svc, Logger: slog.New(slog.DiscardHandler)})))
+	srv := httptest.NewServer(authn.Wrap(httpapi.New(slog.New(slog.DiscardHandler), confirmapi.Routes{Service: svc})))
 	t.Cleanup(srv.Close)
 	if err := app.WriteEndpoint(data, srv.URL); err != nil {
 		t.Fatal(err)

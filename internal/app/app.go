@@ -31,6 +31,10 @@ import (
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/confirmapi"
+	"github.com/veredicto/veredicto/internal/httpapi/debateapi"
+	"github.com/veredicto/veredicto/internal/httpapi/flagsapi"
+	"github.com/veredicto/veredicto/internal/httpapi/searchapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
@@ -43,7 +47,7 @@ import (
 type App struct {
 	catalog.Services
 	// Debates serves the debate routes (POST /debates…).
-	Debates *httpapi.Debates
+	Debates *debateapi.Routes
 }
 
 // Handler returns the Lambda handler of a template logical id.
@@ -73,7 +77,7 @@ type Local struct {
 	// Searches and Debates start the executions of their state machines;
 	// nil runs them in-process on the engine.
 	Searches intake.Starter
-	Debates  httpapi.DebateStarter
+	Debates  debateapi.Starter
 	// Events receives the companion's progress (nil: none).
 	Events companion.Appender
 	Logger *slog.Logger
@@ -118,8 +122,8 @@ func AssembleLocal(cfg Local) *App {
 	judge := flagsapp.Judge(client)
 	steps, debates := localDebate(dir, client, kv, confirms, cfg.Debates, records, cfg.Logger)
 	chatAPI, turns := localChat(dir, is, confirms, judge)
-	api := &httpapi.Gateway{Handler: httpapi.New(httpapi.Routes{Searches: is, Judge: judge, FlagsRecord: localFlagsRecord(records, reports, client),
-		Debates: debates, Chat: chatAPI, Confirmations: resolving})}
+	api := &httpapi.Gateway{Handler: httpapi.New(nil, searchapi.Routes{Searches: is}, flagsapi.Routes{Judge: judge, Record: localFlagsRecord(records, reports, client)},
+		debates, chatAPI, confirmapi.Routes{Service: resolving})}
 	return &App{Debates: debates, Services: catalog.Services{Search: svc, Intake: is, API: api, Judge: judge, Confirm: confirms,
 		Debate: steps, Stream: stream, ChatTurns: turns, Companion: LocalCompanion(dir, client, cfg.Events), ChatLinks: localChatLinks(dir)}}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/flags"
-	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/chatapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
@@ -22,7 +22,7 @@ import (
 // "veredicto lambda invoke", where ChatFunction runs the turn in the
 // request (no queue) and the supervisor is offline unless
 // OPENAI_API_KEY is set.
-func localChat(dir string, searches *intake.Service, confirms *confirm.Service, judge flags.ContradictionJudge) (*httpapi.Chat, *chat.Service) {
+func localChat(dir string, searches *intake.Service, confirms *confirm.Service, judge flags.ContradictionJudge) (*chatapi.Routes, *chat.Service) {
 	reg, err := chat.LoadRegistry(prompts.AgentsFile, prompts.AgentsYAML, chat.KnownActions())
 	if err != nil || searches == nil || confirms == nil || judge == nil {
 		return nil, nil // the embedded registry is tested; without it the handler reports the missing service
@@ -55,7 +55,7 @@ func localChat(dir string, searches *intake.Service, confirms *confirm.Service, 
 	if svc.Validate() != nil {
 		return nil, nil
 	}
-	return &httpapi.Chat{Service: svc}, svc
+	return &chatapi.Routes{Service: svc}, svc
 }
 
 // localChatLinks is ChatLinkFunction's service on this machine, for

@@ -12,7 +12,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/debate"
-	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/debateapi"
 	"github.com/veredicto/veredicto/internal/llm"
 	localstarter "github.com/veredicto/veredicto/internal/starter/local"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
@@ -25,13 +25,13 @@ import (
 // through the engine (execution records in kv), with the human decision
 // recorded by decisions; each execution keeps its audit record in
 // records.
-func localDebate(dir string, client *llm.OpenAI, kv localstarter.KV, decisions *confirm.Service, st httpapi.DebateStarter, records debate.Auditor, logger *slog.Logger) (*debate.Steps, *httpapi.Debates) {
+func localDebate(dir string, client *llm.OpenAI, kv localstarter.KV, decisions *confirm.Service, st debateapi.Starter, records debate.Auditor, logger *slog.Logger) (*debate.Steps, *debateapi.Routes) {
 	in, rep, ctxDir := LocalLayout(dir)
 	inputs, reports, logs := fileblob.NewDir(in), fileblob.NewDir(rep), filestore.NewLocal(ctxDir)
 	// Each execution's audit record: DATA/reports/audit/<tenant>/<execution>/.
 	steps := debateapp.Recorded(debateapp.Steps(client, debateapp.Knowledge{Inputs: inputs, Reports: reports}, reports, logs, logger), records)
 	if st != nil {
-		return steps, &httpapi.Debates{Starter: st, Logs: logs, Reports: reports}
+		return steps, &debateapi.Routes{Starter: st, Logs: logs, Reports: reports}
 	}
 	eng := asl.New(catalog.DebateRegistry(steps, decisions))
 	local := localstarter.New(kv, func(ctx context.Context, name string, input []byte) (*asl.Result, error) {
@@ -45,5 +45,5 @@ func localDebate(dir string, client *llm.OpenAI, kv localstarter.KV, decisions *
 		}
 		return x.Wait(ctx)
 	})
-	return steps, &httpapi.Debates{Starter: local, Logs: logs, Reports: reports}
+	return steps, &debateapi.Routes{Starter: local, Logs: logs, Reports: reports}
 }

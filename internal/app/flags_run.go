@@ -12,7 +12,7 @@ import (
 	"github.com/veredicto/veredicto/internal/audit"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/flags"
-	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/flagsapi"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/prompts"
 )
@@ -80,6 +80,6 @@ func openFolderRecord(ctx context.Context, out, execution string, model veredict
 
 // localFlagsRecord keeps POST /flags' records with the other executions'
 // (DATA/reports/audit) and their outputs in the reports folder.
-func localFlagsRecord(records flags.Auditor, reports flags.BlobWriter, client *llm.OpenAI) *httpapi.FlagsRecord {
-	return &httpapi.FlagsRecord{Audit: records, Reports: reports, Model: flagsapp.Model(client)}
+func localFlagsRecord(records flags.Auditor, reports flags.BlobWriter, client *llm.OpenAI) *flagsapi.Record {
+	return &flagsapi.Record{Audit: records, Reports: reports, Model: flagsapp.Model(client)}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
-	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/eventsapi"
 )
 
 // localPeople assembles the people functions on this machine under dir,
@@ -24,7 +24,7 @@ func localPeople(dir string) (confirms *confirm.Service, sse *peoplefn.Stream, r
 	log := fileeventlog.Local(dir)
 	tasks := ServiceSFN(dir, "", PrincipalConfirmations)
 	store := fileconfirm.Local(dir)
-	stream := peoplefn.Stream(peopleapp.EventStream(&httpapi.Events{Log: log}, localKey{dir: dir}))
+	stream := peoplefn.Stream(peopleapp.EventStream(&eventsapi.Routes{Log: log}, localKey{dir: dir}))
 	return &confirm.Service{Store: store, Events: log}, &stream, &confirm.Service{Store: store, Events: log, Tasks: tasks}
 }
 

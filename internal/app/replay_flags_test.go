@@ -16,6 +16,7 @@ import (
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/flagsapi"
 )
 
 // TestPostFlagsIsRecordedAndReplays: under serve each POST /flags is an
@@ -26,8 +27,8 @@ func TestPostFlagsIsRecordedAndReplays(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
 	_, rep, _ := LocalLayout(data)
-	h := httpapi.New(httpapi.Routes{Judge: flags.OfflineJudge{},
-		FlagsRecord: localFlagsRecord(&audit.Folders{Root: filepath.Join(rep, AuditPrefix)}, fileblob.NewDir(rep), nil)})
+	h := httpapi.New(nil, flagsapi.Routes{Judge: flags.OfflineJudge{},
+		Record: localFlagsRecord(&audit.Folders{Root: filepath.Join(rep, AuditPrefix)}, fileblob.NewDir(rep), nil)})
 	b, err := os.ReadFile("../../events/flags-post.json")
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func TestPostFlagsIsRecordedAndReplays(t *testing.T) {
 	}
 	var answered flags.Flags
 	json.Unmarshal(w.Body.Bytes(), &answered)
-	stored, err := os.ReadFile(filepath.Join(rep, filepath.FromSlash(httpapi.FlagsOutputKey("acme", execution))))
+	stored, err := os.ReadFile(filepath.Join(rep, filepath.FromSlash(flagsapi.OutputKey("acme", execution))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestPostFlagsIsRecordedAndReplays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Files) != 1 || !res.Files[0].Identical || res.Files[0].Path != httpapi.FlagsOutputKey("acme", execution) {
+	if len(res.Files) != 1 || !res.Files[0].Identical || res.Files[0].Path != flagsapi.OutputKey("acme", execution) {
 		t.Errorf("replay: %+v", res.Files)
 	}
 }

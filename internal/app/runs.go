@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/control"
-	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/searchapi"
 	"github.com/veredicto/veredicto/internal/intake"
 )
 
@@ -30,7 +30,7 @@ func (l localRuns) ListRuns(ctx context.Context, tenant string) ([]intake.Run, e
 	for next := ""; ; {
 		machines, n := l.m.ListStateMachines(ctx, next, 100)
 		for _, sm := range machines {
-			kind := httpapi.KindOf(sm.Name)
+			kind := searchapi.KindOf(sm.Name)
 			for page := ""; scanned < maxScannedRuns; {
 				execs, p, err := l.m.ListExecutions(ctx, sm.ARN, "", page, 100)
 				if err != nil {

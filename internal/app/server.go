@@ -33,6 +33,12 @@ import (
 	"github.com/veredicto/veredicto/internal/console"
 	"github.com/veredicto/veredicto/internal/control"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/chatapi"
+	"github.com/veredicto/veredicto/internal/httpapi/companionapi"
+	"github.com/veredicto/veredicto/internal/httpapi/confirmapi"
+	"github.com/veredicto/veredicto/internal/httpapi/eventsapi"
+	"github.com/veredicto/veredicto/internal/httpapi/flagsapi"
+	"github.com/veredicto/veredicto/internal/httpapi/searchapi"
 	"github.com/veredicto/veredicto/internal/lambdaapi"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/quarantine"
@@ -129,7 +135,7 @@ type Server struct {
 	// Inputs is the local inputs queue (READY uploads).
 	Inputs *InputsQueue
 	// Chat serves the delegation chat; its turns run in the background.
-	Chat          *httpapi.Chat
+	Chat          *chatapi.Routes
 	Confirmations *confirm.Service
 	Keys          *auth.Keys
 	// Lambda serves the Lambda Invoke API for the project's functions.
@@ -232,7 +238,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		mgr.Close()
 		return nil, err
 	}
-	s.Chat = &httpapi.Chat{Service: chatService, Async: true, Logger: logger}
+	s.Chat = &chatapi.Routes{Service: chatService, Async: true, Logger: logger}
 	s.Notice = notice + "; " + chatNotice
 	// Turns a killed server left unfinished are closed before any new one
 	// runs: no queue runs them again here.
@@ -247,20 +253,17 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 
 	s.Lambda = lambdaapi.New(lambdaapi.Config{Functions: functions, Region: control.Region, Account: control.Account, Logger: logger})
-	s.Routes = httpapi.New(httpapi.Routes{
-		Searches:      a.Intake,
-		Runs:          localRuns{mgr}, // GET /runs lists every workflow's runs, not only searches
-		Judge:         a.Judge,
-		Companion:     companionAPI,
-		Debates:       a.Debates,
-		Confirmations: s.Confirmations,
-		Chat:          s.Chat,
-		Events:        &httpapi.Events{Log: events, Watch: events, Resolve: executions{mgr}, Logger: logger},
-		StepFunctions: sfnapi.New(mgr, sfnapi.Options{Logger: logger, Guard: s.confirmationGuard}),
-		Lambda:        s.Lambda,
-		Console:       console.Handler(console.LocalConfig),
-		Logger:        logger,
-	})
+	s.Routes = httpapi.New(logger,
+		searchapi.Routes{Searches: a.Intake, Runs: localRuns{mgr}}, // GET /runs lists every workflow's runs, not only searches
+		flagsapi.Routes{Judge: a.Judge},
+		companionapi.Routes{API: companionAPI},
+		a.Debates,
+		confirmapi.Routes{Service: s.Confirmations},
+		s.Chat,
+		&eventsapi.Routes{Log: events, Watch: events, Resolve: executions{mgr}, Logger: logger},
+		httpapi.Route("POST /{$}", sfnapi.New(mgr, sfnapi.Options{Logger: logger, Guard: s.confirmationGuard})),
+		httpapi.Route(httpapi.LambdaInvokeRoute, s.Lambda),
+		httpapi.SiteRoutes(console.Handler(console.LocalConfig)))
 	tokens := LocalTokens(key)
 	tokens.Policy.Audience, tokens.Policy.MaxLifetime = []string{cfg.Audience}, cfg.MaxTokenTTL
 	hosts := auth.NewHostPolicy(cfg.Addr, cfg.PublicHosts...)

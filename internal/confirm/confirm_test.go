@@ -27,6 +27,7 @@ import (
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/httpapi/apitest"
+	"github.com/veredicto/veredicto/internal/httpapi/confirmapi"
 )
 
 // The service's tests are package confirm_test and import confirm with a
@@ -106,7 +107,7 @@ func newFixture(t *testing.T) *fixture {
 		clock: &clock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}, key: []byte("0123456789abcdef0123456789abcdef")}
 	f.svc = &Service{Store: file.New(dir + "/confirmations"), Events: f.log, Tasks: f.tasks, Now: f.clock.Now,
 		Logger: slog.New(slog.DiscardHandler)}
-	f.srv = apitest.Serve(t, httpapi.New(httpapi.Routes{Confirmations: f.svc, Logger: slog.New(slog.DiscardHandler)}), &auth.HS256{Key: f.key}).Server
+	f.srv = apitest.Serve(t, httpapi.New(slog.New(slog.DiscardHandler), confirmapi.Routes{Service: f.svc}), &auth.HS256{Key: f.key}).Server
 	return f
 }
 

@@ -11,6 +11,7 @@ import (
 
 	. "github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/confirmapi"
 )
 
 // TestSampleEvents runs events/confirm.json through ConfirmFunction as the
@@ -29,7 +30,7 @@ func TestSampleEvents(t *testing.T) {
 	if err := json.Unmarshal(out, &resp); err != nil || !resp.Created || !ValidID(resp.ID) {
 		t.Fatalf("response %s (%v)", out, err)
 	}
-	api := (&httpapi.Gateway{Handler: httpapi.New(httpapi.Routes{Confirmations: f.svc})}).Handle
+	api := (&httpapi.Gateway{Handler: httpapi.New(nil, confirmapi.Routes{Service: f.svc})}).Handle
 	read := func(name string) events.APIGatewayV2HTTPRequest {
 		b, err := os.ReadFile("../../events/" + name)
 		if err != nil {

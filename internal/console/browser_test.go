@@ -20,6 +20,7 @@ import (
 	"github.com/veredicto/veredicto/internal/console/browsertest"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/eventsapi"
 	"github.com/veredicto/veredicto/internal/stream"
 )
 
@@ -177,8 +178,8 @@ func startHarness(t *testing.T) harness {
 	api := &fakeAPI{}
 	// The real routes for the stream and the console; fakeAPI behind the
 	// same middleware for the rest.
-	routes := httpapi.New(httpapi.Routes{Events: &httpapi.Events{Log: log, Watch: log, Poll: 200 * time.Millisecond},
-		Console: console.Handler(console.LocalConfig)})
+	routes := httpapi.New(nil, &eventsapi.Routes{Log: log, Watch: log, Poll: 200 * time.Millisecond},
+		httpapi.SiteRoutes(console.Handler(console.LocalConfig)))
 	routes.Handle("GET /api/confirmations", api)
 	routes.Handle("POST /api/confirmations", api)
 	routes.Handle("GET /runs", api)

@@ -129,14 +129,14 @@ func bearer(h string) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
-// tenantHandler is a route served for an authenticated tenant.
-type tenantHandler func(w http.ResponseWriter, r *http.Request, p auth.Principal)
+// TenantHandler is a route served for an authenticated tenant.
+type TenantHandler func(w http.ResponseWriter, r *http.Request, p auth.Principal)
 
 // RequireTenant serves h only for a request whose principal acts for a
 // tenant: 401 naming why without credentials or with refused ones, 403
 // for an operator key (it manages the Step Functions API; the project's
 // API acts for one tenant).
-func RequireTenant(h tenantHandler) http.Handler {
+func RequireTenant(h TenantHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := auth.PrincipalFrom(r.Context())
 		switch {

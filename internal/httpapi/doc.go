@@ -1,13 +1,16 @@
-// Package httpapi is the project's HTTP surface: every route of every
-// service, registered on one net/http ServeMux with Go 1.22 patterns (New),
-// one authentication middleware (Authenticator: Host, SigV4, JWT), one
-// error answer (WriteError, with the one table from an error's kind to its
-// status) and one JSON decoder (DecodeJSON). The same routes serve the
-// local server (`veredicto serve`, behind the Authenticator) and each
-// Lambda behind API Gateway (Gateway: the principal from the claims its
-// JWT authorizer verified) or a streaming Function URL (FunctionURL).
+// Package httpapi is the project's HTTP surface: the routes of each service
+// (a Group, in the packages internal/httpapi/<service>api) registered on
+// one net/http ServeMux with Go 1.22 patterns (New), one authentication
+// middleware (Authenticator: Host, SigV4, JWT), one error answer
+// (WriteError, with the one table from an error's kind to its status) and
+// one JSON decoder (DecodeJSON). The same routes serve the local server
+// (`veredicto serve`, every group, behind the Authenticator) and each
+// Lambda (its own group) behind API Gateway (Gateway: the principal from
+// the claims its JWT authorizer verified) or a streaming Function URL
+// (FunctionURL). A Lambda links only the services of the groups it
+// registers.
 //
-// Routes (a service left nil in Routes leaves its routes out):
+// Routes:
 //
 //	GET  /healthz                                   200 while the server runs
 //	POST /                                          the Step Functions API (X-Amz-Target; SigV4, AWS's error shapes)
@@ -43,18 +46,20 @@
 // Files:
 //
 //	doc.go             this map
-//	api.go             Routes and New: the route table
+//	api.go             Group and New: the route table; Route, SiteRoutes
 //	mux.go             Mux: the ServeMux with JSON 404/405
 //	respond.go         WriteError (the status table), WriteJSON, DecodeJSON
 //	authn.go           Authenticator (Host, SigV4, JWT) and RequireTenant
 //	gateway.go         Gateway: API Gateway HTTP API (payload 2.0) events
 //	functionurl.go     FunctionURL: a streaming Lambda Function URL
-//	searches.go        /searches…, /runs
-//	flags.go           /flags
-//	debates.go         /debates…
-//	companion.go       /companion/applications…
-//	confirmations.go   /api/confirmations
-//	chat.go            /api/chat…
-//	events.go          /api/events (Server-Sent Events)
-//	sfnruns.go         RunLister over the Step Functions API (AWS)
+//
+// Groups:
+//
+//	searchapi          /searches…, /runs; SFNRuns, the runs on AWS
+//	flagsapi           /flags
+//	debateapi          /debates…
+//	companionapi       /companion/applications…
+//	confirmapi         /api/confirmations
+//	chatapi            /api/chat…
+//	eventsapi          /api/events (Server-Sent Events); EventStream
 package httpapi

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"log/slog"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -26,14 +25,11 @@ type Gateway struct {
 	TenantClaim string
 }
 
-// NewGateway serves rt's routes behind API Gateway, the tenant from the
-// claim tenantClaim of the JWT the API's authorizer verified; the routes
-// log to slog.Default() unless rt.Logger says otherwise.
-func NewGateway(rt Routes, tenantClaim string) *Gateway {
-	if rt.Logger == nil {
-		rt.Logger = slog.Default()
-	}
-	return &Gateway{Handler: New(rt), TenantClaim: tenantClaim}
+// NewGateway serves the groups' routes behind API Gateway, the tenant from
+// the claim tenantClaim of the JWT the API's authorizer verified; the
+// routes log to slog.Default().
+func NewGateway(tenantClaim string, groups ...Group) *Gateway {
+	return &Gateway{Handler: New(nil, groups...), TenantClaim: tenantClaim}
 }
 
 // Handle serves one API Gateway request; the method form of the adapter,

@@ -99,7 +99,7 @@ type problemLister interface{ ProblemList() []string }
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	status := StatusOf(err)
 	body := errorBody{Error: err.Error()}
-	logger := loggerFrom(r)
+	logger := LoggerOf(r)
 	switch status {
 	case http.StatusInternalServerError:
 		logger.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
@@ -137,8 +137,9 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// writeBody answers a document of the given content type.
-func writeBody(w http.ResponseWriter, contentType string, b []byte, extra ...string) {
+// WriteBody answers a document of the given content type, then each
+// header of extra (name, value, name, value…).
+func WriteBody(w http.ResponseWriter, contentType string, b []byte, extra ...string) {
 	w.Header().Set("Content-Type", contentType)
 	for i := 0; i+1 < len(extra); i += 2 {
 		w.Header().Set(extra[i], extra[i+1])
@@ -251,9 +252,17 @@ func withLogger(r *http.Request, l *slog.Logger) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), loggerKey{}, l))
 }
 
-func loggerFrom(r *http.Request) *slog.Logger {
+// LoggerOf is the logger the Mux serving r logs with (slog.Default when
+// none).
+func LoggerOf(r *http.Request) *slog.Logger {
 	if l, ok := r.Context().Value(loggerKey{}).(*slog.Logger); ok && l != nil {
 		return l
 	}
 	return slog.Default()
+}
+
+// Wants reads the Accept header of r: HTML, else Markdown, else JSON.
+func Wants(r *http.Request) (asHTML, md bool) {
+	accept := r.Header.Get("Accept")
+	return strings.Contains(accept, "text/html"), strings.Contains(accept, "text/markdown")
 }

@@ -112,7 +112,7 @@ var table = map[Domain]map[string]string{
 		"PENDING_REDRIVE": "Pendiente de reanudar",
 		"DAMAGED":         "Registro dañado",
 	},
-	// The kinds of the project's state machines (httpapi.KindOf of their
+	// The kinds of the project's state machines (searchapi.KindOf of their
 	// names) and the searches the intake lists; a machine a user created
 	// shows under its own name.
 	RunKind: {

@@ -13,7 +13,7 @@ import (
 	"github.com/veredicto/veredicto/internal/companion"
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/debate"
-	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/searchapi"
 	"github.com/veredicto/veredicto/internal/labels"
 	"github.com/veredicto/veredicto/internal/search"
 )
@@ -84,7 +84,7 @@ func TestEveryContractCodeHasALabel(t *testing.T) {
 		t.Fatalf("found %d state machines in template.yaml", len(machines))
 	}
 	for _, m := range machines {
-		wantLabels(t, labels.RunKind, httpapi.KindOf(string(m[1])))
+		wantLabels(t, labels.RunKind, searchapi.KindOf(string(m[1])))
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/veredicto/veredicto/internal/chat"
 	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/chatapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/starter"
@@ -176,8 +177,8 @@ func Start(logicalID string) {
 			if err != nil {
 				return nil, err
 			}
-			h := &httpapi.Chat{Service: svc, Enqueue: chat.SQSEnqueuer{Client: queue, QueueURL: cc.TurnsQueueURL}}
-			return &chatfn.Services{API: httpapi.NewGateway(httpapi.Routes{Chat: h}, cfg.TenantClaim)}, nil
+			h := &chatapi.Routes{Service: svc, Enqueue: chat.SQSEnqueuer{Client: queue, QueueURL: cc.TurnsQueueURL}}
+			return &chatfn.Services{API: httpapi.NewGateway(cfg.TenantClaim, h)}, nil
 		case "ChatTurnFunction":
 			return &chatfn.Services{Turns: svc}, nil
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/veredicto/veredicto/internal/companion/agents"
 	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/companionapi"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/starter"
 )
@@ -63,10 +64,10 @@ func Start(logicalID string) {
 				return nil, err
 			}
 			st := starter.NewSFN(states, cfg.StateMachineARN)
-			api = httpapi.NewGateway(httpapi.Routes{Companion: API(svc, func(ctx context.Context, name string, input []byte) error {
+			api = httpapi.NewGateway(cfg.TenantClaim, companionapi.Routes{API: API(svc, func(ctx context.Context, name string, input []byte) error {
 				_, err := st.Start(ctx, name, input)
 				return err
-			})}, cfg.TenantClaim)
+			})})
 		}
 		return &companionfn.Services{Companion: svc, API: api}, nil
 	})

@@ -23,6 +23,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/debate"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/debateapi"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/starter"
@@ -46,7 +47,7 @@ func Start(logicalID string) {
 		if err != nil {
 			return nil, err
 		}
-		var st httpapi.DebateStarter = starter.Unconfigured{Variable: "DEBATE_STATE_MACHINE_ARN"}
+		var st debateapi.Starter = starter.Unconfigured{Variable: "DEBATE_STATE_MACHINE_ARN"}
 		if arn := os.Getenv("DEBATE_STATE_MACHINE_ARN"); arn != "" {
 			states, err := sfn.New(ac)
 			if err != nil {
@@ -54,10 +55,10 @@ func Start(logicalID string) {
 			}
 			st = starter.NewSFN(states, arn)
 		}
-		api := &httpapi.Debates{Starter: st, Logs: kv, Reports: reports}
+		api := &debateapi.Routes{Starter: st, Logs: kv, Reports: reports}
 		steps := Recorded(Steps(client, Knowledge{Inputs: inputs, Reports: reports}, reports, kv, nil), audit)
 		return &debatefn.Services{Debate: steps,
-			API: httpapi.NewGateway(httpapi.Routes{Debates: api}, cfg.TenantClaim)}, nil
+			API: httpapi.NewGateway(cfg.TenantClaim, api)}, nil
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/flagsapi"
 	"github.com/veredicto/veredicto/internal/llm"
 )
 
@@ -45,8 +46,8 @@ func build(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error
 	if err != nil {
 		return nil, err
 	}
-	record := &httpapi.FlagsRecord{Audit: audit, Reports: s3blob.New(s3c, cfg.ReportsBucket, ""), Model: Model(client)}
-	return &flagsfn.Services{API: httpapi.NewGateway(httpapi.Routes{Judge: Judge(client), FlagsRecord: record}, cfg.TenantClaim)}, nil
+	record := &flagsapi.Record{Audit: audit, Reports: s3blob.New(s3c, cfg.ReportsBucket, ""), Model: Model(client)}
+	return &flagsfn.Services{API: httpapi.NewGateway(cfg.TenantClaim, flagsapi.Routes{Judge: Judge(client), Record: record})}, nil
 }
 
 // OfflineModel names the flags' offline contradiction judge in records.

@@ -16,6 +16,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/catalog/intakefn"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/searchapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/starter"
 )
@@ -40,10 +41,10 @@ func build(_ context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) 
 	if cfg.StateMachineARN != "" {
 		st = starter.NewSFN(client, cfg.StateMachineARN)
 	}
-	var runs httpapi.RunLister
+	var runs searchapi.RunLister
 	if len(cfg.RunMachines) > 0 {
-		runs = &httpapi.SFNRuns{Client: client, Machines: cfg.RunMachines}
+		runs = &searchapi.SFNRuns{Client: client, Machines: cfg.RunMachines}
 	}
 	in := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: st}
-	return &intakefn.Services{Intake: in, API: httpapi.NewGateway(httpapi.Routes{Searches: in, Runs: runs}, cfg.TenantClaim)}, nil
+	return &intakefn.Services{Intake: in, API: httpapi.NewGateway(cfg.TenantClaim, searchapi.Routes{Searches: in, Runs: runs})}, nil
 }

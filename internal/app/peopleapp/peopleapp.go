@@ -26,6 +26,8 @@ import (
 	dynamoconfirm "github.com/veredicto/veredicto/internal/confirm/dynamo"
 	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/confirmapi"
+	"github.com/veredicto/veredicto/internal/httpapi/eventsapi"
 	"github.com/veredicto/veredicto/internal/stream"
 )
 
@@ -109,7 +111,7 @@ func Start(logicalID string) {
 			if err != nil {
 				return nil, err
 			}
-			return &peoplefn.Services{API: httpapi.NewGateway(httpapi.Routes{Confirmations: svc}, cfg.TenantClaim)}, nil
+			return &peoplefn.Services{API: httpapi.NewGateway(cfg.TenantClaim, confirmapi.Routes{Service: svc})}, nil
 		case "StreamFunction":
 			pc, err := ConfigFromEnv(os.Getenv, true)
 			if err != nil {
@@ -126,7 +128,7 @@ func Start(logicalID string) {
 			log := dynamoeventlog.New(ddb, pc.EventsTable)
 			execs := &stream.Executions{API: states, Recorder: &stream.Recorder{Log: log}, Log: log, StateMachines: pc.StateMachines}
 			verify := &auth.JWKS{URL: pc.JWKSURL, Policy: auth.Policy{Issuer: pc.JWTIssuer, Audience: pc.JWTAudience, TenantClaim: cfg.TenantClaim}}
-			h := peoplefn.Stream(EventStream(&httpapi.Events{Log: log, Resolve: execs, Refresh: execs}, verify))
+			h := peoplefn.Stream(EventStream(&eventsapi.Routes{Log: log, Resolve: execs, Refresh: execs}, verify))
 			return &peoplefn.Services{Stream: &h}, nil
 		}
 		return nil, fmt.Errorf("%s is not a %s function", logicalID, function.KindPeople)
@@ -136,6 +138,6 @@ func Start(logicalID string) {
 // EventStream serves the event stream on a streaming Function URL (AuthType
 // NONE): the tokens are verified here, by v, as the bearer header or, for
 // browsers' EventSource, ?access_token=.
-func EventStream(h *httpapi.Events, v auth.Verifier) func(context.Context, *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
-	return httpapi.FunctionURL(httpapi.EventStream(h, v, slog.Default()))
+func EventStream(h *eventsapi.Routes, v auth.Verifier) func(context.Context, *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
+	return httpapi.FunctionURL(eventsapi.EventStream(h, v, slog.Default()))
 }

@@ -1,7 +1,7 @@
 // Package sfn is the AWS Step Functions client of the Lambda bootstraps:
 // starting executions (internal/starter), resuming waiting Tasks
 // (internal/confirm), reading executions and their history
-// (internal/stream, internal/httpapi.SFNRuns), with the SDK's input, output
+// (internal/stream, internal/httpapi/searchapi.SFNRuns), with the SDK's input, output
 // and error types mapped to the AWS JSON 1.0 protocol as the SDK's
 // generated code maps them (see internal/awsclient).
 package sfn

@@ -16,7 +16,7 @@ import (
 	"github.com/veredicto/veredicto/internal/awsclient/awsclienttest"
 	"github.com/veredicto/veredicto/internal/awsclient/sfn"
 	"github.com/veredicto/veredicto/internal/confirm"
-	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/searchapi"
 	"github.com/veredicto/veredicto/internal/moto"
 	"github.com/veredicto/veredicto/internal/starter"
 	"github.com/veredicto/veredicto/internal/stream"
@@ -27,7 +27,7 @@ type API interface {
 	starter.SFNAPI
 	confirm.TaskSender
 	stream.ExecutionsAPI
-	httpapi.RunsAPI
+	searchapi.RunsAPI
 }
 
 var (

@@ -1,4 +1,4 @@
-package httpapi_test
+package eventsapi_test
 
 import (
 	"bufio"
@@ -21,6 +21,7 @@ import (
 	"github.com/veredicto/veredicto/internal/eventlog/eventlogtest"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/httpapi/apitest"
+	"github.com/veredicto/veredicto/internal/httpapi/eventsapi"
 	"github.com/veredicto/veredicto/internal/poll"
 )
 
@@ -65,14 +66,14 @@ type sseFixture struct {
 	key []byte
 }
 
-func newSSE(t testing.TB, h *httpapi.Events) *sseFixture {
+func newSSE(t testing.TB, h *eventsapi.Routes) *sseFixture {
 	t.Helper()
 	f := &sseFixture{log: fileeventlog.New(t.TempDir()), key: []byte("0123456789abcdef0123456789abcdef")}
 	h.Log, h.Watch = f.log, f.log
 	if h.Logger == nil {
 		h.Logger = slog.New(slog.DiscardHandler)
 	}
-	f.srv = apitest.Serve(t, httpapi.New(httpapi.Routes{Events: h}), &auth.HS256{Key: f.key}).Server
+	f.srv = apitest.Serve(t, httpapi.New(nil, h), &auth.HS256{Key: f.key}).Server
 	return f
 }
 
@@ -104,7 +105,7 @@ func (f *sseFixture) append(t testing.TB, tenant, stream, typ string, n int) {
 const arn = "arn:aws:states:us-east-1:000000000000:execution:Review:s-1"
 
 func TestReconnectGetsEveryEventOnceInOrder(t *testing.T) {
-	f := newSSE(t, &httpapi.Events{Poll: time.Hour}) // only in-process signals wake it
+	f := newSSE(t, &eventsapi.Routes{Poll: time.Hour}) // only in-process signals wake it
 	f.append(t, "acme", arn, eventlog.TypeExecutionStep, 1)
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -160,7 +161,7 @@ func TestReconnectGetsEveryEventOnceInOrder(t *testing.T) {
 }
 
 func TestFinishedStream(t *testing.T) {
-	f := newSSE(t, &httpapi.Events{})
+	f := newSSE(t, &eventsapi.Routes{})
 	for i := 1; i <= 3; i++ {
 		f.append(t, "acme", arn, eventlog.TypeExecutionStep, i)
 	}
@@ -230,7 +231,7 @@ func TestFinishedStream(t *testing.T) {
 }
 
 func TestHeartbeatAndCrossProcessAppends(t *testing.T) {
-	f := newSSE(t, &httpapi.Events{Heartbeat: 10 * time.Millisecond, Poll: 10 * time.Millisecond})
+	f := newSSE(t, &eventsapi.Routes{Heartbeat: 10 * time.Millisecond, Poll: 10 * time.Millisecond})
 	f.append(t, "acme", arn, eventlog.TypeExecutionStep, 1)
 	resp, err := f.open(t, t.Context(), "acme", arn, "")
 	if err != nil {
@@ -254,7 +255,7 @@ func TestHeartbeatAndCrossProcessAppends(t *testing.T) {
 }
 
 func TestSlowClientDoesNotBlockWriters(t *testing.T) {
-	f := newSSE(t, &httpapi.Events{Batch: 4, WriteTimeout: time.Second})
+	f := newSSE(t, &eventsapi.Routes{Batch: 4, WriteTimeout: time.Second})
 	f.append(t, "acme", arn, eventlog.TypeExecutionStep, 0)
 	resp, err := f.open(t, t.Context(), "acme", arn, "")
 	if err != nil {
@@ -279,7 +280,7 @@ func TestSlowClientDoesNotBlockWriters(t *testing.T) {
 // events and a finish are appended and every client receives all of them.
 func BenchmarkFanOut100(b *testing.B) {
 	const clients, events = 100, 100
-	f := newSSE(b, &httpapi.Events{})
+	f := newSSE(b, &eventsapi.Routes{})
 	b.ResetTimer()
 	for i := range b.N {
 		stream := fmt.Sprintf("%s-%d", arn, i)
@@ -323,7 +324,7 @@ func BenchmarkFanOut100(b *testing.B) {
 // than MaxPerTenant streams open (another tenant can), and a stream
 // without a deadline ends after Lifetime so its slot comes back.
 func TestStreamsAreBoundedPerTenantAndInLifetime(t *testing.T) {
-	f := newSSE(t, &httpapi.Events{MaxPerTenant: 1, Lifetime: 300 * time.Millisecond, Poll: 10 * time.Millisecond})
+	f := newSSE(t, &eventsapi.Routes{MaxPerTenant: 1, Lifetime: 300 * time.Millisecond, Poll: 10 * time.Millisecond})
 	f.append(t, "acme", arn, eventlog.TypeExecutionStep, 1)
 	f.append(t, "globex", arn, eventlog.TypeExecutionStep, 1)
 	first, err := f.open(t, t.Context(), "acme", arn, "")
@@ -379,15 +380,15 @@ func TestStreamsAreBoundedPerTenantAndInLifetime(t *testing.T) {
 // longer decodes reaches the client as an error message under its id, and
 // the stream goes on to its end.
 func TestDamagedEventIsNamedAndTheStreamGoesOn(t *testing.T) {
-	f := newSSE(t, &httpapi.Events{})
+	f := newSSE(t, &eventsapi.Routes{})
 	for i := 1; i <= 3; i++ {
 		f.append(t, "acme", arn, eventlog.TypeExecutionStep, i)
 	}
 	f.append(t, "acme", arn, eventlog.TypeFinish, 4)
 	eventlogtest.CorruptLine(t, eventlogtest.StreamFile(t, f.log.Dir()), 2, `{"id":2,"ty`+strings.Repeat("\x00", 20))
 	f.log = fileeventlog.New(f.log.Dir()) // what a restarted server reads
-	h := &httpapi.Events{Log: f.log, Watch: f.log, Logger: slog.New(slog.DiscardHandler)}
-	f.srv = apitest.Serve(t, httpapi.New(httpapi.Routes{Events: h}), &auth.HS256{Key: f.key}).Server
+	h := &eventsapi.Routes{Log: f.log, Watch: f.log, Logger: slog.New(slog.DiscardHandler)}
+	f.srv = apitest.Serve(t, httpapi.New(nil, h), &auth.HS256{Key: f.key}).Server
 
 	resp, err := f.open(t, t.Context(), "acme", arn, "")
 	if err != nil {

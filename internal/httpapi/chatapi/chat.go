@@ -1,4 +1,6 @@
-package httpapi
+// Package chatapi is the HTTP API's delegation chat (seed 004 §5–9):
+// /api/chat….
+package chatapi
 
 import (
 	"context"
@@ -7,12 +9,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/veredicto/veredicto/internal/httpapi"
+
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/chat"
 )
 
-// Chat serves the delegation chat (seed 004 §5–9) for the authenticated
+// Routes serves the delegation chat (seed 004 §5–9) for the authenticated
 // tenant:
 //
 //	POST /api/chat           {"chat_id", "message"} → the turn runs; its
@@ -27,9 +31,9 @@ import (
 // {chat_id, turn, events}. With Async (the local server) a POST answers 202 {chat_id, turn,
 // events} at once and the turn runs in the background, bounded by
 // MaxRunning turns at once (429 beyond) and TurnTimeout each. Without it
-// (a Lambda behind API Gateway) the POST answers 200 with the TurnResult
+// (a Lambda behind API httpapi.Gateway) the POST answers 200 with the TurnResult
 // when the turn ends.
-type Chat struct {
+type Routes struct {
 	Service *chat.Service
 	Async   bool
 	// Enqueue, when set, hands each claimed turn to a worker (the chat
@@ -51,7 +55,7 @@ type Chat struct {
 // maxChatBody bounds a POST body.
 const maxChatBody = chat.MaxMessageBytes + 1024
 
-func (h *Chat) logger() *slog.Logger {
+func (h *Routes) logger() *slog.Logger {
 	if h.Logger != nil {
 		return h.Logger
 	}
@@ -59,17 +63,17 @@ func (h *Chat) logger() *slog.Logger {
 }
 
 // Wait blocks until the background turns have ended.
-func (h *Chat) Wait() { h.running.Wait() }
+func (h *Routes) Wait() { h.running.Wait() }
 
 // Close stops the background turns (a turn waiting for a confirmation
 // ends as failed; its finish is still written) and waits for them.
-func (h *Chat) Close() {
+func (h *Routes) Close() {
 	h.init()
 	h.cancel()
 	h.running.Wait()
 }
 
-func (h *Chat) init() {
+func (h *Routes) init() {
 	h.once.Do(func() {
 		n := h.MaxRunning
 		if n <= 0 {
@@ -80,29 +84,29 @@ func (h *Chat) init() {
 	})
 }
 
-func (h *Chat) register(m *Mux) {
-	m.Handle("POST /api/chat", RequireTenant(h.post))
-	m.Handle("GET /api/chat/metrics", RequireTenant(h.metrics))
-	m.Handle("POST /api/chat/feedback", RequireTenant(h.feedback))
-	m.Handle("GET /api/chat/agents", RequireTenant(h.agents))
+func (h *Routes) Register(m *httpapi.Mux) {
+	m.Handle("POST /api/chat", httpapi.RequireTenant(h.post))
+	m.Handle("GET /api/chat/metrics", httpapi.RequireTenant(h.metrics))
+	m.Handle("POST /api/chat/feedback", httpapi.RequireTenant(h.feedback))
+	m.Handle("GET /api/chat/agents", httpapi.RequireTenant(h.agents))
 }
 
 // feedback stores the person's answer to a turn's question («¿Faltó
 // delegar?», «¿Era esto lo que pedías?»): 201 with the labelled example's
 // question, answer and label (not the message), 404 for a turn that has
 // not finished, 409 for a second answer.
-func (h *Chat) feedback(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (h *Routes) feedback(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	var req chat.FeedbackRequest
-	if err := DecodeJSON(w, r, &req, `{"chat_id": "…", "turn": 1, "answer": "yes|no", "agent": "…"}`, 4096); err != nil {
-		WriteError(w, r, err)
+	if err := httpapi.DecodeJSON(w, r, &req, `{"chat_id": "…", "turn": 1, "answer": "yes|no", "agent": "…"}`, 4096); err != nil {
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	f, err := h.Service.Feedback(r.Context(), p.Tenant, p.Name, req)
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusCreated, map[string]any{"chat_id": f.ChatID, "turn": f.Turn, "question": f.Question,
+	httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"chat_id": f.ChatID, "turn": f.Turn, "question": f.Question,
 		"answer": f.Answer, "label": f.Label})
 }
 
@@ -112,32 +116,32 @@ type chatAgent struct {
 	Name string `json:"name"`
 }
 
-func (h *Chat) agents(w http.ResponseWriter, _ *http.Request, _ auth.Principal) {
+func (h *Routes) agents(w http.ResponseWriter, _ *http.Request, _ auth.Principal) {
 	out := []chatAgent{}
 	for _, a := range h.Service.Registry.Specialists() {
 		out = append(out, chatAgent{ID: a.ID, Name: a.Name})
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"agents": out})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"agents": out})
 }
 
-func (h *Chat) metrics(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (h *Routes) metrics(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	m, err := h.Service.Metrics(r.Context(), p.Tenant)
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, m)
+	httpapi.WriteJSON(w, http.StatusOK, m)
 }
 
-func (h *Chat) post(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (h *Routes) post(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	tenant := p.Tenant
 	var req chat.Request
-	err := DecodeJSON(w, r, &req, `{"chat_id": "…", "message": "…"}`, maxChatBody)
+	err := httpapi.DecodeJSON(w, r, &req, `{"chat_id": "…", "message": "…"}`, maxChatBody)
 	if err == nil {
 		err = chat.Check(req.ChatID, req.Message)
 	}
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	h.init()
@@ -151,40 +155,40 @@ func (h *Chat) post(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 			err = h.Enqueue.Enqueue(r.Context(), chat.TurnJob{Tenant: tenant, ChatID: req.ChatID, Turn: n, Message: req.Message, Principal: p.Name, Via: p.Via})
 		}
 		if err != nil {
-			WriteError(w, r, err)
+			httpapi.WriteError(w, r, err)
 			return
 		}
-		WriteJSON(w, http.StatusAccepted, chat.Accepted{ChatID: req.ChatID, Turn: n, Events: "/api/events?chat=" + req.ChatID})
+		httpapi.WriteJSON(w, http.StatusAccepted, chat.Accepted{ChatID: req.ChatID, Turn: n, Events: "/api/events?chat=" + req.ChatID})
 		return
 	}
 	if !h.Async {
 		n, err := h.Service.Claim(r.Context(), tenant, req.ChatID)
 		if err != nil {
-			WriteError(w, r, err)
+			httpapi.WriteError(w, r, err)
 			return
 		}
 		res, err := h.Service.Turn(r.Context(), tenant, req.ChatID, n, req.Message)
 		if err != nil {
-			WriteError(w, r, err)
+			httpapi.WriteError(w, r, err)
 			return
 		}
-		WriteJSON(w, http.StatusOK, res)
+		httpapi.WriteJSON(w, http.StatusOK, res)
 		return
 	}
 	if h.stop.Err() != nil {
-		WriteError(w, r, Errorf(NameServiceUnavailable, "the server is shutting down"))
+		httpapi.WriteError(w, r, httpapi.Errorf(httpapi.NameServiceUnavailable, "the server is shutting down"))
 		return
 	}
 	select {
 	case h.slots <- struct{}{}:
 	default:
-		WriteError(w, r, &Error{Name: NameTooManyRequests, Message: "too many chat turns running; retry shortly", Header: http.Header{"Retry-After": {"5"}}})
+		httpapi.WriteError(w, r, &httpapi.Error{Name: httpapi.NameTooManyRequests, Message: "too many chat turns running; retry shortly", Header: http.Header{"Retry-After": {"5"}}})
 		return
 	}
 	n, err := h.Service.Claim(r.Context(), tenant, req.ChatID)
 	if err != nil {
 		<-h.slots
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	h.running.Add(1)
@@ -199,5 +203,5 @@ func (h *Chat) post(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 			h.logger().ErrorContext(ctx, "chat turn", "tenant", tenant, "chat_id", req.ChatID, "turn", n, "error_type", veredicto.ErrorName(err))
 		}
 	}()
-	WriteJSON(w, http.StatusAccepted, chat.Accepted{ChatID: req.ChatID, Turn: n, Events: "/api/events?chat=" + req.ChatID})
+	httpapi.WriteJSON(w, http.StatusAccepted, chat.Accepted{ChatID: req.ChatID, Turn: n, Events: "/api/events?chat=" + req.ChatID})
 }

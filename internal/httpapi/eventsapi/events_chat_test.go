@@ -1,4 +1,4 @@
-package httpapi_test
+package eventsapi_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
+	"github.com/veredicto/veredicto/internal/httpapi/eventsapi"
 
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/chat"
@@ -31,7 +32,7 @@ func (c *countingRefresher) Refresh(context.Context, string, string) error {
 func TestChatStreamStaysOpenAcrossTurns(t *testing.T) {
 	log := fileeventlog.New(t.TempDir())
 	ref := &countingRefresher{}
-	h := httpapi.New(httpapi.Routes{Events: &httpapi.Events{Log: log, Watch: log, Refresh: ref, Poll: 20 * time.Millisecond}})
+	h := httpapi.New(nil, &eventsapi.Routes{Log: log, Watch: log, Refresh: ref, Poll: 20 * time.Millisecond})
 	appendEv := func(tenant, typ string, turn int) {
 		ev, _ := eventlog.New(typ, "", map[string]any{"turn": turn})
 		if _, err := log.Append(context.Background(), tenant, chat.StreamName("c1"), ev); err != nil {

@@ -1,4 +1,4 @@
-package httpapi_test
+package chatapi_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	memoryconfirm "github.com/veredicto/veredicto/internal/confirm/memory"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/chatapi"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
@@ -78,7 +79,7 @@ func postChat(h http.Handler, tenant, body string) *httptest.ResponseRecorder {
 func TestChatQueuesTheTurn(t *testing.T) {
 	svc, _ := chatService(t, nil)
 	q := &queued{}
-	h := httpapi.New(httpapi.Routes{Chat: &httpapi.Chat{Service: svc, Enqueue: q}})
+	h := httpapi.New(nil, &chatapi.Routes{Service: svc, Enqueue: q})
 	w := postChat(h, "acme", `{"chat_id":"q1","message":"hola"}`)
 	var acc chat.Accepted
 	if w.Code != http.StatusAccepted || json.Unmarshal(w.Body.Bytes(), &acc) != nil || acc.Turn != 1 || acc.Events != "/api/events?chat=q1" {
@@ -112,8 +113,8 @@ func TestChatQueuesTheTurn(t *testing.T) {
 func TestCloseStopsRunningTurns(t *testing.T) {
 	started := make(chan struct{}, 1)
 	svc, events := chatService(t, blockingModel{started})
-	c := &httpapi.Chat{Service: svc, Async: true, Logger: slog.New(slog.DiscardHandler)}
-	h := httpapi.New(httpapi.Routes{Chat: c})
+	c := &chatapi.Routes{Service: svc, Async: true, Logger: slog.New(slog.DiscardHandler)}
+	h := httpapi.New(nil, c)
 	if w := postChat(h, "acme", `{"chat_id":"w","message":"hola"}`); w.Code != http.StatusAccepted {
 		t.Fatalf("POST: %d %s", w.Code, w.Body)
 	}
@@ -150,7 +151,7 @@ func asTenant(r *http.Request, tenant, name string) *http.Request {
 // agents the clients offer come from GET /api/chat/agents.
 func TestChatFeedbackRoutes(t *testing.T) {
 	svc, _ := chatService(t, nil)
-	h := httpapi.New(httpapi.Routes{Chat: &httpapi.Chat{Service: svc}})
+	h := httpapi.New(nil, &chatapi.Routes{Service: svc})
 	if w := postChat(h, "acme", `{"chat_id":"fb","message":"Hola, ¿qué tal?"}`); w.Code != http.StatusOK {
 		t.Fatalf("turn: %d %s", w.Code, w.Body)
 	}

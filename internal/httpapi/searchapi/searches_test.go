@@ -1,4 +1,4 @@
-package httpapi_test
+package searchapi_test
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/httpapi/apitest"
+	"github.com/veredicto/veredicto/internal/httpapi/searchapi"
 	"github.com/veredicto/veredicto/internal/intake"
 	"github.com/veredicto/veredicto/internal/search/offline"
 	"github.com/veredicto/veredicto/internal/starter"
@@ -32,7 +33,7 @@ import (
 // searches/<tenant>/<id>/, with the example's search.yaml naming id.
 func upload(t *testing.T, data, tenant, id string) {
 	t.Helper()
-	if err := app.UploadLocal(context.Background(), data, "../../examples/search-demo", tenant, id); err != nil {
+	if err := app.UploadLocal(context.Background(), data, "../../../examples/search-demo", tenant, id); err != nil {
 		t.Fatal(err)
 	}
 	inputs, _, _ := app.LocalLayout(data)
@@ -77,18 +78,18 @@ func (h heldStarter) Describe(ctx context.Context, name string) (starter.Status,
 // search "run" and an uploaded, never started search "up"; with seed false
 // nothing exists at all.
 func world(t *testing.T, seed bool) http.Handler {
-	return httpapi.New(worldRoutes(t, seed))
+	return httpapi.New(nil, worldRoutes(t, seed))
 }
 
 // worldRoutes are world's routes, for a test to add to.
-func worldRoutes(t *testing.T, seed bool) httpapi.Routes {
+func worldRoutes(t *testing.T, seed bool) searchapi.Routes {
 	t.Helper()
 	data := t.TempDir()
 	a := app.NewLocal(data, offline.New(), nil)
 	svc := *a.Intake
 	svc.Starter = heldStarter{Starter: a.Intake.Starter, held: map[string]bool{starter.ExecutionName("acme", "run"): true},
 		mu: &sync.Mutex{}, started: map[string]bool{}}
-	rt := httpapi.Routes{Searches: &svc}
+	rt := searchapi.Routes{Searches: &svc}
 	if seed {
 		for _, id := range []string{"done", "run", "up"} {
 			upload(t, data, "acme", id)
@@ -318,7 +319,7 @@ func (outage) Get(context.Context, string) ([]byte, bool, error) {
 }
 
 func TestStorageOutageIsA503WithoutInternals(t *testing.T) {
-	rt := httpapi.New(httpapi.Routes{Searches: &intake.Service{Records: outage{}}})
+	rt := httpapi.New(nil, searchapi.Routes{Searches: &intake.Service{Records: outage{}}})
 	got := serve(rt, "GET", "/searches/done", "acme", "", nil)
 	if got.Status != http.StatusServiceUnavailable || string(got.Body) != "{\n  \"error\": \"temporarily unavailable; retry later\"\n}\n" {
 		t.Errorf("outage: %d %s; want 503 without internals", got.Status, got.Body)
@@ -330,7 +331,7 @@ func TestStorageOutageIsA503WithoutInternals(t *testing.T) {
 func TestAccentedSearchIDsOverHTTP(t *testing.T) {
 	data := t.TempDir()
 	a := app.NewLocal(data, offline.New(), nil)
-	rt := httpapi.New(httpapi.Routes{Searches: a.Intake})
+	rt := httpapi.New(nil, searchapi.Routes{Searches: a.Intake})
 	upload(t, data, "acme", "búsqueda-ñ")
 	if _, err := a.Intake.Start(context.Background(), "acme", "api", intake.StartRequest{SearchID: "búsqueda-ñ"}); err != nil {
 		t.Fatal(err)

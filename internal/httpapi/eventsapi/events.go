@@ -1,4 +1,7 @@
-package httpapi
+// Package eventsapi is the HTTP API's event stream (seed 004 §4): GET
+// /api/events as Server-Sent Events, and the stream's own Function URL
+// (EventStream).
+package eventsapi
 
 import (
 	"bytes"
@@ -13,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/veredicto/veredicto/internal/httpapi"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/auth"
@@ -44,9 +49,9 @@ type StreamRefresher interface {
 	Refresh(ctx context.Context, tenant, stream string) error
 }
 
-// Events serves GET /api/events?execution=<arn or name> (and a
+// Routes serves GET /api/events?execution=<arn or name> (and a
 // conversation's stream, ?chat=<id>: see serveChat) as Server-Sent
-// Events for the tenant the auth middleware verified. Every message is
+// Routes for the tenant the auth middleware verified. Every message is
 // "id: N" and "data: {json with type}"; comments (": ping") keep the
 // connection alive. The stream ends after the finish message; a client
 // that reconnects after it gets 204, which tells EventSource to stop. An
@@ -57,7 +62,7 @@ type StreamRefresher interface {
 // Each connection reads the durable log at its own pace, at most Batch
 // events at a time, so a slow client holds a bounded buffer and never
 // slows the writers; a write that stalls past WriteTimeout drops it.
-type Events struct {
+type Routes struct {
 	Log EventReader
 	// Watch, when set, wakes connections as soon as this process appends.
 	Watch Watcher
@@ -91,7 +96,7 @@ type Events struct {
 
 // acquire counts an open stream of tenant; false when it has
 // MaxPerTenant already.
-func (h *Events) acquire(tenant string) bool {
+func (h *Routes) acquire(tenant string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.open == nil {
@@ -104,7 +109,7 @@ func (h *Events) acquire(tenant string) bool {
 	return true
 }
 
-func (h *Events) release(tenant string) {
+func (h *Routes) release(tenant string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.open[tenant]--; h.open[tenant] <= 0 {
@@ -119,18 +124,18 @@ func dflt[T int | time.Duration](v, d T) T {
 	return v
 }
 
-func (h *Events) logger() *slog.Logger {
+func (h *Routes) logger() *slog.Logger {
 	if h.Logger != nil {
 		return h.Logger
 	}
 	return slog.Default()
 }
 
-func (h *Events) register(m *Mux) {
-	m.Handle("GET /api/events", RequireTenant(h.serveHTTP))
+func (h *Routes) Register(m *httpapi.Mux) {
+	m.Handle("GET /api/events", httpapi.RequireTenant(h.serveHTTP))
 }
 
-func (h *Events) serveHTTP(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (h *Routes) serveHTTP(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	ctx, tenant := r.Context(), p.Tenant
 	if r.URL.Query().Has("chat") {
 		h.serveChat(w, r, tenant)
@@ -138,7 +143,7 @@ func (h *Events) serveHTTP(w http.ResponseWriter, r *http.Request, p auth.Princi
 	}
 	ref := r.URL.Query().Get("execution")
 	if ref == "" {
-		WriteError(w, r, &veredicto.InvalidInputError{Field: "execution", Problem: "is required (an execution ARN or name)"})
+		httpapi.WriteError(w, r, &veredicto.InvalidInputError{Field: "execution", Problem: "is required (an execution ARN or name)"})
 		return
 	}
 	after, ok := lastEventID(w, r)
@@ -147,7 +152,7 @@ func (h *Events) serveHTTP(w http.ResponseWriter, r *http.Request, p auth.Princi
 	}
 	stream, ended, err := h.resolve(ctx, tenant, ref, after)
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	if ended { // the client has seen the finish: 204 tells EventSource to stop
@@ -159,7 +164,7 @@ func (h *Events) serveHTTP(w http.ResponseWriter, r *http.Request, p auth.Princi
 
 // resolve finds the stream and whether a reconnecting client has already
 // seen its end.
-func (h *Events) resolve(ctx context.Context, tenant, ref string, after int64) (stream string, ended bool, err error) {
+func (h *Routes) resolve(ctx context.Context, tenant, ref string, after int64) (stream string, ended bool, err error) {
 	notFound := &veredicto.NotFoundError{What: "execution " + ref}
 	stream = ref
 	if h.Resolve != nil {
@@ -202,9 +207,9 @@ func (h *Events) resolve(ctx context.Context, tenant, ref string, after int64) (
 // from its history and ends at its finish; a conversation's (chat) is
 // written by the chat alone and stays open, each turn ending with its own
 // finish.
-func (h *Events) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, tenant, stream string, after int64, chat bool) {
+func (h *Routes) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, tenant, stream string, after int64, chat bool) {
 	if !h.acquire(tenant) {
-		WriteError(w, r, &Error{Name: NameTooManyRequests, Header: http.Header{"Retry-After": {"30"}},
+		httpapi.WriteError(w, r, &httpapi.Error{Name: httpapi.NameTooManyRequests, Header: http.Header{"Retry-After": {"30"}},
 			Message: fmt.Sprintf("this tenant has %d event streams open, the most one server keeps; close one and retry", dflt(h.MaxPerTenant, 32))})
 		return
 	}
@@ -315,10 +320,10 @@ var chatIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 // client closes when it is done). A chat with no events yet is served
 // too, so a client can subscribe before its first message; another
 // tenant's chat is therefore indistinguishable from a new one.
-func (h *Events) serveChat(w http.ResponseWriter, r *http.Request, tenant string) {
+func (h *Routes) serveChat(w http.ResponseWriter, r *http.Request, tenant string) {
 	id := r.URL.Query().Get("chat")
 	if !chatIDPattern.MatchString(id) {
-		WriteError(w, r, &veredicto.InvalidInputError{Field: "chat", Problem: "must be 1-64 letters, digits, '_' or '-'"})
+		httpapi.WriteError(w, r, &veredicto.InvalidInputError{Field: "chat", Problem: "must be 1-64 letters, digits, '_' or '-'"})
 		return
 	}
 	after, ok := lastEventID(w, r)
@@ -342,8 +347,20 @@ func lastEventID(w http.ResponseWriter, r *http.Request) (after int64, ok bool) 
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(last), 10, 64)
 	if err != nil || n < 0 {
-		WriteError(w, r, &veredicto.InvalidInputError{Field: "Last-Event-ID", Problem: "must be a non-negative integer"})
+		httpapi.WriteError(w, r, &veredicto.InvalidInputError{Field: "Last-Event-ID", Problem: "must be a non-negative integer"})
 		return 0, false
 	}
 	return n, true
+}
+
+// EventStream serves the event stream as its Function URL does: at the
+// URL's root and at /api/events, with tokens verified by v (the HTTP API's
+// issuer), sent as "Authorization: Bearer" or, for a browser's
+// EventSource, as ?access_token=.
+func EventStream(h *Routes, v auth.Verifier, logger *slog.Logger) http.Handler {
+	m := httpapi.NewMux(logger)
+	h.Register(m)
+	m.Handle("GET /{$}", httpapi.RequireTenant(h.serveHTTP))
+	authn := &httpapi.Authenticator{Tokens: v, QueryToken: []string{"/", "/api/events"}, Logger: logger}
+	return authn.Wrap(m)
 }

@@ -1,4 +1,4 @@
-package httpapi_test
+package eventsapi_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 
 	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
+	"github.com/veredicto/veredicto/internal/httpapi/eventsapi"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -91,7 +92,7 @@ func TestFunctionURLStreamsFromDynamoDB(t *testing.T) {
 	}
 	is := newIssuer(t)
 	v := &auth.JWKS{URL: is.srv.URL, Client: is.srv.Client(), Policy: auth.Policy{Issuer: "https://issuer"}}
-	h := httpapi.FunctionURL(httpapi.EventStream(&httpapi.Events{Log: log, Poll: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, v, slog.New(slog.DiscardHandler)))
+	h := httpapi.FunctionURL(eventsapi.EventStream(&eventsapi.Routes{Log: log, Poll: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, v, slog.New(slog.DiscardHandler)))
 
 	req := func(query string, headers map[string]string) *events.LambdaFunctionURLRequest {
 		r := &events.LambdaFunctionURLRequest{RawPath: "/", RawQueryString: query, Headers: headers}
@@ -149,7 +150,7 @@ func TestFunctionURLStreamsFromDynamoDB(t *testing.T) {
 		// comes.
 		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
 		defer cancel()
-		h := httpapi.FunctionURL(httpapi.EventStream(&httpapi.Events{Log: log, Poll: 10 * time.Millisecond, Reserve: time.Hour - time.Second}, v, slog.New(slog.DiscardHandler)))
+		h := httpapi.FunctionURL(eventsapi.EventStream(&eventsapi.Routes{Log: log, Poll: 10 * time.Millisecond, Reserve: time.Hour - time.Second}, v, slog.New(slog.DiscardHandler)))
 		resp, err := h(ctx, req("execution="+arn+"-open", map[string]string{"authorization": "Bearer " + is.token(t, "acme")}))
 		if err != nil {
 			t.Fatal(err)
@@ -164,7 +165,7 @@ func TestFunctionURLStreamsFromDynamoDB(t *testing.T) {
 // TestSampleEvent serves events/stream.json (a Function URL request that
 // resumes after event 3) with a real token in place of the sample's.
 func TestSampleEvent(t *testing.T) {
-	b, err := os.ReadFile("../../events/stream.json")
+	b, err := os.ReadFile("../../../events/stream.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestSampleEvent(t *testing.T) {
 	is := newIssuer(t)
 	req.Headers["authorization"] = "Bearer " + is.token(t, "default")
 	v := &auth.JWKS{URL: is.srv.URL, Client: is.srv.Client()}
-	h := httpapi.FunctionURL(httpapi.EventStream(&httpapi.Events{Log: log, Logger: slog.New(slog.DiscardHandler)}, v, slog.New(slog.DiscardHandler)))
+	h := httpapi.FunctionURL(eventsapi.EventStream(&eventsapi.Routes{Log: log, Logger: slog.New(slog.DiscardHandler)}, v, slog.New(slog.DiscardHandler)))
 	resp, err := h(t.Context(), &req)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("status %d, %v", resp.StatusCode, err)

@@ -1,4 +1,6 @@
-package httpapi
+// Package confirmapi is the HTTP API's confirmations (seed 004 §3): GET and
+// POST /api/confirmations.
+package confirmapi
 
 import (
 	"encoding/json"
@@ -6,12 +8,14 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/veredicto/veredicto/internal/httpapi"
+
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/confirm"
 )
 
-// confirmationRoutes serve the confirmations a tenant's workflows wait for
+// Routes serve the confirmations a tenant's workflows wait for
 // (seed 004 §3):
 //
 //	GET  /api/confirmations   {"confirmations": [View…], "more"} (pending, being delivered, damaged)
@@ -24,45 +28,45 @@ import (
 // is not the expected JSON 400 naming the field; a recorded decision whose
 // delivery failed 503 (POST it again to finish delivering it). The decision
 // records the authenticated principal, never a name from the body.
-type confirmationRoutes struct{ svc *confirm.Service }
+type Routes struct{ Service *confirm.Service }
 
-func (c confirmationRoutes) register(m *Mux) {
-	m.Handle("GET /api/confirmations", RequireTenant(c.list))
-	m.Handle("POST /api/confirmations", RequireTenant(c.resolve))
+func (c Routes) Register(m *httpapi.Mux) {
+	m.Handle("GET /api/confirmations", httpapi.RequireTenant(c.list))
+	m.Handle("POST /api/confirmations", httpapi.RequireTenant(c.resolve))
 }
 
 // maxResolutionBytes bounds a POST body (a comment is at most
 // confirm.MaxCommentBytes).
 const maxResolutionBytes = 16 << 10
 
-func (c confirmationRoutes) list(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	list, more, err := c.svc.List(r.Context(), p.Tenant)
+func (c Routes) list(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	list, more, err := c.Service.List(r.Context(), p.Tenant)
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	// more: others wait past these, oldest first; they show as these are
 	// decided.
-	WriteJSON(w, http.StatusOK, map[string]any{"confirmations": list, "more": more})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"confirmations": list, "more": more})
 }
 
-func (c confirmationRoutes) resolve(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (c Routes) resolve(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	res, err := decodeResolution(w, r)
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	res.By = p.Name
-	v, err := c.svc.Resolve(r.Context(), p.Tenant, res)
+	v, err := c.Service.Resolve(r.Context(), p.Tenant, res)
 	if err != nil && veredicto.Kind(err) == veredicto.NameTransient {
-		loggerFrom(r).WarnContext(r.Context(), "confirmation delivery failed; the decision is kept", "confirmation_id", res.ID, "error", err)
-		err = Errorf(NameServiceUnavailable, "confirmation %s: decision recorded, not yet delivered to the workflow; POST it again to deliver it", res.ID)
+		httpapi.LoggerOf(r).WarnContext(r.Context(), "confirmation delivery failed; the decision is kept", "confirmation_id", res.ID, "error", err)
+		err = httpapi.Errorf(httpapi.NameServiceUnavailable, "confirmation %s: decision recorded, not yet delivered to the workflow; POST it again to deliver it", res.ID)
 	}
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, v)
+	httpapi.WriteJSON(w, http.StatusOK, v)
 }
 
 // decodeResolution reads {"id", "approved", "comment"?}, naming the first
@@ -70,7 +74,7 @@ func (c confirmationRoutes) resolve(w http.ResponseWriter, r *http.Request, p au
 func decodeResolution(w http.ResponseWriter, r *http.Request) (confirm.Resolution, error) {
 	const shape = `{"id": "...", "approved": true|false, "comment": "..."}`
 	var raw map[string]json.RawMessage
-	if err := DecodeJSON(w, r, &raw, shape, maxResolutionBytes); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &raw, shape, maxResolutionBytes); err != nil {
 		return confirm.Resolution{}, err
 	}
 	if raw == nil {

@@ -1,4 +1,4 @@
-package httpapi_test
+package eventsapi_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
+	"github.com/veredicto/veredicto/internal/httpapi/eventsapi"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/eventlog"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/confirmapi"
 	"github.com/veredicto/veredicto/internal/poll"
 	"github.com/veredicto/veredicto/internal/stream"
 	streamengine "github.com/veredicto/veredicto/internal/stream/engine"
@@ -37,7 +39,7 @@ func TestConfirmationWorkflowOnTheStream(t *testing.T) {
 	      "category":"decision","sensitivity":"high","undoable":false,"preview.$":"$.package","tenant":"acme"}},
 	    "TimeoutSeconds":3600,"ResultPath":"$.review","Next":"Done"},
 	  "Done":{"Type":"Succeed"}}}`
-	f := newSSE(t, &httpapi.Events{})
+	f := newSSE(t, &eventsapi.Routes{})
 	svc := &confirm.Service{Store: fileconfirm.New(t.TempDir()), Events: f.log, Logger: slog.New(slog.DiscardHandler)}
 	reg := asl.NewRegistry()
 	reg.Register("ConfirmFunction", asl.Typed(svc.Confirm))
@@ -81,7 +83,7 @@ func TestConfirmationWorkflowOnTheStream(t *testing.T) {
 
 	tok, _ := auth.SignHS256(f.key, auth.Claims{Subject: "ana", Tenant: "acme", ExpiresAt: time.Now().Add(time.Hour)}, "")
 	authn := &httpapi.Authenticator{Tokens: &auth.HS256{Key: f.key}, Logger: slog.New(slog.DiscardHandler)}
-	h := authn.Wrap(httpapi.New(httpapi.Routes{Confirmations: svc, Logger: slog.New(slog.DiscardHandler)}))
+	h := authn.Wrap(httpapi.New(slog.New(slog.DiscardHandler), confirmapi.Routes{Service: svc}))
 	req, _ := http.NewRequest("POST", "/api/confirmations", strings.NewReader(`{"id":"`+id+`","approved":true}`))
 	req.Header.Set("Authorization", "Bearer "+tok)
 	w := httptest.NewRecorder()

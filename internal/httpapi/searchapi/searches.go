@@ -1,4 +1,6 @@
-package httpapi
+// Package searchapi is the HTTP API's executive searches (seed 000):
+// /searches… and GET /runs, whose other workflows' runs SFNRuns lists on AWS.
+package searchapi
 
 import (
 	"context"
@@ -6,6 +8,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/veredicto/veredicto/internal/httpapi"
 
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/intake"
@@ -19,88 +23,90 @@ type RunLister interface {
 	ListRuns(ctx context.Context, tenant string) ([]intake.Run, error)
 }
 
-// searchRoutes serves the executive searches (seed 000) and what the web
+// Routes serves the executive searches (seed 000) and what the web
 // console reads of them.
-type searchRoutes struct {
-	svc  *intake.Service
-	runs RunLister
+type Routes struct {
+	// Searches serves /searches… (none when nil).
+	Searches *intake.Service
+	// Runs lists other workflows' runs on GET /runs too.
+	Runs RunLister
 }
 
-func (s searchRoutes) register(m *Mux) {
-	m.Handle("GET /runs", RequireTenant(s.listRuns))
-	if s.svc == nil {
+func (s Routes) Register(m *httpapi.Mux) {
+	m.Handle("GET /runs", httpapi.RequireTenant(s.listRuns))
+	if s.Searches == nil {
 		return
 	}
-	m.Handle("GET /searches", RequireTenant(s.list))
-	m.Handle("POST /searches", RequireTenant(s.start))
-	m.Handle("GET /searches/{id}", RequireTenant(s.state))
-	m.Handle("GET /searches/{id}/summary", RequireTenant(s.summary))
-	m.Handle("GET /searches/{id}/candidates", RequireTenant(s.roster))
-	m.Handle("GET /searches/{id}/candidates/{cid}/report", RequireTenant(s.report))
-	m.Handle("GET /searches/{id}/sources/{path...}", RequireTenant(s.source))
+	m.Handle("GET /searches", httpapi.RequireTenant(s.list))
+	m.Handle("POST /searches", httpapi.RequireTenant(s.start))
+	m.Handle("GET /searches/{id}", httpapi.RequireTenant(s.state))
+	m.Handle("GET /searches/{id}/summary", httpapi.RequireTenant(s.summary))
+	m.Handle("GET /searches/{id}/candidates", httpapi.RequireTenant(s.roster))
+	m.Handle("GET /searches/{id}/candidates/{cid}/report", httpapi.RequireTenant(s.report))
+	m.Handle("GET /searches/{id}/sources/{path...}", httpapi.RequireTenant(s.source))
 }
 
 // startShape is POST /searches's body, for error messages.
 const startShape = `{"search_id": …, "concurrency": …, "thresholds": {…}, "review": {…}, "rerun": false}`
 
-func (s searchRoutes) start(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s Routes) start(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	var sr intake.StartRequest
-	if err := DecodeJSON(w, r, &sr, startShape, 0); err != nil {
-		WriteError(w, r, err)
+	if err := httpapi.DecodeJSON(w, r, &sr, startShape, 0); err != nil {
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	st, err := s.svc.Start(r.Context(), p.Tenant, "api", sr)
+	st, err := s.Searches.Start(r.Context(), p.Tenant, "api", sr)
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	status := http.StatusAccepted
 	if !st.Started {
 		status = http.StatusOK
 	}
-	WriteJSON(w, status, st)
+	httpapi.WriteJSON(w, status, st)
 }
 
-func (s searchRoutes) list(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	list, err := s.svc.List(r.Context(), p.Tenant)
+func (s Routes) list(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	list, err := s.Searches.List(r.Context(), p.Tenant)
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, struct {
+	httpapi.WriteJSON(w, http.StatusOK, struct {
 		Searches []intake.SearchItem `json:"searches"`
 	}{list})
 }
 
-func (s searchRoutes) state(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	st, err := s.svc.State(r.Context(), p.Tenant, r.PathValue("id"))
+func (s Routes) state(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	st, err := s.Searches.State(r.Context(), p.Tenant, r.PathValue("id"))
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, st)
+	httpapi.WriteJSON(w, http.StatusOK, st)
 }
 
 // roster answers the search's candidates with their names, in the order
 // the workflow evaluates them, and their documents (the console's run
 // page and confirmations name people with it).
-func (s searchRoutes) roster(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	ro, err := s.svc.Roster(r.Context(), p.Tenant, r.PathValue("id"))
+func (s Routes) roster(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	ro, err := s.Searches.Roster(r.Context(), p.Tenant, r.PathValue("id"))
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, ro)
+	httpapi.WriteJSON(w, http.StatusOK, ro)
 }
 
 // summary answers summary.json, summary.md (Accept: text/markdown) or its
 // safe HTML (Accept: text/html).
-func (s searchRoutes) summary(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s Routes) summary(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	id := r.PathValue("id")
-	asHTML, md := wants(r)
-	b, err := s.svc.Summary(r.Context(), p.Tenant, id, md || asHTML)
+	asHTML, md := httpapi.Wants(r)
+	b, err := s.Searches.Summary(r.Context(), p.Tenant, id, md || asHTML)
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	document(w, b, md || asHTML, asHTML, id)
@@ -108,41 +114,41 @@ func (s searchRoutes) summary(w http.ResponseWriter, r *http.Request, p auth.Pri
 
 // report answers a candidate's report.json, report.md (Accept:
 // text/markdown) or its safe HTML (Accept: text/html).
-func (s searchRoutes) report(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s Routes) report(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	id := r.PathValue("id")
-	asHTML, md := wants(r)
-	b, err := s.svc.Report(r.Context(), p.Tenant, id, r.PathValue("cid"), md || asHTML)
+	asHTML, md := httpapi.Wants(r)
+	b, err := s.Searches.Report(r.Context(), p.Tenant, id, r.PathValue("cid"), md || asHTML)
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	document(w, b, md || asHTML, asHTML, id)
 }
 
 // source answers the text of a document the reports cite.
-func (s searchRoutes) source(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	b, err := s.svc.Source(r.Context(), p.Tenant, r.PathValue("id"), r.PathValue("path"))
+func (s Routes) source(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	b, err := s.Searches.Source(r.Context(), p.Tenant, r.PathValue("id"), r.PathValue("path"))
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	writeBody(w, "text/plain; charset=utf-8", b, "X-Content-Type-Options", "nosniff", "Cache-Control", "private, no-store")
+	httpapi.WriteBody(w, "text/plain; charset=utf-8", b, "X-Content-Type-Options", "nosniff", "Cache-Control", "private, no-store")
 }
 
 // listRuns answers the tenant's runs: its searches and, with a RunLister,
 // its other workflows' executions, newest first.
-func (s searchRoutes) listRuns(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s Routes) listRuns(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	ctx := r.Context()
 	list := []intake.Run{}
-	if s.svc != nil {
-		l, err := s.svc.Runs(ctx, p.Tenant)
+	if s.Searches != nil {
+		l, err := s.Searches.Runs(ctx, p.Tenant)
 		if err != nil {
-			WriteError(w, r, err)
+			httpapi.WriteError(w, r, err)
 			return
 		}
 		list = append(list, l...)
 	}
-	if s.runs != nil {
+	if s.Runs != nil {
 		// A search's execution may also be listed by name or ARN among
 		// the executions: it shows once, as the search.
 		seen := map[string]bool{}
@@ -152,9 +158,9 @@ func (s searchRoutes) listRuns(w http.ResponseWriter, r *http.Request, p auth.Pr
 				seen[executionName(earlier.Execution)] = true
 			}
 		}
-		more, err := s.runs.ListRuns(ctx, p.Tenant)
+		more, err := s.Runs.ListRuns(ctx, p.Tenant)
 		if err != nil {
-			WriteError(w, r, err)
+			httpapi.WriteError(w, r, err)
 			return
 		}
 		for _, run := range more {
@@ -164,7 +170,7 @@ func (s searchRoutes) listRuns(w http.ResponseWriter, r *http.Request, p auth.Pr
 		}
 		sort.SliceStable(list, func(i, j int) bool { return list[i].StartedAt > list[j].StartedAt })
 	}
-	WriteJSON(w, http.StatusOK, struct {
+	httpapi.WriteJSON(w, http.StatusOK, struct {
 		Runs []intake.Run `json:"runs"`
 	}{list})
 }
@@ -178,12 +184,6 @@ func executionName(ref string) string {
 	return ref
 }
 
-// wants reads Accept: HTML, else Markdown, else JSON.
-func wants(r *http.Request) (asHTML, md bool) {
-	accept := r.Header.Get("Accept")
-	return strings.Contains(accept, "text/html"), strings.Contains(accept, "text/markdown")
-}
-
 // document answers a report or summary: JSON, Markdown, or Markdown
 // rendered as safe HTML with citations linked to the search's sources
 // ("#/fuente/{id}/{source}", which the console opens with the sources
@@ -192,11 +192,11 @@ func document(w http.ResponseWriter, b []byte, md, asHTML bool, searchID string)
 	switch {
 	case asHTML:
 		link := func(src string) string { return "#/fuente/" + url.PathEscape(searchID) + "/" + url.PathEscape(src) }
-		writeBody(w, "text/html; charset=utf-8", []byte(markdown.HTML(string(b), link)),
+		httpapi.WriteBody(w, "text/html; charset=utf-8", []byte(markdown.HTML(string(b), link)),
 			"X-Content-Type-Options", "nosniff", "Content-Security-Policy", "default-src 'none'")
 	case md:
-		writeBody(w, "text/markdown; charset=utf-8", b)
+		httpapi.WriteBody(w, "text/markdown; charset=utf-8", b)
 	default:
-		writeBody(w, "application/json", b)
+		httpapi.WriteBody(w, "application/json", b)
 	}
 }

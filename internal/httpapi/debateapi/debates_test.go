@@ -1,4 +1,4 @@
-package httpapi
+package debateapi
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/veredicto/veredicto/internal/httpapi"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/auth"
@@ -42,7 +44,7 @@ func (noReports) Get(_ context.Context, key string) ([]byte, error) {
 
 func TestDebatesRoutes(t *testing.T) {
 	st := &fakeDebateStarter{}
-	d := New(Routes{Debates: &Debates{Starter: st, Logs: store.NewMemory(), Reports: noReports{}}})
+	d := httpapi.New(nil, &Routes{Starter: st, Logs: store.NewMemory(), Reports: noReports{}})
 	good := `{"debate_id": "d-1", "question": {"question": "¿Avanzamos con c-005?", "options": ["a", "b"], "participants": [{"id": "cfo", "brief": "x"}]}}`
 	tests := []struct {
 		name, method, path, tenant, body string

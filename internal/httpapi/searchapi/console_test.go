@@ -1,4 +1,4 @@
-package httpapi_test
+package searchapi_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/httpapi/searchapi"
 	"github.com/veredicto/veredicto/internal/intake"
 )
 
@@ -137,7 +138,7 @@ func TestRunsGroupASearchsReruns(t *testing.T) {
 		}
 	}
 	routes.Runs = earlierAsOthers{}
-	got := serve(httpapi.New(routes), "GET", "/runs", "acme", "", nil)
+	got := serve(httpapi.New(nil, routes), "GET", "/runs", "acme", "", nil)
 	var body struct{ Runs []intake.Run }
 	if err := json.Unmarshal(got.Body, &body); got.Status != 200 || err != nil {
 		t.Fatalf("%d %s %v", got.Status, got.Body, err)
@@ -179,13 +180,13 @@ func (otherRuns) ListRuns(_ context.Context, tenant string) ([]intake.Run, error
 func TestRunsOfOtherWorkflowsShowUpGenerically(t *testing.T) {
 	routes := worldRoutes(t, true)
 	routes.Runs = otherRuns{}
-	rt := httpapi.New(routes)
+	rt := httpapi.New(nil, routes)
 	var body struct{ Runs []intake.Run }
 	json.Unmarshal(serve(rt, "GET", "/runs", "acme", "", nil).Body, &body)
 	if len(body.Runs) != 3 || body.Runs[0].Kind != "debate" || body.Runs[0].ID != "acme-d1" {
 		t.Errorf("runs %+v, want the debate first (newest) and each search once", body.Runs)
 	}
-	only := httpapi.New(httpapi.Routes{Runs: otherRuns{}})
+	only := httpapi.New(nil, searchapi.Routes{Runs: otherRuns{}})
 	json.Unmarshal(serve(only, "GET", "/runs", "acme", "", nil).Body, &body)
 	if len(body.Runs) != 3 {
 		t.Errorf("without searches mounted: %+v", body.Runs)

@@ -1,4 +1,4 @@
-package httpapi
+package flagsapi
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/veredicto/veredicto/internal/httpapi"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -21,7 +23,7 @@ type flagsResponse struct {
 
 func postFlags(t *testing.T, body string) flagsResponse {
 	t.Helper()
-	h := New(Routes{Judge: flags.OfflineJudge{}, Now: func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }})
+	h := httpapi.New(nil, Routes{Judge: flags.OfflineJudge{}, Now: func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }})
 	r := httptest.NewRequest("POST", "/flags", strings.NewReader(body))
 	r = r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{Name: "ana", Tenant: "acme", Via: auth.ViaJWT}))
 	w := httptest.NewRecorder()
@@ -30,7 +32,7 @@ func postFlags(t *testing.T, body string) flagsResponse {
 }
 
 func TestHTTPHandlerClassifiesTheExampleEvent(t *testing.T) {
-	b, err := os.ReadFile("../../events/flags-post.json")
+	b, err := os.ReadFile("../../../events/flags-post.json")
 	if err != nil {
 		t.Fatal(err)
 	}

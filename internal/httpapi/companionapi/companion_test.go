@@ -1,4 +1,4 @@
-package httpapi
+package companionapi
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/veredicto/veredicto/internal/httpapi"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
@@ -16,13 +18,13 @@ import (
 )
 
 // TestCompanionRoutesOnAPIGateway drives the companion's routes with the
-// sample API Gateway events: the POST stores the inputs under the token's
+// sample API httpapi.Gateway events: the POST stores the inputs under the token's
 // tenant and starts one execution named <tenant>-<id>; the GET reads the
 // application back, and another tenant's GET is a 404.
 func TestCompanionRoutesOnAPIGateway(t *testing.T) {
 	svc := &companion.Service{Store: filestore.NewMemory(), Blobs: fileblob.NewDir(t.TempDir()), Analyst: companion.Offline{}, Engine: companion.NewEngine(companion.DefaultConfig())}
 	var started []string
-	rt := &Gateway{Handler: New(Routes{Companion: &companion.API{Service: svc, FollowUp: companion.Offline{}, Start: func(ctx context.Context, name string, input []byte) error {
+	rt := &httpapi.Gateway{Handler: httpapi.New(nil, Routes{API: &companion.API{Service: svc, FollowUp: companion.Offline{}, Start: func(ctx context.Context, name string, input []byte) error {
 		started = append(started, name)
 		var in companion.StartInput
 		if err := json.Unmarshal(input, &in); err != nil {
@@ -32,7 +34,7 @@ func TestCompanionRoutesOnAPIGateway(t *testing.T) {
 		return err
 	}}})}
 	var post events.APIGatewayV2HTTPRequest
-	b, _ := os.ReadFile("../../events/companion-api-post.json")
+	b, _ := os.ReadFile("../../../events/companion-api-post.json")
 	if err := json.Unmarshal(b, &post); err != nil {
 		t.Fatal(err)
 	}
