@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/veredicto/veredicto/internal/app/flagsapp"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/searchapp"
 	"github.com/veredicto/veredicto/internal/asl"
@@ -30,6 +29,7 @@ import (
 	confirmengine "github.com/veredicto/veredicto/internal/confirm/engine"
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
+	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/httpapi/confirmapi"
 	"github.com/veredicto/veredicto/internal/httpapi/debateapi"
@@ -119,7 +119,7 @@ func AssembleLocal(cfg Local) *App {
 		})
 	}
 	is := &intake.Service{Inputs: inputs, Reports: reports, Records: kv, Starter: searches, Logger: cfg.Logger}
-	judge := flagsapp.Judge(client)
+	judge := flags.NewJudge(client)
 	steps, debates := localDebate(dir, client, kv, confirms, cfg.Debates, records, cfg.Logger)
 	chatAPI, turns := localChat(dir, is, confirms, judge)
 	api := &httpapi.Gateway{Handler: httpapi.New(nil, searchapi.Routes{Searches: is}, flagsapi.Routes{Judge: judge, Record: localFlagsRecord(records, reports, client)},

@@ -10,11 +10,16 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog/function"
 )
 
-// reuses lists the kinds whose builders a kind's entry point imports: the
-// chat is made of the people kind's confirmations and the flags kind's
-// judge.
-var reuses = map[function.Kind][]function.Kind{
-	function.KindChat: {function.KindPeople, function.KindFlags},
+// routes lists the HTTP route groups (internal/httpapi/<service>api) a
+// kind's functions serve: a bootstrap links no other, so that an API
+// function links no other service's handlers and a Task none at all.
+var routes = map[function.Kind][]string{
+	function.KindIntake:    {"searchapi"},
+	function.KindFlags:     {"flagsapi"},
+	function.KindPeople:    {"confirmapi", "eventsapi"},
+	function.KindDebate:    {"debateapi"},
+	function.KindChat:      {"chatapi"},
+	function.KindCompanion: {"companionapi"},
 }
 
 // localOnly are packages of the local composition (the engine, the control
@@ -32,8 +37,8 @@ const taskInfo = module + "/internal/asl/taskinfo"
 
 // TestBootstrapsLinkOnlyTheirKind: each function's bootstrap links its
 // kind's entry point and list, never the composition root (internal/app),
-// the aggregating catalog, another kind's entry point or list (but those
-// its kind reuses), nor a local-only package.
+// the aggregating catalog, another kind's entry point, list or HTTP route
+// group, nor a local-only package.
 func TestBootstrapsLinkOnlyTheirKind(t *testing.T) {
 	cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "../../functions/...")
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
@@ -53,7 +58,7 @@ func TestBootstrapsLinkOnlyTheirKind(t *testing.T) {
 			continue
 		}
 		for _, c := range kinds {
-			mine := c.kind == f.Kind || slices.Contains(reuses[f.Kind], c.kind)
+			mine := c.kind == f.Kind
 			for _, pkg := range []string{packageOf(c.functions), module + "/" + c.entry.Pkg} {
 				if links := slices.Contains(linked, pkg); links != mine {
 					t.Errorf("%s (%s): links %s: %v, want %v", f.LogicalID, f.Kind, pkg, links, mine)
@@ -64,6 +69,9 @@ func TestBootstrapsLinkOnlyTheirKind(t *testing.T) {
 			banned := p == module+"/internal/app" || p == module+"/internal/catalog"
 			for _, l := range localOnly {
 				banned = banned || p == l || strings.HasPrefix(p, l+"/") && p != taskInfo
+			}
+			if group, ok := strings.CutPrefix(p, module+"/internal/httpapi/"); ok && !slices.Contains(routes[f.Kind], group) {
+				banned = true
 			}
 			if banned {
 				t.Errorf("%s (%s): links %s", f.LogicalID, f.Kind, p)

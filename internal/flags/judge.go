@@ -185,6 +185,15 @@ type contradictionVerdict struct {
 	FactIDs     []string `json:"fact_ids" desc:"ids de los hechos contradichos; vacío si contradicts es false"`
 }
 
+// NewJudge is the contradiction judge of a run: the LLM's on client, the
+// offline one when client is nil.
+func NewJudge(client *llm.OpenAI) ContradictionJudge {
+	if client == nil {
+		return OfflineJudge{}
+	}
+	return LLMJudge{Client: client}
+}
+
 // LLMJudge asks a language model, through the llm port, whether an answer
 // contradicts the facts. The verdict is checked: every fact id must exist,
 // and contradicts=true must cite at least one fact (and false none); an

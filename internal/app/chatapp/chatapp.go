@@ -1,9 +1,9 @@
 // Package chatapp is the Lambda entry point of the delegation chat
 // (function.KindChat, seed 004 §5–9): its HTTP API and its turns queue's
 // worker, on DynamoDB, S3, SQS, Step Functions and the LLM secret. It
-// imports the chat's packages and the clients it uses, and the builders of
-// the two kinds the chat is made of (peopleapp's confirmations, flagsapp's
-// judge), never internal/app (the local composition root).
+// imports the chat's packages, the clients it uses and the confirmations'
+// builder (internal/app/lambdaenv/confirmations), never another kind's
+// entry point nor internal/app (the local composition root).
 package chatapp
 
 import (
@@ -16,12 +16,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/veredicto/veredicto/internal/app/flagsapp"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/confirmations"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
-	"github.com/veredicto/veredicto/internal/app/peopleapp"
 	"github.com/veredicto/veredicto/internal/awsclient/dynamodb"
 	"github.com/veredicto/veredicto/internal/awsclient/sfn"
 	"github.com/veredicto/veredicto/internal/awsclient/sqs"
@@ -29,6 +28,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/chat"
 	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
+	"github.com/veredicto/veredicto/internal/flags"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/httpapi/chatapi"
 	"github.com/veredicto/veredicto/internal/intake"
@@ -37,9 +37,9 @@ import (
 	"github.com/veredicto/veredicto/prompts"
 )
 
-// chatConfig is what the chat functions read besides lambdaenv.Config
-// and peopleapp.Config.
+// chatConfig is what the chat functions read besides lambdaenv.Config.
 type chatConfig struct {
+	EventsTable   string // EVENTS_TABLE (the confirmations' events)
 	TurnsQueueURL string // CHAT_TURNS_QUEUE_URL (ChatFunction)
 	CompanionARN  string // COMPANION_STATE_MACHINE_ARN (empty: the tool says it is not deployed)
 	DebateARN     string // DEBATE_STATE_MACHINE_ARN (idem)
@@ -51,6 +51,10 @@ type chatConfig struct {
 func chatConfigFromEnv(getenv func(string) string, logicalID string) (chatConfig, error) {
 	c := chatConfig{TurnsQueueURL: getenv("CHAT_TURNS_QUEUE_URL"), CompanionARN: getenv("COMPANION_STATE_MACHINE_ARN"),
 		DebateARN: getenv("DEBATE_STATE_MACHINE_ARN"), Options: chat.OptionsFromEnv(getenv)}
+	var err error
+	if c.EventsTable, err = confirmations.EventsTable(getenv); err != nil {
+		return c, err
+	}
 	if logicalID == "ChatFunction" && c.TurnsQueueURL == "" {
 		return c, fmt.Errorf("configuration: CHAT_TURNS_QUEUE_URL is not set")
 	}
@@ -67,7 +71,7 @@ func chatConfigFromEnv(getenv func(string) string, logicalID string) (chatConfig
 // companion's and the debate's machines on Step Functions, outgoing mail
 // as JSON under outbox/<tenant>/ in the reports bucket (for the mail
 // gateway), the supervisor on the LLM secret (offline without one).
-func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleapp.Config, cc chatConfig, ac aws.Config) (*chat.Service, error) {
+func chatService(ctx context.Context, cfg lambdaenv.Config, cc chatConfig, ac aws.Config) (*chat.Service, error) {
 	reg, err := chat.LoadRegistry(prompts.AgentsFile, prompts.AgentsYAML, chat.KnownActions())
 	if err != nil {
 		return nil, err
@@ -105,7 +109,7 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleapp.Config,
 			return nil, err
 		}
 	}
-	confirms, err := peopleapp.Confirmations(cfg, pc, ac, false)
+	confirms, err := confirmations.New(cfg, cc.EventsTable, ac, false)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +117,7 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleapp.Config,
 	if err != nil {
 		return nil, err
 	}
-	events := dynamoeventlog.New(ddb, pc.EventsTable)
+	events := dynamoeventlog.New(ddb, cc.EventsTable)
 	svc := &chat.Service{
 		Registry: reg, Model: model, Store: kv, Events: events,
 		// The workflows a conversation starts are linked to it in the
@@ -126,7 +130,7 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, pc peopleapp.Config,
 		Audit: audit,
 		Tools: map[string]chat.Tool{
 			chat.ActionSearch:    chat.SearchTool{Searches: searches},
-			chat.ActionFlags:     chat.FlagsTool{Inputs: inputs, Judge: flagsapp.Judge(client)},
+			chat.ActionFlags:     chat.FlagsTool{Inputs: inputs, Judge: flags.NewJudge(client)},
 			chat.ActionCompanion: chat.CompanionTool(sfnClient, cc.CompanionARN),
 			chat.ActionDebate:    chat.DebateTool(sfnClient, cc.DebateARN),
 			chat.ActionReports:   chat.ReportsTool{Searches: searches, Outbox: chat.BlobOutbox{Blobs: reports}},
@@ -159,15 +163,11 @@ func EmbeddedCorpus() (chat.Corpus, error) {
 // or ChatTurnFunction (the turns queue's worker).
 func Start(logicalID string) {
 	lambdaenv.Start(logicalID, function.KindChat, chatfn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
-		pc, err := peopleapp.ConfigFromEnv(os.Getenv, false)
-		if err != nil {
-			return nil, err
-		}
 		cc, err := chatConfigFromEnv(os.Getenv, logicalID)
 		if err != nil {
 			return nil, err
 		}
-		svc, err := chatService(ctx, cfg, pc, cc, ac)
+		svc, err := chatService(ctx, cfg, cc, ac)
 		if err != nil {
 			return nil, err
 		}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/veredicto/veredicto/internal/app/chatlinkapp"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/lambdaenvtest"
-	"github.com/veredicto/veredicto/internal/app/peopleapp"
 	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
 	"github.com/veredicto/veredicto/internal/catalog/chatlinkfn"
 	"github.com/veredicto/veredicto/internal/chat"
@@ -60,11 +59,11 @@ func TestWorkflowsStartedFromTheChatReportBackOnAWS(t *testing.T) {
 		return aws.ToString(out.StateMachineArn)
 	}
 	cfg.StateMachineARN = machine("veredicto-executive-search")
-	cc := chatConfig{DebateARN: machine("veredicto-debate"), CompanionARN: machine("veredicto-career-companion")}
+	cc := chatConfig{EventsTable: cfg.EventsTable, DebateARN: machine("veredicto-debate"), CompanionARN: machine("veredicto-career-companion")}
 	inputs := s3blob.New(awss3.NewFromConfig(ac), cfg.InputsBucket, "")
 	searchtest.Upload(t, inputs, "../../../examples/search-demo", search.InputPrefix("acme", "demo-cfo-andina"), nil)
 
-	svc, err := chatService(ctx, cfg, peopleapp.Config{EventsTable: cfg.EventsTable}, cc, ac)
+	svc, err := chatService(ctx, cfg, cc, ac)
 	if err != nil {
 		t.Fatal(err)
 	}

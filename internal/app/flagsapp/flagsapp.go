@@ -47,7 +47,7 @@ func build(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error
 		return nil, err
 	}
 	record := &flagsapi.Record{Audit: audit, Reports: s3blob.New(s3c, cfg.ReportsBucket, ""), Model: Model(client)}
-	return &flagsfn.Services{API: httpapi.NewGateway(cfg.TenantClaim, flagsapi.Routes{Judge: Judge(client), Record: record})}, nil
+	return &flagsfn.Services{API: httpapi.NewGateway(cfg.TenantClaim, flagsapi.Routes{Judge: flags.NewJudge(client), Record: record})}, nil
 }
 
 // OfflineModel names the flags' offline contradiction judge in records.
@@ -59,13 +59,4 @@ func Model(client *llm.OpenAI) veredicto.ModelInfo {
 		return OfflineModel
 	}
 	return client.Info()
-}
-
-// Judge is the flags contradiction judge: the LLM's when there is a
-// client, otherwise the offline one.
-func Judge(client *llm.OpenAI) flags.ContradictionJudge {
-	if client == nil {
-		return flags.OfflineJudge{}
-	}
-	return flags.LLMJudge{Client: client}
 }

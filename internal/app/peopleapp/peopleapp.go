@@ -2,8 +2,7 @@
 // person in the loop (function.KindPeople, seed 004): ConfirmFunction,
 // ConfirmationsFunction and StreamFunction, on DynamoDB and Step Functions.
 // It imports only their packages and clients, never internal/app (the
-// local composition root, which reuses EventStream; the chat's entry point
-// reuses Confirmations).
+// local composition root, which reuses EventStream).
 package peopleapp
 
 import (
@@ -17,13 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/confirmations"
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/awsclient/dynamodb"
 	"github.com/veredicto/veredicto/internal/awsclient/sfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/catalog/peoplefn"
-	"github.com/veredicto/veredicto/internal/confirm"
-	dynamoconfirm "github.com/veredicto/veredicto/internal/confirm/dynamo"
 	dynamoeventlog "github.com/veredicto/veredicto/internal/eventlog/dynamo"
 	"github.com/veredicto/veredicto/internal/httpapi"
 	"github.com/veredicto/veredicto/internal/httpapi/confirmapi"
@@ -45,10 +43,11 @@ type Config struct {
 // ConfigFromEnv reads Config; with stream, the stream's settings are
 // required too. Missing settings are named.
 func ConfigFromEnv(getenv func(string) string, stream bool) (Config, error) {
-	c := Config{EventsTable: getenv("EVENTS_TABLE"), JWTIssuer: getenv("JWT_ISSUER"),
-		JWTAudience: lambdaenv.SplitList(getenv("JWT_AUDIENCE")), JWKSURL: getenv("JWKS_URL"), StateMachines: lambdaenv.SplitList(getenv("STATE_MACHINE_ARNS"))}
-	if c.EventsTable == "" {
-		return c, fmt.Errorf("configuration: EVENTS_TABLE is not set")
+	c := Config{JWTIssuer: getenv("JWT_ISSUER"), JWTAudience: lambdaenv.SplitList(getenv("JWT_AUDIENCE")), JWKSURL: getenv("JWKS_URL"),
+		StateMachines: lambdaenv.SplitList(getenv("STATE_MACHINE_ARNS"))}
+	var err error
+	if c.EventsTable, err = confirmations.EventsTable(getenv); err != nil {
+		return c, err
 	}
 	if stream {
 		if c.JWTIssuer == "" || len(c.JWTAudience) == 0 || len(c.StateMachines) == 0 {
@@ -61,24 +60,6 @@ func ConfigFromEnv(getenv func(string) string, stream bool) (Config, error) {
 		}
 	}
 	return c, nil
-}
-
-// Confirmations is the confirmations' service on AWS: pending
-// confirmations in the context table, their events in the events table;
-// withTasks, decisions are delivered to the waiting task through Step
-// Functions (creating a confirmation never resumes one).
-func Confirmations(cfg lambdaenv.Config, pc Config, ac aws.Config, withTasks bool) (*confirm.Service, error) {
-	ddb, err := dynamodb.New(ac)
-	if err != nil {
-		return nil, err
-	}
-	var tasks confirm.TaskSender
-	if withTasks {
-		if tasks, err = sfn.New(ac); err != nil {
-			return nil, err
-		}
-	}
-	return &confirm.Service{Store: dynamoconfirm.New(ddb, cfg.ContextTable), Events: dynamoeventlog.New(ddb, pc.EventsTable), Tasks: tasks}, nil
 }
 
 // Start runs one of the functions that put a person in the loop:
@@ -97,7 +78,7 @@ func Start(logicalID string) {
 				return nil, err
 			}
 			// Creating a confirmation never resumes a task: no sfn client.
-			svc, err := Confirmations(cfg, pc, ac, false)
+			svc, err := confirmations.New(cfg, pc.EventsTable, ac, false)
 			if err != nil {
 				return nil, err
 			}
@@ -107,7 +88,7 @@ func Start(logicalID string) {
 			if err != nil {
 				return nil, err
 			}
-			svc, err := Confirmations(cfg, pc, ac, true)
+			svc, err := confirmations.New(cfg, pc.EventsTable, ac, true)
 			if err != nil {
 				return nil, err
 			}
