@@ -325,15 +325,6 @@ func requestID(h http.Header) string {
 	return ""
 }
 
-// Fault is the error fault of an HTTP status: the server's for 5xx, the
-// client's otherwise.
-func Fault(status int) smithy.ErrorFault {
-	if status >= 500 {
-		return smithy.FaultServer
-	}
-	return smithy.FaultClient
-}
-
 // Only returns an error naming the first exported field of the struct in
 // points to that is set (not its zero value) and not among fields: the
 // fields an operation of these clients sends. SDK inputs gain fields with

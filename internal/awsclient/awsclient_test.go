@@ -34,7 +34,7 @@ func config(endpoint string) aws.Config {
 }
 
 func decode(resp *http.Response, body []byte) error {
-	return &smithy.GenericAPIError{Code: resp.Header.Get("Code"), Message: string(body), Fault: awsclient.Fault(resp.StatusCode)}
+	return &smithy.GenericAPIError{Code: resp.Header.Get("Code"), Message: string(body)}
 }
 
 // flaky answers each request with the next status of statuses (the last

@@ -222,6 +222,30 @@ func setShape(v reflect.Value, doc any) error {
 	return nil
 }
 
+// JSONError is the error of an AWS JSON protocol response as the SDK's
+// clients make an error they do not model: a smithy.GenericAPIError with
+// the code and message (JSONErrorCode), and the fault of the status. For a
+// service that answers in the query protocol's terms too (SQS), the
+// X-Amzn-Query-Error header's code and fault come first, as in the SDK.
+func JSONError(resp *http.Response, body []byte) error {
+	code, message, err := JSONErrorCode(resp, body)
+	if err != nil {
+		return err
+	}
+	fault := smithy.FaultUnknown
+	if q := resp.Header.Get("X-Amzn-Query-Error"); q != "" {
+		qc, qf, _ := strings.Cut(q, ";")
+		code = qc
+		switch qf {
+		case "Sender":
+			fault = smithy.FaultClient
+		case "Receiver":
+			fault = smithy.FaultServer
+		}
+	}
+	return &smithy.GenericAPIError{Code: code, Message: message, Fault: fault}
+}
+
 // JSONErrorCode is the error code and message of an AWS JSON protocol
 // error response, found as the SDK's generated code finds them: the
 // X-Amzn-ErrorType header, else the body's __type, else its code, without

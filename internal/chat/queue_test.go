@@ -3,11 +3,11 @@ package chat
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/audit/audittest"
@@ -16,9 +16,9 @@ import (
 
 type fakeSQS struct{ bodies []string }
 
-func (f *fakeSQS) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
-	f.bodies = append(f.bodies, *in.MessageBody)
-	return &sqs.SendMessageOutput{}, nil
+func (f *fakeSQS) SendMessage(_ context.Context, _, body string) (string, error) {
+	f.bodies = append(f.bodies, body)
+	return "m" + strconv.Itoa(len(f.bodies)), nil
 }
 
 // TestQueuedTurn: on AWS a claimed turn is queued and the worker runs it

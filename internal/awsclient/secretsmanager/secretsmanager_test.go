@@ -9,15 +9,27 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awssm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/veredicto/veredicto/internal/awsclient/awsclienttest"
 	"github.com/veredicto/veredicto/internal/awsclient/secretsmanager"
 	"github.com/veredicto/veredicto/internal/moto"
 )
 
+// API is SecretString, which both clients answer.
 type API interface {
-	GetSecretValue(ctx context.Context, in *awssm.GetSecretValueInput, optFns ...func(*awssm.Options)) (*awssm.GetSecretValueOutput, error)
+	SecretString(ctx context.Context, secretID string) (string, error)
+}
+
+// sdk is the SDK's client as an API.
+type sdk struct{ c *awssm.Client }
+
+func (s sdk) SecretString(ctx context.Context, id string) (string, error) {
+	out, err := s.c.GetSecretValue(ctx, &awssm.GetSecretValueInput{SecretId: aws.String(id)})
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.SecretString), nil
 }
 
 func answer(status int, body string) awsclienttest.Answer {
@@ -32,13 +44,15 @@ func TestSameAsTheSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	get := func(ctx context.Context, c API) (any, error) {
-		return c.GetSecretValue(ctx, &awssm.GetSecretValueInput{SecretId: aws.String("arn:aws:secretsmanager:eu-west-1:123:secret:llm")})
+		return c.SecretString(ctx, "arn:aws:secretsmanager:eu-west-1:123:secret:llm")
 	}
-	awsclienttest.Compare(t, s, API(awssm.NewFromConfig(ac)), API(ours), []string{"Content-Type", "X-Amz-Target"}, []awsclienttest.Case[API]{
+	awsclienttest.Compare(t, s, API(sdk{awssm.NewFromConfig(ac)}), API(ours), []string{"Content-Type", "X-Amz-Target"}, []awsclienttest.Case[API]{
 		{Name: "value", Answer: answer(200, `{"ARN":"arn:aws:secretsmanager:eu-west-1:123:secret:llm","Name":"llm","SecretString":"sk-x","VersionId":"v1","VersionStages":["AWSCURRENT"],"CreatedDate":1.7e9}`), Call: get},
 		{Name: "binary", Answer: answer(200, `{"Name":"llm","SecretBinary":"AAEC"}`), Call: get},
-		{Name: "not found", Answer: answer(400, `{"__type":"ResourceNotFoundException","Message":"Secrets Manager can't find the specified secret."}`), Call: get},
-		{Name: "denied", Answer: answer(400, `{"__type":"AccessDeniedException","Message":"no"}`), Call: get},
+		{Name: "not found", Answer: answer(400, `{"__type":"ResourceNotFoundException","Message":"Secrets Manager can't find the specified secret."}`), Call: get, Generic: true},
+		{Name: "denied", Answer: answer(400, `{"__type":"AccessDeniedException","Message":"no"}`), Call: get, Generic: true},
+		{Name: "throttled", Answer: answer(400, `{"__type":"ThrottlingException","Message":"Rate exceeded"}`), Call: get, Generic: true},
+		{Name: "500", Answer: answer(500, `{"__type":"InternalServiceError","Message":"oops"}`), Call: get, Generic: true},
 	})
 }
 
@@ -53,13 +67,12 @@ func TestOnMoto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := ours.GetSecretValue(t.Context(), &awssm.GetSecretValueInput{SecretId: created.ARN})
-	if err != nil || aws.ToString(out.SecretString) != `{"api_key":"sk-x"}` {
-		t.Fatalf("secret %+v %v", out, err)
+	if got, err := ours.SecretString(t.Context(), aws.ToString(created.ARN)); err != nil || got != `{"api_key":"sk-x"}` {
+		t.Fatalf("secret %q %v", got, err)
 	}
-	_, err = ours.GetSecretValue(t.Context(), &awssm.GetSecretValueInput{SecretId: aws.String("missing")})
-	var nf *types.ResourceNotFoundException
-	if !errors.As(err, &nf) {
+	_, err = ours.SecretString(t.Context(), "missing")
+	var ae smithy.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode() != "ResourceNotFoundException" {
 		t.Errorf("a missing secret: %#v", err)
 	}
 }

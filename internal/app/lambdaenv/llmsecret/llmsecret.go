@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awssm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/awsclient/secretsmanager"
@@ -39,11 +38,11 @@ func Key(ctx context.Context, ac aws.Config, cfg lambdaenv.Config) (string, erro
 	if err != nil {
 		return "", err
 	}
-	out, err := client.GetSecretValue(ctx, &awssm.GetSecretValueInput{SecretId: aws.String(cfg.LLMSecretARN)})
+	secret, err := client.SecretString(ctx, cfg.LLMSecretARN)
 	if err != nil {
 		return "", fmt.Errorf("read LLM secret: %w", err)
 	}
-	key, err := apiKeyFromSecret(aws.ToString(out.SecretString))
+	key, err := apiKeyFromSecret(secret)
 	if err != nil {
 		return "", fmt.Errorf("LLM secret %s: %w", cfg.LLMSecretARN, err)
 	}
