@@ -2,9 +2,11 @@ package awsclient
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -14,18 +16,26 @@ import (
 	smithytime "github.com/aws/smithy-go/time"
 )
 
-// The AWS JSON protocol for services whose SDK module still serialises with
-// generated code rather than schemas (Step Functions): the SDK's input and
-// output structs mapped by reflection, member by member, as that code does.
+// The AWS JSON protocol by reflection over the SDK's input and output
+// structs, member by member, as the SDK's generated code maps them.
 
 var timeType = reflect.TypeFor[time.Time]()
 
-// MarshalJSONShape encodes the SDK input struct in points to as the AWS JSON
-// protocol's document: each exported field (but ResultMetadata) under
-// name(field name), a nil pointer, slice or map and a zero string, number
-// or bool left out, times as epoch seconds, []byte as base64.
-func MarshalJSONShape(in any, name func(field string) string) ([]byte, error) {
-	v, err := shapeValue(reflect.ValueOf(in), name)
+// JSONShapes maps a service's SDK structs to and from its AWS JSON
+// documents: each exported field (but ResultMetadata) is the member
+// Name(field) (the field's own name when Name is nil); a nil pointer,
+// slice or map and a zero string, number or bool are left out; times are
+// epoch seconds, []byte base64. A field of an interface type is a union
+// (DynamoDB's AttributeValue): EncodeUnion and DecodeUnion map it.
+type JSONShapes struct {
+	Name        func(field string) string
+	EncodeUnion func(v reflect.Value) (any, error)
+	DecodeUnion func(t reflect.Type, doc any) (reflect.Value, error)
+}
+
+// Marshal encodes the SDK input struct in points to as a document.
+func (s JSONShapes) Marshal(in any) ([]byte, error) {
+	v, err := s.Encode(reflect.ValueOf(in))
 	if err != nil {
 		return nil, err
 	}
@@ -35,13 +45,22 @@ func MarshalJSONShape(in any, name func(field string) string) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-func shapeValue(v reflect.Value, name func(string) string) (any, error) {
+// Encode is the JSON value (for encoding/json) of v.
+func (s JSONShapes) Encode(v reflect.Value) (any, error) {
 	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
+	case reflect.Interface:
 		if v.IsNil() {
 			return nil, nil
 		}
-		return shapeValue(v.Elem(), name)
+		if s.EncodeUnion == nil {
+			return nil, fmt.Errorf("cannot encode a %s", v.Type())
+		}
+		return s.EncodeUnion(v)
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil, nil
+		}
+		return s.Encode(v.Elem())
 	case reflect.Struct:
 		if v.Type() == timeType {
 			return smithytime.FormatEpochSeconds(v.Interface().(time.Time)), nil
@@ -53,11 +72,15 @@ func shapeValue(v reflect.Value, name func(string) string) (any, error) {
 			if !f.IsExported() || f.Name == "ResultMetadata" || v.Field(i).IsZero() {
 				continue
 			}
-			m, err := shapeValue(v.Field(i), name)
+			m, err := s.Encode(v.Field(i))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f.Name, err)
 			}
-			out[name(f.Name)] = m
+			name := f.Name
+			if s.Name != nil {
+				name = s.Name(f.Name)
+			}
+			out[name] = m
 		}
 		return out, nil
 	case reflect.Slice:
@@ -66,7 +89,7 @@ func shapeValue(v reflect.Value, name func(string) string) (any, error) {
 		}
 		out := make([]any, v.Len())
 		for i := range out {
-			m, err := shapeValue(v.Index(i), name)
+			m, err := s.Encode(v.Index(i))
 			if err != nil {
 				return nil, err
 			}
@@ -76,7 +99,7 @@ func shapeValue(v reflect.Value, name func(string) string) (any, error) {
 	case reflect.Map:
 		out := map[string]any{}
 		for it := v.MapRange(); it.Next(); {
-			m, err := shapeValue(it.Value(), name)
+			m, err := s.Encode(it.Value())
 			if err != nil {
 				return nil, err
 			}
@@ -89,11 +112,10 @@ func shapeValue(v reflect.Value, name func(string) string) (any, error) {
 	return nil, fmt.Errorf("cannot encode a %s", v.Type())
 }
 
-// UnmarshalJSONShape decodes an AWS JSON protocol document into the SDK
-// output struct out points to: members matched to fields by name, case
-// aside, as the generated code names them; epoch seconds into times; members
-// without a field ignored.
-func UnmarshalJSONShape(data []byte, out any) error {
+// Unmarshal decodes a document into the SDK output struct out points to:
+// members matched to fields by name, case aside, as the generated code
+// names them; epoch seconds into times; members without a field ignored.
+func (s JSONShapes) Unmarshal(data []byte, out any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil
 	}
@@ -103,22 +125,34 @@ func UnmarshalJSONShape(data []byte, out any) error {
 	if err := d.Decode(&doc); err != nil {
 		return err
 	}
-	return setShape(reflect.ValueOf(out).Elem(), doc)
+	return s.Decode(reflect.ValueOf(out).Elem(), doc)
 }
 
-func setShape(v reflect.Value, doc any) error {
+// Decode sets v from doc, a value decoded by encoding/json with
+// UseNumber.
+func (s JSONShapes) Decode(v reflect.Value, doc any) error {
 	if doc == nil {
 		return nil
 	}
-	if v.Kind() == reflect.Pointer {
+	switch {
+	case v.Kind() == reflect.Pointer:
 		p := reflect.New(v.Type().Elem())
-		if err := setShape(p.Elem(), doc); err != nil {
+		if err := s.Decode(p.Elem(), doc); err != nil {
 			return err
 		}
 		v.Set(p)
 		return nil
-	}
-	if v.Type() == timeType {
+	case v.Kind() == reflect.Interface:
+		if s.DecodeUnion == nil {
+			return fmt.Errorf("cannot decode a %s", v.Type())
+		}
+		u, err := s.DecodeUnion(v.Type(), doc)
+		if err != nil {
+			return err
+		}
+		v.Set(u)
+		return nil
+	case v.Type() == timeType:
 		n, ok := doc.(json.Number)
 		if !ok {
 			return fmt.Errorf("time: got %T, want epoch seconds", doc)
@@ -142,17 +176,17 @@ func setShape(v reflect.Value, doc any) error {
 			if !f.IsValid() || !f.CanSet() || k == "ResultMetadata" {
 				continue
 			}
-			if err := setShape(f, m); err != nil {
+			if err := s.Decode(f, m); err != nil {
 				return fmt.Errorf("%s: %w", k, err)
 			}
 		}
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
-			s, ok := doc.(string)
+			str, ok := doc.(string)
 			if !ok {
 				return mismatch
 			}
-			b, err := base64.StdEncoding.DecodeString(s)
+			b, err := base64.StdEncoding.DecodeString(str)
 			if err != nil {
 				return err
 			}
@@ -163,13 +197,13 @@ func setShape(v reflect.Value, doc any) error {
 		if !ok {
 			return mismatch
 		}
-		s := reflect.MakeSlice(v.Type(), len(arr), len(arr))
+		sl := reflect.MakeSlice(v.Type(), len(arr), len(arr))
 		for i, m := range arr {
-			if err := setShape(s.Index(i), m); err != nil {
+			if err := s.Decode(sl.Index(i), m); err != nil {
 				return err
 			}
 		}
-		v.Set(s)
+		v.Set(sl)
 	case reflect.Map:
 		obj, ok := doc.(map[string]any)
 		if !ok {
@@ -178,18 +212,18 @@ func setShape(v reflect.Value, doc any) error {
 		mv := reflect.MakeMapWithSize(v.Type(), len(obj))
 		for k, m := range obj {
 			e := reflect.New(v.Type().Elem()).Elem()
-			if err := setShape(e, m); err != nil {
+			if err := s.Decode(e, m); err != nil {
 				return err
 			}
 			mv.SetMapIndex(reflect.ValueOf(k).Convert(v.Type().Key()), e)
 		}
 		v.Set(mv)
 	case reflect.String:
-		s, ok := doc.(string)
+		str, ok := doc.(string)
 		if !ok {
 			return mismatch
 		}
-		v.SetString(s)
+		v.SetString(str)
 	case reflect.Bool:
 		b, ok := doc.(bool)
 		if !ok {
@@ -220,6 +254,60 @@ func setShape(v reflect.Value, doc any) error {
 		return mismatch
 	}
 	return nil
+}
+
+// JSONProtocol is a service of the AWS JSON protocol: its version
+// ("1.0" or "1.1"), its X-Amz-Target prefix, its shapes and its modelled
+// errors.
+type JSONProtocol struct {
+	Version, Target string
+	Shapes          JSONShapes
+	// Modelled is a new value of the service's modelled error with the
+	// code, nil for a code it does not model.
+	Modelled func(code string) error
+}
+
+// CallJSON sends operation op with input in (an SDK input struct) and
+// decodes the answer into a new O.
+func CallJSON[O any](ctx context.Context, c *Client, p JSONProtocol, op string, in any) (*O, error) {
+	body, err := p.Shapes.Marshal(in)
+	if err != nil {
+		return nil, &smithy.OperationError{ServiceID: c.service.ID, OperationName: op, Err: &smithy.SerializationError{Err: err}}
+	}
+	r := &Request{Method: http.MethodPost, URL: c.Endpoint(), Body: body, Header: http.Header{
+		"Content-Type": {"application/x-amz-json-" + p.Version}, "X-Amz-Target": {p.Target + "." + op}}}
+	resp, err := c.Do(ctx, op, r, p.decodeError)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, &smithy.OperationError{ServiceID: c.service.ID, OperationName: op, Err: &smithy.DeserializationError{Err: err}}
+	}
+	out := new(O)
+	if err := p.Shapes.Unmarshal(b, out); err != nil {
+		return nil, &smithy.OperationError{ServiceID: c.service.ID, OperationName: op, Err: &smithy.DeserializationError{Err: err, Snapshot: b}}
+	}
+	return out, nil
+}
+
+// decodeError is the modelled error of the code, its members decoded, else
+// JSONError's.
+func (p JSONProtocol) decodeError(resp *http.Response, body []byte) error {
+	code, _, err := JSONErrorCode(resp, body)
+	if err != nil {
+		return err
+	}
+	if p.Modelled != nil {
+		if modelled := p.Modelled(code); modelled != nil {
+			if err := p.Shapes.Unmarshal(body, modelled); err != nil {
+				return &smithy.DeserializationError{Err: err, Snapshot: body}
+			}
+			return modelled
+		}
+	}
+	return JSONError(resp, body)
 }
 
 // JSONError is the error of an AWS JSON protocol response as the SDK's

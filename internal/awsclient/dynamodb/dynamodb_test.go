@@ -45,10 +45,14 @@ func TestSameAsTheSDK(t *testing.T) {
 	sdk := awsddb.NewFromConfig(ac)
 	item := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "a#b"}, "sk": &types.AttributeValueMemberS{Value: "1"},
 		"n": &types.AttributeValueMemberN{Value: "42"}, "b": &types.AttributeValueMemberB{Value: []byte{0, 1}}, "ok": &types.AttributeValueMemberBOOL{Value: true},
-		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberNULL{Value: true}}},
-		"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"x": &types.AttributeValueMemberSS{Value: []string{"p", "q"}}}}}
+		"l":  &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberNULL{Value: true}}},
+		"m":  &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"x": &types.AttributeValueMemberSS{Value: []string{"p", "q"}}}},
+		"no": &types.AttributeValueMemberBOOL{Value: false}, "e": &types.AttributeValueMemberS{Value: ""}, "ns": &types.AttributeValueMemberNS{Value: []string{"1", "2.5"}},
+		"bs": &types.AttributeValueMemberBS{Value: [][]byte{{1}, {2, 3}}}, "el": &types.AttributeValueMemberL{Value: []types.AttributeValue{}},
+		"em": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}}
 	key := map[string]types.AttributeValue{"pk": item["pk"], "sk": item["sk"]}
-	const itemJSON = `{"pk":{"S":"a#b"},"sk":{"S":"1"},"n":{"N":"42"},"b":{"B":"AAE="},"ok":{"BOOL":true},"l":{"L":[{"NULL":true}]},"m":{"M":{"x":{"SS":["p","q"]}}}}`
+	const itemJSON = `{"pk":{"S":"a#b"},"sk":{"S":"1"},"n":{"N":"42"},"b":{"B":"AAE="},"ok":{"BOOL":true},"l":{"L":[{"NULL":true}]},"m":{"M":{"x":{"SS":["p","q"]}}},
+		"no":{"BOOL":false},"e":{"S":""},"ns":{"NS":["1","2.5"]},"bs":{"BS":["AQ==","AgM="]},"el":{"L":[]},"em":{"M":{}}}`
 	awsclienttest.Compare(t, s, API(sdk), API(ours), []string{"Content-Type", "X-Amz-Target"}, []awsclienttest.Case[API]{
 		{Name: "GetItem", Answer: ok(`{"Item":` + itemJSON + `}`), Call: func(ctx context.Context, c API) (any, error) {
 			return c.GetItem(ctx, &awsddb.GetItemInput{TableName: aws.String("t"), Key: key, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("#d"),

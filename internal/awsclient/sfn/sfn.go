@@ -8,8 +8,6 @@ package sfn
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -17,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/veredicto/veredicto/internal/awsclient"
 )
@@ -37,53 +34,15 @@ func New(ac aws.Config) (*Client, error) {
 	return &Client{c}, nil
 }
 
-// call sends op with in, encoded with Step Functions' member names, and
-// decodes the answer into out.
-func call[O any](ctx context.Context, c *Client, op string, in any) (*O, error) {
-	body, err := awsclient.MarshalJSONShape(in, lowerFirst)
-	if err != nil {
-		return nil, &smithy.OperationError{ServiceID: Service.ID, OperationName: op, Err: &smithy.SerializationError{Err: err}}
-	}
-	r := &awsclient.Request{Method: http.MethodPost, URL: c.c.Endpoint(), Body: body, Header: http.Header{
-		"Content-Type": {"application/x-amz-json-1.0"}, "X-Amz-Target": {"AWSStepFunctions." + op}}}
-	resp, err := c.c.Do(ctx, op, r, decodeError)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, &smithy.OperationError{ServiceID: Service.ID, OperationName: op, Err: &smithy.DeserializationError{Err: err}}
-	}
-	out := new(O)
-	if err := awsclient.UnmarshalJSONShape(b, out); err != nil {
-		return nil, &smithy.OperationError{ServiceID: Service.ID, OperationName: op, Err: &smithy.DeserializationError{Err: err, Snapshot: b}}
-	}
-	return out, nil
-}
+// protocol is Step Functions' AWS JSON 1.0: members in lowerCamelCase.
+var protocol = awsclient.JSONProtocol{Version: "1.0", Target: "AWSStepFunctions",
+	Shapes: awsclient.JSONShapes{Name: lowerFirst}, Modelled: modelledError}
 
 // lowerFirst is a Step Functions member name of a field name:
 // StateMachineArn → stateMachineArn.
 func lowerFirst(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
 	return string(unicode.ToLower(r)) + s[n:]
-}
-
-// decodeError is the modelled error of the code, its members decoded, else
-// a smithy.GenericAPIError with the code and message.
-func decodeError(resp *http.Response, body []byte) error {
-	code, message, err := awsclient.JSONErrorCode(resp, body)
-	if err != nil {
-		return err
-	}
-	modelled := modelledError(code)
-	if modelled == nil {
-		return &smithy.GenericAPIError{Code: code, Message: message}
-	}
-	if err := awsclient.UnmarshalJSONShape(body, modelled); err != nil {
-		return &smithy.DeserializationError{Err: err, Snapshot: body}
-	}
-	return modelled
 }
 
 // modelledError is a new value of the modelled error with the code.
@@ -161,30 +120,30 @@ func modelledError(code string) error {
 
 // StartExecution starts an execution.
 func (c *Client) StartExecution(ctx context.Context, in *awssfn.StartExecutionInput, _ ...func(*awssfn.Options)) (*awssfn.StartExecutionOutput, error) {
-	return call[awssfn.StartExecutionOutput](ctx, c, "StartExecution", in)
+	return awsclient.CallJSON[awssfn.StartExecutionOutput](ctx, c.c, protocol, "StartExecution", in)
 }
 
 // DescribeExecution describes an execution.
 func (c *Client) DescribeExecution(ctx context.Context, in *awssfn.DescribeExecutionInput, _ ...func(*awssfn.Options)) (*awssfn.DescribeExecutionOutput, error) {
-	return call[awssfn.DescribeExecutionOutput](ctx, c, "DescribeExecution", in)
+	return awsclient.CallJSON[awssfn.DescribeExecutionOutput](ctx, c.c, protocol, "DescribeExecution", in)
 }
 
 // GetExecutionHistory reads a page of an execution's history.
 func (c *Client) GetExecutionHistory(ctx context.Context, in *awssfn.GetExecutionHistoryInput, _ ...func(*awssfn.Options)) (*awssfn.GetExecutionHistoryOutput, error) {
-	return call[awssfn.GetExecutionHistoryOutput](ctx, c, "GetExecutionHistory", in)
+	return awsclient.CallJSON[awssfn.GetExecutionHistoryOutput](ctx, c.c, protocol, "GetExecutionHistory", in)
 }
 
 // ListExecutions lists a page of a state machine's executions.
 func (c *Client) ListExecutions(ctx context.Context, in *awssfn.ListExecutionsInput, _ ...func(*awssfn.Options)) (*awssfn.ListExecutionsOutput, error) {
-	return call[awssfn.ListExecutionsOutput](ctx, c, "ListExecutions", in)
+	return awsclient.CallJSON[awssfn.ListExecutionsOutput](ctx, c.c, protocol, "ListExecutions", in)
 }
 
 // SendTaskSuccess resumes a waiting Task with its output.
 func (c *Client) SendTaskSuccess(ctx context.Context, in *awssfn.SendTaskSuccessInput, _ ...func(*awssfn.Options)) (*awssfn.SendTaskSuccessOutput, error) {
-	return call[awssfn.SendTaskSuccessOutput](ctx, c, "SendTaskSuccess", in)
+	return awsclient.CallJSON[awssfn.SendTaskSuccessOutput](ctx, c.c, protocol, "SendTaskSuccess", in)
 }
 
 // SendTaskFailure fails a waiting Task.
 func (c *Client) SendTaskFailure(ctx context.Context, in *awssfn.SendTaskFailureInput, _ ...func(*awssfn.Options)) (*awssfn.SendTaskFailureOutput, error) {
-	return call[awssfn.SendTaskFailureOutput](ctx, c, "SendTaskFailure", in)
+	return awsclient.CallJSON[awssfn.SendTaskFailureOutput](ctx, c.c, protocol, "SendTaskFailure", in)
 }
