@@ -2,10 +2,10 @@
 
 // Command companion-api is the CompanionApiFunction Lambda: the career
 // companion's HTTP routes (/companion/applications…).
-// Wiring only: internal/catalog/companionfn lists it and binds its handler,
-// internal/app/companionapp builds its dependencies.
+// Wiring only: internal/catalog/companionapifn lists it and binds its handler,
+// internal/app/companionapiapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app/companionapp"
+import "github.com/veredicto/veredicto/internal/app/companionapiapp"
 
-func main() { companionapp.Start("CompanionApiFunction") }
+func main() { companionapiapp.Start("CompanionApiFunction") }

@@ -2,10 +2,10 @@
 
 // Command debate-api is the DebateApiFunction Lambda: the debate routes of the
 // HTTP API: POST /debates, GET /debates/{id}[/report].
-// Wiring only: internal/catalog/debatefn lists it and binds its handler,
-// internal/app/debateapp builds its dependencies.
+// Wiring only: internal/catalog/debateapifn lists it and binds its handler,
+// internal/app/debateapiapp builds its dependencies.
 package main
 
-import "github.com/veredicto/veredicto/internal/app/debateapp"
+import "github.com/veredicto/veredicto/internal/app/debateapiapp"
 
-func main() { debateapp.Start("DebateApiFunction") }
+func main() { debateapiapp.Start("DebateApiFunction") }

@@ -23,7 +23,7 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/app/companionapp"
+	"github.com/veredicto/veredicto/internal/app/companionapiapp"
 	"github.com/veredicto/veredicto/internal/app/searchapp"
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/auth"
@@ -188,7 +188,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	decisions.Quarantine = quarantine.New(cfg.Data, "confirmations", logger)
 	s.Confirmations = &confirm.Service{Store: decisions, Events: events, Tasks: signed(operator(PrincipalConfirmations)), Logger: logger}
 	companionStarter := starter.NewSFN(signed(operator(PrincipalAPI)), control.StateMachineARN(CareerCompanionMachine))
-	companionAPI := companionapp.API(a.Companion, func(ctx context.Context, name string, input []byte) error {
+	companionAPI := companionapiapp.API(a.Companion, func(ctx context.Context, name string, input []byte) error {
 		_, err := companionStarter.Start(ctx, name, input)
 		return err
 	})

@@ -66,7 +66,9 @@ import (
 	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/catalog/chatfn"
 	"github.com/veredicto/veredicto/internal/catalog/chatlinkfn"
+	"github.com/veredicto/veredicto/internal/catalog/companionapifn"
 	"github.com/veredicto/veredicto/internal/catalog/companionfn"
+	"github.com/veredicto/veredicto/internal/catalog/debateapifn"
 	"github.com/veredicto/veredicto/internal/catalog/debatefn"
 	"github.com/veredicto/veredicto/internal/catalog/flagsfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
@@ -113,14 +115,20 @@ var kinds = []kind{
 		return &peoplefn.Services{Confirm: s.Confirm, API: s.API, Stream: s.Stream}
 	}, entry{"internal/app/peopleapp", "Start"}},
 	{function.KindDebate, debatefn.Functions, func(s *Services) any {
-		return &debatefn.Services{Debate: s.Debate, API: s.API}
+		return &debatefn.Services{Debate: s.Debate}
 	}, entry{"internal/app/debateapp", "Start"}},
+	{function.KindDebateAPI, debateapifn.Functions, func(s *Services) any {
+		return &debateapifn.Services{API: s.API}
+	}, entry{"internal/app/debateapiapp", "Start"}},
 	{function.KindChat, chatfn.Functions, func(s *Services) any {
 		return &chatfn.Services{API: s.API, Turns: s.ChatTurns}
 	}, entry{"internal/app/chatapp", "Start"}},
 	{function.KindCompanion, companionfn.Functions, func(s *Services) any {
-		return &companionfn.Services{Companion: s.Companion, API: s.API}
+		return &companionfn.Services{Companion: s.Companion}
 	}, entry{"internal/app/companionapp", "Start"}},
+	{function.KindCompanionAPI, companionapifn.Functions, func(s *Services) any {
+		return &companionapifn.Services{API: s.API}
+	}, entry{"internal/app/companionapiapp", "Start"}},
 	{function.KindChatLink, chatlinkfn.Functions, func(s *Services) any {
 		return &chatlinkfn.Services{Links: s.ChatLinks}
 	}, entry{"internal/app/chatlinkapp", "Start"}},

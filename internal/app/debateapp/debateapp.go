@@ -1,14 +1,14 @@
 // Package debateapp is the Lambda entry point of the debate workflow's
-// steps and its HTTP routes (function.KindDebate, seed 003): the steps on
-// the LLM secret, the buckets and the context table. It imports only the
-// debate's packages and the clients it uses, never internal/app (the local
-// composition root, which reuses Steps and Knowledge).
+// steps (function.KindDebate, seed 003): the steps on the LLM secret, the
+// buckets and the context table. It imports only the debate's packages and
+// the clients it uses, never the HTTP API (the debate's routes are
+// internal/app/debateapiapp's) nor internal/app (the local composition
+// root, which reuses Steps and Knowledge).
 package debateapp
 
 import (
 	"context"
 	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,21 +18,16 @@ import (
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
-	"github.com/veredicto/veredicto/internal/awsclient/sfn"
 	"github.com/veredicto/veredicto/internal/catalog/debatefn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/debate"
-	"github.com/veredicto/veredicto/internal/httpapi"
-	"github.com/veredicto/veredicto/internal/httpapi/debateapi"
 	"github.com/veredicto/veredicto/internal/llm"
 	"github.com/veredicto/veredicto/internal/search"
-	"github.com/veredicto/veredicto/internal/starter"
 )
 
-// Start runs one of the debate workflow's step functions or its HTTP
-// routes: knowledge from the inputs bucket (a search's reports from the
-// reports bucket), the debate's files to the reports bucket, its log to
-// the context table, debates started on DEBATE_STATE_MACHINE_ARN.
+// Start runs one of the debate workflow's step functions: knowledge from
+// the inputs bucket (a search's reports from the reports bucket), the
+// debate's files to the reports bucket, its log to the context table.
 func Start(logicalID string) {
 	lambdaenv.Start(logicalID, function.KindDebate, debatefn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
 		inputs, reports, kv, err := storage.New(cfg, ac)
@@ -47,18 +42,8 @@ func Start(logicalID string) {
 		if err != nil {
 			return nil, err
 		}
-		var st debateapi.Starter = starter.Unconfigured{Variable: "DEBATE_STATE_MACHINE_ARN"}
-		if arn := os.Getenv("DEBATE_STATE_MACHINE_ARN"); arn != "" {
-			states, err := sfn.New(ac)
-			if err != nil {
-				return nil, err
-			}
-			st = starter.NewSFN(states, arn)
-		}
-		api := &debateapi.Routes{Starter: st, Logs: kv, Reports: reports}
 		steps := Recorded(Steps(client, Knowledge{Inputs: inputs, Reports: reports}, reports, kv, nil), audit)
-		return &debatefn.Services{Debate: steps,
-			API: httpapi.NewGateway(cfg.TenantClaim, api)}, nil
+		return &debatefn.Services{Debate: steps}, nil
 	})
 }
 

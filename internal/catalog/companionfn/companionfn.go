@@ -1,22 +1,20 @@
-// Package companionfn lists the career companion's Tasks and HTTP routes
-// (seed 001), bound to the companion kind's services: internal/catalog
-// aggregates it, internal/app/companionapp is its Lambda entry point.
+// Package companionfn lists the career companion's Tasks (seed 001), bound
+// to the companion kind's services: internal/catalog aggregates it,
+// internal/app/companionapp is its Lambda entry point. Its HTTP routes are
+// the companion-api kind's (internal/catalog/companionapifn).
 package companionfn
 
 import (
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/companion"
-	"github.com/veredicto/veredicto/internal/httpapi"
 )
 
 // Services are what the companion functions' handlers are bound to.
 type Services struct {
 	Companion *companion.Service
-	// API serves the companion's routes behind API Gateway.
-	API *httpapi.Gateway
 }
 
-// Functions are the career companion's Tasks and HTTP routes.
+// Functions are the career companion's Tasks.
 func Functions() []function.Function {
 	return []function.Function{
 		function.Bind(companion1("CompanionIntentFunction", "companion-intent", "the career companion's profile check and intent classifier (seed 001).", "companion-intent.json"),
@@ -37,10 +35,6 @@ func Functions() []function.Function {
 			companionDeps, (*companion.Service).RecordDecision),
 		function.Bind(companion1("CompanionDraftFunction", "companion-draft", "phase 3, the CV content.", "companion-draft.json"),
 			companionDeps, (*companion.Service).Draft),
-		function.Bind(function.Function{LogicalID: "CompanionApiFunction", Folder: "companion-api", Kind: function.KindCompanion,
-			Doc:    "the career companion's HTTP routes (/companion/applications…).",
-			Events: []string{"companion-api-post.json", "companion-api-get.json"}},
-			func(s *Services) *httpapi.Gateway { return s.API }, (*httpapi.Gateway).Handle),
 	}
 }
 

@@ -1,23 +1,21 @@
-// Package debatefn lists the debate workflow's steps and its HTTP routes
-// (seed 003), bound to the debate kind's services: internal/catalog
-// aggregates it, internal/app/debateapp is its Lambda entry point.
+// Package debatefn lists the debate workflow's steps (seed 003), bound to
+// the debate kind's services: internal/catalog aggregates it,
+// internal/app/debateapp is its Lambda entry point. Its HTTP routes are
+// the debate-api kind's (internal/catalog/debateapifn).
 package debatefn
 
 import (
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/debate"
-	"github.com/veredicto/veredicto/internal/httpapi"
 )
 
 // Services are what the debate functions' handlers are bound to.
 type Services struct {
 	// Debate holds the debate workflow's step handlers.
 	Debate *debate.Steps
-	// API serves the debate routes behind API Gateway.
-	API *httpapi.Gateway
 }
 
-// Functions are the debate workflow's steps and its HTTP routes.
+// Functions are the debate workflow's steps.
 func Functions() []function.Function {
 	return []function.Function{
 		function.Bind(debate1("DebatePrepareFunction", "debate-prepare", "validates a debate, routes it and runs the first RAG queries (seed 003).", "debate-prepare.json"),
@@ -36,10 +34,6 @@ func Functions() []function.Function {
 			debateDeps, (*debate.Steps).Council),
 		function.Bind(debate1("DebateFinishFunction", "debate-finish", "records the debate: log in the table, debate_log.yaml and debate.md in the bucket.", "debate-finish.json"),
 			debateDeps, (*debate.Steps).Finish),
-		function.Bind(function.Function{LogicalID: "DebateApiFunction", Folder: "debate-api", Kind: function.KindDebate,
-			Doc:    "the debate routes of the HTTP API: POST /debates, GET /debates/{id}[/report].",
-			Events: []string{"debate-api-post.json", "debate-api-get.json"}},
-			func(s *Services) *httpapi.Gateway { return s.API }, (*httpapi.Gateway).Handle),
 	}
 }
 

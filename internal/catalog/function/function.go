@@ -40,12 +40,18 @@ const (
 	// KindDebate: a step of the debate workflow (seed 003): LLM, the
 	// knowledge and reports bucket, the debate log table.
 	KindDebate Kind = "debate"
+	// KindDebateAPI: the debate's HTTP routes (storage + starter), apart
+	// from its steps so that they link no HTTP API.
+	KindDebateAPI Kind = "debate-api"
 	// KindChat: the delegation chat (seed 004 §5–9): the HTTP API and the
 	// turns queue's worker (DynamoDB, S3, SQS, Step Functions, LLM).
 	KindChat Kind = "chat"
 	// KindCompanion: a Task of the career-companion workflow (seed 001):
 	// context store, blob store and LLM.
 	KindCompanion Kind = "companion"
+	// KindCompanionAPI: the career companion's HTTP routes (its service +
+	// starter), apart from its Tasks so that they link no HTTP API.
+	KindCompanionAPI Kind = "companion-api"
 	// KindChatLink: the execution status changes EventBridge delivers,
 	// said in the conversations that started the executions (DynamoDB
 	// only: the context table's links, the events table).
