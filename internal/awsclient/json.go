@@ -23,7 +23,8 @@ var timeType = reflect.TypeFor[time.Time]()
 
 // JSONShapes maps a service's SDK structs to and from its AWS JSON
 // documents: each exported field (but ResultMetadata) is the member
-// Name(field) (the field's own name when Name is nil); a nil pointer,
+// Name(field) (the field's own name when Name is nil, its json tag's name
+// when it has one: the SDK's have none); a nil pointer,
 // slice or map and a zero string, number or bool are left out; times are
 // epoch seconds, []byte base64. A field of an interface type is a union
 // (DynamoDB's AttributeValue): EncodeUnion and DecodeUnion map it.
@@ -76,11 +77,7 @@ func (s JSONShapes) Encode(v reflect.Value) (any, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f.Name, err)
 			}
-			name := f.Name
-			if s.Name != nil {
-				name = s.Name(f.Name)
-			}
-			out[name] = m
+			out[s.member(f)] = m
 		}
 		return out, nil
 	case reflect.Slice:
@@ -110,6 +107,17 @@ func (s JSONShapes) Encode(v reflect.Value) (any, error) {
 		return v.Interface(), nil
 	}
 	return nil, fmt.Errorf("cannot encode a %s", v.Type())
+}
+
+// member is the member name of a field.
+func (s JSONShapes) member(f reflect.StructField) string {
+	if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag != "" {
+		return tag
+	}
+	if s.Name != nil {
+		return s.Name(f.Name)
+	}
+	return f.Name
 }
 
 // Unmarshal decodes a document into the SDK output struct out points to:
@@ -172,7 +180,7 @@ func (s JSONShapes) Decode(v reflect.Value, doc any) error {
 			return mismatch
 		}
 		for k, m := range obj {
-			f := v.FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, k) })
+			f := s.field(v, k)
 			if !f.IsValid() || !f.CanSet() || k == "ResultMetadata" {
 				continue
 			}
@@ -256,11 +264,25 @@ func (s JSONShapes) Decode(v reflect.Value, doc any) error {
 	return nil
 }
 
+// field is the field of struct v that member k decodes into: the one its
+// json tag names, else the one named k, case aside, as the SDK's generated
+// code names them.
+func (s JSONShapes) field(v reflect.Value, k string) reflect.Value {
+	t := v.Type()
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); tag == k {
+			return v.Field(i)
+		}
+	}
+	return v.FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, k) })
+}
+
 // JSONProtocol is a service of the AWS JSON protocol: its version
-// ("1.0" or "1.1"), its X-Amz-Target prefix, its shapes and its modelled
-// errors.
+// ("1.0" or "1.1"), its X-Amz-Target prefix, the headers it adds to every
+// request, its shapes and its modelled errors.
 type JSONProtocol struct {
 	Version, Target string
+	Header          http.Header
 	Shapes          JSONShapes
 	// Modelled is a new value of the service's modelled error with the
 	// code, nil for a code it does not model.
@@ -274,9 +296,11 @@ func CallJSON[O any](ctx context.Context, c *Client, p JSONProtocol, op string, 
 	if err != nil {
 		return nil, &smithy.OperationError{ServiceID: c.service.ID, OperationName: op, Err: &smithy.SerializationError{Err: err}}
 	}
-	r := &Request{Method: http.MethodPost, URL: c.Endpoint(), Body: body, Header: http.Header{
-		"Content-Type": {"application/x-amz-json-" + p.Version}, "X-Amz-Target": {p.Target + "." + op}}}
-	resp, err := c.Do(ctx, op, r, p.decodeError)
+	h := http.Header{"Content-Type": {"application/x-amz-json-" + p.Version}, "X-Amz-Target": {p.Target + "." + op}}
+	for k, vs := range p.Header {
+		h[k] = vs
+	}
+	resp, err := c.Do(ctx, op, &Request{Method: http.MethodPost, URL: c.Endpoint(), Body: body, Header: h}, p.decodeError)
 	if err != nil {
 		return nil, err
 	}

@@ -13,9 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
-	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
-	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
-	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/tasks"
 	"github.com/veredicto/veredicto/internal/awsclient/dynamodb"
 	"github.com/veredicto/veredicto/internal/catalog/companionfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
@@ -42,15 +40,7 @@ func Start(logicalID string) {
 // companion/<tenant>/<id>/, progress in the events table (EVENTS_TABLE),
 // the audit record in the reports bucket, the agents on the LLM secret.
 func Service(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (*companion.Service, error) {
-	_, reports, kv, err := storage.New(cfg, ac)
-	if err != nil {
-		return nil, err
-	}
-	client, err := llmsecret.Client(ctx, ac, cfg)
-	if err != nil {
-		return nil, err
-	}
-	audit, err := records.New(cfg, ac)
+	d, err := tasks.New(ctx, cfg, ac)
 	if err != nil {
 		return nil, err
 	}
@@ -62,8 +52,8 @@ func Service(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (*compani
 		}
 		events = dynamoeventlog.New(ddb, cfg.EventsTable)
 	}
-	return &companion.Service{Store: kv, Blobs: reports, Events: events, Audit: audit,
-		Analyst: Analyst(client, nil), Engine: companion.NewEngine(companion.DefaultConfig())}, nil
+	return &companion.Service{Store: d.Store, Blobs: d.Reports, Events: events, Audit: d.Audit,
+		Analyst: Analyst(d.LLM, nil), Engine: companion.NewEngine(companion.DefaultConfig())}, nil
 }
 
 // Analyst is the career companion's analyst of a client (small runs the

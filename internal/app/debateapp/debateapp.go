@@ -15,9 +15,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
-	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
-	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
-	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/tasks"
 	"github.com/veredicto/veredicto/internal/catalog/debatefn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/debate"
@@ -30,19 +28,11 @@ import (
 // debate's files to the reports bucket, its log to the context table.
 func Start(logicalID string) {
 	lambdaenv.Start(logicalID, function.KindDebate, debatefn.Functions, func(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
-		inputs, reports, kv, err := storage.New(cfg, ac)
+		d, err := tasks.New(ctx, cfg, ac)
 		if err != nil {
 			return nil, err
 		}
-		client, err := llmsecret.Client(ctx, ac, cfg)
-		if err != nil {
-			return nil, err
-		}
-		audit, err := records.New(cfg, ac)
-		if err != nil {
-			return nil, err
-		}
-		steps := Recorded(Steps(client, Knowledge{Inputs: inputs, Reports: reports}, reports, kv, nil), audit)
+		steps := Recorded(Steps(d.LLM, Knowledge{Inputs: d.Inputs, Reports: d.Reports}, d.Reports, d.Store, nil), d.Audit)
 		return &debatefn.Services{Debate: steps}, nil
 	})
 }

@@ -11,9 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
-	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
-	"github.com/veredicto/veredicto/internal/app/lambdaenv/records"
-	"github.com/veredicto/veredicto/internal/app/lambdaenv/storage"
+	"github.com/veredicto/veredicto/internal/app/lambdaenv/tasks"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/catalog/searchfn"
 	"github.com/veredicto/veredicto/internal/llm"
@@ -32,22 +30,14 @@ func Start(logicalID string) {
 }
 
 func build(ctx context.Context, cfg lambdaenv.Config, ac aws.Config) (any, error) {
-	inputs, reports, kv, err := storage.New(cfg, ac)
+	d, err := tasks.New(ctx, cfg, ac)
 	if err != nil {
 		return nil, err
 	}
-	client, err := llmsecret.Client(ctx, ac, cfg)
-	if err != nil {
-		return nil, err
-	}
-	audit, err := records.New(cfg, ac)
-	if err != nil {
-		return nil, err
-	}
-	analyst, _ := Analyst(client)
-	return &searchfn.Services{Search: &search.Service{Inputs: inputs, Reports: reports, Store: kv, Analyst: analyst,
+	analyst, _ := Analyst(d.LLM)
+	return &searchfn.Services{Search: &search.Service{Inputs: d.Inputs, Reports: d.Reports, Store: d.Store, Analyst: analyst,
 		PromptVersions: prompts.PromptVersion, DefaultConcurrency: cfg.MaxConcurrency, Layout: search.BucketLayout,
-		Audit: audit}}, nil
+		Audit: d.Audit}}, nil
 }
 
 // Analyst is the executive-search analyst of a client: the LLM agents, or

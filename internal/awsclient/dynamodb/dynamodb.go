@@ -27,40 +27,37 @@ var protocol = awsclient.JSONProtocol{Version: "1.0", Target: "DynamoDB_20120810
 	Shapes: awsclient.JSONShapes{EncodeUnion: encodeUnion, DecodeUnion: decodeUnion}, Modelled: modelledError}
 
 // Client calls DynamoDB. It is safe for concurrent use.
-type Client struct{ c *awsclient.Client }
+type Client awsclient.Client
 
 // New returns a client configured from ac (see awsclient.New).
 func New(ac aws.Config) (*Client, error) {
 	c, err := awsclient.New(ac, Service)
-	if err != nil {
-		return nil, err
-	}
-	return &Client{c}, nil
+	return (*Client)(c), err
 }
 
 // GetItem reads an item.
 func (c *Client) GetItem(ctx context.Context, in *awsddb.GetItemInput, _ ...func(*awsddb.Options)) (*awsddb.GetItemOutput, error) {
-	return awsclient.CallJSON[awsddb.GetItemOutput](ctx, c.c, protocol, "GetItem", in)
+	return awsclient.CallJSON[awsddb.GetItemOutput](ctx, (*awsclient.Client)(c), protocol, "GetItem", in)
 }
 
 // PutItem writes an item.
 func (c *Client) PutItem(ctx context.Context, in *awsddb.PutItemInput, _ ...func(*awsddb.Options)) (*awsddb.PutItemOutput, error) {
-	return awsclient.CallJSON[awsddb.PutItemOutput](ctx, c.c, protocol, "PutItem", in)
+	return awsclient.CallJSON[awsddb.PutItemOutput](ctx, (*awsclient.Client)(c), protocol, "PutItem", in)
 }
 
 // Query reads a page of items of one partition.
 func (c *Client) Query(ctx context.Context, in *awsddb.QueryInput, _ ...func(*awsddb.Options)) (*awsddb.QueryOutput, error) {
-	return awsclient.CallJSON[awsddb.QueryOutput](ctx, c.c, protocol, "Query", in)
+	return awsclient.CallJSON[awsddb.QueryOutput](ctx, (*awsclient.Client)(c), protocol, "Query", in)
 }
 
 // UpdateItem updates an item.
 func (c *Client) UpdateItem(ctx context.Context, in *awsddb.UpdateItemInput, _ ...func(*awsddb.Options)) (*awsddb.UpdateItemOutput, error) {
-	return awsclient.CallJSON[awsddb.UpdateItemOutput](ctx, c.c, protocol, "UpdateItem", in)
+	return awsclient.CallJSON[awsddb.UpdateItemOutput](ctx, (*awsclient.Client)(c), protocol, "UpdateItem", in)
 }
 
 // DeleteItem deletes an item.
 func (c *Client) DeleteItem(ctx context.Context, in *awsddb.DeleteItemInput, _ ...func(*awsddb.Options)) (*awsddb.DeleteItemOutput, error) {
-	return awsclient.CallJSON[awsddb.DeleteItemOutput](ctx, c.c, protocol, "DeleteItem", in)
+	return awsclient.CallJSON[awsddb.DeleteItemOutput](ctx, (*awsclient.Client)(c), protocol, "DeleteItem", in)
 }
 
 // modelledError is a new value of the item operations' modelled error with

@@ -23,15 +23,12 @@ import (
 var Service = awsclient.Service{ID: awssfn.ServiceID, SigningName: "states", EndpointPrefix: "states"}
 
 // Client calls Step Functions. It is safe for concurrent use.
-type Client struct{ c *awsclient.Client }
+type Client awsclient.Client
 
 // New returns a client configured from ac (see awsclient.New).
 func New(ac aws.Config) (*Client, error) {
 	c, err := awsclient.New(ac, Service)
-	if err != nil {
-		return nil, err
-	}
-	return &Client{c}, nil
+	return (*Client)(c), err
 }
 
 // protocol is Step Functions' AWS JSON 1.0: members in lowerCamelCase.
@@ -120,30 +117,30 @@ func modelledError(code string) error {
 
 // StartExecution starts an execution.
 func (c *Client) StartExecution(ctx context.Context, in *awssfn.StartExecutionInput, _ ...func(*awssfn.Options)) (*awssfn.StartExecutionOutput, error) {
-	return awsclient.CallJSON[awssfn.StartExecutionOutput](ctx, c.c, protocol, "StartExecution", in)
+	return awsclient.CallJSON[awssfn.StartExecutionOutput](ctx, (*awsclient.Client)(c), protocol, "StartExecution", in)
 }
 
 // DescribeExecution describes an execution.
 func (c *Client) DescribeExecution(ctx context.Context, in *awssfn.DescribeExecutionInput, _ ...func(*awssfn.Options)) (*awssfn.DescribeExecutionOutput, error) {
-	return awsclient.CallJSON[awssfn.DescribeExecutionOutput](ctx, c.c, protocol, "DescribeExecution", in)
+	return awsclient.CallJSON[awssfn.DescribeExecutionOutput](ctx, (*awsclient.Client)(c), protocol, "DescribeExecution", in)
 }
 
 // GetExecutionHistory reads a page of an execution's history.
 func (c *Client) GetExecutionHistory(ctx context.Context, in *awssfn.GetExecutionHistoryInput, _ ...func(*awssfn.Options)) (*awssfn.GetExecutionHistoryOutput, error) {
-	return awsclient.CallJSON[awssfn.GetExecutionHistoryOutput](ctx, c.c, protocol, "GetExecutionHistory", in)
+	return awsclient.CallJSON[awssfn.GetExecutionHistoryOutput](ctx, (*awsclient.Client)(c), protocol, "GetExecutionHistory", in)
 }
 
 // ListExecutions lists a page of a state machine's executions.
 func (c *Client) ListExecutions(ctx context.Context, in *awssfn.ListExecutionsInput, _ ...func(*awssfn.Options)) (*awssfn.ListExecutionsOutput, error) {
-	return awsclient.CallJSON[awssfn.ListExecutionsOutput](ctx, c.c, protocol, "ListExecutions", in)
+	return awsclient.CallJSON[awssfn.ListExecutionsOutput](ctx, (*awsclient.Client)(c), protocol, "ListExecutions", in)
 }
 
 // SendTaskSuccess resumes a waiting Task with its output.
 func (c *Client) SendTaskSuccess(ctx context.Context, in *awssfn.SendTaskSuccessInput, _ ...func(*awssfn.Options)) (*awssfn.SendTaskSuccessOutput, error) {
-	return awsclient.CallJSON[awssfn.SendTaskSuccessOutput](ctx, c.c, protocol, "SendTaskSuccess", in)
+	return awsclient.CallJSON[awssfn.SendTaskSuccessOutput](ctx, (*awsclient.Client)(c), protocol, "SendTaskSuccess", in)
 }
 
 // SendTaskFailure fails a waiting Task.
 func (c *Client) SendTaskFailure(ctx context.Context, in *awssfn.SendTaskFailureInput, _ ...func(*awssfn.Options)) (*awssfn.SendTaskFailureOutput, error) {
-	return awsclient.CallJSON[awssfn.SendTaskFailureOutput](ctx, c.c, protocol, "SendTaskFailure", in)
+	return awsclient.CallJSON[awssfn.SendTaskFailureOutput](ctx, (*awsclient.Client)(c), protocol, "SendTaskFailure", in)
 }

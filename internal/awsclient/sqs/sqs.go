@@ -9,9 +9,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,16 +21,18 @@ import (
 // Service is SQS as the SDK names it.
 var Service = awsclient.Service{ID: "SQS", SigningName: "sqs", EndpointPrefix: "sqs"}
 
+// protocol is SQS's AWS JSON 1.0, in the query protocol's compatibility
+// mode (its errors' codes are the query protocol's), as the SDK's client
+// asks for it.
+var protocol = awsclient.JSONProtocol{Version: "1.0", Target: "AmazonSQS", Header: http.Header{"X-Amzn-Query-Mode": {"true"}}}
+
 // Client calls SQS. It is safe for concurrent use.
-type Client struct{ c *awsclient.Client }
+type Client awsclient.Client
 
 // New returns a client configured from ac (see awsclient.New).
 func New(ac aws.Config) (*Client, error) {
 	c, err := awsclient.New(ac, Service)
-	if err != nil {
-		return nil, err
-	}
-	return &Client{c}, nil
+	return (*Client)(c), err
 }
 
 // SendMessage sends body to the queue and returns the message's id,
@@ -42,34 +42,23 @@ func New(ac aws.Config) (*Client, error) {
 // smithy.APIError gives (the query protocol's, as
 // AWS.SimpleQueueService.NonExistentQueue, where SQS names one).
 func (c *Client) SendMessage(ctx context.Context, queueURL, body string) (string, error) {
-	const op = "SendMessage"
-	in, _ := json.Marshal(struct {
+	out, err := awsclient.CallJSON[struct {
+		MessageID        string `json:"MessageId"`
+		MD5OfMessageBody *string
+	}](ctx, (*awsclient.Client)(c), protocol, "SendMessage", &struct {
 		QueueURL    string `json:"QueueUrl"`
 		MessageBody string
 	}{queueURL, body})
-	r := &awsclient.Request{Method: http.MethodPost, URL: c.c.Endpoint(), Body: in, Header: http.Header{
-		"Content-Type": {"application/x-amz-json-1.0"}, "X-Amz-Target": {"AmazonSQS." + op}, "X-Amzn-Query-Mode": {"true"}}}
-	resp, err := c.c.Do(ctx, op, r, awsclient.JSONError)
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
-	var out struct{ MessageID, MD5OfMessageBody *string }
-	b, err := io.ReadAll(resp.Body)
-	if err == nil {
-		err = json.Unmarshal(b, &out)
-	}
-	if err != nil {
-		return "", &smithy.OperationError{ServiceID: Service.ID, OperationName: op, Err: &smithy.DeserializationError{Err: err}}
-	}
-	id := aws.ToString(out.MessageID)
 	if out.MD5OfMessageBody == nil {
-		return id, nil
+		return out.MessageID, nil
 	}
 	sum := md5.Sum([]byte(body))
 	if got := hex.EncodeToString(sum[:]); got != *out.MD5OfMessageBody {
-		return "", &smithy.OperationError{ServiceID: Service.ID, OperationName: op,
-			Err: fmt.Errorf("message %s: the queue's MD5 of the body is %s, the body sent has %s", id, *out.MD5OfMessageBody, got)}
+		return "", &smithy.OperationError{ServiceID: Service.ID, OperationName: "SendMessage",
+			Err: fmt.Errorf("message %s: the queue's MD5 of the body is %s, the body sent has %s", out.MessageID, *out.MD5OfMessageBody, got)}
 	}
-	return id, nil
+	return out.MessageID, nil
 }
