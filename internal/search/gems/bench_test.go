@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,6 +65,16 @@ func (c *scriptedClient) Complete(ctx context.Context, req llm.Request) (llm.Res
 	return llm.Response{Content: b, Usage: veredicto.Usage{Calls: 1, PromptTokens: 1200, CompletionTokens: 300}}, nil
 }
 
+// processCPU is the CPU time (user + sys) this process has used.
+func processCPU(b *testing.B) time.Duration {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func syntheticSearch(b *testing.B, n int) string {
 	b.Helper()
 	dir := b.TempDir()
@@ -83,7 +94,8 @@ func benchSearch(b *testing.B, candidates, concurrency int, latency time.Duratio
 // when audited (what "search run" and "serve" do).
 func benchSearchAudited(b *testing.B, candidates, concurrency int, latency time.Duration, audited bool) {
 	dir := syntheticSearch(b, candidates)
-	var calls int64
+	var calls, allCalls int64
+	var cpu time.Duration
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
@@ -93,15 +105,23 @@ func benchSearchAudited(b *testing.B, candidates, concurrency int, latency time.
 		if audited {
 			svc.Audit = &audit.Folders{Root: b.TempDir()}
 		}
+		cpu0 := processCPU(b)
 		b.StartTimer()
 		res, err := catalog.RunSearch(context.Background(), svc, search.StartInput{SearchID: "bench", Concurrency: concurrency}, nil)
 		if err != nil || res.Status != asl.StatusSucceeded {
 			b.Fatalf("run: %v %+v", err, res)
 		}
+		b.StopTimer()
+		cpu += processCPU(b) - cpu0
 		calls = client.calls.Load()
+		allCalls += calls
+		b.StartTimer()
 	}
 	perCand := b.Elapsed() / time.Duration(b.N*candidates)
 	b.ReportMetric(float64(perCand.Microseconds())/1000, "ms/candidate")
+	// The process's CPU (user + sys, every goroutine: engine, stores,
+	// audit record, the scripted client's JSON) per model call.
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(allCalls), "cpu-ms/call")
 	if latency > 0 {
 		ideal := time.Duration(float64(calls) / float64(concurrency) * float64(latency))
 		b.ReportMetric(float64(b.Elapsed()/time.Duration(b.N))/float64(ideal), "x-ideal")

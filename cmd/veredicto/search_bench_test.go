@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/veredicto/veredicto/internal/llm/llmtest"
+	"github.com/veredicto/veredicto/internal/search/searchtest"
+)
+
+// cliSearch is the 200-candidate search run through the built CLI against
+// searchtest's scripted model behind the OpenAI-compatible server (in this
+// process, so the child's CPU is Veredicto's alone): every candidate
+// passes every gate, GEM5 + 4 calls each, 801 calls.
+type cliSearch struct {
+	bin, dir string
+	plans    map[string]searchtest.Plan
+}
+
+func newCLISearch(b *testing.B, candidates int) *cliSearch {
+	b.Helper()
+	tmp := b.TempDir()
+	bin := filepath.Join(tmp, "veredicto")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	s := &cliSearch{bin: bin, dir: filepath.Join(tmp, "search"), plans: map[string]searchtest.Plan{}}
+	ids := make([]string, candidates)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("c-%03d", i)
+		s.plans[ids[i]] = searchtest.Plan{Gem1: 8, Gem2: 8, Gem3: []int{8}, Rec: []string{"SI"}, Gem4: []int{8}}
+	}
+	searchtest.WriteSearch(b, s.dir, ids)
+	return s
+}
+
+// cliRun is one run of the CLI: its wall time, its CPU (user + sys, the
+// child's rusage) and the model calls it made.
+type cliRun struct {
+	wall, cpu time.Duration
+	calls     int
+}
+
+// run evaluates the search once into a fresh output folder; wrap, when
+// set, prefixes the command (strace).
+func (s *cliSearch) run(b *testing.B, latency time.Duration, concurrency int, wrap ...string) cliRun {
+	b.Helper()
+	model := searchtest.NewModel(s.plans)
+	respond := model.Respond(b)
+	srv := llmtest.NewServer(b, func(c llmtest.Call) llmtest.Reply {
+		r := respond(c)
+		r.Delay = latency
+		return r
+	})
+	out, data := b.TempDir(), b.TempDir()
+	args := append(wrap, s.bin, "search", "run", s.dir, "--out", out, "--data", data, "--llm", "openai", "--concurrency", strconv.Itoa(concurrency))
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=bench", "OPENAI_BASE_URL="+srv.BaseURL(), "OPENAI_MODEL=gpt-4o-mini")
+	start := time.Now()
+	output, err := cmd.CombinedOutput()
+	wall := time.Since(start)
+	if err != nil {
+		b.Fatalf("search run: %v\n%s", err, output)
+	}
+	st := cmd.ProcessState
+	return cliRun{wall: wall, cpu: st.UserTime() + st.SystemTime(), calls: len(srv.Calls())}
+}
+
+// BenchmarkSearchCLI200 runs "veredicto search run" on 200 candidates at
+// --concurrency 20, its audit record on (as always): with an instant
+// model, the CLI's CPU per model call (cpu-ms/call, the child's user +
+// sys over its calls); with 100 ms a call, its wall time against the
+// ideal calls ÷ 20 × 100 ms (x-ideal).
+func BenchmarkSearchCLI200(b *testing.B) {
+	s := newCLISearch(b, 200)
+	for _, latency := range []time.Duration{0, 100 * time.Millisecond} {
+		b.Run(fmt.Sprintf("latency=%s", latency), func(b *testing.B) {
+			var cpu, wall time.Duration
+			calls := 0
+			for b.Loop() {
+				r := s.run(b, latency, 20)
+				cpu, wall, calls = cpu+r.cpu, wall+r.wall, calls+r.calls
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(calls), "cpu-ms/call")
+			b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
+			if latency > 0 {
+				ideal := time.Duration(float64(calls) / 20 * float64(latency))
+				b.ReportMetric(float64(wall)/float64(ideal), "x-ideal")
+			}
+		})
+	}
+}
+
+// BenchmarkSearchCLI200Syscalls counts, under strace, the files the CLI
+// opens and the fsyncs it makes in the same run (its times under strace
+// mean nothing). It needs strace on the PATH.
+func BenchmarkSearchCLI200Syscalls(b *testing.B) {
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		b.Skip("strace is not installed: no syscall count")
+	}
+	s := newCLISearch(b, 200)
+	for b.Loop() {
+		counts := filepath.Join(b.TempDir(), "strace.txt")
+		r := s.run(b, 0, 20, strace, "-f", "-c", "-e", "trace=open,openat,fsync,fdatasync", "-o", counts)
+		n := straceCounts(b, counts)
+		b.ReportMetric(float64(n["open"]+n["openat"])/float64(r.calls), "opens/call")
+		b.ReportMetric(float64(n["open"]+n["openat"]), "opens/op")
+		b.ReportMetric(float64(n["fsync"]+n["fdatasync"])/float64(r.calls), "fsyncs/call")
+	}
+}
+
+// straceCounts reads strace -c's table: calls by syscall name.
+func straceCounts(b *testing.B, path string) map[string]int {
+	b.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	n := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// % time  seconds  usecs/call  calls  [errors]  syscall
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		if calls, err := strconv.Atoi(fields[3]); err == nil {
+			n[fields[len(fields)-1]] = calls
+		}
+	}
+	return n
+}
