@@ -53,6 +53,26 @@ func TestSchemaForIsStrict(t *testing.T) {
 	}
 }
 
+// TestSchemaForHandsOutCopies: the schemas are kept per type, and what a
+// caller does with the one it got changes neither the next one nor a
+// validation against it.
+func TestSchemaForHandsOutCopies(t *testing.T) {
+	first := llm.MustSchemaFor(verdict{})
+	want := string(first)
+	for i := range first {
+		first[i] = ' '
+	}
+	if got := string(llm.MustSchemaFor(verdict{})); got != want {
+		t.Errorf("a caller's change reached the next schema: %s", got)
+	}
+	doc := `{"recommendation":"QUIZAS","score_dimension":7,"confidence":0.8,"sources":[],"note":null}`
+	for range 2 { // decoded, then from the decoded schemas
+		if err := llm.Validate(llm.MustSchemaFor(verdict{}), []byte(doc)); err == nil || !strings.Contains(err.Error(), "is not one of") {
+			t.Errorf("got %v, want the enum refused", err)
+		}
+	}
+}
+
 func TestValidateNamesTheProblem(t *testing.T) {
 	s := llm.MustSchemaFor(verdict{})
 	tests := []struct{ doc, want string }{

@@ -1,11 +1,13 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // SchemaFor generates the strict JSON schema of the Go type of v, as OpenAI
@@ -14,12 +16,25 @@ import (
 // additional properties, pointers are nullable. Struct tags: `json` names
 // the field, `enum:"A,B"` restricts a string, `desc:"…"` describes it.
 func SchemaFor(v any) (json.RawMessage, error) {
-	s, err := schemaOf(reflect.TypeOf(v), "")
+	t := reflect.TypeOf(v)
+	if b, ok := schemas.Load(t); ok {
+		return bytes.Clone(b.([]byte)), nil
+	}
+	s, err := schemaOf(t, "")
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(s)
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	schemas.Store(t, b)
+	return bytes.Clone(b), nil
 }
+
+// schemas holds SchemaFor's answers by Go type (a program has a fixed set
+// of them): a structured call asks for its type's schema every time.
+var schemas sync.Map // reflect.Type → []byte, never handed out itself
 
 // MustSchemaFor is SchemaFor for package-level schemas of fixed types.
 func MustSchemaFor(v any) json.RawMessage {
@@ -125,12 +140,12 @@ func schemaOf(t reflect.Type, where string) (map[string]any, error) {
 // Validate checks a JSON document against a schema made by SchemaFor and
 // returns the first problem, naming its location ("content.findings[2].source").
 func Validate(schema json.RawMessage, doc []byte) error {
-	var s map[string]any
-	if err := json.Unmarshal(schema, &s); err != nil {
-		return fmt.Errorf("bad schema: %w", err)
+	s, err := parsedSchema(schema)
+	if err != nil {
+		return err
 	}
 	var v any
-	dec := json.NewDecoder(strings.NewReader(string(doc)))
+	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		return fmt.Errorf("not valid JSON: %w", err)
@@ -139,6 +154,35 @@ func Validate(schema json.RawMessage, doc []byte) error {
 		return fmt.Errorf("not valid JSON: trailing data after the object")
 	}
 	return validate(s, v, "$")
+}
+
+// parsed holds the schemas Validate has decoded, by their text, at most
+// maxParsed of them: every answer of an agent is checked against the same
+// schema. The decoded schemas are only read.
+var parsed struct {
+	sync.Mutex
+	m map[string]map[string]any
+}
+
+const maxParsed = 256
+
+func parsedSchema(schema json.RawMessage) (map[string]any, error) {
+	parsed.Lock()
+	s, ok := parsed.m[string(schema)]
+	parsed.Unlock()
+	if ok {
+		return s, nil
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, fmt.Errorf("bad schema: %w", err)
+	}
+	parsed.Lock()
+	defer parsed.Unlock()
+	if parsed.m == nil || len(parsed.m) >= maxParsed {
+		parsed.m = map[string]map[string]any{}
+	}
+	parsed.m[string(schema)] = s
+	return s, nil
 }
 
 func validate(s map[string]any, v any, at string) error {
