@@ -10,29 +10,49 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 //go:embed *.md
 var files embed.FS
 
-// System returns the system prompt of agent ("gem1", "correction", …).
-func System(agent string) (string, error) {
+// prompt is an agent's prompt and its version, read and hashed once: the
+// files are embedded, and every call of an agent asks for them.
+type prompt struct{ text, version string }
+
+var loaded sync.Map // agent → prompt, agents with a file only
+
+func lookup(agent string) (prompt, bool) {
+	if p, ok := loaded.Load(agent); ok {
+		return p.(prompt), true
+	}
 	b, err := files.ReadFile(agent + ".md")
 	if err != nil {
+		return prompt{}, false
+	}
+	sum := sha256.Sum256(b)
+	p := prompt{text: string(b), version: agent + "@" + hex.EncodeToString(sum[:])[:12]}
+	loaded.Store(agent, p)
+	return p, true
+}
+
+// System returns the system prompt of agent ("gem1", "correction", …).
+func System(agent string) (string, error) {
+	p, ok := lookup(agent)
+	if !ok {
 		return "", fmt.Errorf("no prompt for agent %q (want prompts/%s.md)", agent, agent)
 	}
-	return string(b), nil
+	return p.text, nil
 }
 
 // PromptVersion is "<agent>@<first 12 hex digits of the prompt's SHA-256>",
 // or "<agent>@missing" when the agent has no prompt file.
 func PromptVersion(agent string) string {
-	b, err := files.ReadFile(agent + ".md")
-	if err != nil {
+	p, ok := lookup(agent)
+	if !ok {
 		return agent + "@missing"
 	}
-	sum := sha256.Sum256(b)
-	return agent + "@" + hex.EncodeToString(sum[:])[:12]
+	return p.version
 }
 
 // Defuse returns text that cannot open or close a data block: every run
