@@ -193,6 +193,41 @@ func TestOpenAIRetriesTransientFailures(t *testing.T) {
 	}
 }
 
+// TestOpenAIKeepsAConnectionPerCallInFlight: calls made 20 at a time,
+// round after round, reuse the connections of the round before instead of
+// opening (and the provider accepting) new ones. A connection goes back
+// to the pool just after its answer is read, so a call may still find
+// none idle and dial: half as many again are allowed (the default
+// transport, keeping two, opened about 18 a round).
+func TestOpenAIKeepsAConnectionPerCallInFlight(t *testing.T) {
+	srv := llmtest.NewServer(t, func(llmtest.Call) llmtest.Reply {
+		return llmtest.Reply{Delay: 20 * time.Millisecond, Content: `{}`}
+	})
+	c := newClient(t, srv)
+	const inFlight, rounds = 20, 5
+	for range rounds {
+		errs := make(chan error, inFlight)
+		for range inFlight {
+			go func() {
+				_, err := c.Complete(context.Background(), llm.Request{Schema: "x", JSONSchema: json.RawMessage(`{"type":"object"}`)})
+				errs <- err
+			}()
+		}
+		for range inFlight {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	conns := map[string]bool{}
+	for _, call := range srv.Calls() {
+		conns[call.RemoteAddr] = true
+	}
+	if want := inFlight + inFlight/2; len(conns) > want {
+		t.Errorf("%d calls, %d at a time, came on %d connections; want at most %d", inFlight*rounds, inFlight, len(conns), want)
+	}
+}
+
 func TestOpenAITimeoutIsTransient(t *testing.T) {
 	srv := llmtest.NewServer(t, func(c llmtest.Call) llmtest.Reply {
 		return llmtest.Reply{Delay: 2 * time.Second, Content: `{}`}

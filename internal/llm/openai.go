@@ -69,6 +69,10 @@ type OpenAIConfig struct {
 // DefaultMaxOutputTokens is OpenAIConfig.MaxOutputTokens' default.
 const DefaultMaxOutputTokens = 8192
 
+// maxIdlePerHost is how many idle connections to the provider a client
+// keeps: as many as the calls a search makes at once, and then some.
+const maxIdlePerHost = 64
+
 // DefaultCallTimeout is OpenAIConfig.CallTimeout's default: a provider that
 // accepts a call and never answers costs at most this much per attempt.
 const DefaultCallTimeout = 60 * time.Second
@@ -117,7 +121,12 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.BaseURL != "" {
 		oc.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
 	}
-	oc.HTTPClient = &http.Client{Transport: retryAfterTransport{next: http.DefaultTransport}}
+	// Keep a connection per call in flight: the default transport keeps
+	// two idle per host, so a search at --concurrency 20 would open (and
+	// the provider accept) a new connection for most calls.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = maxIdlePerHost
+	oc.HTTPClient = &http.Client{Transport: retryAfterTransport{next: transport}}
 	price := knownPrices[cfg.Model]
 	if cfg.Price != nil {
 		price = *cfg.Price

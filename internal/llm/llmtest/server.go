@@ -41,6 +41,8 @@ type Call struct {
 	Stream bool
 	// MaxCompletionTokens is the request's bound on the answer.
 	MaxCompletionTokens int
+	// RemoteAddr is the client's end of the connection the call came on.
+	RemoteAddr string
 }
 
 // User returns the content of the first user message.
@@ -188,7 +190,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	c := Call{N: len(s.calls) + 1, Model: req.Model, Messages: req.Messages, Tools: req.Tools, Stream: req.Stream, MaxCompletionTokens: req.MaxCompletion}
+	c := Call{N: len(s.calls) + 1, Model: req.Model, Messages: req.Messages, Tools: req.Tools, Stream: req.Stream, MaxCompletionTokens: req.MaxCompletion,
+		RemoteAddr: r.RemoteAddr}
 	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil {
 		c.Schema, c.Strict, c.JSONSchema = rf.JSONSchema.Name, rf.JSONSchema.Strict, rf.JSONSchema.Schema
 	}
