@@ -104,6 +104,61 @@ func (svc *Service) forget(tenant, prefix string, only *loadedSearch) {
 	}
 }
 
+// stageCache keeps the intact stage records of a loaded search that this
+// process stored or read, decoded, so that each later task of a candidate
+// (GEM2 reads GEM5 and GEM1 again, GEM4 every stage before it, the report
+// all of them) neither reads the store nor decodes the record again. A
+// stage key names everything its output depends on and the store writes
+// a key once, so an entry never goes stale; it lives as long as its
+// loaded search (Validate reloads the search: a new run starts empty).
+// Contracts handed out are shared: they are only read. At most
+// maxStageBytes of records are kept, the oldest dropped first. Safe for
+// concurrent use; the zero value is ready.
+type stageCache struct {
+	mu    sync.Mutex
+	byKey map[string]cachedStage
+	order []string // keys, oldest first
+	bytes int
+}
+
+// cachedStage is a record as readStage returns it (Reused, Raw set) and
+// its decoded contract (a Contract[C] for the stage's C).
+type cachedStage struct {
+	rec      StageRecord
+	contract any
+}
+
+// maxStageBytes bounds the records one search keeps (their raw bytes;
+// decoded, about as much again).
+const maxStageBytes = 16 << 20
+
+func (c *stageCache) get(key string) (cachedStage, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byKey[key]
+	return e, ok
+}
+
+func (c *stageCache) put(key string, rec StageRecord, contract any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byKey[key]; ok || len(rec.Raw) > maxStageBytes {
+		return
+	}
+	if c.byKey == nil {
+		c.byKey = map[string]cachedStage{}
+	}
+	for c.bytes+len(rec.Raw) > maxStageBytes {
+		old := c.order[0]
+		c.order = c.order[1:]
+		c.bytes -= len(c.byKey[old].rec.Raw)
+		delete(c.byKey, old)
+	}
+	c.byKey[key] = cachedStage{rec: rec, contract: contract}
+	c.order = append(c.order, key)
+	c.bytes += len(rec.Raw)
+}
+
 func (s *Search) candidate(id string) (CandidateDocs, error) {
 	for _, c := range s.Candidates {
 		if c.CandidateID == id {

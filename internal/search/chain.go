@@ -165,7 +165,7 @@ func (ch *candidateChain) runQA(ctx context.Context, gem3Attempt, qaAttempt int,
 		return Contract[Gem4Content]{}, audited{}, err
 	}
 	cur := audited{gem1: answerOf(ch.gem1), gem2: answerOf(ch.gem2), gem3: answerOf(ch.gem3)}
-	index := sortedIndex(ch.s.Index)
+	index := ch.s.sorted
 	input := func(a int) Gem4Input {
 		in := Gem4Input{Gem3Input: ch.input3(""), Gem3: cur.gem3, SourcesIndex: index, Attempt: a, Gate: ch.s.Gates.Gem4}
 		in.Gem1, in.Gem2 = cur.gem1, cur.gem2

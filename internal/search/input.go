@@ -77,6 +77,12 @@ type Search struct {
 	Version string
 	// Config is search.yaml's text ("" without one).
 	Config string
+	// sorted holds Index's ids in order (GEM4's sources index), sorted
+	// once at load rather than by every task.
+	sorted []string
+	// stages are the stage records of this search the process has read
+	// or stored.
+	stages stageCache
 }
 
 // Document file names.
@@ -332,6 +338,7 @@ func LoadWithin(ctx context.Context, r BlobReader, prefix, defaultID string, lim
 		s.Warnings = append(s.Warnings[:MaxWarnings-1:MaxWarnings-1], fmt.Sprintf("and %d more files ignored or candidates skipped", n-MaxWarnings+1))
 	}
 	s.Version, s.Config = s.version(configText), configText
+	s.sorted = sortedIndex(s.Index)
 	return s, nil
 }
 

@@ -102,11 +102,15 @@ func stageName(agent string, attempt int) string {
 func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, agent string, attempt int, hash string,
 	call func() (Answer[C], veredicto.Usage, error)) (Contract[C], StageRecord, error) {
 	key := stageKey(s.Tenant, s.Docs.SearchID, candidateID, agent, attempt, hash)
+	if e, ok := s.stages.get(key); ok {
+		return e.contract.(Contract[C]), e.rec, recordReused(ctx, key, e.rec)
+	}
 	rec, c, free, err := readStage[C](ctx, svc, key)
 	if err != nil {
 		return c, rec, err
 	}
 	if free == "" {
+		s.stages.put(key, rec, c)
 		return c, rec, recordReused(ctx, key, rec)
 	}
 	if call == nil {
@@ -174,6 +178,7 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 			return Contract[C]{}, StageRecord{}, fmt.Errorf("reload stage %s/%s: %w", candidateID, rec.Stage, err)
 		}
 		if free2 == "" {
+			s.stages.put(key, rec2, c2)
 			return c2, rec2, recordReused(ctx, key, rec2)
 		}
 		// What the other attempt stored is damaged too: ours is intact.
@@ -187,6 +192,10 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 	}); err != nil {
 		return Contract[C]{}, StageRecord{}, err
 	}
+	// A later task reads it as it would from the store.
+	stored := rec
+	stored.Reused, stored.Raw = true, b
+	s.stages.put(key, stored, c)
 	// Only the write that stored the stage books its cost, so a retried
 	// task never counts a call twice.
 	if ledger, ok := svc.Store.(UsageLedger); ok && usage.Calls > 0 {
