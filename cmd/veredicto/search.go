@@ -192,6 +192,8 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	// leaves its delivery to the Resolver named on the record.
 	fs := app.NewFolderSearch(inputs, out, cfg.data, analyst, cfg.limits,
 		slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	// The run evaluates the documents just checked, read once.
+	fs.Search.UseLoaded("", "", s)
 	reviews, eng := fs.Reviews, fs.Engine
 	in := search.StartInput{SearchID: s.Docs.SearchID, Concurrency: cfg.concurrency, StrictInputs: cfg.strictInputs,
 		Review: &search.ReviewOptions{Wait: cfg.review, TimeoutSeconds: int64(cfg.reviewTimeout / time.Second)}}

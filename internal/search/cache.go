@@ -12,6 +12,9 @@ type loadedSearch struct {
 	once sync.Once
 	s    *Search
 	err  error
+	// given: handed over by UseLoaded, for the next Validate (guarded by
+	// the Service's mu).
+	given bool
 }
 
 // maxCachedSearches bounds the searches a long-lived process (a warm
@@ -47,10 +50,35 @@ func (svc *Service) load(ctx context.Context, tenant, prefix, searchID, version 
 
 // loadFresh reads a search from its documents, whatever copy is cached,
 // and caches it: Validate, the first task of every run, starts from what
-// is uploaded now.
+// is uploaded now — or from the copy UseLoaded handed over for it.
 func (svc *Service) loadFresh(ctx context.Context, tenant, prefix, searchID string) (*Search, error) {
-	svc.forget(tenant, prefix, nil)
+	svc.mu.Lock()
+	ls := svc.searches[cacheKey(tenant, prefix)]
+	given := ls != nil && ls.given
+	if given {
+		ls.given = false
+	}
+	svc.mu.Unlock()
+	if !given {
+		svc.forget(tenant, prefix, nil)
+	}
 	return svc.load(ctx, tenant, prefix, searchID, "")
+}
+
+// UseLoaded hands the service a search its caller has just loaded (with
+// LoadWithin, from the service's Inputs, under prefix, within its Limits),
+// so that the next Validate of tenant's search under prefix uses it
+// instead of reading every document again: "veredicto search run" checks
+// the documents before it starts the run, and the run evaluates what it
+// checked.
+func (svc *Service) UseLoaded(tenant, prefix string, s *Search) {
+	s.Tenant = tenant
+	ls := &loadedSearch{s: s, given: true}
+	ls.once.Do(func() {}) // loaded already
+	svc.forget(tenant, prefix, nil)
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	svc.remember(cacheKey(tenant, prefix), ls)
 }
 
 func cacheKey(tenant, prefix string) string { return tenant + "\x00" + prefix } // tenant: stage keys are scoped by it
@@ -59,18 +87,10 @@ func cacheKey(tenant, prefix string) string { return tenant + "\x00" + prefix } 
 func (svc *Service) cached(ctx context.Context, tenant, prefix, searchID string) (*loadedSearch, error) {
 	key := cacheKey(tenant, prefix)
 	svc.mu.Lock()
-	if svc.searches == nil {
-		svc.searches = map[string]*loadedSearch{}
-	}
 	ls := svc.searches[key]
 	if ls == nil {
 		ls = &loadedSearch{}
-		svc.searches[key] = ls
-		svc.order = append(svc.order, key)
-		if len(svc.order) > maxCachedSearches {
-			delete(svc.searches, svc.order[0])
-			svc.order = svc.order[1:]
-		}
+		svc.remember(key, ls)
 	}
 	svc.mu.Unlock()
 	ls.once.Do(func() {
@@ -83,6 +103,20 @@ func (svc *Service) cached(ctx context.Context, tenant, prefix, searchID string)
 		return nil, ls.err
 	}
 	return ls, nil
+}
+
+// remember caches ls under key, dropping the oldest search past
+// maxCachedSearches; the caller holds svc.mu.
+func (svc *Service) remember(key string, ls *loadedSearch) {
+	if svc.searches == nil {
+		svc.searches = map[string]*loadedSearch{}
+	}
+	svc.searches[key] = ls
+	svc.order = append(svc.order, key)
+	if len(svc.order) > maxCachedSearches {
+		delete(svc.searches, svc.order[0])
+		svc.order = svc.order[1:]
+	}
 }
 
 // forget drops the cached copy of a search; with only set, only that copy

@@ -358,3 +358,30 @@ func TestRerunReadsTheUploadAgain(t *testing.T) {
 		t.Errorf("a stale copy served the second run: %+v, %v", s, err)
 	}
 }
+
+// TestValidateUsesTheSearchHandedOver: "search run" loads the search to
+// check it before the run starts; the run's Validate uses that copy (the
+// documents are read once), and only that run's: the next Validate reads
+// what is uploaded then.
+func TestValidateUsesTheSearchHandedOver(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"jd.md": "# JD\n", "kickoff.md": "# K\n", "company.md": "# C\n", "candidates/c-001/cv.md": "CV\n"})
+	r := &listCounter{BlobReader: file.NewDir(dir)}
+	svc := &Service{Inputs: r}
+	ctx := context.Background()
+	s, err := LoadWithin(ctx, r, "", "s-test", DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.UseLoaded("", "", s)
+	first, err := svc.Validate(ctx, StartInput{SearchID: "s-test"})
+	if err != nil || first.InputVersion != s.Version || r.lists != 1 {
+		t.Fatalf("the run's Validate: %+v, %v; %d loads, want the one handed over", first, err, r.lists)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "candidates", "c-001", "cv.md"), []byte("CV cambiado\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second, err := svc.Validate(ctx, StartInput{SearchID: "s-test"})
+	if err != nil || second.InputVersion == first.InputVersion || r.lists != 2 {
+		t.Errorf("the next run: version %s (was %s), %d loads, %v: want the changed CV read", second.InputVersion, first.InputVersion, r.lists, err)
+	}
+}
