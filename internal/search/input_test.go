@@ -252,7 +252,14 @@ func TestParseStageKey(t *testing.T) {
 			t.Errorf("%s/%d: got %q %q %v, want %q %q", tt.agent, tt.attempt, cand, stage, ok, wantCand, tt.want)
 		}
 	}
-	for _, bad := range []string{"search/s-1", "stage/t/s-1/c/gem1/x/h", "stage/t/s-1/c/gem1/0", "stage/s-1/c/gem1/0/h"} {
+	// Records kept in the layout before 2026-11-27 are listed too.
+	for key, want := range map[string]string{"stage/acme/s-1/c-1/gem4/2/abc": "gem4_retry_2", "stage/acme/s-1/-/gem5/0/abc": "gem5"} {
+		if _, stage, ok := ParseStageKey(key); !ok || stage != want {
+			t.Errorf("%q: got %q %v, want %q", key, stage, ok, want)
+		}
+	}
+	for _, bad := range []string{"search/s-1", "stage/t/s-1/c/gem1/x/h", "stage/t/s-1/c/gem1/0", "stage/s-1/c/gem1/0/h",
+		"stage/t/s-1/c/gem1.x.h", "stage/t/s-1/c/gem1.0", "stage/t/s-1/c/gem1.0.", "stage/t/s-1/c/.0.h", "stage/t/s-1/c/gem1.0.h/repair-1"} {
 		if _, _, ok := ParseStageKey(bad); ok {
 			t.Errorf("%q parsed as a stage key", bad)
 		}

@@ -14,10 +14,16 @@ import (
 
 // Stage records live under one prefix per tenant and search:
 //
-//	stage/<tenant>/<search>/<candidate>/<agent>/<attempt>/<hash>
+//	stage/<tenant>/<search>/<candidate>/<agent>.<attempt>.<hash>
 //
 // with "-" for an empty tenant (a one-machine run) and for the candidate of a
 // search-level stage (gem5). Only this package writes and reads that layout.
+// A record is one key under its candidate: in a folder, one file in the
+// candidate's folder, where it was a file two folders down until
+// 2026-11-27 (stage/<tenant>/<search>/<candidate>/<agent>/<attempt>/<hash>,
+// legacyStageKey) — three new files or folders per stage, each costly on
+// a busy disk. Records kept in that layout are still read (a re-run of an
+// earlier output folder, a replay of an earlier record) and listed.
 func stagePrefix(tenant, searchID string) string {
 	if tenant == "" {
 		tenant = "-"
@@ -25,18 +31,31 @@ func stagePrefix(tenant, searchID string) string {
 	return "stage/" + tenant + "/" + searchID + "/"
 }
 
-// stageKeyParts reads a stage record key back into its candidate, agent and
-// attempt.
+// stageKeyParts reads a stage record key (either layout) back into its
+// candidate, agent and attempt.
 func stageKeyParts(key string) (candidateID, agent string, attempt int, ok bool) {
 	parts := strings.Split(key, "/")
-	if len(parts) != 7 || parts[0] != "stage" {
+	if parts[0] != "stage" {
 		return "", "", 0, false
 	}
-	attempt, err := strconv.Atoi(parts[5])
-	if err != nil || attempt < 0 {
+	var n string
+	switch len(parts) {
+	case 5:
+		name := strings.Split(parts[4], ".")
+		if len(name) != 3 || name[2] == "" {
+			return "", "", 0, false
+		}
+		agent, n = name[0], name[1]
+	case 7:
+		agent, n = parts[4], parts[5]
+	default:
 		return "", "", 0, false
 	}
-	return parts[3], parts[4], attempt, true
+	attempt, err := strconv.Atoi(n)
+	if err != nil || attempt < 0 || agent == "" {
+		return "", "", 0, false
+	}
+	return parts[3], agent, attempt, true
 }
 
 // ParseStageKey reads a stage record key back: the candidate ("-" for

@@ -22,14 +22,15 @@ func TestProgress(t *testing.T) {
 		}
 	}
 	// Written out of order, with three QA retries (more than the default
-	// two), a stage re-run under a new input hash, and another tenant's
-	// search of the same id.
+	// two), a stage re-run under a new input hash (in both layouts, see
+	// stagePrefix), a repair slot (no stage of its own), and another
+	// tenant's search of the same id.
 	for _, k := range []string{
 		"stage/acme/s-1/c-2/gem4/3/h", "stage/acme/s-1/c-2/correction/3/h", "stage/acme/s-1/c-2/gem4/0/h",
 		"stage/acme/s-1/c-2/correction/1/h", "stage/acme/s-1/c-2/gem4/1/h", "stage/acme/s-1/c-2/gem2/0/h",
 		"stage/acme/s-1/c-2/gem4/2/h", "stage/acme/s-1/c-2/correction/2/h", "stage/acme/s-1/c-2/gem1/0/h",
 		"stage/acme/s-1/c-2/gem3/1/h", "stage/acme/s-1/c-2/gem3/0/h",
-		"stage/acme/s-1/c-1/gem1/0/h1", "stage/acme/s-1/c-1/gem1/0/h2",
+		"stage/acme/s-1/c-1/gem1/0/h1", "stage/acme/s-1/c-1/gem1.0.h2", "stage/acme/s-1/c-1/gem1.0.h3/repair-1",
 		"stage/acme/s-1/-/gem5/0/h",
 		"stage/globex/s-1/c-9/gem1/0/h", "stage/acme/s-10/c-8/gem1/0/h",
 	} {

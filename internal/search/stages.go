@@ -58,6 +58,15 @@ func stageKey(tenant, searchID, candidateID, stage string, attempt int, hash str
 	if candidateID == "" {
 		candidateID = "-"
 	}
+	return stagePrefix(tenant, searchID) + fmt.Sprintf("%s/%s.%d.%s", candidateID, stage, attempt, hash)
+}
+
+// legacyStageKey is where the record stageKey names was kept before
+// 2026-11-27 (see stagePrefix): read, never written.
+func legacyStageKey(tenant, searchID, candidateID, stage string, attempt int, hash string) string {
+	if candidateID == "" {
+		candidateID = "-"
+	}
 	return stagePrefix(tenant, searchID) + fmt.Sprintf("%s/%s/%d/%s", candidateID, stage, attempt, hash)
 }
 
@@ -112,6 +121,17 @@ func runStage[C any](ctx context.Context, svc *Service, s *Search, candidateID, 
 	if free == "" {
 		s.stages.put(key, rec, c)
 		return c, rec, recordReused(ctx, key, rec)
+	}
+	// Kept in the earlier layout: recorded where it was found, so that a
+	// replay seeds it there.
+	legacy := legacyStageKey(s.Tenant, s.Docs.SearchID, candidateID, agent, attempt, hash)
+	switch lrec, lc, lfree, err := readStage[C](ctx, svc, legacy); {
+	case errors.As(err, new(*CorruptStageError)): // computed again, under key
+	case err != nil:
+		return lc, lrec, err
+	case lfree == "":
+		s.stages.put(key, lrec, lc)
+		return lc, lrec, recordReused(ctx, legacy, lrec)
 	}
 	if call == nil {
 		return Contract[C]{}, StageRecord{}, errNotRun

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -332,8 +333,53 @@ func TestRerunReusesFinishedStages(t *testing.T) {
 	}
 }
 
-// damaging is a context store whose reads of the stage records matching
-// stage come back damaged, as after a truncated or corrupted write.
+// TestStagesKeptInTheEarlierLayoutAreReused: a store written before
+// stage keys named the stage in one path element (a re-run of an earlier
+// output folder) still serves its records: nothing is computed again.
+func TestStagesKeptInTheEarlierLayoutAreReused(t *testing.T) {
+	scripts := map[string]script{
+		"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 5, blocked: true}, {score: 9}}},
+		"c-002": {gem1: 3},
+	}
+	in := t.TempDir()
+	writeSearch(t, in, "c-001", "c-002")
+	mem := filestore.NewMemory()
+	first := runSearch(t, in, scripts, mem, "")
+	ctx := t.Context()
+	keys, err := mem.List(ctx, "stage/")
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("stored stages: %v, %v", keys, err)
+	}
+	legacy := filestore.NewMemory()
+	for _, k := range keys {
+		// stage/<tenant>/<search>/<candidate>/<agent>.<attempt>.<hash> → …/<agent>/<attempt>/<hash>
+		dir, name := path.Split(k)
+		parts := strings.SplitN(name, ".", 3)
+		if len(parts) != 3 {
+			t.Fatalf("stage key %s is not in the current layout", k)
+		}
+		b, _, _ := mem.Get(ctx, k)
+		if _, err := legacy.PutIfAbsent(ctx, dir+strings.Join(parts, "/"), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := runSearch(t, in, scripts, legacy, "")
+	for _, c := range []string{"-", "c-001", "c-002"} {
+		for _, agent := range []string{"gem5", "gem1", "gem2", "gem3", "gem4", "correction"} {
+			if n := second.analyst.Calls(c, agent); n != 0 {
+				t.Errorf("%s %s computed again %d times, want read from the earlier layout", c, agent, n)
+			}
+		}
+	}
+	a, b := readReport(t, first.out, "c-001"), readReport(t, second.out, "c-001")
+	if a.Decision != b.Decision || fmt.Sprint(a.StageOrder) != fmt.Sprint(b.StageOrder) {
+		t.Errorf("report from the earlier layout: %s %v, want %s %v", b.Decision, b.StageOrder, a.Decision, a.StageOrder)
+	}
+}
+
+// damaging is a context store whose reads of the stage records of stage
+// ("gem2": keys .../<candidate>/gem2.<attempt>.<hash>) come back damaged,
+// as after a truncated or corrupted write.
 type damaging struct {
 	*filestore.Memory
 	stage  string
@@ -342,7 +388,7 @@ type damaging struct {
 
 func (d damaging) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	b, ok, err := d.Memory.Get(ctx, key)
-	if ok && strings.Contains(key, "/"+d.stage+"/") && !strings.Contains(key, "/repair-") {
+	if ok && strings.Contains(key, "/"+d.stage+".") && !strings.Contains(key, "/repair-") {
 		b = d.damage(append([]byte(nil), b...))
 	}
 	return b, ok, err
