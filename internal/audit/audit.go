@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"time"
 
@@ -53,6 +54,42 @@ type Entry struct {
 	// Prev is the SHA-256 (hex) of the chain's previous line, or of the
 	// chain's genesis for the first entry.
 	Prev string `json:"prev"`
+}
+
+// line encodes e as json.Marshal does, without scanning its Data again:
+// the data of an entry the Recorder writes was encoded by json.Marshal
+// when deferred (compact, HTML-escaped, valid), and it is the bulk of the
+// entry (a model call's 20 KB message), which json.Marshal would check
+// and copy once more.
+func (e Entry) line() ([]byte, error) {
+	chain, err := json.Marshal(e.Chain)
+	if err != nil {
+		return nil, err
+	}
+	kind, err := json.Marshal(e.Kind)
+	if err != nil {
+		return nil, err
+	}
+	at, err := e.At.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	prev, err := json.Marshal(e.Prev)
+	if err != nil {
+		return nil, err
+	}
+	data := []byte(e.Data)
+	if data == nil {
+		data = []byte("null")
+	}
+	b := make([]byte, 0, len(data)+len(chain)+len(kind)+len(at)+len(prev)+64)
+	b = strconv.AppendInt(append(b, `{"seq":`...), int64(e.Seq), 10)
+	b = append(append(b, `,"chain":`...), chain...)
+	b = append(append(b, `,"kind":`...), kind...)
+	b = append(append(b, `,"at":`...), at...)
+	b = append(append(b, `,"data":`...), data...)
+	b = append(append(b, `,"prev":`...), prev...)
+	return append(b, '}'), nil
 }
 
 // Genesis is what a chain's first entry points at: the hash of its name,
@@ -230,7 +267,7 @@ func (r *Recorder) Flush(ctx context.Context, chain string) error {
 		lines := make([][]byte, len(h.pending))
 		prev := h.hash
 		for i, p := range h.pending {
-			line, err := json.Marshal(Entry{Seq: h.seq + i, Chain: chain, Kind: p.kind, At: p.at, Data: p.data, Prev: prev})
+			line, err := Entry{Seq: h.seq + i, Chain: chain, Kind: p.kind, At: p.at, Data: p.data, Prev: prev}.line()
 			if err != nil {
 				return fmt.Errorf("audit %s %s: %w", chain, p.kind, err)
 			}
@@ -325,10 +362,15 @@ func (h *head) load(ctx context.Context, store Store, chain string) error {
 // Text stores a message's text once, by its hash, and returns the hash.
 func (r *Recorder) Text(ctx context.Context, text string) (string, error) {
 	h := Hash([]byte(text))
+	return h, r.textHashed(ctx, h, text)
+}
+
+// textHashed is Text for a text whose hash h is taken.
+func (r *Recorder) textHashed(ctx context.Context, h, text string) error {
 	if err := r.store.PutText(ctx, h, []byte(text)); err != nil {
-		return "", fmt.Errorf("audit: store text %s: %w", h[:12], err)
+		return fmt.Errorf("audit: store text %s: %w", h[:12], err)
 	}
-	return h, nil
+	return nil
 }
 
 // Message is one message of a model request: its role, its text's hash,

@@ -68,7 +68,13 @@ func ScopeFrom(ctx context.Context) *Scope {
 // RequestHash is the hash of everything a model request sends: what a
 // replay finds the recorded answer by.
 func RequestHash(r llm.Request) string {
-	parts := []string{"schema", r.Schema, "json_schema", Hash(r.JSONSchema), "system", Hash([]byte(r.System)), "user", Hash([]byte(r.User)),
+	return requestHash(r, Hash([]byte(r.System)), Hash([]byte(r.User)))
+}
+
+// requestHash is RequestHash with the system and user messages' hashes
+// already taken.
+func requestHash(r llm.Request, system, user string) string {
+	parts := []string{"schema", r.Schema, "json_schema", Hash(r.JSONSchema), "system", system, "user", user,
 		"max_output_tokens", fmt.Sprint(r.MaxOutputTokens)}
 	if r.Retry != nil {
 		parts = append(parts, "previous", Hash([]byte(r.Retry.Previous)), "problem", Hash([]byte(r.Retry.Problem)))
@@ -80,20 +86,22 @@ func RequestHash(r llm.Request) string {
 // Observe records one attempt of a model call before its answer is used.
 func (s *Scope) Observe(ctx context.Context, a llm.Attempt) error {
 	r := s.Recorder
+	system, user := Hash([]byte(a.Request.System)), Hash([]byte(a.Request.User))
 	call := ModelCall{Agent: s.agent(a.Request.Schema), Candidate: s.Candidate, Schema: a.Request.Schema, Provider: s.Model.Provider, Model: s.Model.Model,
-		Request: RequestHash(a.Request), Attempt: a.Number, Reask: a.Request.Retry != nil, Usage: a.Response.Usage,
+		Request: requestHash(a.Request, system, user), Attempt: a.Number, Reask: a.Request.Retry != nil, Usage: a.Response.Usage,
 		LatencyMS: a.Latency.Milliseconds(), Truncated: a.Response.Truncated, Verdict: "accepted"}
 	if s.PromptVersion != nil {
 		call.PromptVersion = s.PromptVersion(a.Request.Schema)
 	}
-	texts := [][2]string{{"system", a.Request.System}, {"user", a.Request.User}}
+	texts := [][3]string{{"system", a.Request.System, system}, {"user", a.Request.User, user}}
 	if a.Request.Retry != nil {
-		texts = append(texts, [2]string{"previous", a.Request.Retry.Previous}, [2]string{"problem", a.Request.Retry.Problem})
+		texts = append(texts, [3]string{"previous", a.Request.Retry.Previous, Hash([]byte(a.Request.Retry.Previous))},
+			[3]string{"problem", a.Request.Retry.Problem, Hash([]byte(a.Request.Retry.Problem))})
 	}
 	for _, t := range texts {
-		m := Message{Role: t[0], Hash: Hash([]byte(t[1]))}
+		m := Message{Role: t[0], Hash: t[2]}
 		if t[0] == "system" { // the agent's prompt: the same for every call, stored once
-			if _, err := r.Text(ctx, t[1]); err != nil {
+			if err := r.textHashed(ctx, t[2], t[1]); err != nil {
 				return err
 			}
 		} else {
