@@ -44,8 +44,12 @@ func newCLISearch(b *testing.B, candidates int) *cliSearch {
 // cliRun is one run of the CLI: its wall time, its CPU (user + sys, the
 // child's rusage) and the model calls it made.
 type cliRun struct {
-	wall, cpu time.Duration
-	calls     int
+	wall, cpu, sys time.Duration
+	calls          int
+	// files counts the files and folders the run left under its output
+	// and data folders: each one a new inode, which on a busy ext4 is a
+	// large part of the run's CPU (see docs/BENCHMARKS.md).
+	files int
 }
 
 // run evaluates the search once into a fresh output folder; wrap, when
@@ -70,7 +74,8 @@ func (s *cliSearch) run(b *testing.B, latency time.Duration, concurrency int, wr
 		b.Fatalf("search run: %v\n%s", err, output)
 	}
 	st := cmd.ProcessState
-	return cliRun{wall: wall, cpu: st.UserTime() + st.SystemTime(), calls: len(srv.Calls())}
+	return cliRun{wall: wall, cpu: st.UserTime() + st.SystemTime(), sys: st.SystemTime(), calls: len(srv.Calls()),
+		files: searchtest.CountFiles(b, out, data)}
 }
 
 // BenchmarkSearchCLI200 runs "veredicto search run" on 200 candidates at
@@ -82,13 +87,15 @@ func BenchmarkSearchCLI200(b *testing.B) {
 	s := newCLISearch(b, 200)
 	for _, latency := range []time.Duration{0, 100 * time.Millisecond} {
 		b.Run(fmt.Sprintf("latency=%s", latency), func(b *testing.B) {
-			var cpu, wall time.Duration
-			calls := 0
+			var cpu, sys, wall time.Duration
+			calls, files := 0, 0
 			for b.Loop() {
 				r := s.run(b, latency, 20)
-				cpu, wall, calls = cpu+r.cpu, wall+r.wall, calls+r.calls
+				cpu, sys, wall, calls, files = cpu+r.cpu, sys+r.sys, wall+r.wall, calls+r.calls, files+r.files
 			}
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(calls), "cpu-ms/call")
+			b.ReportMetric(float64(sys.Microseconds())/1000/float64(calls), "sys-ms/call")
+			b.ReportMetric(float64(files)/float64(calls), "new-files/call")
 			b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
 			if latency > 0 {
 				ideal := time.Duration(float64(calls) / 20 * float64(latency))

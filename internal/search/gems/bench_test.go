@@ -96,14 +96,16 @@ func benchSearchAudited(b *testing.B, candidates, concurrency int, latency time.
 	dir := syntheticSearch(b, candidates)
 	var calls, allCalls int64
 	var cpu time.Duration
+	files := 0
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
 		client := &scriptedClient{latency: latency}
-		svc := &search.Service{Inputs: fileblob.NewDir(dir), Reports: fileblob.NewDir(b.TempDir()), Store: filestore.NewMemory(),
+		reports, record := b.TempDir(), b.TempDir()
+		svc := &search.Service{Inputs: fileblob.NewDir(dir), Reports: fileblob.NewDir(reports), Store: filestore.NewMemory(),
 			Analyst: gems.New(client, veredicto.ModelInfo{Provider: "scripted", Model: "bench"}), PromptVersions: prompts.PromptVersion}
 		if audited {
-			svc.Audit = &audit.Folders{Root: b.TempDir()}
+			svc.Audit = &audit.Folders{Root: record}
 		}
 		cpu0 := processCPU(b)
 		b.StartTimer()
@@ -115,6 +117,7 @@ func benchSearchAudited(b *testing.B, candidates, concurrency int, latency time.
 		cpu += processCPU(b) - cpu0
 		calls = client.calls.Load()
 		allCalls += calls
+		files += searchtest.CountFiles(b, reports, record)
 		b.StartTimer()
 	}
 	perCand := b.Elapsed() / time.Duration(b.N*candidates)
@@ -122,6 +125,8 @@ func benchSearchAudited(b *testing.B, candidates, concurrency int, latency time.
 	// The process's CPU (user + sys, every goroutine: engine, stores,
 	// audit record, the scripted client's JSON) per model call.
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(allCalls), "cpu-ms/call")
+	// The files and folders it made (reports, record): each a new inode.
+	b.ReportMetric(float64(files)/float64(allCalls), "new-files/call")
 	if latency > 0 {
 		ideal := time.Duration(float64(calls) / float64(concurrency) * float64(latency))
 		b.ReportMetric(float64(b.Elapsed()/time.Duration(b.N))/float64(ideal), "x-ideal")

@@ -7,6 +7,7 @@ package searchtest
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -82,6 +83,25 @@ func WriteSearch(t testing.TB, dir string, ids []string, omit ...string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// CountFiles counts the files and folders under dirs: what a run created
+// there, each a new inode (the benchmarks report them per model call).
+func CountFiles(t testing.TB, dirs ...string) int {
+	t.Helper()
+	n := 0
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+			if p != dir {
+				n++
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
 }
 
 // Claim cites src.
