@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -247,5 +248,51 @@ func TestTextsAreStoredOnce(t *testing.T) {
 	}
 	if _, err := audit.NewDir(dir).Text(ctx, "../../etc/passwd"); err == nil {
 		t.Error("a text name that is not a hash was read")
+	}
+}
+
+// TestDirHeadIsLinesHead: the head Scope.End reads without keeping every
+// line is the one Lines gives, for a chain as written and as damaged.
+func TestDirHeadIsLinesHead(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	d := audit.NewDir(root)
+	rec := audit.NewRecorder(d, nil)
+	for i := range 3 {
+		if _, err := rec.Append(ctx, "candidate/c-1", audit.KindClock, audit.Clock{Use: fmt.Sprint("use ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(root, "chains", "candidate%2Fc-1.jsonl")
+	written, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"written":         string(written),
+		"no last newline": strings.TrimSuffix(string(written), "\n"),
+		"carriage return": string(written) + "{\"x\":1}\r\n",
+		"blank lines":     string(written) + "\n\n",
+		"empty":           "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			lines, err := d.Lines(ctx, "candidate/c-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, n := audit.Genesis("candidate/c-1"), len(lines)
+			if n > 0 {
+				want = audit.Hash(lines[n-1])
+			}
+			if got, gotN, err := d.Head(ctx, "candidate/c-1"); err != nil || got != want || gotN != n {
+				t.Errorf("Head: %s %d %v, want %s %d", got, gotN, err, want, n)
+			}
+		})
+	}
+	if got, n, err := d.Head(ctx, "candidate/none"); err != nil || got != audit.Genesis("candidate/none") || n != 0 {
+		t.Errorf("missing chain: %s %d %v", got, n, err)
 	}
 }

@@ -34,7 +34,10 @@ type Dir struct {
 // file keeps that size, its lines need not be counted again.
 type chainSize struct{ bytes, lines int64 }
 
-var _ Store = (*Dir)(nil)
+var (
+	_ Store     = (*Dir)(nil)
+	_ HeadStore = (*Dir)(nil)
+)
 
 // NewDir is the record kept in the folder root.
 func NewDir(root string) *Dir { return &Dir{root: root} }
@@ -57,7 +60,11 @@ func (d *Dir) Append(ctx context.Context, chain string, seq int, line []byte) er
 // AppendLines adds lines as entries seq, seq+1… of chain with one write
 // and one sync: a step's entries, recorded together.
 func (d *Dir) AppendLines(_ context.Context, chain string, seq int, lines [][]byte) error {
-	var buf []byte
+	total := 0
+	for _, line := range lines {
+		total += len(line) + 1
+	}
+	buf := make([]byte, 0, total)
 	for _, line := range lines {
 		if bytes.ContainsAny(line, "\n\r") {
 			return fmt.Errorf("audit: an entry of %s spans lines", chain)
@@ -115,6 +122,9 @@ func (d *Dir) count(chain, p string, f *os.File) (lines, size int64, err error) 
 	if ok && c.bytes == st.Size() {
 		return c.lines, c.bytes, nil
 	}
+	if st.Size() == 0 { // a new chain: nothing to count
+		return 0, 0, nil
+	}
 	all, err := readLines(p)
 	if err != nil {
 		return 0, 0, err
@@ -134,6 +144,35 @@ func (d *Dir) Lines(_ context.Context, chain string) ([][]byte, error) {
 		return nil, nil
 	}
 	return lines, err
+}
+
+// Head is the hash of chain's last line and the chain's length (Genesis
+// and 0 for a missing chain), read as Lines reads the chain but keeping
+// no line but the last: Scope.End asks it of every chain of the record.
+func (d *Dir) Head(_ context.Context, chain string) (string, int, error) {
+	f, err := os.Open(d.chainPath(chain))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Genesis(chain), 0, nil
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	var last []byte
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	for sc.Scan() {
+		last = append(last[:0], sc.Bytes()...)
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		return "", 0, err
+	}
+	if n == 0 {
+		return Genesis(chain), 0, nil
+	}
+	return Hash(last), n, nil
 }
 
 func readLines(p string) ([][]byte, error) {
@@ -192,8 +231,16 @@ func (d *Dir) textPath(hash string) (string, error) {
 	return filepath.Join(d.root, "texts", hash), nil
 }
 
+// stored reports whether this Dir has seen the text of hash stored: the
+// Recorder then hands it no copy of a text it stores again (an agent's
+// system prompt, every call).
+func (d *Dir) stored(hash string) bool {
+	_, ok := d.known.Load(hash)
+	return ok
+}
+
 func (d *Dir) PutText(_ context.Context, hash string, text []byte) error {
-	if _, ok := d.known.Load(hash); ok {
+	if d.stored(hash) {
 		return nil // stored once: the same hash is the same text
 	}
 	p, err := d.textPath(hash)

@@ -211,6 +211,18 @@ func NowOf(ctx context.Context, use string, clock func() time.Time) (time.Time, 
 	return clock(), nil
 }
 
+// storeHead is chain's head in store: its last line's hash and its length.
+func storeHead(ctx context.Context, store Store, chain string) (string, int, error) {
+	if hs, ok := store.(HeadStore); ok {
+		return hs.Head(ctx, chain)
+	}
+	lines, err := store.Lines(ctx, chain)
+	if err != nil || len(lines) == 0 {
+		return Genesis(chain), 0, err
+	}
+	return Hash(lines[len(lines)-1]), len(lines), nil
+}
+
 // DivergedError is a replay that does not follow its record: a prompt, a
 // document or the code changed since the run.
 type DivergedError struct {
@@ -249,14 +261,14 @@ func (s *Scope) End(ctx context.Context) error {
 		}
 		// Read from the store, not this process's heads: the other steps
 		// of the execution may have run elsewhere.
-		lines, err := s.Recorder.Store().Lines(ctx, c)
+		head, n, err := storeHead(ctx, s.Recorder.Store(), c)
 		if err != nil {
 			return err
 		}
-		if len(lines) == 0 {
+		if n == 0 {
 			continue
 		}
-		sum.Heads[c], sum.Entries[c] = Hash(lines[len(lines)-1]), len(lines)
+		sum.Heads[c], sum.Entries[c] = head, n
 	}
 	_, err = s.Recorder.Append(ctx, MainChain, KindSummary, sum)
 	return err
