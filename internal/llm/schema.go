@@ -16,9 +16,15 @@ import (
 // additional properties, pointers are nullable. Struct tags: `json` names
 // the field, `enum:"A,B"` restricts a string, `desc:"…"` describes it.
 func SchemaFor(v any) (json.RawMessage, error) {
-	t := reflect.TypeOf(v)
+	b, err := sharedSchema(reflect.TypeOf(v))
+	return bytes.Clone(b), err
+}
+
+// sharedSchema is t's schema as kept: only read, never handed to callers
+// of SchemaFor (Generate sends it with the request).
+func sharedSchema(t reflect.Type) (json.RawMessage, error) {
 	if b, ok := schemas.Load(t); ok {
-		return bytes.Clone(b.([]byte)), nil
+		return b.([]byte), nil
 	}
 	s, err := schemaOf(t, "")
 	if err != nil {
@@ -29,12 +35,12 @@ func SchemaFor(v any) (json.RawMessage, error) {
 		return nil, err
 	}
 	schemas.Store(t, b)
-	return bytes.Clone(b), nil
+	return b, nil
 }
 
 // schemas holds SchemaFor's answers by Go type (a program has a fixed set
 // of them): a structured call asks for its type's schema every time.
-var schemas sync.Map // reflect.Type → []byte, never handed out itself
+var schemas sync.Map // reflect.Type → []byte
 
 // MustSchemaFor is SchemaFor for package-level schemas of fixed types.
 func MustSchemaFor(v any) json.RawMessage {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/veredicto/veredicto"
@@ -18,7 +19,8 @@ import (
 func Generate[T any](ctx context.Context, c Client, req Request, check func(*T) error) (T, veredicto.Usage, error) {
 	var zero T
 	if req.JSONSchema == nil {
-		s, err := SchemaFor(zero)
+		// The schema as kept, not a copy: a request is only read.
+		s, err := sharedSchema(reflect.TypeFor[T]())
 		if err != nil {
 			return zero, veredicto.Usage{}, fmt.Errorf("generate %s: %w", req.Schema, err)
 		}
