@@ -3,12 +3,14 @@ package search_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/asl"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
 	"github.com/veredicto/veredicto/internal/catalog"
@@ -130,24 +132,50 @@ func TestStageRecordsReadOnceEachRun(t *testing.T) {
 	}
 }
 
+// cvReader is the scripted analyst, noting the CV each GEM1 call read.
+type cvReader struct {
+	*scripted
+	mu  sync.Mutex
+	cvs []string
+}
+
+func (r *cvReader) Gem1(ctx context.Context, in search.Gem1Input) (search.Answer[search.Gem1Content], veredicto.Usage, error) {
+	r.mu.Lock()
+	r.cvs = append(r.cvs, in.Candidate.CV.Text)
+	r.mu.Unlock()
+	return r.scripted.Gem1(ctx, in)
+}
+
 // TestStagesStayInTheirTenant: two tenants upload the same search (same
-// id, same documents); one process runs both. The second tenant's stages
-// are computed and stored for it, never taken from the first tenant's.
+// id, same search documents, the candidate's CV differs); one process runs
+// both. Each tenant's agents read its own documents, and its stages are
+// computed and stored for it, never taken from the other tenant's — GEM5's
+// too, whose inputs are the same for both.
 func TestStagesStayInTheirTenant(t *testing.T) {
 	root, out := t.TempDir(), t.TempDir()
 	for _, tenant := range []string{"acme", "globex"} {
-		writeSearch(t, filepath.Join(root, "searches", tenant, "s-test"), "c-001")
+		dir := filepath.Join(root, "searches", tenant, "s-test")
+		writeSearch(t, dir, "c-001")
+		if err := os.WriteFile(filepath.Join(dir, "candidates", "c-001", "cv.md"), []byte("CV en "+tenant), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	layout := func(tenant, id string) (string, string) {
 		return "searches/" + tenant + "/" + id, "reports/" + tenant + "/" + id
 	}
 	kv := newCountingKV()
-	an := &scripted{scripts: map[string]script{"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9}}}}, calls: map[string]int{}}
+	an := &cvReader{scripted: &scripted{scripts: map[string]script{"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9}}}}, calls: map[string]int{}}}
 	svc := &search.Service{Inputs: fileblob.NewDir(root), Reports: fileblob.NewDir(out), Store: kv, Analyst: an, Layout: layout,
 		PromptVersions: func(a string) string { return a + "-test" }}
 	for i, tenant := range []string{"acme", "globex"} {
 		in, rep := layout(tenant, "s-test")
 		runOn(t, svc, search.StartInput{Tenant: tenant, SearchID: "s-test", InputPrefix: in, ReportPrefix: rep})
+		if got := an.cvs[len(an.cvs)-1]; got != "CV en "+tenant {
+			t.Errorf("%s's GEM1 read %q", tenant, got)
+		}
+		if n := an.Calls("-", "gem5"); n != i+1 {
+			t.Errorf("after %s's run: gem5 called %d times, want %d (each tenant's own)", tenant, n, i+1)
+		}
 		for _, agent := range []string{"gem1", "gem2", "gem3", "gem4"} {
 			if n := an.Calls("c-001", agent); n != i+1 {
 				t.Errorf("after %s's run: %s called %d times, want %d (each tenant's own)", tenant, agent, n, i+1)
