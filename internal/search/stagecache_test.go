@@ -2,23 +2,16 @@ package search_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/veredicto/veredicto"
-	"github.com/veredicto/veredicto/internal/asl"
 	fileblob "github.com/veredicto/veredicto/internal/blob/file"
-	"github.com/veredicto/veredicto/internal/catalog"
-	"github.com/veredicto/veredicto/internal/confirm"
-	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/search"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
-	"github.com/veredicto/veredicto/statemachines"
 )
 
 // countingKV counts the reads of each key; with damage set, the stage
@@ -53,25 +46,6 @@ func (k *countingKV) reads() map[string]int {
 	out := k.gets
 	k.gets = map[string]int{}
 	return out
-}
-
-// runOn runs the workflow with svc, whose Analyst is an.
-func runOn(t *testing.T, svc *search.Service, in search.StartInput) {
-	t.Helper()
-	sm, err := asl.Parse(statemachines.ExecutiveSearch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	input, _ := json.Marshal(in)
-	res, err := asl.New(catalog.SearchRegistry(svc, &confirm.Service{Store: memory.New()})).Run(ctx, sm, input, asl.StartOptions{Name: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != asl.StatusSucceeded {
-		t.Fatalf("execution %s: %s: %s", res.Status, res.Error, res.Cause)
-	}
 }
 
 // TestStageRecordsReadOnceEachRun: within a run, every later task of a

@@ -196,13 +196,19 @@ func runSearch(t *testing.T, in string, scripts map[string]script, kv search.KV,
 	an := &scripted{scripts: scripts, calls: map[string]int{}}
 	svc := &search.Service{Inputs: fileblob.NewDir(in), Reports: fileblob.NewDir(out), Store: kv, Analyst: an,
 		PromptVersions: func(a string) string { return a + "-test" }}
+	return runResult{res: runOn(t, svc, search.StartInput{SearchID: "s-test"}), out: out, kv: kv, analyst: an}
+}
+
+// runOn runs the workflow with svc on input in; it must succeed.
+func runOn(t *testing.T, svc *search.Service, in search.StartInput) *asl.Result {
+	t.Helper()
 	sm, err := asl.Parse(statemachines.ExecutiveSearch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	input, _ := json.Marshal(search.StartInput{SearchID: "s-test"})
+	input, _ := json.Marshal(in)
 	res, err := asl.New(catalog.SearchRegistry(svc, &confirm.Service{Store: memory.New()})).Run(ctx, sm, input, asl.StartOptions{Name: "t"})
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +216,7 @@ func runSearch(t *testing.T, in string, scripts map[string]script, kv search.KV,
 	if res.Status != asl.StatusSucceeded {
 		t.Fatalf("execution %s: %s: %s", res.Status, res.Error, res.Cause)
 	}
-	return runResult{res: res, out: out, kv: kv, analyst: an}
+	return res
 }
 
 func readReport(t *testing.T, out, id string) search.Report {
