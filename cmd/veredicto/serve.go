@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"time"
@@ -20,7 +21,7 @@ import (
 const serveUsage = `Usage: veredicto serve [--addr 127.0.0.1:8080] [--data DIR] [--template FILE]
                        [--region us-east-1] [--public-host NAME]... [--cors-origin URL]
                        [--audience veredicto] [--max-token-ttl 24h]
-                       [--mock-config FILE] [--lambda-endpoint URL]
+                       [--mock-config FILE] [--lambda-endpoint URL] [--pprof ADDR]
 
 Runs the local control plane: the Step Functions API (AWS JSON 1.0, POST /
 with X-Amz-Target: AWSStepFunctions.<Operation>) for the AWS CLI and the sfn
@@ -76,6 +77,7 @@ Flags:
 type serveConfig struct {
 	app.ServerConfig
 	corsOrigin string
+	pprof      string
 }
 
 func parseServe(args []string, stderr io.Writer, getenv func(string) string) (serveConfig, error) {
@@ -92,6 +94,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.DurationVar(&cfg.MaxTokenTTL, "max-token-ttl", app.MaxLocalTokenTTL, "the longest lifetime of a bearer token accepted")
 	fs.StringVar(&cfg.MockConfig, "mock-config", getenv(sfnmock.EnvVar), "a Step Functions Local mock configuration (MockConfigFile.json) whose test cases StartExecution runs on ARN#TestCase (default $"+sfnmock.EnvVar+")")
 	fs.StringVar(&cfg.LambdaEndpoint, "lambda-endpoint", "", "a Lambda endpoint (sam local start-lambda's) for the functions Tasks name that are not the project's")
+	fs.StringVar(&cfg.pprof, "pprof", "", "an address (127.0.0.1:6060) to serve Go's profiles on (net/http/pprof), unauthenticated: loopback only")
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
 		return cfg, err
@@ -107,6 +110,11 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	if cfg.corsOrigin != "" {
 		if err := httpapi.CheckOrigin(cfg.corsOrigin); err != nil {
 			return cfg, fmt.Errorf("--cors-origin: %w", err)
+		}
+	}
+	if cfg.pprof != "" {
+		if host, _, err := net.SplitHostPort(cfg.pprof); err != nil || !isLoopback(host) {
+			return cfg, fmt.Errorf("--pprof %q: want a loopback address and port, such as 127.0.0.1:6060 (the profiles are not authenticated)", cfg.pprof)
 		}
 	}
 	if cfg.LambdaEndpoint != "" {
@@ -157,6 +165,9 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	if cfg.MockConfig != "" {
 		cfg.Logger.Info("mock configuration loaded: StartExecution on <state machine ARN>#<test case> runs a test case", "mock_config", cfg.MockConfig)
 	}
+	if cfg.pprof != "" {
+		go servePprof(cfg.pprof, cfg.Logger)
+	}
 	handler := srv.Handler
 	if cfg.corsOrigin != "" {
 		handler = httpapi.CORS(cfg.corsOrigin, handler)
@@ -180,4 +191,28 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	defer cancel()
 	hs.Shutdown(shutdown)
 	return exitOK
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// servePprof serves Go's profiles (CPU, heap, goroutines, mutexes) on
+// their own loopback listener, apart from the authenticated API: for
+// measuring the server under load (make bench-starts).
+func servePprof(addr string, logger *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	logger.Info("serving Go's profiles", "addr", addr)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.ListenAndServe(); err != nil {
+		logger.Error("the profiles' listener stopped", "addr", addr, "error", err.Error())
+	}
 }
