@@ -1,0 +1,5 @@
+package fsync
+
+import "syscall"
+
+const sysSyncfs = syscall.SYS_SYNCFS
