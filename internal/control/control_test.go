@@ -197,14 +197,13 @@ func TestResumeResolvedBeforeRecorded(t *testing.T) {
 	m.Close()
 	// what SendTaskSuccess records first, as if the process died right after
 	hist := filepath.Join(dir, "executions", "Resumable", "r2", "history.jsonl")
-	if err := appendLine(hist, line{Resolved: &resolution{Token: tok, Output: json.RawMessage(`{"late":true}`)}}); err != nil {
-		t.Fatal(err)
-	}
-	// and half a record cut by the crash
+	b, _ := json.Marshal(line{Resolved: &resolution{Token: tok, Output: json.RawMessage(`{"late":true}`)}})
 	fh, err := os.OpenFile(hist, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	fh.Write(append(b, '\n'))
+	// and half a record cut by the crash
 	fh.WriteString(`{"event":{"id":99,"ty`)
 	fh.Close()
 

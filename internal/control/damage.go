@@ -75,13 +75,13 @@ func (m *Manager) writeDamage(e *execution, reason string, move bool) *damage {
 	if move {
 		if _, err := m.quarantine.Replace(path, reason, func(it quarantine.Item) error {
 			d.Quarantined = it.Quarantined
-			return m.disk.writeAtomic(path, marker)
+			return m.put(path, marker)
 		}); err != nil {
 			d.Quarantined = "" // left in place
 		}
 		return d
 	}
-	err := m.disk.writeAtomic(path, marker)
+	err := m.put(path, marker)
 	args := []any{"execution", e.arn, "path", path, "reason", reason}
 	if err != nil {
 		args = append(args, "error", err.Error())

@@ -45,7 +45,7 @@ func (m *Manager) StateMachineForExecution(ctx context.Context, arn string) (Exe
 		return ExecutionMachine{}, damagedError(e.arn, dmg)
 	}
 	var meta execMeta
-	if err := readJSON(filepath.Join(e.dir, "meta.json"), &meta); err != nil {
+	if err := m.journal.read(filepath.Join(e.dir, "meta.json"), &meta); err != nil {
 		var de *decodeError
 		if errors.As(err, &de) {
 			return ExecutionMachine{}, damagedError(e.arn, &damage{Reason: "its metadata (meta.json) " + de.reason})

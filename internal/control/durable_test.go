@@ -21,24 +21,12 @@ type fullDisk struct {
 func (d *fullDisk) set(full func(path string, l *line) bool) { d.full.Store(&full) }
 
 func (d *fullDisk) disk() disk {
-	refuses := func(path string, l *line) bool {
-		f := d.full.Load()
-		return f != nil && *f != nil && (*f)(path, l)
-	}
-	return disk{
-		appendLine: func(path string, l line) error {
-			if refuses(path, &l) {
-				return errNoSpace
-			}
-			return appendLine(path, l)
-		},
-		writeAtomic: func(path string, v any) error {
-			if refuses(path, nil) {
-				return errNoSpace
-			}
-			return writeAtomic(path, v)
-		},
-	}
+	return disk{refuse: func(path string, l *line) error {
+		if f := d.full.Load(); f != nil && *f != nil && (*f)(path, l) {
+			return errNoSpace
+		}
+		return nil
+	}}
 }
 
 // closingEvent refuses the history line of an execution's closing event.

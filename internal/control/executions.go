@@ -94,11 +94,21 @@ func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string)
 	if e, ok := m.execs[arn]; ok {
 		same := e.inputSum == sum && e.status == asl.StatusRunning
 		view := Execution{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: e.status, Start: e.start}
+		starting := e.starting
 		m.mu.Unlock()
-		if same {
-			return view, nil
+		if !same {
+			return Execution{}, errorf(CodeExecutionAlreadyExists, "Execution Already Exists: '%s'", arn)
 		}
-		return Execution{}, errorf(CodeExecutionAlreadyExists, "Execution Already Exists: '%s'", arn)
+		if starting != nil { // the same start, sent again before the first was durable
+			<-starting
+			m.mu.Lock()
+			err := e.startErr
+			m.mu.Unlock()
+			if err != nil {
+				return Execution{}, fmt.Errorf("start execution %s: %w", arn, err)
+			}
+		}
+		return view, nil
 	}
 	if len(m.execs) >= m.cfg.MaxExecutions || m.running >= m.cfg.MaxRunning {
 		m.mu.Unlock()
@@ -107,19 +117,28 @@ func (m *Manager) StartExecution(ctx context.Context, smARN, name, input string)
 	e := &execution{arn: arn, smARN: smARN, name: name, tenant: TenantOf([]byte(input)), inputSum: sum,
 		start: m.now().UTC(), dir: filepath.Join(m.executionsDir(), mc.meta.Name, name), status: asl.StatusRunning,
 		versionARN: t.versionARN, aliasARN: t.aliasARN, testCase: testCase}
+	starting := make(chan struct{})
+	e.starting = starting
 	m.execs[arn] = e
 	m.byMachine[smARN] = append(m.byMachine[smARN], e)
 	m.running++
 	m.mu.Unlock()
 
+	// The start is acknowledged once its metadata is durable in the
+	// journal, with the other writes of its batch (journal.go).
 	meta := execMeta{ARN: arn, StateMachineARN: smARN, Name: name, Tenant: e.tenant, Status: asl.StatusRunning,
 		Definition: t.definition, Input: json.RawMessage(input), Start: e.start, VersionARN: t.versionARN, AliasARN: t.aliasARN, TestCase: testCase}
-	if err := m.disk.writeAtomic(filepath.Join(e.dir, "meta.json"), meta); err != nil {
-		m.mu.Lock()
+	err = m.put(filepath.Join(e.dir, "meta.json"), meta)
+	m.mu.Lock()
+	e.starting, e.startErr = nil, err
+	if err != nil {
 		delete(m.execs, arn)
 		m.byMachine[smARN] = slicesWithout(m.byMachine[smARN], e)
 		m.running--
-		m.mu.Unlock()
+	}
+	m.mu.Unlock()
+	close(starting)
+	if err != nil {
 		return Execution{}, fmt.Errorf("start execution %s: %w", arn, err)
 	}
 	rec := newRecorder(m, e)
@@ -243,7 +262,7 @@ func (m *Manager) persistEnd(e *execution, rec *recorder, res *asl.Result, stop 
 	}
 	var meta execMeta
 	path := filepath.Join(e.dir, "meta.json")
-	if err := readJSON(path, &meta); err != nil {
+	if err := m.journal.read(path, &meta); err != nil {
 		var de *decodeError
 		if errors.As(err, &de) {
 			m.markDamaged(e, "its metadata (meta.json) "+de.reason)
@@ -252,7 +271,7 @@ func (m *Manager) persistEnd(e *execution, rec *recorder, res *asl.Result, stop 
 		return fmt.Errorf("read the metadata of %s: %w", e.arn, err)
 	}
 	meta.Status, meta.Output, meta.Error, meta.Cause, meta.Stop = res.Status, res.Output, res.Error, res.Cause, stop
-	if err := m.disk.writeAtomic(path, meta); err != nil {
+	if err := m.put(path, meta); err != nil {
 		return fmt.Errorf("record the end of %s in its metadata: %w", e.arn, err)
 	}
 	return nil
@@ -319,8 +338,13 @@ func (m *Manager) closeStalled(e *execution, errName, cause string) (time.Time, 
 	if res == nil {
 		res = &asl.Result{Status: asl.StatusAborted, Error: errName, Cause: cause}
 	}
-	st.rec.lost.Store(nil) // the history is a whole prefix: try again
 	stop := m.now().UTC()
+	if err := st.rec.retry(); err != nil { // the history is a whole prefix: try again
+		m.mu.Lock()
+		st.closing = false
+		m.mu.Unlock()
+		return time.Time{}, errorf(CodeServiceUnavailable, "execution '%s' cannot be stopped until the server restarts: %v", e.arn, err)
+	}
 	if err := m.persistEnd(e, st.rec, res, stop); err != nil {
 		st.rec.lost.CompareAndSwap(nil, &err)
 		m.log.Error("a stalled execution could not be closed", "execution", e.arn, "error", err)
@@ -367,7 +391,7 @@ func (m *Manager) DescribeExecution(_ context.Context, arn string) (Execution, e
 		return known, damagedError(e.arn, dmg)
 	}
 	var meta execMeta
-	if err := readJSON(filepath.Join(e.dir, "meta.json"), &meta); err != nil {
+	if err := m.journal.read(filepath.Join(e.dir, "meta.json"), &meta); err != nil {
 		var de *decodeError
 		if errors.As(err, &de) {
 			dmg := &damage{Reason: "its metadata (meta.json) " + de.reason}

@@ -96,9 +96,10 @@ type Status struct {
 
 // Manager runs durable executions. It is safe for concurrent use.
 type Manager struct {
-	cfg  Config
-	log  *slog.Logger
-	disk disk
+	cfg     Config
+	log     *slog.Logger
+	disk    disk
+	journal *journal // every write to executions/ and mapruns/ (journal.go)
 	// quarantine receives damaged files: DATA/quarantine/sfn for a
 	// manager under DATA/sfn.
 	quarantine *quarantine.Box
@@ -143,6 +144,10 @@ type execution struct {
 	versionARN, aliasARN     string
 
 	// guarded by Manager.mu
+	// starting is closed once the start is durable (or failed: startErr);
+	// a start sent again meanwhile waits for it before it answers.
+	starting         chan struct{}
+	startErr         error
 	status           string
 	stop             time.Time
 	x                *asl.Execution
@@ -210,7 +215,7 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 	root, stop := context.WithCancel(context.WithoutCancel(ctx))
 	m := &Manager{
 		cfg: cfg, log: cfg.Logger, now: cfg.Now, root: root, stop: stop,
-		disk: cfg.disk.orDefaults(), quarantine: quarantine.Beside(cfg.Dir, cfg.Logger),
+		disk: cfg.disk, quarantine: quarantine.Beside(cfg.Dir, cfg.Logger),
 		machines: map[string]*machine{}, execs: map[string]*execution{}, byMachine: map[string][]*execution{},
 		tokens: map[string]*recorder{}, runs: map[string]*mapRun{}, runsByExec: map[string][]*mapRun{},
 	}
@@ -222,12 +227,20 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 			return nil, fmt.Errorf("control: %w", err)
 		}
 	}
-	if err := m.loadMachines(); err != nil {
+	// What a crash left in the journal is written to the executions'
+	// files before they are read.
+	j, err := openJournal(cfg.Dir, m.quarantine, cfg.Logger)
+	if err != nil {
 		stop()
 		return nil, err
 	}
+	m.journal = j
+	if err := m.loadMachines(); err != nil {
+		m.Close()
+		return nil, err
+	}
 	if err := errors.Join(m.loadActivities(), m.loadAttributes()); err != nil {
-		stop()
+		m.Close()
 		return nil, err
 	}
 	if err := m.loadExecutions(ctx); err != nil {
@@ -238,13 +251,15 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 }
 
 // Close stops every running execution where it is, leaving it RUNNING on
-// disk, and waits for their goroutines.
+// disk, and waits for their goroutines; then it drains the journal and
+// checkpoints it (no journal is left to replay).
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
 	m.mu.Unlock()
 	m.stop()
 	m.wg.Wait()
+	m.journal.close()
 }
 
 func (m *Manager) isClosed() bool {

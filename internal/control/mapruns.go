@@ -139,7 +139,7 @@ func (m *Manager) openMapRun(ctx context.Context, parent *execution, spec asl.Ma
 	}
 	meta := run.meta
 	run.mu.Unlock()
-	if err := m.disk.writeAtomic(filepath.Join(run.dir, "maprun.json"), meta); err != nil {
+	if err := m.put(filepath.Join(run.dir, "maprun.json"), meta); err != nil {
 		return nil, fmt.Errorf("record map run %s: %w", arn, err)
 	}
 	m.log.InfoContext(ctx, "map run opened", "map_run", arn, "execution", parent.arn, "redrive_count", meta.RedriveCount)
@@ -181,7 +181,7 @@ func (h *runHandle) Close(end asl.MapRunEnd) {
 	if h.m.isClosed() {
 		return // stopped with the server: it resumes with its parent
 	}
-	if err := h.m.disk.writeAtomic(filepath.Join(r.dir, "maprun.json"), meta); err != nil {
+	if err := h.m.put(filepath.Join(r.dir, "maprun.json"), meta); err != nil {
 		h.m.log.Error("record the end of a map run", "map_run", meta.ARN, "error", err)
 	}
 }
@@ -254,7 +254,7 @@ func (m *Manager) child(ctx context.Context, r *mapRun, index int, arn, smARN, n
 	r.mu.Unlock()
 	meta := execMeta{ARN: arn, StateMachineARN: smARN, Name: name, Tenant: tenant, Status: asl.StatusRunning, Definition: definition,
 		Input: input, Start: e.start, MapRunARN: runARN, MapRunIndex: index}
-	if err := m.disk.writeAtomic(filepath.Join(e.dir, "meta.json"), meta); err != nil {
+	if err := m.put(filepath.Join(e.dir, "meta.json"), meta); err != nil {
 		m.mu.Lock()
 		delete(m.execs, arn)
 		m.running--
@@ -434,7 +434,7 @@ func (m *Manager) UpdateMapRun(_ context.Context, arn string, u MapRunUpdate) er
 	r.changed = make(chan struct{})
 	meta := r.meta
 	r.mu.Unlock()
-	if err := m.disk.writeAtomic(filepath.Join(r.dir, "maprun.json"), meta); err != nil {
+	if err := m.put(filepath.Join(r.dir, "maprun.json"), meta); err != nil {
 		return fmt.Errorf("update map run %s: %w", arn, err)
 	}
 	return nil

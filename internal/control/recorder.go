@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +40,15 @@ type recorder struct {
 	// and the engine is stopped (historyLost). Atomic: launch reads it
 	// under Manager.mu, which onEvent takes under mu.
 	lost atomic.Pointer[error]
+
+	// size is where the next line goes: the history's length once every
+	// line journaled is written. owner makes the journal refuse the lines
+	// after one that failed. pending holds the events journaled but not
+	// yet known durable: they reach OnHistory once a later line is (see
+	// persistWorker).
+	size    int64
+	owner   journalOwner
+	pending []pendingEvent
 
 	// Entries for the Tasks in flight only (a handful at once): small
 	// association lists cost far less than maps across many executions.
@@ -70,6 +82,14 @@ type replayState struct {
 	// tokens of activity tasks a worker took (ActivityStarted): not
 	// handed out again (activitytasks.go)
 	taken pairs[bool]
+}
+
+// pendingEvent is an event journaled without waiting for its batch.
+type pendingEvent struct {
+	ev     asl.Event
+	prev   int
+	worker string
+	rec    *record
 }
 
 type taskRecord struct {
@@ -243,6 +263,7 @@ func (r *recorder) load() error {
 	rp := &replayState{recorded: map[string]int{}, seen: map[string]int{}, tasks: map[string][]*taskRecord{}, taskCalls: map[string]int{},
 		waits: map[string][]time.Time{}, waitCalls: map[string]int{}, tokensRec: map[string][]string{}, tokenCalls: map[string]int{}}
 	r.rp = rp
+	defer func() { r.size = fileSize(r.path) }()
 	return readLines(r.path, r.m.quarantine, func(l line) error {
 		switch {
 		case l.Event != nil:
@@ -364,8 +385,21 @@ func (r *recorder) onEvent(ev asl.Event) {
 // closing event is persisted.
 func (r *recorder) persist(ev asl.Event) error { return r.persistWorker(ev, "") }
 
+// maxPending bounds the events journaled and not yet waited for.
+const maxPending = 64
+
 // persistWorker is persist with, for an ActivityStarted event, the name
 // of the worker that took the task.
+//
+// An event that a restart's replay would emit again by itself (replayable:
+// a Pass state's, a Choice's, the start) is journaled without waiting for
+// the disk, and the engine goes on: if a crash loses it, it loses every
+// later line of the history too (the journal is written in order), and
+// the replay makes it again. Any other event (a Task's schedule and
+// outcome, a Wait's start, the end…) waits until its batch is durable,
+// and so do the replayable ones before it; then they all reach OnHistory,
+// in order. So OnHistory still hears of an event only once it is
+// durable, never twice.
 func (r *recorder) persistWorker(ev asl.Event, worker string) error {
 	end, err := endOf(&ev)
 	if err != nil {
@@ -380,20 +414,123 @@ func (r *recorder) persistWorker(ev asl.Event, worker string) error {
 	}
 	prev := r.previousOf(&ev)
 	ev.ID = r.nextID + 1
-	if err := r.m.disk.appendLine(r.path, line{Event: &ev, Prev: prev, Worker: worker}); err != nil {
+	l := line{Event: &ev, Prev: prev, Worker: worker}
+	rec, err := r.journalLine(&l)
+	if err != nil {
 		return err
 	}
 	r.nextID = ev.ID
 	r.setLast(ev.Scope, ev.ID)
 	r.startScopes(&ev)
+	r.pending = append(r.pending, pendingEvent{ev: ev, prev: prev, worker: worker, rec: rec})
+	if end == nil && replayable(ev.Type) && len(r.pending) < maxPending {
+		return nil
+	}
+	if err := r.flush(rec); err != nil {
+		return err
+	}
 	if end != nil {
 		r.end = end
 	}
-	if r.m.cfg.OnHistory != nil {
-		r.m.cfg.OnHistory(r.e.tenant, r.e.arn, ev)
-	}
-	r.m.logPersisted(r.e, HistoryEvent{Event: ev, PreviousID: prev, WorkerName: worker})
 	return nil
+}
+
+// replayable says whether a restart's replay emits an event of this type
+// again by itself, before anything it cannot recompute, so that it need
+// not be durable before the engine goes on. A Wait's start (its timestamp
+// is the wait's) and a Task's schedule (the engine then waits on the
+// Task, and OnHistory should hear of it) are not.
+func replayable(typ string) bool {
+	switch typ {
+	case "ExecutionStarted", "MapStateStarted", "MapIterationStarted", "MapIterationSucceeded",
+		"ParallelStateStarted", "ParallelStateSucceeded", "MapStateSucceeded":
+		return true
+	case "WaitStateEntered":
+		return false
+	}
+	return strings.HasSuffix(typ, "StateEntered") || strings.HasSuffix(typ, "StateExited")
+}
+
+// journalLine journals one history line at the end of the history,
+// without waiting. The caller holds mu.
+func (r *recorder) journalLine(l *line) (*record, error) {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return nil, fmt.Errorf("encode history record: %w", err)
+	}
+	b = append(b, '\n')
+	rec := &record{kind: kindWrite, path: r.path, off: r.size, data: b, owner: &r.owner}
+	if r.m.disk.refuse != nil {
+		rec.refused = r.m.disk.refuse(r.path, l)
+	}
+	r.size += int64(len(b))
+	r.m.journal.add(rec)
+	return rec, nil
+}
+
+// flush waits for last, the history's latest line, and passes the events
+// it made durable to OnHistory. When it failed, the events before it
+// that are durable still pass (every line of a history is written in
+// order, and none after one that failed), and the recorder's count of
+// events and bytes is read back from the file. The caller holds mu.
+func (r *recorder) flush(last *record) error {
+	err := last.wait()
+	n := len(r.pending)
+	if err != nil {
+		n = 0
+		for n < len(r.pending) && r.pending[n].rec.err == nil {
+			n++
+		}
+	}
+	for _, p := range r.pending[:n] {
+		if r.m.cfg.OnHistory != nil {
+			r.m.cfg.OnHistory(r.e.tenant, r.e.arn, p.ev)
+		}
+		r.m.logPersisted(r.e, HistoryEvent{Event: p.ev, PreviousID: p.prev, WorkerName: p.worker})
+	}
+	clear(r.pending)
+	r.pending = r.pending[:0]
+	if err != nil {
+		r.rechain()
+	}
+	return err
+}
+
+// rechain reads the ids and the length of the history back from its
+// file, after lines that failed were counted.
+func (r *recorder) rechain() {
+	r.eventChain = eventChain{}
+	_ = readLines(r.path, nil, func(l line) error {
+		if ev := l.Event; ev != nil {
+			r.nextID = ev.ID
+			r.setLast(ev.Scope, ev.ID)
+			r.startScopes(ev)
+		}
+		return nil
+	})
+	r.size = fileSize(r.path)
+}
+
+// retry lets a halted history take lines again (StopExecution of a
+// stalled execution), unless a line it journaled could not be written to
+// its file: then only a restart, which writes it, can.
+func (r *recorder) retry() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.owner.sticky {
+		return r.owner.failed
+	}
+	r.owner.failed = nil
+	r.lost.Store(nil)
+	return nil
+}
+
+func fileSize(path string) int64 {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return info.Size()
 }
 
 // persistEnd makes res the execution's end in its history: the closing
@@ -459,7 +596,11 @@ func (r *recorder) token(c asl.Call) string {
 	}
 	if tok == "" {
 		tok = newTaskToken(r.e.arn)
-		if err := r.m.disk.appendLine(r.path, line{Token: &tokenLine{Token: tok, Scope: c.Scope, State: c.State}}); err != nil {
+		rec, err := r.journalLine(&line{Token: &tokenLine{Token: tok, Scope: c.Scope, State: c.State}})
+		if err == nil {
+			err = r.flush(rec)
+		}
+		if err != nil {
 			// a token a restart would not know: halt before it is relied on
 			r.m.log.Error("persist task token", "execution", r.e.arn, "state", c.State, "error", err)
 			r.historyLost(err)
@@ -533,8 +674,26 @@ func (r *recorder) resolve(tok string, res resolution) error {
 		r.mu.Unlock()
 		return errorf(CodeTaskTimedOut, "Task Timed Out: 'Provided task does not exist anymore'")
 	}
-	if err := r.m.disk.appendLine(r.path, line{Resolved: &res}); err != nil {
+	before := make([]*record, len(r.pending))
+	for i, p := range r.pending {
+		before[i] = p.rec
+	}
+	rec, err := r.journalLine(&line{Resolved: &res})
+	if err == nil {
+		err = r.flush(rec)
+	}
+	if err != nil {
+		// Failed alone, the result is as if never sent and the history
+		// takes lines again; if events journaled before it failed too,
+		// the history lost them: the execution halts.
+		lostEvents := slices.ContainsFunc(before, func(p *record) bool { return p.err != nil })
+		if !lostEvents && !r.owner.sticky {
+			r.owner.failed = nil
+		}
 		r.mu.Unlock()
+		if lostEvents {
+			r.historyLost(err)
+		}
 		return errorf(CodeServiceUnavailable, "could not record the task result: %v", err)
 	}
 	r.resolved.set(tok, &res)
@@ -543,7 +702,6 @@ func (r *recorder) resolve(tok string, res resolution) error {
 	if !deliver {
 		return nil
 	}
-	var err error
 	if res.Failed {
 		err = r.m.eng.SendTaskFailure(tok, res.Error, res.Cause)
 	} else {

@@ -267,7 +267,7 @@ func (m *Manager) redrive(ctx context.Context, e *execution, clientToken string)
 	}
 	path := filepath.Join(e.dir, "meta.json")
 	var meta execMeta
-	if err := readJSON(path, &meta); err != nil {
+	if err := m.journal.read(path, &meta); err != nil {
 		var de *decodeError
 		if errors.As(err, &de) {
 			return time.Time{}, damagedError(arn, m.markDamaged(e, "its metadata (meta.json) "+de.reason))
@@ -307,7 +307,7 @@ func (m *Manager) redrive(ctx context.Context, e *execution, clientToken string)
 		meta.Redrives = append(meta.Redrives, redriveCall{Token: clientToken, At: now})
 		meta.Redrives = meta.Redrives[max(0, len(meta.Redrives)-tokensKept):]
 	}
-	if err := m.disk.writeAtomic(path, meta); err != nil {
+	if err := m.put(path, meta); err != nil {
 		m.mu.Lock()
 		e.status, e.stop, e.redriveCount, e.redriveDate = status, stop, meta.RedriveCount-1, time.Time{}
 		m.running--

@@ -19,16 +19,21 @@ import (
 // On-disk layout under the manager's folder:
 //
 //	statemachines/<name>.json                 a created state machine (atomic rename)
-//	executions/<machine>/<name>/meta.json     an execution's metadata (atomic rename);
+//	journal/<seq>.wal                         the write-ahead log of every write below
+//	                                          to executions/ and mapruns/ (journal.go)
+//	executions/<machine>/<name>/meta.json     an execution's metadata (replaced by rename);
 //	                                          a damaged one is moved to DATA/quarantine/sfn
 //	                                          and replaced by one naming the damage
-//	executions/<machine>/<name>/history.jsonl its history, one line per record,
-//	                                          appended and fsynced one at a time
+//	executions/<machine>/<name>/history.jsonl its history, one line per record, appended
 //	activities/<name>.json                    an activity (atomic rename)
 //	attributes/<kind>/<name>.json             a state machine's or an activity's tags and
 //	                                          configuration (atomic rename)
-//	mapruns/<id>/maprun.json                  a map run (atomic rename; mapruns.go)
+//	mapruns/<id>/maprun.json                  a map run (replaced by rename; mapruns.go)
 //	mapruns/<id>/executions/<name>/…          its children, laid out as executions
+//
+// The files under executions/ and mapruns/ are written through the
+// journal, durable there before they are written (without a sync of
+// their own) and acknowledged; the others by atomic rename, fsynced.
 //
 // A history line is one of: a persisted event (with its id and the id of
 // the event before it), a task token the execution handed out, or a
@@ -100,21 +105,25 @@ type damage struct {
 	Quarantined string `json:"quarantined,omitempty"`
 }
 
-// disk is the manager's durable writes of executions, a seam for tests
-// that make the disk fail (Config.disk).
+// disk is a seam for tests that make the disk fail (Config.disk):
+// refuse, when set, fails the journaling of a history line l, or of a
+// metadata file (l nil), at path, as a full disk would.
 type disk struct {
-	appendLine  func(path string, l line) error
-	writeAtomic func(path string, v any) error
+	refuse func(path string, l *line) error
 }
 
-func (d disk) orDefaults() disk {
-	if d.appendLine == nil {
-		d.appendLine = appendLine
+// put journals v, JSON, as the new content of path (a meta.json, a
+// maprun.json) and waits until it is durable and written.
+func (m *Manager) put(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	if d.writeAtomic == nil {
-		d.writeAtomic = writeAtomic
+	r := &record{kind: kindReplace, path: path, data: b}
+	if m.disk.refuse != nil {
+		r.refused = m.disk.refuse(path, nil)
 	}
-	return d
+	return m.journal.write(r)
 }
 
 // machineMeta is statemachines/<name>.json.
@@ -197,40 +206,6 @@ func readJSON(path string, v any) error {
 		return &decodeError{path: path, reason: quarantine.Reason(err)}
 	}
 	return nil
-}
-
-// appendLine appends one record to a history file and syncs it before
-// returning: once appendLine returns, the record survives a kill -9. When
-// it fails (a full disk) it cuts off what it may have written of the
-// record, so the file still ends on a whole record.
-func appendLine(path string, l line) error {
-	b, err := json.Marshal(l)
-	if err != nil {
-		return fmt.Errorf("encode history record: %w", err)
-	}
-	b = append(b, '\n')
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	size := int64(-1)
-	if info, err := f.Stat(); err == nil {
-		size = info.Size()
-	}
-	fail := func(err error) error {
-		if size >= 0 {
-			_ = f.Truncate(size)
-		}
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		return fail(fmt.Errorf("append to %s: %w", path, err))
-	}
-	if err := f.Sync(); err != nil {
-		return fail(fmt.Errorf("sync %s: %w", path, err))
-	}
-	return f.Close()
 }
 
 // maxLineBytes bounds one history record: an event carries at most a
