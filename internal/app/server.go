@@ -148,6 +148,8 @@ type Server struct {
 
 	agentsMu sync.Mutex
 	agents   map[string]map[string]string // agentsFor's cache
+
+	spool *stream.Spool // the event stream's writer (nil with ServerConfig.OnHistory)
 }
 
 // NewServer assembles the local server under cfg.Data: the project's
@@ -207,10 +209,12 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, err
 	}
 
-	recorder := &stream.Recorder{Log: events, AgentsFor: s.agentsFor}
 	onHistory := cfg.OnHistory
 	if onHistory == nil {
-		onHistory = streamengine.Hook(recorder, logger)
+		// The stream is written apart from the executions, in rounds
+		// (stream.Spool): not a write and an fsync per history event.
+		s.spool = &stream.Spool{Recorder: &stream.Recorder{Log: events, AgentsFor: s.agentsFor}, Log: events, Logger: logger}
+		onHistory = streamengine.Adapt(s.spool.Hook())
 	}
 	onHistory = expiringConfirmations(onHistory, s.Confirmations, logger)
 	ctlCfg := control.Config{Dir: ControlDir(cfg.Data), Data: cfg.Data, Registry: reg, Logger: logger,
@@ -220,22 +224,26 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	mgr, err := control.Open(ctx, ctlCfg)
 	if err != nil {
+		s.closeSpool()
 		return nil, err
 	}
 	s.Manager = mgr
 	if err := registerTemplate(mgr, cfg.Template, logger); err != nil {
 		mgr.Close()
+		s.closeSpool()
 		return nil, err
 	}
 
 	key, err := auth.LoadOrCreateKey(cfg.Data)
 	if err != nil {
 		mgr.Close()
+		s.closeSpool()
 		return nil, fmt.Errorf("auth key: %w", err)
 	}
 	chatService, chatNotice, err := s.localChatService(a, events)
 	if err != nil {
 		mgr.Close()
+		s.closeSpool()
 		return nil, err
 	}
 	s.Chat = &chatapi.Routes{Service: chatService, Async: true, Logger: logger}
@@ -249,6 +257,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	if s.Inputs, err = OpenInputsQueue(cfg.Data, cfg.Queue, a.Intake.HandleSQS, logger); err != nil {
 		mgr.Close()
+		s.closeSpool()
 		return nil, err
 	}
 
@@ -312,6 +321,13 @@ func (s *Server) Close() {
 		s.Lambda.Close() // its Event invocations, which may start executions
 	}
 	s.Manager.Close()
+	s.closeSpool() // after the executions: what they recorded last is written
+}
+
+func (s *Server) closeSpool() {
+	if s.spool != nil {
+		s.spool.Close()
+	}
 }
 
 // registerTemplate registers the state machines of the template at path,

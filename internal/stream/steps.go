@@ -232,6 +232,23 @@ type Finish struct {
 // Record appends the step ev maps to (if any) and, for the event that ends
 // the execution, a finish message.
 func (r *Recorder) Record(ctx context.Context, tenant, executionARN string, ev Event) error {
+	msgs, err := r.messages(executionARN, ev)
+	if err != nil {
+		return err
+	}
+	for _, msg := range msgs {
+		if _, err := r.Log.Append(ctx, tenant, executionARN, msg); err != nil {
+			return fmt.Errorf("record %s of %s: %w", ev.Type, executionARN, err)
+		}
+	}
+	return nil
+}
+
+// messages are what ev adds to its execution's stream: the step it maps
+// to (if any) and, for the event that ends the execution, a finish
+// message.
+func (r *Recorder) messages(executionARN string, ev Event) ([]eventlog.Event, error) {
+	var out []eventlog.Event
 	if st, ok := FromHistory(ev); ok {
 		if r.AgentsFor != nil && ev.State != "" {
 			if a := r.AgentsFor(executionARN)[ev.State]; a != "" {
@@ -241,25 +258,20 @@ func (r *Recorder) Record(ctx context.Context, tenant, executionARN string, ev E
 		}
 		msg, err := eventlog.New(eventlog.TypeExecutionStep, "h:"+strconv.Itoa(ev.ID), map[string]any{"step": st})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if _, err := r.Log.Append(ctx, tenant, executionARN, msg); err != nil {
-			return fmt.Errorf("record %s of %s: %w", ev.Type, executionARN, err)
-		}
+		out = append(out, msg)
 	}
 	status, final := map[string]string{"ExecutionSucceeded": "SUCCEEDED", "ExecutionFailed": "FAILED",
 		"ExecutionTimedOut": "TIMED_OUT", "ExecutionAborted": "ABORTED"}[ev.Type]
 	if !final {
-		return nil
+		return out, nil
 	}
 	msg, err := eventlog.New(eventlog.TypeFinish, "finish", Finish{Status: status, Error: ev.Error})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := r.Log.Append(ctx, tenant, executionARN, msg); err != nil {
-		return fmt.Errorf("record finish of %s: %w", executionARN, err)
-	}
-	return nil
+	return append(out, msg), nil
 }
 
 // Hook adapts Record to serve's history hook, called with every persisted

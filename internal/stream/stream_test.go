@@ -135,3 +135,33 @@ func TestRecorderReplayAppendsOnce(t *testing.T) {
 		t.Errorf("stream = %v\nwant     %s", got, want)
 	}
 }
+
+// TestSpoolWritesInOrder: events queued through the Spool's hook reach
+// their streams in order, once, and Close writes what is still queued.
+func TestSpoolWritesInOrder(t *testing.T) {
+	ctx := t.Context()
+	log := fileeventlog.New(t.TempDir())
+	s := &Spool{Recorder: &Recorder{Log: log}, Log: log, Logger: slog.New(slog.DiscardHandler)}
+	hook := s.Hook()
+	for _, arn := range []string{"arn:a", "arn:b"} {
+		for _, ev := range []Event{{ID: 1, Type: "ExecutionStarted"}, {ID: 2, Type: "PassStateEntered", State: "P"},
+			{ID: 3, Type: "PassStateExited", State: "P"}, {ID: 4, Type: "ExecutionSucceeded"}} {
+			hook("acme", arn, ev)
+			hook("acme", arn, ev) // passed twice: recorded once
+		}
+	}
+	s.Close()
+	for _, arn := range []string{"arn:a", "arn:b"} {
+		evs, err := log.Read(ctx, "acme", arn, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range evs {
+			got = append(got, e.Key)
+		}
+		if want := "[h:1 h:2 h:3 h:4 finish]"; fmt.Sprint(got) != want {
+			t.Errorf("%s stream %v, want %s", arn, got, want)
+		}
+	}
+}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/fsync"
 	"github.com/veredicto/veredicto/internal/quarantine"
 )
 
@@ -97,8 +98,36 @@ func fileName(s string) string {
 // Key already among the last eventlog.DedupeWindow events is returned as stored,
 // not appended again.
 func (f *Log) Append(ctx context.Context, tenant, stream string, ev eventlog.Event) (eventlog.Event, error) {
-	if err := eventlog.Validate(tenant, stream, ev); err != nil {
+	out, err := f.append(tenant, stream, []eventlog.Event{ev}, true)
+	if err != nil {
 		return eventlog.Event{}, err
+	}
+	return out[0], nil
+}
+
+// AppendAll adds evs to one stream, in order, as Append would add each
+// (an event whose Key is among the last eventlog.DedupeWindow, those just
+// added included, is returned as stored), under one lock and with one
+// write, but without syncing: Sync makes them durable. It is for a
+// writer that batches (stream.Spool).
+func (f *Log) AppendAll(_ context.Context, tenant, stream string, evs []eventlog.Event) ([]eventlog.Event, error) {
+	return f.append(tenant, stream, evs, false)
+}
+
+// Sync makes every append so far durable, whatever its stream, with one
+// call for the file system (fsync.FileSystem).
+func (f *Log) Sync() error {
+	if err := os.MkdirAll(f.dir, 0o700); err != nil {
+		return err
+	}
+	return fsync.FileSystem(f.dir)
+}
+
+func (f *Log) append(tenant, stream string, evs []eventlog.Event, sync bool) ([]eventlog.Event, error) {
+	for _, ev := range evs {
+		if err := eventlog.Validate(tenant, stream, ev); err != nil {
+			return nil, err
+		}
 	}
 	p := f.path(tenant, stream)
 	h := fnv.New32a()
@@ -108,59 +137,70 @@ func (f *Log) Append(ctx context.Context, tenant, stream string, ev eventlog.Eve
 	defer lock.Unlock()
 	var damaged []span
 	defer func() { f.moveAside(p, damaged) }() // once the flock below is released
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return eventlog.Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
-	}
 	fh, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return nil, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
+		}
+		fh, err = os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	}
 	if err != nil {
-		return eventlog.Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
+		return nil, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
 	}
 	defer fh.Close()
 	if err := syscall.Flock(int(fh.Fd()), syscall.LOCK_EX); err != nil {
-		return eventlog.Event{}, fmt.Errorf("lock %s/%s: %w", tenant, stream, err)
+		return nil, fmt.Errorf("lock %s/%s: %w", tenant, stream, err)
 	}
 	defer syscall.Flock(int(fh.Fd()), syscall.LOCK_UN)
 
 	t, damaged, err := f.tailOf(p, fh)
 	if err != nil {
-		return eventlog.Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
+		return nil, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
 	}
-	if ev.Key != "" {
-		from := max(0, len(t.events)-eventlog.DedupeWindow)
-		for _, old := range t.events[from:] {
-			if old.Key == ev.Key {
-				return old, nil
-			}
-		}
-	}
-	if t.count >= eventlog.MaxEvents {
-		return eventlog.Event{}, &veredicto.ConflictError{What: "stream " + stream, Problem: fmt.Sprintf("holds %d events, the limit", eventlog.MaxEvents)}
-	}
-	ev.ID = t.count + 1
-	if ev.Time.IsZero() {
-		ev.Time = f.now().UTC()
-	}
-	line, err := json.Marshal(ev)
-	if err != nil {
-		return eventlog.Event{}, fmt.Errorf("encode event: %w", err)
-	}
-	line = append(line, '\n')
+	out := make([]eventlog.Event, len(evs))
+	var added []eventlog.Event
+	var buf []byte
 	if t.size > 0 && !t.endsWithNewline {
 		// A crash tore the last line: end it, so it stays one bad line
 		// that readers skip instead of corrupting this one.
-		line = append([]byte{'\n'}, line...)
+		buf = append(buf, '\n')
 	}
-	if _, err := fh.Write(line); err != nil {
-		return eventlog.Event{}, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
+	for i, ev := range evs {
+		if stored, ok := dedupe(t.events, added, ev.Key); ok {
+			out[i] = stored
+			continue
+		}
+		if t.count+int64(len(added)) >= eventlog.MaxEvents {
+			return nil, &veredicto.ConflictError{What: "stream " + stream, Problem: fmt.Sprintf("holds %d events, the limit", eventlog.MaxEvents)}
+		}
+		ev.ID = t.count + int64(len(added)) + 1
+		if ev.Time.IsZero() {
+			ev.Time = f.now().UTC()
+		}
+		line, err := json.Marshal(ev)
+		if err != nil {
+			return nil, fmt.Errorf("encode event: %w", err)
+		}
+		buf = append(append(buf, line...), '\n')
+		added = append(added, ev)
+		out[i] = ev
 	}
-	if err := fh.Sync(); err != nil {
-		return eventlog.Event{}, fmt.Errorf("sync %s/%s: %w", tenant, stream, err)
+	if len(added) == 0 {
+		return out, nil
+	}
+	if _, err := fh.Write(buf); err != nil {
+		return nil, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
+	}
+	if sync {
+		if err := fh.Sync(); err != nil {
+			return nil, fmt.Errorf("sync %s/%s: %w", tenant, stream, err)
+		}
 	}
 	f.mu.Lock()
-	t.size += int64(len(line))
-	t.count++
+	t.size += int64(len(buf))
+	t.count += int64(len(added))
 	t.endsWithNewline = true
-	t.events = append(t.events, ev)
+	t.events = append(t.events, added...)
 	if len(t.events) > 2*tailCap { // trimmed now and then, not on every append
 		t.events = append([]eventlog.Event(nil), t.events[len(t.events)-tailCap:]...)
 	}
@@ -172,7 +212,27 @@ func (f *Log) Append(ctx context.Context, tenant, stream string, ev eventlog.Eve
 		}
 	}
 	f.mu.Unlock()
-	return ev, nil
+	return out, nil
+}
+
+// dedupe finds the event stored with key among the last
+// eventlog.DedupeWindow of the tail and those just added after it.
+func dedupe(tail, added []eventlog.Event, key string) (eventlog.Event, bool) {
+	if key == "" {
+		return eventlog.Event{}, false
+	}
+	for i := len(added) - 1; i >= 0 && len(added)-i <= eventlog.DedupeWindow; i-- {
+		if added[i].Key == key {
+			return added[i], true
+		}
+	}
+	from := max(0, len(tail)-(eventlog.DedupeWindow-len(added)))
+	for _, old := range tail[from:] {
+		if old.Key == key {
+			return old, true
+		}
+	}
+	return eventlog.Event{}, false
 }
 
 // store caches t, evicting an arbitrary entry beyond maxTails. Caller holds mu.

@@ -343,3 +343,43 @@ func TestFileDamagedReadsOnly(t *testing.T) {
 		t.Errorf("a log never written: %#v, %v", empty, err)
 	}
 }
+
+// TestFileAppendAll: a batch takes the next ids in order, is deduplicated
+// against the stream and against itself, wakes watchers, and reads back
+// (from the cache and, after Sync, from a fresh Log) as Appends would.
+func TestFileAppendAll(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	l := New(dir)
+	if _, err := l.Append(ctx, "acme", "s", eventlogtest.Event(t, eventlog.TypePendingConfirmation, "k1", map[string]string{"id": "c1"})); err != nil {
+		t.Fatal(err)
+	}
+	wake, cancel := l.Watch("acme", "s")
+	defer cancel()
+	got, err := l.AppendAll(ctx, "acme", "s", []eventlog.Event{
+		eventlogtest.Event(t, eventlog.TypePendingConfirmation, "k1", map[string]string{"id": "again"}), // stored
+		eventlogtest.Event(t, eventlog.TypeExecutionStep, "k2", map[string]string{"id": "c2"}),
+		eventlogtest.Event(t, eventlog.TypeExecutionStep, "k2", map[string]string{"id": "twice"}), // just added
+		eventlogtest.Event(t, eventlog.TypeFinish, "", map[string]string{"status": "SUCCEEDED"}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := fmt.Sprint(eventlogtest.IDs(got)); ids != "[1 2 2 3]" {
+		t.Errorf("AppendAll ids %s, want [1 2 2 3]", ids)
+	}
+	select {
+	case <-wake:
+	default:
+		t.Error("AppendAll woke no watcher")
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Log{l, New(dir)} {
+		evs, err := r.Read(ctx, "acme", "s", 0, 10)
+		if err != nil || fmt.Sprint(eventlogtest.IDs(evs)) != "[1 2 3]" || evs[1].Key != "k2" {
+			t.Errorf("read back %v (%v), want [1 2 3]", eventlogtest.IDs(evs), err)
+		}
+	}
+}

@@ -19,6 +19,11 @@ func Event(ev asl.Event) stream.Event {
 
 // Hook is r's Hook for the engine's history hook.
 func Hook(r *stream.Recorder, logger *slog.Logger) func(tenant, executionARN string, ev asl.Event) {
-	hook := r.Hook(logger)
+	return Adapt(r.Hook(logger))
+}
+
+// Adapt makes a hook of the stream's (Recorder.Hook, Spool.Hook) the
+// engine's history hook.
+func Adapt(hook func(tenant, executionARN string, ev stream.Event)) func(tenant, executionARN string, ev asl.Event) {
 	return func(tenant, executionARN string, ev asl.Event) { hook(tenant, executionARN, Event(ev)) }
 }

@@ -1,0 +1,141 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/veredicto/veredicto/internal/eventlog"
+)
+
+// BatchLog is an event log that appends many events to a stream at once,
+// without syncing, and then makes every append durable with one call
+// (eventlog/file.Log).
+type BatchLog interface {
+	AppendAll(ctx context.Context, tenant, stream string, evs []eventlog.Event) ([]eventlog.Event, error)
+	Sync() error
+}
+
+// Spool records history events on the event stream apart from the
+// executions that emit them. Recording each event where it happens costs
+// an execution a lock, a write and an fsync per event (a five-state Pass
+// chain: thirteen); the Spool's hook only queues the event, and one
+// writer appends what queued meanwhile, each stream's messages with one
+// write, then makes the round durable with one Sync (group commit).
+//
+// The stream lags its history by a round (a few milliseconds under
+// load). Events still queued when the process dies never reach the
+// stream, as an event the history had persisted could already miss it
+// when the process died before Record; the history keeps them.
+type Spool struct {
+	Recorder *Recorder
+	Log      BatchLog
+	Logger   *slog.Logger
+
+	once    sync.Once
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []spooled
+	closing bool
+	exited  chan struct{}
+}
+
+type spooled struct {
+	tenant, arn string
+	ev          Event
+}
+
+// maxSpooled bounds the queue: past it the hook waits for the writer.
+const maxSpooled = 1 << 16
+
+func (s *Spool) init() {
+	s.once.Do(func() {
+		s.cond = sync.NewCond(&s.mu)
+		s.exited = make(chan struct{})
+		if s.Logger == nil {
+			s.Logger = slog.Default()
+		}
+		go s.run()
+	})
+}
+
+// Hook is the control plane's history hook (control.Config.OnHistory):
+// it queues the event for the writer.
+func (s *Spool) Hook() func(tenant, executionARN string, ev Event) {
+	s.init()
+	return func(tenant, executionARN string, ev Event) {
+		s.mu.Lock()
+		for len(s.queue) >= maxSpooled && !s.closing {
+			s.cond.Wait()
+		}
+		s.queue = append(s.queue, spooled{tenant: tenant, arn: executionARN, ev: ev})
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}
+}
+
+// Close writes what is queued and stops the writer.
+func (s *Spool) Close() {
+	s.init()
+	s.mu.Lock()
+	s.closing = true
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	<-s.exited
+}
+
+func (s *Spool) run() {
+	defer close(s.exited)
+	var spare []spooled
+	for {
+		s.mu.Lock()
+		for len(s.queue) == 0 && !s.closing {
+			s.cond.Wait()
+		}
+		round, closing := s.queue, s.closing
+		s.queue = spare[:0]
+		s.cond.Broadcast() // room for hooks that waited
+		s.mu.Unlock()
+		if len(round) == 0 && closing {
+			return
+		}
+		s.write(round)
+		clear(round)
+		spare = round
+	}
+}
+
+// write appends a round's messages, each stream's in one write and in
+// the order they were queued, then syncs them all. A failure is logged
+// with ids only, never fatal to an execution.
+func (s *Spool) write(round []spooled) {
+	type key struct{ tenant, arn string }
+	var order []key
+	msgs := map[key][]eventlog.Event{}
+	for _, q := range round {
+		k := key{q.tenant, q.arn}
+		m, err := s.Recorder.messages(q.arn, q.ev)
+		if err != nil {
+			s.Logger.Error("cannot record a history event on the event stream", "tenant", q.tenant, "execution", q.arn, "history_id", q.ev.ID, "error", err)
+			continue
+		}
+		if len(m) == 0 {
+			continue
+		}
+		if _, ok := msgs[k]; !ok {
+			order = append(order, k)
+		}
+		msgs[k] = append(msgs[k], m...)
+	}
+	for _, k := range order {
+		if _, err := s.Log.AppendAll(context.Background(), k.tenant, k.arn, msgs[k]); err != nil {
+			s.Logger.Error("cannot record history events on the event stream", "tenant", k.tenant, "execution", k.arn, "events", len(msgs[k]), "error", err)
+		}
+	}
+	if len(order) > 0 {
+		if err := s.Log.Sync(); err != nil {
+			s.Logger.Error("cannot sync the event stream", "error", fmt.Sprint(err))
+		}
+	}
+}
