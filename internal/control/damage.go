@@ -139,10 +139,15 @@ func recoverStart(dir string) (tenant string, start time.Time, ok bool) {
 // manager's folder dir that is still in place: state machines and
 // execution metadata that do not decode, executions whose metadata is
 // missing, and damaged executions whose metadata could not be moved to
-// the quarantine. What was moved is quarantine.List's.
+// the quarantine. What was moved is quarantine.List's. Metadata the
+// journal a crash left will write again at the next start is not damage.
 func Damaged(dir string) ([]quarantine.Item, error) {
 	box := quarantine.Beside(dir, nil)
 	out := []quarantine.Item{}
+	rewritten, err := journaledPaths(dir)
+	if err != nil {
+		return out, err
+	}
 	machines, err := os.ReadDir(filepath.Join(dir, "statemachines"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return out, err
@@ -172,6 +177,9 @@ func Damaged(dir string) ([]quarantine.Item, error) {
 		}
 		for _, nd := range names {
 			path := filepath.Join(execs, md.Name(), nd.Name(), "meta.json")
+			if rewritten[path] {
+				continue
+			}
 			var meta execMeta
 			err := readJSON(path, &meta)
 			var de *decodeError

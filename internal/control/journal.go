@@ -224,8 +224,9 @@ func (j *journal) recover(box *quarantine.Box) (uint64, error) {
 }
 
 // readSegment calls fn with each whole record of a segment, in order. A
-// record cut short or that does not check out ends the segment; what
-// follows it, unless it is only zeros, is kept in the quarantine.
+// record cut short (by a crash, in the write of a batch no writer was
+// told of) ends the segment; so does one that does not check out, and
+// what follows it, unless it is only zeros, is kept in the quarantine.
 func readSegment(name string, box *quarantine.Box, fn func(*record) error) error {
 	f, err := os.Open(name)
 	if err != nil {
@@ -236,22 +237,22 @@ func readSegment(name string, box *quarantine.Box, fn func(*record) error) error
 	var at int64
 	var head [8]byte
 	for {
-		bad := ""
+		bad, torn := "", false
 		var body []byte
 		if _, err := io.ReadFull(br, head[:]); err != nil {
-			if err == io.EOF {
-				return nil
-			}
-			bad = "a record's header is cut short"
+			torn = true // io.EOF at a record's start: the end
 		} else if n := binary.LittleEndian.Uint32(head[4:]); n > maxRecordBytes {
 			bad = fmt.Sprintf("a record claims %d bytes", n)
 		} else {
 			body = make([]byte, n)
 			if _, err := io.ReadFull(br, body); err != nil {
-				bad = "a record is cut short"
+				torn = true
 			} else if crc := crc32.Update(crc32.Checksum(head[4:], castagnoli), castagnoli, body); crc != binary.LittleEndian.Uint32(head[:4]) {
 				bad = "a record's checksum does not match"
 			}
+		}
+		if torn {
+			return nil // the crash cut the last write short: no writer was told of it
 		}
 		if bad == "" {
 			r, err := decodeRecord(body)
