@@ -68,7 +68,7 @@ type Report struct {
 	Started   int            // StartExecution calls answered with an execution
 	Refused   map[string]int // calls that failed, by error code
 	Latency   Summary        // of the answered StartExecution calls
-	Behind    time.Duration  // how late the last start was sent against the schedule (Target > 0)
+	Behind    time.Duration  // the latest a start was sent against the schedule (Target > 0)
 	Completed int            // executions SUCCEEDED
 	Failed    int            // executions that closed otherwise
 	Running   int            // executions still RUNNING when the run stopped waiting
@@ -101,9 +101,9 @@ func (r Report) CompletionsPerSecond() float64 {
 func (r Report) Write(w io.Writer) {
 	target := "as fast as the workers go"
 	if r.Target > 0 {
-		target = fmt.Sprintf("%.0f/s", r.Target)
+		target = fmt.Sprintf("%.0f/s (a start sent at most %v behind schedule)", r.Target, r.Behind.Round(time.Millisecond))
 	}
-	fmt.Fprintf(w, "workers %d, target %s, window %.2f s (last start sent %v behind schedule)\n", r.Workers, target, r.Window.Seconds(), r.Behind.Round(time.Millisecond))
+	fmt.Fprintf(w, "workers %d, target %s, window %.2f s\n", r.Workers, target, r.Window.Seconds())
 	fmt.Fprintf(w, "starts        %d answered, %.0f/s", r.Started, r.StartsPerSecond())
 	for code, n := range r.Refused {
 		fmt.Fprintf(w, ", %d %s", n, code)
