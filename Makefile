@@ -8,7 +8,7 @@ NODE     := node_modules/.bin/node
 # finishes, failing tests in full, skipped tests named with their reason.
 GOTEST   := $(GO) run ./cmd/test-summary
 
-.PHONY: all run test test-long test-go test-node test-cfn node-tools vet bench bench-compare build-cli clean jsonata-expected moto-crosscheck
+.PHONY: all run test test-long test-go test-node test-cfn node-tools vet bench bench-compare bench-starts build-cli clean jsonata-expected moto-crosscheck
 
 all: build-cli
 
@@ -108,6 +108,16 @@ bench:
 # keep the order balanced).
 bench-compare: node_modules/.installed
 	$(GO) run ./cmd/bench-compare $(BENCH_COMPARE)
+
+# StartExecution through serve's signed Step Functions API at AWS's burst
+# size, 1 300/s, for 60 s, and the executions of the 5-state Pass chain
+# completed (cmd/loadgen; docs/BENCHMARKS.md "Local control plane").
+# BENCH_STARTS='-workers 32 -count 5000 -duration 0' changes the run;
+# PROFILE=cpu.pprof keeps a CPU profile of the server.
+BENCH_STARTS ?= -workers 64 -rate 1300 -duration 60s
+bench-starts: build-cli
+	@$(GO) build -o bin/loadgen ./cmd/loadgen
+	@bash scripts/bench-starts.sh $(BIN) bin/loadgen $(BENCH_STARTS)
 
 clean:
 	rm -rf bin node_modules
