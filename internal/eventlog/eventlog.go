@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/veredicto/veredicto"
@@ -102,6 +103,18 @@ type Log interface {
 // New builds an event of typ whose data is v with "type" added; v must
 // encode as a JSON object.
 func New(typ, key string, v any) (Event, error) {
+	if m, ok := v.(map[string]any); ok {
+		// the common case, encoded once: a map's keys come out sorted, as
+		// they do from the decoding and encoding below
+		withType := make(map[string]any, len(m)+1)
+		maps.Copy(withType, m)
+		withType["type"] = typ
+		data, err := json.Marshal(withType)
+		if err != nil {
+			return Event{}, fmt.Errorf("encode %s event: %w", typ, err)
+		}
+		return Event{Type: typ, Key: key, Data: data}, nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return Event{}, fmt.Errorf("encode %s event: %w", typ, err)
