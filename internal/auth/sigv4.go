@@ -10,6 +10,7 @@ import (
 	"net/textproto"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -69,6 +70,9 @@ type SigV4 struct {
 	Region string
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+
+	once   sync.Once
+	signer *v4.Signer // one for every request: it keeps the signing keys it derived (four HMACs each)
 }
 
 // IsSigV4 reports whether r carries a SigV4 Authorization header.
@@ -204,7 +208,8 @@ func (v *SigV4) expected(ctx context.Context, r *http.Request, a authorization, 
 		}
 	}
 	creds := aws.Credentials{AccessKeyID: key.AccessKeyID, SecretAccessKey: key.SecretAccessKey}
-	if err := v4.NewSigner().SignHTTP(ctx, creds, c, payloadHash, a.service, a.region, at); err != nil {
+	v.once.Do(func() { v.signer = v4.NewSigner() })
+	if err := v.signer.SignHTTP(ctx, creds, c, payloadHash, a.service, a.region, at); err != nil {
 		return "", fmt.Errorf("sigv4: %w", err)
 	}
 	got, err := parseAuthorization(c.Header.Get("Authorization"))

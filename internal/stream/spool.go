@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/veredicto/veredicto/internal/eventlog"
 )
@@ -22,7 +23,8 @@ type BatchLog interface {
 // an execution a lock, a write and an fsync per event (a five-state Pass
 // chain: thirteen); the Spool's hook only queues the event, and one
 // writer appends what queued meanwhile, each stream's messages with one
-// write, then makes the round durable with one Sync (group commit).
+// write, and makes them durable with one Sync (group commit) as soon as
+// it has nothing else to do, or every syncEvery while it is busy.
 //
 // The stream lags its history by a round (a few milliseconds under
 // load). Events still queued when the process dies never reach the
@@ -85,11 +87,27 @@ func (s *Spool) Close() {
 	<-s.exited
 }
 
+// syncEvery spaces the syncs of a busy Spool: a syncfs has a cost of its
+// own, whatever it writes. An idle one syncs at once.
+const syncEvery = 100 * time.Millisecond
+
 func (s *Spool) run() {
 	defer close(s.exited)
 	var spare []spooled
+	dirty, synced := false, time.Now()
+	syncNow := func() {
+		if err := s.Log.Sync(); err != nil {
+			s.Logger.Error("cannot sync the event stream", "error", fmt.Sprint(err))
+		}
+		dirty, synced = false, time.Now()
+	}
 	for {
 		s.mu.Lock()
+		if len(s.queue) == 0 && dirty {
+			s.mu.Unlock()
+			syncNow() // nothing else to do
+			s.mu.Lock()
+		}
 		for len(s.queue) == 0 && !s.closing {
 			s.cond.Wait()
 		}
@@ -100,16 +118,19 @@ func (s *Spool) run() {
 		if len(round) == 0 && closing {
 			return
 		}
-		s.write(round)
+		dirty = s.write(round) || dirty
+		if dirty && time.Since(synced) >= syncEvery {
+			syncNow()
+		}
 		clear(round)
 		spare = round
 	}
 }
 
 // write appends a round's messages, each stream's in one write and in
-// the order they were queued, then syncs them all. A failure is logged
-// with ids only, never fatal to an execution.
-func (s *Spool) write(round []spooled) {
+// the order they were queued, and says whether it wrote any. A failure is
+// logged with ids only, never fatal to an execution.
+func (s *Spool) write(round []spooled) bool {
 	type key struct{ tenant, arn string }
 	var order []key
 	msgs := map[key][]eventlog.Event{}
@@ -133,9 +154,5 @@ func (s *Spool) write(round []spooled) {
 			s.Logger.Error("cannot record history events on the event stream", "tenant", k.tenant, "execution", k.arn, "events", len(msgs[k]), "error", err)
 		}
 	}
-	if len(order) > 0 {
-		if err := s.Log.Sync(); err != nil {
-			s.Logger.Error("cannot sync the event stream", "error", fmt.Sprint(err))
-		}
-	}
+	return len(order) > 0
 }
