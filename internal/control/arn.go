@@ -42,11 +42,17 @@ func ValidName(s string) bool {
 // parseARN splits a local state machine or execution ARN. kind is
 // "stateMachine" or "execution"; rest is the name (or "machine:name").
 func parseARN(arn string) (kind, rest string, ok bool) {
-	parts := strings.SplitN(arn, ":", 7)
-	if len(parts) != 7 || parts[0] != "arn" || parts[2] != "states" || parts[1] == "" || parts[6] == "" {
+	var parts [6]string // arn:partition:states:region:account:kind:rest, cut without allocating
+	rest = arn
+	for i := range parts {
+		if parts[i], rest, ok = strings.Cut(rest, ":"); !ok {
+			return "", "", false
+		}
+	}
+	if parts[0] != "arn" || parts[2] != "states" || parts[1] == "" || rest == "" {
 		return "", "", false
 	}
-	return parts[5], parts[6], true
+	return parts[5], rest, true
 }
 
 func checkMachineARN(arn string) error {

@@ -422,6 +422,9 @@ func (r *recorder) persistWorker(ev asl.Event, worker string) error {
 	r.nextID = ev.ID
 	r.setLast(ev.Scope, ev.ID)
 	r.startScopes(&ev)
+	if r.pending == nil {
+		r.pending = make([]pendingEvent, 0, 16) // kept: a Pass chain's events in one go
+	}
 	r.pending = append(r.pending, pendingEvent{ev: ev, prev: prev, worker: worker, rec: rec})
 	if end == nil && replayable(ev.Type) && len(r.pending) < maxPending {
 		return nil

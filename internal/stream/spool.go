@@ -134,9 +134,21 @@ func (s *Spool) write(round []spooled) bool {
 	type key struct{ tenant, arn string }
 	var order []key
 	msgs := map[key][]eventlog.Event{}
+	rec := *s.Recorder
+	if agentsFor := rec.AgentsFor; agentsFor != nil {
+		agents := map[string]map[string]string{} // once per execution and round
+		rec.AgentsFor = func(arn string) map[string]string {
+			a, ok := agents[arn]
+			if !ok {
+				a = agentsFor(arn)
+				agents[arn] = a
+			}
+			return a
+		}
+	}
 	for _, q := range round {
 		k := key{q.tenant, q.arn}
-		m, err := s.Recorder.messages(q.arn, q.ev)
+		m, err := rec.messages(q.arn, q.ev)
 		if err != nil {
 			s.Logger.Error("cannot record a history event on the event stream", "tenant", q.tenant, "execution", q.arn, "history_id", q.ev.ID, "error", err)
 			continue

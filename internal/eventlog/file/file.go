@@ -158,12 +158,17 @@ func (f *Log) append(tenant, stream string, evs []eventlog.Event, sync bool) ([]
 		return nil, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
 	}
 	out := make([]eventlog.Event, len(evs))
-	var added []eventlog.Event
-	var buf []byte
+	added := make([]eventlog.Event, 0, len(evs))
+	size := 0
+	for _, ev := range evs {
+		size += len(ev.Data) + 160 // the fields around the data, usually
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	enc := json.NewEncoder(buf) // each event as json.Marshal encodes it, and a newline
 	if t.size > 0 && !t.endsWithNewline {
 		// A crash tore the last line: end it, so it stays one bad line
 		// that readers skip instead of corrupting this one.
-		buf = append(buf, '\n')
+		buf.WriteByte('\n')
 	}
 	for i, ev := range evs {
 		if stored, ok := dedupe(t.events, added, ev.Key); ok {
@@ -177,18 +182,16 @@ func (f *Log) append(tenant, stream string, evs []eventlog.Event, sync bool) ([]
 		if ev.Time.IsZero() {
 			ev.Time = f.now().UTC()
 		}
-		line, err := json.Marshal(ev)
-		if err != nil {
+		if err := enc.Encode(ev); err != nil {
 			return nil, fmt.Errorf("encode event: %w", err)
 		}
-		buf = append(append(buf, line...), '\n')
 		added = append(added, ev)
 		out[i] = ev
 	}
 	if len(added) == 0 {
 		return out, nil
 	}
-	if _, err := fh.Write(buf); err != nil {
+	if _, err := fh.Write(buf.Bytes()); err != nil {
 		return nil, fmt.Errorf("append %s/%s: %w", tenant, stream, err)
 	}
 	if sync {
@@ -197,7 +200,7 @@ func (f *Log) append(tenant, stream string, evs []eventlog.Event, sync bool) ([]
 		}
 	}
 	f.mu.Lock()
-	t.size += int64(len(buf))
+	t.size += int64(buf.Len())
 	t.count += int64(len(added))
 	t.endsWithNewline = true
 	t.events = append(t.events, added...)
@@ -264,6 +267,12 @@ func (f *Log) tailOf(p string, fh *os.File) (*tail, []span, error) {
 		return t, nil, nil
 	}
 	nt := &tail{}
+	if info.Size() == 0 { // a new stream: nothing to scan (nor a 64 KiB buffer to scan it with)
+		f.mu.Lock()
+		f.store(p, nt)
+		f.mu.Unlock()
+		return nt, nil, nil
+	}
 	damaged, err := scan(fh, func(ev eventlog.Event) bool {
 		nt.count = ev.ID
 		nt.events = append(nt.events, ev)
