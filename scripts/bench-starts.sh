@@ -5,14 +5,16 @@
 # p99, completions/s, the server's CPU and RSS, the machine's load).
 # Usage: scripts/bench-starts.sh SERVE LOADGEN [loadgen flags...]
 # With PROFILE=file, a 20 s CPU profile of the server is saved there
-# (go tool pprof SERVE file).
+# (go tool pprof SERVE file); serve then takes --pprof.
 set -u -o pipefail
 serve=$1 loadgen=$2
 shift 2
 data=$(mktemp -d "${TMPDIR:-/tmp}/bench-starts.XXXXXX")
 addr=127.0.0.1:${BENCH_PORT:-18080}
 pprof=127.0.0.1:${BENCH_PPROF_PORT:-16060}
-"$serve" serve --addr "$addr" --data "$data" --pprof "$pprof" >"$data/serve.log" 2>&1 &
+# --pprof only when profiling: the script also measures a serve built
+# before the flag (git worktree add /tmp/before <commit>; build it there)
+"$serve" serve --addr "$addr" --data "$data" ${PROFILE:+--pprof "$pprof"} >"$data/serve.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$data"' EXIT
 for _ in $(seq 100); do
