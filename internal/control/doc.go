@@ -8,8 +8,20 @@
 // accepted. The Task that was in flight at the crash is invoked again, so
 // handlers must be safe to retry (they are: see STYLE.md).
 //
+// Every write to an execution's files goes first to a journal shared by
+// all of them (journal.go): a committer gathers the writes that arrive
+// while the disk syncs the previous batch and makes each batch durable
+// with one fdatasync (group commit), then writes the files without a
+// sync of their own; after a crash Open writes them again from the
+// journal. A start is acknowledged once its metadata is durable there. A
+// history event that the replay would emit again by itself (a Pass or a
+// Choice state's, the start) does not wait for the disk; anything a
+// restart cannot recompute (a Task's schedule and outcome, a task token
+// and its resolution, a Wait's start, the end) is durable before the
+// engine goes on, and OnHistory hears of events only once durable.
+//
 // An execution's status changes only once its closing event and its
-// metadata are durable (fsynced). When the disk cannot take a history
+// metadata are durable. When the disk cannot take a history
 // event or the end (a full disk), the execution is halted where its
 // history ends and stays RUNNING, the failure named in DescribeExecution's
 // cause and in the log; the next start resumes it from that history, so a
@@ -42,6 +54,8 @@
 //   - recorder.go: an execution's recorder (persisting its history,
 //     deterministic replay and its task tokens);
 //   - store.go: the on-disk layout and atomic, fsynced writes;
+//   - journal.go: the executions' write-ahead journal (group commit, the
+//     replay after a crash, checkpoints);
 //   - damage.go: damaged executions (quarantined metadata, reserved
 //     names) and the read-only scan "veredicto doctor" runs;
 //   - versions.go: state machine versions and aliases, and what a start

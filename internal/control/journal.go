@@ -28,7 +28,17 @@ import (
 // fdatasync (group commit). Only then are the batch's records written to
 // the files they name, without a sync of their own, and their writers
 // told: a write is acknowledged once it is on disk in the journal, and a
-// reader that sees a file sees only journaled writes.
+// reader that sees a file sees only journaled writes. A history line
+// goes at the offset its recorder gave it; a metadata file is written
+// over in place (readers go through read, which never sees half of it).
+//
+// Why: a start used to write its metadata by atomic rename with two
+// fsyncs, each history event was fsynced alone and the end renamed new
+// metadata in: sixteen fsyncs and four file creations per execution of a
+// five-state Pass chain. One fdatasync now serves every write of a batch
+// (tens of executions' at 1 000/s), and an execution's two files are
+// created once: on a file system without a journal, as here, creating
+// an inode near many freed ones costs more than the write.
 //
 // After a crash, Open writes every record of the journal again (each
 // names its file and, for a history line, its offset, so writing it twice

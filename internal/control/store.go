@@ -21,19 +21,21 @@ import (
 //	statemachines/<name>.json                 a created state machine (atomic rename)
 //	journal/<seq>.wal                         the write-ahead log of every write below
 //	                                          to executions/ and mapruns/ (journal.go)
-//	executions/<machine>/<name>/meta.json     an execution's metadata (replaced by rename);
+//	executions/<machine>/<name>/meta.json     an execution's metadata (rewritten in place);
 //	                                          a damaged one is moved to DATA/quarantine/sfn
 //	                                          and replaced by one naming the damage
 //	executions/<machine>/<name>/history.jsonl its history, one line per record, appended
 //	activities/<name>.json                    an activity (atomic rename)
 //	attributes/<kind>/<name>.json             a state machine's or an activity's tags and
 //	                                          configuration (atomic rename)
-//	mapruns/<id>/maprun.json                  a map run (replaced by rename; mapruns.go)
+//	mapruns/<id>/maprun.json                  a map run (rewritten in place; mapruns.go)
 //	mapruns/<id>/executions/<name>/…          its children, laid out as executions
 //
 // The files under executions/ and mapruns/ are written through the
-// journal, durable there before they are written (without a sync of
-// their own) and acknowledged; the others by atomic rename, fsynced.
+// journal: durable there (one fdatasync for a batch of writes) before
+// they are written, without a sync of their own, and acknowledged; Open
+// writes them again from the journal after a crash. The others are
+// written by atomic rename, fsynced.
 //
 // A history line is one of: a persisted event (with its id and the id of
 // the event before it), a task token the execution handed out, or a
