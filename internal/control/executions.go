@@ -362,8 +362,18 @@ func (m *Manager) lookup(arn string) (*execution, error) {
 		return nil, err
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	e, ok := m.execs[arn]
+	var starting chan struct{}
+	if ok {
+		starting = e.starting
+	}
+	m.mu.Unlock()
+	if starting != nil { // its metadata on its way to the disk: not there until it is
+		<-starting
+		m.mu.Lock()
+		ok = e.startErr == nil
+		m.mu.Unlock()
+	}
 	if !ok {
 		return nil, errorf(CodeExecutionDoesNotExist, "Execution Does Not Exist: '%s'", arn)
 	}

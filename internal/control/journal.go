@@ -62,7 +62,7 @@ import (
 const (
 	// segmentBytes and checkpointEvery bound a segment: what a restart
 	// after a crash replays.
-	segmentBytes    = 64 << 20
+	segmentBytes    = 16 << 20 // some 4 000 executions of a Pass chain: a replay of a second or two
 	checkpointEvery = time.Minute
 	// maxRecordBytes bounds one record read back: a meta.json holds a
 	// definition (1 MiB) and an input (256 KiB), both JSON-escaped.
@@ -204,13 +204,26 @@ func (j *journal) recover(box *quarantine.Box) (uint64, error) {
 	}
 	a := j.newApplier()
 	n := 0
+	// A file written whole (metadata) only needs its last content: most
+	// executions in the journal were written twice, started and ended.
+	last := map[string][]byte{}
 	for _, name := range names {
 		err := readSegment(name, box, func(r *record) error {
 			r.path = filepath.Join(j.root, r.path)
 			n++
+			if r.kind == kindReplace {
+				last[r.path] = r.data
+				return nil
+			}
 			return a.apply(r)
 		})
 		if err != nil {
+			a.close()
+			return 0, err
+		}
+	}
+	for path, data := range last {
+		if err := a.apply(&record{kind: kindReplace, path: path, data: data}); err != nil {
 			a.close()
 			return 0, err
 		}
@@ -546,11 +559,13 @@ func (j *journal) close() {
 }
 
 // applier writes records to their files, keeping each history open for
-// the rest of its batch.
+// the rest of its batch (at most maxOpen at a time).
 type applier struct {
 	j    *journal
 	open map[string]*os.File
 }
+
+const maxOpen = 64
 
 func (j *journal) newApplier() *applier { return &applier{j: j, open: map[string]*os.File{}} }
 
@@ -559,6 +574,11 @@ func (a *applier) apply(r *record) error {
 	case kindWrite:
 		f, ok := a.open[r.path]
 		if !ok {
+			if len(a.open) >= maxOpen {
+				if err := a.close(); err != nil {
+					return err
+				}
+			}
 			var err error
 			if f, err = openCreate(r.path); err != nil {
 				return err
