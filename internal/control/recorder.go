@@ -423,7 +423,7 @@ func (r *recorder) persistWorker(ev asl.Event, worker string) error {
 	r.setLast(ev.Scope, ev.ID)
 	r.startScopes(&ev)
 	if r.pending == nil {
-		r.pending = make([]pendingEvent, 0, 16) // kept: a Pass chain's events in one go
+		r.pending = make([]pendingEvent, 0, 4) // most flushes carry one to three
 	}
 	r.pending = append(r.pending, pendingEvent{ev: ev, prev: prev, worker: worker, rec: rec})
 	if end == nil && replayable(ev.Type) && len(r.pending) < maxPending {
@@ -491,8 +491,7 @@ func (r *recorder) flush(last *record) error {
 		}
 		r.m.logPersisted(r.e, HistoryEvent{Event: p.ev, PreviousID: p.prev, WorkerName: p.worker})
 	}
-	clear(r.pending)
-	r.pending = r.pending[:0]
+	r.pending = nil // not kept: an execution that now waits holds nothing (272 bytes an event)
 	if err != nil {
 		r.rechain()
 	}
