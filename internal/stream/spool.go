@@ -23,13 +23,14 @@ type BatchLog interface {
 // an execution a lock, a write and an fsync per event (a five-state Pass
 // chain: thirteen); the Spool's hook only queues the event, and one
 // writer appends what queued meanwhile, each stream's messages with one
-// write, and makes them durable with one Sync (group commit) as soon as
-// it has nothing else to do, or every syncEvery while it is busy.
+// write, and makes them durable with one Sync (group commit) at most
+// every syncEvery.
 //
 // The stream lags its history by a round (a few milliseconds under
 // load). Events still queued when the process dies never reach the
 // stream, as an event the history had persisted could already miss it
-// when the process died before Record; the history keeps them.
+// when the process died before Record, and a power cut can take what was
+// written since the last sync; the history keeps them all.
 type Spool struct {
 	Recorder *Recorder
 	Log      BatchLog
@@ -40,6 +41,7 @@ type Spool struct {
 	cond    *sync.Cond
 	queue   []spooled
 	closing bool
+	wake    chan struct{} // the writer's: something queued
 	exited  chan struct{}
 }
 
@@ -54,6 +56,7 @@ const maxSpooled = 1 << 16
 func (s *Spool) init() {
 	s.once.Do(func() {
 		s.cond = sync.NewCond(&s.mu)
+		s.wake = make(chan struct{}, 1)
 		s.exited = make(chan struct{})
 		if s.Logger == nil {
 			s.Logger = slog.Default()
@@ -72,58 +75,72 @@ func (s *Spool) Hook() func(tenant, executionARN string, ev Event) {
 			s.cond.Wait()
 		}
 		s.queue = append(s.queue, spooled{tenant: tenant, arn: executionARN, ev: ev})
-		s.cond.Broadcast()
 		s.mu.Unlock()
+		select {
+		case s.wake <- struct{}{}:
+		default: // the writer is already told
+		}
 	}
 }
 
-// Close writes what is queued and stops the writer.
+// Close writes what is queued, syncs it and stops the writer.
 func (s *Spool) Close() {
 	s.init()
 	s.mu.Lock()
 	s.closing = true
 	s.cond.Broadcast()
 	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 	<-s.exited
 }
 
-// syncEvery spaces the syncs of a busy Spool: a syncfs has a cost of its
-// own, whatever it writes. An idle one syncs at once.
+// syncEvery spaces the syncs: a syncfs costs milliseconds of its own,
+// whatever it writes, and rounds come every few milliseconds under load.
 const syncEvery = 100 * time.Millisecond
 
 func (s *Spool) run() {
 	defer close(s.exited)
 	var spare []spooled
 	dirty, synced := false, time.Now()
-	syncNow := func() {
-		if err := s.Log.Sync(); err != nil {
-			s.Logger.Error("cannot sync the event stream", "error", fmt.Sprint(err))
-		}
-		dirty, synced = false, time.Now()
-	}
 	for {
 		s.mu.Lock()
-		if len(s.queue) == 0 && dirty {
-			s.mu.Unlock()
-			syncNow() // nothing else to do
-			s.mu.Lock()
-		}
-		for len(s.queue) == 0 && !s.closing {
-			s.cond.Wait()
-		}
 		round, closing := s.queue, s.closing
 		s.queue = spare[:0]
 		s.cond.Broadcast() // room for hooks that waited
 		s.mu.Unlock()
-		if len(round) == 0 && closing {
+		if len(round) > 0 {
+			dirty = s.write(round) || dirty
+			clear(round)
+			spare = round
+		}
+		if dirty && (closing || time.Since(synced) >= syncEvery) {
+			if err := s.Log.Sync(); err != nil {
+				s.Logger.Error("cannot sync the event stream", "error", fmt.Sprint(err))
+			}
+			dirty, synced = false, time.Now()
+		}
+		if closing && len(round) == 0 {
 			return
 		}
-		dirty = s.write(round) || dirty
-		if dirty && time.Since(synced) >= syncEvery {
-			syncNow()
+		if len(round) > 0 {
+			continue // more may have queued meanwhile
 		}
-		clear(round)
-		spare = round
+		var due <-chan time.Time
+		var t *time.Timer
+		if dirty {
+			t = time.NewTimer(syncEvery - time.Since(synced))
+			due = t.C
+		}
+		select {
+		case <-s.wake:
+		case <-due:
+		}
+		if t != nil {
+			t.Stop()
+		}
 	}
 }
 
