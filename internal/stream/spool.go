@@ -107,9 +107,12 @@ func (s *Spool) run() {
 	dirty, synced := false, time.Now()
 	for {
 		s.mu.Lock()
-		round, closing := s.queue, s.closing
-		s.queue = spare[:0]
-		s.cond.Broadcast() // room for hooks that waited
+		var round []spooled
+		if len(s.queue) > 0 { // the queue's array is the writer's until the next swap
+			round, s.queue = s.queue, spare[:0]
+			s.cond.Broadcast() // room for hooks that waited
+		}
+		closing := s.closing
 		s.mu.Unlock()
 		if len(round) > 0 {
 			dirty = s.write(round) || dirty

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
 )
@@ -162,6 +164,44 @@ func TestSpoolWritesInOrder(t *testing.T) {
 		}
 		if want := "[h:1 h:2 h:3 h:4 finish]"; fmt.Sprint(got) != want {
 			t.Errorf("%s stream %v, want %s", arn, got, want)
+		}
+	}
+}
+
+// TestSpoolConcurrentHooks: executions hooking at once, the writer
+// between rounds and idle in turn, lose and reorder nothing (run with
+// -race: the queue's array changes hands at every round).
+func TestSpoolConcurrentHooks(t *testing.T) {
+	ctx := t.Context()
+	log := fileeventlog.New(t.TempDir())
+	s := &Spool{Recorder: &Recorder{Log: log}, Log: log, Logger: slog.New(slog.DiscardHandler)}
+	hook := s.Hook()
+	const executions, events = 8, 60
+	var wg sync.WaitGroup
+	for x := range executions {
+		wg.Go(func() {
+			for i := 1; i <= events; i++ {
+				hook("acme", fmt.Sprintf("arn:%d", x), Event{ID: i, Type: "PassStateEntered", State: "P"})
+				if i%20 == 0 {
+					time.Sleep(time.Millisecond) // let the writer go idle
+				}
+			}
+		})
+	}
+	wg.Wait()
+	s.Close()
+	for x := range executions {
+		evs, err := log.Read(ctx, "acme", fmt.Sprintf("arn:%d", x), 0, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != events {
+			t.Fatalf("execution %d: %d messages, want %d", x, len(evs), events)
+		}
+		for i, e := range evs {
+			if want := fmt.Sprintf("h:%d", i+1); e.Key != want {
+				t.Fatalf("execution %d: message %d is %s, want %s", x, i+1, e.Key, want)
+			}
 		}
 	}
 }
