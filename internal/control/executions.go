@@ -205,7 +205,8 @@ func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine
 			defer m.wg.Done()
 			<-started
 			if m.isClosed() {
-				return // stopped by Close: it stays RUNNING on disk and resumes
+				rec.flushPending() // what it journaled reaches OnHistory before Close returns
+				return             // stopped by Close: it stays RUNNING on disk and resumes
 			}
 			m.finish(e, rec, res)
 		},

@@ -259,3 +259,34 @@ func TestStartSentAgainWaitsForTheFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseReportsWhatItJournaled: an execution stopped by Close between
+// events it journaled without waiting (a loop of Pass states) still has
+// each of them passed to OnHistory, once, before Close returns.
+func TestCloseReportsWhatItJournaled(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture()
+	m := f.open(t, dir)
+	loop := `{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"B"},"B":{"Type":"Pass","Next":"A"}}}`
+	x := f.start(t, m, "Loop", loop, "l1")
+	waitUntil(t, m, x.ARN, "a hundred events", func(Execution) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.events) > 100
+	})
+	m.Close()
+	n := 0
+	if err := readLines(filepath.Join(dir, "executions", "Loop", "l1", "history.jsonl"), nil, func(l line) error {
+		if l.Event != nil {
+			n++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.events) != n {
+		t.Errorf("OnHistory saw %d events, the history holds %d", len(f.events), n)
+	}
+}

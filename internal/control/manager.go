@@ -50,7 +50,9 @@ type Config struct {
 	// OnHistory is called with every history event once it is persisted
 	// (durable: a replayable event, such as a Pass state's, with the next
 	// one that is not; see persistWorker), in order, with the execution's
-	// tenant and ARN; ev.ID is the event's
+	// tenant and ARN (after a kill -9, the replayable events journaled
+	// since the last that was not, a handful, may have missed it; the
+	// history has them); ev.ID is the event's
 	// id in GetExecutionHistory, stable across restarts, and an event is
 	// never passed twice (not even when a restart replays it). It is
 	// called from the execution's goroutines and must not block for long.

@@ -498,6 +498,17 @@ func (r *recorder) flush(last *record) error {
 	return err
 }
 
+// flushPending passes the events journaled without waiting to OnHistory
+// once they are durable: for an execution Close stopped between two
+// events that wait for the disk.
+func (r *recorder) flushPending() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := len(r.pending); n > 0 {
+		_ = r.flush(r.pending[n-1].rec) // a failure leaves it where its history ends, as any
+	}
+}
+
 // rechain reads the ids and the length of the history back from its
 // file, after lines that failed were counted.
 func (r *recorder) rechain() {
