@@ -82,7 +82,7 @@ type Config struct {
 	// between two versions (nil: seeded at random); a test seeds its own.
 	RouteSource rand.Source
 
-	// disk replaces the durable writes of executions (tests: a full disk).
+	// disk can refuse the journaling of executions' writes (tests: a full disk).
 	disk disk
 }
 
