@@ -27,6 +27,47 @@ type Durable struct {
 	// recorded history (ok false for one that had not begun), so a resumed
 	// Wait sleeps only for its remaining time.
 	WaitStart func(Call) (time.Time, bool)
+
+	// Park, when set, is asked whether the execution may park where it
+	// can only wait (see Parked); true parks it. The caller then holds
+	// the execution as a record and resumes it, when its token is
+	// answered or its time comes, by replaying its history through the
+	// hooks above. It is called from the execution's goroutine.
+	Park func(Parked) bool
+	// ParkAfter is how long a waiting Task waits for its outcome (real
+	// time, whatever the engine's clock) before Park is asked, so that a
+	// token answered at once costs no replay; a Wait with longer than
+	// ParkAfter to go asks at once. Zero or less asks at once.
+	ParkAfter time.Duration
+}
+
+// Parked is where a parked execution waits: what its caller must keep
+// and watch so as to resume it. An execution parks only where nothing
+// else of it runs: a Wait state or a waiting Task (.waitForTaskToken, an
+// activity) of its own states, not inside a Parallel branch or a Map
+// iteration, whose siblings may still run (those keep their goroutine).
+//
+// A parked execution holds no goroutine, timer or channel of the
+// engine's: its goroutine has returned (OnDone gets a Result with Parked
+// set and status RUNNING) without recording anything, and its history
+// ends where it waits.
+type Parked struct {
+	State string
+	// Token is the waiting Task's token ("" for a Wait).
+	Token string
+	// Wake is when the execution must run again though no one answers:
+	// the Wait's end, or the Task's or the execution's deadline, the
+	// earliest (zero: none, only its token or a stop ends the wait).
+	Wake time.Time
+	// Heartbeat is the waiting Task's HeartbeatSeconds (0: none) and Beat
+	// when its count began: the last heartbeat, or the start of the wait
+	// (zero: not yet, an activity no worker has taken). Heartbeats that
+	// come while it is parked move Beat; Beat+Heartbeat is a deadline as
+	// Wake is.
+	Heartbeat time.Duration
+	Beat      time.Time
+	// Activity is set for an activity's Task.
+	Activity bool
 }
 
 // Call identifies one state attempt: the state, its scope (Parallel branch or
@@ -50,6 +91,16 @@ type TaskReplay struct {
 	// Scheduled, when set for an attempt without an outcome, is when it was
 	// first scheduled: its TimeoutSeconds counts from then.
 	Scheduled time.Time
+	// Submitted, for a .waitForTaskToken attempt without an outcome,
+	// reports that its handler had answered (TaskSubmitted is recorded):
+	// its token is out, so the handler is not invoked again and the Task
+	// waits for the token, as Step Functions never invokes it twice.
+	Submitted bool
+	// Beat, when set for a waiting attempt with HeartbeatSeconds, is when
+	// its heartbeat count began (see Parked.Beat): a resumed Task times
+	// out when its silence already lasted that long, and an activity a
+	// worker had taken counts from it.
+	Beat time.Time
 }
 
 // replayed emits a Task attempt's recorded outcome, as the attempt emitted

@@ -133,6 +133,10 @@ type Result struct {
 	Error       string          `json:"error,omitempty"`
 	Cause       string          `json:"cause,omitempty"`
 	Transitions int             `json:"transitions"`
+	// Parked, when set, reports that the execution parked (Durable.Park)
+	// rather than finished: Status is RUNNING and nothing more was
+	// recorded.
+	Parked *Parked `json:"-"`
 
 	hist   *history // the kept history (nil with DiscardHistory)
 	events int      // how many events it holds

@@ -56,6 +56,9 @@ type Execution struct {
 
 	done   chan struct{}
 	result *Result
+	// parked is where the run parked (Durable.Park), set by its goroutine
+	// before it unwinds with errParked.
+	parked *Parked
 
 	// The clock of the events: wall0 (Unix nanoseconds) read with mono0,
 	// from which a monotonic reading gives each event's wall time at half
@@ -244,6 +247,8 @@ func (x *Execution) run(ctx context.Context) {
 func (x *Execution) conclude(ctx context.Context, out any, err error) *Result {
 	res := &Result{}
 	switch limit := x.historyLimit(); {
+	case err == errParked: // not finished: nothing to record
+		res.Status, res.Parked = StatusRunning, x.parked
 	case limit != nil:
 		res.Status, res.Error, res.Cause = StatusFailed, limit.Name, limit.Cause
 		x.recordTerminal(Event{Type: "ExecutionFailed", Error: limit.Name, Cause: limit.Cause})

@@ -56,6 +56,9 @@ func (r *stateRun) withRetry(ctx context.Context, input any) (any, string, error
 		if err == nil {
 			return out, st.Next, nil
 		}
+		if err == errParked { // neither retried nor caught
+			return nil, "", err
+		}
 		if ctx.Err() != nil {
 			return nil, "", ctx.Err()
 		}

@@ -123,7 +123,7 @@ func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
 	}
 	if st.jsonata {
 		if d := until.Sub(now); d > 0 {
-			if err := r.x.engine.sleep(ctx, d); err != nil {
+			if err := r.sleepOrPark(ctx, d, until); err != nil {
 				return nil, err
 			}
 		}
@@ -134,7 +134,7 @@ func (r *stateRun) wait(ctx context.Context, input any) (any, error) {
 		return nil, err
 	}
 	if d := until.Sub(now); d > 0 {
-		if err := r.x.engine.sleep(ctx, d); err != nil {
+		if err := r.sleepOrPark(ctx, d, until); err != nil {
 			return nil, err
 		}
 	}

@@ -108,7 +108,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	var wait *waiter
 	if callback {
 		wait = r.x.engine.register(r.token)
-		defer r.x.engine.unregister(r.token)
+		defer r.x.engine.unregister(r.token, wait)
 	}
 	// Asked after the token is registered, so a SendTask* the hook has not
 	// seen finds the task waiting.
@@ -168,7 +168,15 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	if replay.Done {
 		return r.replayed(input, replay)
 	}
-	raw, herr := invoke(&att.taskContext, h, in)
+	var (
+		raw  json.RawMessage
+		herr error
+	)
+	// A callback's handler that had answered before a restart (or before
+	// the execution parked) handed its token out: it is not invoked again.
+	if !replay.Submitted || !callback || activity {
+		raw, herr = invoke(&att.taskContext, h, in)
+	}
 	if herr == nil && !callback {
 		result, size, perr := r.taskResult(raw)
 		if perr != nil {
@@ -194,7 +202,10 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 		if !activity {
 			r.x.emitState(evTaskSubmitted, st, r.fr, r.submitted(raw, base == lambdaInvoke))
 		}
-		result, herr = wait.wait(tctx, r.x.engine, heartbeat, !activity)
+		result, herr = wait.wait(tctx, r, heartbeat, !activity, replay.Beat)
+	}
+	if herr == errParked {
+		return nil, herr
 	}
 	if herr != nil {
 		return nil, r.taskFailed(ctx, tctx, herr, timeout)
@@ -426,16 +437,32 @@ func (e *Engine) register(token string) *waiter {
 }
 
 // wait waits for the task's outcome, or ctx's end, or (heartbeat > 0) for
-// a gap of more than heartbeat between heartbeats (on e's clock), counted
-// from the start of the wait when armed, else from the first heartbeat (an
-// activity's worker taking its task): States.HeartbeatTimeout.
-func (w *waiter) wait(ctx context.Context, e *Engine, heartbeat time.Duration, armed bool) (any, error) {
+// a gap of more than heartbeat between heartbeats (on the engine's clock),
+// counted from beat if set, else from the start of the wait when armed,
+// else from the first heartbeat (an activity's worker taking its task):
+// States.HeartbeatTimeout. A run that may park (stateRun.parks) asks to
+// once it has waited Durable.ParkAfter, and returns errParked if it does.
+func (w *waiter) wait(ctx context.Context, r *stateRun, heartbeat time.Duration, armed bool, beat time.Time) (any, error) {
+	e := r.x.engine
 	var expired <-chan time.Time
 	stop := func() bool { return false }
-	if heartbeat > 0 && armed {
-		expired, stop = e.timer(heartbeat)
+	if heartbeat > 0 && (armed || !beat.IsZero()) {
+		if beat.IsZero() {
+			beat = e.now()
+		}
+		expired, stop = e.timer(heartbeat - e.now().Sub(beat))
 	}
 	defer func() { stop() }()
+	var grace <-chan time.Time
+	if r.parks() {
+		if after := r.x.durable.ParkAfter; after > 0 {
+			t := time.NewTimer(after)
+			defer t.Stop()
+			grace = t.C
+		} else if w.parkTask(ctx, r, heartbeat, beat) {
+			return nil, errParked
+		}
+	}
 	for {
 		select {
 		case o := <-w.done:
@@ -446,10 +473,16 @@ func (w *waiter) wait(ctx context.Context, e *Engine, heartbeat time.Duration, a
 		case <-w.beat:
 			if heartbeat > 0 {
 				stop()
+				beat = e.now()
 				expired, stop = e.timer(heartbeat)
 			}
 		case <-expired:
 			return nil, newError(ErrHeartbeatTimeout, "no heartbeat (SendTaskHeartbeat) within %s", heartbeat)
+		case <-grace:
+			grace = nil
+			if w.parkTask(ctx, r, heartbeat, beat) {
+				return nil, errParked
+			}
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -481,9 +514,14 @@ func (r *stateRun) seconds(ctx context.Context, input any, field string, n int64
 	return time.Duration(n) * time.Second, nil
 }
 
-func (e *Engine) unregister(token string) {
+// unregister forgets w, the waiter of token, unless the token waits with
+// another one: a parked execution resumed by replay registers its token
+// again, maybe before its first run's goroutine is gone.
+func (e *Engine) unregister(token string, w *waiter) {
 	e.mu.Lock()
-	delete(e.pending, token)
+	if e.pending[token] == w {
+		delete(e.pending, token)
+	}
 	e.mu.Unlock()
 }
 
