@@ -28,14 +28,19 @@ func (r *stateRun) parks() bool {
 
 // park asks Durable.Park to park the execution at p, whose Wake it brings
 // forward to ctx's deadline (the Task's TimeoutSeconds, the execution's);
-// it reports whether the execution parked. A run whose context has ended
-// does not park: it is about to end.
+// it reports whether the execution parked. A run whose context has ended,
+// or whose time (a deadline, a heartbeat's) has come, does not park: it
+// is about to go on.
 func (r *stateRun) park(ctx context.Context, p Parked) bool {
 	if ctx.Err() != nil {
 		return false
 	}
 	if deadline, ok := ctx.Deadline(); ok && (p.Wake.IsZero() || deadline.Before(p.Wake)) {
 		p.Wake = deadline
+	}
+	now := r.x.engine.now()
+	if !p.Wake.IsZero() && !p.Wake.After(now) || p.Heartbeat > 0 && !p.Beat.IsZero() && !p.Beat.Add(p.Heartbeat).After(now) {
+		return false
 	}
 	if !r.x.durable.Park(p) {
 		return false

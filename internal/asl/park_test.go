@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl/asltest"
+	"github.com/veredicto/veredicto/internal/poll"
 )
 
 // parkings records what Durable.Park was asked, and answers with park.
@@ -84,9 +85,7 @@ func TestParkedWaitReturnsAndResumes(t *testing.T) {
 			if got, want := typesOf(res), "ExecutionStarted WaitStateEntered"; got != want {
 				t.Errorf("history %s, want %s", got, want)
 			}
-			if n := len(clk.Pending()); n != 0 {
-				t.Errorf("%d timers left armed by the parked execution", n)
-			}
+			poll.Until(t, 10*time.Second, func() bool { return len(clk.Pending()) == 0 }, "the parked execution to leave no timer armed")
 
 			clk.Advance(time.Hour)
 			again, err := eng.Start(context.Background(), mustParse(t, def), json.RawMessage(`{}`), StartOptions{StartTime: clockStart,
@@ -218,6 +217,7 @@ func TestParkOnlyWhereNothingElseRuns(t *testing.T) {
 	awaitTimers(t, clk, time.Minute)
 	clk.Advance(time.Minute)
 	tok := <-tokens
+	poll.Until(t, 10*time.Second, func() bool { return len(parks.asked()) > 0 }, "Park to be asked")
 	if err := waitSend(eng, tok, `{}`); err != nil {
 		t.Fatal(err)
 	}

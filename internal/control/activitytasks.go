@@ -65,8 +65,9 @@ func (m *Manager) scheduleActivity(ctx context.Context, in json.RawMessage) (jso
 		return nil, fmt.Errorf("control: the token of activity task %s of %s is not recorded", ti.State, ti.ExecutionID)
 	}
 	if rec.taken(ti.Token) {
-		// A worker took it before the restart and still holds the token.
-		_ = m.eng.SendTaskHeartbeat(ti.Token)
+		// A worker took it before the restart (or while it was parked) and
+		// still holds the token; its heartbeats count from the Task
+		// hook's TaskReplay.Beat.
 		return nil, nil
 	}
 	t := &activityTask{token: ti.Token, tenant: rec.e.tenant, input: string(in)}
@@ -85,6 +86,9 @@ func (s *activities) add(arn string, t *activityTask, front bool) bool {
 	a, ok := s.byARN[arn]
 	if !ok {
 		return false
+	}
+	if _, queued := s.queued[t.token]; queued {
+		return true // scheduled again by the replay of its parked execution
 	}
 	for i, p := range a.waiting {
 		if p.takes(t) {
@@ -215,21 +219,34 @@ func (m *Manager) GetActivityTask(ctx context.Context, arn, worker, tenant strin
 // false when its Task no longer waits (it ended meanwhile) or the start
 // cannot be recorded.
 func (m *Manager) startActivity(t *activityTask, worker string) bool {
-	m.mu.Lock()
-	rec := m.tokens[t.token]
-	m.mu.Unlock()
-	if rec == nil {
-		return false
-	}
-	if err := rec.activityStarted(t.token, worker); err != nil {
-		var ce *Error
-		if !errors.As(err, &ce) || ce.Code != CodeTaskTimedOut { // not a Task that just ended
-			m.log.Error("an activity task could not be handed to its worker", "execution", rec.e.arn, "error", err)
+	for range maxMoves {
+		rec, e, err := m.waiting(t.token)
+		arn := ""
+		switch {
+		case err != nil:
+			return false
+		case e != nil: // parked: it stays parked, its heartbeats counted in its record
+			arn, err = e.arn, m.startParked(e, t, worker)
+		default:
+			arn, err = rec.e.arn, rec.activityStarted(t.token, worker)
 		}
-		return false
+		if errors.Is(err, errMoved) {
+			continue
+		}
+		if err != nil {
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Code != CodeTaskTimedOut { // not a Task that just ended
+				m.log.Error("an activity task could not be handed to its worker", "execution", arn, "error", err)
+			}
+			return false
+		}
+		if rec == nil {
+			return true
+		}
+		_ = m.beatLive(t.token)
+		return true
 	}
-	_ = m.eng.SendTaskHeartbeat(t.token)
-	return true
+	return false
 }
 
 // timer starts a timer of d on the manager's clock.
@@ -252,6 +269,9 @@ func (r *recorder) activityStarted(tok, worker string) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.parked {
+		return errMoved // to the parked record
+	}
 	// Only a Task still waiting on tok (open: its outcome not recorded)
 	// is started.
 	state, ok := r.states.get(tok)

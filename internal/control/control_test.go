@@ -30,8 +30,10 @@ type fixture struct {
 	counted atomic.Int32
 	tokens  chan string
 	reg     *asl.Registry
-	disk    disk       // the managers' durable writes (zero: the real ones)
-	mocks   MockSource // the managers' mock configuration
+	disk    disk // the managers' durable writes (zero: the real ones)
+	// parkAfter is the managers' Config.ParkAfter (zero: the default).
+	parkAfter time.Duration
+	mocks     MockSource // the managers' mock configuration
 
 	mu     sync.Mutex
 	events []asl.Event // passed to OnHistory, across restarts
@@ -56,7 +58,7 @@ func newFixture() *fixture {
 
 func (f *fixture) open(t *testing.T, dir string) *Manager {
 	t.Helper()
-	m, err := Open(context.Background(), Config{Dir: dir, Registry: f.reg, disk: f.disk, Mocks: f.mocks,
+	m, err := Open(context.Background(), Config{Dir: dir, Registry: f.reg, disk: f.disk, Mocks: f.mocks, ParkAfter: f.parkAfter,
 		OnHistory: func(tenant, arn string, ev asl.Event) {
 			f.mu.Lock()
 			defer f.mu.Unlock()

@@ -170,6 +170,10 @@ func TestDamagedConfirmationLeavesTheExecutionWaiting(t *testing.T) {
 	ctx := context.Background()
 	data, dir := dataFolder(t)
 	f := newFixture()
+	// The restart replays the waiting Task, which asks again; a Task that
+	// had parked would not be replayed at Open, nor its handler invoked
+	// again (park.go): it does not park here.
+	f.parkAfter = time.Hour
 	var current atomic.Pointer[Manager]
 	var lastToken atomic.Value
 	svc := &confirm.Service{Store: fileconfirm.Local(data), Events: fileeventlog.Local(data), Tasks: managerTasks{&current}}

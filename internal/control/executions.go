@@ -197,13 +197,23 @@ func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine
 	// and OnDone may run before Start returns: both go through started.
 	started := make(chan struct{})
 	m.wg.Add(1)
-	x, err := m.eng.Start(m.root, sm, input, asl.StartOptions{
+	var x *asl.Execution
+	var err error
+	x, err = m.eng.Start(m.root, sm, input, asl.StartOptions{
 		Name: e.name, StateMachineName: machineName, ExecutionARN: e.arn, StateMachineARN: e.smARN,
 		StartTime: e.start, TimeoutFrom: e.redriveDate, OnEvent: rec.onEvent, Durable: rec.durable(), DiscardHistory: true, Mock: mock,
 		Buckets: m.bucketsFor(e.tenant), MapRuns: mapRunner{m: m, parent: e},
 		OnDone: func(res *asl.Result) {
 			defer m.wg.Done()
 			<-started
+			if res.Parked != nil { // its record took over (recorder.park)
+				m.mu.Lock()
+				if e.x == x {
+					e.x = nil
+				}
+				m.mu.Unlock()
+				return
+			}
 			if m.isClosed() {
 				rec.flushPending() // what it journaled reaches OnHistory before Close returns
 				return             // stopped by Close: it stays RUNNING on disk and resumes
@@ -218,12 +228,14 @@ func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine
 		return
 	}
 	m.mu.Lock()
-	e.x = x
+	e.x, e.park = x, nil // a parked execution resumed: its record until now
 	m.mu.Unlock()
 	if rec.lost.Load() != nil {
 		x.Stop() // its history failed before it was attached (historyLost)
 	}
-	m.notify(Status{Tenant: e.tenant, ExecutionARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Status: asl.StatusRunning, Resumed: resumed})
+	if rec.from == nil {
+		m.notify(Status{Tenant: e.tenant, ExecutionARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Status: asl.StatusRunning, Resumed: resumed})
+	}
 	close(started)
 }
 
@@ -287,7 +299,8 @@ func (m *Manager) settle(e *execution, res *asl.Result, stop time.Time) {
 		e.status, e.stop = res.Status, stop
 		m.running--
 	}
-	e.x, e.stalled = nil, nil
+	m.unwake(e)
+	e.x, e.stalled, e.park = nil, nil, nil
 	e.releaseWaiters()
 	m.mu.Unlock()
 	m.notify(Status{Tenant: e.tenant, ExecutionARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Status: res.Status,
@@ -311,7 +324,8 @@ func (m *Manager) stallOn(e *execution, rec *recorder, res *asl.Result, err erro
 	m.log.Error("the end of an execution could not be persisted: it stays RUNNING and resumes from its history at the next start",
 		"execution", e.arn, "status", res.Status, "error", err)
 	m.mu.Lock()
-	e.x = nil
+	m.unwake(e)
+	e.x, e.park = nil, nil
 	e.stalled = &stall{err: err.Error(), res: end, rec: rec}
 	m.mu.Unlock()
 }
@@ -486,7 +500,14 @@ func (m *Manager) StopExecution(ctx context.Context, arn, errName, cause string)
 		return time.Time{}, err
 	}
 	m.mu.Lock()
-	x := e.x
+	x, parked := e.x, e.park != nil
+	if parked { // its record, even while its run's goroutine returns
+		m.mu.Unlock()
+		if stop, err := m.stopParked(e, errName, cause); !errors.Is(err, errMoved) {
+			return stop, err
+		}
+		return m.StopExecution(ctx, arn, errName, cause) // resumed meanwhile
+	}
 	if x == nil {
 		stop, stalled, dmg := e.stop, e.stalled != nil, e.damage
 		m.mu.Unlock()
@@ -507,10 +528,15 @@ func (m *Manager) StopExecution(ctx context.Context, arn, errName, cause string)
 	defer cancel()
 	for {
 		m.mu.Lock()
-		st, stop := e.status, e.stop
+		st, stop, parked := e.status, e.stop, e.park != nil
 		m.mu.Unlock()
 		if st != asl.StatusRunning {
 			return stop, nil
+		}
+		if parked { // it parked as it was stopped
+			if stop, err := m.stopParked(e, errName, cause); !errors.Is(err, errMoved) {
+				return stop, err
+			}
 		}
 		select {
 		case <-ctx.Done():

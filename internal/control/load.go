@@ -55,6 +55,17 @@ func (m *Manager) loadExecutions(ctx context.Context) error {
 	}
 	var resume []*execution
 	var metas []execMeta
+	// Parked executions are indexed, not replayed (park.go): their index
+	// entries share the strings many of them repeat.
+	names := map[string]string{}
+	intern := func(s string) string {
+		if v, ok := names[s]; ok {
+			return v
+		}
+		names[s] = s
+		return s
+	}
+	states := map[string]string{}
 	for _, md := range machines {
 		if !md.IsDir() {
 			continue
@@ -69,10 +80,14 @@ func (m *Manager) loadExecutions(ctx context.Context) error {
 			if e == nil {
 				continue
 			}
+			e.smARN, e.tenant, e.versionARN, e.aliasARN = intern(e.smARN), intern(e.tenant), intern(e.versionARN), intern(e.aliasARN)
 			m.execs[e.arn] = e
 			m.byMachine[e.smARN] = append(m.byMachine[e.smARN], e)
 			if e.status == asl.StatusRunning {
 				m.running++
+				if m.readParked(e, states) {
+					continue
+				}
 				resume = append(resume, e)
 				metas = append(metas, meta)
 			}
@@ -85,7 +100,11 @@ func (m *Manager) loadExecutions(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	resume, metas = append(resume, children...), append(metas, childMetas...)
+	for i, e := range children {
+		if !m.readParked(e, states) {
+			resume, metas = append(resume, e), append(metas, childMetas[i])
+		}
+	}
 	for i, e := range resume {
 		if err := m.replay(ctx, e, metas[i], true); err != nil {
 			return err
@@ -151,12 +170,19 @@ func (m *Manager) replay(ctx context.Context, e *execution, meta execMeta, resum
 			return stalled("its redrive could not be recorded in its history", err)
 		}
 	}
+	return m.rerun(ctx, e, meta, rec, resumed)
+}
+
+// rerun runs an execution again from the history rec has loaded: resumed
+// after a restart, redriven, or resumed from its parked record (rec.from
+// set: neither logged nor reported to OnStatus, its status never changed).
+func (m *Manager) rerun(ctx context.Context, e *execution, meta execMeta, rec *recorder, resumed bool) error {
 	if res := rec.ended(); res != nil {
 		// it ended just before the crash: record what the history says
 		m.finish(e, rec, res)
 		return nil
 	}
-	sm, err := asl.Parse([]byte(meta.Definition))
+	sm, err := m.machineOf(meta.Definition)
 	if err != nil {
 		m.finish(e, rec, &asl.Result{Status: asl.StatusFailed, Error: asl.ErrRuntime, Cause: "the recorded definition no longer parses: " + err.Error()})
 		return nil

@@ -19,8 +19,11 @@ import (
 
 // Defaults for Config's bounds.
 const (
-	DefaultMaxExecutions = 100_000
-	DefaultMaxRunning    = 20_000
+	DefaultMaxExecutions = 200_000
+	// DefaultMaxRunning admits 100 000 executions waiting at once (issue
+	// 34): a parked one costs its index entry and a small record, about
+	// 1 KiB (see park.go and docs/BENCHMARKS.md).
+	DefaultMaxRunning = 100_000
 	// MaxHistoryEvents is Step Functions' limit on one execution's history.
 	MaxHistoryEvents = 25_000
 )
@@ -46,6 +49,10 @@ type Config struct {
 	// (default DefaultMaxActivityPollers); beyond it GetActivityTask fails
 	// with ActivityWorkerLimitExceeded.
 	MaxActivityPollers int
+	// ParkAfter is how long a Task waits for its token in memory before
+	// its execution parks (park.go); 0 is DefaultParkAfter, a negative
+	// one parks at once.
+	ParkAfter time.Duration
 
 	// OnHistory is called with every history event once it is persisted
 	// (durable: a replayable event, such as a Pass state's, with the next
@@ -129,6 +136,12 @@ type Manager struct {
 	attrs      attributes           // tags and configurations
 	runs       map[string]*mapRun   // map runs by ARN (mapruns.go)
 	runsByExec map[string][]*mapRun // … by parent execution, oldest first
+
+	wakes wakes         // parked executions by due time (park.go)
+	poke  chan struct{} // runWakes looks at the earliest again
+
+	parsedMu sync.Mutex
+	parsed   map[string]*asl.StateMachine // recorded definitions, parsed (machineOf)
 }
 
 type machine struct {
@@ -168,6 +181,8 @@ type execution struct {
 	redriveDate  time.Time
 	// testCase is the mock configuration's test case it runs ("" for none).
 	testCase string
+	// park is set while it is parked (park.go).
+	park *parked
 
 	// run is the map run a child execution belongs to (nil for any
 	// other), index its place in it (mapruns.go); waiters are closed when
@@ -222,6 +237,7 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 		disk: cfg.disk, quarantine: quarantine.Beside(cfg.Dir, cfg.Logger),
 		machines: map[string]*machine{}, execs: map[string]*execution{}, byMachine: map[string][]*execution{},
 		tokens: map[string]*recorder{}, runs: map[string]*mapRun{}, runsByExec: map[string][]*mapRun{},
+		poke: make(chan struct{}, 1),
 	}
 	m.vc.init(cfg.RouteSource)
 	m.eng = asl.New(cfg.Registry, append(opts, asl.WithActivities(m.scheduleActivity))...)
@@ -251,6 +267,8 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 		m.Close()
 		return nil, err
 	}
+	m.wg.Add(1)
+	go m.runWakes() // once loadExecutions no longer writes the index unlocked
 	return m, nil
 }
 

@@ -281,14 +281,22 @@ func (m *Manager) awaitChild(ctx context.Context, e *execution) {
 	if m.isClosed() {
 		return
 	}
-	m.mu.Lock()
-	x := e.x
-	if x != nil {
-		e.stopErr, e.stopWhy = "States.Aborted", "the map run stopped its children"
-	}
-	m.mu.Unlock()
-	if x != nil {
-		x.Stop()
+	const why = "the map run stopped its children"
+	for range maxMoves {
+		m.mu.Lock()
+		x, parked := e.x, e.park != nil
+		if x != nil && !parked {
+			e.stopErr, e.stopWhy = "States.Aborted", why
+		}
+		m.mu.Unlock()
+		if parked {
+			if _, err := m.stopParked(e, "States.Aborted", why); errors.Is(err, errMoved) {
+				continue // resumed meanwhile
+			}
+		} else if x != nil {
+			x.Stop()
+		}
+		break
 	}
 	select {
 	case <-ended:

@@ -40,6 +40,11 @@ type recorder struct {
 	// and the engine is stopped (historyLost). Atomic: launch reads it
 	// under Manager.mu, which onEvent takes under mu.
 	lost atomic.Pointer[error]
+	// parked is set once the run parked (park.go): its engine waits on
+	// nothing more, an answer goes to the parked record. from is the
+	// parked record a run resuming from one started from.
+	parked bool
+	from   *parked
 
 	// size is where the next line goes: the history's length once every
 	// line journaled is written. owner makes the journal refuse the lines
@@ -94,6 +99,7 @@ type pendingEvent struct {
 
 type taskRecord struct {
 	scheduled time.Time
+	submitted bool // its handler answered (TaskSubmitted): its token is out
 	done      bool
 	output    any
 	err       *asl.StatesError
@@ -291,6 +297,10 @@ func (r *recorder) load() error {
 						t.err = &asl.StatesError{Name: ev.Error, Cause: ev.Cause}
 					}
 				}
+			case "TaskSubmitted":
+				if list := rp.tasks[k]; len(list) > 0 {
+					list[len(list)-1].submitted = true
+				}
 			case "WaitStateEntered":
 				rp.waits[k] = append(rp.waits[k], ev.Timestamp)
 			case "ActivityStarted":
@@ -352,6 +362,9 @@ func (r *recorder) onEvent(ev asl.Event) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.parked {
+		return // never: a parked run records nothing more
+	}
 	if nameResource(&r.resource, &ev) {
 		k := stateKey(ev.Scope, ev.State)
 		if tok, ok := r.open.get(k); ok {
@@ -590,7 +603,7 @@ func (r *recorder) historyLost(err error) {
 }
 
 func (r *recorder) durable() *asl.Durable {
-	return &asl.Durable{Token: r.token, Task: r.task, WaitStart: r.waitStart}
+	return &asl.Durable{Token: r.token, Task: r.task, WaitStart: r.waitStart, Park: r.park, ParkAfter: r.m.parkAfter()}
 }
 
 // token returns the recorded token of a callback attempt or persists a new
@@ -639,7 +652,10 @@ func (r *recorder) task(c asl.Call) asl.TaskReplay {
 			if t.done {
 				return asl.TaskReplay{Done: true, Output: t.output, Err: t.err, TimedOut: t.timedOut}
 			}
-			rep.Scheduled = t.scheduled
+			// A restart invokes a waiting callback's handler again (the
+			// confirmations ask again: a damaged question is repaired);
+			// resuming a parked execution does not (park.go).
+			rep.Scheduled, rep.Submitted = t.scheduled, t.submitted && r.from != nil
 		}
 	}
 	if tok, ok := r.open.get(k); ok {
@@ -648,6 +664,13 @@ func (r *recorder) task(c asl.Call) asl.TaskReplay {
 			return res.replay()
 		}
 		r.hookRan.set(tok, true)
+		// A parked Task's heartbeats count on from its record; an activity
+		// task a worker had taken before a restart counts from the restart.
+		if rep.Beat = r.beatOf(tok); rep.Beat.IsZero() && r.rp != nil {
+			if _, taken := r.rp.taken.get(tok); taken {
+				rep.Beat = r.m.now()
+			}
+		}
 	}
 	return rep
 }
@@ -683,6 +706,10 @@ func (r *recorder) waitStart(c asl.Call) (time.Time, bool) {
 // the engine waits on the token; otherwise the Task hook picks it up.
 func (r *recorder) resolve(tok string, res resolution) error {
 	r.mu.Lock()
+	if r.parked {
+		r.mu.Unlock()
+		return errMoved // to the parked record
+	}
 	if res, _ := r.resolved.get(tok); res != nil {
 		r.mu.Unlock()
 		return errorf(CodeTaskTimedOut, "Task Timed Out: 'Provided task does not exist anymore'")

@@ -38,9 +38,11 @@ import (
 // written by atomic rename, fsynced.
 //
 // A history line is one of: a persisted event (with its id and the id of
-// the event before it), a task token the execution handed out, or a
-// SendTaskSuccess/SendTaskFailure accepted for a token. A line cut short by
-// a crash is dropped (and cut off) when the history is read back.
+// the event before it), a task token the execution handed out, a
+// SendTaskSuccess/SendTaskFailure accepted for a token, or where the
+// execution parked (park.go: a hint for the next Open). A
+// line cut short by a crash is dropped (and cut off) when the history is
+// read back.
 
 // line is one record of history.jsonl.
 type line struct {
@@ -51,6 +53,7 @@ type line struct {
 	Worker   string      `json:"worker,omitempty"`
 	Token    *tokenLine  `json:"token,omitempty"`
 	Resolved *resolution `json:"resolved,omitempty"`
+	Parked   *parkLine   `json:"parked,omitempty"`
 }
 
 // tokenLine records a task token handed to a .waitForTaskToken attempt.

@@ -8,10 +8,16 @@ func TokenExecution(token string) (arn string, ok bool) { return tokenExecution(
 
 // TokenState is the state whose Task waits on token, or the API error for
 // a token that is malformed, unknown or no longer waiting.
-func (m *Manager) TokenState(_ context.Context, token string) (string, error) {
-	rec, err := m.waiting(token)
+func (m *Manager) TokenState(ctx context.Context, token string) (string, error) {
+	rec, e, err := m.waiting(token)
 	if err != nil {
 		return "", err
+	}
+	if e != nil {
+		if state, ok := m.parkedState(e, token); ok {
+			return state, nil
+		}
+		return m.TokenState(ctx, token) // resumed meanwhile
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
