@@ -1,6 +1,7 @@
 package asl
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -24,6 +25,8 @@ type StateMachine struct {
 	// JSONata one, which reads plain values only (Execution.plain): the
 	// execution's input is then parsed without lazy values.
 	jsonata bool
+	// drawsAnew: see replayable.
+	drawsAnew bool
 	// unsupported: see Unsupported.
 	unsupported []string
 
@@ -148,10 +151,12 @@ func Parse(data []byte) (*StateMachine, error) {
 	}
 	markPure(sm)
 	sm.jsonata = usesJSONata(sm)
+	sm.drawsAnew = drawsAnew(data)
 	sm.unsupported = v.unsupported
 	walkStates(sm, func(st *State) {
 		if st.dist != nil { // a child execution's machine, run on its own
 			st.Processor.jsonata = usesJSONata(st.Processor)
+			st.Processor.drawsAnew = sm.drawsAnew
 		}
 	})
 	return sm, nil
@@ -161,6 +166,25 @@ func Parse(data []byte) (*StateMachine, error) {
 // but cannot run, each with its state ("" when it runs all of it): a valid
 // definition, which "veredicto states validate" accepts with a warning.
 func (sm *StateMachine) Unsupported() []string { return sm.unsupported }
+
+// nondeterministic name what a definition may read that a replay would
+// read anew, not from the history: random values, the clock, a state's
+// entry time (its StateEntered is recorded again when replayed).
+var nondeterministic = [][]byte{[]byte("States.UUID"), []byte("$uuid"), []byte("$random"), []byte("$now"), []byte("$millis"), []byte("EnteredTime")}
+
+// drawsAnew reports whether a definition's text names any of
+// nondeterministic: conservatively, wherever it appears.
+func drawsAnew(definition []byte) bool {
+	return slices.ContainsFunc(nondeterministic, func(s []byte) bool { return bytes.Contains(definition, s) })
+}
+
+// replayable reports whether a replay of an execution of sm computes the
+// values it computed the first time: Task results come from the history,
+// every other value from them and the input, unless the definition draws
+// on randomness or the clock (drawsAnew). Only then may an execution park
+// (park.go): resuming it replays it. After a restart every execution is
+// replayed, as before parking existed.
+func (sm *StateMachine) replayable() bool { return !sm.drawsAnew }
 
 // usesJSONata reports whether some state of sm, nested ones included, is a
 // JSONata one.

@@ -20,10 +20,11 @@ var errParked = errors.New("asl: the execution parked")
 
 // parks reports whether this state may park its execution: it is one of
 // the execution's own states (a Parallel branch's or a Map iteration's
-// siblings may still be running), and the caller parks executions.
+// siblings may still be running), the caller parks executions, and a
+// replay resumes the execution exactly (StateMachine.replayable).
 func (r *stateRun) parks() bool {
 	d := r.x.durable
-	return d != nil && d.Park != nil && r.fr == rootFrame
+	return d != nil && d.Park != nil && r.fr == rootFrame && r.x.sm.replayable()
 }
 
 // park asks Durable.Park to park the execution at p, whose Wake it brings

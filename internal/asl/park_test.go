@@ -229,3 +229,24 @@ func TestParkOnlyWhereNothingElseRuns(t *testing.T) {
 		t.Errorf("Park asked %+v, want once, for Ask's token", asked)
 	}
 }
+
+// A definition that draws on randomness or the clock does not park: a
+// replay would draw different values than the run it resumes.
+func TestNoParkWhereAReplayDrawsAnew(t *testing.T) {
+	for _, expr := range []string{`"id.$":"States.UUID()"`, `"at.$":"$$.State.EnteredTime"`} {
+		def := `{"StartAt":"Id","States":{"Id":{"Type":"Pass","Parameters":{` + expr + `},"Next":"Pause"},
+		  "Pause":{"Type":"Wait","Seconds":3600,"End":true}}}`
+		clk := asltest.NewClock(clockStart)
+		eng := New(NewRegistry(), WithClock(clk))
+		parks := &parkings{park: true}
+		x, err := eng.Start(context.Background(), mustParse(t, def), json.RawMessage(`{}`), StartOptions{Durable: &Durable{Park: parks.hook}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		awaitTimers(t, clk, time.Hour)
+		clk.Advance(time.Hour)
+		if res := finished(t, x); res.Status != StatusSucceeded || len(parks.asked()) != 0 {
+			t.Errorf("%s: %s, Park asked %d times, want it never asked", expr, res.Status, len(parks.asked()))
+		}
+	}
+}
