@@ -8,7 +8,7 @@ NODE     := node_modules/.bin/node
 # finishes, failing tests in full, skipped tests named with their reason.
 GOTEST   := $(GO) run ./cmd/test-summary
 
-.PHONY: all run test test-long test-go test-node test-cfn node-tools vet bench bench-compare bench-starts build-cli clean jsonata-expected moto-crosscheck
+.PHONY: all run test test-long test-go test-node test-cfn node-tools vet bench bench-long bench-compare bench-starts build-cli clean jsonata-expected moto-crosscheck
 
 all: build-cli
 
@@ -101,6 +101,17 @@ test-node:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -cpu 1 ./internal/asl
+
+# The long benchmarks, never part of make test: issue 34's waiting soak
+# (BenchmarkWaitingSoak: 100 000 executions left waiting in a Wait state,
+# then on task tokens, in a `veredicto serve` subprocess: its memory,
+# goroutines and threads, ListExecutions pages, a kill -9 and the restart,
+# SendTaskSuccess and StopExecution latencies; several minutes a variant,
+# SOAK_N=10000 shortens it) after the 10 000 waiting executions of
+# BenchmarkWaitingExecutions. docs/BENCHMARKS.md records their figures.
+bench-long:
+	$(GO) test -run '^$$' -bench '^BenchmarkWaitingExecutions$$' -benchtime 1x ./internal/control
+	$(GO) test -run '^$$' -bench '^BenchmarkWaitingSoak$$' -benchtime 1x -timeout 120m ./cmd/veredicto
 
 # The engine against the npm engine aws-local-stepfunctions on the same four
 # workloads (internal/asl/aslbench), interleaved rounds, medians, outputs

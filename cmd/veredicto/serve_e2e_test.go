@@ -131,7 +131,7 @@ func startLive(ctx context.Context, t *testing.T) live {
 }
 
 // token signs a local token for tenant, as `veredicto token` does.
-func (l live) token(t *testing.T, tenant, subject string) string {
+func (l live) token(t testing.TB, tenant, subject string) string {
 	t.Helper()
 	now := time.Now()
 	tok, err := auth.SignHS256(l.key, auth.Claims{Subject: subject, Tenant: tenant, Issuer: app.LocalIssuer, Audience: []string{app.LocalAudience},

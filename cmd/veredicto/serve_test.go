@@ -53,7 +53,7 @@ func copyDir(t *testing.T, src, dst string) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -69,10 +69,10 @@ type serveProcess struct {
 	log bytes.Buffer
 }
 
-func startServe(t *testing.T, bin, addr, data string) *serveProcess {
+func startServe(t testing.TB, bin, addr, data string, args ...string) *serveProcess {
 	t.Helper()
 	p := &serveProcess{}
-	p.cmd = exec.Command(bin, "serve", "--addr", addr, "--data", data, "--template", "../../template.yaml")
+	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--data", data, "--template", "../../template.yaml"}, args...)...)
 	p.cmd.Env = append(os.Environ(), "OPENAI_API_KEY=")
 	p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
 	if err := p.cmd.Start(); err != nil {
@@ -91,6 +91,17 @@ func startServe(t *testing.T, bin, addr, data string) *serveProcess {
 		t.Fatalf("serve did not answer /healthz: %v\n%s", err, p.log.String())
 	}
 	return p
+}
+
+// buildCLI builds the CLI into a temporary folder.
+func buildCLI(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "veredicto")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // kill is kill -9 of the server's PID.
@@ -163,11 +174,7 @@ func TestServeDurable(t *testing.T) {
 		t.Skip("slow: builds the CLI and kills and restarts it as a subprocess; make test-long runs it")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "veredicto")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCLI(t)
 	data := filepath.Join(tmp, "data")
 	copyDir(t, "../../examples/search-demo", filepath.Join(data, "inputs", "searches", "demo-cfo-andina"))
 	addr := freeAddr(t)

@@ -228,7 +228,7 @@ func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine
 		return
 	}
 	m.mu.Lock()
-	e.x, e.park = x, nil // a parked execution resumed: its record until now
+	e.x = x
 	m.mu.Unlock()
 	if rec.lost.Load() != nil {
 		x.Stop() // its history failed before it was attached (historyLost)
@@ -499,33 +499,44 @@ func (m *Manager) StopExecution(ctx context.Context, arn, errName, cause string)
 	if err != nil {
 		return time.Time{}, err
 	}
-	m.mu.Lock()
-	x, parked := e.x, e.park != nil
-	if parked { // its record, even while its run's goroutine returns
-		m.mu.Unlock()
-		if stop, err := m.stopParked(e, errName, cause); !errors.Is(err, errMoved) {
-			return stop, err
+	// A handler that ignores its context can hold the end back: answer
+	// within a bound either way (the end is recorded when it comes).
+	ctx, cancel := context.WithTimeout(ctx, stopWait)
+	defer cancel()
+	var x *asl.Execution
+	for x == nil {
+		m.mu.Lock()
+		var parked bool
+		x, parked = e.x, e.park != nil
+		if parked { // its record, even while its run's goroutine returns
+			m.mu.Unlock()
+			if stop, err := m.stopParked(e, errName, cause); !errors.Is(err, errMoved) {
+				return stop, err
+			}
+			continue // resumed meanwhile
 		}
-		return m.StopExecution(ctx, arn, errName, cause) // resumed meanwhile
-	}
-	if x == nil {
-		stop, stalled, dmg := e.stop, e.stalled != nil, e.damage
+		if x != nil {
+			e.stopErr, e.stopWhy = errName, cause
+			m.mu.Unlock()
+			break
+		}
+		stop, stalled, dmg, running := e.stop, e.stalled != nil, e.damage, e.status == asl.StatusRunning
 		m.mu.Unlock()
 		switch {
 		case dmg != nil:
 			return time.Time{}, damagedError(e.arn, dmg)
 		case stalled:
 			return m.closeStalled(e, errName, cause)
+		case !running:
+			return stop, nil
 		}
-		return stop, nil
+		select { // being started or resumed: its run is attached in a moment
+		case <-ctx.Done():
+			return m.now().UTC(), nil
+		case <-time.After(time.Millisecond):
+		}
 	}
-	e.stopErr, e.stopWhy = errName, cause
-	m.mu.Unlock()
 	x.Stop()
-	// A handler that ignores its context can hold the end back: answer
-	// within a bound either way (the end is recorded when it comes).
-	ctx, cancel := context.WithTimeout(ctx, stopWait)
-	defer cancel()
 	for {
 		m.mu.Lock()
 		st, stop, parked := e.status, e.stop, e.park != nil

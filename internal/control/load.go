@@ -190,9 +190,15 @@ func (m *Manager) rerun(ctx context.Context, e *execution, meta execMeta, rec *r
 	if resumed {
 		m.log.InfoContext(ctx, "resuming execution", "execution", e.arn, "events", rec.nextID)
 	}
+	// A parked execution's record gives way to its run in one step, its
+	// tokens the run's again: an answer finds one or the other.
+	m.mu.Lock()
 	for _, w := range rec.rp.waiting {
-		m.addToken(w.v, rec)
+		m.tokens[w.v] = rec
 	}
+	m.unwake(e)
+	e.park = nil
+	m.mu.Unlock()
 	m.launch(ctx, e, sm, meta.Input, rec, resumed)
 	return nil
 }
