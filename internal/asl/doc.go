@@ -23,6 +23,8 @@
 //     (.waitForTaskToken, SendTaskSuccess, SendTaskFailure);
 //   - activity.go: Task states served by activity workers (WithActivities);
 //   - retry.go: Retry and Catch, and ErrorEquals matching;
+//   - durable.go, park.go: resuming a recorded execution by replay
+//     (Durable), and parking one that can only wait (Durable.Park);
 //   - fanout.go: Parallel branches and Map iterations;
 //   - distributed.go, maprun.go, mapbatch.go, itemreader.go,
 //     resultwriter.go: Distributed Map states — loading them, their map

@@ -20,6 +20,12 @@
 // and its resolution, a Wait's start, the end) is durable before the
 // engine goes on, and OnHistory hears of events only once durable.
 //
+// An execution that can only wait — in a Wait state or on a Task's token
+// — is parked: it holds no goroutine, only its index entry and a small
+// record, and the same replay resumes it when its token is answered or
+// its time comes (park.go). A restart indexes parked executions instead
+// of replaying them.
+//
 // An execution's status changes only once its closing event and its
 // metadata are durable. When the disk cannot take a history
 // event or the end (a full disk), the execution is halted where its
@@ -53,6 +59,9 @@
 //     the executions that were running;
 //   - recorder.go: an execution's recorder (persisting its history,
 //     deterministic replay and its task tokens);
+//   - park.go: parked executions: their records, the one timer heap that
+//     wakes them, and what answers, heartbeats, stops and activity
+//     workers do to them;
 //   - store.go: the on-disk layout and atomic, fsynced writes;
 //   - journal.go: the executions' write-ahead journal (group commit, the
 //     replay after a crash, checkpoints);

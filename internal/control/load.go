@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/veredicto/veredicto/internal/asl"
 )
@@ -74,22 +75,28 @@ func (m *Manager) loadExecutions(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("control: %w", err)
 		}
-		for _, nd := range names {
-			dir := filepath.Join(m.executionsDir(), md.Name(), nd.Name())
-			meta, e := m.loadExecution(md.Name(), nd.Name(), dir)
-			if e == nil {
-				continue
-			}
-			e.smARN, e.tenant, e.versionARN, e.aliasARN = intern(e.smARN), intern(e.tenant), intern(e.versionARN), intern(e.aliasARN)
-			m.execs[e.arn] = e
-			m.byMachine[e.smARN] = append(m.byMachine[e.smARN], e)
-			if e.status == asl.StatusRunning {
-				m.running++
-				if m.readParked(e, states) {
+		files := make([]executionFiles, min(len(names), loadChunk))
+		for len(names) > 0 {
+			chunk := names[:min(len(names), loadChunk)]
+			names = names[len(chunk):]
+			readFolders(files[:len(chunk)], func(i int) string { return filepath.Join(m.executionsDir(), md.Name(), chunk[i].Name()) })
+			for i, nd := range chunk {
+				dir := filepath.Join(m.executionsDir(), md.Name(), nd.Name())
+				meta, e := m.loadExecutionFrom(md.Name(), nd.Name(), dir, files[i])
+				if e == nil {
 					continue
 				}
-				resume = append(resume, e)
-				metas = append(metas, meta)
+				e.smARN, e.tenant, e.versionARN, e.aliasARN = intern(e.smARN), intern(e.tenant), intern(e.versionARN), intern(e.aliasARN)
+				m.execs[e.arn] = e
+				m.byMachine[e.smARN] = append(m.byMachine[e.smARN], e)
+				if e.status == asl.StatusRunning {
+					m.running++
+					if m.readParked(e, states, files[i].park) {
+						continue
+					}
+					resume = append(resume, e)
+					metas = append(metas, meta)
+				}
 			}
 		}
 	}
@@ -101,7 +108,7 @@ func (m *Manager) loadExecutions(ctx context.Context) error {
 		return err
 	}
 	for i, e := range children {
-		if !m.readParked(e, states) {
+		if pl, _ := lastParkLine(filepath.Join(e.dir, "history.jsonl")); !m.readParked(e, states, pl) {
 			resume, metas = append(resume, e), append(metas, childMetas[i])
 		}
 	}
@@ -119,8 +126,59 @@ func (m *Manager) loadExecutions(ctx context.Context) error {
 // execution is damaged, its name reserved. A folder with neither is a
 // start that never completed, skipped.
 func (m *Manager) loadExecution(machineName, name, dir string) (execMeta, *execution) {
-	var meta execMeta
-	err := readJSON(filepath.Join(dir, "meta.json"), &meta)
+	return m.loadExecutionFrom(machineName, name, dir, readExecution(dir))
+}
+
+// executionFiles is what Open reads of an execution's folder: its
+// metadata (err: why not) and, for a RUNNING one whose history ends with
+// where it parked, that line.
+type executionFiles struct {
+	meta execMeta
+	err  error
+	park *parkLine
+}
+
+func readExecution(dir string) executionFiles {
+	var f executionFiles
+	f.err = readJSON(filepath.Join(dir, "meta.json"), &f.meta)
+	if f.err == nil && f.meta.Status == asl.StatusRunning {
+		f.park, _ = lastParkLine(filepath.Join(dir, "history.jsonl"))
+	}
+	return f
+}
+
+// loadChunk and loadReaders: Open reads the folders of loadChunk
+// executions at once, loadReaders at a time (the reads wait on the disk
+// more than on the CPU), then indexes them in order.
+const (
+	loadChunk   = 512
+	loadReaders = 8
+)
+
+// readFolders reads the folders dir(0), dir(1)… into files, loadReaders
+// at a time.
+func readFolders(files []executionFiles, dir func(int) string) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(loadReaders, len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				files[i] = readExecution(dir(i))
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// loadExecutionFrom is loadExecution with the folder's files read.
+func (m *Manager) loadExecutionFrom(machineName, name, dir string, f executionFiles) (execMeta, *execution) {
+	meta, err := f.meta, f.err
 	var de *decodeError
 	var e *execution
 	switch {

@@ -197,12 +197,12 @@ type parkLine struct {
 const parkTail = 4096
 
 // readParked indexes a RUNNING execution found at Open as parked when its
-// history ends with a park line; false when it must be replayed. states
-// interns the state names. Its heartbeat count starts again now, as a
-// resumed Task's does.
-func (m *Manager) readParked(e *execution, states map[string]string) bool {
-	pl, ok := lastParkLine(filepath.Join(e.dir, "history.jsonl"))
-	if !ok || pl.Activity || pl.State == "" { // an activity's queued task is in memory only: the replay queues it again
+// history ends with a park line (pl, nil for none), and tells OnStatus it runs again (as a
+// replayed one is); false when it must be replayed. states interns the
+// state names. Its heartbeat count starts again now, as a resumed Task's
+// does.
+func (m *Manager) readParked(e *execution, states map[string]string, pl *parkLine) bool {
+	if pl == nil || pl.Activity || pl.State == "" { // an activity's queued task is in memory only: the replay queues it again
 		return false
 	}
 	p := &parked{heartbeat: pl.Heartbeat, index: -1}
@@ -227,6 +227,7 @@ func (m *Manager) readParked(e *execution, states map[string]string) bool {
 	}
 	e.park = p
 	m.rewake(e)
+	m.notify(Status{Tenant: e.tenant, ExecutionARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Status: asl.StatusRunning, Resumed: true})
 	return true
 }
 
