@@ -545,9 +545,11 @@ func (m *Manager) StopExecution(ctx context.Context, arn, errName, cause string)
 			return stop, nil
 		}
 		if parked { // it parked as it was stopped
-			if stop, err := m.stopParked(e, errName, cause); !errors.Is(err, errMoved) {
-				return stop, err
+			stop, err := m.stopParked(e, errName, cause)
+			if errors.Is(err, errMoved) { // and resumed since: stop that run
+				return m.StopExecution(ctx, arn, errName, cause)
 			}
+			return stop, err
 		}
 		select {
 		case <-ctx.Done():

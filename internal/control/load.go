@@ -79,7 +79,9 @@ func (m *Manager) loadExecutions(ctx context.Context) error {
 		for len(names) > 0 {
 			chunk := names[:min(len(names), loadChunk)]
 			names = names[len(chunk):]
-			readFolders(files[:len(chunk)], func(i int) string { return filepath.Join(m.executionsDir(), md.Name(), chunk[i].Name()) })
+			readFolders(files[:len(chunk)], func(i int) (string, string) {
+				return filepath.Join(m.executionsDir(), md.Name(), chunk[i].Name()), ExecutionARN(md.Name(), chunk[i].Name())
+			})
 			for i, nd := range chunk {
 				dir := filepath.Join(m.executionsDir(), md.Name(), nd.Name())
 				meta, e := m.loadExecutionFrom(md.Name(), nd.Name(), dir, files[i])
@@ -126,23 +128,31 @@ func (m *Manager) loadExecutions(ctx context.Context) error {
 // execution is damaged, its name reserved. A folder with neither is a
 // start that never completed, skipped.
 func (m *Manager) loadExecution(machineName, name, dir string) (execMeta, *execution) {
-	return m.loadExecutionFrom(machineName, name, dir, readExecution(dir))
+	return m.loadExecutionFrom(machineName, name, dir, readExecution(dir, ""))
 }
 
-// executionFiles is what Open reads of an execution's folder: its
-// metadata (err: why not) and, for a RUNNING one whose history ends with
-// where it parked, that line.
+// executionFiles is what Open reads of an execution's folder: for a
+// RUNNING one whose history ends with where it parked, that line; its
+// metadata (err: why not), unless the park line indexes it (indexed).
 type executionFiles struct {
-	meta execMeta
-	err  error
-	park *parkLine
+	park    *parkLine
+	indexed bool
+	meta    execMeta
+	err     error
 }
 
-func readExecution(dir string) executionFiles {
+// readExecution reads the folder dir of execution arn ("": a map run's
+// child, indexed with its run).
+func readExecution(dir, arn string) executionFiles {
 	var f executionFiles
+	f.park, _ = lastParkLine(filepath.Join(dir, "history.jsonl"))
+	if arn != "" && f.park.indexes(arn) && f.park.Index != nil {
+		f.indexed = true
+		return f
+	}
 	f.err = readJSON(filepath.Join(dir, "meta.json"), &f.meta)
-	if f.err == nil && f.meta.Status == asl.StatusRunning {
-		f.park, _ = lastParkLine(filepath.Join(dir, "history.jsonl"))
+	if f.err != nil || f.meta.Status != asl.StatusRunning {
+		f.park = nil
 	}
 	return f
 }
@@ -155,9 +165,9 @@ const (
 	loadReaders = 8
 )
 
-// readFolders reads the folders dir(0), dir(1)… into files, loadReaders
-// at a time.
-func readFolders(files []executionFiles, dir func(int) string) {
+// readFolders reads the folders of executions 0, 1… (dir: each one's
+// folder and ARN) into files, loadReaders at a time.
+func readFolders(files []executionFiles, dir func(int) (string, string)) {
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range min(loadReaders, len(files)) {
@@ -178,6 +188,12 @@ func readFolders(files []executionFiles, dir func(int) string) {
 
 // loadExecutionFrom is loadExecution with the folder's files read.
 func (m *Manager) loadExecutionFrom(machineName, name, dir string, f executionFiles) (execMeta, *execution) {
+	if f.indexed {
+		if e := f.park.execution(ExecutionARN(machineName, name), name, dir); e != nil {
+			return execMeta{}, e // parked: readParked indexes it, no replay needs its metadata
+		}
+		f = readExecution(dir, "")
+	}
 	meta, err := f.meta, f.err
 	var de *decodeError
 	var e *execution

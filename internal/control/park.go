@@ -43,13 +43,17 @@ import (
 // Wait with longer than that to go parks at once.
 //
 // After a restart a parked execution is not replayed at Open: when it
-// parks, a line naming where it waits is appended to its history (through
-// the journal, as every line: a file of its own cost 200 µs to create). A history that still ends with that line says nothing happened
-// since, and the execution is indexed as parked as it stands (readParked,
-// which reads the history's last line only); otherwise (or for an
-// activity's Task, whose queued task lives in memory) it is replayed at
-// Open, as every execution used to be. A park line lost or cut by a
-// crash merely leaves the execution to be replayed.
+// parks, a line naming where it waits is appended to its history
+// (through the journal, as every line: a file of its own cost 200 µs to
+// create), with what the index holds of it (its metadata's, which does
+// not change while it runs). A history that still ends with that line
+// says nothing happened since, and the execution is indexed as parked
+// from that line alone (readParked): Open reads the history's last line,
+// not the metadata, whose definition can be tens of KiB (the executive
+// search's is 36). Otherwise (or for an activity's Task, whose queued
+// task lives in memory) it is replayed at Open, as every execution used
+// to be. A park line lost or cut by a crash merely leaves the execution
+// to be replayed.
 
 // DefaultParkAfter is Config.ParkAfter's default.
 const DefaultParkAfter = time.Second
@@ -146,10 +150,14 @@ func (r *recorder) park(at asl.Parked) bool {
 		}
 		p.token = id
 	}
-	p.setWake()
 	// Before the record is installed (nothing else can append to the
 	// history meanwhile), and applied to the file before a resume reads it.
-	rec, err := r.journalLine(&line{Parked: &parkLine{State: at.State, Token: at.Token, Wake: at.Wake, Heartbeat: at.Heartbeat, Activity: at.Activity}})
+	pl := &parkLine{State: at.State, Token: at.Token, Wake: at.Wake, Heartbeat: at.Heartbeat, Activity: at.Activity}
+	if e := r.e; e.run == nil { // a map run's child is indexed with its run (loadMapRuns)
+		pl.Index = &parkedIndex{StateMachineARN: e.smARN, Tenant: e.tenant, Start: e.start, InputSHA256: hex.EncodeToString(e.inputSum[:]),
+			VersionARN: e.versionARN, AliasARN: e.aliasARN, RedriveCount: e.redriveCount, RedriveDate: e.redriveDate, TestCase: e.testCase}
+	}
+	rec, err := r.journalLine(&line{Parked: pl})
 	if err != nil || r.flush(rec) != nil {
 		if !r.owner.sticky {
 			r.owner.failed = nil // a hint that failed alone: the history takes lines again
@@ -190,6 +198,52 @@ type parkLine struct {
 	Wake      time.Time     `json:"wake,omitzero"`
 	Heartbeat time.Duration `json:"heartbeat,omitempty"`
 	Activity  bool          `json:"activity,omitempty"`
+	Index     *parkedIndex  `json:"execution,omitempty"`
+}
+
+// parkedIndex is what the index holds of a parked execution, as its
+// meta.json has it.
+type parkedIndex struct {
+	StateMachineARN string    `json:"stateMachineArn"`
+	Tenant          string    `json:"tenant"`
+	Start           time.Time `json:"startDate"`
+	InputSHA256     string    `json:"inputSha256"`
+	VersionARN      string    `json:"stateMachineVersionArn,omitempty"`
+	AliasARN        string    `json:"stateMachineAliasArn,omitempty"`
+	RedriveCount    int       `json:"redriveCount,omitempty"`
+	RedriveDate     time.Time `json:"redriveDate,omitzero"`
+	TestCase        string    `json:"mockTestCase,omitempty"`
+}
+
+// indexes reports whether the park line lets Open index execution arn as
+// parked: not an activity's Task (its queued task is in memory only: the
+// replay queues it again), and a token of its own.
+func (pl *parkLine) indexes(arn string) bool {
+	if pl == nil || pl.Activity || pl.State == "" {
+		return false
+	}
+	if pl.Token == "" {
+		return true
+	}
+	owner, ok := tokenExecution(pl.Token)
+	_, idOK := tokenID(pl.Token)
+	return ok && idOK && owner == arn
+}
+
+// execution is the index entry a park line's Index makes for the
+// execution named name in dir (nil without an Index that decodes).
+func (pl *parkLine) execution(arn, name, dir string) *execution {
+	ix := pl.Index
+	var sum [32]byte
+	if ix == nil || hex.DecodedLen(len(ix.InputSHA256)) != len(sum) {
+		return nil
+	}
+	if _, err := hex.Decode(sum[:], []byte(ix.InputSHA256)); err != nil {
+		return nil
+	}
+	return &execution{arn: arn, smARN: ix.StateMachineARN, name: name, tenant: ix.Tenant, inputSum: sum, start: ix.Start, dir: dir,
+		status: asl.StatusRunning, versionARN: ix.VersionARN, aliasARN: ix.AliasARN, redriveCount: ix.RedriveCount, redriveDate: ix.RedriveDate,
+		testCase: ix.TestCase}
 }
 
 // parkTail bounds what readParked reads of a history: a park line is far
@@ -197,22 +251,17 @@ type parkLine struct {
 const parkTail = 4096
 
 // readParked indexes a RUNNING execution found at Open as parked when its
-// history ends with a park line (pl, nil for none), and tells OnStatus it runs again (as a
-// replayed one is); false when it must be replayed. states interns the
-// state names. Its heartbeat count starts again now, as a resumed Task's
-// does.
+// history ends with a park line (pl, nil for none) that indexes it, and
+// tells OnStatus it runs again (as a replayed one is); false when it must
+// be replayed. states interns the state names. Its heartbeat count starts
+// again now, as a resumed Task's does.
 func (m *Manager) readParked(e *execution, states map[string]string, pl *parkLine) bool {
-	if pl == nil || pl.Activity || pl.State == "" { // an activity's queued task is in memory only: the replay queues it again
+	if !pl.indexes(e.arn) {
 		return false
 	}
 	p := &parked{heartbeat: pl.Heartbeat, index: -1}
 	if pl.Token != "" {
-		arn, ok := tokenExecution(pl.Token)
-		id, idOK := tokenID(pl.Token)
-		if !ok || !idOK || arn != e.arn {
-			return false
-		}
-		p.token = id
+		p.token, _ = tokenID(pl.Token)
 	}
 	if s, ok := states[pl.State]; ok {
 		p.state = s
