@@ -32,6 +32,20 @@ func (p *parkings) asked() []Parked {
 	return append([]Parked(nil), p.got...)
 }
 
+// parkingRun starts def with input {} on an engine with reg, on a clock
+// the test moves, its Durable.Park answered with park.
+func parkingRun(t *testing.T, reg *Registry, def string, park bool) (*asltest.Clock, *Engine, *parkings, *Execution) {
+	t.Helper()
+	clk := asltest.NewClock(clockStart)
+	eng := New(reg, WithClock(clk))
+	parks := &parkings{park: park}
+	x, err := eng.Start(context.Background(), mustParse(t, def), json.RawMessage(`{}`), StartOptions{Durable: &Durable{Park: parks.hook}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clk, eng, parks, x
+}
+
 // finished waits for x's end.
 func finished(t *testing.T, x *Execution) *Result {
 	t.Helper()
@@ -68,13 +82,7 @@ func TestParkedWaitReturnsAndResumes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			def := `{` + tc.timeout + `"StartAt":"Pause","States":{"Pause":{"Type":"Wait","Seconds":3600,"Next":"Done"},"Done":{"Type":"Pass","End":true}}}`
-			clk := asltest.NewClock(clockStart)
-			eng := New(NewRegistry(), WithClock(clk))
-			parks := &parkings{park: true}
-			x, err := eng.Start(context.Background(), mustParse(t, def), json.RawMessage(`{}`), StartOptions{Durable: &Durable{Park: parks.hook}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			clk, eng, parks, x := parkingRun(t, NewRegistry(), def, true)
 			res := finished(t, x)
 			if res.Status != StatusRunning || res.Parked == nil {
 				t.Fatalf("status %s, parked %+v: want RUNNING and parked", res.Status, res.Parked)
@@ -207,13 +215,7 @@ func TestParkOnlyWhereNothingElseRuns(t *testing.T) {
 	tokens := make(chan string, 1)
 	reg := NewRegistry()
 	reg.Register("AskFunction", tokenHandler(tokens))
-	clk := asltest.NewClock(clockStart)
-	eng := New(reg, WithClock(clk))
-	parks := &parkings{park: false}
-	x, err := eng.Start(context.Background(), mustParse(t, def), json.RawMessage(`{}`), StartOptions{Durable: &Durable{Park: parks.hook}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	clk, eng, parks, x := parkingRun(t, reg, def, false)
 	awaitTimers(t, clk, time.Minute)
 	clk.Advance(time.Minute)
 	tok := <-tokens
@@ -236,13 +238,7 @@ func TestNoParkWhereAReplayDrawsAnew(t *testing.T) {
 	for _, expr := range []string{`"id.$":"States.UUID()"`, `"at.$":"$$.State.EnteredTime"`} {
 		def := `{"StartAt":"Id","States":{"Id":{"Type":"Pass","Parameters":{` + expr + `},"Next":"Pause"},
 		  "Pause":{"Type":"Wait","Seconds":3600,"End":true}}}`
-		clk := asltest.NewClock(clockStart)
-		eng := New(NewRegistry(), WithClock(clk))
-		parks := &parkings{park: true}
-		x, err := eng.Start(context.Background(), mustParse(t, def), json.RawMessage(`{}`), StartOptions{Durable: &Durable{Park: parks.hook}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		clk, _, parks, x := parkingRun(t, NewRegistry(), def, true)
 		awaitTimers(t, clk, time.Hour)
 		clk.Advance(time.Hour)
 		if res := finished(t, x); res.Status != StatusSucceeded || len(parks.asked()) != 0 {
