@@ -40,9 +40,9 @@ import (
 // A history line is one of: a persisted event (with its id and the id of
 // the event before it), a task token the execution handed out, a
 // SendTaskSuccess/SendTaskFailure accepted for a token, or where the
-// execution parked (park.go: a hint for the next Open). A
-// line cut short by a crash is dropped (and cut off) when the history is
-// read back.
+// execution parked (park.go: what the next Open indexes it from). A line
+// cut short by a crash is dropped (and cut off) when the history is read
+// back.
 
 // line is one record of history.jsonl.
 type line struct {
