@@ -207,6 +207,11 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 		go deliverReviews(deliverCtx, reviews, m.Stderr)
 	}
 	res, err := x.Wait(ctx)
+	// The record is on disk before the run says how it ended, whatever
+	// the end (its steps synced it only when they wrote a report).
+	if serr := fs.Record.Sync(context.WithoutCancel(ctx)); serr != nil && err == nil {
+		err = fmt.Errorf("keep the audit record: %w", serr)
+	}
 	if err != nil {
 		return fail(exitFailed, "%v", err)
 	}

@@ -180,12 +180,20 @@ type FolderSearch struct {
 	Search  *search.Service
 	Reviews *confirm.Service
 	Engine  *asl.Engine
+	// Record is the run's audit record (OUT/audit), synced when a step
+	// reports: the CLI syncs it (Sync) before it says how the run ended.
+	Record *audit.Folders
 }
 
 // NewFolderSearch assembles a FolderSearch reading the search from inputs.
 // Its senior reviews are delivered by this process (resolver names it on
 // the records), never by another one.
 func NewFolderSearch(inputs search.BlobReader, out, data string, analyst search.Analyst, limits search.Limits, logger *slog.Logger) *FolderSearch {
+	// One execution per output folder: its record is OUT/audit
+	// (ArchiveRecord moves an earlier run's aside first). The engine keeps
+	// every step's result in this process: the record is synced when a
+	// report or the summary is written, and at the end.
+	record := &audit.Folders{Root: filepath.Join(out, "audit"), Single: true, SyncOnReport: true}
 	svc := &search.Service{
 		Inputs:         inputs,
 		Reports:        fileblob.NewDir(out),
@@ -193,9 +201,7 @@ func NewFolderSearch(inputs search.BlobReader, out, data string, analyst search.
 		Analyst:        analyst,
 		PromptVersions: prompts.PromptVersion,
 		Limits:         limits,
-		// One execution per output folder: its record is OUT/audit
-		// (ArchiveRecord moves an earlier run's aside first).
-		Audit: &audit.Folders{Root: filepath.Join(out, "audit"), Single: true},
+		Audit:          record,
 	}
 	reviews := &confirm.Service{Store: fileconfirm.Local(data), Events: fileeventlog.Local(data), Logger: logger,
 		Resolver: fmt.Sprintf("veredicto search run --review (pid %d, started %s)", os.Getpid(), time.Now().UTC().Format(time.RFC3339Nano))}
@@ -203,7 +209,7 @@ func NewFolderSearch(inputs search.BlobReader, out, data string, analyst search.
 	// The engine resolves the reviews' tasks; the reviews' service delivers
 	// to the engine: the one cycle, closed here.
 	reviews.Tasks = confirmengine.Tasks{Engine: eng}
-	return &FolderSearch{Search: svc, Reviews: reviews, Engine: eng}
+	return &FolderSearch{Search: svc, Reviews: reviews, Engine: eng, Record: record}
 }
 
 // ProjectRegistry binds every Task handler of the executive search with

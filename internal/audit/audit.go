@@ -9,7 +9,11 @@
 // each; the execution's summary entry joins their heads.
 //
 // The record is written before a step's result is used, and it is what
-// Verify checks and what a replay answers model calls from.
+// Verify checks and what a replay answers model calls from. It is durable
+// before what it records is reported: synced with each step where the
+// engine keeps every step's result durably (serve, Step Functions), or
+// before each report a step writes where the engine keeps results in its
+// own process (Folders.SyncOnReport: "veredicto search run").
 package audit
 
 import (
@@ -148,6 +152,12 @@ type pendingEntry struct {
 // every line.
 type HeadStore interface {
 	Head(ctx context.Context, chain string) (hash string, n int, err error)
+}
+
+// Syncer is a Store whose appends are made durable when asked (Sync),
+// not each on its own: the chains named, or every chain written since.
+type Syncer interface {
+	Sync(ctx context.Context, chains ...string) error
 }
 
 // BatchStore is a Store that writes several entries of a chain at once
@@ -322,6 +332,28 @@ func (r *Recorder) write(ctx context.Context, chain string, seq int, lines [][]b
 		}
 	}
 	return len(lines), nil
+}
+
+// Sync writes chain's deferred entries and makes every entry written to
+// it durable, when its store leaves that to Sync (a Syncer); otherwise
+// each write was durable already.
+func (r *Recorder) Sync(ctx context.Context, chain string) error {
+	if err := r.Flush(ctx, chain); err != nil {
+		return err
+	}
+	if s, ok := r.store.(Syncer); ok {
+		return s.Sync(ctx, chain)
+	}
+	return nil
+}
+
+// SyncAll makes every chain written durable, when the store leaves that
+// to Sync: a step that reports on every chain (the summary) calls it.
+func (r *Recorder) SyncAll(ctx context.Context) error {
+	if s, ok := r.store.(Syncer); ok {
+		return s.Sync(ctx)
+	}
+	return nil
 }
 
 // Head is a chain's last hash and its length (Genesis and 0 for an empty

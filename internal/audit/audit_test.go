@@ -296,3 +296,33 @@ func TestDirHeadIsLinesHead(t *testing.T) {
 		t.Errorf("missing chain: %s %d %v", got, n, err)
 	}
 }
+
+// TestFoldersSyncedOnReport: a record kept with SyncOnReport writes each
+// step's entries at once (a process that dies keeps them: they are in the
+// file), leaves their fsync to Sync, and Folders.Sync reaches its record.
+// It keeps one record only.
+func TestFoldersSyncedOnReport(t *testing.T) {
+	ctx := context.Background()
+	f := &audit.Folders{Root: t.TempDir(), Single: true, SyncOnReport: true}
+	rec, err := f.Open(ctx, "", "x-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, chain := range []string{audit.MainChain, "candidate/c-1"} {
+		if _, err := rec.Append(ctx, chain, audit.KindClock, audit.Clock{Use: "start"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lines, err := audit.NewDir(f.Root).Lines(ctx, "candidate/c-1"); err != nil || len(lines) != 1 {
+		t.Fatalf("an entry not synced yet is not in the file: %d lines, %v", len(lines), err)
+	}
+	if err := rec.Sync(ctx, "candidate/c-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&audit.Folders{Root: t.TempDir(), SyncOnReport: true}).Open(ctx, "", "x-1"); err == nil {
+		t.Error("SyncOnReport opened a record per execution; want it refused without Single")
+	}
+}

@@ -25,9 +25,13 @@ import (
 type Dir struct {
 	root  string
 	known sync.Map // hashes of the texts this Dir has seen stored
+	// syncLater: an append is written, not synced; Sync syncs it
+	// (NewDirSyncedOnReport).
+	syncLater bool
 
 	mu     sync.Mutex
 	counts map[string]chainSize // what this Dir last saw of each chain file
+	dirty  map[string]bool      // chains written since their last sync (syncLater)
 }
 
 // chainSize is a chain file's size and its number of lines: while the
@@ -37,10 +41,60 @@ type chainSize struct{ bytes, lines int64 }
 var (
 	_ Store     = (*Dir)(nil)
 	_ HeadStore = (*Dir)(nil)
+	_ Syncer    = (*Dir)(nil)
 )
 
 // NewDir is the record kept in the folder root.
 func NewDir(root string) *Dir { return &Dir{root: root} }
+
+// NewDirSyncedOnReport is the record kept in the folder root, its appends
+// written at once and synced (fsync) when Sync is called: for a workflow
+// whose steps' results stay in the process until a step reports them
+// (see Folders.SyncOnReport).
+func NewDirSyncedOnReport(root string) *Dir { return &Dir{root: root, syncLater: true} }
+
+// Sync makes the chains written since their last sync durable (fsync),
+// those named, or every one when none is named. Without syncLater every
+// append is synced already and Sync does nothing.
+func (d *Dir) Sync(_ context.Context, chains ...string) error {
+	d.mu.Lock()
+	if len(chains) == 0 {
+		for c := range d.dirty {
+			chains = append(chains, c)
+		}
+	}
+	var todo []string
+	for _, c := range chains {
+		if d.dirty[c] {
+			todo = append(todo, c)
+		}
+	}
+	d.mu.Unlock()
+	for _, c := range todo {
+		// Cleared first: an append after the fsync started marks it again.
+		d.mu.Lock()
+		delete(d.dirty, c)
+		d.mu.Unlock()
+		if err := syncFile(d.chainPath(c)); err != nil {
+			d.mu.Lock()
+			d.dirty[c] = true
+			d.mu.Unlock()
+			return fmt.Errorf("audit: sync chain %s: %w", c, err)
+		}
+	}
+	return nil
+}
+
+// syncFile makes the file at p durable: fsync through any descriptor
+// flushes what every writer of the file wrote.
+func syncFile(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
 
 // Root is the record's folder.
 func (d *Dir) Root() string { return d.root }
@@ -58,7 +112,8 @@ func (d *Dir) Append(ctx context.Context, chain string, seq int, line []byte) er
 }
 
 // AppendLines adds lines as entries seq, seq+1… of chain with one write
-// and one sync: a step's entries, recorded together.
+// and one sync (the sync left to Sync with NewDirSyncedOnReport): a step's
+// entries, recorded together.
 func (d *Dir) AppendLines(_ context.Context, chain string, seq int, lines [][]byte) error {
 	total := 0
 	for _, line := range lines {
@@ -95,12 +150,20 @@ func (d *Dir) AppendLines(_ context.Context, chain string, seq int, lines [][]by
 		d.forget(chain)
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		d.forget(chain)
-		return err
+	if !d.syncLater {
+		if err := f.Sync(); err != nil {
+			d.forget(chain)
+			return err
+		}
 	}
 	d.mu.Lock()
 	d.counts[chain] = chainSize{bytes: size + int64(len(buf)), lines: n + int64(len(lines))}
+	if d.syncLater {
+		if d.dirty == nil {
+			d.dirty = map[string]bool{}
+		}
+		d.dirty[chain] = true
+	}
 	d.mu.Unlock()
 	return nil
 }

@@ -54,3 +54,14 @@ func (c *RecorderCache) Get(key string, open func() Store, now func() time.Time)
 	c.order = append(c.order, key)
 	return r
 }
+
+// all lists the recorders kept.
+func (c *RecorderCache) all() []*Recorder {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*Recorder, 0, len(c.open))
+	for _, r := range c.open {
+		out = append(out, r)
+	}
+	return out
+}

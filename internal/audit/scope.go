@@ -50,6 +50,11 @@ func (s *Scope) add(ctx context.Context, kind string, data any) error {
 // Flush writes the scope's deferred entries.
 func (s *Scope) Flush(ctx context.Context) error { return s.Recorder.Flush(ctx, s.Chain) }
 
+// Sync writes the scope's deferred entries and makes its chain durable: a
+// step calls it before it reports what the chain records (a report
+// written, a summary), and at its end when it reported (Recorder.Sync).
+func (s *Scope) Sync(ctx context.Context) error { return s.Recorder.Sync(ctx, s.Chain) }
+
 type scopeKey struct{}
 
 // WithScope returns ctx in which the step's model calls and records go to
@@ -270,6 +275,8 @@ func (s *Scope) End(ctx context.Context) error {
 		}
 		sum.Heads[c], sum.Entries[c] = head, n
 	}
-	_, err = s.Recorder.Append(ctx, MainChain, KindSummary, sum)
-	return err
+	if _, err = s.Recorder.Append(ctx, MainChain, KindSummary, sum); err != nil {
+		return err
+	}
+	return s.Recorder.Sync(ctx, MainChain)
 }

@@ -60,6 +60,26 @@ func flushed(ctx context.Context, err error) error {
 	return err
 }
 
+// synced is flushed for a task that reports what it records (a report, the
+// summary): its chain is durable when it returns, however the record
+// syncs (audit.Folders.SyncOnReport).
+func synced(ctx context.Context, err error) error {
+	sc := audit.ScopeFrom(ctx)
+	if sc == nil {
+		return err
+	}
+	if serr := sc.Sync(ctx); serr != nil && err == nil {
+		return fmt.Errorf("audit: %w", serr)
+	}
+	return err
+}
+
+// syncRecord makes ctx's audit chain durable, its deferred entries
+// included, before the task reports what it records.
+func syncRecord(ctx context.Context) error {
+	return record(ctx, func(sc *audit.Scope) error { return sc.Sync(ctx) })
+}
+
 // record runs f on ctx's audit scope, when there is one.
 func record(ctx context.Context, f func(*audit.Scope) error) error {
 	if s := audit.ScopeFrom(ctx); s != nil {

@@ -164,7 +164,7 @@ const OfflineBaselineNotice = "Línea base offline: análisis léxico determinis
 // Report loads the stages the candidate ran (never calling an agent) and
 // writes report.json and report.md under the report prefix.
 func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult, err error) {
-	defer func() { err = boundary(flushed(ctx, err)) }()
+	defer func() { err = boundary(synced(ctx, err)) }()
 	if !validDecision(t.Outcome.Decision) {
 		return CandidateResult{}, &veredicto.InvalidInputError{File: "state input", Field: "outcome.decision", Problem: fmt.Sprintf("%q is not a protocol decision", t.Outcome.Decision)}
 	}
@@ -247,6 +247,11 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 	// complete, so a crash between the two never leaves a JSON without its
 	// Markdown.
 	if err := recordOutcome(ctx, rep, t.Outcome); err != nil {
+		return CandidateResult{}, err
+	}
+	// The report says what the candidate's chain records: the chain is
+	// durable before the report is written.
+	if err := syncRecord(ctx); err != nil {
 		return CandidateResult{}, err
 	}
 	mdKey := path.Join(t.ReportPrefix, t.CandidateID, "report.md")

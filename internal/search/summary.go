@@ -166,7 +166,7 @@ func round3(f float64) float64 {
 
 // Summarize writes summary.json and summary.md.
 func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, err error) {
-	defer func() { err = boundary(flushed(ctx, err)) }()
+	defer func() { err = boundary(synced(ctx, err)) }()
 	if err := svc.checkPrefixes(t.Tenant, t.SearchID, t.InputPrefix, t.ReportPrefix); err != nil {
 		return Metrics{}, err
 	}
@@ -200,6 +200,16 @@ func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, er
 	}
 	md := []byte(RenderSummary(sum, g5.Content))
 	js = append(js, '\n')
+	// The summary says what every chain records: all are durable before
+	// it is written.
+	if err := record(ctx, func(sc *audit.Scope) error {
+		if err := sc.Sync(ctx); err != nil {
+			return err
+		}
+		return sc.Recorder.SyncAll(ctx)
+	}); err != nil {
+		return Metrics{}, err
+	}
 	for _, f := range []struct {
 		name, contentType string
 		b                 []byte
