@@ -87,12 +87,19 @@ func syntheticSearch(b *testing.B, n int) string {
 }
 
 func benchSearch(b *testing.B, candidates, concurrency int, latency time.Duration) {
-	benchSearchAudited(b, candidates, concurrency, latency, false)
+	benchSearchAudited(b, candidates, concurrency, latency, nil)
 }
 
+// The audit records the benchmarks keep: serve's, synced after every step,
+// and "search run"'s, synced when a step writes a report.
+var (
+	recordPerStep   = func(root string) search.Auditor { return &audit.Folders{Root: root} }
+	recordOnReports = func(root string) search.Auditor { return &audit.Folders{Root: root, Single: true, SyncOnReport: true} }
+)
+
 // benchSearchAudited runs the search, keeping its audit record on disk
-// when audited (what "search run" and "serve" do).
-func benchSearchAudited(b *testing.B, candidates, concurrency int, latency time.Duration, audited bool) {
+// with record when it is not nil.
+func benchSearchAudited(b *testing.B, candidates, concurrency int, latency time.Duration, record func(root string) search.Auditor) {
 	dir := syntheticSearch(b, candidates)
 	var calls, allCalls int64
 	var cpu time.Duration
@@ -101,11 +108,11 @@ func benchSearchAudited(b *testing.B, candidates, concurrency int, latency time.
 	for range b.N {
 		b.StopTimer()
 		client := &scriptedClient{latency: latency}
-		reports, record := b.TempDir(), b.TempDir()
+		reports, recordDir := b.TempDir(), b.TempDir()
 		svc := &search.Service{Inputs: fileblob.NewDir(dir), Reports: fileblob.NewDir(reports), Store: filestore.NewMemory(),
 			Analyst: gems.New(client, veredicto.ModelInfo{Provider: "scripted", Model: "bench"}), PromptVersions: prompts.PromptVersion}
-		if audited {
-			svc.Audit = &audit.Folders{Root: record}
+		if record != nil {
+			svc.Audit = record(recordDir)
 		}
 		cpu0 := processCPU(b)
 		b.StartTimer()
@@ -117,7 +124,7 @@ func benchSearchAudited(b *testing.B, candidates, concurrency int, latency time.
 		cpu += processCPU(b) - cpu0
 		calls = client.calls.Load()
 		allCalls += calls
-		files += searchtest.CountFiles(b, reports, record)
+		files += searchtest.CountFiles(b, reports, recordDir)
 		b.StartTimer()
 	}
 	perCand := b.Elapsed() / time.Duration(b.N*candidates)
@@ -142,13 +149,28 @@ func BenchmarkSearch200NoLatency(b *testing.B) { benchSearch(b, 200, 20, 0) }
 func BenchmarkSearch200Latency100ms(b *testing.B) { benchSearch(b, 200, 20, 100*time.Millisecond) }
 
 // BenchmarkSearch200NoLatencyAudited is BenchmarkSearch200NoLatency with
-// the execution's audit record kept on disk, every entry synced.
-func BenchmarkSearch200NoLatencyAudited(b *testing.B) { benchSearchAudited(b, 200, 20, 0, true) }
+// the execution's audit record kept on disk as serve keeps it, each step's
+// entries synced when it ends.
+func BenchmarkSearch200NoLatencyAudited(b *testing.B) {
+	benchSearchAudited(b, 200, 20, 0, recordPerStep)
+}
 
 // BenchmarkSearch200Latency100msAudited is BenchmarkSearch200Latency100ms
 // with the audit record.
 func BenchmarkSearch200Latency100msAudited(b *testing.B) {
-	benchSearchAudited(b, 200, 20, 100*time.Millisecond, true)
+	benchSearchAudited(b, 200, 20, 100*time.Millisecond, recordPerStep)
+}
+
+// BenchmarkSearch200NoLatencyAuditedOnReport keeps the record as "search
+// run" does: synced when a report or the summary is written.
+func BenchmarkSearch200NoLatencyAuditedOnReport(b *testing.B) {
+	benchSearchAudited(b, 200, 20, 0, recordOnReports)
+}
+
+// BenchmarkSearch200Latency100msAuditedOnReport is
+// BenchmarkSearch200Latency100ms with the record "search run" keeps.
+func BenchmarkSearch200Latency100msAuditedOnReport(b *testing.B) {
+	benchSearchAudited(b, 200, 20, 100*time.Millisecond, recordOnReports)
 }
 
 // recordingClient answers like scriptedClient and records prompt sizes.
