@@ -28,6 +28,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/httpapi/apitest"
+	"github.com/veredicto/veredicto/internal/loadgen"
 	"github.com/veredicto/veredicto/internal/poll"
 )
 
@@ -408,15 +409,10 @@ func stopSample(b *testing.B, api *rawAPI, smARN string, n, sample int) []time.D
 	return took
 }
 
-// pct is the p-th percentile of ds (100: the maximum).
+// pct is the p-th percentile of ds (100: the maximum), as the load
+// generator reports them, rounded for the log.
 func pct(ds []time.Duration, p int) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := (len(s)*p + 99) / 100
-	return s[max(0, min(len(s)-1, i-1))].Round(10 * time.Microsecond)
+	return loadgen.Latencies(ds).Percentile(float64(p)).Round(10 * time.Microsecond)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
