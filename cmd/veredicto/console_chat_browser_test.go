@@ -17,11 +17,16 @@ import (
 // headless Chromium against the whole "serve" (offline supervisor): a turn
 // that delegates nothing offers «¿Faltó delegar?» and one click answers it
 // with the agent it should have gone to; a delegation offers «¿Era esto lo
-// que pedías?», answered «Sí»; both answers reach the tenant's metrics.
+// que pedías?», answered «Sí» once the senior review the delegated search
+// raised (shown over the page) is left for later; both answers reach the
+// tenant's metrics.
 func TestBrowserChatFeedback(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l := startLiveChat(ctx, t, nil, chat.Options{ConfirmPoll: 20 * time.Millisecond})
+	l, srv := startChatServer(ctx, t, nil, chat.Options{ConfirmPoll: 20 * time.Millisecond})
+	// What "veredicto serve" starts once it listens: the conversation
+	// follows the workflows it starts.
+	t.Cleanup(srv.Start(ctx))
 	tok := l.token(t, "acme", "consultora-ana")
 	b := browsertest.New(t, 1100, 900)
 
@@ -57,6 +62,15 @@ func TestBrowserChatFeedback(t *testing.T) {
 		t.Errorf("«No» offers the agent delegated to (%d buttons)", n)
 	}
 	b.Shot("right-question")
+	// The search the turn started reports back to the conversation: its
+	// end is said there, and the demo's senior review of c-005 opens as
+	// the confirmation dialog over the page. The consultant leaves it for
+	// later before answering the question below it.
+	b.WaitFor("the search's end", `document.querySelector('#chat-log li.linked') !== null`, 30*time.Second)
+	b.WaitFor("the senior review", `document.getElementById('confirm-dialog').open && document.getElementById('cf-candidate').textContent.indexOf('c-005') === 0`, 10*time.Second)
+	b.Shot("senior-review")
+	b.Run("decide later", 10*time.Second, chromedp.Click(chromedp.ID("cf-later")))
+	b.WaitFor("the dialog closed", `!document.getElementById('confirm-dialog').open`, 10*time.Second)
 	b.Run("answer: yes", 10*time.Second, chromedp.Click(chromedp.CSS(`.feedback[data-turn="2"] button[data-answer="yes"]`)))
 	b.WaitFor("recorded again", `(document.querySelector('.feedback[data-turn="2"] .done') || {}).textContent === 'Gracias: anotado.'`, 10*time.Second)
 	b.Shot("answered")
