@@ -566,3 +566,47 @@ func TestLayoutKeepsTasksInTheirTenant(t *testing.T) {
 		t.Errorf("a summary into another tenant's reports: %v", err)
 	}
 }
+
+// readCounter counts the reads of each input document.
+type readCounter struct {
+	search.BlobReader
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (r *readCounter) Get(ctx context.Context, key string) ([]byte, error) {
+	r.mu.Lock()
+	r.reads[key]++
+	r.mu.Unlock()
+	return r.BlobReader.Get(ctx, key)
+}
+
+// TestSearchReadsEachDocumentOnce (issue 34): a whole run — GEM5, then
+// every stage of every candidate, a correction loop included — reads each
+// uploaded document once in the process, not once per stage that cites it.
+func TestSearchReadsEachDocumentOnce(t *testing.T) {
+	in := t.TempDir()
+	scripts := map[string]script{
+		"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 7, blocked: true}, {score: 8}}},
+		"c-002": {gem1: 7, gem2: 7, gem3: []int{8, 8}, rec: []string{"NO", "SI"}, gem4: []qa{{score: 8}}},
+		"c-003": {gem1: 4},
+	}
+	writeSearch(t, in, "c-001", "c-002", "c-003")
+	r := &readCounter{BlobReader: fileblob.NewDir(in), reads: map[string]int{}}
+	an := &scripted{scripts: scripts, calls: map[string]int{}}
+	svc := &search.Service{Inputs: r, Reports: fileblob.NewDir(t.TempDir()), Store: filestore.NewMemory(), Analyst: an,
+		PromptVersions: func(a string) string { return a + "-test" }}
+	runOn(t, svc, search.StartInput{SearchID: "s-test"})
+	if an.Calls("c-001", "gem4") != 2 || an.Calls("c-002", "gem3") != 2 {
+		t.Fatalf("the scripts did not run their loops: %v", an.calls)
+	}
+	// Every file of the folder (5 search-level, 5 per candidate), once.
+	if len(r.reads) != 5+3*5 {
+		t.Errorf("%d documents read, want 20: %v", len(r.reads), r.reads)
+	}
+	for key, n := range r.reads {
+		if n != 1 {
+			t.Errorf("%s read %d times in one run, want once", key, n)
+		}
+	}
+}
