@@ -124,10 +124,15 @@ func (l *Local) Get(_ context.Context, key string) ([]byte, bool, error) {
 // whether it wrote.
 func (l *Local) PutIfAbsent(_ context.Context, key string, value []byte) (bool, error) {
 	p := l.file(key)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return false, fmt.Errorf("put %s: %w", key, err)
-	}
+	// The folder is made when the first write into it finds none, not
+	// checked before every write.
 	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return false, fmt.Errorf("put %s: %w", key, err)
+		}
+		tmp, err = os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	}
 	if err != nil {
 		return false, fmt.Errorf("put %s: %w", key, err)
 	}
