@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,9 +28,14 @@ type cliSearch struct {
 func newCLISearch(b *testing.B, candidates int) *cliSearch {
 	b.Helper()
 	tmp := b.TempDir()
-	bin := filepath.Join(tmp, "veredicto")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
+	// BENCH_CLI_BIN runs another build (an earlier commit's, to measure
+	// before and after) instead of this tree's.
+	bin := os.Getenv("BENCH_CLI_BIN")
+	if bin == "" {
+		bin = filepath.Join(tmp, "veredicto")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			b.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
 	s := &cliSearch{bin: bin, dir: filepath.Join(tmp, "search"), plans: map[string]searchtest.Plan{}}
 	ids := make([]string, candidates)
@@ -46,6 +52,7 @@ func newCLISearch(b *testing.B, candidates int) *cliSearch {
 type cliRun struct {
 	wall, cpu, sys time.Duration
 	calls          int
+	maxRSS         int64 // bytes, the child's peak resident set
 	// files counts the files and folders the run left under its output
 	// and data folders: each one a new inode, which on a busy ext4 is a
 	// large part of the run's CPU (see docs/BENCHMARKS.md).
@@ -74,8 +81,12 @@ func (s *cliSearch) run(b *testing.B, latency time.Duration, concurrency int, wr
 		b.Fatalf("search run: %v\n%s", err, output)
 	}
 	st := cmd.ProcessState
+	var rss int64
+	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024 // Linux reports KiB
+	}
 	return cliRun{wall: wall, cpu: st.UserTime() + st.SystemTime(), sys: st.SystemTime(), calls: len(srv.Calls()),
-		files: searchtest.CountFiles(b, out, data)}
+		files: searchtest.CountFiles(b, out, data), maxRSS: rss}
 }
 
 // BenchmarkSearchCLI200 runs "veredicto search run" on 200 candidates at
@@ -89,10 +100,13 @@ func BenchmarkSearchCLI200(b *testing.B) {
 		b.Run(fmt.Sprintf("latency=%s", latency), func(b *testing.B) {
 			var cpu, sys, wall time.Duration
 			calls, files := 0, 0
+			var rss int64
 			for b.Loop() {
 				r := s.run(b, latency, 20)
 				cpu, sys, wall, calls, files = cpu+r.cpu, sys+r.sys, wall+r.wall, calls+r.calls, files+r.files
+				rss = max(rss, r.maxRSS)
 			}
+			b.ReportMetric(float64(rss)/(1<<20), "max-rss-MiB")
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(calls), "cpu-ms/call")
 			b.ReportMetric(float64(sys.Microseconds())/1000/float64(calls), "sys-ms/call")
 			b.ReportMetric(float64(files)/float64(calls), "new-files/call")
