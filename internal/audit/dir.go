@@ -127,10 +127,14 @@ func (d *Dir) AppendLines(_ context.Context, chain string, seq int, lines [][]by
 		buf = append(append(buf, line...), '\n')
 	}
 	p := d.chainPath(chain)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return err
-	}
+	// The chains' folder is made by the first append that finds none.
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return err
+		}
+		f, err = os.OpenFile(p, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
+	}
 	if err != nil {
 		return err
 	}
