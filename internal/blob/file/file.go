@@ -151,7 +151,12 @@ func (d *Dir) Put(_ context.Context, key string, data []byte, _ string) error {
 	if err != nil {
 		return fmt.Errorf("put blob %s: %w", key, err)
 	}
-	defer r.Remove(tmp)
+	renamed := false
+	defer func() {
+		if !renamed { // renamed, the name is gone: nothing to remove
+			r.Remove(tmp)
+		}
+	}()
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return fmt.Errorf("put blob %s: %w", key, err)
@@ -162,6 +167,7 @@ func (d *Dir) Put(_ context.Context, key string, data []byte, _ string) error {
 	if err := r.Rename(tmp, name); err != nil {
 		return fmt.Errorf("put blob %s: %w", key, err)
 	}
+	renamed = true
 	return nil
 }
 

@@ -43,6 +43,29 @@ func TestDirPutGetList(t *testing.T) {
 	}
 }
 
+// TestPutLeavesNoTemporaryFile: a put writes a temporary file and renames
+// it; written again, the key is replaced; nothing else stays in the folder.
+func TestPutLeavesNoTemporaryFile(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	d := file.NewDir(root)
+	for _, v := range []string{"first", "second"} {
+		if err := d.Put(ctx, "reports/s1/c1/report.md", []byte(v), "text/markdown"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := d.Get(ctx, "reports/s1/c1/report.md"); err != nil || string(got) != "second" {
+		t.Errorf("Get = %q, %v; want the second put", got, err)
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "reports", "s1", "c1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "report.md" {
+		t.Errorf("the folder holds %v, want report.md alone", entries)
+	}
+}
+
 func TestDirRejectsEscapingKeys(t *testing.T) {
 	d := file.NewDir(t.TempDir())
 	for _, k := range []string{"../etc/passwd", "a/../../b", "/abs", "", "a//b"} {
