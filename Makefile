@@ -8,7 +8,7 @@ NODE     := node_modules/.bin/node
 # finishes, failing tests in full, skipped tests named with their reason.
 GOTEST   := $(GO) run ./cmd/test-summary
 
-.PHONY: all run test test-long test-go test-node test-cfn node-tools vet bench bench-long bench-compare bench-starts build-cli clean jsonata-expected moto-crosscheck
+.PHONY: all run test test-long test-go test-node test-cfn node-tools vet bench bench-long bench-compare bench-starts bench-search build-cli clean jsonata-expected moto-crosscheck
 
 all: build-cli
 
@@ -129,6 +129,16 @@ BENCH_STARTS ?= -workers 64 -rate 1300 -duration 60s
 bench-starts: build-cli
 	@$(GO) build -o bin/loadgen ./cmd/loadgen
 	@bash scripts/bench-starts.sh $(BIN) bin/loadgen $(BENCH_STARTS)
+
+# The executive search's CPU per model call and wall time against the ideal
+# (issue 34; docs/BENCHMARKS.md "CPU per model call"): 200 candidates in
+# process against a scripted model, then "veredicto search run" against the
+# scripted OpenAI-compatible server, instant and at 100 ms a call.
+# BENCH_CLI_BIN=path measures another build of the CLI; TMPDIR chooses the
+# disk the runs write to.
+bench-search:
+	$(GO) test -run '^$$' -bench 'Search200' -benchtime 3x -cpu 2 ./internal/search/gems
+	$(GO) test -run '^$$' -bench '^BenchmarkSearchCLI200$$' -benchtime 5x -cpu 2 ./cmd/veredicto
 
 clean:
 	rm -rf bin node_modules
