@@ -166,7 +166,7 @@ func TestServeReviewFromTheHTTPAPI(t *testing.T) {
 		ID       string `json:"id"`
 		ToolName string `json:"toolName"`
 	}
-	poll.Within(30*time.Second, func() bool { // the check below says what is pending
+	poll.Within(90*time.Second, func() bool { // the check below says what is pending
 		_, body := call("GET", "/api/confirmations", "")
 		var list struct {
 			Confirmations []struct {
@@ -190,7 +190,7 @@ func TestServeReviewFromTheHTTPAPI(t *testing.T) {
 		t.Fatalf("approve: %d %s", st, body)
 	}
 	var state intake.SearchState
-	poll.Within(30*time.Second, func() bool { // the check below names the status
+	poll.Within(90*time.Second, func() bool { // the check below names the status
 		_, body := call("GET", "/searches/demo-cfo-andina", "")
 		json.Unmarshal([]byte(body), &state)
 		return state.Status != "RUNNING"
