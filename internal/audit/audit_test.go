@@ -297,6 +297,38 @@ func TestDirHeadIsLinesHead(t *testing.T) {
 	}
 }
 
+// TestDirHeadOfAChainItWrote: the Dir that appended to a chain reads only
+// its last line for Head (it knows the length), and gives what a Dir
+// reading the whole chain gives, for lines shorter and longer than its
+// first read from the end; once another writer appends, it counts again.
+func TestDirHeadOfAChainItWrote(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	mine, other := audit.NewDir(root), audit.NewDir(root)
+	rec := audit.NewRecorder(mine, nil)
+	same := func(step string) {
+		t.Helper()
+		got, gotN, err := mine.Head(ctx, "candidate/c-1")
+		want, wantN, werr := audit.NewDir(root).Head(ctx, "candidate/c-1")
+		if err != nil || werr != nil || got != want || gotN != wantN {
+			t.Errorf("%s: Head %s %d %v; read whole: %s %d %v", step, got, gotN, err, want, wantN, werr)
+		}
+	}
+	for i, size := range []int{10, 40 << 10, 300 << 10, 10} {
+		if _, err := rec.Append(ctx, "candidate/c-1", audit.KindClock, audit.Clock{Use: strings.Repeat("x", size)}); err != nil {
+			t.Fatal(err)
+		}
+		same(fmt.Sprintf("after entry %d (%d bytes)", i+1, size))
+	}
+	if err := other.AppendLines(ctx, "candidate/c-1", 4, [][]byte{[]byte(`{"other":"writer"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, n, err := mine.Head(ctx, "candidate/c-1"); err != nil || n != 5 {
+		t.Errorf("after another writer's entry: %d entries, %v; want 5", n, err)
+	}
+	same("after another writer's entry")
+}
+
 // TestFoldersSyncedOnReport: a record kept with SyncOnReport writes each
 // step's entries at once (a process that dies keeps them: they are in the
 // file), leaves their fsync to Sync, and Folders.Sync reaches its record.

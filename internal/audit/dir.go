@@ -225,6 +225,18 @@ func (d *Dir) Head(_ context.Context, chain string) (string, int, error) {
 		return "", 0, err
 	}
 	defer f.Close()
+	// A chain this Dir appended to last and still the size it left: its
+	// length is known, and only its last line is read.
+	if st, err := f.Stat(); err == nil {
+		d.mu.Lock()
+		c, ok := d.counts[chain]
+		d.mu.Unlock()
+		if ok && c.lines > 0 && c.bytes == st.Size() {
+			if last, ok := lastLine(f, st.Size()); ok {
+				return Hash(last), int(c.lines), nil
+			}
+		}
+	}
 	var last []byte
 	n := 0
 	sc := bufio.NewScanner(f)
@@ -240,6 +252,30 @@ func (d *Dir) Head(_ context.Context, chain string) (string, int, error) {
 		return Genesis(chain), 0, nil
 	}
 	return Hash(last), n, nil
+}
+
+// lastLine is the line a file of size bytes ends with, without its
+// newline, read from the end; ok is false when the file does not end with
+// a newline or the line is longer than an entry may be (the caller then
+// reads the whole file).
+func lastLine(f *os.File, size int64) (line []byte, ok bool) {
+	for chunk := int64(16 << 10); ; chunk *= 4 {
+		n := min(chunk, size)
+		buf := make([]byte, n)
+		if _, err := f.ReadAt(buf, size-n); err != nil || n == 0 || buf[n-1] != '\n' {
+			return nil, false
+		}
+		body := buf[:n-1]
+		if i := bytes.LastIndexByte(body, '\n'); i >= 0 {
+			return body[i+1:], true
+		}
+		if n == size {
+			return body, true
+		}
+		if n > maxLine {
+			return nil, false
+		}
+	}
 }
 
 func readLines(p string) ([][]byte, error) {
