@@ -232,8 +232,8 @@ func (d *Dir) Head(_ context.Context, chain string) (string, int, error) {
 		c, ok := d.counts[chain]
 		d.mu.Unlock()
 		if ok && c.lines > 0 && c.bytes == st.Size() {
-			if last, ok := lastLine(f, st.Size()); ok {
-				return Hash(last), int(c.lines), nil
+			if h, ok := lastLineHash(f, st.Size()); ok {
+				return h, int(c.lines), nil
 			}
 		}
 	}
@@ -254,29 +254,38 @@ func (d *Dir) Head(_ context.Context, chain string) (string, int, error) {
 	return Hash(last), n, nil
 }
 
-// lastLine is the line a file of size bytes ends with, without its
-// newline, read from the end; ok is false when the file does not end with
-// a newline or the line is longer than an entry may be (the caller then
-// reads the whole file).
-func lastLine(f *os.File, size int64) (line []byte, ok bool) {
-	for chunk := int64(16 << 10); ; chunk *= 4 {
+// lastLineHash is the Hash of the line a file of size bytes ends with
+// (without its newline), read from the end; ok is false when the file does
+// not end with a newline or the line is longer than an entry may be (the
+// caller then reads the whole file).
+func lastLineHash(f *os.File, size int64) (hash string, ok bool) {
+	bp := tailBuffers.Get().(*[]byte)
+	defer tailBuffers.Put(bp)
+	for chunk := int64(len(*bp)); ; chunk *= 4 {
 		n := min(chunk, size)
-		buf := make([]byte, n)
+		buf := (*bp)[:0]
+		if n > int64(cap(buf)) {
+			buf = make([]byte, n) // a line longer than the pooled buffer: rare
+		}
+		buf = buf[:n]
 		if _, err := f.ReadAt(buf, size-n); err != nil || n == 0 || buf[n-1] != '\n' {
-			return nil, false
+			return "", false
 		}
 		body := buf[:n-1]
 		if i := bytes.LastIndexByte(body, '\n'); i >= 0 {
-			return body[i+1:], true
+			return Hash(body[i+1:]), true
 		}
 		if n == size {
-			return body, true
+			return Hash(body), true
 		}
 		if n > maxLine {
-			return nil, false
+			return "", false
 		}
 	}
 }
+
+// tailBuffers hold the reads lastLineHash makes from a chain's end.
+var tailBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 func readLines(p string) ([][]byte, error) {
 	f, err := os.Open(p)
