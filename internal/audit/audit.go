@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/veredicto/veredicto"
 )
@@ -104,6 +105,13 @@ func Genesis(chain string) string { return Hash([]byte("veredicto audit chain\x0
 func Hash(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// HashString is Hash of a text, without copying it into a byte slice
+// first (a model call's messages are tens of KB).
+func HashString(s string) string {
+	// Sum256 only reads its argument and keeps nothing of it.
+	return Hash(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // Store keeps a record's chains and the texts their entries name by hash.
@@ -400,7 +408,7 @@ func (h *head) load(ctx context.Context, store Store, chain string) error {
 
 // Text stores a message's text once, by its hash, and returns the hash.
 func (r *Recorder) Text(ctx context.Context, text string) (string, error) {
-	h := Hash([]byte(text))
+	h := HashString(text)
 	return h, r.textHashed(ctx, h, text)
 }
 

@@ -358,3 +358,12 @@ func TestFoldersSyncedOnReport(t *testing.T) {
 		t.Error("SyncOnReport opened a record per execution; want it refused without Single")
 	}
 }
+
+// TestHashStringIsHash: a text hashes as its bytes do, the empty one too.
+func TestHashStringIsHash(t *testing.T) {
+	for _, s := range []string{"", "a", "mensaje del sistema\n", strings.Repeat("ñ", 40<<10)} {
+		if got, want := audit.HashString(s), audit.Hash([]byte(s)); got != want {
+			t.Errorf("HashString(%d bytes) = %s, want %s", len(s), got, want)
+		}
+	}
+}

@@ -73,7 +73,7 @@ func ScopeFrom(ctx context.Context) *Scope {
 // RequestHash is the hash of everything a model request sends: what a
 // replay finds the recorded answer by.
 func RequestHash(r llm.Request) string {
-	return requestHash(r, Hash([]byte(r.System)), Hash([]byte(r.User)))
+	return requestHash(r, HashString(r.System), HashString(r.User))
 }
 
 // requestHash is RequestHash with the system and user messages' hashes
@@ -82,7 +82,7 @@ func requestHash(r llm.Request, system, user string) string {
 	parts := []string{"schema", r.Schema, "json_schema", Hash(r.JSONSchema), "system", system, "user", user,
 		"max_output_tokens", fmt.Sprint(r.MaxOutputTokens)}
 	if r.Retry != nil {
-		parts = append(parts, "previous", Hash([]byte(r.Retry.Previous)), "problem", Hash([]byte(r.Retry.Problem)))
+		parts = append(parts, "previous", HashString(r.Retry.Previous), "problem", HashString(r.Retry.Problem))
 	}
 	b, _ := json.Marshal(parts)
 	return Hash(b)
@@ -91,7 +91,7 @@ func requestHash(r llm.Request, system, user string) string {
 // Observe records one attempt of a model call before its answer is used.
 func (s *Scope) Observe(ctx context.Context, a llm.Attempt) error {
 	r := s.Recorder
-	system, user := Hash([]byte(a.Request.System)), Hash([]byte(a.Request.User))
+	system, user := HashString(a.Request.System), HashString(a.Request.User)
 	call := ModelCall{Agent: s.agent(a.Request.Schema), Candidate: s.Candidate, Schema: a.Request.Schema, Provider: s.Model.Provider, Model: s.Model.Model,
 		Request: requestHash(a.Request, system, user), Attempt: a.Number, Reask: a.Request.Retry != nil, Usage: a.Response.Usage,
 		LatencyMS: a.Latency.Milliseconds(), Truncated: a.Response.Truncated, Verdict: "accepted"}
@@ -100,8 +100,8 @@ func (s *Scope) Observe(ctx context.Context, a llm.Attempt) error {
 	}
 	texts := [][3]string{{"system", a.Request.System, system}, {"user", a.Request.User, user}}
 	if a.Request.Retry != nil {
-		texts = append(texts, [3]string{"previous", a.Request.Retry.Previous, Hash([]byte(a.Request.Retry.Previous))},
-			[3]string{"problem", a.Request.Retry.Problem, Hash([]byte(a.Request.Retry.Problem))})
+		texts = append(texts, [3]string{"previous", a.Request.Retry.Previous, HashString(a.Request.Retry.Previous)},
+			[3]string{"problem", a.Request.Retry.Problem, HashString(a.Request.Retry.Problem)})
 	}
 	for _, t := range texts {
 		m := Message{Role: t[0], Hash: t[2]}
