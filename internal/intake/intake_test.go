@@ -332,12 +332,14 @@ func (s *sfnLikeStarter) Describe(_ context.Context, name string) (starter.Statu
 	if s.starts[name] == 0 {
 		return starter.Status{}, &veredicto.NotFoundError{What: "execution " + name}
 	}
-	return starter.Status{Name: name, Status: "RUNNING"}, nil
+	return starter.Status{Name: name, ARN: "arn:aws:states:us-east-1:000000000000:execution:ExecutiveSearchStateMachine:" + name, Status: "RUNNING"}, nil
 }
 
 // TestRepeatedStartSaysNotStarted: POST /searches again while the search
 // runs answers started: false (and starts nothing), even where the Step
-// Functions API answers a repeated start like a new one.
+// Functions API answers a repeated start like a new one; it names the
+// running execution by its ARN, which a conversation following it on AWS
+// needs.
 func TestRepeatedStartSaysNotStarted(t *testing.T) {
 	data := t.TempDir()
 	copyExample(t, data, "acme", "demo-cfo-andina")
@@ -353,6 +355,9 @@ func TestRepeatedStartSaysNotStarted(t *testing.T) {
 	again, err := svc.Start(ctx, "acme", "api", intake.StartRequest{SearchID: "demo-cfo-andina", Concurrency: 3})
 	if err != nil || again.Started || st.starts[first.Execution] != 1 {
 		t.Errorf("repeated start: %+v, %v, %d starts; want started false and one start", again, err, st.starts[first.Execution])
+	}
+	if want := "arn:aws:states:us-east-1:000000000000:execution:ExecutiveSearchStateMachine:" + first.Execution; again.ARN != want {
+		t.Errorf("repeated start names ARN %q, want %q", again.ARN, want)
 	}
 }
 

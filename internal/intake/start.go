@@ -276,7 +276,9 @@ func (s *Service) Start(ctx context.Context, tenant, origin string, req StartReq
 				s.logger().InfoContext(ctx, "READY not taken for a new upload: written before the search's latest run started (a duplicate or late notification); write READY again to run the search again",
 					"search_id", req.SearchID, "tenant", tenant, "ready_written", req.uploaded.UTC().Format(time.RFC3339Nano), "run_started", st.StartedAt.UTC().Format(time.RFC3339Nano))
 			}
-			return Started{SearchID: req.SearchID, Execution: cur, Started: false}, nil
+			// Its ARN, where it has one: what follows it (a conversation
+			// on AWS) is keyed by the ARN the status changes carry.
+			return Started{SearchID: req.SearchID, Execution: cur, ARN: executionARN(st.ARN), Started: false}, nil
 		case !errors.As(err, &nf):
 			return Started{}, err
 		default:
@@ -289,9 +291,14 @@ func (s *Service) Start(ctx context.Context, tenant, origin string, req StartReq
 		return Started{}, err
 	}
 	s.logger().InfoContext(ctx, "search start", "search_id", req.SearchID, "tenant", tenant, "execution", ex.Name, "started", ex.Started, "origin", origin)
-	arn := ex.ARN
+	return Started{SearchID: req.SearchID, Execution: ex.Name, ARN: executionARN(ex.ARN), Started: ex.Started}, nil
+}
+
+// executionARN is arn when it is one: the in-process starter's "local:"
+// names no execution.
+func executionARN(arn string) string {
 	if !strings.HasPrefix(arn, "arn:") {
-		arn = "" // the in-process starter's "local:" names no execution
+		return ""
 	}
-	return Started{SearchID: req.SearchID, Execution: ex.Name, ARN: arn, Started: ex.Started}, nil
+	return arn
 }

@@ -43,8 +43,8 @@ func TestEndpointAgainstServe(t *testing.T) {
 		t.Errorf("second Start = %+v, %v; want the existing execution, not started", again, err)
 	}
 	st, err := s.Describe(ctx, name)
-	if err != nil || st.Status != "RUNNING" || st.StartedAt.IsZero() {
-		t.Errorf("Describe = %+v, %v", st, err)
+	if err != nil || st.Status != "RUNNING" || st.StartedAt.IsZero() || st.ARN != ex.ARN {
+		t.Errorf("Describe = %+v, %v; want RUNNING since a time, with ARN %s", st, err, ex.ARN)
 	}
 	_, err = s.Describe(ctx, "nope")
 	var nf *veredicto.NotFoundError

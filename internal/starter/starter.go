@@ -6,6 +6,7 @@
 package starter
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -32,7 +33,10 @@ type Execution struct {
 
 // Status is what Describe reports.
 type Status struct {
-	Name      string    `json:"name"`
+	Name string `json:"name"`
+	// ARN is the execution's ARN where it has one (Step Functions and
+	// serve), "" for the in-process starter's.
+	ARN       string    `json:"arn,omitempty"`
 	Status    string    `json:"status"` // RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED
 	StartedAt time.Time `json:"started_at"`
 	StoppedAt time.Time `json:"stopped_at,omitzero"`
@@ -169,7 +173,8 @@ func (s *SFN) Describe(ctx context.Context, name string) (Status, error) {
 		return Status{}, fmt.Errorf("describe execution %s: %w", name, awsretry.Classify(err))
 	}
 	return Status{
-		Name: name, Status: string(out.Status), StartedAt: aws.ToTime(out.StartDate), StoppedAt: aws.ToTime(out.StopDate),
+		Name: name, ARN: cmp.Or(aws.ToString(out.ExecutionArn), s.executionARN(name)),
+		Status: string(out.Status), StartedAt: aws.ToTime(out.StartDate), StoppedAt: aws.ToTime(out.StopDate),
 		Error: aws.ToString(out.Error), Cause: aws.ToString(out.Cause),
 	}, nil
 }

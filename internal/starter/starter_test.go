@@ -107,8 +107,8 @@ func TestSFNStartIsIdempotentByName(t *testing.T) {
 		t.Errorf("%d executions, want 1", len(f.started))
 	}
 	st, err := s.Describe(ctx, name)
-	if err != nil || st.Status != "RUNNING" || st.Name != name {
-		t.Errorf("describe: %+v %v", st, err)
+	if err != nil || st.Status != "RUNNING" || st.Name != name || st.ARN != first.ARN {
+		t.Errorf("describe: %+v %v; want RUNNING, its name and the ARN its start gave (%s)", st, err, first.ARN)
 	}
 	var nf *veredicto.NotFoundError
 	if _, err := s.Describe(ctx, "nope"); !errors.As(err, &nf) {

@@ -90,6 +90,12 @@ func TestWorkflowsStartedFromTheChatReportBackOnAWS(t *testing.T) {
 	if searchLink.Kind != chat.KindSearch || searchLink.Subject != "demo-cfo-andina" {
 		t.Fatalf("the search's link %+v", searchLink)
 	}
+	// Another conversation asks for the same search: it is not started
+	// again, and that conversation follows it too, by its ARN.
+	sameSearch := turn("c3", "Lanza la evaluación de la búsqueda demo-cfo-andina")
+	if sameSearch.Execution != searchLink.Execution {
+		t.Fatalf("the search found already started is linked as %q, want its ARN %q", sameSearch.Execution, searchLink.Execution)
+	}
 
 	built, err := chatlinkapp.Services(cfg, ac)
 	if err != nil {
@@ -119,16 +125,17 @@ func TestWorkflowsStartedFromTheChatReportBackOnAWS(t *testing.T) {
 	for _, d := range []struct {
 		id, status, output, errName string
 		lk                          chat.Link
+		chats                       int
 	}{
-		{"d-1", "RUNNING", "", "", debate},
-		{"s-1", "RUNNING", "", "", searchLink},
-		{"d-2", "SUCCEEDED", `{"tenant":"acme","escalado_para":"NENHUM","decision":"avanzar"}`, "", debate},
-		{"d-2", "SUCCEEDED", `{"tenant":"acme","escalado_para":"NENHUM","decision":"avanzar"}`, "", debate},
-		{"s-2", "FAILED", "", "States.TaskFailed", searchLink},
-		{"s-2", "FAILED", "", "States.TaskFailed", searchLink},
+		{"d-1", "RUNNING", "", "", debate, 1},
+		{"s-1", "RUNNING", "", "", searchLink, 2},
+		{"d-2", "SUCCEEDED", `{"tenant":"acme","escalado_para":"NENHUM","decision":"avanzar"}`, "", debate, 1},
+		{"d-2", "SUCCEEDED", `{"tenant":"acme","escalado_para":"NENHUM","decision":"avanzar"}`, "", debate, 1},
+		{"s-2", "FAILED", "", "States.TaskFailed", searchLink, 2},
+		{"s-2", "FAILED", "", "States.TaskFailed", searchLink, 2},
 	} {
-		if res := deliver(d.id, d.lk, d.status, d.output, d.errName, nil); res.Linked != 1 {
-			t.Errorf("%s %s: %+v; want its one conversation", d.id, d.status, res)
+		if res := deliver(d.id, d.lk, d.status, d.output, d.errName, nil); res.Linked != d.chats {
+			t.Errorf("%s %s: %+v; want its %d conversations", d.id, d.status, res, d.chats)
 		}
 	}
 	// The same execution name under another tenant's input: nobody's here.
@@ -144,6 +151,7 @@ func TestWorkflowsStartedFromTheChatReportBackOnAWS(t *testing.T) {
 	}{
 		{"c1", fmt.Sprintf("Debate %s (desde el turno 1): terminó (decisión: avanzar). Informe: /debates/%s/report", debate.Subject, debate.Subject)},
 		{"c2", "Búsqueda demo-cfo-andina (desde el turno 1): falló (error: States.TaskFailed). Estado: /searches/demo-cfo-andina"},
+		{"c3", "Búsqueda demo-cfo-andina (desde el turno 1): falló (error: States.TaskFailed). Estado: /searches/demo-cfo-andina"},
 	} {
 		evs, err := log.Read(ctx, "acme", chat.StreamName(c.chatID), 0, eventlog.MaxReadLimit)
 		if err != nil {
@@ -175,7 +183,7 @@ func TestWorkflowsStartedFromTheChatReportBackOnAWS(t *testing.T) {
 			t.Errorf("%s: ends %q\nwant once %q", c.chatID, ends, c.message)
 		}
 	}
-	for _, chatID := range []string{"c1", "c2"} {
+	for _, chatID := range []string{"c1", "c2", "c3"} {
 		if open, err := svc.Links.Open(ctx, "acme", chatID); err != nil || len(open) != 0 {
 			t.Errorf("%s: %+v %v; want its link ended", chatID, open, err)
 		}
