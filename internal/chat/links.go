@@ -177,6 +177,12 @@ type Links struct {
 	Log        eventlog.Reader
 	Watch      Watcher
 	Executions Executions
+	// Describe, when set (on AWS, where no process follows a link and
+	// the executions' status changes say them), describes an execution
+	// as its status change would: Add asks it once the link is kept, and
+	// an execution that ended before — its status change found no
+	// conversation to tell — has its end said then.
+	Describe func(ctx context.Context, arn string) (StatusChange, error)
 	// Poll is how often an execution's stream is read without a signal
 	// (default 1 s); MaxPerChat, MaxFollowing and MaxAge default to
 	// DefaultLinksPerChat, DefaultMaxFollowing and DefaultLinkAge.
@@ -300,7 +306,27 @@ func (l *Links) Add(ctx context.Context, lk Link) error {
 	if wrote {
 		l.follow(lk)
 	}
+	if l.Describe != nil {
+		l.catchUp(ctx, lk)
+	}
 	return nil
+}
+
+// catchUp says lk's end when its execution has ended already: the status
+// change that said so may have come before the link was kept. Said once,
+// whichever comes first (the end's key); a failure is logged, not
+// returned: the link is kept, and a status change still to come says it.
+func (l *Links) catchUp(ctx context.Context, lk Link) {
+	ch, err := l.Describe(ctx, lk.Execution)
+	if err == nil && (ch.Status == "" || ch.Status == "RUNNING" || ch.Status == "PENDING_REDRIVE") {
+		return
+	}
+	if err == nil {
+		_, err = l.statusChanged(ctx, lk, "", ch)
+	}
+	if err != nil {
+		l.logger().WarnContext(ctx, "say the end of a workflow that ended before its conversation linked it", "tenant", lk.Tenant, "chat_id", lk.ChatID, "execution", lk.Execution, "error", err)
+	}
 }
 
 // Start follows, until ctx ends, the links kept open by an earlier run

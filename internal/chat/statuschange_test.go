@@ -366,3 +366,73 @@ func TestSampleStatusChangeDecodes(t *testing.T) {
 		}
 	}
 }
+
+// TestAnEndBeforeTheLinkIsSaidOnceTheLinkIsKept: on AWS an execution that
+// ends within a moment of its start may have its status change delivered
+// before the turn keeps the link (nobody to tell then). Keeping the link
+// describes the execution: an ended one has its end said at once, and the
+// late delivery says nothing more; a running one is left to its status
+// changes; a failed description keeps the link for them.
+func TestAnEndBeforeTheLinkIsSaidOnceTheLinkIsKept(t *testing.T) {
+	failed := statusEvent(t, "ev-9", execARN("x-cfo-2026"), "acme", "FAILED", "", "States.TaskFailed")
+	var asFailed StatusChange
+	if err := json.Unmarshal(failed.Detail, &asFailed); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		describe func(context.Context, string) (StatusChange, error)
+		saidNow  bool
+	}{
+		{"ended", func(context.Context, string) (StatusChange, error) { return asFailed, nil }, true},
+		{"running", func(_ context.Context, arn string) (StatusChange, error) {
+			return StatusChange{ExecutionARN: arn, Status: "RUNNING"}, nil
+		}, false},
+		{"description failed", func(context.Context, string) (StatusChange, error) {
+			return StatusChange{}, errors.New("ThrottlingException")
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, nil, Options{})
+			var asked []string
+			// As on AWS: kept, never followed; Executions only names the
+			// rig's execution by its ARN, as Step Functions' start does.
+			r.svc.Links = &Links{Store: r.svc.Store, Events: r.events, Log: r.events, Logger: r.svc.Logger,
+				Executions: fakeExecutions{tenant: "acme"},
+				Describe: func(ctx context.Context, arn string) (StatusChange, error) {
+					asked = append(asked, arn)
+					return tc.describe(ctx, arn)
+				}}
+			r.svc.Model = startSearch("cfo-2026")
+			r.turn(t, "c1", "Lanza la evaluación de la búsqueda cfo-2026")
+			if len(asked) != 1 || asked[0] != execARN("x-cfo-2026") {
+				t.Fatalf("described %q; want the linked execution once", asked)
+			}
+			ends := func() []string {
+				var out []string
+				for _, e := range linkedEvents(t, r, "c1") {
+					if e["type"] == TypeLinkedFinished {
+						out = append(out, e["message"].(string))
+					}
+				}
+				return out
+			}
+			want := "Búsqueda cfo-2026 (desde el turno 1): falló (error: States.TaskFailed). Estado: /searches/cfo-2026"
+			open, err := r.svc.Links.Open(context.Background(), "acme", "c1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ends(); tc.saidNow != (len(got) == 1) || (tc.saidNow && got[0] != want) || tc.saidNow != (len(open) == 0) {
+				t.Fatalf("after the turn: ends %q, %d links open; said now: %v", got, len(open), tc.saidNow)
+			}
+			// EventBridge's delivery of the end, late or not: said once.
+			res, err := awsLinks(r, nil).HandleStatusChange(context.Background(), failed)
+			if err != nil || res.Linked != 1 || (res.Said == 1) == tc.saidNow {
+				t.Errorf("the delivered end: %+v %v", res, err)
+			}
+			if got := ends(); len(got) != 1 || got[0] != want {
+				t.Errorf("the conversation says the end %q; want once %q", got, want)
+			}
+		})
+	}
+}
