@@ -169,3 +169,54 @@ func TestChatLinkRule(t *testing.T) {
 		}
 	}
 }
+
+// TestFunctionsMayStartTheMachinesTheyAreGiven: a function whose
+// environment names a state machine of the template (STATE_MACHINE_ARN,
+// DEBATE_STATE_MACHINE_ARN…) starts it, so its policies give it
+// StartExecution on that machine; and ChatTurnFunction may describe the
+// executions of every machine it starts (it says at once the end of one
+// that ended before its conversation linked it). The chat once had the
+// companion's and the debate's ARNs and could start neither.
+func TestFunctionsMayStartTheMachinesTheyAreGiven(t *testing.T) {
+	tpl := loadTemplate(t, filepath.Join(root, "template.yaml"))
+	for _, id := range tpl.resourcesOfType("AWS::Serverless::Function") {
+		props := tpl.functionProperties(id)
+		startable := map[string]bool{}
+		describable := map[string]bool{}
+		for _, pol := range asList(props["Policies"]) {
+			if res, attr, ok := getAtt(asMap(asMap(pol)["StepFunctionsExecutionPolicy"])["StateMachineName"]); ok && attr == "Name" {
+				startable[res] = true
+			}
+			for _, st := range asList(asMap(pol)["Statement"]) {
+				if !slices.Contains(stringsOf(asMap(st)["Action"]), "states:DescribeExecution") {
+					continue
+				}
+				res := asMap(st)["Resource"]
+				if asMap(res)["Fn::Sub"] != nil {
+					res = []any{res}
+				}
+				for _, r := range asList(res) {
+					sub := asList(asMap(r)["Fn::Sub"])
+					if len(sub) == 2 && strings.Contains(asString(sub[0]), ":execution:${StateMachineName}:*") {
+						if m, attr, ok := getAtt(asMap(sub[1])["StateMachineName"]); ok && attr == "Name" {
+							describable[m] = true
+						}
+					}
+				}
+			}
+		}
+		env := asMap(asMap(props["Environment"])["Variables"])
+		for _, name := range sortedKeys(env) {
+			m, ok := refTo(env[name])
+			if !ok || tpl.Resources[m].Type != "AWS::Serverless::StateMachine" || !strings.HasSuffix(name, "STATE_MACHINE_ARN") {
+				continue
+			}
+			if !startable[m] {
+				t.Errorf("%s: %s names %s, which its policies do not let it start (a StepFunctionsExecutionPolicy of %s.Name)", id, name, m, m)
+			}
+			if id == "ChatTurnFunction" && !describable[m] {
+				t.Errorf("%s: may not DescribeExecution the executions of %s, which it starts and links to conversations", id, m)
+			}
+		}
+	}
+}
