@@ -96,6 +96,8 @@ func (s *cliSearch) run(b *testing.B, latency time.Duration, concurrency int, wr
 // ideal calls ÷ 20 × 100 ms (x-ideal).
 func BenchmarkSearchCLI200(b *testing.B) {
 	s := newCLISearch(b, 200)
+	// Where the runs write weighs on their system CPU: say it.
+	b.Logf("the runs write under %s: %s", os.TempDir(), diskOf(os.TempDir()))
 	for _, latency := range []time.Duration{0, 100 * time.Millisecond} {
 		b.Run(fmt.Sprintf("latency=%s", latency), func(b *testing.B) {
 			var cpu, sys, wall time.Duration
@@ -159,4 +161,39 @@ func straceCounts(b *testing.B, path string) map[string]int {
 		}
 	}
 	return n
+}
+
+// diskOf describes the file system dir is on, from /proc/self/mountinfo:
+// its type and device and, for ext4, whether it keeps a journal (an ext4
+// without one scans for recently deleted inodes on every new file: see
+// docs/BENCHMARKS.md, "CPU per model call").
+func diskOf(dir string) string {
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	var mount, fstype, source string
+	for _, line := range strings.Split(string(b), "\n") {
+		// id parent major:minor root mountpoint options... - fstype source options
+		pre, post, ok := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 2 {
+			continue
+		}
+		if mp := f[4]; (dir == mp || strings.HasPrefix(dir, strings.TrimSuffix(mp, "/")+"/")) && len(mp) >= len(mount) {
+			mount, fstype, source = mp, g[0], g[1]
+		}
+	}
+	desc := fmt.Sprintf("%s on %s (mounted at %s)", fstype, source, mount)
+	if fstype == "ext4" {
+		journal, _ := filepath.Glob("/proc/fs/jbd2/" + filepath.Base(source) + "-*")
+		if len(journal) == 0 {
+			return desc + ", without a journal: new files cost more CPU here"
+		}
+		return desc + ", with a journal"
+	}
+	return desc
 }
