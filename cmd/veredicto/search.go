@@ -230,14 +230,18 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	if res.Status != asl.StatusSucceeded {
 		return fail(exitFailed, "the evaluation did not finish (%s): %s", strings.ToLower(string(res.Status)), causeMessage(res.Cause))
 	}
+	// The summary the run wrote holds every candidate's row, ranked; the
+	// execution's output keeps only each decision and its report's hash.
 	var done struct {
-		Results []search.CandidateResult `json:"results"`
+		Results []search.CandidateResult `json:"ranking"`
 	}
-	if err := json.Unmarshal(res.Output, &done); err != nil {
-		return fail(exitFailed, "decode execution output: %v", err)
+	if b, err := os.ReadFile(filepath.Join(out, "summary.json")); err != nil {
+		return fail(exitFailed, "read the summary the run wrote: %v", err)
+	} else if err := json.Unmarshal(b, &done); err != nil {
+		return fail(exitFailed, "%s: %v", filepath.Join(out, "summary.json"), err)
 	}
 	fmt.Fprintf(m.Stdout, "Búsqueda %s: %s\n", s.Docs.SearchID, labels.Count(len(done.Results), "candidato evaluado", "candidatos evaluados"))
-	for _, r := range search.Rank(done.Results) {
+	for _, r := range done.Results {
 		fmt.Fprintf(m.Stdout, "  %-12s %-44s %s\n", r.CandidateID, labels.Of(labels.Decision, r.Decision), filepath.Join(out, r.CandidateID, "report.md"))
 	}
 	fmt.Fprintf(m.Stdout, "Resumen: %s\n", filepath.Join(out, "summary.md"))

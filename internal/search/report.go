@@ -117,6 +117,11 @@ type CandidateResult struct {
 	Outputs        int             `json:"outputs"`
 	CitedOutputs   int             `json:"outputs_with_complete_citations"`
 	ReportKey      string          `json:"report_key"`
+	// ReportSHA256 is the hash of the report.json the Report task wrote:
+	// the Map keeps only the decision and it (its output must fit Step
+	// Functions' 256 KiB), and the Summary task reads the rest back from
+	// that report, checked against it. Empty in the summary.
+	ReportSHA256 string `json:"report_sha256,omitempty"`
 	// Review: the senior consultant's review of an escalated candidate
 	// (null for the others; always present, the workflow selects it).
 	Review *Review `json:"review"`
@@ -262,6 +267,7 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 		return CandidateResult{}, err
 	}
 	js = append(js, '\n')
+	res.ReportSHA256 = checksum(js)
 	if err := svc.Reports.Put(ctx, res.ReportKey, js, "application/json"); err != nil {
 		return CandidateResult{}, fmt.Errorf("write report.json for %s: %w", t.CandidateID, err)
 	}

@@ -181,15 +181,16 @@ func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, er
 	if err != nil {
 		return Metrics{}, fmt.Errorf("summary %s: load gem5: %w", t.SearchID, err)
 	}
-	ranking := Rank(t.Results)
+	results := svc.resultsFromReports(ctx, t, s)
+	ranking := Rank(results)
 	for i := range ranking {
 		ranking[i].Escalation = nil // in report.json
 	}
 	sum := Summary{SearchID: t.SearchID, Client: s.Docs.Client, Role: s.Docs.Role, Mandate: rec.Output,
-		Ranking: ranking, Metrics: ComputeMetrics(t.Results, t.Thresholds.Gem4), LLM: svc.Analyst.Info()}
+		Ranking: ranking, Metrics: ComputeMetrics(results, t.Thresholds.Gem4), LLM: svc.Analyst.Info()}
 	sum.Metrics.Usage.Add(rec.Usage)
-	if len(t.Results) > 0 {
-		sum.Metrics.AvgCostUSD = sum.Metrics.Usage.CostUSD / float64(len(t.Results))
+	if len(results) > 0 {
+		sum.Metrics.AvgCostUSD = sum.Metrics.Usage.CostUSD / float64(len(results))
 	}
 	if sum.LLM.Provider == "offline" {
 		sum.Baseline = OfflineBaselineNotice
@@ -228,6 +229,62 @@ func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, er
 		return Metrics{}, err
 	}
 	return sum.Metrics, nil
+}
+
+// resultsFromReports completes the Map's rows: a row that names the hash
+// of its candidate's report.json (the Map keeps only the decision) gets
+// its figures from that report, computed as the Report task computed them.
+// A report that cannot be read, or is not the one the row names (changed
+// since), is set aside and named in the log: its row keeps the decision,
+// and the summary the other candidates. Rows that carry their figures
+// (an execution started before the Map kept only the hash) are used as
+// they are.
+func (svc *Service) resultsFromReports(ctx context.Context, t SummaryTask, s *Search) []CandidateResult {
+	reader, _ := svc.Reports.(interface {
+		Get(ctx context.Context, key string) ([]byte, error)
+	})
+	out := make([]CandidateResult, len(t.Results))
+	for i, r := range t.Results {
+		out[i] = r
+		if r.ReportSHA256 == "" {
+			continue
+		}
+		key := path.Join(t.ReportPrefix, r.CandidateID, "report.json")
+		row, problem := func() (CandidateResult, string) {
+			if reader == nil {
+				return CandidateResult{}, "the reports cannot be read here"
+			}
+			b, err := reader.Get(ctx, key)
+			if err != nil {
+				return CandidateResult{}, err.Error()
+			}
+			if checksum(b) != r.ReportSHA256 {
+				return CandidateResult{}, "it is not the report this execution wrote (changed since)"
+			}
+			var rep Report
+			if err := json.Unmarshal(b, &rep); err != nil {
+				return CandidateResult{}, "it is not valid JSON: " + err.Error()
+			}
+			if rep.CandidateID != r.CandidateID {
+				return CandidateResult{}, fmt.Sprintf("it is the report of %q", rep.CandidateID)
+			}
+			view, err := decodeView(rep, s.Index)
+			if err != nil {
+				return CandidateResult{}, err.Error()
+			}
+			row := summarize(rep, view)
+			row.Review, row.ReportKey = rep.Review, key
+			return row, ""
+		}()
+		if problem != "" {
+			svc.logger().ErrorContext(ctx, "a candidate's report could not be read for the summary: it keeps its decision only",
+				"search_id", t.SearchID, "candidate_id", r.CandidateID, "key", key, "problem", problem)
+			out[i].ReportSHA256, out[i].ReportKey, out[i].Scores = "", key, map[string]int{}
+			continue
+		}
+		out[i] = row
+	}
+	return out
 }
 
 // RenderSummary writes the search summary in Spanish.

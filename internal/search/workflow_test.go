@@ -610,3 +610,61 @@ func TestSearchReadsEachDocumentOnce(t *testing.T) {
 		}
 	}
 }
+
+// changingReports serves one candidate's report.json changed, as if it
+// had been rewritten after the run's Report task wrote it.
+type changingReports struct {
+	*fileblob.Dir
+	candidate string
+}
+
+func (c changingReports) Get(ctx context.Context, key string) ([]byte, error) {
+	b, err := c.Dir.Get(ctx, key)
+	if err == nil && key == c.candidate+"/report.json" {
+		b = append(b, ' ')
+	}
+	return b, err
+}
+
+// TestSummaryReadsTheReportsTheRunWrote: the summary's rows come from
+// the reports the Report tasks wrote (the Map keeps only each decision and
+// its report's hash). A report that is not the one written — changed
+// since — is set aside and named in the log: its candidate keeps its
+// decision in the summary, with no figures, and the others theirs.
+func TestSummaryReadsTheReportsTheRunWrote(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	writeSearch(t, in, "c-001", "c-002")
+	var logs strings.Builder
+	var mu sync.Mutex
+	an := &scripted{scripts: map[string]script{
+		"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9}}},
+		"c-002": {gem1: 7, gem2: 7, gem3: []int{7}, rec: []string{"SI"}, gem4: []qa{{score: 8}}},
+	}, calls: map[string]int{}}
+	svc := &search.Service{Inputs: fileblob.NewDir(in), Reports: changingReports{Dir: fileblob.NewDir(out), candidate: "c-002"},
+		Store: filestore.NewMemory(), Analyst: an, PromptVersions: func(a string) string { return a + "-test" },
+		Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))}
+	runOn(t, svc, search.StartInput{SearchID: "s-test"})
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum search.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]search.CandidateResult{}
+	for _, r := range sum.Ranking {
+		rows[r.CandidateID] = r
+	}
+	if r := rows["c-001"]; r.Decision != search.DecisionApproved || r.Scores["gem1"] != 8 || r.QAScore == nil || *r.QAScore != 9 || r.Claims == 0 {
+		t.Errorf("c-001, its report intact: %+v; want its figures", r)
+	}
+	if r := rows["c-002"]; r.Decision != search.DecisionApproved || len(r.Scores) != 0 || r.QAScore != nil {
+		t.Errorf("c-002, its report changed: %+v; want its decision only", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := logs.String(); !strings.Contains(got, "candidate_id=c-002") || !strings.Contains(got, "not the report this execution wrote") {
+		t.Errorf("the changed report is not named in the log:\n%s", got)
+	}
+}
