@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +37,11 @@ func serveInProcess(ctx context.Context, t *testing.T, cfg app.ServerConfig) inP
 		cfg.Data = t.TempDir()
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		// Warnings and errors only, into the test's log: shown when it
+		// fails (an answer of 500 or 503 then says why), silent otherwise.
+		w := &testLogWriter{t: t}
+		t.Cleanup(w.stop) // registered first: runs after the server stopped
+		cfg.Logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	cfg.Addr = ln.Addr().String()
 	cfg.Self = "http://" + cfg.Addr
@@ -74,4 +79,27 @@ func operatorSFN(t testing.TB, base, data string) *sfn.Client {
 // tenantSFN signs with a person's key of tenant.
 func tenantSFN(t testing.TB, base, data, tenant string) *sfn.Client {
 	return apitest.SFN(base, keyFor(t, data, auth.KeySpec{Name: "person@" + tenant, Tenant: tenant}))
+}
+
+// testLogWriter writes a server's log lines into t's log until stop: a
+// line logged after the test ended is dropped (t.Log would panic).
+type testLogWriter struct {
+	t       *testing.T
+	mu      sync.Mutex
+	stopped bool
+}
+
+func (w *testLogWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.t.Log("serve: " + strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (w *testLogWriter) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
 }
