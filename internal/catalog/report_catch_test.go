@@ -2,7 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/veredicto/veredicto/internal/catalog"
 	"github.com/veredicto/veredicto/internal/search"
 	"github.com/veredicto/veredicto/internal/search/offline"
+	"github.com/veredicto/veredicto/internal/search/searchtest"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/prompts"
 )
@@ -45,15 +45,7 @@ func summaryOf(t *testing.T, reports search.BlobWriter, out string) search.Summa
 	if res.Status != asl.StatusSucceeded {
 		t.Fatalf("execution %s: %s: %s", res.Status, res.Error, res.Cause)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum search.Summary
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
-	return sum
+	return searchtest.ReadSummary(t, out)
 }
 
 // TestOneFailingReportKeepsTheSummary: a report that cannot be written is

@@ -21,6 +21,7 @@ import (
 	"github.com/veredicto/veredicto/internal/confirm"
 	"github.com/veredicto/veredicto/internal/confirm/memory"
 	"github.com/veredicto/veredicto/internal/search"
+	"github.com/veredicto/veredicto/internal/search/searchtest"
 	filestore "github.com/veredicto/veredicto/internal/store/file"
 	"github.com/veredicto/veredicto/statemachines"
 )
@@ -644,14 +645,7 @@ func TestSummaryReadsTheReportsTheRunWrote(t *testing.T) {
 		Store: filestore.NewMemory(), Analyst: an, PromptVersions: func(a string) string { return a + "-test" },
 		Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))}
 	runOn(t, svc, search.StartInput{SearchID: "s-test"})
-	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum search.Summary
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := searchtest.ReadSummary(t, out)
 	rows := map[string]search.CandidateResult{}
 	for _, r := range sum.Ranking {
 		rows[r.CandidateID] = r

@@ -133,14 +133,7 @@ func TestWorkflowThroughOpenAICompatibleServer(t *testing.T) {
 	if got := m.Calls("-", "gem5"); got != 1 {
 		t.Errorf("gem5 calls %d, want exactly 1 per search", got)
 	}
-	var sum search.Summary
-	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := searchtest.ReadSummary(t, out)
 	if len(sum.Ranking) != len(plans) || sum.Metrics.Usage.Calls != len(srv.Calls())-1 {
 		t.Errorf("summary: %d ranked, usage calls %d vs %d server calls (one was a 503)", len(sum.Ranking), sum.Metrics.Usage.Calls, len(srv.Calls()))
 	}

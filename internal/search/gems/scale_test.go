@@ -2,9 +2,7 @@ package gems_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -48,14 +46,7 @@ func TestTheLargestSearchFitsTheStateLimit(t *testing.T) {
 	if n := len(res.Output); n > 128<<10 {
 		t.Errorf("the execution's output is %d bytes: want at most half of Step Functions' 256 KiB", n)
 	}
-	var sum search.Summary
-	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := searchtest.ReadSummary(t, out)
 	if len(sum.Ranking) != len(ids) || sum.Metrics.Usage.Calls == 0 {
 		t.Fatalf("summary ranks %d of %d, usage %+v", len(sum.Ranking), len(ids), sum.Metrics.Usage)
 	}

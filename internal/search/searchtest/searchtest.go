@@ -230,3 +230,18 @@ func (m *Model) Respond(t testing.TB) func(llmtest.Call) llmtest.Reply {
 		return llmtest.Reply{Content: string(b), PromptTokens: 1000, CachedTokens: 600, CompletionTokens: 200}
 	}
 }
+
+// ReadSummary reads the summary.json a run wrote under out.
+func ReadSummary(t testing.TB, out string) search.Summary {
+	t.Helper()
+	p := filepath.Join(out, "summary.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum search.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	return sum
+}
