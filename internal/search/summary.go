@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/audit"
@@ -244,47 +245,68 @@ func (svc *Service) resultsFromReports(ctx context.Context, t SummaryTask, s *Se
 		Get(ctx context.Context, key string) ([]byte, error)
 	})
 	out := make([]CandidateResult, len(t.Results))
+	// Read summaryReads at a time: on S3 each read is a round trip, and a
+	// search has up to MaxCandidates reports.
+	sem := make(chan struct{}, summaryReads)
+	var wg sync.WaitGroup
 	for i, r := range t.Results {
 		out[i] = r
 		if r.ReportSHA256 == "" {
 			continue
 		}
-		key := path.Join(t.ReportPrefix, r.CandidateID, "report.json")
-		row, problem := func() (CandidateResult, string) {
-			if reader == nil {
-				return CandidateResult{}, "the reports cannot be read here"
-			}
-			b, err := reader.Get(ctx, key)
-			if err != nil {
-				return CandidateResult{}, err.Error()
-			}
-			if checksum(b) != r.ReportSHA256 {
-				return CandidateResult{}, "it is not the report this execution wrote (changed since)"
-			}
-			var rep Report
-			if err := json.Unmarshal(b, &rep); err != nil {
-				return CandidateResult{}, "it is not valid JSON: " + err.Error()
-			}
-			if rep.CandidateID != r.CandidateID {
-				return CandidateResult{}, fmt.Sprintf("it is the report of %q", rep.CandidateID)
-			}
-			view, err := decodeView(rep, s.Index)
-			if err != nil {
-				return CandidateResult{}, err.Error()
-			}
-			row := summarize(rep, view)
-			row.Review, row.ReportKey = rep.Review, key
-			return row, ""
-		}()
-		if problem != "" {
-			svc.logger().ErrorContext(ctx, "a candidate's report could not be read for the summary: it keeps its decision only",
-				"search_id", t.SearchID, "candidate_id", r.CandidateID, "key", key, "problem", problem)
-			out[i].ReportSHA256, out[i].ReportKey, out[i].Scores = "", key, map[string]int{}
-			continue
-		}
-		out[i] = row
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i] = svc.resultFromReport(ctx, reader, t, s, r)
+		})
 	}
+	wg.Wait()
 	return out
+}
+
+// summaryReads bounds the reports the summary reads at once.
+const summaryReads = 16
+
+// resultFromReport is r's row computed from its candidate's report.json,
+// or r with its decision only when that report cannot be used (named in
+// the log).
+func (svc *Service) resultFromReport(ctx context.Context, reader interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+}, t SummaryTask, s *Search, r CandidateResult) CandidateResult {
+	key := path.Join(t.ReportPrefix, r.CandidateID, "report.json")
+	row, problem := func() (CandidateResult, string) {
+		if reader == nil {
+			return CandidateResult{}, "the reports cannot be read here"
+		}
+		b, err := reader.Get(ctx, key)
+		if err != nil {
+			return CandidateResult{}, err.Error()
+		}
+		if checksum(b) != r.ReportSHA256 {
+			return CandidateResult{}, "it is not the report this execution wrote (changed since)"
+		}
+		var rep Report
+		if err := json.Unmarshal(b, &rep); err != nil {
+			return CandidateResult{}, "it is not valid JSON: " + err.Error()
+		}
+		if rep.CandidateID != r.CandidateID {
+			return CandidateResult{}, fmt.Sprintf("it is the report of %q", rep.CandidateID)
+		}
+		view, err := decodeView(rep, s.Index)
+		if err != nil {
+			return CandidateResult{}, err.Error()
+		}
+		row := summarize(rep, view)
+		row.Review, row.ReportKey = rep.Review, key
+		return row, ""
+	}()
+	if problem != "" {
+		svc.logger().ErrorContext(ctx, "a candidate's report could not be read for the summary: it keeps its decision only",
+			"search_id", t.SearchID, "candidate_id", r.CandidateID, "key", key, "problem", problem)
+		r.ReportSHA256, r.ReportKey, r.Scores = "", key, map[string]int{}
+		return r
+	}
+	return row
 }
 
 // RenderSummary writes the search summary in Spanish.
