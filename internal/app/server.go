@@ -356,12 +356,20 @@ func registerTemplate(mgr *control.Manager, path string, logger *slog.Logger) er
 	return nil
 }
 
+// templateParse serializes goformation's parses (see templateMachines).
+var templateParse sync.Mutex
+
 // templateMachines reads the definitions of the template's
 // AWS::Serverless::StateMachine resources by logical id: of the template at
 // path, DefinitionUri relative to it, or, for "", of the embedded
 // template with the embedded definitions. ${XxxArn} placeholders are left
 // for the engine, which binds them by name to the catalog.
 func templateMachines(path string) (map[string][]byte, error) {
+	// goformation registers its YAML tag resolvers in a package-level
+	// map on every parse: two servers built at once in one process (tests,
+	// an embedder) raced on it. One parse at a time.
+	templateParse.Lock()
+	defer templateParse.Unlock()
 	var tmpl *cloudformation.Template
 	var err error
 	read := func(uri string) ([]byte, error) { return os.ReadFile(filepath.Join(filepath.Dir(path), uri)) }
