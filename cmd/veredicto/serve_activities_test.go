@@ -18,6 +18,8 @@ func TestServeAWSCLIActivities(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: a Python AWS CLI process per call (about 1 s each); make test-long runs it")
 	}
+	// Its own server and folder: it runs beside the other AWS CLI tests.
+	t.Parallel()
 	cli := findAWSCLI(t)
 	ctx := context.Background()
 	data := t.TempDir()

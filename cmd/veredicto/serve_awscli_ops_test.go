@@ -23,6 +23,8 @@ func TestServeAWSCLIEveryOperation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: a Python AWS CLI process per operation (about 1 s each); make test-long runs it")
 	}
+	// Its own server and folder: it runs beside the other AWS CLI tests.
+	t.Parallel()
 	cli := findAWSCLI(t)
 	b, err := os.ReadFile("../../internal/sfnapi/testdata/operations.json")
 	if err != nil {

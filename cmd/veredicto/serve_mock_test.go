@@ -337,6 +337,8 @@ func TestServeMockConfigAWSCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: a Python AWS CLI process per call (6-12 s); make test-long runs it")
 	}
+	// Its own server and folder: it runs beside the other AWS CLI tests.
+	t.Parallel()
 	cli := findAWSCLI(t)
 	ctx := context.Background()
 	data := t.TempDir()

@@ -268,6 +268,8 @@ func TestServeAWSCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: a Python AWS CLI process per call (6-12 s); make test-long runs it")
 	}
+	// Its own server and folder: it runs beside the other AWS CLI tests.
+	t.Parallel()
 	cli := findAWSCLI(t)
 	tokens := make(chan string, 4)
 	notify := asl.Handler(func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
