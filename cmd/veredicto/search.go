@@ -232,28 +232,26 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 	}
 	// The summary the run wrote holds every candidate's row, ranked; the
 	// execution's output keeps only each decision and its report's hash.
-	var done struct {
-		Results []search.CandidateResult `json:"ranking"`
-	}
+	var sum search.Summary
 	if b, err := os.ReadFile(filepath.Join(out, "summary.json")); err != nil {
 		return fail(exitFailed, "read the summary the run wrote: %v", err)
-	} else if err := json.Unmarshal(b, &done); err != nil {
+	} else if err := json.Unmarshal(b, &sum); err != nil {
 		return fail(exitFailed, "%s: %v", filepath.Join(out, "summary.json"), err)
 	}
-	fmt.Fprintf(m.Stdout, "Búsqueda %s: %s\n", s.Docs.SearchID, labels.Count(len(done.Results), "candidato evaluado", "candidatos evaluados"))
-	for _, r := range done.Results {
+	fmt.Fprintf(m.Stdout, "Búsqueda %s: %s\n", s.Docs.SearchID, labels.Count(len(sum.Ranking), "candidato evaluado", "candidatos evaluados"))
+	for _, r := range sum.Ranking {
 		fmt.Fprintf(m.Stdout, "  %-12s %-44s %s\n", r.CandidateID, labels.Of(labels.Decision, r.Decision), filepath.Join(out, r.CandidateID, "report.md"))
 	}
 	fmt.Fprintf(m.Stdout, "Resumen: %s\n", filepath.Join(out, "summary.md"))
 	fmt.Fprintf(m.Stdout, "Registro de auditoría: %s (verifíquelo con: veredicto audit verify %s)\n", filepath.Join(out, "audit"), out)
-	if stale := staleReports(out, done.Results); len(stale) > 0 {
+	if stale := staleReports(out, sum.Ranking); len(stale) > 0 {
 		verb := "hold"
 		if len(stale) == 1 {
 			verb = "holds"
 		}
 		fmt.Fprintf(m.Stderr, "warning: %s %s reports of an earlier run, for candidates this search no longer has; they are not in this summary (delete them if those candidates left the search)\n", strings.Join(stale, ", "), verb)
 	}
-	for _, r := range done.Results {
+	for _, r := range sum.Ranking {
 		switch {
 		case r.Review == nil:
 		case r.Review.Status == search.ReviewPending:

@@ -241,9 +241,7 @@ func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, er
 // (an execution started before the Map kept only the hash) are used as
 // they are.
 func (svc *Service) resultsFromReports(ctx context.Context, t SummaryTask, s *Search) []CandidateResult {
-	reader, _ := svc.Reports.(interface {
-		Get(ctx context.Context, key string) ([]byte, error)
-	})
+	reader, _ := svc.Reports.(blobGetter)
 	out := make([]CandidateResult, len(t.Results))
 	// Read summaryReads at a time: on S3 each read is a round trip, and a
 	// search has up to MaxCandidates reports.
@@ -264,15 +262,18 @@ func (svc *Service) resultsFromReports(ctx context.Context, t SummaryTask, s *Se
 	return out
 }
 
+// blobGetter reads back what the service's Reports wrote.
+type blobGetter interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+}
+
 // summaryReads bounds the reports the summary reads at once.
 const summaryReads = 16
 
 // resultFromReport is r's row computed from its candidate's report.json,
 // or r with its decision only when that report cannot be used (named in
 // the log).
-func (svc *Service) resultFromReport(ctx context.Context, reader interface {
-	Get(ctx context.Context, key string) ([]byte, error)
-}, t SummaryTask, s *Search, r CandidateResult) CandidateResult {
+func (svc *Service) resultFromReport(ctx context.Context, reader blobGetter, t SummaryTask, s *Search, r CandidateResult) CandidateResult {
 	key := path.Join(t.ReportPrefix, r.CandidateID, "report.json")
 	row, problem := func() (CandidateResult, string) {
 		if reader == nil {
