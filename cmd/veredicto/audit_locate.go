@@ -15,6 +15,7 @@ import (
 	"github.com/veredicto/veredicto/internal/audit"
 	"github.com/veredicto/veredicto/internal/audit/s3audit"
 	s3blob "github.com/veredicto/veredicto/internal/blob/s3"
+	"github.com/veredicto/veredicto/internal/sdkhttp"
 )
 
 // verifiable is a record to verify: its store, the reports it names, and
@@ -50,6 +51,7 @@ func locateForVerify(p, data, tenant string) (verifiable, error) {
 	if err != nil {
 		return verifiable{}, err
 	}
+	ac.HTTPClient = sdkhttp.Client(ac.HTTPClient)
 	client := s3.NewFromConfig(ac)
 	return verifiable{store: s3audit.New(client, parts[0], tenantName, execution, 0), files: s3blob.New(client, parts[0], "").Get, where: p}, nil
 }

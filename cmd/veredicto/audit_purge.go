@@ -15,6 +15,7 @@ import (
 	"github.com/veredicto/veredicto/internal/app"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/erasure"
+	"github.com/veredicto/veredicto/internal/sdkhttp"
 )
 
 const purgeUsage = `Usage: veredicto audit purge --tenant T [--search ID] --by WHO --reason WHY --yes
@@ -103,6 +104,7 @@ func (m *Main) runAuditPurge(ctx context.Context, args []string) int {
 			fmt.Fprintf(m.Stderr, "veredicto audit purge: %v\n", err)
 			return exitUsage
 		}
+		ac.HTTPClient = sdkhttp.Client(ac.HTTPClient)
 		st.Retention = time.Duration(*days) * 24 * time.Hour
 		svc = app.AWSErasure(ac, st)
 	} else if _, err := os.Stat(*data); err != nil {

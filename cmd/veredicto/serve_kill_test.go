@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
@@ -20,6 +19,7 @@ import (
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/loadgen"
 	"github.com/veredicto/veredicto/internal/poll"
+	"github.com/veredicto/veredicto/internal/sdkhttp"
 )
 
 // TestServeKilledDuringABurst sends StartExecution at AWS's burst rate
@@ -90,7 +90,7 @@ func TestServeKilledDuringABurst(t *testing.T) {
 	// which are not the restarted server's answers.
 	c = sfn.New(c.Options(), func(o *sfn.Options) {
 		o.Retryer = retry.NewStandard()
-		o.HTTPClient = awshttp.NewBuildableClient()
+		o.HTTPClient = sdkhttp.New()
 	})
 	ctx := context.Background()
 	smARN := "arn:aws:states:us-east-1:000000000000:stateMachine:Burst"

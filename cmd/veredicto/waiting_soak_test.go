@@ -30,6 +30,7 @@ import (
 	"github.com/veredicto/veredicto/internal/httpapi/apitest"
 	"github.com/veredicto/veredicto/internal/loadgen"
 	"github.com/veredicto/veredicto/internal/poll"
+	"github.com/veredicto/veredicto/internal/sdkhttp"
 )
 
 // BenchmarkWaitingSoak is issue 34's waiting soak: SOAK_N executions
@@ -79,7 +80,7 @@ func soak(b *testing.B, variant string, n, sample int) {
 	// goes through rawAPI (no SDK, no retries: a retry's backoff is the
 	// client's time, not the server's).
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
-	c := sfn.New(sfnClient(b, "http://"+addr, data).Options(), func(o *sfn.Options) { o.HTTPClient = &http.Client{Transport: tr} })
+	c := sfn.New(sfnClient(b, "http://"+addr, data).Options(), func(o *sfn.Options) { o.HTTPClient = sdkhttp.Client(&http.Client{Transport: tr}) })
 	api := newRawAPI(b, "http://"+addr, data)
 	args := []string{"--lambda-endpoint", ep.url, "--pprof", prof}
 	srv := startServe(b, bin, addr, data, args...)

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/auth"
+	"github.com/veredicto/veredicto/internal/sdkhttp"
 )
 
 // endpointFile holds, under the data folder, the endpoint of the server
@@ -60,6 +61,6 @@ func ServiceSFN(data, endpoint, name string) *sfn.Client {
 	if endpoint == "" {
 		endpoint, _ = ReadEndpoint(data)
 	}
-	return sfn.New(sfn.Options{Region: DefaultRegion, BaseEndpoint: aws.String(cmp.Or(endpoint, DefaultEndpoint)),
+	return sfn.New(sfn.Options{Region: DefaultRegion, BaseEndpoint: aws.String(cmp.Or(endpoint, DefaultEndpoint)), HTTPClient: sdkhttp.New(),
 		Credentials: &auth.Credentials{Keys: auth.OpenKeys(data), Spec: auth.KeySpec{Name: name, Operator: true, Service: true}}})
 }

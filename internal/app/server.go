@@ -15,6 +15,7 @@ import (
 
 	fileconfirm "github.com/veredicto/veredicto/internal/confirm/file"
 	fileeventlog "github.com/veredicto/veredicto/internal/eventlog/file"
+	"github.com/veredicto/veredicto/internal/sdkhttp"
 	"github.com/veredicto/veredicto/statemachines"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -286,7 +287,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 // signs with the key of spec (for a tenant-less, non-operator spec: the key
 // of the tenant the request's context acts for).
 func (s *Server) sfnClient(spec auth.KeySpec) *sfn.Client {
-	return sfn.New(sfn.Options{Region: s.cfg.Region, BaseEndpoint: aws.String(s.cfg.Self),
+	return sfn.New(sfn.Options{Region: s.cfg.Region, BaseEndpoint: aws.String(s.cfg.Self), HTTPClient: sdkhttp.New(),
 		Credentials: &auth.Credentials{Keys: s.Keys, Spec: spec}})
 }
 

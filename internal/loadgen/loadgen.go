@@ -25,12 +25,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/veredicto/veredicto/internal/sdkhttp"
 )
 
 // PassChain is a state machine of n Pass states, one after the other.
@@ -56,7 +57,7 @@ func PassChain(n int) string {
 // keeps a connection per worker and never retries: a refused or failed
 // call is counted, not hidden.
 func NewClient(endpoint, region string, creds aws.CredentialsProvider, workers int) *sfn.Client {
-	httpc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+	httpc := sdkhttp.New(func(tr *http.Transport) {
 		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 2*workers, 2*workers
 	})
 	return sfn.New(sfn.Options{

@@ -21,6 +21,7 @@ import (
 
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/httpapi"
+	"github.com/veredicto/veredicto/internal/sdkhttp"
 )
 
 // Region is the region the test servers accept.
@@ -73,6 +74,7 @@ func SFN(endpoint string, k auth.Key) *sfn.Client {
 		Region:       Region,
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  Credentials(k),
+		HTTPClient:   sdkhttp.New(),
 		APIOptions: []func(*middleware.Stack) error{func(s *middleware.Stack) error {
 			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("NoHostPrefix",
 				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
