@@ -22,7 +22,12 @@ import (
 // passes every gate, GEM5 + 4 calls each, 801 calls.
 type cliSearch struct {
 	bin, dir string
-	plans    map[string]searchtest.Plan
+	// runs holds every run's output and data folders until the whole
+	// benchmark ends: on an ext4 without a journal each new file scans the
+	// inodes deleted in the last minutes, so a run's folders removed before
+	// the next run would be charged to that run's CPU.
+	runs  string
+	plans map[string]searchtest.Plan
 }
 
 func newCLISearch(b *testing.B, candidates int) *cliSearch {
@@ -37,7 +42,10 @@ func newCLISearch(b *testing.B, candidates int) *cliSearch {
 			b.Fatalf("go build: %v\n%s", err, out)
 		}
 	}
-	s := &cliSearch{bin: bin, dir: filepath.Join(tmp, "search"), plans: map[string]searchtest.Plan{}}
+	s := &cliSearch{bin: bin, dir: filepath.Join(tmp, "search"), runs: filepath.Join(tmp, "runs"), plans: map[string]searchtest.Plan{}}
+	if err := os.Mkdir(s.runs, 0o755); err != nil {
+		b.Fatal(err)
+	}
 	ids := make([]string, candidates)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("c-%03d", i)
@@ -59,8 +67,8 @@ type cliRun struct {
 	files int
 }
 
-// run evaluates the search once into a fresh output folder; wrap, when
-// set, prefixes the command (strace).
+// run evaluates the search once into fresh output and data folders, kept
+// until the benchmark ends; wrap, when set, prefixes the command (strace).
 func (s *cliSearch) run(b *testing.B, latency time.Duration, concurrency int, wrap ...string) cliRun {
 	b.Helper()
 	model := searchtest.NewModel(s.plans)
@@ -70,7 +78,14 @@ func (s *cliSearch) run(b *testing.B, latency time.Duration, concurrency int, wr
 		r.Delay = latency
 		return r
 	})
-	out, data := b.TempDir(), b.TempDir()
+	out, err := os.MkdirTemp(s.runs, "out-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.MkdirTemp(s.runs, "data-")
+	if err != nil {
+		b.Fatal(err)
+	}
 	args := append(wrap, s.bin, "search", "run", s.dir, "--out", out, "--data", data, "--llm", "openai", "--concurrency", strconv.Itoa(concurrency))
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=bench", "OPENAI_BASE_URL="+srv.BaseURL(), "OPENAI_MODEL=gpt-4o-mini")
