@@ -103,7 +103,10 @@ func TestTheSDKClosingTheBodyBreaksNoResponse(t *testing.T) {
 // an error naming the request.
 func TestReplayableBodiesAreSentAsGiven(t *testing.T) {
 	var seen *http.Request
-	c := Client(doFunc(func(r *http.Request) (*http.Response, error) { seen = r; return &http.Response{StatusCode: 200, Body: http.NoBody}, nil }))
+	c := Client(doFunc(func(r *http.Request) (*http.Response, error) {
+		seen = r
+		return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
+	}))
 	req, _ := http.NewRequest("POST", "http://127.0.0.1/", strings.NewReader("{}"))
 	if _, err := c.Do(req); err != nil || seen != req {
 		t.Errorf("a replayable body was not sent as given (err %v)", err)
