@@ -153,6 +153,11 @@ func openJournal(root string, box *quarantine.Box, log *slog.Logger) (*journal, 
 	if err := os.MkdirAll(j.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("control: journal: %w", err)
 	}
+	// The journal's folder is itself durable before its first record is
+	// acknowledged (a new folder's entry is not, until its parent syncs).
+	if err := syncDir(root); err != nil {
+		return nil, fmt.Errorf("control: journal: %w", err)
+	}
 	last, err := j.recover(box)
 	if err != nil {
 		return nil, fmt.Errorf("control: replay the journal: %w", err)
@@ -207,8 +212,8 @@ func (j *journal) recover(box *quarantine.Box) (uint64, error) {
 	// A file written whole (metadata) only needs its last content: most
 	// executions in the journal were written twice, started and ended.
 	last := map[string][]byte{}
-	for _, name := range names {
-		err := readSegment(name, box, func(r *record) error {
+	for i, name := range names {
+		err := readSegment(name, box, i == len(names)-1, func(r *record) error {
 			r.path = filepath.Join(j.root, r.path)
 			n++
 			if r.kind == kindReplace {
@@ -247,10 +252,14 @@ func (j *journal) recover(box *quarantine.Box) (uint64, error) {
 }
 
 // readSegment calls fn with each whole record of a segment, in order. A
-// record cut short (by a crash, in the write of a batch no writer was
-// told of) ends the segment; so does one that does not check out, and
-// what follows it, unless it is only zeros, is kept in the quarantine.
-func readSegment(name string, box *quarantine.Box, fn func(*record) error) error {
+// record cut short ends the segment: in the newest one (last) that is
+// what a crash leaves, the write of a batch no writer was told of, and it
+// is dropped; in an older one, which was synced whole before the next
+// began, it is damage (or a batch whose write failed, never
+// acknowledged) and is kept in the quarantine with what follows it, as
+// is a record that does not check out (unless what follows is only
+// zeros).
+func readSegment(name string, box *quarantine.Box, last bool, fn func(*record) error) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return err
@@ -262,8 +271,10 @@ func readSegment(name string, box *quarantine.Box, fn func(*record) error) error
 	for {
 		bad, torn := "", false
 		var body []byte
-		if _, err := io.ReadFull(br, head[:]); err != nil {
-			torn = true // io.EOF at a record's start: the end
+		if _, err := io.ReadFull(br, head[:]); err == io.EOF {
+			return nil // nothing after the last record: the end
+		} else if err != nil {
+			torn = true
 		} else if n := binary.LittleEndian.Uint32(head[4:]); n > maxRecordBytes {
 			bad = fmt.Sprintf("a record claims %d bytes", n)
 		} else {
@@ -274,10 +285,13 @@ func readSegment(name string, box *quarantine.Box, fn func(*record) error) error
 				bad = "a record's checksum does not match"
 			}
 		}
-		if torn {
+		if torn && last {
 			return nil // the crash cut the last write short: no writer was told of it
 		}
-		if bad == "" {
+		if torn {
+			bad = "a record is cut short in a segment a later one follows (synced whole before it: damage, or a batch whose write failed and was never acknowledged)"
+		}
+		if bad == "" && !torn {
 			r, err := decodeRecord(body)
 			if err != nil {
 				bad = err.Error()
@@ -440,8 +454,18 @@ func (j *journal) commit(batch []*record) {
 		err = fmt.Errorf("journal %s: %w", j.f.Name(), err)
 		if terr := j.f.Truncate(j.size); terr != nil {
 			// what was written may be replayed after a restart: its
-			// writers were told it failed, as after a timeout
-			j.log.Error("could not cut a failed batch off the journal", "segment", j.f.Name(), "error", terr)
+			// writers were told it failed, as after a timeout. The next
+			// batch goes to a new segment, never over these bytes (a
+			// shorter batch would leave whole records of this one after
+			// it).
+			j.log.Error("could not cut a failed batch off the journal; the next batch starts a new segment", "segment", j.f.Name(), "error", terr)
+			old := j.f
+			if serr := j.startSegment(); serr != nil {
+				j.seq--
+				j.log.Error("could not start a new journal segment after a failed batch", "error", serr)
+			} else {
+				old.Close()
+			}
 		}
 		for _, r := range journaled {
 			r.err = err
@@ -688,7 +712,7 @@ func journaledPaths(root string) (map[string]bool, error) {
 	}
 	out := map[string]bool{}
 	for _, name := range names {
-		if err := readSegment(name, nil, func(r *record) error {
+		if err := readSegment(name, nil, false, func(r *record) error {
 			out[filepath.Join(root, r.path)] = true
 			return nil
 		}); err != nil {

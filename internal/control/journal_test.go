@@ -200,6 +200,88 @@ func TestJournalTail(t *testing.T) {
 	}
 }
 
+// TestJournalOlderSegmentCutShort: a record cut short in a segment that a
+// later one follows is not a crash's tail (each segment is synced whole
+// before the next begins): it is kept in the quarantine and named, and
+// the later segment is still replayed.
+func TestJournalOlderSegmentCutShort(t *testing.T) {
+	data := t.TempDir()
+	root := filepath.Join(data, "sfn")
+	log := slog.New(slog.DiscardHandler)
+	j, err := openJournal(root, quarantine.Beside(root, log), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.close()
+	rec := func(name, data string) []byte {
+		return frame(j, &record{kind: kindReplace, path: filepath.Join(root, name), data: []byte(data)})
+	}
+	cut := rec("b.json", `{"b":1}`)
+	// A bit flipped in b's length would read the same: past the end.
+	older := append(rec("a.json", `{"a":1}`), cut[:len(cut)-3]...)
+	if err := os.WriteFile(segmentName(j.dir, 7), older, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(segmentName(j.dir, 8), rec("c.json", `{"c":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	j, err = openJournal(root, quarantine.Beside(root, log), log)
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	defer j.close()
+	for name, want := range map[string]string{"a.json": `{"a":1}`, "c.json": `{"c":1}`} {
+		if b, err := os.ReadFile(filepath.Join(root, name)); err != nil || string(b) != want {
+			t.Errorf("%s after the replay: %q %v", name, b, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "b.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("b.json was written from a record cut short: %v", err)
+	}
+	items, err := quarantine.List(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 1 || !strings.Contains(items[0].Reason, "cut short in a segment a later one follows") {
+		t.Fatalf("quarantined %+v, want the older segment's cut record named", items)
+	}
+}
+
+// TestJournalFailedBatchStartsANewSegment: when a batch cannot be written
+// and the segment cannot be cut back (here: it cannot be written at all
+// any more), its writers are told it failed and the next batch goes to a
+// new segment, so the journal keeps acknowledging writes.
+func TestJournalFailedBatchStartsANewSegment(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "sfn")
+	log := slog.New(slog.DiscardHandler)
+	j, err := openJournal(root, nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	put := func(name string) error {
+		return j.write(&record{kind: kindReplace, path: filepath.Join(root, name), data: []byte(`{}`)})
+	}
+	if err := put("a.json"); err != nil {
+		t.Fatal(err)
+	}
+	broken := j.f.Name()
+	j.f.Close() // the committer waits for a batch: the segment fails under it
+	if err := put("b.json"); err == nil {
+		t.Fatal("a write to a segment that cannot take it was acknowledged")
+	}
+	if err := put("c.json"); err != nil {
+		t.Fatalf("the write after a failed batch: %v", err)
+	}
+	if j.f.Name() == broken {
+		t.Errorf("the journal still writes to %s, whose failed batch it could not cut off", broken)
+	}
+	if _, err := os.Stat(filepath.Join(root, "c.json")); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestStartSentAgainWaitsForTheFirst: a StartExecution sent again with
 // the same name and input while the first is still on its way to the
 // disk answers only once the first is durable, and fails with it: no
