@@ -196,6 +196,7 @@ func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine
 	// The execution is attached (e.x) before its first event can need it,
 	// and OnDone may run before Start returns: both go through started.
 	started := make(chan struct{})
+	over := false // the run parked before it was attached (under m.mu)
 	m.wg.Add(1)
 	var x *asl.Execution
 	var err error
@@ -205,8 +206,11 @@ func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine
 		Buckets: m.bucketsFor(e.tenant), MapRuns: mapRunner{m: m, parent: e},
 		OnDone: func(res *asl.Result) {
 			defer m.wg.Done()
-			<-started
 			if res.Parked != nil { // its record took over (recorder.park)
+				m.mu.Lock()
+				over = true
+				m.mu.Unlock()
+				<-started
 				m.mu.Lock()
 				if e.x == x {
 					e.x = nil
@@ -214,6 +218,7 @@ func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine
 				m.mu.Unlock()
 				return
 			}
+			<-started
 			if m.isClosed() {
 				rec.flushPending() // what it journaled reaches OnHistory before Close returns
 				return             // stopped by Close: it stays RUNNING on disk and resumes
@@ -227,8 +232,16 @@ func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine
 		m.finish(e, rec, &asl.Result{Status: asl.StatusFailed, Error: asl.ErrRuntime, Cause: err.Error()})
 		return
 	}
+	if m.afterStart != nil {
+		m.afterStart(e.arn)
+	}
 	m.mu.Lock()
-	e.x = x
+	// A run that parked before it was attached is over: an answer may have
+	// resumed the execution and attached the new run already, whose handle
+	// (StopExecution's) the parked one must not replace.
+	if !over {
+		e.x = x
+	}
 	m.mu.Unlock()
 	if rec.lost.Load() != nil {
 		x.Stop() // its history failed before it was attached (historyLost)

@@ -142,6 +142,10 @@ type Manager struct {
 
 	parsedMu sync.Mutex
 	parsed   map[string]*asl.StateMachine // recorded definitions, parsed (machineOf)
+
+	// afterStart, set by tests only, runs in launch between the engine's
+	// start of a run and its attachment (the window a fast park opens).
+	afterStart func(arn string)
 }
 
 type machine struct {

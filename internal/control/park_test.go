@@ -3,6 +3,7 @@ package control
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -442,5 +443,71 @@ func TestParkedAnswerRaces(t *testing.T) {
 		if got := entered(t, m, arn); got != "Prepare Ask Done" {
 			t.Errorf("%s entered %s", arn, got)
 		}
+	}
+}
+
+// TestResumedRunKeepsItsHandle: an execution parks before the start that
+// launched it has attached its run, and an answer resumes it in that
+// window. The resumed run is the one attached once the first launch goes
+// on (a parked run's handle replaced it before), so StopExecution stops
+// it at once.
+func TestResumedRunKeepsItsHandle(t *testing.T) {
+	p := newParkingFixture()
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	defer close(release)
+	p.reg.Register("HoldFunction", func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		entered <- struct{}{}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-release:
+			return json.RawMessage(`{}`), nil
+		}
+	})
+	m := p.open(t, t.TempDir())
+	defer m.Close()
+	ctx := context.Background()
+	def := `{"StartAt":"Ask","States":{
+	  "Ask":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+	    "Parameters":{"FunctionName":"NotifyFunction","Payload":{"token.$":"$$.Task.Token"}},"ResultPath":"$.answer","Next":"Hold"},
+	  "Hold":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"HoldFunction"},"End":true}}}`
+	if _, err := m.CreateStateMachine(ctx, "Race", def, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	first := true
+	m.afterStart = func(string) {
+		if !first {
+			return // the resumed run's launch
+		}
+		first = false
+		// the first run parks on its token; answered, the execution
+		// resumes and its new run reaches Hold, all before this launch
+		// attaches its run
+		tok := p.token(t)
+		awaitParked(t, m, 1)
+		if err := m.SendTaskSuccess(ctx, tok, `{"ok":true}`); err != nil {
+			t.Errorf("SendTaskSuccess: %v", err)
+		}
+		<-entered
+	}
+	x, err := m.StartExecution(ctx, StateMachineARN("Race"), "r1", `{"tenant":"acme"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan error, 1)
+	go func() {
+		_, err := m.StopExecution(ctx, x.ARN, "Race", "stopped while it holds")
+		stopped <- err
+	}()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("StopExecution found no run to stop: the resumed run lost its handle")
+	}
+	if got := waitClosed(t, m, x.ARN); got.Status != asl.StatusAborted {
+		t.Errorf("after the stop: %s, want ABORTED", got.Status)
 	}
 }
