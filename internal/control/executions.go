@@ -197,7 +197,17 @@ func (m *Manager) launch(ctx context.Context, e *execution, sm *asl.StateMachine
 	// and OnDone may run before Start returns: both go through started.
 	started := make(chan struct{})
 	over := false // the run parked before it was attached (under m.mu)
+	// Counted before Close can wait (an answer or a start that passed its
+	// checks just before Close began): once Close has begun, the execution
+	// is left RUNNING on disk, as Close leaves the others, and the next
+	// start resumes it.
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
 	m.wg.Add(1)
+	m.mu.Unlock()
 	var x *asl.Execution
 	var err error
 	x, err = m.eng.Start(m.root, sm, input, asl.StartOptions{

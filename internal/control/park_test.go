@@ -511,3 +511,34 @@ func TestResumedRunKeepsItsHandle(t *testing.T) {
 		t.Errorf("after the stop: %s, want ABORTED", got.Status)
 	}
 }
+
+// TestNoRunStartsOnceCloseBegan: an answer that claimed a parked execution
+// just before Close began does not start a run Close would not wait for:
+// the execution stays RUNNING with no run, for the next start to resume.
+func TestNoRunStartsOnceCloseBegan(t *testing.T) {
+	p := newParkingFixture()
+	m := p.open(t, t.TempDir())
+	defer m.Close()
+	x := startAcme(t, m, "Ask", askingWith(""), "c1")
+	tok := p.token(t)
+	awaitParked(t, m, 1)
+	m.mu.Lock()
+	e := m.execs[x.ARN]
+	m.mu.Unlock()
+	err := m.unpark(e, func(rec *recorder) error {
+		m.mu.Lock()
+		m.closed = true // Close begins between the claim and the run
+		m.mu.Unlock()
+		return rec.resolve(tok, resolution{Token: tok, Output: json.RawMessage(`{"ok":true}`)})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A run launched now would be attached or, already done, have settled.
+	m.mu.Lock()
+	status, attached := e.status, e.x != nil
+	m.mu.Unlock()
+	if status != asl.StatusRunning || attached {
+		t.Errorf("the execution is %s (run attached: %v); want RUNNING with no run, for the next start", status, attached)
+	}
+}
