@@ -53,6 +53,12 @@ import (
 // and a checkpointer syncs the file system (syncfs on Linux: one call
 // for every file the segment's records wrote) and deletes the old
 // segment. Close drains the queue and checkpoints, leaving no journal.
+// A journaled record its file refused (no inode left, no descriptor)
+// holds the checkpoints back, its writer told it failed as after a
+// timeout; once a checkpoint interval has passed, the committer writes
+// every kept record again, as a restart would, and checkpoints resume
+// when the files take them: the journal stays bounded once the fault
+// clears, without a restart.
 //
 // Record framing, little-endian: crc32c (4 bytes, of what follows it),
 // length (4) of the body, body: kind (1), path length (2), the path
@@ -120,9 +126,10 @@ func (o *journalOwner) fail(err error, sticky bool) {
 var errJournalClosed = errors.New("the server is shutting down")
 
 type journal struct {
-	dir  string // DIR/journal
-	root string // the manager's folder: records name files relative to it
-	log  *slog.Logger
+	dir   string // DIR/journal
+	root  string // the manager's folder: records name files relative to it
+	log   *slog.Logger
+	every time.Duration // checkpointEvery, but in tests
 
 	locks fileLocks // see replaceFile
 
@@ -141,14 +148,20 @@ type journal struct {
 	buf      []byte
 	spare    []*record
 	ckpt     chan struct{} // closed when the running checkpoint ends (nil: none ran)
-	noCkpt   bool          // a journaled record could not be applied: keep every segment for the restart
+	noCkpt   bool          // a journaled record could not be applied: keep every segment until a replay applies them
+	replayed time.Time     // when the committer last replayed the kept segments (noCkpt)
 	lastSync time.Duration // how long the last fdatasync took (for the log)
 }
 
 // openJournal replays what a crash left in dir/journal, then starts the
 // committer on a new segment.
 func openJournal(root string, box *quarantine.Box, log *slog.Logger) (*journal, error) {
-	j := &journal{dir: filepath.Join(root, "journal"), root: root, log: log, next: make(chan struct{}), exited: make(chan struct{})}
+	return openJournalEvery(root, box, log, checkpointEvery)
+}
+
+// openJournalEvery is openJournal checkpointing every interval (tests).
+func openJournalEvery(root string, box *quarantine.Box, log *slog.Logger, every time.Duration) (*journal, error) {
+	j := &journal{dir: filepath.Join(root, "journal"), root: root, log: log, every: every, next: make(chan struct{}), exited: make(chan struct{})}
 	j.cond = sync.NewCond(&j.mu)
 	if err := os.MkdirAll(j.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("control: journal: %w", err)
@@ -207,6 +220,28 @@ func (j *journal) recover(box *quarantine.Box) (uint64, error) {
 	if err != nil || len(names) == 0 {
 		return 0, err
 	}
+	n, err := j.replay(names, box)
+	if err != nil {
+		return 0, err
+	}
+	if err := fsync.FileSystem(j.root); err != nil {
+		return 0, err
+	}
+	for _, name := range names {
+		if err := os.Remove(name); err != nil {
+			return 0, err
+		}
+	}
+	if err := syncDir(j.dir); err != nil {
+		return 0, err
+	}
+	j.log.Info("replayed the executions' journal after an unclean stop", "records", n, "segments", len(names))
+	return seqs[len(seqs)-1], nil
+}
+
+// replay writes every record of the segments names, in order, to the
+// files they name; it returns how many there were.
+func (j *journal) replay(names []string, box *quarantine.Box) (int, error) {
 	a := j.newApplier()
 	n := 0
 	// A file written whole (metadata) only needs its last content: most
@@ -224,31 +259,16 @@ func (j *journal) recover(box *quarantine.Box) (uint64, error) {
 		})
 		if err != nil {
 			a.close()
-			return 0, err
+			return n, err
 		}
 	}
 	for path, data := range last {
 		if err := a.apply(&record{kind: kindReplace, path: path, data: data}); err != nil {
 			a.close()
-			return 0, err
+			return n, err
 		}
 	}
-	if err := a.close(); err != nil {
-		return 0, err
-	}
-	if err := fsync.FileSystem(j.root); err != nil {
-		return 0, err
-	}
-	for _, name := range names {
-		if err := os.Remove(name); err != nil {
-			return 0, err
-		}
-	}
-	if err := syncDir(j.dir); err != nil {
-		return 0, err
-	}
-	j.log.Info("replayed the executions' journal after an unclean stop", "records", n, "segments", len(names))
-	return seqs[len(seqs)-1], nil
+	return n, a.close()
 }
 
 // readSegment calls fn with each whole record of a segment, in order. A
@@ -414,7 +434,7 @@ func (j *journal) run() {
 			j.finalCheckpoint()
 			return
 		}
-		if j.size >= segmentBytes || j.size > 0 && time.Since(j.opened) >= checkpointEvery {
+		if j.size >= segmentBytes || j.size > 0 && time.Since(j.opened) >= j.every {
 			j.checkpoint()
 		}
 	}
@@ -478,6 +498,7 @@ func (j *journal) commit(batch []*record) {
 	for _, r := range journaled {
 		if r.owner != nil && r.owner.sticky {
 			r.err = r.owner.failed // its file could not take an earlier record
+			j.noCkpt = true        // journaled, not applied: kept for a replay
 			continue
 		}
 		if err := a.apply(r); err != nil {
@@ -512,7 +533,7 @@ func (j *journal) startSegment() error {
 // previous ones wrote durable and deletes those segments. One runs at a
 // time; while it does, the current segment grows on.
 func (j *journal) checkpoint() {
-	if j.noCkpt {
+	if j.noCkpt && !j.applyKept() {
 		return
 	}
 	if j.ckpt != nil {
@@ -537,6 +558,30 @@ func (j *journal) checkpoint() {
 			j.log.Error("journal checkpoint failed; its segments stay and are replayed at the next start", "error", err)
 		}
 	}()
+}
+
+// applyKept, once a checkpoint interval after the last try, writes every
+// record of the kept segments again, in order, as the next start would
+// (the current segment included: the committer is not writing it now),
+// so that a write the files once refused does not keep every segment
+// until a restart. True when all of them went to their files: the
+// checkpoints resume.
+func (j *journal) applyKept() bool {
+	if time.Since(j.replayed) < j.every {
+		return false
+	}
+	j.replayed = time.Now()
+	names, _, err := segments(j.dir)
+	if err == nil {
+		_, err = j.replay(names, nil) // damage is named at the next start's replay
+	}
+	if err != nil {
+		j.log.Error("the journaled writes the files refused still cannot be applied; the journal is kept for the next start", "error", err)
+		return false
+	}
+	j.noCkpt = false
+	j.log.Info("the journaled writes the files had refused are applied; the journal is checkpointed again", "segments", len(names))
+	return true
 }
 
 // trim syncs the file system, then deletes the segments up to seq.

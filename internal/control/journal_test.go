@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl"
+	"github.com/veredicto/veredicto/internal/poll"
 	"github.com/veredicto/veredicto/internal/quarantine"
 )
 
@@ -371,4 +372,47 @@ func TestCloseReportsWhatItJournaled(t *testing.T) {
 	if len(f.events) != n {
 		t.Errorf("OnHistory saw %d events, the history holds %d", len(f.events), n)
 	}
+}
+
+// TestJournalAppliesKeptWritesOnceFilesTakeThem: a journaled write its
+// file refused keeps every segment (a restart replays them), but not for
+// ever: once the file takes writes again, the next checkpoint writes the
+// kept records as a restart would, and the journal is trimmed again.
+func TestJournalAppliesKeptWritesOnceFilesTakeThem(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "sfn")
+	log := slog.New(slog.DiscardHandler)
+	j, err := openJournalEvery(root, nil, log, time.Nanosecond) // a checkpoint after every batch
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	// a file where the history's folder goes: its write is refused
+	if err := os.WriteFile(filepath.Join(root, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	put := func(name string) error {
+		return j.write(&record{kind: kindReplace, path: filepath.Join(root, name), data: []byte(`{}`)})
+	}
+	if err := j.write(&record{kind: kindWrite, path: filepath.Join(root, "x", "h.jsonl"), data: []byte("one\n")}); err == nil {
+		t.Fatal("a write its file refused was acknowledged")
+	}
+	first := walFiles(t, root)
+	if err := put("a.json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := put("b.json"); err != nil { // the checkpoint after a.json's batch has run
+		t.Fatal(err)
+	}
+	if got := walFiles(t, root); len(got) != 1 || got[0] != first[0] {
+		t.Fatalf("segments %v, want %v kept while the file refuses its write", got, first)
+	}
+	os.Remove(filepath.Join(root, "x"))
+	if err := put("c.json"); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 5*time.Second, func() bool {
+		b, err := os.ReadFile(filepath.Join(root, "x", "h.jsonl"))
+		segs := walFiles(t, root)
+		return err == nil && string(b) == "one\n" && len(segs) == 1 && segs[0] > first[0]
+	}, "the kept write applied and the old segment trimmed")
 }
