@@ -102,10 +102,12 @@ func run(ctx context.Context, args []string, stdout io.Writer, getenv func(strin
 	}
 	c.run.Client = loadgen.NewClient(c.endpoint, c.region, creds, c.run.Workers)
 	r, err := loadgen.Run(ctx, c.run)
-	if err != nil {
+	if err != nil && r.Started == 0 && len(r.Refused) == 0 {
 		return err
 	}
+	// What was measured before a failure (a drain cut short, Ctrl-C) is
+	// still printed, then the failure.
 	fmt.Fprintf(stdout, "%d-state Pass chain against %s\n", c.states, c.endpoint)
 	r.Write(stdout)
-	return nil
+	return err
 }

@@ -148,17 +148,20 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	first := time.Now()
 	go schedule(ctx, cfg, first, jobs)
 	var (
-		mu     sync.Mutex
-		lat    Latencies
-		behind time.Duration
-		last   time.Time
-		wg     sync.WaitGroup
+		mu      sync.Mutex
+		lat     Latencies
+		resp    Latencies // from when each start was due (Rate > 0)
+		seconds []int     // answered starts in each second after first
+		behind  time.Duration
+		last    time.Time
+		wg      sync.WaitGroup
 	)
 	for w := 0; w < cfg.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var mine Latencies
+			var mine, mineResp Latencies
+			var mySeconds []int
 			refused := map[string]int{}
 			var late time.Duration
 			var lastDone time.Time
@@ -172,6 +175,16 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 					refused[errorCode(err)]++
 				} else {
 					mine = append(mine, lastDone.Sub(t0))
+					if cfg.Rate > 0 {
+						// what a client on the schedule waited: the time
+						// it queued behind busy workers counts
+						mineResp = append(mineResp, lastDone.Sub(j.due))
+					}
+					sec := int(lastDone.Sub(first) / time.Second)
+					for len(mySeconds) <= sec {
+						mySeconds = append(mySeconds, 0)
+					}
+					mySeconds[sec]++
 				}
 				if cfg.OnStart != nil {
 					arn := ""
@@ -182,7 +195,13 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				}
 			}
 			mu.Lock()
-			lat = append(lat, mine...)
+			lat, resp = append(lat, mine...), append(resp, mineResp...)
+			for len(seconds) < len(mySeconds) {
+				seconds = append(seconds, 0)
+			}
+			for i, n := range mySeconds {
+				seconds[i] += n
+			}
 			for code, n := range refused {
 				r.Refused[code] += n
 			}
@@ -195,8 +214,15 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	wg.Wait()
 	r.Window, r.Started, r.Latency, r.Behind = last.Sub(first), len(lat), lat.Summarize(), behind
+	r.Response, r.Seconds = resp.Summarize(), seconds
 	if r.Window < 0 {
 		r.Window = 0
+	}
+	// The server's CPU while the starts ran, apart from the drain and the
+	// listings that follow (which add the bench's own reads to it).
+	if starts := takeSnapshot(pid); pid != "" && before.serverErr == nil && starts.serverErr == nil {
+		u := usage(before.server, starts.server)
+		r.ServerStarts = &u
 	}
 
 	if cfg.Drain > 0 && r.Started > 0 {
@@ -204,10 +230,14 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		if err != nil {
 			return r, err
 		}
-		r.CompletedInWindow = r.Started - running
+		r.CompletedInWindow = max(r.Started-running, 0)
 		deadline := time.Now().Add(cfg.Drain)
 		for running > 0 && time.Now().Before(deadline) {
-			time.Sleep(cfg.Poll)
+			select {
+			case <-ctx.Done():
+				return r, ctx.Err()
+			case <-time.After(cfg.Poll):
+			}
 			if running, err = countRunning(ctx, cfg.Client, smARN, cfg.Prefix); err != nil {
 				return r, err
 			}

@@ -60,9 +60,9 @@ func TestRates(t *testing.T) {
 	if got := PerSecond(5, 0); got != 0 {
 		t.Errorf("PerSecond over no time = %v", got)
 	}
-	r := Report{Started: 600, Window: 2 * time.Second, Completed: 590, Failed: 10, Drained: 3 * time.Second, CompletedInWindow: 400}
-	if r.StartsPerSecond() != 300 || r.CompletionsPerSecond() != 200 {
-		t.Errorf("starts %v/s, completions %v/s; want 300 and 200", r.StartsPerSecond(), r.CompletionsPerSecond())
+	r := Report{Started: 600, Window: 2 * time.Second, Completed: 540, Failed: 60, Drained: 3 * time.Second, CompletedInWindow: 400}
+	if r.StartsPerSecond() != 300 || r.CompletionsPerSecond() != 180 {
+		t.Errorf("starts %v/s, completions %v/s; want 300 and 180 (a failed execution is no completion)", r.StartsPerSecond(), r.CompletionsPerSecond())
 	}
 	r.Drained = 0 // never drained: those closed within the window
 	if r.CompletionsPerSecond() != 200 {
@@ -199,5 +199,67 @@ func TestRunCounts(t *testing.T) {
 	r.Write(&out)
 	if !strings.Contains(out.String(), "1800 answered") || !strings.Contains(out.String(), "300 ThrottlingException") {
 		t.Errorf("report text:\n%s", out.String())
+	}
+}
+
+// slowSFN answers every start after delay, or, from the stall-th start
+// on, once after stallFor.
+type slowSFN struct {
+	fakeSFN
+	delay, stallFor time.Duration
+	stall           int
+	n               int
+}
+
+func (f *slowSFN) StartExecution(ctx context.Context, in *sfn.StartExecutionInput, o ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
+	f.mu.Lock()
+	f.n++
+	stalls := f.stall > 0 && f.n == f.stall
+	f.mu.Unlock()
+	time.Sleep(f.delay)
+	if stalls {
+		time.Sleep(f.stallFor)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.started = append(f.started, aws.ToString(in.Name))
+	return &sfn.StartExecutionOutput{ExecutionArn: aws.String("arn:x:" + aws.ToString(in.Name))}, nil
+}
+
+// TestResponseCountsTheQueue: one worker that takes 10 ms a start cannot
+// keep 1 000/s; each start's service latency stays 10 ms, but a client on
+// the schedule waits for all those queued before it, and the response
+// latency says so.
+func TestResponseCountsTheQueue(t *testing.T) {
+	r, err := Run(context.Background(), Config{Client: &slowSFN{delay: 10 * time.Millisecond}, Machine: "M", Definition: PassChain(1),
+		Prefix: "q", Workers: 1, Rate: 1000, Count: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Latency.P99 > 100*time.Millisecond || r.Response.P99 < 400*time.Millisecond || r.Response.N != 50 {
+		t.Errorf("latency p99 %v, response p99 %v (%d): want the service near 10 ms and the response past 400 ms", r.Latency.P99, r.Response.P99, r.Response.N)
+	}
+	var out strings.Builder
+	r.Write(&out)
+	if !strings.Contains(out.String(), "response      p50") {
+		t.Errorf("report text without the response latency:\n%s", out.String())
+	}
+}
+
+// TestSlowestSecondShowsAStall: a stall of a second and a half in the middle of a run
+// that then catches up keeps the average near the target, and the
+// slowest full second shows the stall.
+func TestSlowestSecondShowsAStall(t *testing.T) {
+	r, err := Run(context.Background(), Config{Client: &slowSFN{stall: 500, stallFor: 1500 * time.Millisecond}, Machine: "M", Definition: PassChain(1),
+		Prefix: "s", Workers: 1, Rate: 500, Count: 1500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowest, secs := r.SlowestSecond()
+	if secs < 2 || slowest > 100 || r.StartsPerSecond() < 300 {
+		t.Errorf("slowest second %d of %d, average %.0f/s: want the stall's empty second and an average near 500", slowest, secs, r.StartsPerSecond())
+	}
+	if r, want := (Report{Seconds: []int{500, 480, 20}}), 480; func() int { n, _ := r.SlowestSecond(); return n }() != want {
+		t.Errorf("SlowestSecond counts the last, partial second")
 	}
 }

@@ -65,13 +65,22 @@ type Report struct {
 	Workers int           // concurrent callers
 	Window  time.Duration // from the first start sent to the last answered
 
-	Started   int            // StartExecution calls answered with an execution
-	Refused   map[string]int // calls that failed, by error code
-	Latency   Summary        // of the answered StartExecution calls
-	Behind    time.Duration  // the latest a start was sent against the schedule (Target > 0)
-	Completed int            // executions SUCCEEDED
-	Failed    int            // executions that closed otherwise
-	Running   int            // executions still RUNNING when the run stopped waiting
+	Started int            // StartExecution calls answered with an execution
+	Refused map[string]int // calls that failed, by error code
+	Latency Summary        // of the answered StartExecution calls, from when each was sent
+	// Response is, at a target rate, the answered starts' latency from
+	// when each was due on the schedule: a start that waited for a free
+	// worker counts that wait, as the client it stands for would (the
+	// service latency alone hides a server that falls behind).
+	Response Summary
+	// Seconds counts the starts answered in each second after the first
+	// was sent: a rate sustained is the slowest of the full seconds, not
+	// the average (a stall followed by a catch-up averages out).
+	Seconds   []int
+	Behind    time.Duration // the latest a start was sent against the schedule (Target > 0)
+	Completed int           // executions SUCCEEDED
+	Failed    int           // executions that closed otherwise
+	Running   int           // executions still RUNNING when the run stopped waiting
 	// Drained is from the first start to the moment no started execution
 	// was running any more (0 if that moment was not seen).
 	Drained time.Duration
@@ -79,22 +88,39 @@ type Report struct {
 	// start was answered.
 	CompletedInWindow int
 
-	Server  *Usage // the server's process, when its PID was given
-	Client  Usage  // this process
-	Machine Machine
+	Server *Usage // the server's process, when its PID was given: starts, drain and listings
+	// ServerStarts is the server's process while the starts ran only.
+	ServerStarts *Usage
+	Client       Usage // this process
+	Machine      Machine
 }
 
 // StartsPerSecond is the rate of answered starts over the window.
 func (r Report) StartsPerSecond() float64 { return PerSecond(r.Started, r.Window) }
 
 // CompletionsPerSecond is the rate at which the started executions
-// closed: all of them over the time until none was left running, or, when
-// that moment was not seen, those closed within the window over it.
+// completed: those that SUCCEEDED over the time until none was left
+// running (a failed execution is not a completion), or, when that moment
+// was not seen, those closed within the window over it.
 func (r Report) CompletionsPerSecond() float64 {
 	if r.Drained > 0 {
-		return PerSecond(r.Completed+r.Failed, r.Drained)
+		return PerSecond(r.Completed, r.Drained)
 	}
 	return PerSecond(r.CompletedInWindow, r.Window)
+}
+
+// SlowestSecond is the fewest starts answered in a full second of the
+// window (the last, partial second left out), and how many full seconds
+// there were; 0, 0 for a window under two seconds.
+func (r Report) SlowestSecond() (starts, seconds int) {
+	full := r.Seconds
+	if len(full) > 0 {
+		full = full[:len(full)-1]
+	}
+	if len(full) < 1 {
+		return 0, 0
+	}
+	return slices.Min(full), len(full)
 }
 
 // Write prints the report, one figure a line.
@@ -109,14 +135,24 @@ func (r Report) Write(w io.Writer) {
 		fmt.Fprintf(w, ", %d %s", n, code)
 	}
 	fmt.Fprintln(w)
+	if n, secs := r.SlowestSecond(); secs > 0 {
+		fmt.Fprintf(w, "sustained     at least %d starts answered in each of %d full seconds\n", n, secs)
+	}
 	l := r.Latency
-	fmt.Fprintf(w, "latency       p50 %v  p90 %v  p99 %v  max %v\n", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max))
+	fmt.Fprintf(w, "latency       p50 %v  p90 %v  p99 %v  max %v (from when each start was sent)\n", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max))
+	if l := r.Response; r.Target > 0 && l.N > 0 {
+		fmt.Fprintf(w, "response      p50 %v  p90 %v  p99 %v  max %v (from when each start was due)\n", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max))
+	}
 	drained := "not drained"
 	if r.Drained > 0 {
 		drained = fmt.Sprintf("all closed %.2f s after the first start", r.Drained.Seconds())
 	}
 	fmt.Fprintf(w, "completions   %d succeeded, %d failed, %d still running; %.0f/s (%s; %d closed within the window)\n",
 		r.Completed, r.Failed, r.Running, r.CompletionsPerSecond(), drained, r.CompletedInWindow)
+	if s := r.ServerStarts; s != nil {
+		fmt.Fprintf(w, "server starts CPU %.1f s user + %.1f s sys = %.0f %% of one core while the starts ran\n",
+			s.User.Seconds(), s.System.Seconds(), 100*s.Cores())
+	}
 	if s := r.Server; s != nil {
 		fmt.Fprintf(w, "server        CPU %.1f s user + %.1f s sys = %.0f %% of one core; RSS %.0f MiB at the end, peak %.0f MiB; %d threads\n",
 			s.User.Seconds(), s.System.Seconds(), 100*s.Cores(), mib(s.RSS), mib(s.PeakRSS), s.Threads)
