@@ -127,6 +127,20 @@ func TestJournalRebuildsLostWrites(t *testing.T) {
 // frame is one record as the committer writes it.
 func frame(j *journal, r *record) []byte { return j.appendRecord(nil, r) }
 
+// openTestJournal opens a journal in DATA/sfn of a fresh data folder,
+// its quarantine beside it, logging nowhere.
+func openTestJournal(t *testing.T) (j *journal, data, root string, log *slog.Logger) {
+	t.Helper()
+	data = t.TempDir()
+	root = filepath.Join(data, "sfn")
+	log = slog.New(slog.DiscardHandler)
+	j, err := openJournal(root, quarantine.Beside(root, log), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, data, root, log
+}
+
 // TestJournalTail: a record cut short by a crash (never acknowledged) is
 // dropped quietly; a whole record whose checksum does not match ends its
 // segment, and what follows it goes to the quarantine.
@@ -148,13 +162,7 @@ func TestJournalTail(t *testing.T) {
 		}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			data := t.TempDir()
-			root := filepath.Join(data, "sfn")
-			log := slog.New(slog.DiscardHandler)
-			j, err := openJournal(root, quarantine.Beside(root, log), log)
-			if err != nil {
-				t.Fatal(err)
-			}
+			j, data, root, log := openTestJournal(t)
 			if err := j.write(&record{kind: kindReplace, path: filepath.Join(root, "a.json"), data: []byte(`{"a":1}`)}); err != nil {
 				t.Fatal(err)
 			}
@@ -206,13 +214,7 @@ func TestJournalTail(t *testing.T) {
 // before the next begins): it is kept in the quarantine and named, and
 // the later segment is still replayed.
 func TestJournalOlderSegmentCutShort(t *testing.T) {
-	data := t.TempDir()
-	root := filepath.Join(data, "sfn")
-	log := slog.New(slog.DiscardHandler)
-	j, err := openJournal(root, quarantine.Beside(root, log), log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, data, root, log := openTestJournal(t)
 	j.close()
 	rec := func(name, data string) []byte {
 		return frame(j, &record{kind: kindReplace, path: filepath.Join(root, name), data: []byte(data)})
@@ -227,7 +229,7 @@ func TestJournalOlderSegmentCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	j, err = openJournal(root, quarantine.Beside(root, log), log)
+	j, err := openJournal(root, quarantine.Beside(root, log), log)
 	if err != nil {
 		t.Fatalf("replay: %v", err)
 	}
