@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/veredicto/veredicto/internal/auth"
 	"github.com/veredicto/veredicto/internal/control"
@@ -132,7 +133,11 @@ func (h *Handler) visibleToken(ctx context.Context, token string, resolves bool)
 
 // scopeInput makes a tenant's execution input its own: a JSON object
 // whose "tenant" is the key's tenant (added when absent). An input naming
-// another tenant, or naming one twice, is refused.
+// another tenant, or naming one twice, is refused. A member named
+// "tenant" in any case ("Tenant", "TENANT") is the tenant too: Go's JSON
+// decoding, in the control plane (TenantOf) and in every function that
+// reads its input, matches member names without regard to case and takes
+// the last, so {"Tenant":"other"} would run as the other tenant.
 func scopeInput(p auth.Principal, input string) (string, error) {
 	if p.Operator {
 		return input, nil
@@ -154,11 +159,15 @@ func scopeInput(p auth.Principal, input string) (string, error) {
 		if err := dec.Decode(&v); err != nil {
 			return "", refuse("the input is not valid JSON")
 		}
-		if k != "tenant" {
+		name, _ := k.(string)
+		if !strings.EqualFold(name, "tenant") {
 			continue
 		}
 		if seen++; seen > 1 {
 			return "", refuse("the input names its tenant twice")
+		}
+		if name != "tenant" {
+			return "", refuse(fmt.Sprintf("the input names its tenant %q: spell it \"tenant\"", name))
 		}
 		var t string
 		if json.Unmarshal(v, &t) != nil || t != p.Tenant {

@@ -64,7 +64,10 @@ func TestTenantKeys(t *testing.T) {
 	if err != nil || aws.ToString(d.Input) != `{"tenant":"acme","k":1}` {
 		t.Errorf("a tenant's start: input %s %v, want its tenant recorded in it", aws.ToString(d.Input), err)
 	}
-	for _, in := range []string{`{"tenant":"bravo"}`, `[1]`, `{"tenant":"acme","tenant":"bravo"}`, `{"tenant":7}`} {
+	// Go's JSON decoding matches "Tenant" and "TENANT" to "tenant" and
+	// takes the last: each would have run as bravo.
+	for _, in := range []string{`{"tenant":"bravo"}`, `[1]`, `{"tenant":"acme","tenant":"bravo"}`, `{"tenant":7}`,
+		`{"Tenant":"bravo"}`, `{"TENANT":"bravo"}`, `{"tenant":"acme","Tenant":"bravo"}`, `{"Tenant":"acme"}`} {
 		_, err := acme.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smARN), Name: aws.String("bad"), Input: aws.String(in)})
 		if code(err) != control.CodeInvalidExecutionInput {
 			t.Errorf("acme starts with %s: %v, want InvalidExecutionInput", in, err)
