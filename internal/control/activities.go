@@ -192,17 +192,22 @@ func (m *Manager) DescribeActivity(_ context.Context, arn string) (Activity, err
 	return a, nil
 }
 
-// ListActivities lists the activities by name, after the name in next
-// (empty for the first page), at most max of them; the returned next is
-// empty on the last page. A token that names no position is InvalidToken.
-func (m *Manager) ListActivities(_ context.Context, after string, max int) ([]Activity, string, error) {
+// ListActivities lists the activities visible takes (nil: all) by name,
+// after the name in next (empty for the first page), at most max of them;
+// the returned next is empty on the last page. A token that names no
+// position is InvalidToken. The filter applies before the paging, so a
+// page and its token are made of visible activities only (a tenant's
+// listing names no other tenant's activity, not even in its token).
+func (m *Manager) ListActivities(_ context.Context, after string, max int, visible func(Activity) bool) ([]Activity, string, error) {
 	if after != "" && !ValidName(after) {
 		return nil, "", errorf(CodeInvalidToken, "Invalid Token: '%s'", after)
 	}
 	m.acts.mu.Lock()
 	all := make([]Activity, 0, len(m.acts.byARN))
 	for _, a := range m.acts.byARN {
-		all = append(all, a.meta.view())
+		if v := a.meta.view(); visible == nil || visible(v) {
+			all = append(all, v)
+		}
 	}
 	m.acts.mu.Unlock()
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })

@@ -260,7 +260,7 @@ func TestCreateActivity(t *testing.T) {
 	if err != nil || got.Tenant != "acme" || !got.Created.Equal(a.Created) {
 		t.Errorf("after a restart: %+v %v", got, err)
 	}
-	list, next, err := m.ListActivities(ctx, "", 100)
+	list, next, err := m.ListActivities(ctx, "", 100, nil)
 	if err != nil || len(list) != 1 || next != "" {
 		t.Errorf("ListActivities: %+v %q %v", list, next, err)
 	}

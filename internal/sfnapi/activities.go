@@ -15,7 +15,7 @@ import (
 type ActivityBackend interface {
 	CreateActivity(ctx context.Context, name, tenant string, tags []control.Tag, enc *control.EncryptionConfiguration) (control.Activity, error)
 	DescribeActivity(ctx context.Context, arn string) (control.Activity, error)
-	ListActivities(ctx context.Context, after string, max int) ([]control.Activity, string, error)
+	ListActivities(ctx context.Context, after string, max int, visible func(control.Activity) bool) ([]control.Activity, string, error)
 	DeleteActivity(ctx context.Context, arn string) error
 	GetActivityTask(ctx context.Context, arn, worker, tenant string) (control.ActivityTask, error)
 }
@@ -126,16 +126,17 @@ func (h *Handler) listActivities(ctx context.Context, body []byte) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	list, next, err := h.backend.ListActivities(ctx, after, max)
+	p := principal(ctx)
+	// Another tenant's activity is not listed, as if it did not exist:
+	// filtered before the paging, so no page or token reveals it.
+	list, next, err := h.backend.ListActivities(ctx, after, max, func(a control.Activity) bool {
+		return p.Operator || a.Tenant == "" || a.Tenant == p.Tenant
+	})
 	if err != nil {
 		return nil, err
 	}
-	p := principal(ctx)
 	items := make([]map[string]any, 0, len(list))
 	for _, a := range list {
-		if !p.Operator && a.Tenant != "" && a.Tenant != p.Tenant {
-			continue // another tenant's: not listed, as if it did not exist
-		}
 		items = append(items, map[string]any{"activityArn": a.ARN, "name": a.Name, "creationDate": epoch(a.Created)})
 	}
 	out := map[string]any{"activities": items}

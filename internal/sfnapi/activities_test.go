@@ -240,6 +240,27 @@ func TestActivityTenants(t *testing.T) {
 	if err != nil || len(list.Activities) != 1 || aws.ToString(list.Activities[0].ActivityArn) != shared {
 		t.Errorf("bravo lists %+v %v, want the shared activity only", list, err)
 	}
+	// Paged one at a time, bravo's pages and their tokens name nothing of
+	// acme's (the filter used to follow the paging: an empty page whose
+	// token was acme's activity).
+	var seen []string
+	for in := (&sfn.ListActivitiesInput{MaxResults: 1}); ; {
+		page, err := bravo.ListActivities(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range page.Activities {
+			seen = append(seen, aws.ToString(a.Name))
+		}
+		if page.NextToken == nil {
+			break
+		}
+		seen = append(seen, "token "+aws.ToString(page.NextToken))
+		in.NextToken = page.NextToken
+	}
+	if strings.Contains(strings.Join(seen, " "), "acme-only") {
+		t.Errorf("bravo's paged listing: %q names acme's activity", seen)
+	}
 	if _, err := acme.DeleteActivity(ctx, &sfn.DeleteActivityInput{ActivityArn: aws.String(shared)}); code(err) != auth.CodeAccessDenied {
 		t.Errorf("a tenant deletes the shared activity: %v", err)
 	}
