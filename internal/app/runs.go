@@ -32,7 +32,7 @@ func (l localRuns) ListRuns(ctx context.Context, tenant string) ([]intake.Run, e
 		for _, sm := range machines {
 			kind := searchapi.KindOf(sm.Name)
 			for page := ""; scanned < maxScannedRuns; {
-				execs, p, err := l.m.ListExecutions(ctx, sm.ARN, "", page, 100)
+				execs, p, err := l.m.ListExecutions(ctx, sm.ARN, "", page, 100, nil)
 				if err != nil {
 					return nil, err
 				}

@@ -98,7 +98,7 @@ func TestDamagedMetadataKeepsTheNameReserved(t *testing.T) {
 		if _, err := m.StartExecution(ctx, StateMachineARN("Once"), "done", `{"tenant":"acme"}`); !errors.As(err, &ce) || ce.Code != CodeExecutionAlreadyExists {
 			t.Errorf("StartExecution with the damaged one's name: %v, want ExecutionAlreadyExists", err)
 		}
-		list, _, err := m.ListExecutions(ctx, StateMachineARN("Once"), "", "", 10)
+		list, _, err := m.ListExecutions(ctx, StateMachineARN("Once"), "", "", 10, nil)
 		if err != nil || len(list) != 1 || list[0].Status != StatusDamaged || list[0].Tenant != "acme" || list[0].ARN != done.ARN {
 			t.Errorf("ListExecutions = %+v, %v; want it listed as DAMAGED for its tenant", list, err)
 		}

@@ -63,7 +63,7 @@ func TestEndIsDurableBeforeItIsReported(t *testing.T) {
 	if got.Status != asl.StatusRunning || !strings.Contains(got.Cause, "no space left on device") || got.Output != nil {
 		t.Fatalf("got %s %q output %s, want RUNNING naming the lost history", got.Status, got.Cause, got.Output)
 	}
-	if list, _, _ := m.ListExecutions(ctx, StateMachineARN("Once"), asl.StatusSucceeded, "", 10); len(list) != 0 {
+	if list, _, _ := m.ListExecutions(ctx, StateMachineARN("Once"), asl.StatusSucceeded, "", 10, nil); len(list) != 0 {
 		t.Errorf("listed as SUCCEEDED before its end was persisted: %+v", list)
 	}
 	f.mu.Lock()

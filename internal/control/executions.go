@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -469,7 +470,11 @@ func (m *Manager) DescribeExecution(_ context.Context, arn string) (Execution, e
 // only those with status, at most max per page. next is the token a
 // previous page returned ("" for the first). smARN may name a version or
 // an alias: then only the executions started through it are listed.
-func (m *Manager) ListExecutions(_ context.Context, smARN, status, next string, max int) ([]ExecutionSummary, string, error) {
+//
+// visible (nil: every execution) chooses the executions the caller may
+// see, before the paging: a page, its token and a deleted machine's
+// answer are made of those only.
+func (m *Manager) ListExecutions(_ context.Context, smARN, status, next string, max int, visible func(ExecutionSummary) bool) ([]ExecutionSummary, string, error) {
 	through := ""
 	if machineARN, _, ok := qualified(smARN); ok {
 		smARN, through = machineARN, smARN
@@ -483,13 +488,20 @@ func (m *Manager) ListExecutions(_ context.Context, smARN, status, next string, 
 		return nil, "", errorf(CodeTypeNotSupported, "This operation is not supported by this type of state machine")
 	}
 	list, known := m.byMachine[smARN]
+	summary := func(e *execution) ExecutionSummary {
+		return ExecutionSummary{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: e.status, Start: e.start, Stop: e.stop,
+			VersionARN: e.versionARN, AliasARN: e.aliasARN, RedriveCount: e.redriveCount, RedriveDate: e.redriveDate}
+	}
+	if known && visible != nil {
+		known = slices.ContainsFunc(list, func(e *execution) bool { return visible(summary(e)) })
+	}
 	if _, ok := m.machines[smARN]; !ok && !known {
 		return nil, "", errorf(CodeStateMachineDoesNotExist, "State Machine Does Not Exist: '%s'", smARN)
 	}
 	i := len(list) - 1
 	if next != "" {
 		n, err := strconv.Atoi(next)
-		if err != nil || n < 0 || n >= len(list) {
+		if err != nil || n < 0 || n >= len(list) || visible != nil && !visible(summary(list[n])) {
 			return nil, "", errorf("InvalidToken", "Invalid Token: '%s'", next)
 		}
 		i = n
@@ -500,11 +512,14 @@ func (m *Manager) ListExecutions(_ context.Context, smARN, status, next string, 
 		if status != "" && e.status != status || through != "" && e.versionARN != through && e.aliasARN != through {
 			continue
 		}
+		x := summary(e)
+		if visible != nil && !visible(x) {
+			continue
+		}
 		if len(out) == max {
 			return out, strconv.Itoa(i), nil
 		}
-		out = append(out, ExecutionSummary{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: e.status, Start: e.start, Stop: e.stop,
-			VersionARN: e.versionARN, AliasARN: e.aliasARN, RedriveCount: e.redriveCount, RedriveDate: e.redriveDate})
+		out = append(out, x)
 	}
 	return out, "", nil
 }

@@ -180,7 +180,7 @@ func TestDistributedMapRecordsItsChildren(t *testing.T) {
 	if failed != 1 {
 		t.Errorf("%d failed children, want 1", failed)
 	}
-	list, _, err := m.ListExecutions(ctx, StateMachineARN("dm"), "", "", 100)
+	list, _, err := m.ListExecutions(ctx, StateMachineARN("dm"), "", "", 100, nil)
 	if err != nil || len(list) != 1 {
 		t.Errorf("the machine lists %d executions (%v), want its one: children are listed under their map run", len(list), err)
 	}

@@ -3,6 +3,7 @@ package sfnapi_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -214,5 +215,67 @@ func TestDamagedExecution(t *testing.T) {
 	l, err := op.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(control.StateMachineARN("Echo")), StatusFilter: control.StatusDamaged})
 	if err != nil || len(l.Executions) != 1 || l.Executions[0].Status != control.StatusDamaged {
 		t.Errorf("listed as damaged: %+v %v", l, err)
+	}
+}
+
+// TestTenantPagesCountNoOtherTenant: a state machine's executions are
+// listed to a tenant as if the others' did not exist: paged one at a
+// time, bravo gets its own and nothing else; acme, with none, gets no
+// page and no token; a token is opaque and bound to its tenant, so a
+// position cannot be guessed (a count of everyone's executions) nor
+// borrowed.
+func TestTenantPagesCountNoOtherTenant(t *testing.T) {
+	ctx := context.Background()
+	tokens := make(chan string, 16)
+	mgr, err := control.Open(ctx, control.Config{Dir: t.TempDir(), Registry: registry(tokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mgr.Close()
+	srv := apitest.Serve(t, sfnapi.New(mgr, sfnapi.Options{}), nil)
+	op, acme, bravo := srv.SFN(srv.Operator(t)), srv.SFN(srv.Tenant(t, "acme")), srv.SFN(srv.Tenant(t, "bravo"))
+	p := &peer{client: op, mgr: mgr, tokens: tokens}
+	smARN := p.create(t, "Callback", callbackDef(3600))
+	for i := range 6 {
+		c, name := bravo, fmt.Sprintf("b%d", i)
+		if i == 3 {
+			c, name = op, "op" // another tenant's ("default") in the middle
+		}
+		if _, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smARN), Name: aws.String(name)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func(c *sfn.Client, token *string) (*sfn.ListExecutionsOutput, error) {
+		return c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(smARN), MaxResults: 1, NextToken: token})
+	}
+	var names []string
+	var bravoToken *string
+	for page, err := list(bravo, nil); ; page, err = list(bravo, page.NextToken) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Executions) != 1 {
+			t.Fatalf("bravo's page of one: %d executions", len(page.Executions))
+		}
+		names = append(names, aws.ToString(page.Executions[0].Name))
+		if page.NextToken == nil {
+			break
+		}
+		bravoToken = page.NextToken
+		if strings.Contains(aws.ToString(page.NextToken), "op") {
+			t.Errorf("bravo's token %q", aws.ToString(page.NextToken))
+		}
+	}
+	if got := strings.Join(names, " "); got != "b5 b4 b2 b1 b0" {
+		t.Errorf("bravo's pages %q, want its five, newest first", got)
+	}
+	if page, err := list(acme, nil); err != nil || len(page.Executions) != 0 || page.NextToken != nil {
+		t.Errorf("acme, with none: %+v %v; want no execution and no token", page, err)
+	}
+	for _, token := range []string{"3", "0", "100", aws.ToString(bravoToken)} {
+		_, err := list(acme, aws.String(token))
+		if code(err) != control.CodeInvalidToken {
+			t.Errorf("acme pages from %q: %v, want InvalidToken", token, err)
+		}
 	}
 }

@@ -47,7 +47,7 @@ type Backend interface {
 	UpdateStateMachine(ctx context.Context, arn, definition, roleARN string) (time.Time, error)
 	StartExecution(ctx context.Context, smARN, name, input string) (control.Execution, error)
 	DescribeExecution(ctx context.Context, arn string) (control.Execution, error)
-	ListExecutions(ctx context.Context, smARN, status, next string, max int) ([]control.ExecutionSummary, string, error)
+	ListExecutions(ctx context.Context, smARN, status, next string, max int, visible func(control.ExecutionSummary) bool) ([]control.ExecutionSummary, string, error)
 	History(ctx context.Context, arn, next string, max int, reverse bool) ([]control.HistoryEvent, string, error)
 	StopExecution(ctx context.Context, arn, errName, cause string) (time.Time, error)
 	SendTaskSuccess(ctx context.Context, token, output string) error
@@ -82,6 +82,7 @@ type Handler struct {
 	log     *slog.Logger
 	guard   Guard
 	ops     map[string]func(context.Context, []byte) (any, error)
+	tokens  pageTokens // ListExecutions' page tokens, sealed to the caller
 }
 
 // Options configure a Handler.
@@ -97,7 +98,7 @@ func New(backend Backend, opts Options) *Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	h := &Handler{backend: backend, log: logger, guard: opts.Guard}
+	h := &Handler{backend: backend, log: logger, guard: opts.Guard, tokens: newPageTokens()}
 	h.ops = map[string]func(context.Context, []byte) (any, error){
 		"CreateStateMachine":   h.createStateMachineWith,
 		"DescribeStateMachine": h.describeStateMachineWith,
@@ -594,25 +595,31 @@ func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) 
 	}
 	var list []control.ExecutionSummary
 	var next string
+	p := principal(ctx)
+	after, err := h.tokens.open(p, in.NextToken)
+	if err != nil {
+		return nil, err
+	}
 	if in.MapRunARN != "" {
 		if _, err = h.visibleMapRun(ctx, in.MapRunARN); err != nil {
 			return nil, err
 		}
-		list, next, err = h.backend.ListMapRunExecutions(ctx, in.MapRunARN, in.Status, in.NextToken, max)
+		list, next, err = h.backend.ListMapRunExecutions(ctx, in.MapRunARN, in.Status, after, max)
 	} else {
-		list, next, err = h.backend.ListExecutions(ctx, in.ARN, in.Status, in.NextToken, max)
+		// Another tenant's execution is not listed, as if it did not
+		// exist; redriven or not, as redriveFilter asks. Both before the
+		// paging: no page or token counts what the caller does not see.
+		list, next, err = h.backend.ListExecutions(ctx, in.ARN, in.Status, after, max, func(x control.ExecutionSummary) bool {
+			return (p.Operator || x.Tenant == p.Tenant) && keep(x)
+		})
 	}
 	if err != nil {
 		return nil, err
 	}
 	items := make([]map[string]any, 0, len(list))
-	p := principal(ctx)
 	for _, x := range list {
-		if !p.Operator && x.Tenant != p.Tenant {
-			continue // another tenant's: not listed, as if it did not exist
-		}
-		if !keep(x) {
-			continue // redriven or not, as redriveFilter asks
+		if !p.Operator && x.Tenant != p.Tenant || !keep(x) {
+			continue // a map run's children: its execution's tenant, checked above
 		}
 		it := map[string]any{"executionArn": x.ARN, "stateMachineArn": x.StateMachineARN, "name": x.Name, "status": x.Status, "startDate": epoch(x.Start)}
 		if s := epochPtr(x.Stop); s != nil {
@@ -629,7 +636,7 @@ func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) 
 	}
 	out := map[string]any{"executions": items}
 	if next != "" {
-		out["nextToken"] = next
+		out["nextToken"] = h.tokens.seal(p, next)
 	}
 	return out, nil
 }
