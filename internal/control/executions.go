@@ -396,6 +396,20 @@ func (m *Manager) closeStalled(e *execution, errName, cause string) (time.Time, 
 	return stop, nil
 }
 
+// ExecutionTenant is the tenant of the execution arn, from memory alone:
+// a caller's right to an execution is decided before anything of it is
+// read from the disk (no slower answer for another tenant's execution
+// than for a missing one).
+func (m *Manager) ExecutionTenant(_ context.Context, arn string) (string, error) {
+	e, err := m.lookup(arn)
+	if err != nil {
+		return "", err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return e.tenant, nil
+}
+
 func (m *Manager) lookup(arn string) (*execution, error) {
 	if err := checkExecutionARN(arn); err != nil {
 		return nil, err

@@ -279,3 +279,41 @@ func TestTenantPagesCountNoOtherTenant(t *testing.T) {
 		}
 	}
 }
+
+// TestAnotherTenantsExecutionIsDecidedFromMemory: whether a caller may
+// see an execution is decided before its files are read, so another
+// tenant's answers as a missing one even when its metadata cannot be
+// read (it answered 500 to the other tenant alone, and more slowly).
+func TestAnotherTenantsExecutionIsDecidedFromMemory(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tokens := make(chan string, 16)
+	mgr, err := control.Open(ctx, control.Config{Dir: dir, Registry: registry(tokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mgr.Close()
+	srv := apitest.Serve(t, sfnapi.New(mgr, sfnapi.Options{}), nil)
+	op, acme, bravo := srv.SFN(srv.Operator(t)), srv.SFN(srv.Tenant(t, "acme")), srv.SFN(srv.Tenant(t, "bravo"))
+	p := &peer{client: op, mgr: mgr, tokens: tokens}
+	smARN := p.create(t, "Callback", callbackDef(3600))
+	x, err := acme.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(smARN), Name: aws.String("a1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.token(t)
+	meta := filepath.Join(dir, "executions", "Callback", "a1", "meta.json")
+	if err := os.Remove(meta); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(meta, 0o755); err != nil { // unreadable as a file
+		t.Fatal(err)
+	}
+	_, err = bravo.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: x.ExecutionArn})
+	if code(err) != control.CodeExecutionDoesNotExist {
+		t.Errorf("bravo describes acme's, whose metadata cannot be read: %v, want ExecutionDoesNotExist", err)
+	}
+	if _, err := bravo.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: x.ExecutionArn}); code(err) != control.CodeExecutionDoesNotExist {
+		t.Errorf("bravo reads acme's history: %v, want ExecutionDoesNotExist", err)
+	}
+}

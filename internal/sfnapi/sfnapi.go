@@ -47,6 +47,7 @@ type Backend interface {
 	UpdateStateMachine(ctx context.Context, arn, definition, roleARN string) (time.Time, error)
 	StartExecution(ctx context.Context, smARN, name, input string) (control.Execution, error)
 	DescribeExecution(ctx context.Context, arn string) (control.Execution, error)
+	ExecutionTenant(ctx context.Context, arn string) (string, error)
 	ListExecutions(ctx context.Context, smARN, status, next string, max int, visible func(control.ExecutionSummary) bool) ([]control.ExecutionSummary, string, error)
 	History(ctx context.Context, arn, next string, max int, reverse bool) ([]control.HistoryEvent, string, error)
 	StopExecution(ctx context.Context, arn, errName, cause string) (time.Time, error)
