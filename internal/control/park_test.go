@@ -488,7 +488,11 @@ func TestResumedRunKeepsItsHandle(t *testing.T) {
 		if err := m.SendTaskSuccess(ctx, tok, `{"ok":true}`); err != nil {
 			t.Errorf("SendTaskSuccess: %v", err)
 		}
-		<-entered
+		select {
+		case <-entered:
+		case <-time.After(30 * time.Second):
+			t.Error("the resumed run never reached Hold")
+		}
 	}
 	x, err := m.StartExecution(ctx, StateMachineARN("Race"), "r1", `{"tenant":"acme"}`)
 	if err != nil {
