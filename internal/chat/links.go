@@ -237,11 +237,18 @@ func (l *Links) open(ctx context.Context, prefix string) ([]Link, error) {
 		}
 		b, found, err := l.Store.Get(ctx, k)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
+			// one link that cannot be read now does not stop the others
+			// (serve's start follows them all): the next look retries it
+			l.logger().WarnContext(ctx, "chat link not read; skipped this time", "key", k, "error", err)
+			continue
 		}
 		var lk Link
 		if !found || json.Unmarshal(b, &lk) != nil || lk.Execution == "" {
 			l.logger().WarnContext(ctx, "unreadable chat link skipped", "key", k)
+			continue
+		}
+		if linkKey(lk) != k { // a record moved or edited: not the conversation its key names
+			l.logger().WarnContext(ctx, "chat link whose record does not match its key skipped", "key", k)
 			continue
 		}
 		out = append(out, lk)
@@ -449,7 +456,11 @@ func (l *Links) run(ctx context.Context, lk Link) {
 		case <-wake:
 		case <-poll.C:
 		case <-expire.C:
-			l.end(ctx, lk, LinkEnd{Outcome: OutcomeUnfollowed}, "", nil)
+			if err := l.end(ctx, lk, LinkEnd{Outcome: OutcomeUnfollowed}, "", nil); err != nil && ctx.Err() == nil {
+				// the link stays open: the next start follows it again
+				// and says its expiry then
+				log.WarnContext(ctx, "could not say that a linked workflow is no longer followed", "error", err)
+			}
 			return
 		}
 	}

@@ -1,9 +1,12 @@
 package chat
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -307,6 +310,63 @@ func TestJudgeReadsHowAWorkflowEnded(t *testing.T) {
 	for _, o := range []string{OutcomeSucceeded, OutcomeEscalated, OutcomeFailed, OutcomeTimedOut, OutcomeAborted, OutcomeUnfollowed, OutcomeClosed} {
 		if _, ok := labels.Lookup(labels.LinkedOutcome, o); !ok {
 			t.Errorf("outcome %s has no label", o)
+		}
+	}
+}
+
+// getFails is a store whose Get of one key fails.
+type getFails struct {
+	KV
+	key string
+}
+
+func (s getFails) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	if key == s.key {
+		return nil, false, errors.New("disk error")
+	}
+	return s.KV.Get(ctx, key)
+}
+
+// TestLinksStartFollowsTheReadableLinks: at a start, a link that cannot
+// be read is skipped and named in the log; the other links are still
+// followed (one read error used to leave every workflow unfollowed until
+// the next start). A record whose content names another conversation
+// than its key is skipped too.
+func TestLinksStartFollowsTheReadableLinks(t *testing.T) {
+	r := newRig(t, startSearch("cfo-2026"), Options{})
+	ctx := context.Background()
+	now := time.Now()
+	put := func(key string, lk Link) {
+		t.Helper()
+		b, _ := json.Marshal(lk)
+		if _, err := r.svc.Store.PutIfAbsent(ctx, key, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(chat, name string) Link {
+		return Link{Tenant: "acme", ChatID: chat, ID: LinkID("acme", chat, execARN(name)), Execution: execARN(name), At: now}
+	}
+	bad, good, moved := link("c1", "x-a"), link("c2", "x-b"), link("c3", "x-c")
+	put(linkKey(bad), bad)
+	put(linkKey(good), good)
+	other := moved
+	other.ChatID = "c4" // the record says c4, its key c3
+	put(linkKey(moved), other)
+
+	var logs bytes.Buffer
+	l := &Links{Store: getFails{KV: r.svc.Store, key: linkKey(bad)}, Events: r.events, Log: r.events, Watch: r.events,
+		Executions: fakeExecutions{tenant: "acme"}, Poll: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	runCtx, cancel := context.WithCancel(ctx)
+	wait := l.Start(runCtx)
+	following := l.Following()
+	cancel()
+	wait()
+	if following != 1 {
+		t.Errorf("following %d workflows at the start, want the readable one", following)
+	}
+	for _, want := range []string{"chat link not read; skipped this time", "disk error", "does not match its key"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, logs.String())
 		}
 	}
 }
