@@ -305,6 +305,13 @@ func TestServeLambdaInvokeAPI(t *testing.T) {
 	if _, err := invoke(key(auth.KeySpec{Name: "person@acme", Tenant: "acme"}), "ValidateFunction", event); lambdaErrorCode(err) != "AccessDeniedException" {
 		t.Errorf("another tenant's key: %v, want AccessDeniedException", err)
 	}
+	// A function an event source invokes is no tenant's to invoke: this
+	// SQS body, the default tenant's key's, would have run a chat turn in
+	// acme's conversation under a made-up principal.
+	turn := []byte(`{"tenant":"default","Records":[{"body":"{\"tenant\":\"acme\",\"chat_id\":\"c1\",\"turn\":1,\"message\":\"hola\",\"principal\":\"boss@acme\"}"}]}`)
+	if _, err := invoke(key(auth.KeySpec{Name: "person@default", Tenant: "default"}), "ChatTurnFunction", turn); lambdaErrorCode(err) != "AccessDeniedException" {
+		t.Errorf("a tenant's key invokes the chat's turns queue worker: %v, want AccessDeniedException", err)
+	}
 	out, err := invoke(operator, "CompanionCacheLookupFunction", []byte(`{"tenant":"default","application_id":"none","input_hash":"0","execution":{"name":"e-1"}}`))
 	if err != nil || aws.ToString(out.FunctionError) != "Unhandled" || !strings.Contains(string(out.Payload), `"errorType":"NotFoundError"`) {
 		t.Errorf("a function error: %v %s %s", err, aws.ToString(out.FunctionError), out.Payload)

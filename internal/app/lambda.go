@@ -34,6 +34,22 @@ func serveExternalTasks(reg *asl.Registry, endpoint string, mocking bool, logger
 	reg.SetExternal(r.External)
 }
 
+// tenantFunctions are the catalog's functions a tenant's key may invoke:
+// the workflows' Tasks (a state machine invokes them with a payload that
+// names its tenant), but ConfirmFunction, which records a person's
+// question. A function an event source invokes (the S3 trigger's queue,
+// the chat's turns queue, EventBridge's status changes, API Gateway's
+// routes) is an operator's: its identity comes from that source.
+func tenantFunctions() map[string]bool {
+	out := map[string]bool{}
+	for _, f := range catalog.All() {
+		if len(f.StateMachines) > 0 && f.LogicalID != ConfirmFunction {
+			out[f.LogicalID] = true
+		}
+	}
+	return out
+}
+
 // lambdaFunctions are the catalog's functions for the Lambda Invoke API,
 // bound to the services the server's Tasks use (ConfirmFunction to the
 // server's confirmations, as its Task is).

@@ -262,7 +262,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, err
 	}
 
-	s.Lambda = lambdaapi.New(lambdaapi.Config{Functions: functions, Region: control.Region, Account: control.Account, Logger: logger})
+	s.Lambda = lambdaapi.New(lambdaapi.Config{Functions: functions, TenantFunctions: tenantFunctions(), Region: control.Region, Account: control.Account, Logger: logger})
 	s.Routes = httpapi.New(logger,
 		searchapi.Routes{Searches: a.Intake, Runs: localRuns{mgr}}, // GET /runs lists every workflow's runs, not only searches
 		flagsapi.Routes{Judge: a.Judge},

@@ -50,6 +50,14 @@ type Config struct {
 	// Region and Account are this server's: the functions' ARNs are
 	// arn:aws:lambda:<Region>:<Account>:function:<name>.
 	Region, Account string
+	// TenantFunctions are the functions a tenant's key may invoke, its
+	// tenant in the event (CheckTenant): the Tasks of the workflows, whose
+	// event is a Task's payload. The others are an operator's: a function
+	// an event source invokes (S3 through SQS, EventBridge, API Gateway
+	// with its authorizer's claims) takes its identity from that source —
+	// a tenant could write another tenant inside an SQS body, an S3 key or
+	// a JWT claim — and ConfirmFunction records a person's question.
+	TenantFunctions map[string]bool
 	// MaxEvents bounds the Event invocations running at once
 	// (DefaultMaxEvents when 0); past it, TooManyRequestsException.
 	MaxEvents int
@@ -181,6 +189,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := asl.CheckJSON(payload); err != nil {
 		writeError(w, refuse(http.StatusBadRequest, "InvalidRequestContentException", "Could not parse request body into json: Could not parse payload into json: %v", err))
+		return
+	}
+	if !p.Operator && !h.cfg.TenantFunctions[f.Name] {
+		writeError(w, refuse(http.StatusForbidden, auth.CodeAccessDenied,
+			"User: %s is not authorized to perform: lambda:InvokeFunction on resource: %s because its events come from an event source or a person's decision, not from a tenant's key (an operator's key may invoke it)", p.Name, arn))
 		return
 	}
 	if !p.Operator {

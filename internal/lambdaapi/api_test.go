@@ -47,7 +47,7 @@ func (tf *testFunctions) config() Config {
 		"Panic": func(context.Context, event) (event, error) { panic("boom") },
 		"Count": func(context.Context, event) (event, error) { tf.ran.Add(1); return event{}, nil },
 		"Block": func(context.Context, event) (event, error) { <-tf.release; return event{}, nil },
-	}}
+	}, TenantFunctions: map[string]bool{"Count": true}}
 }
 
 // serve is h on a loopback server whose requests act as p (the
@@ -192,10 +192,17 @@ func TestTenantKeys(t *testing.T) {
 		{"the tenant twice", `{"tenant":"acme","tenant":"other"}`, false},
 		{"the tenant twice, case apart", `{"tenant":"acme","Tenant":"other"}`, false},
 		{"a member twice deeper", `{"tenant":"acme","x":{"a":1,"A":2}}`, false},
+		{"a member twice, Unicode case apart", `{"tenant":"acme","step":"a","ſtep":"b"}`, false},
 		{"two tenants that disagree", `{"tenant":"acme","requestContext":{"authorizer":{"jwt":{"claims":{"custom:tenant":"other"}}}}}`, false},
 		{"its tenant in a Task's input", `{"execution":"x","input":{"tenant":"acme","search_id":"s"}}`, true},
 		{"another tenant deeper", `{"tenant":"acme","flow":{"tenant":"other"}}`, false},
 		{"a tenant object", `{"flow":{"tenant":{"id":"acme"}}}`, false},
+	}
+	// A function that is not a tenant's to invoke (an event source's)
+	// is refused whatever its event says.
+	_, err := c.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("Echo"), Payload: []byte(`{"tenant":"acme","n":1}`)})
+	if got := apiCode(err); !strings.HasPrefix(got, "AccessDeniedException") || !strings.Contains(got, "an event source") {
+		t.Errorf("a tenant invokes an event source's function: %q, want AccessDeniedException", got)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

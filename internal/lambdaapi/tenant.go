@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 )
 
 // CheckTenant lets a tenant's key invoke a function with event only when
@@ -65,11 +66,11 @@ func walkMembers(doc []byte, member func(name string, value json.Token) error) e
 		}
 		if s, isName := tok.(string); len(stack) > 0 && stack[len(stack)-1] != nil && stack[len(stack)-1].key && isName {
 			top := stack[len(stack)-1]
-			lower := strings.ToLower(s)
-			if top.names[lower] {
+			folded := foldName(s)
+			if top.names[folded] {
 				return fmt.Errorf("the event gives the member %q twice", s)
 			}
-			top.names[lower], top.key = true, false
+			top.names[folded], top.key = true, false
 			pending, hasPending = s, true
 			continue
 		}
@@ -94,4 +95,11 @@ func walkMembers(doc []byte, member func(name string, value json.Token) error) e
 			stack[len(stack)-1].key = true
 		}
 	}
+}
+
+// foldName is name as encoding/json compares member names with a
+// struct's fields: without regard to case, Unicode's included ("ſtep"
+// and "step", "Key" and "key" are the same member to a decoder).
+func foldName(name string) string {
+	return strings.Map(func(r rune) rune { return unicode.ToUpper(unicode.ToLower(r)) }, name)
 }
