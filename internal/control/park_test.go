@@ -508,7 +508,7 @@ func TestResumedRunKeepsItsHandle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(8 * time.Second): // stopWait (10 s) is what a lost handle costs
 		t.Fatal("StopExecution found no run to stop: the resumed run lost its handle")
 	}
 	if got := waitClosed(t, m, x.ARN); got.Status != asl.StatusAborted {
