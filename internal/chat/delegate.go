@@ -60,7 +60,7 @@ func (s *Service) delegate(ctx context.Context, t *turn, agent *Agent, call Tool
 		Step:    func(action, content string, md map[string]any) { t.step(ctx, agent.ID, action, content, md) },
 		Confirm: func(ctx context.Context, sv Sensitive) (bool, error) { return s.confirm(ctx, t, sv) },
 		Room:    func(ctx context.Context) error { return s.room(ctx, t) },
-		Started: func(ctx context.Context, w Workflow) { s.follow(ctx, t, agent.ID, w) },
+		Started: func(ctx context.Context, w Workflow) bool { return s.follow(ctx, t, agent.ID, w) },
 	}
 	res, err := tool.Run(ctx, c)
 	if err != nil {

@@ -370,3 +370,22 @@ func TestLinksStartFollowsTheReadableLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestAStartTheChatCannotFollowPromisesNothing: when the conversation
+// cannot link the search it started (here the execution cannot be
+// found under the tenant), the tool says so and how to ask for its
+// state, instead of promising to report its progress and end.
+func TestAStartTheChatCannotFollowPromisesNothing(t *testing.T) {
+	r := newRig(t, startSearch("cfo-2026"), Options{})
+	withLinks(r, fakeExecutions{tenant: "someone-else"})
+	r.turn(t, "c9", "Lanza la evaluación de la búsqueda cfo-2026")
+	var summary string
+	for _, e := range r.eventsOf(t, "c9") {
+		if ti, ok := e["toolInvocation"].(map[string]any); ok && ti["state"] == "result" {
+			summary = fmt.Sprint(ti["result"].(map[string]any)["summary"])
+		}
+	}
+	if !strings.Contains(summary, "no pudo quedar vinculada a su avance") || strings.Contains(summary, "avisará") {
+		t.Errorf("the tool's summary %q, want no promise of news and the way to ask", summary)
+	}
+}

@@ -26,19 +26,24 @@ func (s *Service) room(ctx context.Context, t *turn) error {
 // conversation as its origin (its confirmations come here as they are
 // asked), the turn's audit record says so, and Links follows it. A
 // failure is logged: the workflow runs, and its own stream has it all.
-func (s *Service) follow(ctx context.Context, t *turn, agent string, w Workflow) {
+func (s *Service) follow(ctx context.Context, t *turn, agent string, w Workflow) (followed bool) {
 	arn := w.Execution
 	if s.Links != nil && s.Links.Executions != nil {
 		a, err := s.Links.Executions.ResolveExecution(ctx, t.tenant, w.Execution)
 		if err != nil {
 			s.logger().WarnContext(ctx, "cannot find a started execution to link it to its chat", "tenant", t.tenant, "chat_id", t.chatID, "execution", w.Execution, "error", err)
-			return
+			return false
 		}
 		arn = a
 	}
 	if !strings.HasPrefix(arn, "arn:") {
-		return // an in-process run: nothing to link
+		if s.Links != nil { // links kept, but no execution ARN to follow
+			s.logger().WarnContext(ctx, "cannot link a started workflow to its chat: no execution ARN", "tenant", t.tenant, "chat_id", t.chatID, "execution", w.Execution)
+			return false
+		}
+		return true // an in-process run: nothing to link
 	}
+	followed = s.Links != nil // without links nothing says its end here
 	// The link first: on AWS an execution that ends at once may say so
 	// (EventBridge) before the rest is written.
 	if s.Links != nil {
@@ -46,12 +51,14 @@ func (s *Service) follow(ctx context.Context, t *turn, agent string, w Workflow)
 			Subject: w.Subject, Execution: arn, From: t.last, At: s.now()}
 		if err := s.Links.Add(ctx, lk); err != nil {
 			s.logger().WarnContext(ctx, "cannot keep a workflow's link to its chat", "tenant", t.tenant, "chat_id", t.chatID, "execution", arn, "error", err)
+			followed = false
 		}
 	}
 	s.link(ctx, t, arn)
 	if err := t.decide(ctx, audit.Decision{Name: DecisionLinked, Outcome: w.Kind, Evidence: []string{arn}, Detail: w.Subject}); err != nil {
 		s.logger().WarnContext(ctx, "cannot record a linked workflow", "chat_id", t.chatID, "turn", t.n, "error", err)
 	}
+	return followed
 }
 
 // link records that the conversation started the execution arn, so the

@@ -57,8 +57,10 @@ type Call struct {
 	Room func(ctx context.Context) error
 	// Started links a workflow the tool started, or found running, to the
 	// conversation: its progress and confirmations reach the
-	// conversation's stream, and the chat says when it ends.
-	Started func(ctx context.Context, w Workflow)
+	// conversation's stream, and the chat says when it ends. False when it
+	// could not be linked (named in the log): the tool then promises no
+	// news of it.
+	Started func(ctx context.Context, w Workflow) bool
 }
 
 // room asks c.Room, when set.
@@ -70,11 +72,13 @@ func (c Call) room(ctx context.Context) error {
 }
 
 // started calls c.Started, when set.
-func (c Call) started(ctx context.Context, w Workflow) {
-	if c.Started != nil {
-		c.Started(ctx, w)
-	}
+func (c Call) started(ctx context.Context, w Workflow) bool {
+	return c.Started != nil && c.Started(ctx, w)
 }
+
+// notFollowed ends a start's summary when the conversation could not
+// link the workflow: no promise of news, the way to ask instead.
+const notFollowed = "; esta conversación no pudo quedar vinculada a su avance: pregunte por su estado para saber cómo va."
 
 // Sensitive describes an action that needs a person's confirmation.
 type Sensitive struct {
@@ -159,11 +163,16 @@ func (t SearchTool) Run(ctx context.Context, c Call) (Result, error) {
 		}
 		// The search reports back here: its progress, its senior reviews
 		// and its end.
-		c.started(ctx, Workflow{Kind: KindSearch, Subject: st.SearchID, Execution: cmp.Or(st.ARN, st.Execution)})
+		followed := c.started(ctx, Workflow{Kind: KindSearch, Subject: st.SearchID, Execution: cmp.Or(st.ARN, st.Execution)})
 		c.Step("started", "evaluación de la búsqueda iniciada", map[string]any{"search_id": st.SearchID, "execution": st.Execution, "started": st.Started})
 		msg := fmt.Sprintf("Evaluación de la búsqueda %s iniciada (ejecución %s); su avance y las revisiones que pida se verán en esta conversación, que avisará cuando termine.", st.SearchID, st.Execution)
-		if !st.Started {
+		switch {
+		case !st.Started && followed:
 			msg = fmt.Sprintf("La búsqueda %s ya estaba en evaluación (ejecución %s); esta conversación seguirá su avance y avisará cuando termine.", st.SearchID, st.Execution)
+		case !st.Started:
+			msg = fmt.Sprintf("La búsqueda %s ya estaba en evaluación (ejecución %s)%s", st.SearchID, st.Execution, notFollowed)
+		case !followed:
+			msg = fmt.Sprintf("Evaluación de la búsqueda %s iniciada (ejecución %s)%s", st.SearchID, st.Execution, notFollowed)
 		}
 		return Result{Summary: msg, Data: st}, nil
 	case "status":
@@ -561,10 +570,13 @@ func (t MachineTool) Run(ctx context.Context, c Call) (Result, error) {
 	if t.Subject != nil {
 		subject = t.Subject(c)
 	}
-	c.started(ctx, Workflow{Kind: cmp.Or(t.Kind, t.Name), Subject: subject, Execution: arn})
+	followed := c.started(ctx, Workflow{Kind: cmp.Or(t.Kind, t.Name), Subject: subject, Execution: arn})
 	c.Step("started", "iniciado: "+t.Name, map[string]any{"machine": t.Name, "execution": arn})
-	return Result{Summary: fmt.Sprintf("Iniciado %s (ejecución %s); su avance y las confirmaciones que pida se verán en esta conversación, que avisará cuando termine.", t.Name, name),
-		Data: map[string]string{"execution": arn, "name": name}}, nil
+	summary := fmt.Sprintf("Iniciado %s (ejecución %s); su avance y las confirmaciones que pida se verán en esta conversación, que avisará cuando termine.", t.Name, name)
+	if !followed {
+		summary = fmt.Sprintf("Iniciado %s (ejecución %s)%s", t.Name, name, notFollowed)
+	}
+	return Result{Summary: summary, Data: map[string]string{"execution": arn, "name": name}}, nil
 }
 
 // ExecutionName is the deterministic name of a delegated execution: one
