@@ -321,10 +321,20 @@ func (l *Links) Add(ctx context.Context, lk Link) error {
 
 // catchUp says lk's end when its execution has ended already: the status
 // change that said so may have come before the link was kept. Said once,
-// whichever comes first (the end's key); a failure is logged, not
-// returned: the link is kept, and a status change still to come says it.
+// whichever comes first (the end's key). The description is asked up to
+// catchUpTries times (a throttled call: EventBridge says an end once, and
+// one that came before the link is said only here); a failure is then
+// logged, not returned: the link is kept, and a status change still to
+// come says it.
 func (l *Links) catchUp(ctx context.Context, lk Link) {
 	ch, err := l.Describe(ctx, lk.Execution)
+	for try, wait := 1, 100*time.Millisecond; err != nil && try < catchUpTries && ctx.Err() == nil; try, wait = try+1, 3*wait {
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+			ch, err = l.Describe(ctx, lk.Execution)
+		}
+	}
 	if err == nil && (ch.Status == "" || ch.Status == "RUNNING" || ch.Status == "PENDING_REDRIVE") {
 		return
 	}
@@ -335,6 +345,10 @@ func (l *Links) catchUp(ctx context.Context, lk Link) {
 		l.logger().WarnContext(ctx, "say the end of a workflow that ended before its conversation linked it", "tenant", lk.Tenant, "chat_id", lk.ChatID, "execution", lk.Execution, "error", err)
 	}
 }
+
+// catchUpTries bounds the descriptions catchUp asks for (100 ms, then
+// 300 ms apart).
+const catchUpTries = 3
 
 // Start follows, until ctx ends, the links kept open by an earlier run
 // and every link added from now on. The returned function waits for the
