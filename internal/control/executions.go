@@ -506,11 +506,15 @@ func (m *Manager) ListExecutions(_ context.Context, smARN, status, next string, 
 		return ExecutionSummary{ARN: e.arn, StateMachineARN: e.smARN, Name: e.name, Tenant: e.tenant, Status: e.status, Start: e.start, Stop: e.stop,
 			VersionARN: e.versionARN, AliasARN: e.aliasARN, RedriveCount: e.redriveCount, RedriveDate: e.redriveDate}
 	}
-	if known && visible != nil {
-		known = slices.ContainsFunc(list, func(e *execution) bool { return visible(summary(e)) })
-	}
-	if _, ok := m.machines[smARN]; !ok && !known {
-		return nil, "", errorf(CodeStateMachineDoesNotExist, "State Machine Does Not Exist: '%s'", smARN)
+	if _, ok := m.machines[smARN]; !ok {
+		// A deleted machine is known by its executions: those the caller
+		// sees (looked for only here, not on every page of a live one).
+		if visible != nil {
+			known = slices.ContainsFunc(list, func(e *execution) bool { return visible(summary(e)) })
+		}
+		if !known {
+			return nil, "", errorf(CodeStateMachineDoesNotExist, "State Machine Does Not Exist: '%s'", smARN)
+		}
 	}
 	i := len(list) - 1
 	if next != "" {

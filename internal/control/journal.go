@@ -311,7 +311,7 @@ func readSegment(name string, box *quarantine.Box, last bool, fn func(*record) e
 		if torn {
 			bad = "a record is cut short in a segment a later one follows (synced whole before it: damage, or a batch whose write failed and was never acknowledged)"
 		}
-		if bad == "" && !torn {
+		if bad == "" {
 			r, err := decodeRecord(body)
 			if err != nil {
 				bad = err.Error()
@@ -481,7 +481,6 @@ func (j *journal) commit(batch []*record) {
 			j.log.Error("could not cut a failed batch off the journal; the next batch starts a new segment", "segment", j.f.Name(), "error", terr)
 			old := j.f
 			if serr := j.startSegment(); serr != nil {
-				j.seq--
 				j.log.Error("could not start a new journal segment after a failed batch", "error", serr)
 			} else {
 				old.Close()
@@ -514,10 +513,11 @@ func (j *journal) commit(batch []*record) {
 	}
 }
 
-// startSegment opens the next segment, its name durable in the folder.
+// startSegment opens the next segment, its name durable in the folder;
+// on failure the journal goes on with the current one (seq unchanged).
 func (j *journal) startSegment() error {
-	j.seq++
-	f, err := os.OpenFile(segmentName(j.dir, j.seq), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	seq := j.seq + 1
+	f, err := os.OpenFile(segmentName(j.dir, seq), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
@@ -525,7 +525,7 @@ func (j *journal) startSegment() error {
 		f.Close()
 		return err
 	}
-	j.f, j.size, j.opened = f, 0, time.Now()
+	j.f, j.seq, j.size, j.opened = f, seq, 0, time.Now()
 	return nil
 }
 
@@ -545,7 +545,6 @@ func (j *journal) checkpoint() {
 	}
 	old, upTo := j.f, j.seq
 	if err := j.startSegment(); err != nil {
-		j.seq--
 		j.log.Error("could not start a new journal segment; the current one grows on", "error", err)
 		return
 	}
