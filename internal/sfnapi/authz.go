@@ -96,7 +96,7 @@ func (h *Handler) visibleExecution(ctx context.Context, arn string) error {
 // describe is the backend's DescribeExecution for the caller. Whether a
 // tenant may see the execution is decided from memory first, before its
 // files are read: another tenant's answers as a missing one, as fast and
-// even when its files cannot be read. A damaged execution
+// even when its files cannot be read. So a damaged execution
 // (control.IsDamaged) is named only to an operator or to its tenant, when
 // its history still says which that is; to anyone else it does not
 // exist, as another tenant's execution.
@@ -110,11 +110,7 @@ func (h *Handler) describe(ctx context.Context, arn string) (control.Execution, 
 			return control.Execution{}, executionDoesNotExist(arn)
 		}
 	}
-	x, err := h.backend.DescribeExecution(ctx, arn)
-	if p := principal(ctx); err != nil && !p.Operator && control.IsDamaged(err) && x.Tenant != p.Tenant {
-		return x, executionDoesNotExist(arn)
-	}
-	return x, err
+	return h.backend.DescribeExecution(ctx, arn)
 }
 
 // visibleToken refuses a task token of an execution the caller may not

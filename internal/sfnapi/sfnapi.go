@@ -510,12 +510,9 @@ func (h *Handler) describeExecution(ctx context.Context, body []byte) (any, erro
 	if err := required("executionArn", in.ARN); err != nil {
 		return nil, err
 	}
-	x, err := h.describe(ctx, in.ARN)
+	x, err := h.describe(ctx, in.ARN) // another tenant's: as a missing one
 	if err != nil {
 		return nil, err
-	}
-	if p := principal(ctx); !p.Operator && x.Tenant != p.Tenant {
-		return nil, executionDoesNotExist(in.ARN)
 	}
 	out := map[string]any{"executionArn": x.ARN, "stateMachineArn": x.StateMachineARN, "name": x.Name, "status": x.Status,
 		"startDate": epoch(x.Start), "input": string(x.Input), "inputDetails": map[string]bool{"included": true}}
@@ -601,26 +598,27 @@ func (h *Handler) listExecutions(ctx context.Context, body []byte) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	// Another tenant's execution is not listed, as if it did not exist;
+	// redriven or not, as redriveFilter asks. A machine's listing applies
+	// it before the paging, so no page or token counts what the caller does
+	// not see; a map run's children (its execution's tenant, checked
+	// first) are filtered as they come.
+	visible := func(x control.ExecutionSummary) bool { return (p.Operator || x.Tenant == p.Tenant) && keep(x) }
 	if in.MapRunARN != "" {
 		if _, err = h.visibleMapRun(ctx, in.MapRunARN); err != nil {
 			return nil, err
 		}
 		list, next, err = h.backend.ListMapRunExecutions(ctx, in.MapRunARN, in.Status, after, max)
 	} else {
-		// Another tenant's execution is not listed, as if it did not
-		// exist; redriven or not, as redriveFilter asks. Both before the
-		// paging: no page or token counts what the caller does not see.
-		list, next, err = h.backend.ListExecutions(ctx, in.ARN, in.Status, after, max, func(x control.ExecutionSummary) bool {
-			return (p.Operator || x.Tenant == p.Tenant) && keep(x)
-		})
+		list, next, err = h.backend.ListExecutions(ctx, in.ARN, in.Status, after, max, visible)
 	}
 	if err != nil {
 		return nil, err
 	}
 	items := make([]map[string]any, 0, len(list))
 	for _, x := range list {
-		if !p.Operator && x.Tenant != p.Tenant || !keep(x) {
-			continue // a map run's children: its execution's tenant, checked above
+		if !visible(x) {
+			continue
 		}
 		it := map[string]any{"executionArn": x.ARN, "stateMachineArn": x.StateMachineARN, "name": x.Name, "status": x.Status, "startDate": epoch(x.Start)}
 		if s := epochPtr(x.Stop); s != nil {
