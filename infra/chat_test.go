@@ -87,7 +87,9 @@ func TestChatTurnsQueue(t *testing.T) {
 // through an EventBridge rule on "Step Functions Execution Status Change"
 // — the start and every end —, an event that keeps failing waits in a
 // retained dead-letter queue, and the function touches the two tables
-// only: no bucket, no Step Functions, no secret.
+// and describes those machines' executions (a status change EventBridge
+// sent without its input or output) — no bucket, no other Step Functions
+// action, no secret.
 func TestChatLinkRule(t *testing.T) {
 	tpl := loadTemplate(t, filepath.Join(root, "template.yaml"))
 	var started []string
@@ -158,10 +160,13 @@ func TestChatLinkRule(t *testing.T) {
 	}
 	for _, st := range statements(map[string]cfnResource{"ChatLinkFunction": tpl.Resources["ChatLinkFunction"]}) {
 		for _, a := range stringsOf(st.stmt["Action"]) {
-			if !strings.HasPrefix(a, "dynamodb:") {
-				t.Errorf("%s: allows %s; the function needs the two tables only", st.where, a)
+			if !strings.HasPrefix(a, "dynamodb:") && a != "states:DescribeExecution" {
+				t.Errorf("%s: allows %s; the function needs the two tables and DescribeExecution only", st.where, a)
 			}
 		}
+	}
+	if described := sortedKeys(describableMachines(fn)); !slices.Equal(described, started) {
+		t.Errorf("ChatLinkFunction may describe the executions of %v; want those of %v", described, started)
 	}
 	for i, p := range asList(fn["Policies"]) {
 		if asMap(p)["Statement"] == nil {
@@ -182,27 +187,10 @@ func TestFunctionsMayStartTheMachinesTheyAreGiven(t *testing.T) {
 	for _, id := range tpl.resourcesOfType("AWS::Serverless::Function") {
 		props := tpl.functionProperties(id)
 		startable := map[string]bool{}
-		describable := map[string]bool{}
+		describable := describableMachines(props)
 		for _, pol := range asList(props["Policies"]) {
 			if res, attr, ok := getAtt(asMap(asMap(pol)["StepFunctionsExecutionPolicy"])["StateMachineName"]); ok && attr == "Name" {
 				startable[res] = true
-			}
-			for _, st := range asList(asMap(pol)["Statement"]) {
-				if !slices.Contains(stringsOf(asMap(st)["Action"]), "states:DescribeExecution") {
-					continue
-				}
-				res := asMap(st)["Resource"]
-				if asMap(res)["Fn::Sub"] != nil {
-					res = []any{res}
-				}
-				for _, r := range asList(res) {
-					sub := asList(asMap(r)["Fn::Sub"])
-					if len(sub) == 2 && strings.Contains(asString(sub[0]), ":execution:${StateMachineName}:*") {
-						if m, attr, ok := getAtt(asMap(sub[1])["StateMachineName"]); ok && attr == "Name" {
-							describable[m] = true
-						}
-					}
-				}
 			}
 		}
 		env := asMap(asMap(props["Environment"])["Variables"])
@@ -219,4 +207,30 @@ func TestFunctionsMayStartTheMachinesTheyAreGiven(t *testing.T) {
 			}
 		}
 	}
+}
+
+// describableMachines are the state machines whose executions a
+// function's inline statements let it DescribeExecution.
+func describableMachines(props map[string]any) map[string]bool {
+	describable := map[string]bool{}
+	for _, pol := range asList(props["Policies"]) {
+		for _, st := range asList(asMap(pol)["Statement"]) {
+			if !slices.Contains(stringsOf(asMap(st)["Action"]), "states:DescribeExecution") {
+				continue
+			}
+			res := asMap(st)["Resource"]
+			if asMap(res)["Fn::Sub"] != nil {
+				res = []any{res}
+			}
+			for _, r := range asList(res) {
+				sub := asList(asMap(r)["Fn::Sub"])
+				if len(sub) == 2 && strings.Contains(asString(sub[0]), ":execution:${StateMachineName}:*") {
+					if m, attr, ok := getAtt(asMap(sub[1])["StateMachineName"]); ok && attr == "Name" {
+						describable[m] = true
+					}
+				}
+			}
+		}
+	}
+	return describable
 }

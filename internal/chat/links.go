@@ -253,6 +253,7 @@ func (l *Links) open(ctx context.Context, prefix string) ([]Link, error) {
 		}
 		out = append(out, lk)
 	}
+	slices.SortStableFunc(out, func(a, b Link) int { return a.At.Compare(b.At) })
 	return out, nil
 }
 
@@ -349,6 +350,62 @@ func (l *Links) catchUp(ctx context.Context, lk Link) {
 // catchUpTries bounds the descriptions catchUp asks for (100 ms, then
 // 300 ms apart).
 const catchUpTries = 3
+
+// RecheckAfter is how old a link is before Recheck describes its
+// execution: a younger one's status change may still be on its way.
+const RecheckAfter = time.Minute
+
+// Recheck says, on AWS (Describe set; serve's followers need none), the
+// end of the workflows the conversation still follows whose end nobody
+// said: an end EventBridge delivered when the link's index could not be
+// written, or before the link was kept while its description failed, or
+// never. Called as a turn starts, so a person asking how a workflow goes
+// reads its end first. It describes at most MaxPerChat links older than
+// RecheckAfter, oldest first; an execution still running past MaxAge is
+// no longer followed (as serve's follower lets it go), and one Step
+// Functions no longer knows (its history is kept 90 days) is said so too.
+// Failures are logged: the next turn asks again.
+func (l *Links) Recheck(ctx context.Context, tenant, chatID string) {
+	if l.Describe == nil {
+		return
+	}
+	open, err := l.Open(ctx, tenant, chatID)
+	if err != nil {
+		l.logger().WarnContext(ctx, "recheck the workflows a conversation follows", "tenant", tenant, "chat_id", chatID, "error", err)
+		return
+	}
+	now := l.now()
+	asked := 0
+	for _, lk := range open {
+		if lk.At.After(now.Add(-RecheckAfter)) || ctx.Err() != nil {
+			continue
+		}
+		if asked++; asked > orDefault(l.MaxPerChat, DefaultLinksPerChat) {
+			return
+		}
+		ch, err := l.Describe(ctx, lk.Execution)
+		switch {
+		case isCode(err, "ExecutionDoesNotExist"):
+			err = l.end(ctx, lk, LinkEnd{Outcome: OutcomeUnfollowed}, "", nil)
+		case err != nil:
+		case ch.Status == "RUNNING" || ch.Status == "PENDING_REDRIVE" || ch.Status == "":
+			if lk.At.Add(l.maxAge()).Before(now) {
+				err = l.end(ctx, lk, LinkEnd{Outcome: OutcomeUnfollowed}, "", nil)
+			}
+		default:
+			_, err = l.statusChanged(ctx, lk, "", ch)
+		}
+		if err != nil {
+			l.logger().WarnContext(ctx, "recheck a workflow a conversation follows", "tenant", tenant, "chat_id", chatID, "execution", lk.Execution, "error", err)
+		}
+	}
+}
+
+// isCode reports whether err is an AWS API error with the given code.
+func isCode(err error, code string) bool {
+	var api interface{ ErrorCode() string }
+	return errors.As(err, &api) && api.ErrorCode() == code
+}
 
 // Start follows, until ctx ends, the links kept open by an earlier run
 // and every link added from now on. The returned function waits for the

@@ -120,7 +120,25 @@ func (l *Links) HandleStatusChange(ctx context.Context, ev StatusChangeEvent) (S
 	}
 	res := StatusChangeResult{Execution: ch.ExecutionARN, Status: ch.Status}
 	log = log.With("execution", ch.ExecutionARN, "status", ch.Status)
+	// EventBridge leaves out an input or output over its size bound: the
+	// input names the tenant, a succeeded output whether it escalated.
+	if l.Describe != nil && (ch.Input == nil || ch.Status == "SUCCEEDED" && ch.Output == nil) {
+		d, err := l.Describe(ctx, ch.ExecutionARN)
+		if err != nil {
+			return res, boundary(fmt.Errorf("describe %s, whose status change left out its input or output: %w", ch.ExecutionARN, err))
+		}
+		if ch.Input == nil {
+			ch.Input = d.Input
+		}
+		if ch.Output == nil && d.Status == ch.Status {
+			ch.Output = d.Output
+		}
+	}
 	tenant := ch.tenant()
+	if tenant == "" && ch.Input == nil {
+		log.WarnContext(ctx, "the status change left out the execution's input and nothing describes it: its conversations, if any, are not told")
+		return res, nil
+	}
 	if tenant == "" {
 		log.DebugContext(ctx, "the execution's input names no tenant: no conversation follows it")
 		return res, nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/eventlog"
+	"github.com/veredicto/veredicto/internal/labels"
 	"github.com/veredicto/veredicto/internal/labels/labelstest"
 	"github.com/veredicto/veredicto/internal/stream"
 )
@@ -444,5 +445,150 @@ func TestAnEndBeforeTheLinkIsSaidOnceTheLinkIsKept(t *testing.T) {
 				t.Errorf("the conversation says the end %q; want once %q", got, want)
 			}
 		})
+	}
+}
+
+// TestATurnSaysTheEndsNobodySaid: on AWS an end can go unsaid — its
+// status change came when the link's index could not be written, or
+// before the link existed while describing it failed. The conversation's
+// next turn describes its open links older than RecheckAfter and says
+// those ends before it answers; a young link is not described (its status
+// change may be on its way); an execution Step Functions no longer knows,
+// or one running past MaxAge, is no longer followed, as serve's follower
+// lets it go.
+func TestATurnSaysTheEndsNobodySaid(t *testing.T) {
+	failed := statusEvent(t, "ev-9", execARN("x-cfo-2026"), "acme", "FAILED", "", "States.TaskFailed")
+	var asFailed StatusChange
+	if err := json.Unmarshal(failed.Detail, &asFailed); err != nil {
+		t.Fatal(err)
+	}
+	running := StatusChange{ExecutionARN: execARN("x-cfo-2026"), Status: "RUNNING"}
+	gone := &smithy.GenericAPIError{Code: "ExecutionDoesNotExist", Message: "Execution Does Not Exist"}
+	for _, tc := range []struct {
+		name    string
+		later   time.Duration // when the second turn runs
+		now     StatusChange  // what describing says then
+		err     error
+		asked   bool
+		message string // the end said, "" for none
+	}{
+		{"ended, never said", 2 * time.Minute, asFailed, nil, true,
+			"Búsqueda cfo-2026 (desde el turno 1): falló (error: States.TaskFailed). Estado: /searches/cfo-2026"},
+		{"too young to ask", 10 * time.Second, asFailed, nil, false, ""},
+		{"still running", 2 * time.Minute, running, nil, true, ""},
+		{"running past its age", DefaultLinkAge + time.Hour, running, nil, true,
+			"Búsqueda cfo-2026 (desde el turno 1): " + labels.Of(labels.LinkedOutcome, OutcomeUnfollowed) + ". Estado: /searches/cfo-2026"},
+		{"no longer known", 91 * 24 * time.Hour, StatusChange{}, gone, true,
+			"Búsqueda cfo-2026 (desde el turno 1): " + labels.Of(labels.LinkedOutcome, OutcomeUnfollowed) + ". Estado: /searches/cfo-2026"},
+		{"description fails", 2 * time.Minute, StatusChange{}, errors.New("ThrottlingException"), true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, nil, Options{})
+			linkedAt := time.Now()
+			clock := linkedAt
+			var asked int
+			describeNow := func(context.Context, string) (StatusChange, error) { return running, nil }
+			r.svc.Links = &Links{Store: r.svc.Store, Events: r.events, Log: r.events, Logger: r.svc.Logger,
+				Executions: fakeExecutions{tenant: "acme"}, Now: func() time.Time { return clock },
+				Describe: func(ctx context.Context, arn string) (StatusChange, error) {
+					asked++
+					return describeNow(ctx, arn)
+				}}
+			r.svc.Model = startSearch("cfo-2026")
+			r.turn(t, "c1", "Lanza la evaluación de la búsqueda cfo-2026")
+			if asked != 1 {
+				t.Fatalf("keeping the link described the execution %d times, want once (it was running)", asked)
+			}
+			// The end EventBridge delivered is lost; the person asks.
+			asked, clock = 0, linkedAt.Add(tc.later)
+			describeNow = func(context.Context, string) (StatusChange, error) { return tc.now, tc.err }
+			r.svc.Model = &scripted{answer: func(int, Prompt) Reply { return Reply{Content: "Sigue su curso."} }}
+			r.turn(t, "c1", "¿Cómo va la búsqueda cfo-2026?")
+			if (asked == 1) != tc.asked || asked > 1 {
+				t.Fatalf("the second turn described the execution %d times; want asked: %v", asked, tc.asked)
+			}
+			evs := r.eventsOf(t, "c1")
+			var ends []string
+			endAt, answerAt := -1, -1
+			for i, e := range evs {
+				if e["type"] == TypeLinkedFinished {
+					ends, endAt = append(ends, e["message"].(string)), i
+				}
+				if e["type"] == TypeTextDelta && answerAt < 0 && strings.Contains(fmt.Sprint(e["delta"]), "Sigue") {
+					answerAt = i
+				}
+			}
+			if tc.message == "" {
+				if len(ends) != 0 {
+					t.Fatalf("ends said %q; want none", ends)
+				}
+				open, err := r.svc.Links.Open(context.Background(), "acme", "c1")
+				if err != nil || len(open) != 1 {
+					t.Errorf("links open after the turn: %d %v; want the one still followed", len(open), err)
+				}
+				return
+			}
+			if len(ends) != 1 || ends[0] != tc.message {
+				t.Fatalf("ends said %q; want once %q", ends, tc.message)
+			}
+			if answerAt < 0 || endAt > answerAt {
+				t.Errorf("the end (event %d) comes after the answer (event %d); it is said first", endAt, answerAt)
+			}
+			if open, _ := r.svc.Links.Open(context.Background(), "acme", "c1"); len(open) != 0 {
+				t.Errorf("still open after its end was said: %+v", open)
+			}
+			// A late delivery of the end says nothing more.
+			if res, err := awsLinks(r, nil).HandleStatusChange(context.Background(), failed); err != nil || res.Said != 0 {
+				t.Errorf("the late end: %+v %v; want nothing said", res, err)
+			}
+		})
+	}
+}
+
+// TestStatusChangeWithoutItsInputOrOutput: EventBridge leaves out an
+// execution's input and output over its size bound. ChatLinkFunction
+// describes the execution then: the input names the tenant whose
+// conversations follow it, the output whether it escalated. Without a way
+// to describe it, nothing is said, and the log says why.
+func TestStatusChangeWithoutItsInputOrOutput(t *testing.T) {
+	r := newRig(t, nil, Options{})
+	arn := linkedSearch(t, r, "c1")
+	ev := statusEvent(t, "ev-2", arn, "acme", "SUCCEEDED", "", "")
+	var detail map[string]any
+	if err := json.Unmarshal(ev.Detail, &detail); err != nil {
+		t.Fatal(err)
+	}
+	detail["input"], detail["inputDetails"] = nil, map[string]bool{"included": false}
+	detail["output"], detail["outputDetails"] = nil, map[string]bool{"included": false}
+	ev.Detail, _ = json.Marshal(detail)
+
+	var logs bytes.Buffer
+	l := awsLinks(r, &logs)
+	if res, err := l.HandleStatusChange(context.Background(), ev); err != nil || res.Linked != 0 || res.Said != 0 {
+		t.Fatalf("without Describe: %+v %v; want nothing said", res, err)
+	}
+	if !strings.Contains(logs.String(), "left out the execution's input") {
+		t.Errorf("the log does not say why nothing was said:\n%s", logs.String())
+	}
+
+	input := `{"tenant":"acme","search_id":"cfo-2026"}`
+	output := `{"tenant":"acme","metrics":{"candidates":5,"escalation_rate":0.4}}`
+	l.Describe = func(context.Context, string) (StatusChange, error) {
+		return StatusChange{}, errors.New("ThrottlingException")
+	}
+	if _, err := l.HandleStatusChange(context.Background(), ev); err == nil {
+		t.Fatal("a failed description is no error: the end would be lost instead of delivered again")
+	}
+	l.Describe = func(_ context.Context, a string) (StatusChange, error) {
+		return StatusChange{ExecutionARN: a, Status: "SUCCEEDED", Input: &input, Output: &output}, nil
+	}
+	res, err := l.HandleStatusChange(context.Background(), ev)
+	if err != nil || res.Linked != 1 || res.Said != 1 {
+		t.Fatalf("with Describe: %+v %v; want the end said", res, err)
+	}
+	evs := linkedEvents(t, r, "c1")
+	msg, _ := evs[len(evs)-1]["message"].(string)
+	if want := "Búsqueda cfo-2026 (desde el turno 1): terminó con escalamiento (2 de 5 candidatos al consultor senior). Informe: /searches/cfo-2026/summary"; msg != want {
+		t.Errorf("end %q\nwant %q", msg, want)
 	}
 }

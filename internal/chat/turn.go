@@ -49,6 +49,13 @@ func (s *Service) Turn(ctx context.Context, tenant, chatID string, n int, messag
 	if err != nil {
 		return TurnResult{}, err
 	}
+	if s.Links != nil {
+		// On AWS, the ends of the workflows this conversation follows
+		// that nobody said yet, before the answer.
+		rctx, cancel := context.WithTimeout(ctx, recheckTimeout)
+		s.Links.Recheck(rctx, tenant, chatID)
+		cancel()
+	}
 	scorer := s.scorer(ctx, tenant)
 	intent := scorer.ScoreDelegationIntent(message)
 	rec.Intent = intent
@@ -92,6 +99,9 @@ func (s *Service) Turn(ctx context.Context, tenant, chatID string, n int, messag
 		"score", intent.Score, "delegated", rec.Delegated, "missed", rec.Missed, "tools", len(rec.Tools))
 	return res, err
 }
+
+// recheckTimeout bounds what a turn spends on Links.Recheck.
+const recheckTimeout = 10 * time.Second
 
 func (s *Service) run(ctx context.Context, t *turn, rec *TurnRecord, intent Intent, scorer Scorer) (TurnResult, error) {
 	if err := t.recordIntent(ctx, intent, scorer); err != nil {

@@ -15,8 +15,8 @@ import (
 	"github.com/veredicto/veredicto/examples/delegation/corpus"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/veredicto/veredicto/internal/app/chatlinkapp"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/confirmations"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
@@ -125,7 +125,7 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, cc chatConfig, ac aw
 		// context table; ChatLinkFunction says their status changes
 		// there, and an end that came before the turn kept the link is
 		// said when it is kept.
-		Links: &chat.Links{Store: kv, Events: events, Log: events, Describe: describeExecution(sfnClient)},
+		Links: &chat.Links{Store: kv, Events: events, Log: events, Describe: chatlinkapp.DescribeExecution(sfnClient)},
 		// Each tenant's promoted intent model lives in the reports bucket.
 		Intents:       &chat.IntentModels{Registry: reg, Blobs: reports},
 		Confirmations: confirms, ConfirmationStore: confirms.Store, Options: cc.Options,
@@ -187,20 +187,4 @@ func Start(logicalID string) {
 		}
 		return nil, fmt.Errorf("%s is not a %s function", logicalID, function.KindChat)
 	})
-}
-
-// describeExecution is chat.Links.Describe on Step Functions: the
-// execution as its status change would carry it (never the error's cause:
-// it may quote the documents).
-func describeExecution(client interface {
-	DescribeExecution(context.Context, *awssfn.DescribeExecutionInput, ...func(*awssfn.Options)) (*awssfn.DescribeExecutionOutput, error)
-}) func(context.Context, string) (chat.StatusChange, error) {
-	return func(ctx context.Context, arn string) (chat.StatusChange, error) {
-		out, err := client.DescribeExecution(ctx, &awssfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
-		if err != nil {
-			return chat.StatusChange{}, fmt.Errorf("describe execution %s: %w", arn, err)
-		}
-		return chat.StatusChange{ExecutionARN: arn, StateMachineARN: aws.ToString(out.StateMachineArn), Name: aws.ToString(out.Name),
-			Status: string(out.Status), Input: out.Input, Output: out.Output, Error: out.Error}, nil
-	}
 }

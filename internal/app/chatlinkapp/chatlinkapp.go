@@ -1,9 +1,10 @@
 // Package chatlinkapp is the Lambda entry point of ChatLinkFunction
 // (function.KindChatLink, issue 32): the status changes of the executions
 // a conversation started, said in that conversation. It builds the chat's
-// links on the two DynamoDB tables and nothing else: no S3, Step Functions
-// or LLM client, never internal/app (the local composition root) nor the
-// HTTP API.
+// links on the two DynamoDB tables and a Step Functions client that only
+// describes executions (a status change EventBridge sent without the
+// input or output it needs); no S3 or LLM client, never internal/app (the
+// local composition root) nor the HTTP API.
 package chatlinkapp
 
 import (
@@ -11,9 +12,11 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/awsclient/dynamodb"
+	"github.com/veredicto/veredicto/internal/awsclient/sfn"
 	"github.com/veredicto/veredicto/internal/catalog/chatlinkfn"
 	"github.com/veredicto/veredicto/internal/catalog/function"
 	"github.com/veredicto/veredicto/internal/chat"
@@ -33,8 +36,29 @@ func Services(cfg lambdaenv.Config, ac aws.Config) (*chatlinkfn.Services, error)
 	if err != nil {
 		return nil, err
 	}
+	sfnClient, err := sfn.New(ac)
+	if err != nil {
+		return nil, err
+	}
 	events := dynamoeventlog.New(ddb, cfg.EventsTable)
-	return &chatlinkfn.Services{Links: &chat.Links{Store: dynamo.New(ddb, cfg.ContextTable, nil), Events: events, Log: events}}, nil
+	return &chatlinkfn.Services{Links: &chat.Links{Store: dynamo.New(ddb, cfg.ContextTable, nil), Events: events, Log: events,
+		Describe: DescribeExecution(sfnClient)}}, nil
+}
+
+// DescribeExecution is chat.Links.Describe on Step Functions: the
+// execution as its status change would carry it (never the error's cause:
+// it may quote the documents). ChatTurnFunction's links use it too.
+func DescribeExecution(client interface {
+	DescribeExecution(context.Context, *awssfn.DescribeExecutionInput, ...func(*awssfn.Options)) (*awssfn.DescribeExecutionOutput, error)
+}) func(context.Context, string) (chat.StatusChange, error) {
+	return func(ctx context.Context, arn string) (chat.StatusChange, error) {
+		out, err := client.DescribeExecution(ctx, &awssfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+		if err != nil {
+			return chat.StatusChange{}, fmt.Errorf("describe execution %s: %w", arn, err)
+		}
+		return chat.StatusChange{ExecutionARN: arn, StateMachineARN: aws.ToString(out.StateMachineArn), Name: aws.ToString(out.Name),
+			Status: string(out.Status), Input: out.Input, Output: out.Output, Error: out.Error}, nil
+	}
 }
 
 // Start runs ChatLinkFunction, the target of the EventBridge rule on the
