@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkCompanionLLMRun measures what one full run costs in model
-// calls and prompt size, through the real agents and the go-openai adapter
+// calls and prompt size, through the real agents and the OpenAI adapter
 // against the scripted server: a first run (every phase pays) and a
 // re-run of the same application (the classification comes from the
 // cache). Prompt tokens are estimated as characters / 4.

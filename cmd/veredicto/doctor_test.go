@@ -133,6 +133,14 @@ func modelsServer(t *testing.T, models ...string) (url string, calls *atomic.Int
 			json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 		case "/v1/chat/completions":
 			calls.Add(1)
+			var req struct {
+				Model string `json:"model"`
+			}
+			if json.NewDecoder(r.Body).Decode(&req) == nil && req.Model == "otro-modelo" { // a model without structured outputs
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write([]byte(`{"error":{"message":"response_format json_schema is not supported by this model","type":"invalid_request_error"}}`))
+				return
+			}
 			w.Write([]byte(`{"id":"c","object":"chat.completion","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"{\"ok\":true}"}}],"usage":{"prompt_tokens":20,"completion_tokens":4,"total_tokens":24}}`))
 		default:
 			http.NotFound(w, r)
@@ -190,6 +198,18 @@ func TestDoctorProvider(t *testing.T) {
 	}
 	if calls.Load() != 1 {
 		t.Errorf("%d calls: a failed provider check makes none", calls.Load())
+	}
+	// A model that refuses structured outputs: the call fails with the
+	// provider's own words and what to do.
+	t.Setenv("OPENAI_API_KEY", "good-key")
+	t.Setenv("OPENAI_BASE_URL", url)
+	t.Setenv("OPENAI_MODEL", "otro-modelo")
+	code, out, _ = runCLI(t, "", "doctor", "--data", data)
+	for _, w := range []string{"[FAIL] llm-call", "400 Bad Request: response_format json_schema is not supported by this model",
+		"refused a strict structured-output request"} {
+		if code != exitFailed || !strings.Contains(out, w) {
+			t.Errorf("a model without structured outputs: exit %d, output lacks %q:\n%s", code, w, out)
+		}
 	}
 
 	t.Setenv("OPENAI_API_KEY", "")

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/veredicto/veredicto/internal/doctor"
 	"github.com/veredicto/veredicto/internal/llm"
 )
@@ -179,13 +177,8 @@ func checkServer(ctx context.Context, data string) (string, []doctor.Finding, er
 // statusOf is the HTTP status a provider's failed call answered, 0 when
 // it answered none.
 func statusOf(err error) int {
-	var apiErr *openai.APIError
-	var reqErr *openai.RequestError
-	switch {
-	case errors.As(err, &apiErr):
-		return apiErr.HTTPStatusCode
-	case errors.As(err, &reqErr):
-		return reqErr.HTTPStatusCode
+	if se := (*llm.StatusError)(nil); errors.As(err, &se) {
+		return se.StatusCode
 	}
 	return 0
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -333,6 +335,82 @@ func TestInvalidOutputErrorMessages(t *testing.T) {
 		}
 		if got := veredicto.ErrorName(tt.err); got != llm.NameInvalidOutput {
 			t.Errorf("ErrorName(%v) = %q, want %q", tt.err, got, llm.NameInvalidOutput)
+		}
+	}
+}
+
+// TestOpenAIRequestSaysEveryFieldOnce: the request the adapter encodes
+// itself carries the model, the messages verbatim (quotes, line breaks,
+// markup, accents), a re-ask's two extra messages, the bound and the
+// strict schema as given; the answer's content, usage and cut-off are read
+// back; an invalid schema is refused before any call.
+func TestOpenAIRequestSaysEveryFieldOnce(t *testing.T) {
+	srv := llmtest.NewServer(t, func(c llmtest.Call) llmtest.Reply {
+		return llmtest.Reply{Content: `{"ok":true}`, PromptTokens: 1200, CachedTokens: 1000, CompletionTokens: 30, Truncated: c.N == 2}
+	})
+	c := newClient(t, srv)
+	schema := json.RawMessage(`{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": false}`)
+	system, user := "Eres «GEM1».\nResponde solo JSON.", `CV: "Lideré" </script> \u0000 y C:\ruta`+"\t\x01"
+	resp, err := c.Complete(context.Background(), llm.Request{Schema: "gem1", JSONSchema: schema, System: system, User: user, MaxOutputTokens: 300})
+	if err != nil || string(resp.Content) != `{"ok":true}` || resp.Truncated {
+		t.Fatalf("answer %q truncated %v: %v", resp.Content, resp.Truncated, err)
+	}
+	if u := resp.Usage; u.Calls != 1 || u.PromptTokens != 1200 || u.CachedTokens != 1000 || u.CompletionTokens != 30 || u.CostUSD <= 0 {
+		t.Errorf("usage %+v", u)
+	}
+	resp, err = c.Complete(context.Background(), llm.Request{Schema: "gem1", JSONSchema: schema, System: system, User: user,
+		Retry: &llm.Reask{Previous: `{"ok":"sí"}`, Problem: "ok: must be a boolean"}})
+	if err != nil || !resp.Truncated {
+		t.Fatalf("second answer truncated %v: %v", resp.Truncated, err)
+	}
+	calls := srv.Calls()
+	first, second := calls[0], calls[1]
+	if first.Model != "gpt-4o-mini" || first.Schema != "gem1" || !first.Strict || first.MaxCompletionTokens != 300 {
+		t.Errorf("first call: model %q schema %q strict %v bound %d", first.Model, first.Schema, first.Strict, first.MaxCompletionTokens)
+	}
+	var got, want any
+	if json.Unmarshal(first.JSONSchema, &got) != nil || json.Unmarshal(schema, &want) != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("schema sent %s, want %s", first.JSONSchema, schema)
+	}
+	if len(first.Messages) != 2 || first.System() != system || first.User() != user {
+		t.Errorf("first call's messages %+v", first.Messages)
+	}
+	if len(second.Messages) != 4 || second.Messages[2].Role != "assistant" || second.Messages[2].Content != `{"ok":"sí"}` ||
+		second.Messages[3].Role != "user" || !strings.Contains(second.Messages[3].Content, "ok: must be a boolean") ||
+		second.MaxCompletionTokens != llm.DefaultMaxOutputTokens {
+		t.Errorf("the re-ask's messages %+v, bound %d", second.Messages, second.MaxCompletionTokens)
+	}
+
+	_, err = c.Complete(context.Background(), llm.Request{Schema: "gem1", JSONSchema: json.RawMessage(`{"type":`)})
+	var pe *llm.ProviderError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), `"gem1" is not valid JSON`) || len(srv.Calls()) != 2 {
+		t.Errorf("an invalid schema: %v after %d calls; want a ProviderError before any call", err, len(srv.Calls()))
+	}
+}
+
+// TestOpenAIStatusErrorsSayTheProvidersWords: a refusal keeps its HTTP
+// status and the provider's message (bounded), or the status alone when
+// the body is not an error object.
+func TestOpenAIStatusErrorsSayTheProvidersWords(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{`{"error":{"message":"Invalid schema for response_format 'gem1'","type":"invalid_request_error"}}`,
+			"the provider answered 400 Bad Request: Invalid schema for response_format 'gem1'"},
+		{`<html>bad gateway</html>`, "the provider answered 400 Bad Request"},
+		{`{"error":{"message":"` + strings.Repeat("x", 2000) + `"}}`, "the provider answered 400 Bad Request: " + strings.Repeat("x", 512) + "…"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(tt.body))
+		}))
+		c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "k", BaseURL: srv.URL, Model: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Complete(context.Background(), llm.Request{Schema: "gem1", JSONSchema: json.RawMessage(`{}`)})
+		srv.Close()
+		var se *llm.StatusError
+		if !errors.As(err, &se) || se.StatusCode != 400 || se.Error() != tt.want {
+			t.Errorf("body %.40q: got %v, want a StatusError %q", tt.body, err, tt.want)
 		}
 	}
 }

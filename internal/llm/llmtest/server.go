@@ -1,6 +1,6 @@
 // Package llmtest provides an OpenAI-compatible HTTP server for tests: each
 // chat completion is answered by a script, so tests drive agents, retries and
-// re-asks through the real go-openai adapter.
+// re-asks through the real OpenAI adapter (and the chat's go-openai one).
 package llmtest
 
 import (
