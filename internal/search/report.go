@@ -274,6 +274,10 @@ func (svc *Service) Report(ctx context.Context, t ReportTask) (_ CandidateResult
 	if err := recordFile(ctx, res.ReportKey, js); err != nil {
 		return CandidateResult{}, err
 	}
+	// The summary's row, as resultFromReport computes it from this report.
+	row := res
+	row.Escalation, row.ReportSHA256 = nil, ""
+	svc.rows.put(res.ReportKey, res.ReportSHA256, row)
 	return res, nil
 }
 

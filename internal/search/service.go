@@ -75,6 +75,7 @@ type Service struct {
 	searches map[string]*loadedSearch // input prefix → loaded search (at most maxCachedSearches)
 	warned   map[string]bool          // damaged stage keys already reported
 	order    []string                 // prefixes, oldest first
+	rows     rowCache                 // the rows the Report tasks computed, for the summary
 }
 
 // checkPrefixes refuses prefixes other than the Layout's for tenant and

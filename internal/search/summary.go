@@ -286,6 +286,9 @@ func (svc *Service) resultFromReport(ctx context.Context, reader blobGetter, t S
 		if checksum(b) != r.ReportSHA256 {
 			return CandidateResult{}, "it is not the report this execution wrote (changed since)"
 		}
+		if row, ok := svc.rows.take(key, r.ReportSHA256); ok {
+			return row, "" // this process computed it from these very bytes
+		}
 		var rep Report
 		if err := json.Unmarshal(b, &rep); err != nil {
 			return CandidateResult{}, "it is not valid JSON: " + err.Error()
@@ -308,6 +311,57 @@ func (svc *Service) resultFromReport(ctx context.Context, reader blobGetter, t S
 		return r
 	}
 	return row
+}
+
+// rowCache keeps the summary row each Report task of this process
+// computed, under its report's key and hash, until the summary takes it:
+// a run in one process (the CLI, serve) reads each report back only to
+// check it is the one written (its hash), instead of decoding it and
+// computing the row again — 200 decodes on the run's critical path. A row
+// the summary never takes (a run that failed before it) is dropped oldest
+// first past maxCachedRows; the summary then reads the report as a Lambda
+// does.
+type rowCache struct {
+	mu    sync.Mutex
+	rows  map[string]CandidateResult
+	order []string // keys put, oldest first (taken ones too, until compacted)
+}
+
+// maxCachedRows bounds the rows kept: two searches of MaxCandidates.
+const maxCachedRows = 2 * MaxCandidates
+
+func (c *rowCache) put(key, sha string, row CandidateResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rows == nil {
+		c.rows = map[string]CandidateResult{}
+	}
+	k := key + "\x00" + sha
+	for len(c.rows) >= maxCachedRows && len(c.order) > 0 {
+		delete(c.rows, c.order[0])
+		c.order = c.order[1:]
+	}
+	if len(c.order) >= 2*maxCachedRows { // mostly taken keys: keep the live ones
+		live := make([]string, 0, len(c.rows))
+		for _, o := range c.order {
+			if _, ok := c.rows[o]; ok {
+				live = append(live, o)
+			}
+		}
+		c.order = live
+	}
+	c.rows[k] = row
+	c.order = append(c.order, k)
+}
+
+// take returns and forgets the row kept for the report key with hash sha.
+func (c *rowCache) take(key, sha string) (CandidateResult, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := key + "\x00" + sha
+	row, ok := c.rows[k]
+	delete(c.rows, k)
+	return row, ok
 }
 
 // RenderSummary writes the search summary in Spanish.

@@ -1,7 +1,10 @@
 package search_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -660,5 +663,58 @@ func TestSummaryReadsTheReportsTheRunWrote(t *testing.T) {
 	defer mu.Unlock()
 	if got := logs.String(); !strings.Contains(got, "candidate_id=c-002") || !strings.Contains(got, "not the report this execution wrote") {
 		t.Errorf("the changed report is not named in the log:\n%s", got)
+	}
+}
+
+// TestSummaryRowsAreTheReportsRows: a run in one process hands the summary
+// the rows its Report tasks computed (after checking each report's hash)
+// instead of decoding every report again; a summary made by another
+// process — a Lambda, which decodes them — is the same, byte for byte.
+func TestSummaryRowsAreTheReportsRows(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	ids := []string{"c-001", "c-002", "c-003", "c-004"}
+	writeSearch(t, in, ids...)
+	store := filestore.NewMemory() // the stage records both processes read
+	newService := func(reports string) *search.Service {
+		an := &scripted{scripts: map[string]script{
+			"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9}}},
+			"c-002": {gem1: 7, gem2: 6, gem3: []int{7}, rec: []string{"SI"}, gem4: []qa{{score: 5}, {score: 8}}},
+			"c-003": {gem1: 4},
+			"c-004": {gem1: 8, gem2: 7, gem3: []int{5}, rec: []string{"NO"}},
+		}, calls: map[string]int{}}
+		return &search.Service{Inputs: fileblob.NewDir(in), Reports: fileblob.NewDir(reports), Store: store, Analyst: an,
+			PromptVersions: func(a string) string { return a + "-test" }, Logger: slog.New(slog.DiscardHandler)}
+	}
+	runOn(t, newService(out), search.StartInput{SearchID: "s-test"})
+	warm, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Another process summarizes the same reports from the Map's rows.
+	task := search.SummaryTask{SearchID: "s-test"}
+	for _, id := range ids {
+		b, err := os.ReadFile(filepath.Join(out, id, "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := readReport(t, out, id)
+		task.Thresholds = rep.Thresholds
+		sum := sha256.Sum256(b)
+		task.Results = append(task.Results, search.CandidateResult{CandidateID: id, Decision: rep.Decision, Reason: rep.Reason,
+			ReportSHA256: hex.EncodeToString(sum[:])})
+	}
+	if _, err := newService(out).Summarize(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	cold, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(warm, cold) {
+		t.Errorf("the summary from the run's own rows differs from one decoded from its reports:\n%s\n---\n%s", warm, cold)
+	}
+	if s := searchtest.ReadSummary(t, out); len(s.Ranking) != len(ids) || s.Ranking[0].Scores["gem1"] == 0 {
+		t.Errorf("summary ranking %+v", s.Ranking)
 	}
 }
