@@ -133,7 +133,7 @@ func parseSearchRun(args []string, stderr io.Writer) (searchRunConfig, error) {
 }
 
 // searchRunGCPercent is the garbage collector's target a search run sets.
-const searchRunGCPercent = 200
+const searchRunGCPercent = 400
 
 func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(string) string) int {
 	fail := func(code int, format string, args ...any) int {
@@ -144,10 +144,10 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 		return fail(exitUsage, "%s is not a folder", cfg.dir)
 	}
 	// A search run is a batch with a small live heap (its documents, at
-	// most --max-search-kib, and its stage records): collecting garbage
-	// half as often costs it ≈ 15 MiB more and saves about a tenth of its
-	// CPU (docs/BENCHMARKS.md, "CPU per model call"). GOGC, when set,
-	// decides instead.
+	// most --max-search-kib, and its stage records): collecting garbage a
+	// fourth as often as Go's default costs it ≈ 35 MiB more for 200
+	// candidates and saves about a seventh of its CPU (docs/BENCHMARKS.md,
+	// "CPU per model call"). GOGC, when set, decides instead.
 	if getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(searchRunGCPercent))
 	}

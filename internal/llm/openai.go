@@ -244,7 +244,9 @@ func (o *OpenAI) requestBody(req Request, maxOut int) ([]byte, error) {
 	return b, nil
 }
 
-// appendString appends s as a JSON string.
+// appendString appends s as a JSON string, as encoding/json writes it
+// (a byte that is not UTF-8 becomes U+FFFD). A hand-written escaper
+// measured no faster than encoding/json's on 20 KB of Spanish text.
 func appendString(b []byte, s string) []byte {
 	q, _ := json.Marshal(s) // a string always encodes
 	return append(b, q...)
