@@ -61,6 +61,11 @@ type cliRun struct {
 	wall, cpu, sys time.Duration
 	calls          int
 	maxRSS         int64 // bytes, the child's peak resident set
+	// first is how long the run took to make its first model call (start
+	// up, reading and checking the search); tail how long it ran after its
+	// last call's answer was due (the last report, the summary, the
+	// record's end, exit).
+	first, tail time.Duration
 	// files counts the files and folders the run left under its output
 	// and data folders: each one a new inode, which on a busy ext4 is a
 	// large part of the run's CPU (see docs/BENCHMARKS.md).
@@ -100,8 +105,22 @@ func (s *cliSearch) run(b *testing.B, latency time.Duration, concurrency int, wr
 	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
 		rss = ru.Maxrss * 1024 // Linux reports KiB
 	}
-	return cliRun{wall: wall, cpu: st.UserTime() + st.SystemTime(), sys: st.SystemTime(), calls: len(srv.Calls()),
+	calls := srv.Calls()
+	r := cliRun{wall: wall, cpu: st.UserTime() + st.SystemTime(), sys: st.SystemTime(), calls: len(calls),
 		files: searchtest.CountFiles(b, out, data), maxRSS: rss}
+	if len(calls) > 0 {
+		firstAt, lastAt := calls[0].At, calls[0].At
+		for _, c := range calls {
+			if c.At.Before(firstAt) {
+				firstAt = c.At
+			}
+			if c.At.After(lastAt) {
+				lastAt = c.At
+			}
+		}
+		r.first, r.tail = firstAt.Sub(start), start.Add(wall).Sub(lastAt.Add(latency))
+	}
+	return r
 }
 
 // BenchmarkSearchCLI200 runs "veredicto search run" on 200 candidates at
@@ -115,12 +134,13 @@ func BenchmarkSearchCLI200(b *testing.B) {
 	b.Logf("the runs write under %s: %s", os.TempDir(), diskOf(os.TempDir()))
 	for _, latency := range []time.Duration{0, 100 * time.Millisecond} {
 		b.Run(fmt.Sprintf("latency=%s", latency), func(b *testing.B) {
-			var cpu, sys, wall time.Duration
+			var cpu, sys, wall, first, tail time.Duration
 			calls, files := 0, 0
 			var rss int64
 			for b.Loop() {
 				r := s.run(b, latency, 20)
 				cpu, sys, wall, calls, files = cpu+r.cpu, sys+r.sys, wall+r.wall, calls+r.calls, files+r.files
+				first, tail = first+r.first, tail+r.tail
 				rss = max(rss, r.maxRSS)
 			}
 			b.ReportMetric(float64(rss)/(1<<20), "max-rss-MiB")
@@ -128,6 +148,8 @@ func BenchmarkSearchCLI200(b *testing.B) {
 			b.ReportMetric(float64(sys.Microseconds())/1000/float64(calls), "sys-ms/call")
 			b.ReportMetric(float64(files)/float64(calls), "new-files/call")
 			b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
+			b.ReportMetric(float64(first.Milliseconds())/float64(b.N), "ms-to-first-call")
+			b.ReportMetric(float64(tail.Milliseconds())/float64(b.N), "ms-after-last-call")
 			if latency > 0 {
 				ideal := time.Duration(float64(calls) / 20 * float64(latency))
 				b.ReportMetric(float64(wall)/float64(ideal), "x-ideal")

@@ -43,6 +43,8 @@ type Call struct {
 	MaxCompletionTokens int
 	// RemoteAddr is the client's end of the connection the call came on.
 	RemoteAddr string
+	// At is when the call arrived.
+	At time.Time
 }
 
 // User returns the content of the first user message.
@@ -191,7 +193,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	c := Call{N: len(s.calls) + 1, Model: req.Model, Messages: req.Messages, Tools: req.Tools, Stream: req.Stream, MaxCompletionTokens: req.MaxCompletion,
-		RemoteAddr: r.RemoteAddr}
+		RemoteAddr: r.RemoteAddr, At: time.Now()}
 	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil {
 		c.Schema, c.Strict, c.JSONSchema = rf.JSONSchema.Name, rf.JSONSchema.Strict, rf.JSONSchema.Schema
 	}
