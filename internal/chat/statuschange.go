@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/veredicto/veredicto/internal/awsretry"
 	"github.com/veredicto/veredicto/internal/stream"
 )
@@ -261,4 +263,24 @@ func (l *Links) statusChanged(ctx context.Context, lk Link, eventID string, ch S
 		return 0, err
 	}
 	return 1, nil
+}
+
+// Describer describes an execution: the aws-sdk-go-v2 sfn client's
+// method.
+type Describer interface {
+	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
+}
+
+// DescribeWith is Links.Describe on Step Functions (ChatTurnFunction's
+// links and ChatLinkFunction's): the execution as its status change would
+// carry it, never the error's cause (it may quote the documents).
+func DescribeWith(client Describer) func(context.Context, string) (StatusChange, error) {
+	return func(ctx context.Context, arn string) (StatusChange, error) {
+		out, err := client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+		if err != nil {
+			return StatusChange{}, fmt.Errorf("describe execution %s: %w", arn, err)
+		}
+		return StatusChange{ExecutionARN: arn, StateMachineARN: aws.ToString(out.StateMachineArn), Name: aws.ToString(out.Name),
+			Status: string(out.Status), Input: out.Input, Output: out.Output, Error: out.Error}, nil
+	}
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/veredicto/veredicto/internal/app/chatlinkapp"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/confirmations"
 	"github.com/veredicto/veredicto/internal/app/lambdaenv/llmsecret"
@@ -125,7 +124,7 @@ func chatService(ctx context.Context, cfg lambdaenv.Config, cc chatConfig, ac aw
 		// context table; ChatLinkFunction says their status changes
 		// there, and an end that came before the turn kept the link is
 		// said when it is kept.
-		Links: &chat.Links{Store: kv, Events: events, Log: events, Describe: chatlinkapp.DescribeExecution(sfnClient)},
+		Links: &chat.Links{Store: kv, Events: events, Log: events, Describe: chat.DescribeWith(sfnClient)},
 		// Each tenant's promoted intent model lives in the reports bucket.
 		Intents:       &chat.IntentModels{Registry: reg, Blobs: reports},
 		Confirmations: confirms, ConfirmationStore: confirms.Store, Options: cc.Options,

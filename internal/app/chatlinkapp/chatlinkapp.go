@@ -12,7 +12,6 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/veredicto/veredicto/internal/app/lambdaenv"
 	"github.com/veredicto/veredicto/internal/awsclient/dynamodb"
@@ -42,23 +41,7 @@ func Services(cfg lambdaenv.Config, ac aws.Config) (*chatlinkfn.Services, error)
 	}
 	events := dynamoeventlog.New(ddb, cfg.EventsTable)
 	return &chatlinkfn.Services{Links: &chat.Links{Store: dynamo.New(ddb, cfg.ContextTable, nil), Events: events, Log: events,
-		Describe: DescribeExecution(sfnClient)}}, nil
-}
-
-// DescribeExecution is chat.Links.Describe on Step Functions: the
-// execution as its status change would carry it (never the error's cause:
-// it may quote the documents). ChatTurnFunction's links use it too.
-func DescribeExecution(client interface {
-	DescribeExecution(context.Context, *awssfn.DescribeExecutionInput, ...func(*awssfn.Options)) (*awssfn.DescribeExecutionOutput, error)
-}) func(context.Context, string) (chat.StatusChange, error) {
-	return func(ctx context.Context, arn string) (chat.StatusChange, error) {
-		out, err := client.DescribeExecution(ctx, &awssfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
-		if err != nil {
-			return chat.StatusChange{}, fmt.Errorf("describe execution %s: %w", arn, err)
-		}
-		return chat.StatusChange{ExecutionARN: arn, StateMachineARN: aws.ToString(out.StateMachineArn), Name: aws.ToString(out.Name),
-			Status: string(out.Status), Input: out.Input, Output: out.Output, Error: out.Error}, nil
-	}
+		Describe: chat.DescribeWith(sfnClient)}}, nil
 }
 
 // Start runs ChatLinkFunction, the target of the EventBridge rule on the
