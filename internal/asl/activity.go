@@ -33,9 +33,31 @@ func IsActivityARN(resource string) bool {
 // included; HeartbeatSeconds counts from the first SendTaskHeartbeat,
 // which the caller sends when a worker takes the task, so a task waits for
 // its worker without a heartbeat.
-func WithActivities(h Handler) Option { return func(e *Engine) { e.activities = h } }
+//
+// exists (nil: every activity exists) is asked before an attempt is
+// scheduled. Step Functions checks the activity when the state runs, not
+// when the machine is created: a Task whose activity does not exist then
+// records no ActivityScheduled and fails the execution with States.Runtime
+// (MissingActivity), which no Retry or Catch handles. h may return
+// MissingActivity too, for an activity deleted between the two.
+func WithActivities(h Handler, exists func(arn string) bool) Option {
+	return func(e *Engine) { e.activities, e.activityExists = h, exists }
+}
+
+// MissingActivity is the error of a Task whose activity arn does not exist
+// when it runs, in Step Functions' words (recorded on AWS: LocalStack
+// snapshot activities/test_activities.snapshot.json,
+// test_activity_task_on_deleted); the engine prefixes the failing state.
+func MissingActivity(arn string) *StatesError {
+	return newError(ErrRuntime, "The activity %s does not exist.", arn)
+}
 
 // activity reports whether the engine serves st as an activity task.
 func (e *Engine) activity(st *State) bool {
 	return e.activities != nil && IsActivityARN(st.Resource)
+}
+
+// activityMissing reports whether the activity arn is known not to exist.
+func (e *Engine) activityMissing(arn string) bool {
+	return e.activityExists != nil && !e.activityExists(arn)
 }

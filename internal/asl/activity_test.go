@@ -55,7 +55,7 @@ func activityEngine(clk *asltest.Clock) (*Engine, chan queued) {
 		ti, _ := TaskFromContext(ctx)
 		tasks <- queued{ti, string(in)}
 		return nil, nil
-	}))
+	}, nil))
 	return eng, tasks
 }
 
@@ -157,6 +157,59 @@ func TestActivityTaskWaitsForItsWorker(t *testing.T) {
 			t.Errorf("%s %s, want failed with States.Timeout", res.Status, res.Error)
 		}
 	})
+}
+
+// A Task whose activity does not exist when it runs fails the execution
+// with States.Runtime, neither retried nor caught (States.ALL excludes
+// it), as recorded on AWS (LocalStack snapshot
+// activities/test_activities.snapshot.json, test_activity_task_on_deleted).
+// Missing at the lookup, nothing is scheduled; deleted after it (the
+// handler answers MissingActivity), the scheduling stays and no event of
+// the task's own follows.
+func TestActivityMissingWhenItRuns(t *testing.T) {
+	t.Parallel()
+	def := `{"StartAt":"ActivityTask","States":{"ActivityTask":{"Type":"Task","Resource":"` + activityARN + `",
+	  "Retry":[{"ErrorEquals":["States.ALL"],"MaxAttempts":3}],
+	  "Catch":[{"ErrorEquals":["States.ALL"],"Next":"Caught"}],"End":true},
+	  "Caught":{"Type":"Pass","End":true}}}`
+	wantCause := "An error occurred while executing the state 'ActivityTask' (entered at the event id #2). The activity " + activityARN + " does not exist."
+	for _, tt := range []struct {
+		name    string
+		exists  bool
+		history string
+	}{
+		{"missing at the lookup", false, "ExecutionStarted TaskStateEntered ExecutionFailed"},
+		{"deleted after the lookup", true, "ExecutionStarted TaskStateEntered TaskScheduled ExecutionFailed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			handled := 0
+			eng := New(NewRegistry(), WithActivities(func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
+				handled++
+				ti, _ := TaskFromContext(ctx)
+				return nil, MissingActivity(ti.Resource)
+			}, func(arn string) bool { return tt.exists }))
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res, err := eng.Run(ctx, mustParse(t, def), json.RawMessage(`{"Value1":"HelloWorld"}`), StartOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != StatusFailed || res.Error != ErrRuntime || res.Cause != wantCause {
+				t.Errorf("%s %s %q\nwant FAILED States.Runtime %q", res.Status, res.Error, res.Cause, wantCause)
+			}
+			var got []string
+			for _, ev := range res.History() {
+				got = append(got, ev.Type)
+			}
+			if g := strings.Join(got, " "); g != tt.history {
+				t.Errorf("history\n got %s\nwant %s", g, tt.history)
+			}
+			if want := map[bool]int{false: 0, true: 1}[tt.exists]; handled != want {
+				t.Errorf("the handler ran %d times, want %d", handled, want)
+			}
+		})
+	}
 }
 
 // Without WithActivities an activity ARN is a resource no handler serves.

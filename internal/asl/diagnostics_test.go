@@ -9,7 +9,7 @@ import (
 func TestDiagnose(t *testing.T) {
 	reg := NewRegistry()
 	reg.Register("EchoFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) { return in, nil })
-	eng := New(reg, WithActivities(func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }))
+	eng := New(reg, WithActivities(func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }, nil))
 	tests := []struct {
 		name, def string
 		express   bool

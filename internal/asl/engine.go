@@ -40,8 +40,10 @@ type Engine struct {
 	// of raw.go and overlay.go).
 	eager bool
 	// activities serves Task states whose Resource is an activity ARN
-	// (WithActivities); nil leaves them unbound.
-	activities Handler
+	// (WithActivities); nil leaves them unbound. activityExists (nil:
+	// all do) tells whether an activity exists when its Task runs.
+	activities     Handler
+	activityExists func(arn string) bool
 
 	mu      sync.Mutex
 	pending map[string]*waiter // task tokens awaiting SendTask*

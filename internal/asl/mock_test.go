@@ -134,7 +134,7 @@ func TestExternalServesUnregisteredResources(t *testing.T) {
 func TestMockOfAnActivityFails(t *testing.T) {
 	def := `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:us-east-1:123456789012:activity:resize","End":true}}}`
 	queued := false
-	eng := New(NewRegistry(), WithActivities(func(context.Context, json.RawMessage) (json.RawMessage, error) { queued = true; return nil, nil }))
+	eng := New(NewRegistry(), WithActivities(func(context.Context, json.RawMessage) (json.RawMessage, error) { queued = true; return nil, nil }, nil))
 	mock := &scriptedMock{answers: map[string][]any{"A": {json.RawMessage(`{}`)}}}
 	res, err := eng.Run(context.Background(), mustParse(t, def), json.RawMessage(`{}`), StartOptions{Mock: mock})
 	if err != nil {

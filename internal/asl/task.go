@@ -116,6 +116,11 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	if durable != nil && durable.Task != nil {
 		replay = durable.Task(call)
 	}
+	// Looked up as the attempt is scheduled; a replay that finds it
+	// scheduled already goes on with its history.
+	if activity && !replay.Done && replay.Scheduled.IsZero() && r.x.engine.activityMissing(st.Resource) {
+		return nil, MissingActivity(st.Resource)
+	}
 	tctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
 		deadline := r.x.engine.now().Add(timeout)
@@ -176,6 +181,12 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	// the execution parked) handed its token out: it is not invoked again.
 	if !replay.Submitted || !callback || activity {
 		raw, herr = invoke(&att.taskContext, h, in)
+	}
+	var se *StatesError
+	if activity && errors.As(herr, &se) && se.Name == ErrRuntime {
+		// The activity went away after the lookup: it fails the execution
+		// as a missing one does, with no event of the task's own.
+		return nil, se
 	}
 	if herr == nil && !callback {
 		result, size, perr := r.taskResult(raw)

@@ -176,9 +176,9 @@ func TestGetActivityTaskBounds(t *testing.T) {
 	}
 }
 
-// A task whose activity does not exist fails at once
-// (ActivityScheduleFailed); deleting an activity answers its waiting
-// workers without a task.
+// A task whose activity does not exist fails its execution at once
+// (States.Runtime, see asl.MissingActivity); deleting an activity answers
+// its waiting workers without a task.
 func TestMissingAndDeletedActivities(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture()
@@ -191,7 +191,7 @@ func TestMissingAndDeletedActivities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := waitClosed(t, m, x.ARN); got.Status != asl.StatusFailed || got.Error != ErrActivityDoesNotExist {
+	if got := waitClosed(t, m, x.ARN); got.Status != asl.StatusFailed || got.Error != asl.ErrRuntime || !strings.HasSuffix(got.Cause, "The activity "+ActivityARN("nowhere")+" does not exist.") {
 		t.Errorf("%s %s %s", got.Status, got.Error, got.Cause)
 	}
 	act, err := m.CreateActivity(ctx, "doomed", "", nil, nil)

@@ -27,11 +27,6 @@ import (
 // still holds the token, and its HeartbeatSeconds count again from the
 // restart.
 
-// ErrActivityDoesNotExist is the error a Task fails with when its activity
-// does not exist when it is scheduled (Step Functions'
-// ActivityScheduleFailed).
-const ErrActivityDoesNotExist = "ActivityDoesNotExist"
-
 // ActivityTask is what GetActivityTask hands a worker; the zero
 // ActivityTask is none (the poll timed out).
 type ActivityTask struct {
@@ -72,9 +67,18 @@ func (m *Manager) scheduleActivity(ctx context.Context, in json.RawMessage) (jso
 	}
 	t := &activityTask{token: ti.Token, tenant: rec.e.tenant, input: string(in)}
 	if !m.acts.add(ti.Resource, t, false) {
-		return nil, &asl.StatesError{Name: ErrActivityDoesNotExist, Cause: fmt.Sprintf("Activity Does Not Exist: '%s'", ti.Resource)}
+		return nil, asl.MissingActivity(ti.Resource) // deleted since the engine's lookup (exists)
 	}
 	return nil, nil
+}
+
+// exists is the engine's lookup of an activity before it schedules a task
+// of it (asl.WithActivities).
+func (s *activities) exists(arn string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.byARN[arn]
+	return ok
 }
 
 // add gives t to the first waiting worker that takes it, else queues it

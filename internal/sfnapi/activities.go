@@ -226,9 +226,6 @@ func activityEvent(ev control.HistoryEvent, data bool) (out map[string]any, ok b
 	case "TaskSucceeded":
 		return with("ActivitySucceeded", "activitySucceededEventDetails", eventData(map[string]any{}, "output", ev.Output, data))
 	case "TaskFailed":
-		if ev.Error == control.ErrActivityDoesNotExist {
-			return with("ActivityScheduleFailed", "activityScheduleFailedEventDetails", errCause)
-		}
 		return with("ActivityFailed", "activityFailedEventDetails", errCause)
 	case "TaskTimedOut":
 		return with("ActivityTimedOut", "activityTimedOutEventDetails", errCause)

@@ -274,3 +274,39 @@ func TestActivityTenants(t *testing.T) {
 		t.Errorf("a tenant deletes its activity: %v", err)
 	}
 }
+
+// A Task whose activity does not exist when the state runs fails the
+// execution at once, as recorded on AWS (LocalStack snapshot
+// tests/aws/services/stepfunctions/v2/activities/test_activities.snapshot.json,
+// test_activity_task_on_deleted): TaskStateEntered, then ExecutionFailed
+// with States.Runtime, no ActivityScheduled and no ActivityScheduleFailed.
+// States.Runtime is neither retried nor caught, not even by States.ALL.
+func TestActivityDeletedBeforeItRuns(t *testing.T) {
+	p := newPeer(t)
+	ctx := context.Background()
+	actARN := p.activity(t, p.client, "gone")
+	if _, err := p.client.DeleteActivity(ctx, &sfn.DeleteActivityInput{ActivityArn: aws.String(actARN)}); err != nil {
+		t.Fatal(err)
+	}
+	def := `{"StartAt":"ActivityTask","States":{
+	  "ActivityTask":{"Type":"Task","Resource":"` + actARN + `",
+	    "Retry":[{"ErrorEquals":["States.ALL"],"IntervalSeconds":1,"MaxAttempts":3}],
+	    "Catch":[{"ErrorEquals":["States.ALL"],"Next":"Caught"}],"End":true},
+	  "Caught":{"Type":"Pass","End":true}}}`
+	arn := p.start(t, p.create(t, "Deleted", def), "d1", `{"Value1":"HelloWorld"}`)
+	out := closed(t, p.client, arn)
+	wantCause := "An error occurred while executing the state 'ActivityTask' (entered at the event id #2). The activity " + actARN + " does not exist."
+	if out.Status != types.ExecutionStatusFailed || aws.ToString(out.Error) != "States.Runtime" || aws.ToString(out.Cause) != wantCause {
+		t.Errorf("execution: %s %q %q\nwant FAILED States.Runtime %q", out.Status, aws.ToString(out.Error), aws.ToString(out.Cause), wantCause)
+	}
+	var seen []string
+	for _, ev := range history(t, p.client, arn) {
+		seen = append(seen, string(ev.Type))
+		if d := ev.ExecutionFailedEventDetails; d != nil && (aws.ToString(d.Error) != "States.Runtime" || aws.ToString(d.Cause) != wantCause) {
+			t.Errorf("ExecutionFailed: %q %q, want States.Runtime %q", aws.ToString(d.Error), aws.ToString(d.Cause), wantCause)
+		}
+	}
+	if got, want := strings.Join(seen, " "), "ExecutionStarted TaskStateEntered ExecutionFailed"; got != want {
+		t.Errorf("history\n got %s\nwant %s", got, want)
+	}
+}
