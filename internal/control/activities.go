@@ -64,7 +64,7 @@ func ActivityARN(name string) string { return arnPrefix + "activity:" + name }
 func checkActivityARN(arn string) error {
 	kind, rest, ok := parseARN(arn)
 	if !ok || kind != "activity" || strings.Contains(rest, ":") {
-		return errorf(CodeInvalidArn, "Invalid Arn: 'Resource type not valid in this context: %s'", arn)
+		return invalidArn(arn, "activity")
 	}
 	return nil
 }

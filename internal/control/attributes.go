@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -146,11 +147,14 @@ type attributes struct {
 
 func (m *Manager) attributesDir() string { return filepath.Join(m.cfg.Dir, "attributes") }
 
+// taggedKinds are the resource types that have attributes (tags).
+var taggedKinds = []string{"stateMachine", "activity"}
+
 // attributesPath is the file of arn's attributes; ok is false for an ARN
 // that names neither a state machine nor an activity.
 func (m *Manager) attributesPath(arn string) (string, bool) {
 	kind, name, ok := parseARN(arn)
-	if !ok || strings.Contains(name, ":") || (kind != "stateMachine" && kind != "activity") || !ValidName(name) {
+	if !ok || strings.Contains(name, ":") || !slices.Contains(taggedKinds, kind) || !ValidName(name) {
 		return "", false
 	}
 	return filepath.Join(m.attributesDir(), kind, name+".json"), true
@@ -204,7 +208,7 @@ func (m *Manager) Attributes(arn string) Attributes {
 func (m *Manager) putAttributes(arn string, a Attributes) error {
 	path, ok := m.attributesPath(arn)
 	if !ok {
-		return errorf(CodeInvalidArn, "Invalid Arn: 'Resource type not valid in this context: %s'", arn)
+		return invalidArn(arn, taggedKinds...)
 	}
 	m.attrs.mu.Lock()
 	defer m.attrs.mu.Unlock()
@@ -220,7 +224,7 @@ func (m *Manager) putAttributes(arn string, a Attributes) error {
 func (m *Manager) changeAttributes(arn string, fn func(*Attributes) error) error {
 	path, ok := m.attributesPath(arn)
 	if !ok {
-		return errorf(CodeInvalidArn, "Invalid Arn: 'Resource type not valid in this context: %s'", arn)
+		return invalidArn(arn, taggedKinds...)
 	}
 	m.attrs.mu.Lock()
 	defer m.attrs.mu.Unlock()
@@ -387,7 +391,7 @@ func tagText(s string) bool {
 // machine nor an activity is InvalidArn.
 func (m *Manager) resourceExists(arn string) error {
 	if _, ok := m.attributesPath(arn); !ok {
-		return errorf(CodeInvalidArn, "Invalid Arn: 'Resource type not valid in this context: %s'", arn)
+		return invalidArn(arn, taggedKinds...)
 	}
 	kind, _, _ := parseARN(arn)
 	m.mu.Lock()

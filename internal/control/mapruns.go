@@ -329,7 +329,7 @@ func (e *execution) releaseWaiters() {
 func checkMapRunARN(arn string) error {
 	kind, rest, ok := parseARN(arn)
 	if !ok || kind != "mapRun" || strings.Count(rest, ":") != 1 || !strings.Contains(rest, "/") {
-		return errorf(CodeInvalidArn, "Invalid Arn: 'Resource type not valid in this context: %s'", arn)
+		return invalidArn(arn, "mapRun")
 	}
 	return nil
 }

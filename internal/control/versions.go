@@ -141,10 +141,6 @@ func versionNumber(arn string) (machineARN string, n int, ok bool) {
 	return machineARN, n, err == nil && n > 0
 }
 
-func invalidArn(arn string) error {
-	return errorf(CodeInvalidArn, "Invalid Arn: 'Resource type not valid in this context: %s'", arn)
-}
-
 func machineDoesNotExist(arn string) error {
 	return errorf(CodeStateMachineDoesNotExist, "State Machine Does Not Exist: '%s'", arn)
 }
@@ -358,7 +354,7 @@ func pageToken(next string, least int) (int, error) {
 func (m *Manager) DeleteStateMachineVersion(_ context.Context, arn string) error {
 	machineARN, n, ok := versionNumber(arn)
 	if !ok {
-		return invalidArn(arn)
+		return invalidArn(arn, "stateMachine")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -516,7 +512,7 @@ func (m *Manager) writeAlias(machineARN string, a *aliasMeta) error {
 func (m *Manager) alias(arn string) (*aliasMeta, error) {
 	machineARN, q, ok := qualified(arn)
 	if !ok || checkAliasName(q) != nil {
-		return nil, invalidArn(arn)
+		return nil, invalidArn(arn, "stateMachine")
 	}
 	a, ok := m.vc.aliases[arn]
 	if !ok || m.machines[machineARN] == nil {
@@ -619,7 +615,7 @@ func (m *Manager) UpdateStateMachineAlias(_ context.Context, arn string, descrip
 func (m *Manager) DeleteStateMachineAlias(_ context.Context, arn string) error {
 	machineARN, q, ok := qualified(arn)
 	if !ok || checkAliasName(q) != nil {
-		return invalidArn(arn)
+		return invalidArn(arn, "stateMachine")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -667,7 +663,7 @@ func (m *Manager) target(arn string) (target, error) {
 	}
 	machineARN, q, ok := qualified(arn)
 	if !ok {
-		return target{}, invalidArn(arn)
+		return target{}, invalidArn(arn, "stateMachine")
 	}
 	mc, ok := m.machines[machineARN]
 	if !ok {
