@@ -169,10 +169,11 @@ func TestDistributedMapOverInput(t *testing.T) {
 }
 
 // TestDistributedMapItemsNotAnArray: the items must be an array, failed
-// with Step Functions' cause.
+// with the cause of an inline Map (TestMapItemsNotAnArray; no recording
+// shows a Distributed one).
 func TestDistributedMapItemsNotAnArray(t *testing.T) {
 	res := run(t, NewRegistry(), distributedDef(`"ItemsPath":"$.items"`, ""), `{"items":"x"}`)
-	want := `An error occurred while executing the state 'M' (entered at the event id #2). Map state input must be an array but was: "x"`
+	want := `An error occurred while executing the state 'M' (entered at the event id #2). Reference path "$.items" must point to array.`
 	if res.Error != ErrRuntime || res.Cause != want {
 		t.Errorf("%s: %s, want %s: %s", res.Error, res.Cause, ErrRuntime, want)
 	}

@@ -562,6 +562,12 @@ func (r *stateRun) locate(err error) error {
 	default:
 		return err
 	}
+	if r.x.test != nil {
+		// TestState answers with the state's own words: recorded on AWS
+		// (LocalStack snapshot test_state/test_state_context_object.snapshot.json,
+		// test_state_map_context_object), its States.Runtime has no prefix.
+		return err
+	}
 	located := &StatesError{Name: se.Name, Cause: fmt.Sprintf("An error occurred while executing the state '%s' (entered at the event id #%d). %s", r.st.Name, r.eventID, se.Cause), located: true}
 	if se.Name == ErrQueryEvaluationError {
 		// Step Functions records a JSONata evaluation failure as its own

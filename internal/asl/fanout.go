@@ -278,7 +278,7 @@ func (r *stateRun) jsonataMapItems(ctx context.Context, input any) ([]any, int, 
 		if st.ja.Items != nil && st.ja.Items.kind == tmplPath {
 			return nil, 0, queryError("Items", "The JSONata expression '%s' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '%s' for value: %s", st.ja.Items.src, typeName(raw), describe(raw, true))
 		}
-		return nil, 0, notAnArray(ErrQueryEvaluationError, raw)
+		return nil, 0, notAnArray(raw)
 	}
 	if st.ja.MaxConcurrency != nil {
 		n, err := r.jsonataInt(env, st.ja.MaxConcurrency, "MaxConcurrency", 0)

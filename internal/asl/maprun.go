@@ -270,7 +270,15 @@ func (r *stateRun) jsonPathItems(eff any) ([]any, error) {
 	}
 	items, isArr := raw.([]any)
 	if !isArr {
-		return nil, notAnArray(ErrRuntime, raw)
+		// Step Functions names the path, not the value, and shows a
+		// context path with one "$" (recorded on AWS: LocalStack snapshot
+		// test_state/test_state_context_object.snapshot.json, ItemsPath
+		// "$$.Execution.Input" and "$$").
+		shown := itemsPath.raw
+		if itemsPath.context {
+			shown = shown[1:]
+		}
+		return nil, newError(ErrRuntime, "Reference path \"%s\" must point to array.", shown)
 	}
 	if r.x.test != nil {
 		r.inspect("afterItemsPath", items)
@@ -278,14 +286,14 @@ func (r *stateRun) jsonPathItems(eff any) ([]any, error) {
 	return items, nil
 }
 
-// notAnArray is the failure of a Map whose items are not an array, in
-// Step Functions' words.
-func notAnArray(name string, v any) *StatesError {
+// notAnArray is the failure of a JSONata Map whose items are not an
+// array, in Step Functions' words.
+func notAnArray(v any) *StatesError {
 	b, err := marshalJSON(v)
 	if err != nil {
 		b = []byte(typeName(v))
 	}
-	return &StatesError{Name: name, Cause: "Map state input must be an array but was: " + string(b), location: "Items"}
+	return &StatesError{Name: ErrQueryEvaluationError, Cause: "Map state input must be an array but was: " + string(b), location: "Items"}
 }
 
 // mapRunConfig evaluates a Distributed Map's settings: its concurrency,

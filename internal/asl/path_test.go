@@ -52,18 +52,38 @@ func TestPathsAsJaywayReadsThem(t *testing.T) {
 }
 
 // TestMapItemsNotAnArray: a Map whose items are not an array fails with
-// Step Functions' cause: States.Runtime in JSONPath, and in JSONata
+// Step Functions' cause. In JSONPath it is States.Runtime naming the
+// ItemsPath, a context path with one "$" ("Reference path
+// \"$.Execution.Input\" must point to array.", and "$" for "$$"), as
+// recorded on AWS through TestState (LocalStack snapshot
+// test_state/test_state_context_object.snapshot.json,
+// test_state_map_context_object); an execution prefixes the state, as it
+// does every States.Runtime. In JSONata it is
 // States.QueryEvaluationError with its EvaluationFailed event, as
-// recorded on AWS.
+// recorded on AWS (LocalStack snapshot
+// scenarios/test_base_scenarios.snapshot.json,
+// test_map_state_items_input_types).
 func TestMapItemsNotAnArray(t *testing.T) {
 	const proc = `"ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true`
-	res := run(t, NewRegistry(), `{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.items",`+proc+`}}}`, `{"items":{"foo":"bar"}}`)
-	want := `An error occurred while executing the state 'M' (entered at the event id #2). Map state input must be an array but was: {"foo":"bar"}`
-	if res.Error != ErrRuntime || res.Cause != want {
-		t.Errorf("JSONPath: %s: %s\nwant %s: %s", res.Error, res.Cause, ErrRuntime, want)
+	for _, tt := range []struct {
+		itemsPath, input, shown string
+	}{
+		{`"ItemsPath":"$.items",`, `{"items":{"foo":"bar"}}`, "$.items"},
+		{`"ItemsPath":"$.items",`, `{"items":"string"}`, "$.items"},
+		{`"ItemsPath":"$.items",`, `{"items":1}`, "$.items"},
+		{`"ItemsPath":"$.items",`, `{"items":null}`, "$.items"},
+		{"", `{"items":[]}`, "$"},
+		{`"ItemsPath":"$$.Execution.Input",`, `{"items":[]}`, "$.Execution.Input"},
+		{`"ItemsPath":"$$",`, `["a"]`, "$"},
+	} {
+		res := run(t, NewRegistry(), `{"StartAt":"M","States":{"M":{"Type":"Map",`+tt.itemsPath+proc+`}}}`, tt.input)
+		want := `An error occurred while executing the state 'M' (entered at the event id #2). Reference path "` + tt.shown + `" must point to array.`
+		if res.Error != ErrRuntime || res.Cause != want {
+			t.Errorf("JSONPath %s on %s: %s: %s\nwant %s: %s", tt.itemsPath, tt.input, res.Error, res.Cause, ErrRuntime, want)
+		}
 	}
-	res = run(t, NewRegistry(), `{"QueryLanguage":"JSONata","StartAt":"S","States":{"S":{"Type":"Pass","Output":"{% $states.input.items %}","Next":"M"},"M":{"Type":"Map",`+proc+`}}}`, `{"items":1}`)
-	want = `An error occurred while executing the state 'M' (entered at the event id #4). Map state input must be an array but was: 1`
+	res := run(t, NewRegistry(), `{"QueryLanguage":"JSONata","StartAt":"S","States":{"S":{"Type":"Pass","Output":"{% $states.input.items %}","Next":"M"},"M":{"Type":"Map",`+proc+`}}}`, `{"items":1}`)
+	want := `An error occurred while executing the state 'M' (entered at the event id #4). Map state input must be an array but was: 1`
 	if res.Error != ErrQueryEvaluationError || res.Cause != want {
 		t.Errorf("JSONata: %s: %s\nwant %s: %s", res.Error, res.Cause, ErrQueryEvaluationError, want)
 	}

@@ -305,3 +305,45 @@ func TestTestStateOverTheRawProtocol(t *testing.T) {
 		t.Errorf("HTTP %d: %v", status, body)
 	}
 }
+
+// TestTestStateMapItemsNotAnArray replays what was recorded on AWS
+// (LocalStack snapshot test_state/test_state_context_object.snapshot.json,
+// test_state_map_context_object): a Map whose ItemsPath selects an object
+// from the context fails with States.Runtime naming the path with one
+// "$", without the state prefix an execution adds, and inspects the
+// input only; a path to an array succeeds.
+func TestTestStateMapItemsNotAnArray(t *testing.T) {
+	p := newPeer(t)
+	ctx := context.Background()
+	const context = `{"Execution":{"Id":"arn:aws:states:::execution:MyStateMachine:execution-name-12345",` +
+		`"Input":{"input-value":0,"message":"test data","values":["charizard","pikachu","bulbasaur"]},` +
+		`"Name":"execution-name-12345","RoleArn":"arn:aws:iam:::role/StepFunctionsRole","StartTime":"2025-01-15T10:30:00.000Z"},` +
+		`"State":{"EnteredTime":"2025-01-15T10:30:01.500Z","Name":"MyTaskState","RetryCount":0},` +
+		`"StateMachine":{"Id":"arn:aws:states:::stateMachine:MyStateMachine","Name":"MyStateMachine"}}`
+	for _, tt := range []struct {
+		itemsPath, cause string
+	}{
+		{"$$", `Reference path "$" must point to array.`},
+		{"$$.Execution.Input", `Reference path "$.Execution.Input" must point to array.`},
+		{"$$.Execution.Input.values", ""},
+	} {
+		def := `{"Type":"Map","ItemsPath":"` + tt.itemsPath + `","MaxConcurrency":1,"ItemProcessor":{"StartAt":"HandleItem","States":{"HandleItem":{"Type":"Pass","End":true}}},"End":true}`
+		out, err := p.client.TestState(ctx, &sfn.TestStateInput{Definition: aws.String(def), Input: aws.String(`["fire", "electricity", "grass"]`),
+			InspectionLevel: types.InspectionLevelTrace, Context: aws.String(context), Mock: &types.MockInput{Result: aws.String(`["CHARIZARD", "PIKACHU", "BULBASAUR"]`)}})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.itemsPath, err)
+		}
+		if tt.cause == "" {
+			if out.Status != types.TestExecutionStatusSucceeded {
+				t.Errorf("%s: %s %s %s", tt.itemsPath, out.Status, aws.ToString(out.Error), aws.ToString(out.Cause))
+			}
+			continue
+		}
+		if out.Status != types.TestExecutionStatusFailed || aws.ToString(out.Error) != "States.Runtime" || aws.ToString(out.Cause) != tt.cause {
+			t.Errorf("%s: %s %s %q\nwant FAILED States.Runtime %q", tt.itemsPath, out.Status, aws.ToString(out.Error), aws.ToString(out.Cause), tt.cause)
+		}
+		if got := keysOf(inspected(t, out.InspectionData)); got != "afterInputPath input" {
+			t.Errorf("%s: inspectionData members %q, want afterInputPath input", tt.itemsPath, got)
+		}
+	}
+}
