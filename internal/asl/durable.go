@@ -111,9 +111,9 @@ func (r *stateRun) replayed(input any, rep TaskReplay) (any, error) {
 	case rep.TimedOut:
 		se := rep.Err
 		if se == nil {
-			se = newError(ErrTimeout, "state %q did not finish within its TimeoutSeconds", r.st.Name)
+			se = timedOut(false)
 		}
-		ev.Type, ev.Error, ev.Cause = "TaskTimedOut", se.Name, se.Cause
+		ev.Type, ev.Error, ev.Cause, ev.Heartbeat = "TaskTimedOut", se.Name, se.Cause, se.Heartbeat
 		r.x.emit(ev)
 		return nil, se
 	case rep.Err != nil:

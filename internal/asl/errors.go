@@ -30,6 +30,12 @@ const (
 type StatesError struct {
 	Name  string
 	Cause string
+	// Heartbeat marks the States.Timeout of a Task whose HeartbeatSeconds
+	// ran out. Step Functions records it as any timeout, States.Timeout
+	// without a cause (recorded on AWS: LocalStack snapshot
+	// timeouts/test_heartbeats.snapshot.json), yet its documentation has
+	// ErrorEquals ["States.HeartbeatTimeout"] match it, and only it.
+	Heartbeat bool
 
 	located bool // the cause already names the failing state
 	// location is the field of a JSONata state whose expression failed
@@ -42,6 +48,15 @@ func (e *StatesError) Error() string {
 		return e.Name
 	}
 	return fmt.Sprintf("%s: %s", e.Name, e.Cause)
+}
+
+// timedOut is the error of a Task that timed out, by its HeartbeatSeconds
+// (heartbeat) or its TimeoutSeconds: Step Functions gives it no cause
+// (recorded on AWS: LocalStack snapshots timeouts/test_timeouts.snapshot.json,
+// timeouts/test_heartbeats.snapshot.json,
+// activities/test_activities.snapshot.json).
+func timedOut(heartbeat bool) *StatesError {
+	return &StatesError{Name: ErrTimeout, Heartbeat: heartbeat}
 }
 
 // newError builds a *StatesError with a formatted cause.

@@ -4,17 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/veredicto/veredicto/internal/asl/asltest"
 )
 
-// A .waitForTaskToken task with HeartbeatSeconds fails with
-// States.HeartbeatTimeout (which States.Timeout also catches) when its
-// worker stays silent longer, and lives on while the worker sends
-// heartbeats, however long it works.
+// A .waitForTaskToken task with HeartbeatSeconds times out when its
+// worker stays silent longer, recorded as AWS records it (LocalStack
+// snapshot timeouts/test_heartbeats.snapshot.json): TaskTimedOut with
+// States.Timeout and no cause, caught as {"Error":"States.Timeout",
+// "Cause":""} (error_handling/test_task_service_lambda.snapshot.json,
+// test_invoke_timeout). It lives on while the worker sends heartbeats,
+// however long it works.
 func TestHeartbeatSecondsBoundsAWaitingTasksSilence(t *testing.T) {
 	t.Parallel()
 	def := func(heartbeat string) string {
@@ -53,15 +57,21 @@ func TestHeartbeatSecondsBoundsAWaitingTasksSilence(t *testing.T) {
 		awaitTimers(t, clk, time.Second)
 		clk.Advance(time.Second)
 		res := wait(t, x)
-		if !strings.Contains(string(res.Output), `"Error":"States.HeartbeatTimeout"`) {
-			t.Fatalf("output %s, want the heartbeat timeout caught by States.Timeout", res.Output)
+		var out any
+		if err := json.Unmarshal(res.Output, &out); err != nil || !reflect.DeepEqual(out, map[string]any{"lost": map[string]any{"Error": "States.Timeout", "Cause": ""}}) {
+			t.Fatalf("output %s, want {\"lost\":{\"Error\":\"States.Timeout\",\"Cause\":\"\"}}: the heartbeat timeout caught by States.Timeout", res.Output)
 		}
 		timedOut := false
 		for _, ev := range res.History() {
-			timedOut = timedOut || (ev.Type == "TaskTimedOut" && ev.Error == ErrHeartbeatTimeout)
+			if ev.Type == "TaskTimedOut" {
+				timedOut = true
+				if ev.Error != ErrTimeout || ev.Cause != "" || !ev.Heartbeat {
+					t.Errorf("TaskTimedOut %q %q heartbeat %v, want States.Timeout, no cause, heartbeat", ev.Error, ev.Cause, ev.Heartbeat)
+				}
+			}
 		}
 		if !timedOut {
-			t.Error("no TaskTimedOut event with States.HeartbeatTimeout")
+			t.Error("no TaskTimedOut event")
 		}
 		var tt *TaskTimedOut
 		if err := eng.SendTaskHeartbeat(tok); !errors.As(err, &tt) {
@@ -89,18 +99,82 @@ func TestHeartbeatSecondsBoundsAWaitingTasksSilence(t *testing.T) {
 	})
 }
 
+// TestHeartbeatTimeoutMatching: recorded as States.Timeout, a heartbeat
+// timeout is still matched by ErrorEquals ["States.HeartbeatTimeout"], as
+// AWS's documentation has it, and by States.Timeout and States.ALL; a
+// TimeoutSeconds timeout is not a heartbeat's. In a Catch and a Retry
+// alike, run through the engine.
 func TestHeartbeatTimeoutMatching(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
-		equals []string
-		want   bool
+		equals    string
+		heartbeat bool // HeartbeatSeconds runs out, else TimeoutSeconds
+		want      bool
 	}{
-		{[]string{ErrHeartbeatTimeout}, true},
-		{[]string{ErrTimeout}, true},
-		{[]string{ErrAll}, true},
-		{[]string{ErrTaskFailed}, false},
+		{ErrHeartbeatTimeout, true, true},
+		{ErrTimeout, true, true},
+		{ErrAll, true, true},
+		{ErrTaskFailed, true, false},
+		{ErrHeartbeatTimeout, false, false},
+		{ErrTimeout, false, true},
 	} {
-		if got := errorMatches(tc.equals, ErrHeartbeatTimeout); got != tc.want {
-			t.Errorf("%v matches States.HeartbeatTimeout: %v, want %v", tc.equals, got, tc.want)
+		limit := `"TimeoutSeconds":1`
+		if tc.heartbeat {
+			limit = `"HeartbeatSeconds":1`
+		}
+		for _, how := range []string{"Catch", "Retry"} {
+			t.Run(fmt.Sprintf("%s %s %s", how, tc.equals, limit), func(t *testing.T) {
+				t.Parallel()
+				handlers := `"Catch":[{"ErrorEquals":["` + tc.equals + `"],"ResultPath":"$.lost","Next":"Lost"}]`
+				if how == "Retry" {
+					handlers = `"Retry":[{"ErrorEquals":["` + tc.equals + `"],"IntervalSeconds":1,"MaxAttempts":1}],
+					  "Catch":[{"ErrorEquals":["Never"],"Next":"Lost"}]`
+				}
+				def := `{"StartAt":"Ask","States":{"Ask":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+				  "Parameters":{"FunctionName":"${AskFunctionArn}","Payload":{"Token.$":"$$.Task.Token"}},` + limit + `,` + handlers + `,"End":true},
+				  "Lost":{"Type":"Pass","End":true}}}`
+				tokens := make(chan string, 2)
+				reg := NewRegistry()
+				reg.Register("AskFunction", tokenHandler(tokens))
+				clk := asltest.NewClock(clockStart)
+				x, err := New(reg, WithClock(clk)).Start(context.Background(), mustParse(t, def), json.RawMessage(`{}`), StartOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				<-tokens
+				awaitTimers(t, clk, time.Second)
+				clk.Advance(time.Second)
+				attempts := 1
+				if how == "Retry" && tc.want { // the retry, after its interval, times out too
+					awaitTimers(t, clk, 2*time.Second)
+					clk.Advance(time.Second)
+					<-tokens
+					attempts++
+					awaitTimers(t, clk, 3*time.Second)
+					clk.Advance(time.Second)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				res, err := x.Wait(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				scheduled := 0
+				for _, ev := range res.History() {
+					if ev.Type == "TaskScheduled" {
+						scheduled++
+					}
+				}
+				caught := res.Status == StatusSucceeded
+				switch {
+				case how == "Catch" && caught != tc.want:
+					t.Errorf("caught: %v, want %v (%s %s %q)", caught, tc.want, res.Status, res.Error, res.Cause)
+				case how == "Retry" && scheduled != attempts:
+					t.Errorf("%d attempts, want %d", scheduled, attempts)
+				case !caught && (res.Error != ErrTimeout || res.Cause != ""):
+					t.Errorf("failed with %q %q, want States.Timeout without a cause", res.Error, res.Cause)
+				}
+			})
 		}
 	}
 }

@@ -41,6 +41,10 @@ type Event struct {
 	// the attempt's resolved TimeoutSeconds and HeartbeatSeconds (0: none).
 	TimeoutSeconds   int64 `json:"timeoutSeconds,omitempty"`
 	HeartbeatSeconds int64 `json:"heartbeatSeconds,omitempty"`
+	// Heartbeat, on a TaskTimedOut event, reports that the Task's
+	// HeartbeatSeconds ran out (StatesError.Heartbeat), not its
+	// TimeoutSeconds: a replay catches it as the first run did.
+	Heartbeat bool `json:"heartbeat,omitempty"`
 	// Location, on an EvaluationFailed event, names the field whose JSONata
 	// expression failed ("Output/error", "Items", "Arguments/FunctionName").
 	Location string `json:"location,omitempty"`

@@ -186,7 +186,7 @@ func TestParkedTaskResumesOnItsToken(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := finished(t, again)
-		if res.Status != StatusSucceeded || !strings.Contains(string(res.Output), ErrHeartbeatTimeout) {
+		if res.Status != StatusSucceeded || !strings.Contains(string(res.Output), `"Error":"States.Timeout"`) {
 			t.Errorf("%s %s, want the heartbeat timeout caught", res.Status, res.Output)
 		}
 	})

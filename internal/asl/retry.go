@@ -13,7 +13,7 @@ import (
 // Execution.conclude).
 func (r *stateRun) retried(ctx context.Context, se *StatesError, attempts []int) (bool, error) {
 	st := r.st
-	i := matchIndex(st.Retry, se.Name)
+	i := matchIndex(st.Retry, se)
 	if i < 0 || attempts[i] >= st.Retry[i].MaxAttempts {
 		return false, nil
 	}
@@ -69,7 +69,7 @@ func (r *stateRun) withRetry(ctx context.Context, input any) (any, string, error
 			continue
 		}
 		for _, c := range st.Catch {
-			if !errorMatches(c.ErrorEquals, se.Name) {
+			if !errorMatches(c.ErrorEquals, se) {
 				continue
 			}
 			errOut := map[string]any{"Error": se.Name, "Cause": se.Cause}
@@ -84,20 +84,26 @@ func (r *stateRun) withRetry(ctx context.Context, input any) (any, string, error
 	}
 }
 
-func matchIndex(rs []*retrier, name string) int {
+func matchIndex(rs []*retrier, se *StatesError) int {
 	for i, rt := range rs {
-		if errorMatches(rt.ErrorEquals, name) {
+		if errorMatches(rt.ErrorEquals, se) {
 			return i
 		}
 	}
 	return -1
 }
 
-// errorMatches applies ErrorEquals: exact names, States.ALL (any error but
-// the terminal States.Runtime and States.DataLimitExceeded) and
-// States.TaskFailed (any of those but the timeouts); States.Timeout also
-// matches States.HeartbeatTimeout.
-func errorMatches(list []string, name string) bool {
+// errorMatches applies ErrorEquals to se: exact names, States.ALL (any
+// error but the terminal States.Runtime and States.DataLimitExceeded),
+// States.TaskFailed (any of those but the timeouts) and
+// States.HeartbeatTimeout, the narrower name of the States.Timeout of a
+// heartbeat's silence (StatesError.Heartbeat).
+func errorMatches(list []string, se *StatesError) bool {
+	name := se.Name
+	// A history recorded before heartbeat timeouts were named
+	// States.Timeout names one States.HeartbeatTimeout; replayed, it is
+	// matched as it was then.
+	heartbeat := se.Heartbeat || name == ErrHeartbeatTimeout
 	terminal := name == ErrRuntime || name == ErrDataLimitExceeded
 	for _, e := range list {
 		switch {
@@ -105,11 +111,9 @@ func errorMatches(list []string, name string) bool {
 			return true
 		case e == ErrAll && !terminal:
 			return true
-		case e == ErrTimeout && name == ErrHeartbeatTimeout:
-			// States.Timeout also names a task that stopped sending
-			// heartbeats (States.HeartbeatTimeout is the narrower name)
+		case e == ErrHeartbeatTimeout && heartbeat, e == ErrTimeout && heartbeat:
 			return true
-		case e == ErrTaskFailed && !terminal && name != ErrTimeout && name != ErrHeartbeatTimeout:
+		case e == ErrTaskFailed && !terminal && name != ErrTimeout && !heartbeat:
 			return true
 		}
 	}

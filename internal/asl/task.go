@@ -281,12 +281,12 @@ func (r *stateRun) taskFailed(ctx, tctx context.Context, herr error, timeout tim
 	late := timeout > 0 && tctx.Err() == context.DeadlineExceeded
 	var se *StatesError
 	switch {
-	case errors.As(herr, &se) && se.Name == ErrHeartbeatTimeout:
-		r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
+	case errors.As(herr, &se) && se.Heartbeat:
+		r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Heartbeat: true})
 		return se
 	case (late || errors.Is(herr, context.DeadlineExceeded)) && ctx.Err() == nil:
-		se = newError(ErrTimeout, "state %q did not finish within %s", st.Name, timeout)
-		r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope(), Error: se.Name, Cause: se.Cause})
+		se = timedOut(false)
+		r.x.emit(Event{Type: "TaskTimedOut", State: st.Name, Scope: r.fr.scope(), Error: se.Name})
 		return se
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -451,7 +451,7 @@ func (e *Engine) register(token string) *waiter {
 // a gap of more than heartbeat between heartbeats (on the engine's clock),
 // counted from beat if set, else from the start of the wait when armed,
 // else from the first heartbeat (an activity's worker taking its task):
-// States.HeartbeatTimeout. A run that may park (stateRun.parks) asks to
+// a States.Timeout marked Heartbeat. A run that may park (stateRun.parks) asks to
 // once it has waited Durable.ParkAfter, and returns errParked if it does.
 func (w *waiter) wait(ctx context.Context, r *stateRun, heartbeat time.Duration, armed bool, beat time.Time) (any, error) {
 	e := r.x.engine
@@ -488,7 +488,7 @@ func (w *waiter) wait(ctx context.Context, r *stateRun, heartbeat time.Duration,
 				expired, stop = e.timer(heartbeat)
 			}
 		case <-expired:
-			return nil, newError(ErrHeartbeatTimeout, "no heartbeat (SendTaskHeartbeat) within %s", heartbeat)
+			return nil, timedOut(true)
 		case <-grace:
 			grace = nil
 			if w.parkTask(ctx, r, heartbeat, beat) {

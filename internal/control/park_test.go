@@ -293,7 +293,7 @@ func TestParkedTimeouts(t *testing.T) {
 			t.Fatal("timed out though it had a heartbeat 6 s ago")
 		}
 		p.clock.Advance(4 * time.Second)
-		late(t, m, x.ARN, `"Error":"States.HeartbeatTimeout"`)
+		late(t, m, x.ARN, `"Error":"States.Timeout"`) // as AWS records a heartbeat's timeout
 	})
 	t.Run("the execution's TimeoutSeconds", func(t *testing.T) {
 		p := newParkingFixture()
@@ -544,5 +544,39 @@ func TestNoRunStartsOnceCloseBegan(t *testing.T) {
 	m.mu.Unlock()
 	if status != asl.StatusRunning || attached {
 		t.Errorf("the execution is %s (run attached: %v); want RUNNING with no run, for the next start", status, attached)
+	}
+}
+
+// A heartbeat timeout is recorded as States.Timeout (as on AWS) yet a
+// Catch of States.HeartbeatTimeout catches it: after a restart, the replay
+// of the recorded TaskTimedOut catches it again, and the execution goes on
+// where it was.
+func TestHeartbeatTimeoutReplaysAsCaught(t *testing.T) {
+	p := newParkingFixture()
+	dir := t.TempDir()
+	m := p.open(t, dir)
+	def := `{"StartAt":"Ask","States":{
+	  "Ask":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken","HeartbeatSeconds":10,
+	    "Parameters":{"FunctionName":"NotifyFunction","Payload":{"token.$":"$$.Task.Token"}},
+	    "Catch":[{"ErrorEquals":["States.HeartbeatTimeout"],"ResultPath":"$.late","Next":"Hold"}],"End":true},
+	  "Hold":{"Type":"Wait","Seconds":3600,"End":true}}}`
+	x := startAcme(t, m, "Beat", def, "b1")
+	p.token(t)
+	awaitParked(t, m, 1)
+	p.clock.Advance(10 * time.Second)
+	poll.Until(t, 10*time.Second, func() bool { return strings.HasSuffix(entered(t, m, x.ARN), "Hold") }, "the timeout caught")
+	awaitParked(t, m, 1)
+	m.Close()
+
+	m = p.open(t, dir)
+	defer m.Close()
+	awaitParked(t, m, 1)
+	p.clock.Advance(time.Hour)
+	got := waitClosed(t, m, x.ARN)
+	if got.Status != asl.StatusSucceeded || !strings.Contains(string(got.Output), `"late":{"Cause":"","Error":"States.Timeout"}`) {
+		t.Errorf("%s %s %s %s, want the heartbeat timeout caught", got.Status, got.Output, got.Error, got.Cause)
+	}
+	if states := entered(t, m, x.ARN); states != "Ask Hold" {
+		t.Errorf("states entered: %s, want Ask Hold", states)
 	}
 }

@@ -292,7 +292,7 @@ func (r *recorder) load() error {
 						t.output = ev.Output
 					case "TaskTimedOut":
 						t.timedOut = true
-						t.err = &asl.StatesError{Name: ev.Error, Cause: ev.Cause}
+						t.err = &asl.StatesError{Name: ev.Error, Cause: ev.Cause, Heartbeat: ev.Heartbeat}
 					default:
 						t.err = &asl.StatesError{Name: ev.Error, Cause: ev.Cause}
 					}

@@ -109,8 +109,9 @@ func TestActivityWorkerLoop(t *testing.T) {
 }
 
 // A worker that takes a task and goes silent is timed out after
-// HeartbeatSeconds (ActivityTimedOut, States.HeartbeatTimeout); a task no
-// worker has taken waits without a heartbeat.
+// HeartbeatSeconds (ActivityTimedOut, States.Timeout as AWS records every
+// timeout: TestTimeoutHistories); a task no worker has taken waits without
+// a heartbeat.
 func TestActivityHeartbeatTimeout(t *testing.T) {
 	clock := asltest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	p := newPeerWith(t, control.Config{Clock: clock})
@@ -138,17 +139,17 @@ func TestActivityHeartbeatTimeout(t *testing.T) {
 	}, "the heartbeat timer")
 	clock.Advance(5 * time.Second)
 	out := closed(t, p.client, arn)
-	if !strings.Contains(aws.ToString(out.Output), `"path":"lost"`) || !strings.Contains(aws.ToString(out.Output), "States.HeartbeatTimeout") {
+	if !strings.Contains(aws.ToString(out.Output), `"path":"lost"`) || !strings.Contains(aws.ToString(out.Output), `"Error":"States.Timeout"`) {
 		t.Errorf("%s %s, want the heartbeat timeout caught", out.Status, aws.ToString(out.Output))
 	}
 	timedOut := false
 	for _, ev := range history(t, p.client, arn) {
-		if d := ev.ActivityTimedOutEventDetails; ev.Type == types.HistoryEventTypeActivityTimedOut && d != nil && aws.ToString(d.Error) == "States.HeartbeatTimeout" {
+		if d := ev.ActivityTimedOutEventDetails; ev.Type == types.HistoryEventTypeActivityTimedOut && d != nil && aws.ToString(d.Error) == "States.Timeout" {
 			timedOut = true
 		}
 	}
 	if !timedOut {
-		t.Error("no ActivityTimedOut with States.HeartbeatTimeout in the history")
+		t.Error("no ActivityTimedOut with States.Timeout in the history")
 	}
 	_, err = p.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: task.TaskToken, Output: aws.String(`{}`)})
 	var late *types.TaskTimedOut

@@ -42,6 +42,11 @@ func registry(tokens chan string) *asl.Registry {
 	reg := asl.NewRegistry()
 	reg.Register("EchoFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) { return in, nil })
 	reg.Register("BoomFunction", func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, &BoomError{} })
+	// HangFunction never answers: its Task ends at its TimeoutSeconds.
+	reg.Register("HangFunction", func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
 	reg.Register("NotifyFunction", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
 		var p struct {
 			Token string `json:"token"`
@@ -130,7 +135,7 @@ func TestHeartbeatsKeepAWaitingTaskAlive(t *testing.T) {
 	armed(clock.Now().Add(time.Second))
 	clock.Advance(time.Second)
 	out := closed(t, p.client, silent)
-	if got := aws.ToString(out.Output); !strings.Contains(got, `"path":"late"`) || !strings.Contains(got, "States.HeartbeatTimeout") {
+	if got := aws.ToString(out.Output); !strings.Contains(got, `"path":"late"`) || !strings.Contains(got, `"Error":"States.Timeout"`) {
 		t.Errorf("silent worker: %s %s, want the heartbeat timeout caught as late", out.Status, got)
 	}
 }
