@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/veredicto/veredicto/internal/asl"
 	"github.com/veredicto/veredicto/internal/control"
 )
 
@@ -526,7 +527,14 @@ func (h *Handler) describeExecution(ctx context.Context, body []byte) (any, erro
 	if x.Output != nil {
 		out["outputDetails"] = map[string]bool{"included": true}
 	}
-	outcome(out, x.Output, x.Error, x.Cause)
+	errName, cause := x.Error, x.Cause
+	if x.Status == asl.StatusTimedOut {
+		// AWS describes an execution past its TimeoutSeconds with neither
+		// (recorded on AWS: LocalStack snapshot
+		// timeouts/test_timeouts.snapshot.json, test_global_timeout).
+		errName, cause = "", ""
+	}
+	outcome(out, x.Output, errName, cause)
 	qualifiers(out, x.VersionARN, x.AliasARN)
 	return out, nil
 }

@@ -125,3 +125,22 @@ func fields(t *testing.T, d any) map[string]string {
 	}
 	return out
 }
+
+// TestTimedOutExecutionDescribed: an execution past its own TimeoutSeconds
+// is described TIMED_OUT without an error or a cause, as recorded on AWS
+// (LocalStack snapshot timeouts/test_timeouts.snapshot.json,
+// test_global_timeout).
+func TestTimedOutExecutionDescribed(t *testing.T) {
+	clock := asltest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	p := newPeerWith(t, control.Config{Clock: clock})
+	arn := p.start(t, p.create(t, "Global", `{"TimeoutSeconds":5,"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":60,"End":true}}}`), "g", `{}`)
+	poll.Until(t, 10*time.Second, func() bool {
+		ps := clock.Pending()
+		return len(ps) > 0 && ps[0].Equal(clock.Now().Add(5*time.Second))
+	}, "the execution's timer")
+	clock.Advance(5 * time.Second)
+	out := closed(t, p.client, arn)
+	if out.Status != types.ExecutionStatusTimedOut || out.Error != nil || out.Cause != nil {
+		t.Errorf("DescribeExecution: %s error %v cause %v, want TIMED_OUT without either", out.Status, aws.ToString(out.Error), aws.ToString(out.Cause))
+	}
+}
