@@ -30,7 +30,8 @@ func IsActivityARN(resource string) bool {
 // Functions' ActivityStarted).
 //
 // TimeoutSeconds counts from the scheduling, waiting for a worker
-// included; HeartbeatSeconds counts from the first SendTaskHeartbeat,
+// included (no recording shows where Step Functions starts it);
+// HeartbeatSeconds counts from the first SendTaskHeartbeat,
 // which the caller sends when a worker takes the task, so a task waits for
 // its worker without a heartbeat.
 //

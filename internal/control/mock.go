@@ -22,8 +22,9 @@ func splitTestCase(arn string) (machineARN, testCase string) {
 }
 
 // checkTestCase refuses a start on a test case the mock configuration
-// does not have (or with no mock configuration at all), as Step Functions
-// Local does: the whole "ARN#TestCase" names no state machine.
+// does not have (or with no mock configuration at all), as we take Step
+// Functions Local to do (no recording verifies it): the whole
+// "ARN#TestCase" names no state machine.
 func (m *Manager) checkTestCase(startARN, machine, testCase string) error {
 	if !strings.Contains(startARN, "#") {
 		return nil

@@ -84,8 +84,9 @@ func TestTestCaseRunsAndResumesWithItsAnswers(t *testing.T) {
 }
 
 // A test case the configuration lacks, or any test case without one, is
-// StateMachineDoesNotExist for the whole ARN, as Step Functions Local
-// answers; so is a mocked start of a machine that does not exist.
+// StateMachineDoesNotExist for the whole ARN, as we take Step Functions
+// Local to answer (not verified against a recording); so is a mocked
+// start of a machine that does not exist.
 func TestUnknownTestCase(t *testing.T) {
 	ctx := context.Background()
 	for _, withMocks := range []bool{true, false} {

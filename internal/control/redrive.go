@@ -207,8 +207,12 @@ func (m *Manager) redriveOf(e *execution, status string, stop time.Time) Redrive
 	return rd
 }
 
-// notRedrivable is why e cannot be redriven, as Step Functions words it
-// ("" when it can).
+// notRedrivable is why e cannot be redriven ("" when it can): Step
+// Functions' redriveStatusReason where a recording shows it (RUNNING and
+// SUCCEEDED, recorded on AWS: LocalStack snapshot base/test_base.snapshot.json),
+// otherwise our wording of AWS's documented reasons. RedriveExecution's
+// ExecutionNotRedrivable reuses it as its message, which no recording
+// verifies.
 func (m *Manager) notRedrivable(e *execution, status string, stop time.Time, machine bool) string {
 	now := m.now()
 	switch {
