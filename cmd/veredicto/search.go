@@ -228,7 +228,7 @@ func (m *Main) searchRun(ctx context.Context, cfg searchRunConfig, getenv func(s
 		return fail(exitFailed, "%v", err)
 	}
 	if res.Status != asl.StatusSucceeded {
-		return fail(exitFailed, "the evaluation did not finish (%s): %s", strings.ToLower(string(res.Status)), causeMessage(res.Cause))
+		return fail(exitFailed, "the evaluation did not finish (%s): %s", strings.ToLower(string(res.Status)), failureMessage(res.Error, res.Cause))
 	}
 	// The summary the run wrote holds every candidate's row, ranked; the
 	// execution's output keeps only each decision and its report's hash.
@@ -513,6 +513,16 @@ func candidateOf(scope string, candidates []string) string {
 		return candidates[i]
 	}
 	return scope
+}
+
+// failureMessage says why an execution failed: its cause's sentence
+// (causeMessage), or its error's name when it has no cause, as a timeout
+// has none (Step Functions records States.Timeout without one).
+func failureMessage(errName, cause string) string {
+	if msg := causeMessage(cause); msg != "" {
+		return msg
+	}
+	return errName
 }
 
 // causeMessage is the sentence inside an execution's cause: the Lambda

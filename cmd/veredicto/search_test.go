@@ -225,3 +225,17 @@ func TestSearchProgressPace(t *testing.T) {
 		t.Errorf("%d pace lines, want one per candidate:\n%s", n, got)
 	}
 }
+
+// TestFailureMessage: a failed run says its cause's sentence, or, when
+// there is none (a timeout), its error's name rather than nothing.
+func TestFailureMessage(t *testing.T) {
+	for _, tt := range []struct{ errName, cause, want string }{
+		{"TransientError", `{"errorMessage":"the model did not answer","errorType":"TransientError"}`, "the model did not answer"},
+		{"States.Runtime", "plain words", "plain words"},
+		{"States.Timeout", "", "States.Timeout"},
+	} {
+		if got := failureMessage(tt.errName, tt.cause); got != tt.want {
+			t.Errorf("failureMessage(%q, %q) = %q, want %q", tt.errName, tt.cause, got, tt.want)
+		}
+	}
+}
