@@ -133,11 +133,7 @@ func TestActivityHeartbeatTimeout(t *testing.T) {
 	if err != nil || task.TaskToken == nil {
 		t.Fatalf("GetActivityTask: %+v %v", task, err)
 	}
-	poll.Until(t, 10*time.Second, func() bool {
-		ps := clock.Pending()
-		return len(ps) == 1 && ps[0].Equal(clock.Now().Add(5*time.Second))
-	}, "the heartbeat timer")
-	clock.Advance(5 * time.Second)
+	fireTimer(t, clock, 5*time.Second, 1, "the heartbeat timer")
 	out := closed(t, p.client, arn)
 	if !strings.Contains(aws.ToString(out.Output), `"path":"lost"`) || !strings.Contains(aws.ToString(out.Output), `"Error":"States.Timeout"`) {
 		t.Errorf("%s %s, want the heartbeat timeout caught", out.Status, aws.ToString(out.Output))

@@ -66,11 +66,7 @@ func TestTimeoutHistories(t *testing.T) {
 					t.Fatalf("GetActivityTask: %+v %v", got, err)
 				}
 			}
-			poll.Until(t, 10*time.Second, func() bool {
-				ps := clock.Pending()
-				return len(ps) == 1 && ps[0].Equal(clock.Now().Add(5*time.Second))
-			}, "the Task's timer")
-			clock.Advance(5 * time.Second)
+			fireTimer(t, clock, 5*time.Second, 1, "the Task's timer")
 			out := closed(t, p.client, arn)
 			if out.Status != types.ExecutionStatusFailed || aws.ToString(out.Error) != "States.Timeout" || out.Cause != nil {
 				t.Errorf("DescribeExecution: %s %q cause %v, want FAILED States.Timeout without a cause", out.Status, aws.ToString(out.Error), aws.ToString(out.Cause))
@@ -134,13 +130,20 @@ func TestTimedOutExecutionDescribed(t *testing.T) {
 	clock := asltest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	p := newPeerWith(t, control.Config{Clock: clock})
 	arn := p.start(t, p.create(t, "Global", `{"TimeoutSeconds":5,"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":60,"End":true}}}`), "g", `{}`)
-	poll.Until(t, 10*time.Second, func() bool {
-		ps := clock.Pending()
-		return len(ps) > 0 && ps[0].Equal(clock.Now().Add(5*time.Second))
-	}, "the execution's timer")
-	clock.Advance(5 * time.Second)
+	fireTimer(t, clock, 5*time.Second, 0, "the execution's timer")
 	out := closed(t, p.client, arn)
 	if out.Status != types.ExecutionStatusTimedOut || out.Error != nil || out.Cause != nil {
 		t.Errorf("DescribeExecution: %s error %v cause %v, want TIMED_OUT without either", out.Status, aws.ToString(out.Error), aws.ToString(out.Cause))
 	}
+}
+
+// fireTimer waits until the engine's earliest timer is due d from now,
+// with timers armed in all (0: any number), then moves the clock to it.
+func fireTimer(t *testing.T, clock *asltest.Clock, d time.Duration, timers int, what string) {
+	t.Helper()
+	poll.Until(t, 10*time.Second, func() bool {
+		ps := clock.Pending()
+		return len(ps) > 0 && (timers == 0 || len(ps) == timers) && ps[0].Equal(clock.Now().Add(d))
+	}, what)
+	clock.Advance(d)
 }
