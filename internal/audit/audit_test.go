@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -365,5 +366,40 @@ func TestHashStringIsHash(t *testing.T) {
 		if got, want := audit.HashString(s), audit.Hash([]byte(s)); got != want {
 			t.Errorf("HashString(%d bytes) = %s, want %s", len(s), got, want)
 		}
+	}
+}
+
+// TestSyncNamesEveryChainItCouldNotSync: a summary's sync of every chain
+// makes them durable several at once, and one that fails does not hide
+// another: each is named, and each stays to be synced again.
+func TestSyncNamesEveryChainItCouldNotSync(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	d := audit.NewDirSyncedOnReport(root)
+	var chains []string
+	for i := range 40 {
+		c := fmt.Sprintf("candidate/c-%03d", i)
+		chains = append(chains, c)
+		if err := d.AppendLines(ctx, c, 0, [][]byte{[]byte(`{"n":1}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := []string{"candidate/c-007", "candidate/c-031"}
+	for _, c := range gone {
+		if err := os.Remove(filepath.Join(root, "chains", url.PathEscape(c)+".jsonl")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := d.Sync(ctx)
+	for _, c := range gone {
+		if err == nil || !strings.Contains(err.Error(), c) {
+			t.Errorf("Sync: %v; want it to name %s", err, c)
+		}
+	}
+	if err := d.Sync(ctx, chains[0], chains[1]); err != nil {
+		t.Errorf("the chains synced already: %v", err)
+	}
+	if err := d.Sync(ctx, gone[0]); err == nil {
+		t.Errorf("%s is no longer to be synced after its sync failed", gone[0])
 	}
 }

@@ -70,20 +70,34 @@ func (d *Dir) Sync(_ context.Context, chains ...string) error {
 		}
 	}
 	d.mu.Unlock()
-	for _, c := range todo {
-		// Cleared first: an append after the fsync started marks it again.
-		d.mu.Lock()
-		delete(d.dirty, c)
-		d.mu.Unlock()
-		if err := syncFile(d.chainPath(c)); err != nil {
+	// Several at once (syncWorkers): a summary syncs every candidate's
+	// chain, and a journaling file system commits concurrent fsyncs
+	// together, where one after another each waits for its own commit.
+	errs := make([]error, len(todo))
+	sem := make(chan struct{}, syncWorkers)
+	var wg sync.WaitGroup
+	for i, c := range todo {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			// Cleared first: an append after the fsync started marks it again.
 			d.mu.Lock()
-			d.dirty[c] = true
+			delete(d.dirty, c)
 			d.mu.Unlock()
-			return fmt.Errorf("audit: sync chain %s: %w", c, err)
-		}
+			if err := syncFile(d.chainPath(c)); err != nil {
+				d.mu.Lock()
+				d.dirty[c] = true
+				d.mu.Unlock()
+				errs[i] = fmt.Errorf("audit: sync chain %s: %w", c, err)
+			}
+		})
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
+
+// syncWorkers bounds the chains Sync makes durable at once.
+const syncWorkers = 16
 
 // syncFile makes the file at p durable: fsync through any descriptor
 // flushes what every writer of the file wrote.
