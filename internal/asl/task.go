@@ -184,9 +184,17 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 	var se *StatesError
 	if activity && errors.As(herr, &se) && se.Name == ErrRuntime {
-		// The activity went away after the lookup: it fails the execution
-		// as a missing one does, with no event of the task's own.
-		return nil, se
+		if replay.Scheduled.IsZero() {
+			// The activity went away after the lookup: it fails the
+			// execution as a missing one does, with no event of the
+			// task's own.
+			return nil, se
+		}
+		// Scheduled before (a restart, a parked task woken) and deleted
+		// since: no worker can take it, and it waits on until its
+		// TimeoutSeconds or HeartbeatSeconds, as it did before the
+		// restart (DeleteActivity).
+		herr = nil
 	}
 	if herr == nil && !callback {
 		result, size, perr := r.taskResult(raw)

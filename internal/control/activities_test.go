@@ -396,3 +396,46 @@ func TestTestStateRefusesAnActivity(t *testing.T) {
 		t.Errorf("TestState of an activity Task: %v, want ValidationException", err)
 	}
 }
+
+// TestActivityDeletedWhileItsTaskWaits: a task scheduled on an activity
+// that is deleted afterwards waits on until its TimeoutSeconds, which its
+// Catch sees as any timeout (DeleteActivity) — parked meanwhile, and
+// across a restart. Only an activity missing when its task is first
+// scheduled fails the execution (States.Runtime).
+func TestActivityDeletedWhileItsTaskWaits(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(map[bool]string{false: "parked", true: "restarted"}[restart], func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			p := newParkingFixture()
+			m := p.open(t, dir)
+			defer func() { m.Close() }()
+			act, err := m.CreateActivity(ctx, "gone", "", nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			def := `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"` + act.ARN + `","TimeoutSeconds":60,
+			  "Catch":[{"ErrorEquals":["States.Timeout"],"Next":"Late"}],"End":true},"Late":{"Type":"Pass","End":true}}}`
+			if _, err := m.CreateStateMachine(ctx, "Gone", def, "arn:aws:iam::000000000000:role/x", ""); err != nil {
+				t.Fatal(err)
+			}
+			x, err := m.StartExecution(ctx, StateMachineARN("Gone"), "x", `{"tenant":"acme"}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			awaitParked(t, m, 1)
+			if err := m.DeleteActivity(ctx, act.ARN); err != nil {
+				t.Fatal(err)
+			}
+			if restart {
+				m.Close()
+				m = p.open(t, dir)
+				awaitParked(t, m, 1)
+			}
+			p.clock.Advance(60 * time.Second)
+			if got := waitClosed(t, m, x.ARN); got.Status != asl.StatusSucceeded {
+				t.Errorf("%s %s %q; want its TimeoutSeconds caught (SUCCEEDED through Late)", got.Status, got.Error, got.Cause)
+			}
+		})
+	}
+}
