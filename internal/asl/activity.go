@@ -41,7 +41,10 @@ func IsActivityARN(resource string) bool {
 // records no ActivityScheduled and fails the execution with States.Runtime
 // (MissingActivity), which no Retry or Catch handles. h may return
 // MissingActivity too, for an activity deleted between the two.
-func WithActivities(h Handler, exists func(arn string) bool) Option {
+//
+// exists is asked with the execution's id: an activity that execution may
+// not use (another tenant's, under serve) is as missing.
+func WithActivities(h Handler, exists func(execution, arn string) bool) Option {
 	return func(e *Engine) { e.activities, e.activityExists = h, exists }
 }
 
@@ -58,7 +61,8 @@ func (e *Engine) activity(st *State) bool {
 	return e.activities != nil && IsActivityARN(st.Resource)
 }
 
-// activityMissing reports whether the activity arn is known not to exist.
-func (e *Engine) activityMissing(arn string) bool {
-	return e.activityExists != nil && !e.activityExists(arn)
+// activityMissing reports whether the activity arn is known not to exist
+// for the execution.
+func (e *Engine) activityMissing(execution, arn string) bool {
+	return e.activityExists != nil && !e.activityExists(execution, arn)
 }

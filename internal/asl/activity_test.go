@@ -189,7 +189,7 @@ func TestActivityMissingWhenItRuns(t *testing.T) {
 				handled++
 				ti, _ := TaskFromContext(ctx)
 				return nil, MissingActivity(ti.Resource)
-			}, func(arn string) bool { return tt.exists }))
+			}, func(_, arn string) bool { return tt.exists }))
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			res, err := eng.Run(ctx, mustParse(t, def), json.RawMessage(`{"Value1":"HelloWorld"}`), StartOptions{})

@@ -43,7 +43,7 @@ type Engine struct {
 	// (WithActivities); nil leaves them unbound. activityExists (nil:
 	// all do) tells whether an activity exists when its Task runs.
 	activities     Handler
-	activityExists func(arn string) bool
+	activityExists func(execution, arn string) bool
 
 	mu      sync.Mutex
 	pending map[string]*waiter // task tokens awaiting SendTask*

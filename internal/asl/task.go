@@ -118,7 +118,7 @@ func (r *stateRun) task(ctx context.Context, input any) (any, error) {
 	}
 	// Looked up as the attempt is scheduled; a replay that finds it
 	// scheduled already goes on with its history.
-	if activity && !replay.Done && replay.Scheduled.IsZero() && r.x.engine.activityMissing(st.Resource) {
+	if activity && !replay.Done && replay.Scheduled.IsZero() && r.x.engine.activityMissing(r.x.ID, st.Resource) {
 		return nil, MissingActivity(st.Resource)
 	}
 	tctx, cancel := ctx, context.CancelFunc(func() {})

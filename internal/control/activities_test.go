@@ -439,3 +439,52 @@ func TestActivityDeletedWhileItsTaskWaits(t *testing.T) {
 		})
 	}
 }
+
+// TestAnotherTenantsActivityIsMissing: a tenant's execution whose Task
+// names another tenant's activity fails exactly as if it did not exist
+// (States.Runtime, no task scheduled), so a definition cannot learn which
+// activities another tenant has; the owner's execution queues its task.
+func TestAnotherTenantsActivityIsMissing(t *testing.T) {
+	ctx := context.Background()
+	p := newParkingFixture()
+	m := p.open(t, t.TempDir())
+	defer m.Close()
+	act, err := m.CreateActivity(ctx, "resize", "acme", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := ActivityARN("never-made")
+	for _, name := range []string{"Theirs", "Missing"} {
+		arn := act.ARN
+		if name == "Missing" {
+			arn = missing
+		}
+		def := `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"` + arn + `","Catch":[{"ErrorEquals":["States.ALL"],"Next":"C"}],"End":true},"C":{"Type":"Pass","End":true}}}`
+		if _, err := m.CreateStateMachine(ctx, name, def, "arn:aws:iam::000000000000:role/x", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	histories := map[string]string{}
+	for _, name := range []string{"Theirs", "Missing"} {
+		x, err := m.StartExecution(ctx, StateMachineARN(name), "b", `{"tenant":"bravo"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := waitClosed(t, m, x.ARN)
+		res := act.ARN
+		if name == "Missing" {
+			res = missing
+		}
+		if got.Status != asl.StatusFailed || got.Error != asl.ErrRuntime || !strings.HasSuffix(got.Cause, "The activity "+res+" does not exist.") {
+			t.Errorf("%s, bravo's: %s %s %q; want FAILED States.Runtime, the activity missing", name, got.Status, got.Error, got.Cause)
+		}
+		histories[name] = entered(t, m, x.ARN)
+	}
+	if histories["Theirs"] != histories["Missing"] {
+		t.Errorf("another tenant's activity: %q; a missing one: %q — want the same story", histories["Theirs"], histories["Missing"])
+	}
+	if _, err := m.StartExecution(ctx, StateMachineARN("Theirs"), "a", `{"tenant":"acme"}`); err != nil {
+		t.Fatal(err)
+	}
+	queuedTasks(t, m, 1, "acme's task queued on its own activity")
+}

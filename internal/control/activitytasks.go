@@ -72,13 +72,36 @@ func (m *Manager) scheduleActivity(ctx context.Context, in json.RawMessage) (jso
 	return nil, nil
 }
 
-// exists is the engine's lookup of an activity before it schedules a task
-// of it (asl.WithActivities).
-func (s *activities) exists(arn string) bool {
+// activityFor is the engine's lookup of an activity before it schedules a
+// task of it (asl.WithActivities): whether the activity exists for the
+// execution's tenant. Another tenant's activity is as missing — the
+// execution fails exactly as with one never created — so that a tenant's
+// definition cannot learn which activities another tenant has. An
+// execution this manager does not know (none: every one it runs is
+// recorded) is held to nothing more than existence.
+func (m *Manager) activityFor(execution, arn string) bool {
+	tenant := ""
+	m.mu.Lock()
+	if e := m.execs[execution]; e != nil {
+		tenant = e.tenant
+	}
+	m.mu.Unlock()
+	return m.acts.exists(arn, tenant)
+}
+
+// exists reports whether the activity arn exists for tenant ("": an
+// operator's execution, which may use any).
+func (s *activities) exists(arn, tenant string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.byARN[arn]
-	return ok
+	a, ok := s.byARN[arn]
+	return ok && a.usableBy(tenant)
+}
+
+// usableBy reports whether an execution of tenant may schedule tasks of
+// a: an operator's activity is everyone's, a tenant's its own.
+func (a *activity) usableBy(tenant string) bool {
+	return a.meta.Tenant == "" || tenant == "" || a.meta.Tenant == tenant
 }
 
 // add gives t to the first waiting worker that takes it, else queues it
@@ -88,7 +111,7 @@ func (s *activities) add(arn string, t *activityTask, front bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.byARN[arn]
-	if !ok {
+	if !ok || !a.usableBy(t.tenant) {
 		return false
 	}
 	if _, queued := s.queued[t.token]; queued {

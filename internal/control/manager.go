@@ -244,7 +244,7 @@ func Open(ctx context.Context, cfg Config) (*Manager, error) {
 		poke: make(chan struct{}, 1),
 	}
 	m.vc.init(cfg.RouteSource)
-	m.eng = asl.New(cfg.Registry, append(opts, asl.WithActivities(m.scheduleActivity, m.acts.exists))...)
+	m.eng = asl.New(cfg.Registry, append(opts, asl.WithActivities(m.scheduleActivity, m.activityFor))...)
 	for _, d := range []string{m.machinesDir(), m.executionsDir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			stop()
