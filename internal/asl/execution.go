@@ -562,10 +562,12 @@ func (r *stateRun) locate(err error) error {
 	default:
 		return err
 	}
-	if r.x.test != nil {
-		// TestState answers with the state's own words: recorded on AWS
-		// (LocalStack snapshot test_state/test_state_context_object.snapshot.json,
-		// test_state_map_context_object), its States.Runtime has no prefix.
+	if r.x.test != nil && se.Name == ErrRuntime {
+		// TestState answers a States.Runtime with the state's own words:
+		// recorded on AWS (LocalStack snapshot
+		// test_state/test_state_context_object.snapshot.json,
+		// test_state_map_context_object), no prefix. Its other errors keep
+		// the execution's form: no recording shows them.
 		return err
 	}
 	located := &StatesError{Name: se.Name, Cause: fmt.Sprintf("An error occurred while executing the state '%s' (entered at the event id #%d). %s", r.st.Name, r.eventID, se.Cause), located: true}

@@ -120,6 +120,12 @@ func errorMatches(list []string, se *StatesError) bool {
 	return false
 }
 
+// ErrorMatches applies a Retry's or a Catch's ErrorEquals to an error
+// named name, as the engine does (TestState's answers use it).
+func ErrorMatches(errorEquals []string, name string) bool {
+	return errorMatches(errorEquals, &StatesError{Name: name})
+}
+
 // caught builds the output of a Catch and makes its assignments ($ in a
 // JSONPath Assign, $states.errorOutput in JSONata, is the error output).
 func (r *stateRun) caught(ctx context.Context, c *catcher, input any, errOut map[string]any) (any, error) {

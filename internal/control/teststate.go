@@ -370,21 +370,14 @@ func catchIndex(st map[string]any, errName string) *int {
 	return nil
 }
 
-// retryMatches applies a retrier's ErrorEquals as Step Functions does.
+// retryMatches applies a retrier's ErrorEquals as the engine does.
 func retryMatches(names []any, errName string) bool {
-	terminal := errName == asl.ErrRuntime || errName == asl.ErrDataLimitExceeded
+	list := make([]string, 0, len(names))
 	for _, n := range names {
 		s, _ := n.(string)
-		switch {
-		case s == errName && errName != asl.ErrRuntime:
-			return true
-		case s == asl.ErrAll && !terminal:
-			return true
-		case s == asl.ErrTaskFailed && !terminal && errName != asl.ErrTimeout:
-			return true
-		}
+		list = append(list, s)
 	}
-	return false
+	return asl.ErrorMatches(list, errName)
 }
 
 // catchMatches applies a catcher's ErrorEquals.

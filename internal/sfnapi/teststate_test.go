@@ -347,3 +347,21 @@ func TestTestStateMapItemsNotAnArray(t *testing.T) {
 		}
 	}
 }
+
+// TestTestStateMatchesErrorsAsTheEngine: a mocked heartbeat timeout is a
+// timeout to TestState's Retry and Catch as to the engine's: not a
+// States.TaskFailed, caught by States.Timeout.
+func TestTestStateMatchesErrorsAsTheEngine(t *testing.T) {
+	p := newPeer(t)
+	task := `{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Arguments":{"FunctionName":"foo"},"QueryLanguage":"JSONata",
+	  "Retry":[{"ErrorEquals":["States.TaskFailed"],"MaxAttempts":2}],
+	  "Catch":[{"ErrorEquals":["States.TaskFailed"],"Next":"Failed"},{"ErrorEquals":["States.Timeout"],"Next":"Late"}],"End":true}`
+	out, err := p.client.TestState(context.Background(), &sfn.TestStateInput{Definition: aws.String(task),
+		Mock: &types.MockInput{ErrorOutput: &types.MockErrorOutput{Error: aws.String("States.HeartbeatTimeout")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != types.TestExecutionStatusCaughtError || aws.ToString(out.NextState) != "Late" {
+		t.Errorf("a mocked States.HeartbeatTimeout: %s, next %q; want caught by States.Timeout (Late)", out.Status, aws.ToString(out.NextState))
+	}
+}
