@@ -29,9 +29,17 @@ type Dir struct {
 	// (NewDirSyncedOnReport).
 	syncLater bool
 
-	mu     sync.Mutex
-	counts map[string]chainSize // what this Dir last saw of each chain file
-	dirty  map[string]bool      // chains written since their last sync (syncLater)
+	mu       sync.Mutex
+	counts   map[string]chainSize  // what this Dir last saw of each chain file
+	dirty    map[string]bool       // chains written since their last sync (syncLater)
+	inflight map[string]*chainSync // the sync of each chain under way
+}
+
+// chainSync is a chain's fsync under way: a Sync that finds the chain
+// clean waits for it, and fails with it.
+type chainSync struct {
+	done chan struct{}
+	err  error // set before done closes
 }
 
 // chainSize is a chain file's size and its number of lines: while the
@@ -56,48 +64,81 @@ func NewDirSyncedOnReport(root string) *Dir { return &Dir{root: root, syncLater:
 // Sync makes the chains written since their last sync durable (fsync),
 // those named, or every one when none is named. Without syncLater every
 // append is synced already and Sync does nothing.
-func (d *Dir) Sync(_ context.Context, chains ...string) error {
+func (d *Dir) Sync(ctx context.Context, chains ...string) error {
 	d.mu.Lock()
 	if len(chains) == 0 {
 		for c := range d.dirty {
 			chains = append(chains, c)
 		}
+		for c := range d.inflight {
+			chains = append(chains, c)
+		}
 	}
 	var todo []string
+	var mine []*chainSync
+	var others []*chainSync // another Sync's fsync of a chain now clean
 	for _, c := range chains {
-		if d.dirty[c] {
-			todo = append(todo, c)
+		switch {
+		case d.dirty[c]:
+			// Cleared first: an append after the fsync started marks it
+			// again.
+			delete(d.dirty, c)
+			cs := &chainSync{done: make(chan struct{})}
+			if d.inflight == nil {
+				d.inflight = map[string]*chainSync{}
+			}
+			d.inflight[c] = cs
+			todo, mine = append(todo, c), append(mine, cs)
+		case d.inflight[c] != nil:
+			others = append(others, d.inflight[c])
 		}
 	}
 	d.mu.Unlock()
 	// Several at once (syncWorkers): a summary syncs every candidate's
 	// chain, and a journaling file system commits concurrent fsyncs
 	// together, where one after another each waits for its own commit.
-	errs := make([]error, len(todo))
+	errs := make([]error, len(todo), len(todo)+len(others))
 	sem := make(chan struct{}, syncWorkers)
 	var wg sync.WaitGroup
 	for i, c := range todo {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			// Cleared first: an append after the fsync started marks it again.
-			d.mu.Lock()
-			delete(d.dirty, c)
-			d.mu.Unlock()
-			if err := syncFile(d.chainPath(c)); err != nil {
-				d.mu.Lock()
-				d.dirty[c] = true
-				d.mu.Unlock()
-				errs[i] = fmt.Errorf("audit: sync chain %s: %w", c, err)
+			cs := mine[i]
+			if err := syncChain(d.chainPath(c)); err != nil {
+				cs.err = fmt.Errorf("audit: sync chain %s: %w", c, err)
+				errs[i] = cs.err
 			}
+			d.mu.Lock()
+			if cs.err != nil {
+				d.dirty[c] = true
+			}
+			if d.inflight[c] == cs {
+				delete(d.inflight, c)
+			}
+			d.mu.Unlock()
+			close(cs.done)
 		})
 	}
 	wg.Wait()
+	// A chain another Sync was making durable is durable when that
+	// fsync ends, not before.
+	for _, cs := range others {
+		select {
+		case <-cs.done:
+			errs = append(errs, cs.err)
+		case <-ctx.Done():
+			errs = append(errs, ctx.Err())
+		}
+	}
 	return errors.Join(errs...)
 }
 
 // syncWorkers bounds the chains Sync makes durable at once.
 const syncWorkers = 16
+
+// syncChain is syncFile; tests hold a sync under way with it.
+var syncChain = syncFile
 
 // syncFile makes the file at p durable: fsync through any descriptor
 // flushes what every writer of the file wrote.
