@@ -375,29 +375,36 @@ func (l *Links) Recheck(ctx context.Context, tenant, chatID string) {
 		return
 	}
 	now := l.now()
-	asked := 0
+	open = slices.DeleteFunc(open, func(lk Link) bool { return lk.At.After(now.Add(-RecheckAfter)) })
+	open = open[:min(len(open), orDefault(l.MaxPerChat, DefaultLinksPerChat))]
+	// Described together: a turn waits for the slowest, not for the sum.
+	var wg sync.WaitGroup
 	for _, lk := range open {
-		if lk.At.After(now.Add(-RecheckAfter)) || ctx.Err() != nil {
-			continue
-		}
-		if asked++; asked > orDefault(l.MaxPerChat, DefaultLinksPerChat) {
-			return
-		}
-		ch, err := l.Describe(ctx, lk.Execution)
-		switch {
-		case isCode(err, "ExecutionDoesNotExist"):
-			err = l.end(ctx, lk, LinkEnd{Outcome: OutcomeUnfollowed}, "", nil)
-		case err != nil:
-		case ch.Status == "RUNNING" || ch.Status == "PENDING_REDRIVE" || ch.Status == "":
-			if lk.At.Add(l.maxAge()).Before(now) {
-				err = l.end(ctx, lk, LinkEnd{Outcome: OutcomeUnfollowed}, "", nil)
-			}
-		default:
-			_, err = l.statusChanged(ctx, lk, "", ch)
-		}
+		wg.Go(func() { l.recheck(ctx, lk, now) })
+	}
+	wg.Wait()
+}
+
+// recheck describes lk's execution and says its end when it has ended,
+// or that it is no longer followed when it is past MaxAge — whatever the
+// description says then, a failure included: a link no description
+// reaches (its machine replaced, a permission gone) does not stay open,
+// described at every turn, for good.
+func (l *Links) recheck(ctx context.Context, lk Link, now time.Time) {
+	pastAge := lk.At.Add(l.maxAge()).Before(now)
+	ch, err := l.Describe(ctx, lk.Execution)
+	switch {
+	case err == nil && ch.Status != "RUNNING" && ch.Status != "PENDING_REDRIVE" && ch.Status != "":
+		_, err = l.statusChanged(ctx, lk, "", ch)
+	case isCode(err, "ExecutionDoesNotExist") || pastAge:
 		if err != nil {
-			l.logger().WarnContext(ctx, "recheck a workflow a conversation follows", "tenant", tenant, "chat_id", chatID, "execution", lk.Execution, "error", err)
+			l.logger().WarnContext(ctx, "a followed workflow cannot be described; it is no longer followed",
+				"tenant", lk.Tenant, "chat_id", lk.ChatID, "execution", lk.Execution, "error", err)
 		}
+		err = l.end(ctx, lk, LinkEnd{Outcome: OutcomeUnfollowed}, "", nil)
+	}
+	if err != nil {
+		l.logger().WarnContext(ctx, "recheck a workflow a conversation follows", "tenant", lk.Tenant, "chat_id", lk.ChatID, "execution", lk.Execution, "error", err)
 	}
 }
 

@@ -123,17 +123,26 @@ func (l *Links) HandleStatusChange(ctx context.Context, ev StatusChangeEvent) (S
 	res := StatusChangeResult{Execution: ch.ExecutionARN, Status: ch.Status}
 	log = log.With("execution", ch.ExecutionARN, "status", ch.Status)
 	// EventBridge leaves out an input or output over its size bound: the
-	// input names the tenant, a succeeded output whether it escalated.
-	if l.Describe != nil && (ch.Input == nil || ch.Status == "SUCCEEDED" && ch.Output == nil) {
+	// input names the tenant (described at once), a succeeded output
+	// whether it escalated (described once a conversation follows it).
+	described := false
+	describe := func() error {
 		d, err := l.Describe(ctx, ch.ExecutionARN)
 		if err != nil {
-			return res, boundary(fmt.Errorf("describe %s, whose status change left out its input or output: %w", ch.ExecutionARN, err))
+			return boundary(fmt.Errorf("describe %s, whose status change left out its input or output: %w", ch.ExecutionARN, err))
 		}
+		described = true
 		if ch.Input == nil {
 			ch.Input = d.Input
 		}
 		if ch.Output == nil && d.Status == ch.Status {
 			ch.Output = d.Output
+		}
+		return nil
+	}
+	if l.Describe != nil && ch.Input == nil {
+		if err := describe(); err != nil {
+			return res, err
 		}
 	}
 	tenant := ch.tenant()
@@ -154,6 +163,11 @@ func (l *Links) HandleStatusChange(ctx context.Context, ev StatusChangeEvent) (S
 		return res, nil
 	}
 	res.Linked = len(lks)
+	if l.Describe != nil && !described && ch.Status == "SUCCEEDED" && ch.Output == nil {
+		if err := describe(); err != nil {
+			return res, err
+		}
+	}
 	var errs []error
 	for _, lk := range lks {
 		said, err := l.statusChanged(ctx, lk, ev.ID, ch)

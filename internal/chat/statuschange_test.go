@@ -455,7 +455,7 @@ func TestAnEndBeforeTheLinkIsSaidOnceTheLinkIsKept(t *testing.T) {
 // those ends before it answers; a young link is not described (its status
 // change may be on its way); an execution Step Functions no longer knows,
 // or one running past MaxAge, is no longer followed, as serve's follower
-// lets it go.
+// lets it go — as is one past MaxAge that no description reaches.
 func TestATurnSaysTheEndsNobodySaid(t *testing.T) {
 	failed := statusEvent(t, "ev-9", execARN("x-cfo-2026"), "acme", "FAILED", "", "States.TaskFailed")
 	var asFailed StatusChange
@@ -481,6 +481,8 @@ func TestATurnSaysTheEndsNobodySaid(t *testing.T) {
 		{"no longer known", 91 * 24 * time.Hour, StatusChange{}, gone, true,
 			"Búsqueda cfo-2026 (desde el turno 1): " + labels.Of(labels.LinkedOutcome, OutcomeUnfollowed) + ". Estado: /searches/cfo-2026"},
 		{"description fails", 2 * time.Minute, StatusChange{}, errors.New("ThrottlingException"), true, ""},
+		{"past its age, no description reaches it", DefaultLinkAge + time.Hour, StatusChange{}, errors.New("AccessDeniedException"), true,
+			"Búsqueda cfo-2026 (desde el turno 1): " + labels.Of(labels.LinkedOutcome, OutcomeUnfollowed) + ". Estado: /searches/cfo-2026"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, nil, Options{})
@@ -590,5 +592,14 @@ func TestStatusChangeWithoutItsInputOrOutput(t *testing.T) {
 	msg, _ := evs[len(evs)-1]["message"].(string)
 	if want := "Búsqueda cfo-2026 (desde el turno 1): terminó con escalamiento (2 de 5 candidatos al consultor senior). Informe: /searches/cfo-2026/summary"; msg != want {
 		t.Errorf("end %q\nwant %q", msg, want)
+	}
+
+	// An execution no conversation follows (most) is not described for
+	// its output: nobody would hear it.
+	described := 0
+	l.Describe = func(context.Context, string) (StatusChange, error) { described++; return StatusChange{}, errors.New("not to be asked") }
+	other := statusEvent(t, "ev-3", execARN("x-otra"), "acme", "SUCCEEDED", "", "")
+	if res, err := l.HandleStatusChange(context.Background(), other); err != nil || res.Linked != 0 || described != 0 {
+		t.Errorf("an unfollowed execution without its output: %+v %v, described %d times; want none", res, err, described)
 	}
 }
