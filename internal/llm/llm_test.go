@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -397,6 +399,11 @@ func TestOpenAIStatusErrorsSayTheProvidersWords(t *testing.T) {
 			"the provider answered 400 Bad Request: Invalid schema for response_format 'gem1'"},
 		{`<html>bad gateway</html>`, "the provider answered 400 Bad Request"},
 		{`{"error":{"message":"` + strings.Repeat("x", 2000) + `"}}`, "the provider answered 400 Bad Request: " + strings.Repeat("x", 512) + "…"},
+		{`{"error":"The model does not exist"}`, "the provider answered 400 Bad Request: The model does not exist"},
+		{`{"object":"error","message":"response_format is not supported","type":"BadRequestError"}`,
+			"the provider answered 400 Bad Request: response_format is not supported"},
+		// bounded on a character's edge: 511 bytes, not half an «ñ»
+		{`{"error":{"message":"a` + strings.Repeat("ñ", 400) + `"}}`, "the provider answered 400 Bad Request: a" + strings.Repeat("ñ", 255) + "…"},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusBadRequest)
@@ -412,5 +419,29 @@ func TestOpenAIStatusErrorsSayTheProvidersWords(t *testing.T) {
 		if !errors.As(err, &se) || se.StatusCode != 400 || se.Error() != tt.want {
 			t.Errorf("body %.40q: got %v, want a StatusError %q", tt.body, err, tt.want)
 		}
+	}
+}
+
+// TestOpenAIRetriesAnAnswerCutShort: an answer whose body ends before its
+// Content-Length (a proxy restarting) is tried again, as a timeout is.
+func TestOpenAIRetriesAnAnswerCutShort(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		body := `{"choices":[{"message":{"role":"assistant","content":"{}"},"finish_reason":"stop"}],"usage":{}}`
+		if calls.Add(1) == 1 {
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			w.Write([]byte(body[:20])) // and the connection closes
+			return
+		}
+		w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "k", BaseURL: srv.URL, Model: "m", Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Complete(context.Background(), llm.Request{Schema: "gem1", JSONSchema: json.RawMessage(`{}`)})
+	if err != nil || string(resp.Content) != "{}" || calls.Load() != 2 {
+		t.Errorf("got %q, %v after %d calls; want the second call's answer", resp.Content, err, calls.Load())
 	}
 }

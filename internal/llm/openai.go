@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/prompts"
@@ -292,6 +293,39 @@ func (e *StatusError) Error() string {
 // maxErrorMessage bounds the provider's message kept in a StatusError.
 const maxErrorMessage = 512
 
+// errorMessage is the message of a provider's error body, in the shapes
+// OpenAI-compatible servers send — {"error":{"message":…}} (OpenAI),
+// {"error":"…"}, {"message":…} (vLLM and others) — bounded on a
+// character's edge; "" when the body says none.
+func errorMessage(body []byte) string {
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	msg := e.Message
+	var obj struct {
+		Message string `json:"message"`
+	}
+	var str string
+	switch {
+	case json.Unmarshal(e.Error, &obj) == nil && obj.Message != "":
+		msg = obj.Message
+	case json.Unmarshal(e.Error, &str) == nil && str != "":
+		msg = str
+	}
+	if len(msg) > maxErrorMessage {
+		cut := maxErrorMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return msg
+}
+
 // call makes one HTTP call; on failure it also returns the response's
 // Retry-After (429 and 5xx), zero when it had none.
 func (o *OpenAI) call(ctx context.Context, body []byte) (chatResponse, time.Duration, error) {
@@ -316,17 +350,9 @@ func (o *OpenAI) call(ctx context.Context, body []byte) (chatResponse, time.Dura
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 			ra = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		}
-		var e struct {
-			Error *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
 		se := &StatusError{StatusCode: resp.StatusCode}
-		if b, rerr := io.ReadAll(io.LimitReader(lim, 64<<10)); rerr == nil && json.Unmarshal(b, &e) == nil && e.Error != nil {
-			se.Message = e.Error.Message
-			if len(se.Message) > maxErrorMessage {
-				se.Message = se.Message[:maxErrorMessage] + "…"
-			}
+		if b, rerr := io.ReadAll(io.LimitReader(lim, 64<<10)); rerr == nil {
+			se.Message = errorMessage(b)
 		}
 		return chatResponse{}, ra, se
 	}
@@ -403,7 +429,8 @@ func retryable(err error) bool {
 	if errors.As(err, &se) {
 		return se.StatusCode == http.StatusTooManyRequests || se.StatusCode >= 500
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) {
+		// a deadline, or an answer cut short (a proxy restarting)
 		return true
 	}
 	var netErr net.Error
