@@ -597,7 +597,10 @@ func TestStatusChangeWithoutItsInputOrOutput(t *testing.T) {
 	// An execution no conversation follows (most) is not described for
 	// its output: nobody would hear it.
 	described := 0
-	l.Describe = func(context.Context, string) (StatusChange, error) { described++; return StatusChange{}, errors.New("not to be asked") }
+	l.Describe = func(context.Context, string) (StatusChange, error) {
+		described++
+		return StatusChange{}, errors.New("not to be asked")
+	}
 	other := statusEvent(t, "ev-3", execARN("x-otra"), "acme", "SUCCEEDED", "", "")
 	if res, err := l.HandleStatusChange(context.Background(), other); err != nil || res.Linked != 0 || described != 0 {
 		t.Errorf("an unfollowed execution without its output: %+v %v, described %d times; want none", res, err, described)
