@@ -18,7 +18,6 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/johannesboyne/gofakes3 v1.2.0
 	github.com/ohler55/ojg v1.28.5
-	github.com/sashabaranov/go-openai v1.43.0
 	golang.org/x/sync v0.18.0
 	gopkg.in/yaml.v3 v3.0.1
 )

@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,9 +12,8 @@ import (
 	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/veredicto/veredicto"
+	"github.com/veredicto/veredicto/internal/llm"
 )
 
 // Message is one message of the supervisor's conversation.
@@ -65,11 +66,14 @@ type StreamingModel interface {
 	Stream(ctx context.Context, p Prompt, delta func(string) error) (Reply, error)
 }
 
-// OpenAIModel is the go-openai adapter of Model: any OpenAI-compatible
-// endpoint with tool calling. Safe for concurrent use.
+// OpenAIModel is the adapter of Model to OpenAI's chat completions API
+// (any compatible endpoint) with tool calling, streamed or not; it speaks
+// the fields it needs itself, posting through llm.PostChat as the agents'
+// structured calls do. Safe for concurrent use.
 type OpenAIModel struct {
-	client *openai.Client
-	model  string
+	http        *http.Client
+	url, apiKey string
+	model       string
 	// CallTimeout bounds one call (default 120 s); the caller's deadline
 	// wins when sooner.
 	CallTimeout time.Duration
@@ -85,44 +89,62 @@ func NewOpenAIModel(apiKey, baseURL, model string) (*OpenAIModel, error) {
 	if model == "" {
 		return nil, errors.New("chat model: no model configured (OPENAI_MODEL)")
 	}
-	cfg := openai.DefaultConfig(apiKey)
-	if baseURL != "" {
-		cfg.BaseURL = strings.TrimSuffix(baseURL, "/")
+	base := strings.TrimSuffix(baseURL, "/")
+	if base == "" {
+		base = llm.DefaultBaseURL
 	}
-	cfg.HTTPClient = &http.Client{}
-	return &OpenAIModel{client: openai.NewClientWithConfig(cfg), model: model}, nil
+	return &OpenAIModel{http: &http.Client{}, url: base + "/chat/completions", apiKey: apiKey, model: model}, nil
 }
 
 // Name is "openai:<model>", recorded in every stored turn.
 func (m *OpenAIModel) Name() string { return "openai:" + m.model }
 
-// Next makes one completion. Rate limits and server errors come back as
-// *veredicto.TransientError (the turn fails; the user may send again).
-func (m *OpenAIModel) Next(ctx context.Context, p Prompt) (Reply, error) {
-	req := m.request(p)
+// post sends p, streamed or not, within the call's timeout; the caller
+// reads and closes the answer, then calls cancel.
+func (m *OpenAIModel) post(ctx context.Context, p Prompt, stream bool) (*http.Response, context.CancelFunc, error) {
+	body, err := json.Marshal(m.request(p, stream))
+	if err != nil {
+		return nil, nil, fmt.Errorf("chat model %s: encode the request: %w", m.model, err)
+	}
 	timeout := m.CallTimeout
 	if timeout <= 0 {
 		timeout = 120 * time.Second
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	resp, err := m.client.CreateChatCompletion(cctx, req)
+	resp, err := llm.PostChat(cctx, m.http, m.url, m.apiKey, body, stream)
 	if err != nil {
-		return Reply{}, m.fail(err)
+		cancel()
+		return nil, nil, m.fail(err)
 	}
-	if len(resp.Choices) == 0 {
+	return resp, cancel, nil
+}
+
+// Next makes one completion. Rate limits and server errors come back as
+// *veredicto.TransientError (the turn fails; the user may send again).
+func (m *OpenAIModel) Next(ctx context.Context, p Prompt) (Reply, error) {
+	resp, cancel, err := m.post(ctx, p, false)
+	if err != nil {
+		return Reply{}, err
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	var out wireResponse
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswerBytes)).Decode(&out); err != nil {
+		return Reply{}, m.fail(fmt.Errorf("read the answer: %w", err))
+	}
+	if len(out.Choices) == 0 {
 		return Reply{}, fmt.Errorf("chat model %s: the response has no choices", m.model)
 	}
-	msg := resp.Choices[0].Message
+	msg := out.Choices[0].Message
 	content := msg.Content
-	if resp.Choices[0].FinishReason == openai.FinishReasonLength {
+	if out.Choices[0].FinishReason == "length" {
 		content += CutOffNote
 	}
-	out := Reply{Content: content, Usage: veredicto.Usage{Calls: 1, PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens}}
+	rep := Reply{Content: content, Usage: veredicto.Usage{Calls: 1, PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens}}
 	for _, c := range msg.ToolCalls {
-		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: rawArgs(c.Function.Arguments)})
+		rep.ToolCalls = append(rep.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: rawArgs(c.Function.Arguments)})
 	}
-	return out, nil
+	return rep, nil
 }
 
 // rawArgs keeps a tool call's arguments as JSON; text that is not JSON is
@@ -135,19 +157,22 @@ func rawArgs(s string) json.RawMessage {
 	return b
 }
 
-// fail classifies a provider error: rate limits, server errors and
-// network failures are transient.
+// fail classifies a provider error: a refusal (an HTTP status below 500
+// but 429, an error the stream carried) is the provider's; rate limits,
+// server errors, network failures and broken answers are transient.
 func (m *OpenAIModel) fail(err error) error {
-	var apiErr *openai.APIError
-	if errors.As(err, &apiErr) && apiErr.HTTPStatusCode != http.StatusTooManyRequests && apiErr.HTTPStatusCode < 500 {
-		return fmt.Errorf("chat model %s: %w", m.model, err)
-	}
-	var reqErr *openai.RequestError
-	if errors.As(err, &reqErr) && reqErr.HTTPStatusCode != http.StatusTooManyRequests && reqErr.HTTPStatusCode < 500 {
+	var se *llm.StatusError
+	var pe *streamError
+	if errors.As(err, &se) && se.StatusCode != http.StatusTooManyRequests && se.StatusCode < 500 || errors.As(err, &pe) {
 		return fmt.Errorf("chat model %s: %w", m.model, err)
 	}
 	return &veredicto.TransientError{Op: "chat model " + m.model, Err: err}
 }
+
+// streamError is an error object a provider sent inside its stream.
+type streamError struct{ message string }
+
+func (e *streamError) Error() string { return "the provider's stream says: " + e.message }
 
 // MaxStreamChunks bounds one streamed reply.
 const MaxStreamChunks = 20000
@@ -156,6 +181,13 @@ const MaxStreamChunks = 20000
 // reply is stored with its turn and shown whole.
 const MaxReplyTokens = 4096
 
+// maxAnswerBytes bounds an answer read whole; maxStreamLine one line of
+// a streamed one.
+const (
+	maxAnswerBytes = 4 << 20
+	maxStreamLine  = 1 << 20
+)
+
 // CutOffNote ends a reply the model was cut off in at MaxReplyTokens, so
 // that it is never shown as if whole.
 const CutOffNote = "\n\n[Respuesta cortada: alcanzó el límite de longitud.]"
@@ -163,19 +195,12 @@ const CutOffNote = "\n\n[Respuesta cortada: alcanzó el límite de longitud.]"
 // Stream makes one streamed completion: text fragments go to delta as
 // they arrive; tool calls are assembled from their fragments.
 func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) error) (Reply, error) {
-	req := m.request(p)
-	req.Stream = true
-	timeout := m.CallTimeout
-	if timeout <= 0 {
-		timeout = 120 * time.Second
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	st, err := m.client.CreateChatCompletionStream(cctx, req)
+	resp, cancel, err := m.post(ctx, p, true)
 	if err != nil {
-		return Reply{}, m.fail(err)
+		return Reply{}, err
 	}
-	defer st.Close()
+	defer cancel()
+	defer resp.Body.Close()
 	var (
 		out    Reply
 		text   strings.Builder
@@ -183,16 +208,39 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 		args   []*strings.Builder
 		cutOff bool
 	)
-	for n := 0; ; n++ {
-		if n == MaxStreamChunks {
-			return Reply{}, fmt.Errorf("chat model %s: the stream is over %d chunks", m.model, MaxStreamChunks)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), maxStreamLine)
+	for n := 0; ; {
+		if !sc.Scan() {
+			if err := sc.Err(); err != nil {
+				return Reply{}, m.fail(fmt.Errorf("read the stream: %w", err))
+			}
+			break // the end without [DONE]: what came is the answer
 		}
-		chunk, err := st.Recv()
-		if errors.Is(err, io.EOF) {
+		// Server-Sent Events: "data: <chunk>" lines; comments, event
+		// names and blank lines carry nothing here.
+		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
+		if !ok {
+			// Some servers put an error object on a line of its own.
+			var e wireChunk
+			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 && line[0] == '{' && json.Unmarshal(line, &e) == nil && e.Error != nil {
+				return Reply{}, m.fail(&streamError{message: e.Error.Message})
+			}
+			continue
+		}
+		data = bytes.TrimSpace(data)
+		if string(data) == "[DONE]" {
 			break
 		}
-		if err != nil {
-			return Reply{}, m.fail(err)
+		if n++; n > MaxStreamChunks {
+			return Reply{}, fmt.Errorf("chat model %s: the stream is over %d chunks", m.model, MaxStreamChunks)
+		}
+		var chunk wireChunk
+		if err := json.Unmarshal(data, &chunk); err != nil {
+			return Reply{}, m.fail(fmt.Errorf("a chunk of the stream is not JSON: %w", err))
+		}
+		if chunk.Error != nil {
+			return Reply{}, m.fail(&streamError{message: chunk.Error.Message})
 		}
 		if chunk.Usage != nil {
 			out.Usage = veredicto.Usage{Calls: 1, PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens}
@@ -200,7 +248,7 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 		if len(chunk.Choices) == 0 {
 			continue
 		}
-		if chunk.Choices[0].FinishReason == openai.FinishReasonLength {
+		if chunk.Choices[0].FinishReason == "length" {
 			cutOff = true
 		}
 		d := chunk.Choices[0].Delta
@@ -247,24 +295,91 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 	return out, nil
 }
 
+// The wire: the request and answer fields of the chat completions API the
+// adapter uses.
+type (
+	wireRequest struct {
+		Model               string        `json:"model"`
+		Messages            []wireMessage `json:"messages"`
+		MaxCompletionTokens int           `json:"max_completion_tokens"`
+		Tools               []wireTool    `json:"tools,omitempty"`
+		ParallelToolCalls   *bool         `json:"parallel_tool_calls,omitempty"`
+		Stream              bool          `json:"stream,omitempty"`
+	}
+	wireMessage struct {
+		Role       string         `json:"role"`
+		Content    string         `json:"content,omitempty"`
+		ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+		ToolCallID string         `json:"tool_call_id,omitempty"`
+	}
+	wireToolCall struct {
+		Index    *int   `json:"index,omitempty"`
+		ID       string `json:"id,omitempty"`
+		Type     string `json:"type,omitempty"`
+		Function struct {
+			Name      string `json:"name,omitempty"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	wireTool struct {
+		Type     string           `json:"type"`
+		Function wireToolFunction `json:"function"`
+	}
+	wireToolFunction struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Strict      bool            `json:"strict"`
+	}
+	wireUsage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	}
+	wireResponse struct {
+		Choices []struct {
+			Message struct {
+				Content   string         `json:"content"`
+				ToolCalls []wireToolCall `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage wireUsage `json:"usage"`
+	}
+	wireChunk struct {
+		Choices []struct {
+			Delta struct {
+				Content   string         `json:"content"`
+				ToolCalls []wireToolCall `json:"tool_calls"`
+			} `json:"delta"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *wireUsage `json:"usage"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+)
+
 // request is the completion request of a prompt.
-func (m *OpenAIModel) request(p Prompt) openai.ChatCompletionRequest {
-	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: p.System}}
+func (m *OpenAIModel) request(p Prompt, stream bool) wireRequest {
+	msgs := []wireMessage{{Role: "system", Content: p.System}}
 	for _, x := range p.Messages {
-		om := openai.ChatCompletionMessage{Role: x.Role, Content: x.Content, ToolCallID: x.ToolCallID}
+		om := wireMessage{Role: x.Role, Content: x.Content, ToolCallID: x.ToolCallID}
 		for _, c := range x.ToolCalls {
-			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
-				Function: openai.FunctionCall{Name: c.Name, Arguments: string(c.Arguments)}})
+			tc := wireToolCall{ID: c.ID, Type: "function"}
+			tc.Function.Name, tc.Function.Arguments = c.Name, string(c.Arguments)
+			om.ToolCalls = append(om.ToolCalls, tc)
 		}
 		msgs = append(msgs, om)
 	}
-	req := openai.ChatCompletionRequest{Model: m.model, Messages: msgs, MaxCompletionTokens: MaxReplyTokens}
+	req := wireRequest{Model: m.model, Messages: msgs, MaxCompletionTokens: MaxReplyTokens, Stream: stream}
 	for _, t := range p.Tools {
-		req.Tools = append(req.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: t.Name, Description: t.Description, Parameters: json.RawMessage(t.Parameters), Strict: true}})
+		req.Tools = append(req.Tools, wireTool{Type: "function", Function: wireToolFunction{
+			Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: true}})
 	}
 	if len(req.Tools) > 0 {
-		req.ParallelToolCalls = false
+		one := false // one tool call a reply: the chat delegates at most once
+		req.ParallelToolCalls = &one
 	}
 	return req
 }

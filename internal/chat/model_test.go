@@ -2,8 +2,10 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -11,7 +13,7 @@ import (
 	"github.com/veredicto/veredicto/internal/llm/llmtest"
 )
 
-// TestOpenAIModelToolCalls runs a whole delegated turn through go-openai
+// TestOpenAIModelToolCalls runs a whole delegated turn through the adapter
 // against the scripted OpenAI-compatible server: the tools are offered
 // with strict schemas, the tool call is executed, and its result goes back
 // as a tool message with the call's id.
@@ -130,5 +132,45 @@ func TestCutOffRepliesSaySo(t *testing.T) {
 		if c.MaxCompletionTokens != MaxReplyTokens {
 			t.Errorf("call %d bounded at %d tokens, want %d", c.N, c.MaxCompletionTokens, MaxReplyTokens)
 		}
+	}
+}
+
+// TestStreamAsProvidersSendIt: a stream's comments, event names and blank
+// lines carry nothing, one that ends without [DONE] is what came, and an
+// error object inside it is the provider's refusal, not an outage.
+func TestStreamAsProvidersSendIt(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, text string
+		refused          bool
+	}{
+		{"comments and events", ": keep-alive\n\nevent: message\ndata: {\"choices\":[{\"delta\":{\"content\":\"Ho\"}}]}\n\n" +
+			"data:{\"choices\":[{\"delta\":{\"content\":\"la\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", "Hola", false},
+		{"no [DONE]", "data: {\"choices\":[{\"delta\":{\"content\":\"Hola\"}}]}\n\n", "Hola", false},
+		{"an error inside", "data: {\"choices\":[{\"delta\":{\"content\":\"Ho\"}}]}\n\ndata: {\"error\":{\"message\":\"context length exceeded\"}}\n\n", "", true},
+		{"an error on a line of its own", "{\"error\":{\"message\":\"context length exceeded\",\"type\":\"invalid_request_error\"}}\n", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var req struct {
+					Stream bool `json:"stream"`
+				}
+				if json.NewDecoder(r.Body).Decode(&req) != nil || !req.Stream || r.Header.Get("Accept") != "text/event-stream" {
+					t.Errorf("not a streamed request: stream %v, Accept %q", req.Stream, r.Header.Get("Accept"))
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			m, _ := NewOpenAIModel("k", srv.URL, "gpt-test")
+			var got strings.Builder
+			rep, err := m.Stream(context.Background(), Prompt{Messages: []Message{{Role: "user", Content: "x"}}}, func(d string) error { got.WriteString(d); return nil })
+			var te *veredicto.TransientError
+			switch {
+			case tc.refused && (err == nil || errors.As(err, &te) || !strings.Contains(err.Error(), "context length exceeded")):
+				t.Errorf("got %v; want the provider's refusal, not transient, in its words", err)
+			case !tc.refused && (err != nil || rep.Content != tc.text || got.String() != tc.text):
+				t.Errorf("got %q (streamed %q), %v; want %q", rep.Content, got.String(), err, tc.text)
+			}
+		})
 	}
 }

@@ -281,6 +281,8 @@ const maxResponseBytes = 16 << 20
 type StatusError struct {
 	StatusCode int
 	Message    string
+	// RetryAfter is the answer's Retry-After (429 and 5xx), zero without.
+	RetryAfter time.Duration
 }
 
 func (e *StatusError) Error() string {
@@ -331,32 +333,19 @@ func errorMessage(body []byte) string {
 func (o *OpenAI) call(ctx context.Context, body []byte) (chatResponse, time.Duration, error) {
 	cctx, cancel := context.WithTimeout(ctx, o.cfg.CallTimeout)
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(cctx, http.MethodPost, o.url, bytes.NewReader(body))
-	if err != nil {
-		return chatResponse{}, 0, err
+	resp, err := PostChat(cctx, o.http, o.url, o.cfg.APIKey, body, false)
+	var se *StatusError
+	if err == nil || errors.As(err, &se) {
+		o.reached.Store(true)
 	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
-	hreq.Header.Set("Authorization", "Bearer "+o.cfg.APIKey)
-	resp, err := o.http.Do(hreq)
 	if err != nil {
+		if se != nil {
+			return chatResponse{}, se.RetryAfter, err
+		}
 		return chatResponse{}, 0, err
 	}
 	defer resp.Body.Close()
-	o.reached.Store(true)
-	lim := io.LimitReader(resp.Body, maxResponseBytes)
-	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		var ra time.Duration
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-			ra = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-		}
-		se := &StatusError{StatusCode: resp.StatusCode}
-		if b, rerr := io.ReadAll(io.LimitReader(lim, 64<<10)); rerr == nil {
-			se.Message = errorMessage(b)
-		}
-		return chatResponse{}, ra, se
-	}
-	b, err := io.ReadAll(lim)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
 		return chatResponse{}, 0, err
 	}
@@ -365,6 +354,41 @@ func (o *OpenAI) call(ctx context.Context, body []byte) (chatResponse, time.Dura
 		return chatResponse{}, 0, fmt.Errorf("the provider's answer is not a chat completion: %w", err)
 	}
 	return out, 0, nil
+}
+
+// PostChat posts a chat completion request (body, JSON) to url with the
+// provider's key, streamed (Server-Sent Events) or not. A 2xx answer is
+// returned for the caller to read and close; any other is a *StatusError
+// with the provider's message and, for 429 and 5xx, its Retry-After (its
+// body read, bounded, and closed). The chat's model posts through it too.
+func PostChat(ctx context.Context, client *http.Client, url, apiKey string, body []byte, stream bool) (*http.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	if stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+		hreq.Header.Set("Cache-Control", "no-cache")
+	}
+	hreq.Header.Set("Authorization", "Bearer "+apiKey)
+	resp, err := client.Do(hreq)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	se := &StatusError{StatusCode: resp.StatusCode}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		se.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	if b, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10)); rerr == nil {
+		se.Message = errorMessage(b)
+	}
+	return nil, se
 }
 
 // BaseURL is the provider's address: OPENAI_BASE_URL, or OpenAI's own.

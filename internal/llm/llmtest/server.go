@@ -1,6 +1,7 @@
 // Package llmtest provides an OpenAI-compatible HTTP server for tests: each
 // chat completion is answered by a script, so tests drive agents, retries and
-// re-asks through the real OpenAI adapter (and the chat's go-openai one).
+// re-asks, and the chat's tool calls and streams, through the real OpenAI
+// adapters.
 package llmtest
 
 import (
