@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/veredicto/veredicto"
 	"github.com/veredicto/veredicto/internal/audit"
+	"github.com/veredicto/veredicto/internal/awsretry"
 	"github.com/veredicto/veredicto/internal/labels"
 )
 
@@ -182,7 +184,10 @@ func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, er
 	if err != nil {
 		return Metrics{}, fmt.Errorf("summary %s: load gem5: %w", t.SearchID, err)
 	}
-	results := svc.resultsFromReports(ctx, t, s)
+	results, err := svc.resultsFromReports(ctx, t, s)
+	if err != nil {
+		return Metrics{}, fmt.Errorf("summary %s: %w", t.SearchID, err)
+	}
 	ranking := Rank(results)
 	for i := range ranking {
 		ranking[i].Escalation = nil // in report.json
@@ -235,14 +240,18 @@ func (svc *Service) Summarize(ctx context.Context, t SummaryTask) (_ Metrics, er
 // resultsFromReports completes the Map's rows: a row that names the hash
 // of its candidate's report.json (the Map keeps only the decision) gets
 // its figures from that report, computed as the Report task computed them.
-// A report that cannot be read, or is not the one the row names (changed
-// since), is set aside and named in the log: its row keeps the decision,
-// and the summary the other candidates. Rows that carry their figures
-// (an execution started before the Map kept only the hash) are used as
-// they are.
-func (svc *Service) resultsFromReports(ctx context.Context, t SummaryTask, s *Search) []CandidateResult {
+// A report that cannot be read for good, or is not the one the row names
+// (changed since), is set aside and named in the log: its row keeps the
+// decision, and the summary the other candidates. A read that failed for
+// now (throttled, timed out) fails the task as transient instead: its
+// Retry reads it again, where a summary written without the candidate's
+// figures would have lost them for good. Rows that carry their figures (an
+// execution started before the Map kept only the hash) are used as they
+// are.
+func (svc *Service) resultsFromReports(ctx context.Context, t SummaryTask, s *Search) ([]CandidateResult, error) {
 	reader, _ := svc.Reports.(blobGetter)
 	out := make([]CandidateResult, len(t.Results))
+	errs := make([]error, len(t.Results))
 	// Read summaryReads at a time: on S3 each read is a round trip, and a
 	// search has up to MaxCandidates reports.
 	sem := make(chan struct{}, summaryReads)
@@ -255,11 +264,11 @@ func (svc *Service) resultsFromReports(ctx context.Context, t SummaryTask, s *Se
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			out[i] = svc.resultFromReport(ctx, reader, t, s, r)
+			out[i], errs[i] = svc.resultFromReport(ctx, reader, t, s, r)
 		})
 	}
 	wg.Wait()
-	return out
+	return out, errors.Join(errs...)
 }
 
 // blobGetter reads back what the service's Reports wrote.
@@ -273,13 +282,18 @@ const summaryReads = 16
 // resultFromReport is r's row computed from its candidate's report.json,
 // or r with its decision only when that report cannot be used (named in
 // the log).
-func (svc *Service) resultFromReport(ctx context.Context, reader blobGetter, t SummaryTask, s *Search, r CandidateResult) CandidateResult {
+func (svc *Service) resultFromReport(ctx context.Context, reader blobGetter, t SummaryTask, s *Search, r CandidateResult) (CandidateResult, error) {
 	key := path.Join(t.ReportPrefix, r.CandidateID, "report.json")
+	var failed error // a read to try again
 	row, problem := func() (CandidateResult, string) {
 		if reader == nil {
 			return CandidateResult{}, "the reports cannot be read here"
 		}
 		b, err := reader.Get(ctx, key)
+		if err != nil && (ctx.Err() != nil || veredicto.ErrorName(awsretry.Classify(err)) == veredicto.NameTransient) {
+			failed = fmt.Errorf("read %s: %w", key, err)
+			return CandidateResult{}, ""
+		}
 		if err != nil {
 			return CandidateResult{}, err.Error()
 		}
@@ -304,13 +318,16 @@ func (svc *Service) resultFromReport(ctx context.Context, reader blobGetter, t S
 		row.Review, row.ReportKey = rep.Review, key
 		return row, ""
 	}()
+	if failed != nil {
+		return r, failed
+	}
 	if problem != "" {
 		svc.logger().ErrorContext(ctx, "a candidate's report could not be read for the summary: it keeps its decision only",
 			"search_id", t.SearchID, "candidate_id", r.CandidateID, "key", key, "problem", problem)
 		r.ReportSHA256, r.ReportKey, r.Scores = "", key, map[string]int{}
-		return r
+		return r, nil
 	}
-	return row
+	return row, nil
 }
 
 // rowCache keeps the summary row each Report task of this process

@@ -718,3 +718,59 @@ func TestSummaryRowsAreTheReportsRows(t *testing.T) {
 		t.Errorf("summary ranking %+v", s.Ranking)
 	}
 }
+
+// throttledReports answers one report.json with a throttling failure, as
+// S3's 503 SlowDown does once the SDK's own retries are spent.
+type throttledReports struct {
+	*fileblob.Dir
+	candidate string
+}
+
+func (c throttledReports) Get(ctx context.Context, key string) ([]byte, error) {
+	if key == c.candidate+"/report.json" {
+		return nil, &veredicto.TransientError{Op: "get blob " + key, Err: errors.New("SlowDown: 503")}
+	}
+	return c.Dir.Get(ctx, key)
+}
+
+// TestSummaryRetriesAReportItCouldNotReadForNow: a report the summary
+// could not read for now (S3 throttling) fails the Summary task as a
+// TransientError, which its Retry repeats, instead of a summary written
+// without that candidate's figures; and no summary is written meanwhile.
+func TestSummaryRetriesAReportItCouldNotReadForNow(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	ids := []string{"c-001", "c-002"}
+	writeSearch(t, in, ids...)
+	store := filestore.NewMemory()
+	newService := func(reports search.BlobWriter) *search.Service {
+		an := &scripted{scripts: map[string]script{
+			"c-001": {gem1: 8, gem2: 8, gem3: []int{8}, rec: []string{"SI"}, gem4: []qa{{score: 9}}},
+			"c-002": {gem1: 7, gem2: 6, gem3: []int{7}, rec: []string{"SI"}, gem4: []qa{{score: 5}, {score: 8}}},
+		}, calls: map[string]int{}}
+		return &search.Service{Inputs: fileblob.NewDir(in), Reports: reports, Store: store, Analyst: an,
+			PromptVersions: func(a string) string { return a + "-test" }, Logger: slog.New(slog.DiscardHandler)}
+	}
+	runOn(t, newService(fileblob.NewDir(out)), search.StartInput{SearchID: "s-test"})
+	task := search.SummaryTask{SearchID: "s-test"}
+	for _, id := range ids {
+		b, err := os.ReadFile(filepath.Join(out, id, "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := readReport(t, out, id)
+		task.Thresholds = rep.Thresholds
+		sum := sha256.Sum256(b)
+		task.Results = append(task.Results, search.CandidateResult{CandidateID: id, Decision: rep.Decision, Reason: rep.Reason,
+			ReportSHA256: hex.EncodeToString(sum[:])})
+	}
+	_, err := newService(throttledReports{Dir: fileblob.NewDir(out), candidate: "c-002"}).Summarize(context.Background(), task)
+	if veredicto.ErrorName(err) != "TransientError" {
+		t.Errorf("Summarize = %v (%s); want TransientError so the workflow retries it", err, veredicto.ErrorName(err))
+	}
+	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil {
+		// runOn wrote one: it must be the run's, not a partial one
+		if s := searchtest.ReadSummary(t, out); len(s.Ranking) != 2 || len(s.Ranking[0].Scores) == 0 || len(s.Ranking[1].Scores) == 0 {
+			t.Errorf("summary.json rewritten without a candidate's figures: %+v", s.Ranking)
+		}
+	}
+}
