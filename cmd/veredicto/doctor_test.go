@@ -205,7 +205,7 @@ func TestDoctorProvider(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", url)
 	t.Setenv("OPENAI_MODEL", "otro-modelo")
 	code, out, _ = runCLI(t, "", "doctor", "--data", data)
-	for _, w := range []string{"[FAIL] llm-call", "400 Bad Request: response_format json_schema is not supported by this model",
+	for _, w := range []string{"[FAIL] llm-call", "400 Bad Request (invalid_request_error): response_format json_schema is not supported by this model",
 		"refused a strict structured-output request"} {
 		if code != exitFailed || !strings.Contains(out, w) {
 			t.Errorf("a model without structured outputs: exit %d, output lacks %q:\n%s", code, w, out)

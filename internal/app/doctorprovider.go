@@ -128,6 +128,10 @@ func (p *providerProbe) call(ctx context.Context, call bool) (string, []doctor.F
 	where := p.client.BaseURL()
 	if err != nil {
 		why := err.Error()
+		// The provider's own words: this call carries no personal data.
+		if se := (*llm.StatusError)(nil); errors.As(err, &se) && se.Message != "" {
+			why += ": " + se.Message
+		}
 		switch statusOf(err) {
 		case http.StatusBadRequest, http.StatusUnprocessableEntity:
 			why += ": the provider refused a strict structured-output request (response_format json_schema); use a model that supports it (OPENAI_MODEL)"

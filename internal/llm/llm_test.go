@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -390,20 +391,24 @@ func TestOpenAIRequestSaysEveryFieldOnce(t *testing.T) {
 	}
 }
 
-// TestOpenAIStatusErrorsSayTheProvidersWords: a refusal keeps its HTTP
-// status and the provider's message (bounded), or the status alone when
-// the body is not an error object.
-func TestOpenAIStatusErrorsSayTheProvidersWords(t *testing.T) {
-	for _, tt := range []struct{ body, want string }{
-		{`{"error":{"message":"Invalid schema for response_format 'gem1'","type":"invalid_request_error"}}`,
-			"the provider answered 400 Bad Request: Invalid schema for response_format 'gem1'"},
-		{`<html>bad gateway</html>`, "the provider answered 400 Bad Request"},
-		{`{"error":{"message":"` + strings.Repeat("x", 2000) + `"}}`, "the provider answered 400 Bad Request: " + strings.Repeat("x", 512) + "…"},
-		{`{"error":"The model does not exist"}`, "the provider answered 400 Bad Request: The model does not exist"},
-		{`{"object":"error","message":"response_format is not supported","type":"BadRequestError"}`,
-			"the provider answered 400 Bad Request: response_format is not supported"},
+// TestOpenAIStatusErrorsKeepTheProvidersWordsApart: a refusal keeps its
+// HTTP status, its type and code (the API's words) in its text, and the
+// provider's message apart (bounded, on a character's edge), whatever
+// shape the body has: a provider may quote the prompt in its message, and
+// an error's text reaches the logs and an execution's cause.
+func TestOpenAIStatusErrorsKeepTheProvidersWordsApart(t *testing.T) {
+	cv := "CV de Ana Pérez: lideré la reestructuración de la deuda"
+	for _, tt := range []struct{ body, text, message string }{
+		{`{"error":{"message":"Invalid prompt: '` + cv + `'","type":"invalid_request_error","code":"context_length_exceeded"}}`,
+			"the provider answered 400 Bad Request (invalid_request_error: context_length_exceeded)", "Invalid prompt: '" + cv + "'"},
+		{`<html>bad gateway</html>`, "the provider answered 400 Bad Request", ""},
+		{`{"error":{"message":"` + strings.Repeat("x", 2000) + `"}}`, "the provider answered 400 Bad Request", strings.Repeat("x", 512) + "…"},
+		{`{"error":"The model does not exist"}`, "the provider answered 400 Bad Request", "The model does not exist"},
+		{`{"object":"error","message":"response_format is not supported","type":"BadRequestError","code":400}`,
+			"the provider answered 400 Bad Request (BadRequestError: 400)", "response_format is not supported"},
+		{`{"error":{"message":"x","type":"` + cv + `"}}`, "the provider answered 400 Bad Request", "x"}, // text is no type
 		// bounded on a character's edge: 511 bytes, not half an «ñ»
-		{`{"error":{"message":"a` + strings.Repeat("ñ", 400) + `"}}`, "the provider answered 400 Bad Request: a" + strings.Repeat("ñ", 255) + "…"},
+		{`{"error":{"message":"a` + strings.Repeat("ñ", 400) + `"}}`, "the provider answered 400 Bad Request", "a" + strings.Repeat("ñ", 255) + "…"},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusBadRequest)
@@ -416,9 +421,56 @@ func TestOpenAIStatusErrorsSayTheProvidersWords(t *testing.T) {
 		_, err = c.Complete(context.Background(), llm.Request{Schema: "gem1", JSONSchema: json.RawMessage(`{}`)})
 		srv.Close()
 		var se *llm.StatusError
-		if !errors.As(err, &se) || se.StatusCode != 400 || se.Error() != tt.want {
-			t.Errorf("body %.40q: got %v, want a StatusError %q", tt.body, err, tt.want)
+		if !errors.As(err, &se) || se.StatusCode != 400 || se.Error() != tt.text || se.Message != tt.message {
+			t.Errorf("body %.40q: got %v (message %q); want %q, message %q", tt.body, err, se.Message, tt.text, tt.message)
 		}
+		if strings.Contains(err.Error(), "Ana Pérez") {
+			t.Errorf("the error's text quotes the prompt: %v", err)
+		}
+	}
+}
+
+// TestOpenAIRetriesOnlyWhatMayPass: a refused connection after the
+// provider answered once, a timeout, a body cut short are tried again; a
+// certificate the client does not trust, an answer that is not HTTP or
+// not JSON fail at once as the provider's.
+func TestOpenAIRetriesOnlyWhatMayPass(t *testing.T) {
+	untrusted := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer untrusted.Close()
+	notHTTP, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notHTTP.Close()
+	go func() {
+		for {
+			conn, err := notHTTP.Accept()
+			if err != nil {
+				return
+			}
+			conn.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n\r\n"))
+			conn.Close()
+		}
+	}()
+	var htmlCalls atomic.Int32
+	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { htmlCalls.Add(1); w.Write([]byte("<html>")) }))
+	defer html.Close()
+	for _, tt := range []struct{ name, url string }{
+		{"untrusted certificate", untrusted.URL},
+		{"not HTTP", "http://" + notHTTP.Addr().String()},
+		{"not JSON", html.URL},
+	} {
+		c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "k", BaseURL: tt.url, Model: "m", Backoff: time.Millisecond, MaxAttempts: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Complete(context.Background(), llm.Request{Schema: "gem1", JSONSchema: json.RawMessage(`{}`)})
+		if got := veredicto.ErrorName(err); got != llm.NameProvider {
+			t.Errorf("%s: %s (%v); want %s at once", tt.name, got, err, llm.NameProvider)
+		}
+	}
+	if n := htmlCalls.Load(); n != 1 {
+		t.Errorf("an answer that is not JSON was asked %d times, want once", n)
 	}
 }
 

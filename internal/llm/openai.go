@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -276,45 +277,63 @@ type chatUsage struct {
 // MaxOutputTokens lets a model write.
 const maxResponseBytes = 16 << 20
 
-// StatusError is an answer of the provider with an HTTP error status,
-// with the message of its error object when it sent one.
+// StatusError is an answer of the provider with an HTTP error status. Its
+// Error names the status and the error's type and code (words of the API,
+// such as invalid_request_error, context_length_exceeded); the provider's
+// message is kept apart in Message, never in Error: a provider may quote
+// the prompt in it — a CV, an interview — and Error reaches the logs and an
+// execution's cause. `veredicto doctor`, whose call carries no personal
+// data, shows it.
 type StatusError struct {
 	StatusCode int
+	Type, Code string
 	Message    string
 	// RetryAfter is the answer's Retry-After (429 and 5xx), zero without.
 	RetryAfter time.Duration
 }
 
 func (e *StatusError) Error() string {
-	if e.Message == "" {
-		return fmt.Sprintf("the provider answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	msg := fmt.Sprintf("the provider answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if kind := strings.Trim(e.Type+": "+e.Code, ": "); kind != "" {
+		msg += " (" + kind + ")"
 	}
-	return fmt.Sprintf("the provider answered %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Message)
+	return msg
 }
 
 // maxErrorMessage bounds the provider's message kept in a StatusError.
 const maxErrorMessage = 512
 
-// errorMessage is the message of a provider's error body, in the shapes
-// OpenAI-compatible servers send — {"error":{"message":…}} (OpenAI),
-// {"error":"…"}, {"message":…} (vLLM and others) — bounded on a
-// character's edge; "" when the body says none.
-func errorMessage(body []byte) string {
+// readStatusError fills se from a provider's error body (ErrorFields).
+func readStatusError(se *StatusError, body []byte) {
+	se.Type, se.Code, se.Message = ErrorFields(body)
+}
+
+// ErrorFields reads a provider's error object, in the shapes
+// OpenAI-compatible servers send — {"error":{"message","type","code"}}
+// (OpenAI), {"error":"…"}, {"message":…,"type":…} (vLLM and others): its
+// type and code only when they are short API words, its message bounded
+// on a character's edge (keep it out of errors' texts: it may quote the
+// prompt). All are "" when the body says none.
+func ErrorFields(body []byte) (typ, code, message string) {
 	var e struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    any             `json:"code"`
 	}
 	if json.Unmarshal(body, &e) != nil {
-		return ""
+		return "", "", ""
 	}
-	msg := e.Message
+	msg, t, c := e.Message, e.Type, e.Code
 	var obj struct {
 		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    any    `json:"code"`
 	}
 	var str string
 	switch {
-	case json.Unmarshal(e.Error, &obj) == nil && obj.Message != "":
-		msg = obj.Message
+	case json.Unmarshal(e.Error, &obj) == nil && (obj.Message != "" || obj.Type != "" || obj.Code != nil):
+		msg, t, c = obj.Message, obj.Type, obj.Code
 	case json.Unmarshal(e.Error, &str) == nil && str != "":
 		msg = str
 	}
@@ -325,7 +344,27 @@ func errorMessage(body []byte) string {
 		}
 		msg = msg[:cut] + "…"
 	}
-	return msg
+	switch c := c.(type) {
+	case string:
+		code = apiWord(c)
+	case float64:
+		code = strconv.FormatFloat(c, 'f', -1, 64)
+	}
+	return apiWord(t), code, msg
+}
+
+// apiWord is w when it is one of an API's short words (letters, digits,
+// "_", ".", "-"; at most 64), else "": an error's type or code, never text.
+func apiWord(w string) string {
+	if len(w) > 64 {
+		return ""
+	}
+	for _, r := range w {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			return ""
+		}
+	}
+	return w
 }
 
 // call makes one HTTP call; on failure it also returns the response's
@@ -386,7 +425,7 @@ func PostChat(ctx context.Context, client *http.Client, url, apiKey string, body
 		se.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	if b, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10)); rerr == nil {
-		se.Message = errorMessage(b)
+		readStatusError(se, b)
 	}
 	return nil, se
 }
@@ -453,12 +492,23 @@ func retryable(err error) bool {
 	if errors.As(err, &se) {
 		return se.StatusCode == http.StatusTooManyRequests || se.StatusCode >= 500
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) {
-		// a deadline, or an answer cut short (a proxy restarting)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) {
+		// a deadline, an answer cut short or a connection the other end
+		// dropped (a proxy restarting)
 		return true
 	}
+	// A certificate the client does not trust, or an answer that is not
+	// HTTP, fails the same way every time: a configuration to fix.
+	var cert *tls.CertificateVerificationError
+	if errors.As(err, &cert) {
+		return false
+	}
+	// What the network refused (a dial, a read, a write) may pass; so may
+	// a timeout.
+	var op *net.OpError
 	var netErr net.Error
-	return errors.As(err, &netErr)
+	return errors.As(err, &op) || errors.As(err, &netErr) && netErr.Timeout()
 }
 
 // retryWait is how long the client waits before its next try: its own
