@@ -247,7 +247,9 @@ func (l *Links) open(ctx context.Context, prefix string) ([]Link, error) {
 			l.logger().WarnContext(ctx, "unreadable chat link skipped", "key", k)
 			continue
 		}
-		if linkKey(lk) != k { // a record moved or edited: not the conversation its key names
+		if linkKey(lk) != k || lk.ID != LinkID(lk.Tenant, lk.ChatID, lk.Execution) {
+			// a record moved or edited: not the conversation (or the
+			// execution) its key names
 			l.logger().WarnContext(ctx, "chat link whose record does not match its key skipped", "key", k)
 			continue
 		}

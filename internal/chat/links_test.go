@@ -352,6 +352,9 @@ func TestLinksStartFollowsTheReadableLinks(t *testing.T) {
 	other := moved
 	other.ChatID = "c4" // the record says c4, its key c3
 	put(linkKey(moved), other)
+	edited := link("c5", "x-e")
+	edited.ID = "x" // key and record agree, but the id is not the link's
+	put(linkKey(edited), edited)
 
 	var logs bytes.Buffer
 	l := &Links{Store: getFails{KV: r.svc.Store, key: linkKey(bad)}, Events: r.events, Log: r.events, Watch: r.events,

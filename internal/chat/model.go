@@ -158,21 +158,45 @@ func rawArgs(s string) json.RawMessage {
 }
 
 // fail classifies a provider error: a refusal (an HTTP status below 500
-// but 429, an error the stream carried) is the provider's; rate limits,
-// server errors, network failures and broken answers are transient.
+// but 429, an error the stream carried) and an answer that is not JSON are
+// the provider's — asking again would fail the same way; rate limits,
+// server errors, network failures and answers cut short are transient.
 func (m *OpenAIModel) fail(err error) error {
 	var se *llm.StatusError
 	var pe *streamError
-	if errors.As(err, &se) && se.StatusCode != http.StatusTooManyRequests && se.StatusCode < 500 || errors.As(err, &pe) {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &se) && se.StatusCode != http.StatusTooManyRequests && se.StatusCode < 500 ||
+		errors.As(err, &pe) || errors.As(err, &syn) || errors.As(err, &typ) {
 		return fmt.Errorf("chat model %s: %w", m.model, err)
 	}
 	return &veredicto.TransientError{Op: "chat model " + m.model, Err: err}
 }
 
-// streamError is an error object a provider sent inside its stream.
-type streamError struct{ message string }
+// streamError is an error object a provider sent inside its stream: its
+// type and code, never its message (it may quote the conversation).
+type streamError struct{ typ, code string }
 
-func (e *streamError) Error() string { return "the provider's stream says: " + e.message }
+func (e *streamError) Error() string {
+	msg := "the provider's stream ended with an error"
+	if kind := strings.Trim(e.typ+": "+e.code, ": "); kind != "" {
+		msg += " (" + kind + ")"
+	}
+	return msg
+}
+
+// streamFailure is the error object of a stream line, nil when the line
+// holds none.
+func streamFailure(line []byte) error {
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(line, &e) != nil || len(e.Error) == 0 || string(e.Error) == "null" {
+		return nil
+	}
+	typ, code, _ := llm.ErrorFields(line)
+	return &streamError{typ: typ, code: code}
+}
 
 // MaxStreamChunks bounds one streamed reply.
 const MaxStreamChunks = 20000
@@ -181,8 +205,8 @@ const MaxStreamChunks = 20000
 // reply is stored with its turn and shown whole.
 const MaxReplyTokens = 4096
 
-// maxAnswerBytes bounds an answer read whole; maxStreamLine one line of
-// a streamed one.
+// maxAnswerBytes bounds an answer, read whole or streamed (its text and
+// tool arguments); maxStreamLine one line of a streamed one.
 const (
 	maxAnswerBytes = 4 << 20
 	maxStreamLine  = 1 << 20
@@ -207,6 +231,7 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 		calls  []*ToolCall
 		args   []*strings.Builder
 		cutOff bool
+		size   int // bytes of text and arguments so far (maxAnswerBytes)
 	)
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), maxStreamLine)
@@ -222,9 +247,10 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
 		if !ok {
 			// Some servers put an error object on a line of its own.
-			var e wireChunk
-			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 && line[0] == '{' && json.Unmarshal(line, &e) == nil && e.Error != nil {
-				return Reply{}, m.fail(&streamError{message: e.Error.Message})
+			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 && line[0] == '{' {
+				if err := streamFailure(line); err != nil {
+					return Reply{}, m.fail(err)
+				}
 			}
 			continue
 		}
@@ -235,12 +261,12 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 		if n++; n > MaxStreamChunks {
 			return Reply{}, fmt.Errorf("chat model %s: the stream is over %d chunks", m.model, MaxStreamChunks)
 		}
+		if err := streamFailure(data); err != nil {
+			return Reply{}, m.fail(err)
+		}
 		var chunk wireChunk
 		if err := json.Unmarshal(data, &chunk); err != nil {
 			return Reply{}, m.fail(fmt.Errorf("a chunk of the stream is not JSON: %w", err))
-		}
-		if chunk.Error != nil {
-			return Reply{}, m.fail(&streamError{message: chunk.Error.Message})
 		}
 		if chunk.Usage != nil {
 			out.Usage = veredicto.Usage{Calls: 1, PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens}
@@ -252,6 +278,9 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 			cutOff = true
 		}
 		d := chunk.Choices[0].Delta
+		if size += len(d.Content); size > maxAnswerBytes {
+			return Reply{}, fmt.Errorf("chat model %s: the streamed answer is over %d bytes", m.model, maxAnswerBytes)
+		}
 		if d.Content != "" {
 			text.WriteString(d.Content)
 			if err := delta(d.Content); err != nil {
@@ -274,6 +303,9 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 			}
 			if tc.Function.Name != "" {
 				calls[i].Name = tc.Function.Name
+			}
+			if size += len(tc.Function.Arguments); size > maxAnswerBytes {
+				return Reply{}, fmt.Errorf("chat model %s: the streamed answer is over %d bytes", m.model, maxAnswerBytes)
 			}
 			args[i].WriteString(tc.Function.Arguments)
 		}
@@ -354,9 +386,6 @@ type (
 			FinishReason string `json:"finish_reason"`
 		} `json:"choices"`
 		Usage *wireUsage `json:"usage"`
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
 	}
 )
 

@@ -146,8 +146,9 @@ func TestStreamAsProvidersSendIt(t *testing.T) {
 		{"comments and events", ": keep-alive\n\nevent: message\ndata: {\"choices\":[{\"delta\":{\"content\":\"Ho\"}}]}\n\n" +
 			"data:{\"choices\":[{\"delta\":{\"content\":\"la\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", "Hola", false},
 		{"no [DONE]", "data: {\"choices\":[{\"delta\":{\"content\":\"Hola\"}}]}\n\n", "Hola", false},
-		{"an error inside", "data: {\"choices\":[{\"delta\":{\"content\":\"Ho\"}}]}\n\ndata: {\"error\":{\"message\":\"context length exceeded\"}}\n\n", "", true},
-		{"an error on a line of its own", "{\"error\":{\"message\":\"context length exceeded\",\"type\":\"invalid_request_error\"}}\n", "", true},
+		{"an error inside", "data: {\"choices\":[{\"delta\":{\"content\":\"Ho\"}}]}\n\ndata: {\"error\":{\"message\":\"Ana Pérez, CV: context length exceeded\",\"code\":\"context_length_exceeded\"}}\n\n", "", true},
+		{"an error on a line of its own", "{\"error\":{\"message\":\"Ana Pérez, CV: context length exceeded\",\"type\":\"invalid_request_error\",\"code\":\"context_length_exceeded\"}}\n", "", true},
+		{"a chunk that is not JSON", "data: <html>\n\n", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -166,11 +167,27 @@ func TestStreamAsProvidersSendIt(t *testing.T) {
 			rep, err := m.Stream(context.Background(), Prompt{Messages: []Message{{Role: "user", Content: "x"}}}, func(d string) error { got.WriteString(d); return nil })
 			var te *veredicto.TransientError
 			switch {
-			case tc.refused && (err == nil || errors.As(err, &te) || !strings.Contains(err.Error(), "context length exceeded")):
-				t.Errorf("got %v; want the provider's refusal, not transient, in its words", err)
+			case tc.refused && (err == nil || errors.As(err, &te) || strings.Contains(err.Error(), "Ana Pérez")):
+				t.Errorf("got %v; want the provider's refusal, not transient, without its message (it may quote the conversation)", err)
+			case tc.refused && strings.Contains(tc.body, "context_length_exceeded") && !strings.Contains(err.Error(), "context_length_exceeded"):
+				t.Errorf("got %v; want the error's code named", err)
 			case !tc.refused && (err != nil || rep.Content != tc.text || got.String() != tc.text):
 				t.Errorf("got %q (streamed %q), %v; want %q", rep.Content, got.String(), err, tc.text)
 			}
 		})
+	}
+}
+
+// TestAnAnswerThatIsNotJSONIsTheProviders: a 200 whose body is not a chat
+// completion (a proxy's HTML page) fails the turn as the provider's, not as
+// an outage the queue would deliver again, model call and all.
+func TestAnAnswerThatIsNotJSONIsTheProviders(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("<html>proxy</html>")) }))
+	defer srv.Close()
+	m, _ := NewOpenAIModel("k", srv.URL, "gpt-test")
+	_, err := m.Next(context.Background(), Prompt{Messages: []Message{{Role: "user", Content: "x"}}})
+	var te *veredicto.TransientError
+	if err == nil || errors.As(err, &te) {
+		t.Errorf("Next: %v; want a failure that is not transient", err)
 	}
 }
