@@ -281,12 +281,19 @@ func schedule(ctx context.Context, cfg Config, first time.Time, jobs chan<- job)
 		due := time.Now()
 		if cfg.Rate > 0 {
 			due = first.Add(time.Duration(float64(n) / cfg.Rate * float64(time.Second)))
-			if d := time.Until(due); d > time.Millisecond {
-				time.Sleep(d) // shorter waits are sent at once: the next sleep catches up
-			}
 		}
 		if cfg.Duration > 0 && due.Sub(first) >= cfg.Duration {
-			return
+			return // before waiting for a start that is not to be sent
+		}
+		if d := time.Until(due); cfg.Rate > 0 && d > time.Millisecond {
+			// shorter waits are sent at once: the next wait catches up
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
 		}
 		select {
 		case jobs <- job{n: n, due: due}:

@@ -264,3 +264,28 @@ func TestSlowestSecondShowsAStall(t *testing.T) {
 		t.Errorf("SlowestSecond counts the last, partial second")
 	}
 }
+
+// TestScheduleNeverWaitsForNothing: at 0.1 starts a second for 5 s, the
+// one start due is handed out and the schedule ends at once, not after
+// the 10 s the next start would have waited for; a cancelled run stops a
+// wait at once too.
+func TestScheduleNeverWaitsForNothing(t *testing.T) {
+	run := func(ctx context.Context, cfg Config) (int, time.Duration) {
+		jobs := make(chan job, 10)
+		start := time.Now()
+		schedule(ctx, cfg, start, jobs)
+		n := 0
+		for range jobs {
+			n++
+		}
+		return n, time.Since(start)
+	}
+	if n, took := run(context.Background(), Config{Rate: 0.1, Duration: 5 * time.Second}); n != 1 || took > 2*time.Second {
+		t.Errorf("0.1/s for 5 s: %d starts in %v; want 1, at once", n, took)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	if n, took := run(ctx, Config{Rate: 0.1, Count: 3}); n != 1 || took > 2*time.Second {
+		t.Errorf("cancelled while waiting for the second start: %d starts in %v; want 1, stopped at once", n, took)
+	}
+}
