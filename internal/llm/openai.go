@@ -498,17 +498,18 @@ func retryable(err error) bool {
 		// dropped (a proxy restarting)
 		return true
 	}
-	// A certificate the client does not trust, or an answer that is not
-	// HTTP, fails the same way every time: a configuration to fix.
+	// A certificate the client does not trust, TLS spoken to a server
+	// that does not, or an answer that is not HTTP fails the same way every
+	// time: a configuration to fix.
 	var cert *tls.CertificateVerificationError
-	if errors.As(err, &cert) {
+	var record tls.RecordHeaderError
+	if errors.As(err, &cert) || errors.As(err, &record) || strings.Contains(err.Error(), "malformed HTTP") {
 		return false
 	}
-	// What the network refused (a dial, a read, a write) may pass; so may
-	// a timeout.
-	var op *net.OpError
+	// Anything else on the way (a dial, a connection dropped or closed
+	// while idle, a timeout) may pass.
 	var netErr net.Error
-	return errors.As(err, &op) || errors.As(err, &netErr) && netErr.Timeout()
+	return errors.As(err, &netErr)
 }
 
 // retryWait is how long the client waits before its next try: its own
