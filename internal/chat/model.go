@@ -128,8 +128,15 @@ func (m *OpenAIModel) Next(ctx context.Context, p Prompt) (Reply, error) {
 	}
 	defer cancel()
 	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
+	if err != nil {
+		return Reply{}, m.fail(fmt.Errorf("read the answer: %w", err))
+	}
+	if len(b) > maxAnswerBytes {
+		return Reply{}, fmt.Errorf("chat model %s: the answer is over %d bytes", m.model, maxAnswerBytes)
+	}
 	var out wireResponse
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswerBytes)).Decode(&out); err != nil {
+	if err := json.Unmarshal(b, &out); err != nil {
 		return Reply{}, m.fail(fmt.Errorf("read the answer: %w", err))
 	}
 	if len(out.Choices) == 0 {
@@ -158,19 +165,17 @@ func rawArgs(s string) json.RawMessage {
 }
 
 // fail classifies a provider error: a refusal (an HTTP status below 500
-// but 429, an error the stream carried) and an answer that is not JSON are
-// the provider's — asking again would fail the same way; rate limits,
-// server errors, network failures and answers cut short are transient.
+// but 408, 409 and 429; an error the stream carried), an answer that is
+// not JSON or not HTTP, a certificate not trusted are the provider's —
+// asking again would fail the same way; rate limits, server errors,
+// network failures and answers cut short are transient (llm.Retryable).
 func (m *OpenAIModel) fail(err error) error {
-	var se *llm.StatusError
-	var pe *streamError
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &se) && se.StatusCode != http.StatusTooManyRequests && se.StatusCode < 500 ||
-		errors.As(err, &pe) || errors.As(err, &syn) || errors.As(err, &typ) {
-		return fmt.Errorf("chat model %s: %w", m.model, err)
+	// A stopped turn (a shutdown) is delivered again; anything else as the
+	// agents' calls are classified.
+	if errors.Is(err, context.Canceled) || llm.Retryable(err) {
+		return &veredicto.TransientError{Op: "chat model " + m.model, Err: err}
 	}
-	return &veredicto.TransientError{Op: "chat model " + m.model, Err: err}
+	return fmt.Errorf("chat model %s: %w", m.model, err)
 }
 
 // streamError is an error object a provider sent inside its stream: its
@@ -206,10 +211,12 @@ const MaxStreamChunks = 20000
 const MaxReplyTokens = 4096
 
 // maxAnswerBytes bounds an answer, read whole or streamed (its text and
-// tool arguments); maxStreamLine one line of a streamed one.
+// tool arguments); maxStreamLine one line of a streamed one; maxErrorBody
+// the lines outside a stream's events kept to read an error object from.
 const (
 	maxAnswerBytes = 4 << 20
 	maxStreamLine  = 1 << 20
+	maxErrorBody   = 64 << 10
 )
 
 // CutOffNote ends a reply the model was cut off in at MaxReplyTokens, so
@@ -235,10 +242,21 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 	)
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), maxStreamLine)
+	// Lines outside the events: some servers answer an error object there,
+	// on one line or several; kept (bounded) to be read as one at the end.
+	var other bytes.Buffer
 	for n := 0; ; {
 		if !sc.Scan() {
-			if err := sc.Err(); err != nil {
+			if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+				return Reply{}, fmt.Errorf("chat model %s: a line of the stream is over %d bytes", m.model, maxStreamLine)
+			} else if err != nil {
 				return Reply{}, m.fail(fmt.Errorf("read the stream: %w", err))
+			}
+			if err := streamFailure(other.Bytes()); err != nil {
+				return Reply{}, m.fail(err)
+			}
+			if n == 0 {
+				return Reply{}, fmt.Errorf("chat model %s: the stream ended before any answer", m.model)
 			}
 			break // the end without [DONE]: what came is the answer
 		}
@@ -246,15 +264,20 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 		// names and blank lines carry nothing here.
 		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
 		if !ok {
-			// Some servers put an error object on a line of its own.
-			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 && line[0] == '{' {
-				if err := streamFailure(line); err != nil {
+			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 && line[0] != ':' && !bytes.HasPrefix(line, []byte("event:")) &&
+				!bytes.HasPrefix(line, []byte("id:")) && !bytes.HasPrefix(line, []byte("retry:")) && other.Len() < maxErrorBody {
+				other.Write(line)
+				other.WriteByte('\n')
+				if err := streamFailure(line); err != nil { // an error object on a line of its own
 					return Reply{}, m.fail(err)
 				}
 			}
 			continue
 		}
 		data = bytes.TrimSpace(data)
+		if len(data) == 0 {
+			continue // an empty event: a keep-alive
+		}
 		if string(data) == "[DONE]" {
 			break
 		}
@@ -288,7 +311,7 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 			}
 		}
 		for _, tc := range d.ToolCalls {
-			i := len(calls) - 1
+			i := max(len(calls)-1, 0) // no index: the call under way, or the first
 			if tc.Index != nil {
 				i = *tc.Index
 			}

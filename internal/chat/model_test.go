@@ -191,3 +191,79 @@ func TestAnAnswerThatIsNotJSONIsTheProviders(t *testing.T) {
 		t.Errorf("Next: %v; want a failure that is not transient", err)
 	}
 }
+
+// streamOf streams a reply from a server that answers body.
+func streamOf(t *testing.T, body string) (Reply, error) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	m, _ := NewOpenAIModel("k", srv.URL, "gpt-test")
+	return m.Stream(context.Background(), Prompt{Messages: []Message{{Role: "user", Content: "x"}}}, func(string) error { return nil })
+}
+
+// A 200 whose body is a pretty-printed error object (go-openai accumulated
+// non-data lines and reported it) must not be an empty, successful reply.
+func TestAStreamThatIsAnErrorObjectIsAnError(t *testing.T) {
+	rep, err := streamOf(t, "{\n  \"error\": {\n    \"message\": \"Ana\",\n    \"type\": \"invalid_request_error\"\n  }\n}\n")
+	var te *veredicto.TransientError
+	if err == nil || errors.As(err, &te) || strings.Contains(err.Error(), "Ana") || !strings.Contains(err.Error(), "invalid_request_error") {
+		t.Errorf("got reply %+v, %v; want the provider's error, its type named, its message left out", rep, err)
+	}
+	if _, err := streamOf(t, ""); err == nil || errors.As(err, &te) {
+		t.Errorf("an empty stream: %v; want a failure that is not transient", err)
+	}
+}
+
+// SSE: a data line with an empty value dispatches no event (heartbeat).
+func TestAnEmptyEventIsAKeepAlive(t *testing.T) {
+	rep, err := streamOf(t, "data:\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"Hola\"}}]}\n\ndata: [DONE]\n\n")
+	if err != nil || rep.Content != "Hola" {
+		t.Errorf("got %q, %v; want Hola", rep.Content, err)
+	}
+}
+
+// A line over maxStreamLine is the provider's, not an outage.
+func TestAStreamLineTooLongIsTheProviders(t *testing.T) {
+	_, err := streamOf(t, "data: {\"choices\":[{\"delta\":{\"content\":\""+strings.Repeat("a", maxStreamLine+10)+"\"}}]}\n\n")
+	var te *veredicto.TransientError
+	if err == nil || errors.As(err, &te) {
+		t.Errorf("err = %v; want a failure that is not transient", err)
+	}
+}
+
+// An answer over maxAnswerBytes (read whole) is the provider's, not an outage.
+func TestAnAnswerTooLargeIsTheProviders(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(`{"choices":[{"message":{"content":"` + strings.Repeat("a", maxAnswerBytes) + `"}}]}`))
+	}))
+	defer srv.Close()
+	m, _ := NewOpenAIModel("k", srv.URL, "gpt-test")
+	_, err := m.Next(context.Background(), Prompt{Messages: []Message{{Role: "user", Content: "x"}}})
+	var te *veredicto.TransientError
+	if err == nil || errors.As(err, &te) {
+		t.Errorf("err = %v; want a failure that is not transient", err)
+	}
+}
+
+// A first tool-call delta without "index" (some compatible servers).
+func TestAToolCallWithoutIndexIsTheFirst(t *testing.T) {
+	rep, err := streamOf(t, "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\ndata: [DONE]\n\n")
+	if err != nil || len(rep.ToolCalls) != 1 {
+		t.Errorf("got %+v, %v", rep, err)
+	}
+}
+
+// A configuration error (certificate not trusted) is not an outage.
+func TestAnUntrustedCertificateIsNotAnOutage(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer srv.Close()
+	m, _ := NewOpenAIModel("k", srv.URL, "gpt-test")
+	_, err := m.Next(context.Background(), Prompt{Messages: []Message{{Role: "user", Content: "x"}}})
+	var te *veredicto.TransientError
+	if err == nil || errors.As(err, &te) {
+		t.Errorf("err = %v; want a failure that is not transient", err)
+	}
+}

@@ -315,27 +315,34 @@ func readStatusError(se *StatusError, body []byte) {
 // on a character's edge (keep it out of errors' texts: it may quote the
 // prompt). All are "" when the body says none.
 func ErrorFields(body []byte) (typ, code, message string) {
+	// Each member is decoded apart: a message that is a list (some
+	// servers send one) or a type of another JSON kind loses only itself.
 	var e struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Type    string          `json:"type"`
-		Code    any             `json:"code"`
+		Error, Message, Type, Code json.RawMessage
 	}
 	if json.Unmarshal(body, &e) != nil {
 		return "", "", ""
 	}
-	msg, t, c := e.Message, e.Type, e.Code
-	var obj struct {
-		Message string `json:"message"`
-		Type    string `json:"type"`
-		Code    any    `json:"code"`
+	text := func(raw json.RawMessage) string {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		var list []string
+		if json.Unmarshal(raw, &list) == nil {
+			return strings.Join(list, "; ")
+		}
+		return ""
 	}
-	var str string
+	msg, t, c := text(e.Message), text(e.Type), json.RawMessage(e.Code)
+	var obj struct {
+		Message, Type, Code json.RawMessage
+	}
 	switch {
-	case json.Unmarshal(e.Error, &obj) == nil && (obj.Message != "" || obj.Type != "" || obj.Code != nil):
-		msg, t, c = obj.Message, obj.Type, obj.Code
-	case json.Unmarshal(e.Error, &str) == nil && str != "":
-		msg = str
+	case json.Unmarshal(e.Error, &obj) == nil && (obj.Message != nil || obj.Type != nil || obj.Code != nil):
+		msg, t, c = text(obj.Message), text(obj.Type), obj.Code
+	case text(e.Error) != "":
+		msg = text(e.Error)
 	}
 	if len(msg) > maxErrorMessage {
 		cut := maxErrorMessage
@@ -344,11 +351,9 @@ func ErrorFields(body []byte) (typ, code, message string) {
 		}
 		msg = msg[:cut] + "…"
 	}
-	switch c := c.(type) {
-	case string:
-		code = apiWord(c)
-	case float64:
-		code = strconv.FormatFloat(c, 'f', -1, 64)
+	var n json.Number
+	if code = apiWord(text(c)); code == "" && json.Unmarshal(c, &n) == nil {
+		code = apiWord(n.String())
 	}
 	return apiWord(t), code, msg
 }
@@ -487,10 +492,21 @@ func (o *OpenAI) usage(u chatUsage) veredicto.Usage {
 }
 
 // retryable: rate limits, server errors, timeouts and connection failures.
+// Retryable reports whether err may pass if the call is made again: rate
+// limits, 408, 409 and server errors, timeouts, answers cut short and
+// connections dropped on the way — not a refusal, an answer that is not
+// JSON or not HTTP, nor a certificate the client does not trust. The chat's
+// model classifies its failures with it too.
+func Retryable(err error) bool { return retryable(err) }
+
 func retryable(err error) bool {
 	var se *StatusError
 	if errors.As(err, &se) {
-		return se.StatusCode == http.StatusTooManyRequests || se.StatusCode >= 500
+		switch se.StatusCode {
+		case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
+			return true
+		}
+		return se.StatusCode >= 500
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNRESET) {

@@ -46,3 +46,24 @@ func TestRetryWaitHonoursRetryAfterWithinTheBound(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorFieldsKeepWhatTheyCanRead: a message sent as a list (some
+// servers do) loses nothing else; a number code is kept as its digits.
+func TestErrorFieldsKeepWhatTheyCanRead(t *testing.T) {
+	typ, code, msg := ErrorFields([]byte(`{"error":{"message":["a","b"],"type":"invalid_request_error","code":"bad_schema"}}`))
+	if typ != "invalid_request_error" || code != "bad_schema" || msg != "a; b" {
+		t.Errorf("type %q code %q message %q", typ, code, msg)
+	}
+	if typ, code, _ := ErrorFields([]byte(`{"object":"error","message":"x","type":"BadRequestError","code":400}`)); typ != "BadRequestError" || code != "400" {
+		t.Errorf("type %q code %q", typ, code)
+	}
+}
+
+// TestRetryableStatuses: 408, 409, 429 and 5xx may pass; other refusals not.
+func TestRetryableStatuses(t *testing.T) {
+	for status, want := range map[int]bool{400: false, 401: false, 404: false, 408: true, 409: true, 422: false, 429: true, 500: true, 503: true} {
+		if got := retryable(&StatusError{StatusCode: status}); got != want {
+			t.Errorf("%d: retryable %v, want %v", status, got, want)
+		}
+	}
+}
