@@ -1,10 +1,12 @@
 package llm_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -447,6 +449,11 @@ func TestOpenAIRetriesOnlyWhatMayPass(t *testing.T) {
 			conn, err := notHTTP.Accept()
 			if err != nil {
 				return
+			}
+			// The whole request is read first: an answer written before it
+			// would reach the client as a write on a closed connection.
+			if req, err := http.ReadRequest(bufio.NewReader(conn)); err == nil {
+				io.Copy(io.Discard, req.Body)
 			}
 			conn.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n\r\n"))
 			conn.Close()
