@@ -168,7 +168,7 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	)
 	delay := o.cfg.Backoff
 	for attempt := 1; attempt <= o.cfg.MaxAttempts; attempt++ {
-		resp, ra, err := o.call(ctx, body)
+		resp, err := o.call(ctx, body)
 		if err == nil {
 			if len(resp.Choices) == 0 {
 				return Response{}, &ProviderError{Op: op, Err: errors.New("the response has no choices")}
@@ -180,7 +180,7 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 		if ctx.Err() != nil {
 			return Response{}, &veredicto.TransientError{Op: op, Err: ctx.Err(), RetryAfter: retryAfter}
 		}
-		if !retryable(err) {
+		if !Retryable(err) {
 			return Response{}, &ProviderError{Op: op, Err: err}
 		}
 		if !o.reached.Load() && Unreachable(err) {
@@ -188,11 +188,14 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 			// says nothing more. Named now, with the fix.
 			return Response{}, &ProviderError{Op: op, Err: &UnreachableError{URL: o.BaseURL(), Err: err}}
 		}
-		lastErr, retryAfter = err, ra
+		lastErr, retryAfter = err, 0
+		if se := (*StatusError)(nil); errors.As(err, &se) {
+			retryAfter = se.RetryAfter
+		}
 		if attempt == o.cfg.MaxAttempts {
 			break
 		}
-		wait := retryWait(delay, ra, o.cfg.MaxRetryAfter)
+		wait := retryWait(delay, retryAfter, o.cfg.MaxRetryAfter)
 		o.cfg.Logger.WarnContext(ctx, "llm call failed, retrying", "schema", req.Schema, "attempt", attempt, "delay", wait, "error", err)
 		t := time.NewTimer(wait)
 		select {
@@ -303,11 +306,6 @@ func (e *StatusError) Error() string {
 // maxErrorMessage bounds the provider's message kept in a StatusError.
 const maxErrorMessage = 512
 
-// readStatusError fills se from a provider's error body (ErrorFields).
-func readStatusError(se *StatusError, body []byte) {
-	se.Type, se.Code, se.Message = ErrorFields(body)
-}
-
 // ErrorFields reads a provider's error object, in the shapes
 // OpenAI-compatible servers send — {"error":{"message","type","code"}}
 // (OpenAI), {"error":"…"}, {"message":…,"type":…} (vLLM and others): its
@@ -372,32 +370,28 @@ func apiWord(w string) string {
 	return w
 }
 
-// call makes one HTTP call; on failure it also returns the response's
-// Retry-After (429 and 5xx), zero when it had none.
-func (o *OpenAI) call(ctx context.Context, body []byte) (chatResponse, time.Duration, error) {
+// call makes one HTTP call (a failure with an HTTP status is a
+// *StatusError, with its Retry-After).
+func (o *OpenAI) call(ctx context.Context, body []byte) (chatResponse, error) {
 	cctx, cancel := context.WithTimeout(ctx, o.cfg.CallTimeout)
 	defer cancel()
 	resp, err := PostChat(cctx, o.http, o.url, o.cfg.APIKey, body, false)
-	var se *StatusError
-	if err == nil || errors.As(err, &se) {
+	if se := (*StatusError)(nil); err == nil || errors.As(err, &se) {
 		o.reached.Store(true)
 	}
 	if err != nil {
-		if se != nil {
-			return chatResponse{}, se.RetryAfter, err
-		}
-		return chatResponse{}, 0, err
+		return chatResponse{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
-		return chatResponse{}, 0, err
+		return chatResponse{}, err
 	}
 	var out chatResponse
 	if err := json.Unmarshal(b, &out); err != nil {
-		return chatResponse{}, 0, fmt.Errorf("the provider's answer is not a chat completion: %w", err)
+		return chatResponse{}, fmt.Errorf("the provider's answer is not a chat completion: %w", err)
 	}
-	return out, 0, nil
+	return out, nil
 }
 
 // PostChat posts a chat completion request (body, JSON) to url with the
@@ -430,7 +424,7 @@ func PostChat(ctx context.Context, client *http.Client, url, apiKey string, body
 		se.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	if b, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10)); rerr == nil {
-		readStatusError(se, b)
+		se.Type, se.Code, se.Message = ErrorFields(b)
 	}
 	return nil, se
 }
@@ -497,9 +491,7 @@ func (o *OpenAI) usage(u chatUsage) veredicto.Usage {
 // connections dropped on the way — not a refusal, an answer that is not
 // JSON or not HTTP, nor a certificate the client does not trust. The chat's
 // model classifies its failures with it too.
-func Retryable(err error) bool { return retryable(err) }
-
-func retryable(err error) bool {
+func Retryable(err error) bool {
 	var se *StatusError
 	if errors.As(err, &se) {
 		switch se.StatusCode {

@@ -62,7 +62,7 @@ func TestErrorFieldsKeepWhatTheyCanRead(t *testing.T) {
 // TestRetryableStatuses: 408, 409, 429 and 5xx may pass; other refusals not.
 func TestRetryableStatuses(t *testing.T) {
 	for status, want := range map[int]bool{400: false, 401: false, 404: false, 408: true, 409: true, 422: false, 429: true, 500: true, 503: true} {
-		if got := retryable(&StatusError{StatusCode: status}); got != want {
+		if got := Retryable(&StatusError{StatusCode: status}); got != want {
 			t.Errorf("%d: retryable %v, want %v", status, got, want)
 		}
 	}
