@@ -338,7 +338,7 @@ func (l *Links) catchUp(ctx context.Context, lk Link) {
 			ch, err = l.Describe(ctx, lk.Execution)
 		}
 	}
-	if err == nil && (ch.Status == "" || ch.Status == "RUNNING" || ch.Status == "PENDING_REDRIVE") {
+	if err == nil && !ch.ended() {
 		return
 	}
 	if err == nil {
@@ -396,7 +396,7 @@ func (l *Links) recheck(ctx context.Context, lk Link, now time.Time) {
 	pastAge := lk.At.Add(l.maxAge()).Before(now)
 	ch, err := l.Describe(ctx, lk.Execution)
 	switch {
-	case err == nil && ch.Status != "RUNNING" && ch.Status != "PENDING_REDRIVE" && ch.Status != "":
+	case err == nil && ch.ended():
 		_, err = l.statusChanged(ctx, lk, "", ch)
 	case isCode(err, "ExecutionDoesNotExist") || pastAge:
 		if err != nil {

@@ -199,6 +199,11 @@ func streamFailure(line []byte) error {
 	if json.Unmarshal(line, &e) != nil || len(e.Error) == 0 || string(e.Error) == "null" {
 		return nil
 	}
+	return failureOf(line)
+}
+
+// failureOf is the streamError of a line that holds an error object.
+func failureOf(line []byte) error {
 	typ, code, _ := llm.ErrorFields(line)
 	return &streamError{typ: typ, code: code}
 }
@@ -240,6 +245,12 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 		cutOff bool
 		size   int // bytes of text and arguments so far (maxAnswerBytes)
 	)
+	grow := func(n int) error {
+		if size += n; size > maxAnswerBytes {
+			return fmt.Errorf("chat model %s: the streamed answer is over %d bytes", m.model, maxAnswerBytes)
+		}
+		return nil
+	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), maxStreamLine)
 	// Lines outside the events: some servers answer an error object there,
@@ -284,12 +295,12 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 		if n++; n > MaxStreamChunks {
 			return Reply{}, fmt.Errorf("chat model %s: the stream is over %d chunks", m.model, MaxStreamChunks)
 		}
-		if err := streamFailure(data); err != nil {
-			return Reply{}, m.fail(err)
-		}
 		var chunk wireChunk
 		if err := json.Unmarshal(data, &chunk); err != nil {
 			return Reply{}, m.fail(fmt.Errorf("a chunk of the stream is not JSON: %w", err))
+		}
+		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+			return Reply{}, m.fail(failureOf(data))
 		}
 		if chunk.Usage != nil {
 			out.Usage = veredicto.Usage{Calls: 1, PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens}
@@ -301,8 +312,8 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 			cutOff = true
 		}
 		d := chunk.Choices[0].Delta
-		if size += len(d.Content); size > maxAnswerBytes {
-			return Reply{}, fmt.Errorf("chat model %s: the streamed answer is over %d bytes", m.model, maxAnswerBytes)
+		if err := grow(len(d.Content)); err != nil {
+			return Reply{}, err
 		}
 		if d.Content != "" {
 			text.WriteString(d.Content)
@@ -327,8 +338,8 @@ func (m *OpenAIModel) Stream(ctx context.Context, p Prompt, delta func(string) e
 			if tc.Function.Name != "" {
 				calls[i].Name = tc.Function.Name
 			}
-			if size += len(tc.Function.Arguments); size > maxAnswerBytes {
-				return Reply{}, fmt.Errorf("chat model %s: the streamed answer is over %d bytes", m.model, maxAnswerBytes)
+			if err := grow(len(tc.Function.Arguments)); err != nil {
+				return Reply{}, err
 			}
 			args[i].WriteString(tc.Function.Arguments)
 		}
@@ -409,6 +420,8 @@ type (
 			FinishReason string `json:"finish_reason"`
 		} `json:"choices"`
 		Usage *wireUsage `json:"usage"`
+		// Error is an error object a provider sent as a chunk.
+		Error json.RawMessage `json:"error"`
 	}
 )
 

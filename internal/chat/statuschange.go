@@ -68,6 +68,12 @@ type StatusChange struct {
 	RedriveStatusReason string       `json:"redriveStatusReason"`
 }
 
+// ended reports whether the execution has ended as c describes it: not
+// running, not waiting for a redrive (nor unknown).
+func (c StatusChange) ended() bool {
+	return c.Status != "" && c.Status != "RUNNING" && c.Status != "PENDING_REDRIVE"
+}
+
 // DataDetails says whether an execution's input or output is included.
 type DataDetails struct {
 	Included bool `json:"included"`
