@@ -184,11 +184,18 @@ func TestStreamAsProvidersSendIt(t *testing.T) {
 func TestAnAnswerThatIsNotJSONIsTheProviders(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("<html>proxy</html>")) }))
 	defer srv.Close()
-	m, _ := NewOpenAIModel("k", srv.URL, "gpt-test")
+	notTransient(t, srv.URL)
+}
+
+// notTransient fails t unless the model's call against url fails for a
+// reason that is not an outage.
+func notTransient(t *testing.T, url string) {
+	t.Helper()
+	m, _ := NewOpenAIModel("k", url, "gpt-test")
 	_, err := m.Next(context.Background(), Prompt{Messages: []Message{{Role: "user", Content: "x"}}})
 	var te *veredicto.TransientError
 	if err == nil || errors.As(err, &te) {
-		t.Errorf("Next: %v; want a failure that is not transient", err)
+		t.Errorf("err = %v; want a failure that is not transient", err)
 	}
 }
 
@@ -240,12 +247,7 @@ func TestAnAnswerTooLargeIsTheProviders(t *testing.T) {
 		w.Write([]byte(`{"choices":[{"message":{"content":"` + strings.Repeat("a", maxAnswerBytes) + `"}}]}`))
 	}))
 	defer srv.Close()
-	m, _ := NewOpenAIModel("k", srv.URL, "gpt-test")
-	_, err := m.Next(context.Background(), Prompt{Messages: []Message{{Role: "user", Content: "x"}}})
-	var te *veredicto.TransientError
-	if err == nil || errors.As(err, &te) {
-		t.Errorf("err = %v; want a failure that is not transient", err)
-	}
+	notTransient(t, srv.URL)
 }
 
 // A first tool-call delta without "index" (some compatible servers).
@@ -260,10 +262,5 @@ func TestAToolCallWithoutIndexIsTheFirst(t *testing.T) {
 func TestAnUntrustedCertificateIsNotAnOutage(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	defer srv.Close()
-	m, _ := NewOpenAIModel("k", srv.URL, "gpt-test")
-	_, err := m.Next(context.Background(), Prompt{Messages: []Message{{Role: "user", Content: "x"}}})
-	var te *veredicto.TransientError
-	if err == nil || errors.As(err, &te) {
-		t.Errorf("err = %v; want a failure that is not transient", err)
-	}
+	notTransient(t, srv.URL)
 }

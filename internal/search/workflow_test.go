@@ -692,18 +692,7 @@ func TestSummaryRowsAreTheReportsRows(t *testing.T) {
 	}
 
 	// Another process summarizes the same reports from the Map's rows.
-	task := search.SummaryTask{SearchID: "s-test"}
-	for _, id := range ids {
-		b, err := os.ReadFile(filepath.Join(out, id, "report.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep := readReport(t, out, id)
-		task.Thresholds = rep.Thresholds
-		sum := sha256.Sum256(b)
-		task.Results = append(task.Results, search.CandidateResult{CandidateID: id, Decision: rep.Decision, Reason: rep.Reason,
-			ReportSHA256: hex.EncodeToString(sum[:])})
-	}
+	task := mapRows(t, out, "s-test", ids)
 	if _, err := newService(out).Summarize(context.Background(), task); err != nil {
 		t.Fatal(err)
 	}
@@ -751,7 +740,25 @@ func TestSummaryRetriesAReportItCouldNotReadForNow(t *testing.T) {
 			PromptVersions: func(a string) string { return a + "-test" }, Logger: slog.New(slog.DiscardHandler)}
 	}
 	runOn(t, newService(fileblob.NewDir(out)), search.StartInput{SearchID: "s-test"})
-	task := search.SummaryTask{SearchID: "s-test"}
+	task := mapRows(t, out, "s-test", ids)
+	_, err := newService(throttledReports{Dir: fileblob.NewDir(out), candidate: "c-002"}).Summarize(context.Background(), task)
+	if veredicto.ErrorName(err) != "TransientError" {
+		t.Errorf("Summarize = %v (%s); want TransientError so the workflow retries it", err, veredicto.ErrorName(err))
+	}
+	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil {
+		// runOn wrote one: it must be the run's, not a partial one
+		if s := searchtest.ReadSummary(t, out); len(s.Ranking) != 2 || len(s.Ranking[0].Scores) == 0 || len(s.Ranking[1].Scores) == 0 {
+			t.Errorf("summary.json rewritten without a candidate's figures: %+v", s.Ranking)
+		}
+	}
+}
+
+// mapRows is the Summary task the Map hands over for the reports a run of
+// searchID wrote under out: each candidate's decision and its report's
+// hash.
+func mapRows(t *testing.T, out, searchID string, ids []string) search.SummaryTask {
+	t.Helper()
+	task := search.SummaryTask{SearchID: searchID}
 	for _, id := range ids {
 		b, err := os.ReadFile(filepath.Join(out, id, "report.json"))
 		if err != nil {
@@ -763,14 +770,5 @@ func TestSummaryRetriesAReportItCouldNotReadForNow(t *testing.T) {
 		task.Results = append(task.Results, search.CandidateResult{CandidateID: id, Decision: rep.Decision, Reason: rep.Reason,
 			ReportSHA256: hex.EncodeToString(sum[:])})
 	}
-	_, err := newService(throttledReports{Dir: fileblob.NewDir(out), candidate: "c-002"}).Summarize(context.Background(), task)
-	if veredicto.ErrorName(err) != "TransientError" {
-		t.Errorf("Summarize = %v (%s); want TransientError so the workflow retries it", err, veredicto.ErrorName(err))
-	}
-	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil {
-		// runOn wrote one: it must be the run's, not a partial one
-		if s := searchtest.ReadSummary(t, out); len(s.Ranking) != 2 || len(s.Ranking[0].Scores) == 0 || len(s.Ranking[1].Scores) == 0 {
-			t.Errorf("summary.json rewritten without a candidate's figures: %+v", s.Ranking)
-		}
-	}
+	return task
 }
